@@ -1,0 +1,187 @@
+//! Exact Euclidean distance transform (Meijster, Roerdink & Hesselink 2000) and the signed
+//! distance to the coast.
+//!
+//! Phase 1 scans columns, phase 2 computes the lower envelope of parabolas per row; both phases
+//! run their independent lines in parallel. All arithmetic is integer, so the result is exact.
+
+use rayon::prelude::*;
+
+/// Sentinel squared distance for a grid with no feature sample at all.
+pub const NO_FEATURE: u32 = u32::MAX;
+
+/// Exact squared Euclidean distance (in samples²) from every sample of a `width × height`
+/// row-major grid to the nearest sample where `feature` is true.
+/// Returns [`NO_FEATURE`] everywhere when there is no feature.
+pub fn distance_transform_sq(feature: &[bool], width: usize, height: usize) -> Vec<u32> {
+    assert_eq!(feature.len(), width * height);
+    let inf = (width + height) as i64; // larger than any real distance
+    // Phase 1: per column, vertical distance to the nearest feature (g), stored transposed-free.
+    let mut g = vec![0i32; width * height];
+    // Work column-blocks in parallel: split columns into strips for cache friendliness.
+    let strip = 64usize;
+    let strips: Vec<(usize, usize)> = (0..width).step_by(strip).map(|x0| (x0, (x0 + strip).min(width))).collect();
+    let cols: Vec<Vec<i32>> = strips
+        .par_iter()
+        .map(|&(x0, x1)| {
+            let w = x1 - x0;
+            let mut col = vec![0i32; w * height];
+            // top-down
+            for x in 0..w {
+                col[x] = if feature[x0 + x] { 0 } else { inf as i32 };
+            }
+            for y in 1..height {
+                for x in 0..w {
+                    col[y * w + x] = if feature[y * width + x0 + x] { 0 } else { col[(y - 1) * w + x] + 1 };
+                }
+            }
+            // bottom-up
+            for y in (0..height - 1).rev() {
+                for x in 0..w {
+                    let b = col[(y + 1) * w + x] + 1;
+                    if b < col[y * w + x] {
+                        col[y * w + x] = b;
+                    }
+                }
+            }
+            col
+        })
+        .collect();
+    for (&(x0, x1), col) in strips.iter().zip(cols) {
+        let w = x1 - x0;
+        for y in 0..height {
+            g[y * width + x0..y * width + x1].copy_from_slice(&col[y * w..(y + 1) * w]);
+        }
+    }
+    // Phase 2: per row, lower envelope of parabolas f(x) = (x - i)² + g(i)².
+    let mut out = vec![0u32; width * height];
+    out.par_chunks_mut(width).zip(g.par_chunks(width)).for_each(|(o, gr)| {
+        row_envelope(gr, o, inf);
+    });
+    if feature.iter().all(|&f| !f) {
+        out.iter_mut().for_each(|v| *v = NO_FEATURE);
+    }
+    out
+}
+
+fn row_envelope(g: &[i32], out: &mut [u32], inf: i64) {
+    let m = g.len();
+    let gi = |i: usize| g[i] as i64;
+    let f = |x: i64, i: usize| (x - i as i64) * (x - i as i64) + gi(i) * gi(i);
+    // sep(i, u): first x at which parabola u is below parabola i (floor division).
+    let sep = |i: usize, u: usize| {
+        let (i_, u_) = (i as i64, u as i64);
+        (u_ * u_ - i_ * i_ + gi(u) * gi(u) - gi(i) * gi(i)).div_euclid(2 * (u_ - i_))
+    };
+    let mut s = vec![0usize; m];
+    let mut t = vec![0i64; m];
+    let mut q: isize = 0;
+    s[0] = 0;
+    t[0] = 0;
+    for u in 1..m {
+        while q >= 0 && f(t[q as usize], s[q as usize]) > f(t[q as usize], u) {
+            q -= 1;
+        }
+        if q < 0 {
+            q = 0;
+            s[0] = u;
+        } else {
+            let w = 1 + sep(s[q as usize], u);
+            if w < m as i64 {
+                q += 1;
+                s[q as usize] = u;
+                t[q as usize] = w;
+            }
+        }
+    }
+    for x in (0..m).rev() {
+        let d = f(x as i64, s[q as usize]);
+        out[x] = d.min(u32::MAX as i64 - 1).min(inf * inf * 2) as u32;
+        if q > 0 && x as i64 == t[q as usize] {
+            q -= 1;
+        }
+    }
+}
+
+/// Signed distance to the coast in metres: positive on land (distance to the nearest water
+/// sample), negative in water (distance to the nearest land sample), measured to the
+/// boundary half-way between samples (so neighbours across the coast get ±½ sample).
+pub fn distance_to_coast(mask: &[u8], resolution: usize, spacing: f32) -> Vec<f32> {
+    let water: Vec<bool> = mask.par_iter().map(|&m| m == 0).collect();
+    let land: Vec<bool> = mask.par_iter().map(|&m| m != 0).collect();
+    let (din, dout) = rayon::join(
+        || distance_transform_sq(&water, resolution, resolution),
+        || distance_transform_sq(&land, resolution, resolution),
+    );
+    let far = (2 * resolution) as f32 * spacing;
+    mask.par_iter()
+        .zip(din.par_iter().zip(dout.par_iter()))
+        .map(|(&m, (&a, &b))| {
+            if m != 0 {
+                if a == NO_FEATURE { far } else { ((a as f32).sqrt() - 0.5) * spacing }
+            } else if b == NO_FEATURE {
+                -far
+            } else {
+                -((b as f32).sqrt() - 0.5) * spacing
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::hash2;
+
+    fn brute(feature: &[bool], w: usize, h: usize) -> Vec<u32> {
+        let pts: Vec<(i64, i64)> =
+            (0..w * h).filter(|&i| feature[i]).map(|i| ((i % w) as i64, (i / w) as i64)).collect();
+        (0..w * h)
+            .map(|i| {
+                let (x, y) = ((i % w) as i64, (i / w) as i64);
+                pts.iter().map(|&(a, b)| ((a - x).pow(2) + (b - y).pow(2)) as u32).min().unwrap_or(NO_FEATURE)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn equals_brute_force_on_random_masks() {
+        for (k, &(w, h, density)) in
+            [(37usize, 23usize, 0.02f32), (64, 64, 0.005), (50, 80, 0.3), (1, 40, 0.1), (40, 1, 0.1), (97, 31, 0.001)]
+                .iter()
+                .enumerate()
+        {
+            for seed in 0..4u32 {
+                let f: Vec<bool> = (0..w * h)
+                    .map(|i| (hash2(i as i32, k as i32, seed) as f32 / u32::MAX as f32) < density)
+                    .collect();
+                assert_eq!(distance_transform_sq(&f, w, h), brute(&f, w, h), "{w}x{h} seed {seed}");
+            }
+        }
+    }
+
+    #[test]
+    fn single_point_and_empty() {
+        let mut f = vec![false; 25];
+        assert!(distance_transform_sq(&f, 5, 5).iter().all(|&v| v == NO_FEATURE));
+        f[0] = true;
+        let d = distance_transform_sq(&f, 5, 5);
+        assert_eq!(d[24], 32);
+        assert_eq!(d[4], 16);
+    }
+
+    #[test]
+    fn signed_distance_sign() {
+        let res = 33;
+        let mut mask = vec![0u8; res * res];
+        for z in 10..20 {
+            for x in 10..20 {
+                mask[z * res + x] = 1;
+            }
+        }
+        let d = distance_to_coast(&mask, res, 2.0);
+        assert!(d[15 * res + 15] > 0.0);
+        assert!(d[0] < 0.0);
+        assert_eq!(d[15 * res + 10], 1.0); // 1 sample from water, minus half, times 2 m
+        assert_eq!(d[15 * res + 9], -1.0);
+    }
+}

@@ -1,0 +1,156 @@
+//! Gaussian mountain islands.
+//!
+//! A `cells × cells` grid of candidate cells; each cell keeps a mountain with probability
+//! `density` (Bernoulli, hashed), at a random centre inside the cell and with a random peak
+//! height. Each mountain's radius grows until it touches its nearest neighbour
+//! (`radius = nearest / 2 * (1 - separation)`; negative separation makes neighbours merge). The
+//! height field is the sum of the gaussians `a·exp(-d²/(2σ²))`, `σ = radius / 2`, truncated at
+//! `3·radius` where they are below 2e-8.
+
+use crate::grid::par_rows;
+use crate::hash::{hash2, stage_seed, unit};
+
+/// One mountain: centre (metres, map corner at 0), radius (metres), peak amplitude.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Mountain {
+    /// Centre x, metres from the map's x = 0 edge.
+    pub x: f32,
+    /// Centre z, metres from the map's z = 0 edge.
+    pub z: f32,
+    /// Radius at which it touches its nearest neighbour, metres.
+    pub radius: f32,
+    /// Peak height (0.5..1).
+    pub amplitude: f32,
+}
+
+/// The mountains for a map of `world_size` metres (also used by the GPU path).
+pub fn gaussian_mountains(world_size: f32, cells: u32, density: f32, separation: f32, seed: u64, tag: u32) -> Vec<Mountain> {
+    let s = stage_seed(seed, tag);
+    let cell = world_size / cells as f32;
+    let mut m = Vec::new();
+    for j in 0..cells as i32 {
+        for i in 0..cells as i32 {
+            let h = hash2(i, j, s);
+            if unit(h) >= density {
+                continue;
+            }
+            let h1 = hash2(i, j, s ^ 0x1234_5678);
+            let h2 = hash2(i, j, s ^ 0x0bad_f00d);
+            let h3 = hash2(i, j, s ^ 0x7777_aaaa);
+            m.push(Mountain {
+                x: (i as f32 + 0.15 + 0.7 * unit(h1)) * cell,
+                z: (j as f32 + 0.15 + 0.7 * unit(h2)) * cell,
+                radius: 0.0,
+                amplitude: 0.5 + 0.5 * unit(h3),
+            });
+        }
+    }
+    if m.is_empty() {
+        // An empty draw still gives an island: one mountain in the middle.
+        m.push(Mountain { x: world_size * 0.5, z: world_size * 0.5, radius: 0.0, amplitude: 1.0 });
+    }
+    let n = m.len();
+    for a in 0..n {
+        let mut nearest = f32::INFINITY;
+        for b in 0..n {
+            if a != b {
+                let d = ((m[a].x - m[b].x).powi(2) + (m[a].z - m[b].z).powi(2)).sqrt();
+                nearest = nearest.min(d);
+            }
+        }
+        if !nearest.is_finite() {
+            nearest = world_size * 0.6;
+        }
+        m[a].radius = (nearest * 0.5 * (1.0 - separation)).max(cell * 0.05);
+    }
+    m
+}
+
+/// Value of one gaussian at squared distance `d2` (0 beyond `3·radius`).
+#[inline(always)]
+pub fn gaussian(mt: &Mountain, d2: f32) -> f32 {
+    let cut = 3.0 * mt.radius;
+    if d2 > cut * cut {
+        return 0.0;
+    }
+    let sigma = 0.5 * mt.radius;
+    mt.amplitude * (-d2 / (2.0 * sigma * sigma)).exp()
+}
+
+/// Sum of gaussian mountains over a `resolution²` grid covering `world_size` metres.
+///
+/// * `cells` — candidate cells per side (1..=64, default 6);
+/// * `density` — probability a cell keeps a mountain (0..=1, default 0.6);
+/// * `separation` — -1..=0.9, 0 = touching, negative = merging (default -0.2).
+///
+/// Output is unnormalised (≥ 0), row-major.
+pub fn gaussian_islands(
+    resolution: usize,
+    world_size: f32,
+    cells: u32,
+    density: f32,
+    separation: f32,
+    seed: u64,
+    tag: u32,
+) -> Vec<f32> {
+    let mountains = gaussian_mountains(world_size, cells, density, separation, seed, tag);
+    let spacing = world_size / (resolution - 1) as f32;
+    let mut out = vec![0.0f32; resolution * resolution];
+    par_rows(&mut out, resolution, |z, row| {
+        let pz = z as f32 * spacing;
+        // Only mountains whose support reaches this row.
+        let near: Vec<&Mountain> = mountains.iter().filter(|m| (m.z - pz).abs() <= 3.0 * m.radius).collect();
+        for (x, v) in row.iter_mut().enumerate() {
+            let px = x as f32 * spacing;
+            let mut sum = 0.0;
+            for m in &near {
+                let d2 = (px - m.x) * (px - m.x) + (pz - m.z) * (pz - m.z);
+                sum += gaussian(m, d2);
+            }
+            *v = sum;
+        }
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn radii_touch_nearest_neighbour() {
+        let m = gaussian_mountains(1000.0, 6, 0.8, 0.0, 4, 1);
+        assert!(m.len() > 3);
+        for a in &m {
+            let nearest = m
+                .iter()
+                .filter(|b| !std::ptr::eq(*b, a))
+                .map(|b| ((a.x - b.x).powi(2) + (a.z - b.z).powi(2)).sqrt())
+                .fold(f32::INFINITY, f32::min);
+            assert!((a.radius * 2.0 - nearest).abs() < 1e-3);
+        }
+        let merged = gaussian_mountains(1000.0, 6, 0.8, -0.5, 4, 1);
+        assert!(merged[0].radius > m[0].radius);
+    }
+
+    #[test]
+    fn density_controls_count() {
+        let few = gaussian_mountains(1000.0, 16, 0.1, 0.0, 9, 1).len();
+        let many = gaussian_mountains(1000.0, 16, 0.9, 0.0, 9, 1).len();
+        assert!(few < 60 && many > 180, "{few} {many}");
+    }
+
+    #[test]
+    fn peaks_at_centres() {
+        let res = 129;
+        let f = gaussian_islands(res, 1280.0, 3, 1.0, 0.0, 5, 1);
+        let m = gaussian_mountains(1280.0, 3, 1.0, 0.0, 5, 1);
+        let sp = 1280.0 / 128.0;
+        let c = &m[0];
+        let (ix, iz) = ((c.x / sp).round() as usize, (c.z / sp).round() as usize);
+        let here = f[iz * res + ix];
+        assert!(here > 0.5 * c.amplitude);
+        let far = f[0];
+        assert!(here > far);
+    }
+}

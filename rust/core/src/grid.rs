@@ -1,0 +1,40 @@
+//! Small grid helpers shared by the stages.
+
+use rayon::prelude::*;
+
+/// Run `f(row_index, row)` over every row of a row-major `width`-wide grid, rows in parallel.
+pub fn par_rows<T: Send>(data: &mut [T], width: usize, f: impl Fn(usize, &mut [T]) + Sync + Send) {
+    data.par_chunks_mut(width).enumerate().for_each(|(z, row)| f(z, row));
+}
+
+/// Cubic Hermite smoothstep of `x` between `e0` and `e1` (GLSL/WGSL semantics, `e0 != e1`).
+#[inline(always)]
+pub fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
+    let t = ((x - e0) / (e1 - e0)).clamp(0.0, 1.0);
+    t * t * (3.0 - 2.0 * t)
+}
+
+/// Linear interpolation.
+#[inline(always)]
+pub fn lerp(a: f32, b: f32, t: f32) -> f32 {
+    a + (b - a) * t
+}
+
+/// Min and max of a slice (deterministic, parallel).
+pub fn min_max(data: &[f32]) -> (f32, f32) {
+    data.par_chunks(4096)
+        .map(|c| c.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v))))
+        .reduce(|| (f32::INFINITY, f32::NEG_INFINITY), |(a, b), (c, d)| (a.min(c), b.max(d)))
+}
+
+/// Rescale a field to [0, 1] by its min and max (a constant field becomes 0.5).
+pub fn normalize_01(data: &mut [f32]) {
+    let (mn, mx) = min_max(data);
+    let span = mx - mn;
+    if span > 0.0 && span.is_finite() {
+        let inv = 1.0 / span;
+        data.par_iter_mut().for_each(|v| *v = (*v - mn) * inv);
+    } else {
+        data.par_iter_mut().for_each(|v| *v = 0.5);
+    }
+}

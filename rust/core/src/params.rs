@@ -1,0 +1,587 @@
+//! Every knob of the generator, with units, ranges and documented defaults.
+//!
+//! [`IslandParams::validate`] rejects anything out of range with a clear [`ParamError`]; the
+//! generator only ever runs on validated parameters and never panics on them.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Default grid resolution (samples per side): 1025 = 2^10 + 1.
+pub const DEFAULT_RESOLUTION: u32 = 1025;
+/// Default island size in metres (edge length of the square map).
+pub const DEFAULT_WORLD_SIZE: f32 = 1024.0;
+/// Default height of the highest possible peak, metres.
+pub const DEFAULT_MAX_HEIGHT: f32 = 120.0;
+/// Default chunk edge, in grid cells.
+pub const DEFAULT_CHUNK_SIZE: u32 = 64;
+/// Smallest accepted resolution.
+pub const MIN_RESOLUTION: u32 = 33;
+/// Largest accepted resolution.
+pub const MAX_RESOLUTION: u32 = 8193;
+
+/// Base height algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Algorithm {
+    /// Fractal (fBm) gradient noise, Perlin-style.
+    #[default]
+    Fbm,
+    /// Value noise with cosine interpolation.
+    ValueNoise,
+    /// Diamond-square midpoint displacement.
+    DiamondSquare,
+    /// Sum of gaussian mountains on a jittered grid.
+    GaussianIslands,
+}
+
+impl Algorithm {
+    /// All algorithms, in their enum order (the Godot enum uses the same order).
+    pub const ALL: [Algorithm; 4] = [
+        Algorithm::Fbm,
+        Algorithm::ValueNoise,
+        Algorithm::DiamondSquare,
+        Algorithm::GaussianIslands,
+    ];
+    /// Stable name used by the CLI and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Fbm => "fbm",
+            Algorithm::ValueNoise => "value_noise",
+            Algorithm::DiamondSquare => "diamond_square",
+            Algorithm::GaussianIslands => "gaussian_islands",
+        }
+    }
+    /// Parse a name as printed by [`Algorithm::name`] (also accepts `-` for `_`).
+    pub fn from_name(s: &str) -> Option<Algorithm> {
+        let s = s.replace('-', "_").to_ascii_lowercase();
+        Algorithm::ALL.into_iter().find(|a| a.name() == s)
+    }
+}
+
+/// Fractal gradient noise (fBm) settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FbmParams {
+    /// Number of octaves, 1..=16. Default 8.
+    pub octaves: u32,
+    /// Wavelength of the first octave, metres, > 0. Default 400.
+    pub scale: f32,
+    /// Frequency multiplier per octave, 1..=4. Default 2.
+    pub lacunarity: f32,
+    /// Amplitude multiplier per octave, 0..=1. Default 0.5.
+    pub persistence: f32,
+}
+impl Default for FbmParams {
+    fn default() -> Self {
+        FbmParams { octaves: 8, scale: 400.0, lacunarity: 2.0, persistence: 0.5 }
+    }
+}
+
+/// Value noise (cosine interpolation) settings; amplitude of octave `i` is `persistence^i`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ValueNoiseParams {
+    /// Number of octaves, 1..=16. Default 6.
+    pub octaves: u32,
+    /// Wavelength of the first octave, metres, > 0. Default 350.
+    pub scale: f32,
+    /// Amplitude multiplier per octave, 0..=1. Default 0.5.
+    pub persistence: f32,
+}
+impl Default for ValueNoiseParams {
+    fn default() -> Self {
+        ValueNoiseParams { octaves: 6, scale: 350.0, persistence: 0.5 }
+    }
+}
+
+/// Diamond-square settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DiamondSquareParams {
+    /// Variation multiplier per half-step, 0..=1. Default 0.707 (≈ 1/√2).
+    pub roughness: f32,
+    /// Use the midrange `(max+min)/2` of the neighbours instead of their mean ("ridge" average).
+    pub ridge: bool,
+}
+impl Default for DiamondSquareParams {
+    fn default() -> Self {
+        DiamondSquareParams { roughness: 0.707, ridge: false }
+    }
+}
+
+/// Gaussian mountain islands settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GaussianParams {
+    /// Candidate cells per map side, 1..=64. Default 6.
+    pub cells: u32,
+    /// Probability that a candidate cell holds a mountain, 0..=1. Default 0.6.
+    pub density: f32,
+    /// Gap between neighbouring mountains as a fraction of their distance, -1..=0.9.
+    /// 0 = radii grow until they touch; negative values overlap (merge). Default -0.2.
+    pub separation: f32,
+}
+impl Default for GaussianParams {
+    fn default() -> Self {
+        GaussianParams { cells: 6, density: 0.6, separation: -0.2 }
+    }
+}
+
+/// Optional detail layer: a second noise field, capped and multiplied into the base height.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DetailParams {
+    /// Whether the detail layer is applied. Default true.
+    pub enabled: bool,
+    /// Wavelength of the detail noise, metres, > 0. Default 90.
+    pub scale: f32,
+    /// Octaves of the detail noise, 1..=16. Default 4.
+    pub octaves: u32,
+    /// How strongly the detail modulates the base, 0..=1. Default 0.35.
+    pub strength: f32,
+    /// Cap applied to the detail field (values above are clamped), 0..=1. Default 0.85.
+    pub cap: f32,
+}
+impl Default for DetailParams {
+    fn default() -> Self {
+        DetailParams { enabled: true, scale: 90.0, octaves: 4, strength: 0.35, cap: 0.85 }
+    }
+}
+
+/// Island mask: a deformed circle centred on the map.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MaskParams {
+    /// Circle radius as a fraction of half the map size, 0.1..=0.95. Default 0.72.
+    pub radius: f32,
+    /// 1 = perfect circle, 0 = strongly deformed, 0..=1. Default 0.55.
+    pub roundness: f32,
+    /// Wavelength of the deforming noise, metres, > 0. Default 260.
+    pub noise_scale: f32,
+}
+impl Default for MaskParams {
+    fn default() -> Self {
+        MaskParams { radius: 0.72, roundness: 0.55, noise_scale: 260.0 }
+    }
+}
+
+/// Coastal falloff (applied through the exact distance to the coast).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CoastParams {
+    /// Distance inland over which the large-scale relief rises to full height, metres, > 0. Default 90.
+    pub coast_width: f32,
+    /// Height of the land right behind the beach, metres, >= 0. Default 2.5.
+    pub beach_height: f32,
+    /// Distance offshore over which the sea floor drops to `sea_depth`, metres, > 0. Default 60.
+    pub shelf_width: f32,
+    /// Depth of the open sea, metres, > 0. Default 18.
+    pub sea_depth: f32,
+    /// Amplitude of the fine detail added after the falloff, metres, >= 0. Default 1.6.
+    pub fine_amplitude: f32,
+    /// Wavelength of the fine detail, metres, > 0. Default 24.
+    pub fine_scale: f32,
+}
+impl Default for CoastParams {
+    fn default() -> Self {
+        CoastParams {
+            coast_width: 90.0,
+            beach_height: 2.5,
+            shelf_width: 60.0,
+            sea_depth: 18.0,
+            fine_amplitude: 1.6,
+            fine_scale: 24.0,
+        }
+    }
+}
+
+/// River along a noisy quadratic Bézier through the island centre.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RiverParams {
+    /// Whether a river is carved. Default true.
+    pub enabled: bool,
+    /// Width of the river bed (below sea level), metres, > 0. Default 12.
+    pub width: f32,
+    /// Width of the smooth bank on each side, metres, >= 0. Default 22.
+    pub bank: f32,
+    /// Depth of the river bed below sea level, metres, > 0. Default 3.
+    pub depth: f32,
+    /// Amplitude of the sideways noise displacement, metres, >= 0. Default 30.
+    pub meander: f32,
+    /// Wavelength of the displacement noise, metres, > 0. Default 220.
+    pub meander_scale: f32,
+}
+impl Default for RiverParams {
+    fn default() -> Self {
+        RiverParams { enabled: true, width: 12.0, bank: 22.0, depth: 3.0, meander: 30.0, meander_scale: 220.0 }
+    }
+}
+
+/// One biome: how it reshapes the normalised base height.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Biome {
+    /// Display name.
+    pub name: String,
+    /// Multiplier of the normalised height, 0..=1.
+    pub height_scale: f32,
+    /// Remap curve exponent applied to the normalised height (`h^exponent`), 0.1..=8.
+    pub exponent: f32,
+    /// Multiplier of the fine detail amplitude, 0..=4.
+    pub roughness: f32,
+    /// Ground cover on flat, mid-height land: 0 = grass, 1 = sand.
+    pub sandiness: f32,
+}
+impl Default for Biome {
+    fn default() -> Self {
+        Biome { name: "plains".into(), height_scale: 0.5, exponent: 1.2, roughness: 0.5, sandiness: 0.0 }
+    }
+}
+
+/// The default biome table.
+pub fn default_biomes() -> Vec<Biome> {
+    let b = |name: &str, height_scale, exponent, roughness, sandiness| Biome {
+        name: name.into(),
+        height_scale,
+        exponent,
+        roughness,
+        sandiness,
+    };
+    vec![
+        b("meadow", 0.45, 1.5, 0.5, 0.0),
+        b("forest_hills", 0.7, 1.1, 1.0, 0.0),
+        b("mountains", 1.0, 1.6, 1.6, 0.0),
+        b("plateau", 0.6, 0.6, 0.4, 0.0),
+        b("dunes", 0.35, 1.0, 0.8, 1.0),
+    ]
+}
+
+/// Displaced-grid Voronoi biome regions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BiomeParams {
+    /// Voronoi cells per map side, 1..=64. Default 5.
+    pub grid: u32,
+    /// How far each cell centre may move from its grid position, fraction of a cell, 0..=1. Default 0.8.
+    pub distortion: f32,
+    /// Amplitude of the noise that wiggles region boundaries, metres, >= 0. Default 40.
+    pub boundary_noise: f32,
+    /// Width over which neighbouring biomes blend, metres, > 0. Default 80.
+    pub blend_width: f32,
+    /// Biome table (1..=16 entries). Region `i` gets biome `hash(i) % len`.
+    pub biomes: Vec<Biome>,
+}
+impl Default for BiomeParams {
+    fn default() -> Self {
+        BiomeParams { grid: 5, distortion: 0.8, boundary_noise: 40.0, blend_width: 80.0, biomes: default_biomes() }
+    }
+}
+
+/// Automatic splat (sand, grass, rock, snow) settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SplatParams {
+    /// Height below which sand dominates, metres. Default 3.5.
+    pub sand_height: f32,
+    /// Height above which snow appears, as a fraction of `max_height`, 0..=1. Default 0.62.
+    pub snow_height: f32,
+    /// Noise jitter of both thresholds, metres, >= 0. Default 4.
+    pub jitter: f32,
+    /// Slope above which rock dominates, degrees, 0..=90. Default 34.
+    pub rock_slope: f32,
+    /// Separable box-blur passes (radius 1) smoothing the weights, 0..=8. Default 2.
+    pub blur_passes: u32,
+}
+impl Default for SplatParams {
+    fn default() -> Self {
+        SplatParams { sand_height: 3.5, snow_height: 0.62, jitter: 4.0, rock_slope: 34.0, blur_passes: 2 }
+    }
+}
+
+/// All generator parameters. `Default` gives a good-looking 1 km island.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct IslandParams {
+    /// Seed; every `u64` value works. Default 1.
+    pub seed: u64,
+    /// Samples per side, 2^n+1 from 33 to 8193. Default 1025.
+    pub resolution: u32,
+    /// Edge length of the square map, metres, finite and > 0. Default 1024.
+    pub world_size: f32,
+    /// Highest possible land height, metres, finite and > 0. Default 120.
+    pub max_height: f32,
+    /// Chunk edge in grid cells: power of two from 16 to 256 that divides `resolution - 1`. Default 64.
+    pub chunk_size: u32,
+    /// Base height algorithm. Default fBm.
+    pub algorithm: Algorithm,
+    /// fBm settings.
+    pub fbm: FbmParams,
+    /// Value noise settings.
+    pub value_noise: ValueNoiseParams,
+    /// Diamond-square settings.
+    pub diamond_square: DiamondSquareParams,
+    /// Gaussian islands settings.
+    pub gaussian: GaussianParams,
+    /// Detail layer.
+    pub detail: DetailParams,
+    /// Shaping curve: heights sampled at evenly spaced inputs in 0..=1 (≥ 2 points, each 0..=1),
+    /// linearly interpolated. Default: a gentle S that widens lowlands and sharpens peaks.
+    pub shaping_curve: Vec<f32>,
+    /// Island mask.
+    pub mask: MaskParams,
+    /// Coastal falloff.
+    pub coast: CoastParams,
+    /// River.
+    pub river: RiverParams,
+    /// Biomes.
+    pub biomes: BiomeParams,
+    /// Auto splat.
+    pub splat: SplatParams,
+}
+
+/// Default shaping curve LUT.
+pub const DEFAULT_SHAPING_CURVE: [f32; 6] = [0.0, 0.08, 0.22, 0.42, 0.68, 1.0];
+
+impl Default for IslandParams {
+    fn default() -> Self {
+        IslandParams {
+            seed: 1,
+            resolution: DEFAULT_RESOLUTION,
+            world_size: DEFAULT_WORLD_SIZE,
+            max_height: DEFAULT_MAX_HEIGHT,
+            chunk_size: DEFAULT_CHUNK_SIZE,
+            algorithm: Algorithm::Fbm,
+            fbm: FbmParams::default(),
+            value_noise: ValueNoiseParams::default(),
+            diamond_square: DiamondSquareParams::default(),
+            gaussian: GaussianParams::default(),
+            detail: DetailParams::default(),
+            shaping_curve: DEFAULT_SHAPING_CURVE.to_vec(),
+            mask: MaskParams::default(),
+            coast: CoastParams::default(),
+            river: RiverParams::default(),
+            biomes: BiomeParams::default(),
+            splat: SplatParams::default(),
+        }
+    }
+}
+
+/// A parameter that failed validation: which field, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamError {
+    /// Dotted field path, e.g. `fbm.octaves`.
+    pub field: String,
+    /// Human-readable reason.
+    pub message: String,
+}
+impl fmt::Display for ParamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid parameter `{}`: {}", self.field, self.message)
+    }
+}
+impl std::error::Error for ParamError {}
+
+fn err(field: &str, message: impl Into<String>) -> Result<(), ParamError> {
+    Err(ParamError { field: field.into(), message: message.into() })
+}
+
+fn range(field: &str, v: f32, lo: f32, hi: f32) -> Result<(), ParamError> {
+    if !v.is_finite() {
+        return err(field, format!("must be a finite number, got {v}"));
+    }
+    if v < lo || v > hi {
+        return err(field, format!("must be between {lo} and {hi}, got {v}"));
+    }
+    Ok(())
+}
+
+fn positive(field: &str, v: f32) -> Result<(), ParamError> {
+    if !v.is_finite() || v <= 0.0 {
+        return err(field, format!("must be a finite number > 0, got {v}"));
+    }
+    if v > 1.0e7 {
+        return err(field, format!("must be at most 1e7, got {v}"));
+    }
+    Ok(())
+}
+
+fn octaves(field: &str, v: u32) -> Result<(), ParamError> {
+    if !(1..=16).contains(&v) {
+        return err(field, format!("must be between 1 and 16, got {v}"));
+    }
+    Ok(())
+}
+
+impl IslandParams {
+    /// Cells per chunk side along the map: `(resolution - 1) / chunk_size`.
+    pub fn chunks_per_side(&self) -> u32 {
+        (self.resolution - 1) / self.chunk_size
+    }
+    /// Distance between neighbouring samples, metres.
+    pub fn spacing(&self) -> f32 {
+        self.world_size / (self.resolution - 1) as f32
+    }
+
+    /// Check every field; the first problem found is returned.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        let r = self.resolution;
+        if !(MIN_RESOLUTION..=MAX_RESOLUTION).contains(&r) || !(r - 1).is_power_of_two() {
+            return err(
+                "resolution",
+                format!("must be 2^n+1 between {MIN_RESOLUTION} and {MAX_RESOLUTION} (33, 65, ..., 1025, ...), got {r}"),
+            );
+        }
+        let c = self.chunk_size;
+        if !(16..=256).contains(&c) || !c.is_power_of_two() {
+            return err("chunk_size", format!("must be a power of two from 16 to 256, got {c}"));
+        }
+        if (r - 1) % c != 0 {
+            return err("chunk_size", format!("{c} does not divide resolution - 1 = {}", r - 1));
+        }
+        positive("world_size", self.world_size)?;
+        positive("max_height", self.max_height)?;
+
+        octaves("fbm.octaves", self.fbm.octaves)?;
+        positive("fbm.scale", self.fbm.scale)?;
+        range("fbm.lacunarity", self.fbm.lacunarity, 1.0, 4.0)?;
+        range("fbm.persistence", self.fbm.persistence, 0.0, 1.0)?;
+
+        octaves("value_noise.octaves", self.value_noise.octaves)?;
+        positive("value_noise.scale", self.value_noise.scale)?;
+        range("value_noise.persistence", self.value_noise.persistence, 0.0, 1.0)?;
+
+        range("diamond_square.roughness", self.diamond_square.roughness, 0.0, 1.0)?;
+
+        if !(1..=64).contains(&self.gaussian.cells) {
+            return err("gaussian.cells", format!("must be between 1 and 64, got {}", self.gaussian.cells));
+        }
+        range("gaussian.density", self.gaussian.density, 0.0, 1.0)?;
+        range("gaussian.separation", self.gaussian.separation, -1.0, 0.9)?;
+
+        positive("detail.scale", self.detail.scale)?;
+        octaves("detail.octaves", self.detail.octaves)?;
+        range("detail.strength", self.detail.strength, 0.0, 1.0)?;
+        range("detail.cap", self.detail.cap, 0.0, 1.0)?;
+
+        if self.shaping_curve.len() < 2 || self.shaping_curve.len() > 4096 {
+            return err("shaping_curve", format!("needs 2 to 4096 points, got {}", self.shaping_curve.len()));
+        }
+        for (i, &v) in self.shaping_curve.iter().enumerate() {
+            range(&format!("shaping_curve[{i}]"), v, 0.0, 1.0)?;
+        }
+
+        range("mask.radius", self.mask.radius, 0.1, 0.95)?;
+        range("mask.roundness", self.mask.roundness, 0.0, 1.0)?;
+        positive("mask.noise_scale", self.mask.noise_scale)?;
+
+        positive("coast.coast_width", self.coast.coast_width)?;
+        range("coast.beach_height", self.coast.beach_height, 0.0, 1.0e6)?;
+        positive("coast.shelf_width", self.coast.shelf_width)?;
+        positive("coast.sea_depth", self.coast.sea_depth)?;
+        range("coast.fine_amplitude", self.coast.fine_amplitude, 0.0, 1.0e6)?;
+        positive("coast.fine_scale", self.coast.fine_scale)?;
+        if self.coast.fine_amplitude * 4.0 >= self.coast.sea_depth {
+            return err(
+                "coast.fine_amplitude",
+                format!(
+                    "must be less than a quarter of coast.sea_depth ({}) so the map border stays under water, got {}",
+                    self.coast.sea_depth, self.coast.fine_amplitude
+                ),
+            );
+        }
+
+        positive("river.width", self.river.width)?;
+        range("river.bank", self.river.bank, 0.0, 1.0e6)?;
+        positive("river.depth", self.river.depth)?;
+        range("river.meander", self.river.meander, 0.0, 1.0e6)?;
+        positive("river.meander_scale", self.river.meander_scale)?;
+
+        if !(1..=64).contains(&self.biomes.grid) {
+            return err("biomes.grid", format!("must be between 1 and 64, got {}", self.biomes.grid));
+        }
+        range("biomes.distortion", self.biomes.distortion, 0.0, 1.0)?;
+        range("biomes.boundary_noise", self.biomes.boundary_noise, 0.0, 1.0e6)?;
+        positive("biomes.blend_width", self.biomes.blend_width)?;
+        if self.biomes.biomes.is_empty() || self.biomes.biomes.len() > 16 {
+            return err("biomes.biomes", format!("needs 1 to 16 biomes, got {}", self.biomes.biomes.len()));
+        }
+        for (i, b) in self.biomes.biomes.iter().enumerate() {
+            range(&format!("biomes.biomes[{i}].height_scale"), b.height_scale, 0.0, 1.0)?;
+            range(&format!("biomes.biomes[{i}].exponent"), b.exponent, 0.1, 8.0)?;
+            range(&format!("biomes.biomes[{i}].roughness"), b.roughness, 0.0, 4.0)?;
+            range(&format!("biomes.biomes[{i}].sandiness"), b.sandiness, 0.0, 1.0)?;
+        }
+
+        range("splat.sand_height", self.splat.sand_height, -1.0e6, 1.0e6)?;
+        range("splat.snow_height", self.splat.snow_height, 0.0, 1.0)?;
+        range("splat.jitter", self.splat.jitter, 0.0, 1.0e6)?;
+        range("splat.rock_slope", self.splat.rock_slope, 0.0, 90.0)?;
+        if self.splat.blur_passes > 8 {
+            return err("splat.blur_passes", format!("must be between 0 and 8, got {}", self.splat.blur_passes));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid() {
+        IslandParams::default().validate().unwrap();
+    }
+
+    #[test]
+    fn rejects_bad_values_with_field_names() {
+        let cases: Vec<(Box<dyn Fn(&mut IslandParams)>, &str)> = vec![
+            (Box::new(|p| p.resolution = 0), "resolution"),
+            (Box::new(|p| p.resolution = 100_000), "resolution"),
+            (Box::new(|p| p.resolution = 1000), "resolution"),
+            (Box::new(|p| p.resolution = 16385), "resolution"),
+            (Box::new(|p| p.chunk_size = 7), "chunk_size"),
+            (Box::new(|p| p.chunk_size = 512), "chunk_size"),
+            (Box::new(|p| {
+                p.resolution = 33;
+                p.chunk_size = 64
+            }), "chunk_size"),
+            (Box::new(|p| p.max_height = f32::NAN), "max_height"),
+            (Box::new(|p| p.world_size = f32::INFINITY), "world_size"),
+            (Box::new(|p| p.world_size = -1.0), "world_size"),
+            (Box::new(|p| p.fbm.octaves = 0), "fbm.octaves"),
+            (Box::new(|p| p.fbm.octaves = 17), "fbm.octaves"),
+            (Box::new(|p| p.shaping_curve = vec![0.5]), "shaping_curve"),
+            (Box::new(|p| p.shaping_curve[1] = f32::NAN), "shaping_curve[1]"),
+            (Box::new(|p| p.biomes.biomes.clear()), "biomes.biomes"),
+        ];
+        for (f, field) in cases {
+            let mut p = IslandParams::default();
+            f(&mut p);
+            let e = p.validate().unwrap_err();
+            assert_eq!(e.field, field, "{e}");
+            assert!(e.to_string().contains(field));
+        }
+    }
+
+    #[test]
+    fn accepts_every_valid_resolution() {
+        let mut p = IslandParams { chunk_size: 16, ..Default::default() };
+        for n in 5..=13 {
+            p.resolution = (1 << n) + 1;
+            p.validate().unwrap();
+        }
+    }
+
+    #[test]
+    fn json_roundtrip_and_partial_json() {
+        let p = IslandParams::default();
+        let s = serde_json::to_string(&p).unwrap();
+        let q: IslandParams = serde_json::from_str(&s).unwrap();
+        assert_eq!(p, q);
+        let partial: IslandParams = serde_json::from_str(r#"{"seed": 42, "fbm": {"octaves": 3}}"#).unwrap();
+        assert_eq!(partial.seed, 42);
+        assert_eq!(partial.fbm.octaves, 3);
+        assert_eq!(partial.fbm.scale, FbmParams::default().scale);
+    }
+}

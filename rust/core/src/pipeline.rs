@@ -1,0 +1,221 @@
+//! The whole generator: every stage in order, with timings, progress and cancellation.
+
+use crate::biomes::biome_blend;
+use crate::coast::coastal_falloff;
+use crate::detail::apply_detail;
+use crate::diamond_square::diamond_square;
+use crate::distance::distance_to_coast;
+use crate::gaussian_islands::gaussian_islands;
+use crate::gradient_noise::fbm_noise;
+use crate::grid::{min_max, normalize_01};
+use crate::hash::tag;
+use crate::heightfield::Heightfield;
+use crate::mask::island_mask;
+use crate::params::{Algorithm, IslandParams, ParamError};
+use crate::river::carve_river;
+use crate::shaping::apply_shaping_curve;
+use crate::splat::auto_splat;
+use crate::value_noise::value_noise;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// Statistics of one generation.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Stats {
+    /// Fraction of samples above sea level (0..1).
+    pub land_fraction: f32,
+    /// Lowest height, metres.
+    pub min_height: f32,
+    /// Highest height, metres.
+    pub max_height: f32,
+    /// Milliseconds per stage, in pipeline order.
+    pub stage_ms: Vec<(String, f64)>,
+    /// Total milliseconds.
+    pub total_ms: f64,
+    /// Which backend produced the island ("cpu" here).
+    pub backend: String,
+}
+
+/// A generated island.
+#[derive(Clone, Debug)]
+pub struct Island {
+    /// Parameters used.
+    pub params: IslandParams,
+    /// Heights in metres (sea level 0) with normals.
+    pub field: Heightfield,
+    /// Biome index per sample.
+    pub biomes: Vec<u8>,
+    /// Auto splat per sample: (sand, grass, rock, snow), summing to 255.
+    pub splat: Vec<[u8; 4]>,
+    /// Statistics.
+    pub stats: Stats,
+}
+
+/// Why a generation did not produce an island.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GenerateError {
+    /// The parameters failed validation.
+    Invalid(ParamError),
+    /// [`generate_with`]'s cancel flag was raised.
+    Cancelled,
+}
+impl fmt::Display for GenerateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GenerateError::Invalid(e) => e.fmt(f),
+            GenerateError::Cancelled => f.write_str("generation cancelled"),
+        }
+    }
+}
+impl std::error::Error for GenerateError {}
+impl From<ParamError> for GenerateError {
+    fn from(e: ParamError) -> Self {
+        GenerateError::Invalid(e)
+    }
+}
+
+/// Stage names reported in [`Stats::stage_ms`] and progress callbacks, in order.
+pub const STAGES: [&str; 11] = [
+    "base", "detail", "biomes", "shaping", "mask", "distance", "coast", "river", "normals", "splat", "stats",
+];
+
+/// Generate an island on the CPU (rayon).
+pub fn generate(params: &IslandParams) -> Result<Island, ParamError> {
+    match generate_with(params, &mut |_, _| {}, &AtomicBool::new(false)) {
+        Ok(i) => Ok(i),
+        Err(GenerateError::Invalid(e)) => Err(e),
+        Err(GenerateError::Cancelled) => unreachable!("not cancelled"),
+    }
+}
+
+/// Intermediate fields up to (and including) the coastal falloff; shared by the CPU pipeline
+/// and the GPU parity tests.
+pub struct Fields {
+    /// Normalised base relief after detail, biomes and the shaping curve.
+    pub land01: Vec<f32>,
+    /// Biome index per sample.
+    pub biomes: Vec<u8>,
+    /// Biome fine-detail multiplier per sample.
+    pub roughness: Vec<f32>,
+    /// Biome sandiness per sample.
+    pub sandiness: Vec<f32>,
+    /// Land mask.
+    pub mask: Vec<u8>,
+    /// Signed distance to the coast, metres.
+    pub distance: Vec<f32>,
+}
+
+/// The raw base field of the selected algorithm (before normalisation).
+pub fn base_height(p: &IslandParams) -> Vec<f32> {
+    let n = p.resolution as usize;
+    match p.algorithm {
+        Algorithm::Fbm => fbm_noise(n, p.world_size, p.fbm.scale, p.fbm.octaves, p.fbm.lacunarity, p.fbm.persistence, p.seed, tag::BASE),
+        Algorithm::ValueNoise => value_noise(n, p.world_size, p.value_noise.scale, p.value_noise.octaves, p.value_noise.persistence, p.seed, tag::BASE),
+        Algorithm::DiamondSquare => diamond_square(n, p.diamond_square.roughness, p.diamond_square.ridge, p.seed, tag::BASE),
+        Algorithm::GaussianIslands => gaussian_islands(n, p.world_size, p.gaussian.cells, p.gaussian.density, p.gaussian.separation, p.seed, tag::BASE),
+    }
+}
+
+/// Width of the always-water border ring, metres.
+pub fn border_margin(p: &IslandParams) -> f32 {
+    p.coast.shelf_width + 2.0 * p.spacing()
+}
+
+/// Generate with a progress callback `(fraction 0..1, stage name)` and a cancel flag checked
+/// between stages.
+pub fn generate_with(
+    params: &IslandParams,
+    progress: &mut dyn FnMut(f32, &str),
+    cancel: &AtomicBool,
+) -> Result<Island, GenerateError> {
+    params.validate()?;
+    let p = params;
+    let n = p.resolution as usize;
+    let spacing = p.spacing();
+    let t_all = Instant::now();
+    let mut stage_ms = Vec::with_capacity(STAGES.len());
+    let mut k = 0usize;
+    let mut t = Instant::now();
+    let mut done = |stage_ms: &mut Vec<(String, f64)>, t: &mut Instant| -> Result<(), GenerateError> {
+        stage_ms.push((STAGES[k].to_string(), t.elapsed().as_secs_f64() * 1e3));
+        k += 1;
+        progress(k as f32 / STAGES.len() as f32, STAGES[k - 1]);
+        *t = Instant::now();
+        if cancel.load(Ordering::Relaxed) { Err(GenerateError::Cancelled) } else { Ok(()) }
+    };
+
+    let mut base = base_height(p);
+    normalize_01(&mut base);
+    done(&mut stage_ms, &mut t)?;
+
+    if p.detail.enabled {
+        let d = fbm_noise(n, p.world_size, p.detail.scale, p.detail.octaves, 2.0, 0.5, p.seed, tag::DETAIL);
+        apply_detail(&mut base, &d, p.detail.strength, p.detail.cap);
+    }
+    done(&mut stage_ms, &mut t)?;
+
+    let b = &p.biomes;
+    let (biomes, roughness, sandiness) =
+        biome_blend(&mut base, n, p.world_size, b.grid, b.distortion, b.boundary_noise, b.blend_width, &b.biomes, p.seed, tag::BIOME);
+    done(&mut stage_ms, &mut t)?;
+
+    apply_shaping_curve(&mut base, &p.shaping_curve);
+    done(&mut stage_ms, &mut t)?;
+
+    let mask = island_mask(n, p.world_size, p.mask.radius, p.mask.roundness, p.mask.noise_scale, border_margin(p), p.seed, tag::MASK);
+    done(&mut stage_ms, &mut t)?;
+
+    let dist = distance_to_coast(&mask, n, spacing);
+    done(&mut stage_ms, &mut t)?;
+
+    let fine = fbm_noise(n, p.world_size, p.coast.fine_scale, 3, 2.0, 0.5, p.seed, tag::FINE);
+    let mut heights = coastal_falloff(&base, &dist, &fine, &roughness, p.max_height, &p.coast);
+    drop(fine);
+    done(&mut stage_ms, &mut t)?;
+
+    if p.river.enabled {
+        let r = &p.river;
+        carve_river(&mut heights, n, p.world_size, r.width, r.bank, r.depth, r.meander, r.meander_scale, p.seed, tag::RIVER);
+    }
+    done(&mut stage_ms, &mut t)?;
+
+    let field = Heightfield::new(n, p.world_size, heights);
+    done(&mut stage_ms, &mut t)?;
+
+    let splat = auto_splat(&field.heights, &field.normals, &sandiness, n, p.world_size, p.max_height, &p.splat, p.seed, tag::SPLAT);
+    done(&mut stage_ms, &mut t)?;
+
+    let (min_height, max_height) = min_max(&field.heights);
+    let land = field.heights.iter().filter(|&&h| h > 0.0).count();
+    done(&mut stage_ms, &mut t)?;
+
+    let stats = Stats {
+        land_fraction: land as f32 / (n * n) as f32,
+        min_height,
+        max_height,
+        stage_ms,
+        total_ms: t_all.elapsed().as_secs_f64() * 1e3,
+        backend: "cpu".into(),
+    };
+    Ok(Island { params: p.clone(), field, biomes, splat, stats })
+}
+
+/// Intermediate fields (for tests and the GPU parity suite): everything up to the distance.
+pub fn generate_fields(p: &IslandParams) -> Result<Fields, ParamError> {
+    p.validate()?;
+    let n = p.resolution as usize;
+    let mut base = base_height(p);
+    normalize_01(&mut base);
+    if p.detail.enabled {
+        let d = fbm_noise(n, p.world_size, p.detail.scale, p.detail.octaves, 2.0, 0.5, p.seed, tag::DETAIL);
+        apply_detail(&mut base, &d, p.detail.strength, p.detail.cap);
+    }
+    let b = &p.biomes;
+    let (biomes, roughness, sandiness) =
+        biome_blend(&mut base, n, p.world_size, b.grid, b.distortion, b.boundary_noise, b.blend_width, &b.biomes, p.seed, tag::BIOME);
+    apply_shaping_curve(&mut base, &p.shaping_curve);
+    let mask = island_mask(n, p.world_size, p.mask.radius, p.mask.roundness, p.mask.noise_scale, border_margin(p), p.seed, tag::MASK);
+    let distance = distance_to_coast(&mask, n, p.spacing());
+    Ok(Fields { land01: base, biomes, roughness, sandiness, mask, distance })
+}

@@ -1,0 +1,161 @@
+//! River along a noisy quadratic Bézier.
+//!
+//! The curve starts at the middle of one map side, passes through the map centre and ends on
+//! another side (sides picked from the seed). Sample positions are displaced by noise before
+//! measuring their distance to the curve, so the river meanders. Inside `width / 2` the terrain
+//! is carved to `-depth` (below sea level, so the river splits the island); across the `bank`
+//! it eases back to the terrain with a smoothstep. Carving only ever lowers the terrain.
+
+use crate::gradient_noise::fbm_point;
+use crate::grid::smoothstep;
+use crate::hash::{hash_u32, stage_seed, unit};
+
+/// Segments of the polyline approximating the Bézier.
+pub const RIVER_SEGMENTS: usize = 128;
+
+/// Control points (metres, map centre at the origin) of the river's quadratic Bézier.
+pub fn river_control_points(world_size: f32, seed: u64, tag: u32) -> [[f32; 2]; 3] {
+    let s = stage_seed(seed, tag);
+    let half = world_size * 0.5;
+    let a = hash_u32(s) % 4;
+    let b = (a + 1 + hash_u32(s ^ 0xabcd) % 3) % 4;
+    let side = |k: u32, t: f32| -> [f32; 2] {
+        let o = (t - 0.5) * 0.3 * world_size;
+        match k {
+            0 => [-half, o],
+            1 => [half, o],
+            2 => [o, -half],
+            _ => [o, half],
+        }
+    };
+    let p0 = side(a, unit(hash_u32(s ^ 0x1111)));
+    let p2 = side(b, unit(hash_u32(s ^ 0x2222)));
+    // B(½) = ¼P0 + ½P1 + ¼P2 = centre (0, 0)  =>  P1 = -(P0 + P2) / 2.
+    let p1 = [-(p0[0] + p2[0]) * 0.5, -(p0[1] + p2[1]) * 0.5];
+    [p0, p1, p2]
+}
+
+/// Points of the polyline approximating the Bézier (`RIVER_SEGMENTS + 1` points).
+pub fn river_polyline(ctrl: &[[f32; 2]; 3]) -> Vec<[f32; 2]> {
+    (0..=RIVER_SEGMENTS)
+        .map(|i| {
+            let t = i as f32 / RIVER_SEGMENTS as f32;
+            let u = 1.0 - t;
+            let (a, b, c) = (u * u, 2.0 * u * t, t * t);
+            [
+                a * ctrl[0][0] + b * ctrl[1][0] + c * ctrl[2][0],
+                a * ctrl[0][1] + b * ctrl[1][1] + c * ctrl[2][1],
+            ]
+        })
+        .collect()
+}
+
+/// Distance from `p` to segment `a`-`b`.
+#[inline(always)]
+pub fn segment_distance(p: [f32; 2], a: [f32; 2], b: [f32; 2]) -> f32 {
+    let (dx, dz) = (b[0] - a[0], b[1] - a[1]);
+    let (px, pz) = (p[0] - a[0], p[1] - a[1]);
+    let len2 = dx * dx + dz * dz;
+    let t = if len2 > 0.0 { ((px * dx + pz * dz) / len2).clamp(0.0, 1.0) } else { 0.0 };
+    let (ex, ez) = (px - t * dx, pz - t * dz);
+    (ex * ex + ez * ez).sqrt()
+}
+
+/// Noise displacement of a sample position (metres), each component in `[-meander, meander]`.
+#[inline(always)]
+pub fn river_warp(px: f32, pz: f32, meander: f32, meander_scale: f32, s: u32) -> [f32; 2] {
+    let nx = fbm_point(px / meander_scale, pz / meander_scale, s, 3, 2.0, 0.5).clamp(-1.0, 1.0);
+    let nz = fbm_point(px / meander_scale + 31.7, pz / meander_scale - 17.3, s, 3, 2.0, 0.5).clamp(-1.0, 1.0);
+    [px + meander * nx, pz + meander * nz]
+}
+
+/// Carve the river into `heights` (metres, row-major over a `resolution²` map of `world_size`).
+///
+/// * `width` — bed width (metres), carved to `-depth`;
+/// * `bank` — smooth bank width on each side (metres);
+/// * `meander`, `meander_scale` — displacement amplitude and wavelength (metres).
+///
+/// Returns the carve amount per sample (0 = untouched, 1 = river bed), used by the splat.
+#[allow(clippy::too_many_arguments)]
+pub fn carve_river(
+    heights: &mut [f32],
+    resolution: usize,
+    world_size: f32,
+    width: f32,
+    bank: f32,
+    depth: f32,
+    meander: f32,
+    meander_scale: f32,
+    seed: u64,
+    tag: u32,
+) -> Vec<f32> {
+    let ctrl = river_control_points(world_size, seed, tag);
+    let line = river_polyline(&ctrl);
+    let s = stage_seed(seed, tag);
+    let spacing = world_size / (resolution - 1) as f32;
+    let half = world_size * 0.5;
+    let reach = width * 0.5 + bank;
+    let mut carve = vec![0.0f32; resolution * resolution];
+    let rows: Vec<(usize, (&mut [f32], &mut [f32]))> =
+        heights.chunks_mut(resolution).zip(carve.chunks_mut(resolution)).enumerate().collect();
+    use rayon::prelude::*;
+    rows.into_par_iter().for_each(|(z, (hrow, crow))| {
+        let pz = z as f32 * spacing - half;
+        // Segments that can come within `reach` of this row after displacement.
+        let lim = reach + meander * 1.0001;
+        let segs: Vec<([f32; 2], [f32; 2])> = line
+            .windows(2)
+            .filter(|w| w[0][1].min(w[1][1]) - lim <= pz && w[0][1].max(w[1][1]) + lim >= pz)
+            .map(|w| (w[0], w[1]))
+            .collect();
+        if segs.is_empty() {
+            return;
+        }
+        for x in 0..resolution {
+            let px = x as f32 * spacing - half;
+            let q = river_warp(px, pz, meander, meander_scale, s);
+            let mut d = f32::INFINITY;
+            for &(a, b) in &segs {
+                d = d.min(segment_distance(q, a, b));
+            }
+            let t = 1.0 - smoothstep(width * 0.5, reach + 1e-3, d);
+            if t > 0.0 {
+                let h = hrow[x];
+                let carved = h + (-depth - h) * t;
+                hrow[x] = h.min(carved);
+                crow[x] = t;
+            }
+        }
+    });
+    carve
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passes_through_centre_from_map_sides() {
+        for seed in 0..50 {
+            let c = river_control_points(1000.0, seed, 5);
+            let line = river_polyline(&c);
+            let mid = line[RIVER_SEGMENTS / 2];
+            assert!(mid[0].abs() < 1e-3 && mid[1].abs() < 1e-3);
+            for p in [c[0], c[2]] {
+                assert!((p[0].abs() - 500.0).abs() < 1e-3 || (p[1].abs() - 500.0).abs() < 1e-3);
+            }
+            assert_ne!(c[0], c[2]);
+        }
+    }
+
+    #[test]
+    fn carves_below_sea_level_only_lowering() {
+        let res = 129;
+        let mut h = vec![10.0f32; res * res];
+        let carve = carve_river(&mut h, res, 512.0, 12.0, 10.0, 3.0, 0.0, 100.0, 7, 5);
+        assert!(h.iter().all(|&v| v <= 10.0));
+        assert_eq!(h[64 * res + 64], -3.0); // passes the centre
+        assert!(carve.iter().any(|&c| c == 1.0));
+        assert!(h.iter().filter(|&&v| v == 10.0).count() > res * res / 2);
+    }
+}
