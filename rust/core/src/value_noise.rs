@@ -16,7 +16,8 @@ pub fn cosine_fade(t: f32) -> f32 {
     let x = std::f32::consts::PI * (t - 0.5);
     let x2 = x * x;
     let s = x * (1.0 + x2 * (-1.0 / 6.0 + x2 * (1.0 / 120.0 + x2 * (-1.0 / 5040.0 + x2 * (1.0 / 362_880.0)))));
-    0.5 + 0.5 * s
+    // Clamp so the lattice values are hit exactly (the series overshoots ±1 by 3.5e-6).
+    (0.5 + 0.5 * s).clamp(0.0, 1.0)
 }
 
 /// One octave of value noise at `(x, y)` (lattice units), in [0, 1).
