@@ -1,0 +1,89 @@
+//! Property tests: `validate()` never panics, and the generator never panics on anything it
+//! accepts.
+
+use island_core::{generate, Algorithm, IslandParams};
+use proptest::prelude::*;
+
+fn any_f32() -> impl Strategy<Value = f32> {
+    prop_oneof![
+        Just(f32::NAN),
+        Just(f32::INFINITY),
+        Just(f32::NEG_INFINITY),
+        Just(0.0),
+        Just(-0.0),
+        Just(f32::MAX),
+        Just(f32::MIN_POSITIVE),
+        -2.0f32..2.0,
+        -1.0e4f32..1.0e4,
+        any::<f32>(),
+    ]
+}
+
+prop_compose! {
+    fn wild_params()(
+        seed in any::<u64>(),
+        res in prop_oneof![Just(33u32), Just(65), Just(129), 0u32..300, any::<u32>()],
+        chunk in prop_oneof![Just(16u32), Just(32), 0u32..600],
+        world in any_f32(), maxh in any_f32(), alg in 0usize..4,
+        oct in 0u32..20, scale in any_f32(), lac in any_f32(), pers in any_f32(),
+        rough in any_f32(), ridge in any::<bool>(), cells in 0u32..70, dens in any_f32(), sep in any_f32(),
+        radius in any_f32(), round in any_f32(), curve in prop::collection::vec(any_f32(), 0..6),
+        width in any_f32(), blend in any_f32(), grid in 0u32..70, river in any::<bool>(),
+    ) -> IslandParams {
+        let mut p = IslandParams { seed, resolution: res, chunk_size: chunk, world_size: world, max_height: maxh,
+            algorithm: Algorithm::ALL[alg], shaping_curve: curve, ..Default::default() };
+        p.fbm.octaves = oct; p.fbm.scale = scale; p.fbm.lacunarity = lac; p.fbm.persistence = pers;
+        p.value_noise.octaves = oct; p.value_noise.scale = scale;
+        p.diamond_square.roughness = rough; p.diamond_square.ridge = ridge;
+        p.gaussian.cells = cells; p.gaussian.density = dens; p.gaussian.separation = sep;
+        p.mask.radius = radius; p.mask.roundness = round;
+        p.river.width = width; p.river.enabled = river;
+        p.biomes.blend_width = blend; p.biomes.grid = grid;
+        p
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+    #[test]
+    fn validate_never_panics(p in wild_params()) {
+        let _ = p.validate();
+    }
+}
+
+prop_compose! {
+    fn valid_params()(
+        seed in any::<u64>(),
+        res in prop_oneof![Just(33u32), Just(65), Just(129)],
+        world in 1.0f32..5000.0, maxh in 0.5f32..2000.0, alg in 0usize..4,
+        oct in 1u32..=16, scale in 0.5f32..3000.0, lac in 1.0f32..=4.0, pers in 0.0f32..=1.0,
+        rough in 0.0f32..=1.0, ridge in any::<bool>(), cells in 1u32..=64, dens in 0.0f32..=1.0, sep in -1.0f32..=0.9,
+        radius in 0.1f32..=0.95, round in 0.0f32..=1.0, curve in prop::collection::vec(0.0f32..=1.0, 2..8),
+        width in 0.1f32..500.0, bank in 0.0f32..500.0, blend in 0.1f32..2000.0, grid in 1u32..=64,
+        river in any::<bool>(), detail in any::<bool>(), blur in 0u32..=8,
+    ) -> IslandParams {
+        let mut p = IslandParams { seed, resolution: res, chunk_size: 16, world_size: world, max_height: maxh,
+            algorithm: Algorithm::ALL[alg], shaping_curve: curve, ..Default::default() };
+        p.fbm.octaves = oct; p.fbm.scale = scale; p.fbm.lacunarity = lac; p.fbm.persistence = pers;
+        p.value_noise.octaves = oct; p.value_noise.scale = scale; p.value_noise.persistence = pers;
+        p.diamond_square.roughness = rough; p.diamond_square.ridge = ridge;
+        p.gaussian.cells = cells; p.gaussian.density = dens; p.gaussian.separation = sep;
+        p.mask.radius = radius; p.mask.roundness = round;
+        p.river.width = width; p.river.bank = bank; p.river.enabled = river;
+        p.detail.enabled = detail; p.splat.blur_passes = blur;
+        p.biomes.blend_width = blend; p.biomes.grid = grid;
+        p
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 120, ..ProptestConfig::default() })]
+    #[test]
+    fn generator_never_panics_on_valid_input(p in valid_params()) {
+        prop_assume!(p.validate().is_ok());
+        let island = generate(&p).unwrap();
+        prop_assert!(island.field.heights.iter().all(|h| h.is_finite()));
+        prop_assert!(island.field.normals.iter().all(|n| n.iter().all(|c| c.is_finite())));
+        prop_assert!(island.splat.iter().all(|w| w.iter().map(|&v| v as u32).sum::<u32>() == 255));
+    }
+}
