@@ -1,1 +1,255 @@
-fn main() {}
+//! `island`: command-line front end of the procedural island generator.
+//!
+//! ```text
+//! island generate [--config FILE.json] [--seed N] [--resolution N] [--algorithm NAME]
+//!                 [--backend auto|gpu|cpu] --out DIR
+//! island params
+//! ```
+//!
+//! Errors (bad parameters, unreadable config, unwritable output) are printed on stderr as one
+//! clear line and the process exits with status 1; usage errors exit with clap's status 2.
+
+mod images;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use island_core::{Algorithm, Island, IslandParams};
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(name = "island", version, about = "Procedural island generator (heightmap, splat, biomes, preview)")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Generate an island and write height.r32, height.png, splat.png, biomes.png, preview.png
+    /// and island.json into the output directory.
+    Generate(GenerateArgs),
+    /// Print the default parameters as JSON (a valid --config file).
+    Params,
+}
+
+#[derive(clap::Args, Debug)]
+struct GenerateArgs {
+    /// JSON parameter file; may be partial (missing fields take their defaults).
+    #[arg(long, value_name = "FILE.json")]
+    config: Option<PathBuf>,
+    /// Seed (overrides the config).
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// Samples per side, 2^n+1 from 33 to 8193 (overrides the config).
+    #[arg(long, value_name = "N")]
+    resolution: Option<u32>,
+    /// Base height algorithm: fbm, value_noise, diamond_square or gaussian_islands (overrides the config).
+    #[arg(long, value_name = "NAME")]
+    algorithm: Option<String>,
+    /// Where to generate: auto, gpu or cpu.
+    #[arg(long, value_enum, default_value_t = Backend::Auto)]
+    backend: Backend,
+    /// Output directory (created when missing).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum Backend {
+    /// GPU when available, else CPU.
+    Auto,
+    /// GPU (falls back to the CPU with a warning while the GPU backend is not wired in).
+    Gpu,
+    /// CPU (rayon).
+    Cpu,
+}
+
+impl Backend {
+    fn name(self) -> &'static str {
+        match self {
+            Backend::Auto => "auto",
+            Backend::Gpu => "gpu",
+            Backend::Cpu => "cpu",
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Generate(args) => generate(&args),
+        Command::Params => print_params(),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("island: error: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn print_params() -> Result<(), String> {
+    let s = serde_json::to_string_pretty(&IslandParams::default()).map_err(|e| format!("cannot serialise parameters: {e}"))?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{s}").map_err(|e| format!("cannot write to stdout: {e}"))
+}
+
+/// Parameters from the config file (if any) with the command-line flags applied on top.
+fn load_params(args: &GenerateArgs) -> Result<IslandParams, String> {
+    let mut chunk_size_given = false;
+    let mut p = match &args.config {
+        Some(path) => {
+            let text = fs::read_to_string(path).map_err(|e| format!("cannot read config `{}`: {e}", path.display()))?;
+            let value: serde_json::Value =
+                serde_json::from_str(&text).map_err(|e| format!("config `{}` is not valid JSON: {e}", path.display()))?;
+            if !value.is_object() {
+                return Err(format!("config `{}` must be a JSON object of parameters", path.display()));
+            }
+            chunk_size_given = value.get("chunk_size").is_some();
+            serde_json::from_value::<IslandParams>(value.clone()).map_err(|e| {
+                let field = bad_field(&value).map(|f| format!(" `{f}`")).unwrap_or_default();
+                format!("config `{}` has a bad parameter{field}: {e}", path.display())
+            })?
+        }
+        None => IslandParams::default(),
+    };
+    if let Some(seed) = args.seed {
+        p.seed = seed;
+    }
+    if let Some(name) = &args.algorithm {
+        p.algorithm = Algorithm::from_name(name).ok_or_else(|| {
+            let names: Vec<&str> = Algorithm::ALL.iter().map(|a| a.name()).collect();
+            format!("unknown algorithm `{name}` (expected one of: {})", names.join(", "))
+        })?;
+    }
+    if let Some(r) = args.resolution {
+        p.resolution = r;
+        // The CLI writes whole maps, so the chunk size only matters for validation: when the
+        // user picked a small resolution and no chunk size, shrink the default chunk to fit.
+        if !chunk_size_given && r >= 17 && (r - 1).is_power_of_two() && (r - 1) % p.chunk_size != 0 {
+            p.chunk_size = (r - 1).clamp(16, 256);
+        }
+    }
+    p.validate().map_err(|e| e.to_string())?;
+    Ok(p)
+}
+
+/// The dotted path of the first config field that fails to deserialise on its own.
+fn bad_field(value: &serde_json::Value) -> Option<String> {
+    fn find(v: &serde_json::Value, prefix: &str, wrap: &dyn Fn(serde_json::Value) -> serde_json::Value) -> Option<String> {
+        let obj = v.as_object()?;
+        for (k, child) in obj {
+            let single = wrap(serde_json::json!({ k.as_str(): child }));
+            if serde_json::from_value::<IslandParams>(single).is_err() {
+                let path = format!("{prefix}{k}");
+                // Descend into nested objects for a more precise path.
+                let inner = |x: serde_json::Value| wrap(serde_json::json!({ k.as_str(): x }));
+                return Some(find(child, &format!("{path}."), &inner).unwrap_or(path));
+            }
+        }
+        None
+    }
+    find(value, "", &|x| x)
+}
+
+/// Run the generator on the requested backend.
+fn run_backend(p: &IslandParams, backend: Backend) -> Result<Island, String> {
+    // ---- GPU PLUG-IN POINT -------------------------------------------------------------
+    // When the wgpu crate `island_gpu` is ready, `Backend::Gpu` (and `Backend::Auto` when an
+    // adapter is found) should call it here and return its `Island` (stats.backend = "gpu");
+    // `Backend::Gpu` without an adapter should warn and fall through to the CPU below.
+    if backend == Backend::Gpu {
+        eprintln!("island: warning: the GPU backend is not available in this build; generating on the CPU");
+    }
+    // -------------------------------------------------------------------------------------
+    island_core::generate(p).map_err(|e| e.to_string())
+}
+
+fn generate(args: &GenerateArgs) -> Result<(), String> {
+    let p = load_params(args)?;
+    prepare_out_dir(&args.out)?;
+    let island = run_backend(&p, args.backend)?;
+    let written = write_outputs(&island, args.backend, &args.out)?;
+    let s = &island.stats;
+    println!(
+        "island: {}x{} {} seed {} on {} in {:.1} ms: land {:.1}%, heights {:.2}..{:.2} m",
+        p.resolution,
+        p.resolution,
+        p.algorithm.name(),
+        p.seed,
+        s.backend,
+        s.total_ms,
+        s.land_fraction * 100.0,
+        s.min_height,
+        s.max_height
+    );
+    for f in written {
+        println!("  wrote {}", f.display());
+    }
+    Ok(())
+}
+
+fn prepare_out_dir(out: &Path) -> Result<(), String> {
+    if out.exists() && !out.is_dir() {
+        return Err(format!("output path `{}` exists and is not a directory", out.display()));
+    }
+    fs::create_dir_all(out).map_err(|e| format!("cannot create output directory `{}`: {e}", out.display()))?;
+    // Probe writability before spending time on generation.
+    let probe = out.join(".island_write_probe");
+    fs::write(&probe, b"").map_err(|e| format!("output directory `{}` is not writable: {e}", out.display()))?;
+    let _ = fs::remove_file(&probe);
+    Ok(())
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    fs::write(path, bytes).map_err(|e| format!("cannot write `{}`: {e}", path.display()))
+}
+
+/// Write every output file; returns their paths.
+fn write_outputs(island: &Island, backend: Backend, out: &Path) -> Result<Vec<PathBuf>, String> {
+    let n = island.field.resolution;
+    let heights = &island.field.heights;
+    let mut written = Vec::new();
+    let mut put = |name: &str, bytes: Vec<u8>| -> Result<(), String> {
+        let path = out.join(name);
+        write_file(&path, &bytes)?;
+        written.push(path);
+        Ok(())
+    };
+
+    let mut r32 = Vec::with_capacity(heights.len() * 4);
+    for h in heights {
+        r32.extend_from_slice(&h.to_le_bytes());
+    }
+    put("height.r32", r32)?;
+
+    let (hmin, hmax) = (island.stats.min_height, island.stats.max_height);
+    put("height.png", images::height_png(heights, n, hmin, hmax)?)?;
+    put("splat.png", images::splat_png(&island.splat, n)?)?;
+    put("biomes.png", images::biomes_png(&island.biomes, n, island.params.biomes.biomes.len())?)?;
+    put("preview.png", images::preview_png(island)?)?;
+
+    let palette: Vec<serde_json::Value> = island
+        .params
+        .biomes
+        .biomes
+        .iter()
+        .enumerate()
+        .map(|(i, b)| serde_json::json!({ "index": i, "name": b.name, "color": images::biome_color(i) }))
+        .collect();
+    let doc = serde_json::json!({
+        "params": island.params,
+        "stats": island.stats,
+        "backend_requested": backend.name(),
+        "height_png": { "min": hmin, "max": hmax, "encoding": "16-bit grey, 0 = min, 65535 = max metres" },
+        "height_r32": { "resolution": n, "encoding": "little-endian f32, row-major (z * resolution + x), metres, sea level 0" },
+        "splat_png": { "encoding": "RGBA8 = (sand, grass, rock, snow), channels sum to 255" },
+        "biomes_png": { "encoding": "8-bit indexed, palette index = biome index", "palette": palette },
+    });
+    let json = serde_json::to_string_pretty(&doc).map_err(|e| format!("cannot serialise island.json: {e}"))?;
+    put("island.json", json.into_bytes())?;
+    Ok(written)
+}
