@@ -1,1 +1,24 @@
+//! GDExtension "procedural_island": the `ProceduralIsland` node for Godot 4.3+.
+//!
+//! Modules: [`procedural_island`] (the node), [`worker`] (background generation on a
+//! `std::thread`, plain data only), [`chunk_data`] (per-chunk mesh/collider arrays),
+//! [`heightmap_io`] (PNG16/R16/R32 encoding).
 
+use godot::init::{gdextension, ExtensionLibrary, InitStage};
+
+pub mod chunk_data;
+pub mod heightmap_io;
+pub mod procedural_island;
+pub mod worker;
+
+struct ProceduralIslandExtension;
+
+#[gdextension]
+unsafe impl ExtensionLibrary for ProceduralIslandExtension {
+    fn on_stage_deinit(stage: InitStage) {
+        if stage == InitStage::Scene {
+            // Threads of nodes freed mid-generation: stop them before the library unloads.
+            worker::join_detached();
+        }
+    }
+}

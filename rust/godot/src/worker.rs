@@ -1,0 +1,317 @@
+//! Background generation: a `std::thread` that runs the core generator and prepares the chunk
+//! data. It owns only plain `Send` data (parameters in, [`Prepared`] out) and talks to the node
+//! through a channel; it never touches a Godot object.
+//!
+//! Dropping a [`Worker`] raises its cancel flag and parks the thread's handle in a global list
+//! that the extension joins when it unloads, so a node freed mid-generation never leaves a
+//! thread running inside an unloaded library.
+
+use crate::chunk_data::{prepare_chunks, ChunkData};
+use island_core::{generate_with, GenerateError, Heightfield, Island, IslandParams, Stats};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver, TryRecvError};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+/// What to generate and how to mesh it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Request {
+    /// Validated core parameters.
+    pub params: IslandParams,
+    /// Flat-shaded meshes.
+    pub flat: bool,
+    /// Build collider data.
+    pub collision: bool,
+}
+
+/// A generated island with its chunk data, ready to be turned into nodes.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The island (heights, biomes, splat, stats).
+    pub island: Island,
+    /// Chunk data, row-major.
+    pub chunks: Vec<ChunkData>,
+    /// Milliseconds spent preparing the chunk data.
+    pub mesh_ms: f64,
+    /// The request that produced it.
+    pub request: Request,
+}
+
+/// Why a job produced no island.
+#[derive(Clone, Debug, PartialEq)]
+pub enum JobError {
+    /// Invalid parameters (the core's message).
+    Invalid(String),
+    /// The cancel flag was raised.
+    Cancelled,
+    /// A bug: the generator panicked (the panic was caught on the worker).
+    Panicked(String),
+}
+
+impl std::fmt::Display for JobError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JobError::Invalid(m) => f.write_str(m),
+            JobError::Cancelled => f.write_str("generation cancelled"),
+            JobError::Panicked(m) => write!(f, "internal error in the generator: {m}"),
+        }
+    }
+}
+
+/// Run one job on the calling thread (also used by the synchronous `regenerate()`).
+pub fn run_job(
+    request: Request,
+    progress: &mut dyn FnMut(f32, &str),
+    cancel: &AtomicBool,
+) -> Result<Prepared, JobError> {
+    let result = catch_unwind(AssertUnwindSafe(|| -> Result<Prepared, JobError> {
+        let island = generate_with(&request.params, progress, cancel).map_err(|e| match e {
+            GenerateError::Invalid(e) => JobError::Invalid(e.to_string()),
+            GenerateError::Cancelled => JobError::Cancelled,
+        })?;
+        let t = Instant::now();
+        let chunks = prepare_chunks(
+            &island.field,
+            &island.splat,
+            request.params.chunk_size as usize,
+            request.flat,
+            request.collision,
+        );
+        let mesh_ms = t.elapsed().as_secs_f64() * 1e3;
+        if cancel.load(Ordering::Relaxed) {
+            return Err(JobError::Cancelled);
+        }
+        Ok(Prepared { island, chunks, mesh_ms, request })
+    }));
+    match result {
+        Ok(r) => r,
+        Err(payload) => {
+            let msg = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(JobError::Panicked(msg))
+        }
+    }
+}
+
+/// Build a [`Prepared`] island from imported heights (metres, `resolution²`, row-major) with the
+/// request's (validated) parameters: normals and splat are recomputed, biomes are unknown
+/// (empty), statistics come from the heights and `backend` is `"import"`.
+pub fn import_job(request: Request, heights: Vec<f32>) -> Result<Prepared, JobError> {
+    let t = Instant::now();
+    let p = &request.params;
+    p.validate().map_err(|e| JobError::Invalid(e.to_string()))?;
+    let n = p.resolution as usize;
+    if heights.len() != n * n {
+        return Err(JobError::Invalid(format!("expected {n}×{n} heights, got {}", heights.len())));
+    }
+    crate::heightmap_io::check_heights(&heights).map_err(JobError::Invalid)?;
+    let field = Heightfield::new(n, p.world_size, heights);
+    let sandiness = vec![0.0f32; n * n];
+    let splat = island_core::splat::auto_splat(
+        &field.heights,
+        &field.normals,
+        &sandiness,
+        n,
+        p.world_size,
+        p.max_height,
+        &p.splat,
+        p.seed,
+        island_core::hash::tag::SPLAT,
+    );
+    let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+    for &h in &field.heights {
+        lo = lo.min(h);
+        hi = hi.max(h);
+    }
+    let land = field.heights.iter().filter(|&&h| h > 0.0).count();
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    let stats = Stats {
+        land_fraction: land as f32 / (n * n) as f32,
+        min_height: lo,
+        max_height: hi,
+        stage_ms: vec![("import".to_string(), ms)],
+        total_ms: ms,
+        backend: "import".into(),
+    };
+    let island = Island { params: p.clone(), field, biomes: Vec::new(), splat, stats };
+    let t = Instant::now();
+    let chunks = prepare_chunks(&island.field, &island.splat, p.chunk_size as usize, request.flat, request.collision);
+    Ok(Prepared { island, chunks, mesh_ms: t.elapsed().as_secs_f64() * 1e3, request })
+}
+
+/// Message from the worker thread.
+#[derive(Debug)]
+pub enum Msg {
+    /// A stage finished: overall fraction 0..1 and the stage name.
+    Progress(f32, String),
+    /// The job ended.
+    Done(Result<Box<Prepared>, JobError>),
+}
+
+/// What [`Worker::poll`] found.
+pub enum Polled {
+    /// Still running; progress messages received since the last poll, in order.
+    Running(Vec<(f32, String)>),
+    /// The job ended (with the progress messages that came before).
+    Done(Vec<(f32, String)>, Result<Box<Prepared>, JobError>),
+}
+
+/// A running background job.
+pub struct Worker {
+    rx: Receiver<Msg>,
+    cancel: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+}
+
+static DETACHED: Mutex<Vec<JoinHandle<()>>> = Mutex::new(Vec::new());
+
+fn park(handle: JoinHandle<()>) {
+    if let Ok(mut list) = DETACHED.lock() {
+        list.retain(|h| !h.is_finished());
+        list.push(handle);
+    }
+}
+
+/// Join every worker thread whose node let go of it (called when the extension unloads; the
+/// threads have their cancel flags raised and stop at the next stage boundary).
+pub fn join_detached() {
+    let handles = match DETACHED.lock() {
+        Ok(mut list) => std::mem::take(&mut *list),
+        Err(_) => return,
+    };
+    for h in handles {
+        let _ = h.join();
+    }
+}
+
+impl Worker {
+    /// Start a job on a new thread.
+    pub fn spawn(request: Request) -> Result<Worker, String> {
+        let (tx, rx) = channel();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let flag = cancel.clone();
+        let handle = std::thread::Builder::new()
+            .name("procedural_island".into())
+            .spawn(move || {
+                let progress_tx = tx.clone();
+                let mut progress = |f: f32, stage: &str| {
+                    let _ = progress_tx.send(Msg::Progress(f, stage.to_string()));
+                };
+                let result = run_job(request, &mut progress, &flag);
+                // The receiver may be gone (node freed): ignore.
+                let _ = tx.send(Msg::Done(result.map(Box::new)));
+            })
+            .map_err(|e| format!("could not start the generator thread: {e}"))?;
+        Ok(Worker { rx, cancel, handle: Some(handle) })
+    }
+
+    /// Drain the channel without blocking.
+    pub fn poll(&mut self) -> Polled {
+        let mut progress = Vec::new();
+        loop {
+            match self.rx.try_recv() {
+                Ok(Msg::Progress(f, s)) => progress.push((f, s)),
+                Ok(Msg::Done(r)) => return Polled::Done(progress, r),
+                Err(TryRecvError::Empty) => return Polled::Running(progress),
+                Err(TryRecvError::Disconnected) => {
+                    return Polled::Done(progress, Err(JobError::Panicked("worker thread ended without a result".into())))
+                }
+            }
+        }
+    }
+
+    /// Raise the cancel flag (the thread stops at its next stage boundary).
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.cancel();
+        if let Some(h) = self.handle.take() {
+            park(h);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(resolution: u32) -> Request {
+        Request {
+            params: IslandParams { resolution, chunk_size: 32, ..Default::default() },
+            flat: false,
+            collision: true,
+        }
+    }
+
+    fn wait(w: &mut Worker) -> (Vec<(f32, String)>, Result<Box<Prepared>, JobError>) {
+        let mut all = Vec::new();
+        loop {
+            match w.poll() {
+                Polled::Running(p) => {
+                    all.extend(p);
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+                Polled::Done(p, r) => {
+                    all.extend(p);
+                    return (all, r);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn worker_generates_with_progress() {
+        let mut w = Worker::spawn(request(65)).unwrap();
+        let (progress, r) = wait(&mut w);
+        let prep = r.unwrap();
+        assert_eq!(prep.chunks.len(), 4);
+        assert_eq!(progress.last().unwrap().0, 1.0);
+        assert!(progress.windows(2).all(|p| p[0].0 < p[1].0));
+        let direct = island_core::generate(&request(65).params).unwrap();
+        assert_eq!(prep.island.field.heights, direct.field.heights);
+    }
+
+    #[test]
+    fn invalid_and_cancelled_jobs() {
+        let mut bad = request(65);
+        bad.params.chunk_size = 7;
+        let mut w = Worker::spawn(bad).unwrap();
+        match wait(&mut w).1 {
+            Err(JobError::Invalid(m)) => assert!(m.contains("chunk_size"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        let cancel = AtomicBool::new(true);
+        assert_eq!(run_job(request(65), &mut |_, _| {}, &cancel).unwrap_err(), JobError::Cancelled);
+    }
+
+    #[test]
+    fn import_rebuilds_from_heights() {
+        let r = request(65);
+        let island = island_core::generate(&r.params).unwrap();
+        let prep = import_job(r.clone(), island.field.heights.clone()).unwrap();
+        assert_eq!(prep.island.field, island.field);
+        assert_eq!(prep.island.stats.backend, "import");
+        assert_eq!(prep.island.stats.min_height, island.stats.min_height);
+        assert_eq!(prep.chunks.len(), 4);
+        assert!(import_job(r.clone(), vec![0.0; 10]).is_err());
+        let mut nan = island.field.heights.clone();
+        nan[3] = f32::NAN;
+        assert!(import_job(r, nan).is_err());
+    }
+
+    #[test]
+    fn dropping_a_running_worker_is_safe() {
+        let w = Worker::spawn(request(513)).unwrap();
+        drop(w);
+        join_detached();
+    }
+}
