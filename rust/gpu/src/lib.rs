@@ -1,1 +1,130 @@
-//! wgpu backend (in progress).
+//! wgpu compute backend of the island generator.
+//!
+//! Every stage of [`island_core::pipeline::generate_with`] has a WGSL compute shader of the
+//! same name under `shaders/` (embedded in the binary with `include_str!`), ported from the CPU
+//! code so that both backends give the same island (see `tests/parity.rs`).
+//!
+//! * [`adapter_info`] — name of the compute adapter, if any;
+//! * [`generate_gpu`] — the whole pipeline on the GPU;
+//! * [`generate`] — pick a [`Backend`], falling back to the CPU with a warning when the GPU
+//!   cannot be used or fails mid-generation.
+//!
+//! One context per process (created lazily by whichever thread asks first), pipelines built
+//! once, buffers reused between runs of the same resolution. wgpu errors are captured with
+//! error scopes and become [`GpuError`]s; nothing here panics on bad input.
+
+mod ctx;
+mod pipeline;
+pub mod stages;
+
+use island_core::{Island, IslandParams, ParamError};
+use std::fmt;
+
+/// Why the GPU could not produce an island.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GpuError {
+    /// The parameters failed validation (the CPU would reject them too).
+    Invalid(ParamError),
+    /// No usable compute adapter (or device) on this machine.
+    NoAdapter(String),
+    /// The requested grid does not fit the adapter's limits.
+    TooLarge(String),
+    /// A wgpu validation, out-of-memory or internal error.
+    Wgpu(String),
+    /// The device was lost.
+    DeviceLost(String),
+}
+
+impl fmt::Display for GpuError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GpuError::Invalid(e) => e.fmt(f),
+            GpuError::NoAdapter(s) => write!(f, "no GPU: {s}"),
+            GpuError::TooLarge(s) => write!(f, "too large for the GPU: {s}"),
+            GpuError::Wgpu(s) => write!(f, "GPU error: {s}"),
+            GpuError::DeviceLost(s) => write!(f, "GPU device lost: {s}"),
+        }
+    }
+}
+
+impl std::error::Error for GpuError {}
+
+impl From<ParamError> for GpuError {
+    fn from(e: ParamError) -> Self {
+        GpuError::Invalid(e)
+    }
+}
+
+/// Which backend [`generate`] uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// The GPU when a compute adapter exists, else the CPU (silently).
+    #[default]
+    Auto,
+    /// The GPU; falls back to the CPU with a warning when it is unavailable or fails.
+    Gpu,
+    /// The CPU only; never touches wgpu.
+    Cpu,
+}
+
+impl Backend {
+    /// Stable name ("auto", "gpu", "cpu").
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Auto => "auto",
+            Backend::Gpu => "gpu",
+            Backend::Cpu => "cpu",
+        }
+    }
+    /// Parse [`Backend::name`] (case-insensitive).
+    pub fn from_name(s: &str) -> Option<Backend> {
+        match s.to_ascii_lowercase().as_str() {
+            "auto" => Some(Backend::Auto),
+            "gpu" => Some(Backend::Gpu),
+            "cpu" => Some(Backend::Cpu),
+            _ => None,
+        }
+    }
+}
+
+/// Name of the compute adapter (e.g. "llvmpipe (LLVM 15.0.7, 256 bits) (Vulkan)"), creating the
+/// shared GPU context on first call; `None` when no compute-capable adapter exists.
+pub fn adapter_info() -> Option<String> {
+    ctx::gpu().ok().map(|g| g.name.clone())
+}
+
+/// Why the GPU context is unavailable (`None` when it is available).
+pub fn adapter_error() -> Option<String> {
+    ctx::gpu().err().map(|e| e.to_string())
+}
+
+/// Generate an island entirely on the GPU (heights, biomes and splat read back; normals and
+/// statistics computed on the CPU from the heights). `stats.backend` is `"gpu"`.
+pub fn generate_gpu(params: &IslandParams) -> Result<Island, GpuError> {
+    params.validate()?;
+    let gpu = ctx::gpu()?;
+    let r = gpu.guarded(|| pipeline::run(&gpu, params));
+    if matches!(r, Err(GpuError::DeviceLost(_))) {
+        ctx::forget(&gpu);
+    }
+    r
+}
+
+/// Generate with the chosen backend. Returns the island and, when the GPU was asked for (or
+/// failed mid-generation) and the CPU had to do the job, one warning line.
+pub fn generate(params: &IslandParams, backend: Backend) -> Result<(Island, Option<String>), ParamError> {
+    params.validate()?;
+    let cpu = |warning: Option<String>| island_core::generate(params).map(|i| (i, warning));
+    match backend {
+        Backend::Cpu => cpu(None),
+        Backend::Auto | Backend::Gpu => match generate_gpu(params) {
+            Ok(island) => Ok((island, None)),
+            Err(GpuError::Invalid(e)) => Err(e),
+            Err(GpuError::NoAdapter(why)) if backend == Backend::Auto => {
+                let _ = why;
+                cpu(None)
+            }
+            Err(e) => cpu(Some(format!("GPU generation unavailable ({e}); generated on the CPU instead"))),
+        },
+    }
+}

@@ -1,0 +1,317 @@
+//! Single GPU stages with the signatures of their CPU counterparts in `island_core` (same
+//! names), for the parity tests and the benchmark. Each call uploads its inputs, runs the
+//! stage's shader(s) and reads the result back.
+
+use crate::ctx::{self, Frame, Globals, Gpu};
+use crate::pipeline::{self, f32s, u32s, Rec};
+use crate::GpuError;
+use island_core::params::{Biome, CoastParams, ParamError, SplatParams};
+
+fn bad(field: &str, message: impl Into<String>) -> GpuError {
+    GpuError::Invalid(ParamError { field: field.into(), message: message.into() })
+}
+
+fn check_n(n: usize) -> Result<(), GpuError> {
+    if !(2..=8193).contains(&n) {
+        return Err(bad("resolution", format!("must be 2..=8193, got {n}")));
+    }
+    Ok(())
+}
+
+fn check_len(field: &str, len: usize, want: usize) -> Result<(), GpuError> {
+    if len != want {
+        return Err(bad(field, format!("has {len} values, expected {want}")));
+    }
+    Ok(())
+}
+
+fn with_gpu<T>(g: Globals, f: impl FnOnce(&Gpu, &mut Rec) -> Result<T, GpuError>) -> Result<T, GpuError> {
+    check_n(g.n as usize)?;
+    let gpu = ctx::gpu()?;
+    gpu.guarded(|| {
+        let mut fr = Frame::new(&gpu, &g);
+        let mut rec = Rec::new(&gpu, &mut fr, g.n as usize);
+        f(&gpu, &mut rec)
+    })
+}
+
+fn read_f32(gpu: &Gpu, rec: &mut Rec, b: &wgpu::Buffer, len: usize) -> Result<Vec<f32>, GpuError> {
+    rec.flush()?;
+    Ok(f32s(&gpu.read_back(&[(b, len as u64 * 4)], None)?.remove(0)))
+}
+
+fn read_u32(gpu: &Gpu, rec: &mut Rec, b: &wgpu::Buffer, len: usize) -> Result<Vec<u32>, GpuError> {
+    rec.flush()?;
+    Ok(u32s(&gpu.read_back(&[(b, len as u64 * 4)], None)?.remove(0)))
+}
+
+/// For each input `v`: `[hash_u32(v), hash2(v, !v, 12345), stage_seed(v | (v*3) << 32, 5),
+/// gradient_noise(..) bits]` computed on the GPU (pins the WGSL port).
+pub fn hash_probe(inputs: &[u32]) -> Result<Vec<[u32; 4]>, GpuError> {
+    let g = Globals::grid(2, 1.0, 0);
+    with_gpu(g, |gpu, rec| {
+        let inb = gpu.storage_init("probe_in", bytemuck::cast_slice(inputs));
+        let out = gpu.storage("probe_out", inputs.len() as u64 * 16);
+        let groups = (inputs.len() as u32).div_ceil(64);
+        rec.fr.dispatch(&mut rec.enc, &gpu.pipes.hash_probe, Default::default(), &[Some(&inb), Some(&out)], (groups.max(1), 1, 1))?;
+        let v = read_u32(gpu, rec, &out, inputs.len() * 4)?;
+        Ok(v.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect())
+    })
+}
+
+/// GPU [`island_core::gradient_noise::fbm_noise`].
+#[allow(clippy::too_many_arguments)]
+pub fn fbm_noise(resolution: usize, world_size: f32, scale: f32, octaves: u32, lacunarity: f32, persistence: f32, seed: u64, tag: u32) -> Result<Vec<f32>, GpuError> {
+    with_gpu(Globals::grid(resolution, world_size, seed), |gpu, rec| {
+        let out = gpu.storage("out", (resolution * resolution) as u64 * 4);
+        rec.fbm(&out, world_size, scale, octaves, lacunarity, persistence, tag)?;
+        read_f32(gpu, rec, &out, resolution * resolution)
+    })
+}
+
+/// GPU [`island_core::value_noise::value_noise`].
+pub fn value_noise(resolution: usize, world_size: f32, scale: f32, octaves: u32, persistence: f32, seed: u64, tag: u32) -> Result<Vec<f32>, GpuError> {
+    with_gpu(Globals::grid(resolution, world_size, seed), |gpu, rec| {
+        let out = gpu.storage("out", (resolution * resolution) as u64 * 4);
+        rec.value(&out, world_size, scale, octaves, persistence, tag)?;
+        read_f32(gpu, rec, &out, resolution * resolution)
+    })
+}
+
+/// GPU [`island_core::diamond_square::diamond_square`].
+pub fn diamond_square(resolution: usize, roughness: f32, ridge: bool, seed: u64, tag: u32) -> Result<Vec<f32>, GpuError> {
+    if resolution < 3 || !(resolution - 1).is_power_of_two() {
+        return Err(bad("resolution", format!("must be 2^n+1, got {resolution}")));
+    }
+    let mut g = Globals::grid(resolution, 1.0, seed);
+    g.ridge = ridge as u32;
+    with_gpu(g, |gpu, rec| {
+        let out = gpu.storage("out", (resolution * resolution) as u64 * 4);
+        rec.diamond_square(&out, roughness, tag)?;
+        read_f32(gpu, rec, &out, resolution * resolution)
+    })
+}
+
+/// GPU [`island_core::gaussian_islands::gaussian_islands`] (mountains drawn on the CPU by the
+/// shared `gaussian_mountains`).
+#[allow(clippy::too_many_arguments)]
+pub fn gaussian_islands(resolution: usize, world_size: f32, cells: u32, density: f32, separation: f32, seed: u64, tag: u32) -> Result<Vec<f32>, GpuError> {
+    let m = pipeline::mountains_data(world_size, cells, density, separation, seed, tag);
+    let mut g = Globals::grid(resolution, world_size, seed);
+    g.mountain_count = m.len() as u32;
+    with_gpu(g, |gpu, rec| {
+        let out = gpu.storage("out", (resolution * resolution) as u64 * 4);
+        let mb = gpu.storage_init("mountains", bytemuck::cast_slice(&m));
+        rec.gaussian(&out, &mb)?;
+        read_f32(gpu, rec, &out, resolution * resolution)
+    })
+}
+
+/// GPU [`island_core::grid::normalize_01`] of a `resolution²` field.
+pub fn normalize_01(data: &[f32], resolution: usize) -> Result<Vec<f32>, GpuError> {
+    check_len("data", data.len(), resolution * resolution)?;
+    with_gpu(Globals::grid(resolution, 1.0, 0), |gpu, rec| {
+        let b = gpu.storage_init("data", bytemuck::cast_slice(data));
+        let partial = gpu.storage("partial", (data.len().div_ceil(4096) * 8) as u64);
+        let mm = gpu.storage("minmax", 16);
+        rec.normalize(&b, &partial, &mm)?;
+        read_f32(gpu, rec, &b, data.len())
+    })
+}
+
+/// GPU [`island_core::detail::apply_detail`] (returns the new base).
+pub fn apply_detail(base: &[f32], detail: &[f32], strength: f32, cap: f32, resolution: usize) -> Result<Vec<f32>, GpuError> {
+    check_len("base", base.len(), resolution * resolution)?;
+    check_len("detail", detail.len(), resolution * resolution)?;
+    let mut g = Globals::grid(resolution, 1.0, 0);
+    g.detail_strength = strength;
+    g.detail_cap = cap;
+    with_gpu(g, |gpu, rec| {
+        let b = gpu.storage_init("base", bytemuck::cast_slice(base));
+        let d = gpu.storage_init("detail", bytemuck::cast_slice(detail));
+        rec.detail(&b, &d)?;
+        read_f32(gpu, rec, &b, base.len())
+    })
+}
+
+/// GPU [`island_core::biomes::biome_blend`]: returns `(new base01, biome index, roughness,
+/// sandiness)`.
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+pub fn biome_blend(
+    base01: &[f32],
+    resolution: usize,
+    world_size: f32,
+    grid: u32,
+    distortion: f32,
+    boundary_noise: f32,
+    blend_width: f32,
+    biomes: &[Biome],
+    seed: u64,
+    tag: u32,
+) -> Result<(Vec<f32>, Vec<u8>, Vec<f32>, Vec<f32>), GpuError> {
+    let nn = resolution * resolution;
+    check_len("base01", base01.len(), nn)?;
+    if biomes.is_empty() || grid == 0 {
+        return Err(bad("biomes", "need at least one biome and grid >= 1"));
+    }
+    let mut g = Globals::grid(resolution, world_size, seed);
+    pipeline::set_biomes(&mut g, world_size, grid, distortion, boundary_noise, blend_width, biomes);
+    with_gpu(g, |gpu, rec| {
+        let b = gpu.storage_init("base", bytemuck::cast_slice(base01));
+        let idx = gpu.storage("index", nn as u64 * 4);
+        let r = gpu.storage("rough", nn as u64 * 4);
+        let s = gpu.storage("sand", nn as u64 * 4);
+        let table = gpu.storage_init("table", bytemuck::cast_slice(&pipeline::biome_table(biomes)));
+        rec.biomes(&b, &idx, &r, &s, &table, tag)?;
+        rec.flush()?;
+        let bytes = nn as u64 * 4;
+        let mut parts = gpu.read_back(&[(&b, bytes), (&idx, bytes), (&r, bytes), (&s, bytes)], None)?;
+        let sand = f32s(&parts.pop().expect("4"));
+        let rough = f32s(&parts.pop().expect("4"));
+        let index = u32s(&parts.pop().expect("4")).into_iter().map(|v| v as u8).collect();
+        let base = f32s(&parts.pop().expect("4"));
+        Ok((base, index, rough, sand))
+    })
+}
+
+/// GPU [`island_core::shaping::apply_shaping_curve`] (returns the remapped heights).
+pub fn apply_shaping_curve(heights: &[f32], resolution: usize, lut: &[f32]) -> Result<Vec<f32>, GpuError> {
+    check_len("heights", heights.len(), resolution * resolution)?;
+    if lut.len() < 2 {
+        return Err(bad("shaping_curve", "needs at least 2 points"));
+    }
+    let mut g = Globals::grid(resolution, 1.0, 0);
+    g.lut_len = lut.len() as u32;
+    with_gpu(g, |gpu, rec| {
+        let b = gpu.storage_init("heights", bytemuck::cast_slice(heights));
+        let l = gpu.storage_init("lut", bytemuck::cast_slice(lut));
+        rec.shaping(&b, &l)?;
+        read_f32(gpu, rec, &b, heights.len())
+    })
+}
+
+/// GPU [`island_core::mask::island_mask`].
+#[allow(clippy::too_many_arguments)]
+pub fn island_mask(resolution: usize, world_size: f32, radius: f32, roundness: f32, noise_scale: f32, margin: f32, seed: u64, tag: u32) -> Result<Vec<u8>, GpuError> {
+    let mut g = Globals::grid(resolution, world_size, seed);
+    g.mask_radius = radius;
+    g.mask_roundness = roundness;
+    g.mask_noise_scale = noise_scale;
+    g.mask_margin = margin;
+    with_gpu(g, |gpu, rec| {
+        let out = gpu.storage("mask", (resolution * resolution) as u64 * 4);
+        rec.mask(&out, tag)?;
+        Ok(read_u32(gpu, rec, &out, resolution * resolution)?.into_iter().map(|v| v as u8).collect())
+    })
+}
+
+/// GPU [`island_core::distance::distance_to_coast`] (exact EDT, signed, metres).
+pub fn distance_to_coast(mask: &[u8], resolution: usize, spacing: f32) -> Result<Vec<f32>, GpuError> {
+    let nn = resolution * resolution;
+    check_len("mask", mask.len(), nn)?;
+    let mut g = Globals::grid(resolution, 1.0, 0);
+    g.spacing = spacing;
+    with_gpu(g, |gpu, rec| {
+        let m: Vec<u32> = mask.iter().map(|&v| v as u32).collect();
+        let mb = gpu.storage_init("mask", bytemuck::cast_slice(&m));
+        let gb = gpu.storage("g", nn as u64 * 4);
+        let sb = gpu.storage("s", nn as u64 * 4);
+        let tb = gpu.storage("t", nn as u64 * 4);
+        let db = gpu.storage("dist", nn as u64 * 4);
+        let fb = gpu.storage("flags", 16);
+        rec.distance(&mb, &gb, &sb, &tb, &db, &fb)?;
+        read_f32(gpu, rec, &db, nn)
+    })
+}
+
+/// GPU [`island_core::coast::coastal_falloff`].
+pub fn coastal_falloff(land01: &[f32], dist: &[f32], fine: &[f32], roughness: &[f32], resolution: usize, max_height: f32, c: &CoastParams) -> Result<Vec<f32>, GpuError> {
+    let nn = resolution * resolution;
+    for (f, v) in [("land01", land01), ("dist", dist), ("fine", fine), ("roughness", roughness)] {
+        check_len(f, v.len(), nn)?;
+    }
+    let mut g = Globals::grid(resolution, 1.0, 0);
+    pipeline::set_coast(&mut g, max_height, c);
+    with_gpu(g, |gpu, rec| {
+        let l = gpu.storage_init("land01", bytemuck::cast_slice(land01));
+        let d = gpu.storage_init("dist", bytemuck::cast_slice(dist));
+        let f = gpu.storage_init("fine", bytemuck::cast_slice(fine));
+        let r = gpu.storage_init("rough", bytemuck::cast_slice(roughness));
+        rec.coast(&l, &d, &f, &r)?;
+        read_f32(gpu, rec, &l, nn)
+    })
+}
+
+/// GPU [`island_core::river::carve_river`] (returns the carved heights).
+#[allow(clippy::too_many_arguments)]
+pub fn carve_river(
+    heights: &[f32],
+    resolution: usize,
+    world_size: f32,
+    width: f32,
+    bank: f32,
+    depth: f32,
+    meander: f32,
+    meander_scale: f32,
+    seed: u64,
+    tag: u32,
+) -> Result<Vec<f32>, GpuError> {
+    let nn = resolution * resolution;
+    check_len("heights", heights.len(), nn)?;
+    let mut g = Globals::grid(resolution, world_size, seed);
+    pipeline::set_river(&mut g, width, bank, depth, meander, meander_scale);
+    let line = pipeline::river_line(world_size, seed, tag);
+    g.river_points = line.len() as u32;
+    with_gpu(g, |gpu, rec| {
+        let h = gpu.storage_init("heights", bytemuck::cast_slice(heights));
+        let l = gpu.storage_init("line", bytemuck::cast_slice(&line));
+        rec.river(&h, &l, tag)?;
+        read_f32(gpu, rec, &h, nn)
+    })
+}
+
+/// GPU [`island_core::normals::compute_normals`].
+pub fn compute_normals(heights: &[f32], resolution: usize, spacing: f32) -> Result<Vec<[f32; 3]>, GpuError> {
+    let nn = resolution * resolution;
+    check_len("heights", heights.len(), nn)?;
+    let mut g = Globals::grid(resolution, 1.0, 0);
+    g.spacing = spacing;
+    with_gpu(g, |gpu, rec| {
+        let h = gpu.storage_init("heights", bytemuck::cast_slice(heights));
+        let o = gpu.storage("normals", nn as u64 * 12);
+        rec.normals(&h, &o)?;
+        let v = read_f32(gpu, rec, &o, nn * 3)?;
+        Ok(v.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect())
+    })
+}
+
+/// GPU [`island_core::splat::auto_splat`].
+#[allow(clippy::too_many_arguments)]
+pub fn auto_splat(
+    heights: &[f32],
+    normals: &[[f32; 3]],
+    sandiness: &[f32],
+    resolution: usize,
+    world_size: f32,
+    max_height: f32,
+    p: &SplatParams,
+    seed: u64,
+    tag: u32,
+) -> Result<Vec<[u8; 4]>, GpuError> {
+    let nn = resolution * resolution;
+    check_len("heights", heights.len(), nn)?;
+    check_len("normals", normals.len(), nn)?;
+    check_len("sandiness", sandiness.len(), nn)?;
+    let mut g = Globals::grid(resolution, world_size, seed);
+    pipeline::set_splat(&mut g, max_height, p);
+    with_gpu(g, |gpu, rec| {
+        let h = gpu.storage_init("heights", bytemuck::cast_slice(heights));
+        let nb = gpu.storage_init("normals", bytemuck::cast_slice(normals));
+        let s = gpu.storage_init("sand", bytemuck::cast_slice(sandiness));
+        let wa = gpu.storage("wa", nn as u64 * 16);
+        let wb = gpu.storage("wb", nn as u64 * 16);
+        let out = gpu.storage("splat", nn as u64 * 4);
+        rec.splat(&h, &nb, &s, &wa, &wb, &out, p.blur_passes, tag)?;
+        Ok(read_u32(gpu, rec, &out, nn)?.into_iter().map(|v| v.to_le_bytes()).collect())
+    })
+}

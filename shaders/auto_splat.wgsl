@@ -1,0 +1,102 @@
+// Mirrors island_core::splat::auto_splat: jittered weights, separable box blur passes
+// (radius 1, clamped borders), largest-remainder quantisation to RGBA8 summing to 255.
+@group(0) @binding(2) var<storage, read_write> heights: array<f32>;
+@group(0) @binding(3) var<storage, read_write> normals: array<f32>;
+@group(0) @binding(4) var<storage, read_write> sandiness: array<f32>;
+@group(0) @binding(5) var<storage, read_write> wa: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read_write> wb: array<vec4<f32>>;
+@group(0) @binding(7) var<storage, read_write> packed: array<u32>;
+
+fn splat_weights(height: f32, slope_deg: f32, sandy_biome: f32, jit: f32) -> vec4<f32> {
+    let hj = height + jit;
+    let sand = 1.0f - smoothstep_(G.sand_height - 1.5f, G.sand_height + 1.5f, hj);
+    let snow_h = G.snow_height * G.max_height;
+    let snow = smoothstep_(snow_h - 4.0f, snow_h + 4.0f, hj)
+        * (1.0f - smoothstep_(G.rock_slope + 4.0f, G.rock_slope + 14.0f, slope_deg));
+    let rock = smoothstep_(G.rock_slope - 6.0f, G.rock_slope + 6.0f, slope_deg);
+    let rest = (1.0f - rock) * (1.0f - snow);
+    let sandy = max(sand, sandy_biome);
+    let w = vec4<f32>(rest * sandy, rest * (1.0f - sandy), rock, (1.0f - rock) * snow);
+    let s = w.x + w.y + w.z + w.w;
+    if (s > 0.0f) {
+        return vec4<f32>(w.x / s, w.y / s, w.z / s, w.w / s);
+    }
+    return vec4<f32>(0.0f, 1.0f, 0.0f, 0.0f);
+}
+
+@compute @workgroup_size(16, 16)
+fn weights(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = sample_index(gid);
+    if (i < 0) {
+        return;
+    }
+    let s = stage_seed(G.seed_lo, G.seed_hi, D.tag);
+    let j = G.splat_jitter * fbm_point(f32(gid.x) * G.spacing / 40.0f, f32(gid.y) * G.spacing / 40.0f, s, 3u, 2.0f, 0.5f);
+    let ny = normals[u32(i) * 3u + 1u];
+    let slope = acos(clamp(ny, -1.0f, 1.0f)) * TO_DEG;
+    wa[i] = splat_weights(heights[i], slope, sandiness[i], j);
+}
+
+// D.which = 0: wb = horizontal blur of wa; D.which = 1: wa = vertical blur of wb.
+@compute @workgroup_size(16, 16)
+fn blur(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = sample_index(gid);
+    if (i < 0) {
+        return;
+    }
+    let n = G.n;
+    let x = gid.x;
+    let z = gid.y;
+    if (D.which == 0u) {
+        let a = wa[z * n + select(x - 1u, 0u, x == 0u)];
+        let b = wa[z * n + x];
+        let c = wa[z * n + min(x + 1u, n - 1u)];
+        wb[i] = (a + b + c) * THIRD;
+    } else {
+        let a = wb[select(z - 1u, 0u, z == 0u) * n + x];
+        let b = wb[z * n + x];
+        let c = wb[min(z + 1u, n - 1u) * n + x];
+        wa[i] = (a + b + c) * THIRD;
+    }
+}
+
+@compute @workgroup_size(16, 16)
+fn quantize(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = sample_index(gid);
+    if (i < 0) {
+        return;
+    }
+    let w = wa[i];
+    var wk = array<f32, 4>(max(w.x, 0.0f), max(w.y, 0.0f), max(w.z, 0.0f), max(w.w, 0.0f));
+    let s = ((wk[0] + wk[1]) + wk[2]) + wk[3];
+    var out = array<u32, 4>(0u, 0u, 0u, 0u);
+    if (s <= 0.0f) {
+        packed[i] = 255u << 8u;
+        return;
+    }
+    var rem: array<f32, 4>;
+    var total = 0u;
+    for (var k = 0u; k < 4u; k++) {
+        let v = wk[k] / s * 255.0f;
+        let f = min(floor(v), 255.0f);
+        out[k] = u32(f);
+        rem[k] = v - f;
+        total += u32(f);
+    }
+    var left = 0u;
+    if (total < 255u) {
+        left = 255u - total;
+    }
+    while (left > 0u) {
+        var best = 0u;
+        for (var k = 1u; k < 4u; k++) {
+            if (rem[k] > rem[best]) {
+                best = k;
+            }
+        }
+        out[best] += 1u;
+        rem[best] = -1.0f;
+        left -= 1u;
+    }
+    packed[i] = (out[0] & 255u) | ((out[1] & 255u) << 8u) | ((out[2] & 255u) << 16u) | ((out[3] & 255u) << 24u);
+}

@@ -1,0 +1,208 @@
+// Shared by every compute pass (prepended to each pass file at build time).
+// Ported bit-for-bit from rust/core/src/{hash,gradient_noise,value_noise,grid}.rs.
+// Float constants are the exact f32 values the Rust code uses (printed from Rust).
+
+struct Globals {
+    n: u32,
+    seed_lo: u32,
+    seed_hi: u32,
+    biome_count: u32,
+    lut_len: u32,
+    mountain_count: u32,
+    river_points: u32,
+    ridge: u32,
+    biome_grid: u32,
+    blur_passes: u32,
+    _pad0: u32,
+    _pad1: u32,
+    world_size: f32,
+    spacing: f32,
+    max_height: f32,
+    detail_strength: f32,
+    detail_cap: f32,
+    biome_distortion: f32,
+    boundary_noise: f32,
+    blend_width: f32,
+    mask_radius: f32,
+    mask_roundness: f32,
+    mask_noise_scale: f32,
+    mask_margin: f32,
+    coast_width: f32,
+    beach_height: f32,
+    shelf_width: f32,
+    sea_depth: f32,
+    fine_amplitude: f32,
+    river_width: f32,
+    river_bank: f32,
+    river_depth: f32,
+    river_meander: f32,
+    river_meander_scale: f32,
+    sand_height: f32,
+    snow_height: f32,
+    splat_jitter: f32,
+    rock_slope: f32,
+    biome_cell: f32,
+    _padf: f32,
+}
+
+// Per-dispatch values (noise step/octaves/tag, diamond-square level, EDT / blur direction).
+struct Dispatch {
+    step: f32,
+    lacunarity: f32,
+    persistence: f32,
+    amp: f32,
+    octaves: u32,
+    tag: u32,
+    level: u32,
+    which: u32,
+}
+
+@group(0) @binding(0) var<uniform> G: Globals;
+@group(0) @binding(1) var<uniform> D: Dispatch;
+
+const GRAD_K: f32 = 3.051804378628731e-5f;    // 2.0f32 / 65535.0
+const C6: f32 = 0.1666666716337204f;           // 1.0f32 / 6.0
+const C120: f32 = 0.008333333767950535f;       // 1.0f32 / 120.0
+const C5040: f32 = 0.00019841270113829523f;    // 1.0f32 / 5040.0
+const C362880: f32 = 2.7557318844628753e-6f;   // 1.0f32 / 362880.0
+const PI: f32 = 3.1415927410125732f;           // std::f32::consts::PI
+const THIRD: f32 = 0.3333333432674408f;        // 1.0f32 / 3.0
+const TO_DEG: f32 = 57.295780181884766f;       // f32::to_degrees factor
+const UNIT: f32 = 5.960464477539063e-8f;       // 1 / 2^24
+const F32_MAX: f32 = 3.4028234663852886e38f;
+
+// ---- hash.rs ----
+fn hash_u32(x0: u32) -> u32 {
+    var x = x0;
+    x ^= x >> 16u;
+    x *= 0x7feb352du;
+    x ^= x >> 15u;
+    x *= 0x846ca68bu;
+    x ^= x >> 16u;
+    return x;
+}
+
+fn hash2(x: i32, y: i32, seed: u32) -> u32 {
+    return hash_u32(bitcast<u32>(x) ^ hash_u32(bitcast<u32>(y) ^ seed));
+}
+
+fn unit(h: u32) -> f32 {
+    return f32(h >> 8u) * UNIT;
+}
+
+fn hash2_unit(x: i32, y: i32, seed: u32) -> f32 {
+    return unit(hash2(x, y, seed));
+}
+
+// 64-bit seed as (lo, hi) halves.
+fn stage_seed(lo: u32, hi: u32, stage: u32) -> u32 {
+    return hash_u32(lo ^ hash_u32(hi ^ hash_u32(stage + 0x9e3779b9u)));
+}
+
+// Rust's saturating `f as i32` (inputs are floored, finite).
+fn f2i(f: f32) -> i32 {
+    if (f >= 2147483648.0f) {
+        return 2147483647;
+    }
+    if (f < -2147483648.0f) {
+        return -2147483647 - 1;
+    }
+    return i32(f);
+}
+
+// ---- grid.rs ----
+fn smoothstep_(e0: f32, e1: f32, x: f32) -> f32 {
+    let t = clamp((x - e0) / (e1 - e0), 0.0f, 1.0f);
+    return t * t * (3.0f - 2.0f * t);
+}
+
+// ---- gradient_noise.rs ----
+fn fade(t: f32) -> f32 {
+    return t * t * t * (t * (t * 6.0f - 15.0f) + 10.0f);
+}
+
+fn grad_dot(h: u32, dx: f32, dy: f32) -> f32 {
+    let gx = f32(h & 0xffffu) * GRAD_K - 1.0f;
+    let gy = f32(h >> 16u) * GRAD_K - 1.0f;
+    return gx * dx + gy * dy;
+}
+
+fn gradient_noise(x: f32, y: f32, seed: u32) -> f32 {
+    let xf = floor(x);
+    let yf = floor(y);
+    let xi = bitcast<u32>(f2i(xf));
+    let yi = bitcast<u32>(f2i(yf));
+    let dx = x - xf;
+    let dy = y - yf;
+    let hy0 = hash_u32(yi ^ seed);
+    let hy1 = hash_u32((yi + 1u) ^ seed);
+    let h00 = hash_u32(xi ^ hy0);
+    let h10 = hash_u32((xi + 1u) ^ hy0);
+    let h01 = hash_u32(xi ^ hy1);
+    let h11 = hash_u32((xi + 1u) ^ hy1);
+    let n00 = grad_dot(h00, dx, dy);
+    let n10 = grad_dot(h10, dx - 1.0f, dy);
+    let n01 = grad_dot(h01, dx, dy - 1.0f);
+    let n11 = grad_dot(h11, dx - 1.0f, dy - 1.0f);
+    let u = fade(dx);
+    let v = fade(dy);
+    let a = n00 + u * (n10 - n00);
+    let b = n01 + u * (n11 - n01);
+    return (a + v * (b - a)) * 1.2f;
+}
+
+fn octave_seed(seed: u32, o: u32) -> u32 {
+    return hash_u32(seed ^ (o * 0x68e31da4u));
+}
+
+fn fbm_point(x: f32, y: f32, seed: u32, octaves: u32, lacunarity: f32, persistence: f32) -> f32 {
+    var sum = 0.0f;
+    var amp = 1.0f;
+    var norm = 0.0f;
+    var f = 1.0f;
+    for (var o = 0u; o < octaves; o++) {
+        sum += amp * gradient_noise(x * f, y * f, octave_seed(seed, o));
+        norm += amp;
+        amp *= persistence;
+        f *= lacunarity;
+    }
+    if (norm > 0.0f) {
+        return sum / norm;
+    }
+    return 0.0f;
+}
+
+// ---- value_noise.rs ----
+fn cosine_fade(t: f32) -> f32 {
+    let x = PI * (t - 0.5f);
+    let x2 = x * x;
+    let s = x * (1.0f + x2 * (-C6 + x2 * (C120 + x2 * (-C5040 + x2 * C362880))));
+    // Clamped so lattice values are hit exactly (the series overshoots ±1 by 3.5e-6).
+    return clamp(0.5f + 0.5f * s, 0.0f, 1.0f);
+}
+
+fn value_noise_point(x: f32, y: f32, seed: u32) -> f32 {
+    let xf = floor(x);
+    let yf = floor(y);
+    let xi = f2i(xf);
+    let yi = f2i(yf);
+    let u = cosine_fade(x - xf);
+    let v = cosine_fade(y - yf);
+    let x1 = bitcast<i32>(bitcast<u32>(xi) + 1u);
+    let y1 = bitcast<i32>(bitcast<u32>(yi) + 1u);
+    let a = hash2_unit(xi, yi, seed);
+    let b = hash2_unit(x1, yi, seed);
+    let c = hash2_unit(xi, y1, seed);
+    let d = hash2_unit(x1, y1, seed);
+    let top = a + u * (b - a);
+    let bot = c + u * (d - c);
+    return top + v * (bot - top);
+}
+
+// Sample index of a 2-D invocation, or -1 when outside the grid.
+fn sample_index(gid: vec3<u32>) -> i32 {
+    if (gid.x >= G.n || gid.y >= G.n) {
+        return -1;
+    }
+    return i32(gid.y * G.n + gid.x);
+}

@@ -1,0 +1,26 @@
+// Mirrors island_core::normals::compute_normals (central differences, one-sided at borders).
+// normals[3i..3i+3] = (nx, ny, nz).
+@group(0) @binding(2) var<storage, read_write> heights: array<f32>;
+@group(0) @binding(3) var<storage, read_write> normals: array<f32>;
+
+@compute @workgroup_size(16, 16)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let idx = sample_index(gid);
+    if (idx < 0) {
+        return;
+    }
+    let n = G.n;
+    let x = gid.x;
+    let z = gid.y;
+    let x0 = select(x - 1u, 0u, x == 0u);
+    let x1 = min(x + 1u, n - 1u);
+    let z0 = select(z - 1u, 0u, z == 0u);
+    let z1 = min(z + 1u, n - 1u);
+    let dx = (heights[z * n + x1] - heights[z * n + x0]) / (f32(x1 - x0) * G.spacing);
+    let dz = (heights[z1 * n + x] - heights[z0 * n + x]) / (f32(z1 - z0) * G.spacing);
+    let len = sqrt(dx * dx + 1.0f + dz * dz);
+    let o = u32(idx) * 3u;
+    normals[o] = -dx / len;
+    normals[o + 1u] = 1.0f / len;
+    normals[o + 2u] = -dz / len;
+}
