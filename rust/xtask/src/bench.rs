@@ -1,6 +1,482 @@
-//! `cargo xtask bench` (owned by the benchmark engineer).
+//! `cargo xtask bench [--res 1025,4097] [--reps 15,3] [--write FILE.md] [--no-python] [--no-godot]`
+//!
+//! Builds the `bench_table` example of `island_core` in release, runs it (every stage on its own,
+//! the whole default pipeline with its per-stage split, and the `noise` crate's `Fbm<Perlin>`),
+//! then the peers measured in the same run on the same machine:
+//! * scipy's `ndimage.distance_transform_edt` on the very same mask (`tests/bench/scipy_edt.py`,
+//!   in a venv under `${XDG_CACHE_HOME:-~/.cache}/procedural_island/venv`, created on first use),
+//!   which also cross-checks that our exact EDT gives the same distances;
+//! * Godot's `FastNoiseLite.get_image` (Perlin fBm, 8 octaves) in headless Godot
+//!   (`godot_project/bench/fastnoise_bench.gd`).
+//!
+//! Prints one markdown table (machine in the header) and a goal check; `--write` also saves it.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// One timing: median and min milliseconds over `reps` runs.
+#[derive(Clone, Copy, Debug)]
+struct Timing {
+    median: f64,
+    min: f64,
+    reps: usize,
+}
+
+struct Options {
+    res: Vec<usize>,
+    reps: Vec<usize>,
+    write: Option<PathBuf>,
+    python: bool,
+    godot: bool,
+}
+
+fn parse_list(s: &str) -> Result<Vec<usize>, String> {
+    s.split(',').map(|x| x.trim().parse::<usize>().map_err(|e| format!("bad number `{x}`: {e}"))).collect()
+}
+
+fn parse_args(args: &[String]) -> Result<Options, String> {
+    let mut o = Options { res: vec![1025, 4097], reps: vec![15, 3], write: None, python: true, godot: true };
+    let mut i = 0;
+    while i < args.len() {
+        let value = || args.get(i + 1).ok_or_else(|| format!("missing value after {}", args[i]));
+        match args[i].as_str() {
+            "--res" => {
+                o.res = parse_list(value()?)?;
+                i += 1;
+            }
+            "--reps" => {
+                o.reps = parse_list(value()?)?;
+                i += 1;
+            }
+            "--write" => {
+                o.write = Some(PathBuf::from(value()?));
+                i += 1;
+            }
+            "--no-python" => o.python = false,
+            "--no-godot" => o.godot = false,
+            "-h" | "--help" => {
+                return Err("usage: cargo xtask bench [--res 1025,4097] [--reps 15,3] [--write docs/benchmarks.md] [--no-python] [--no-godot]".into())
+            }
+            other => return Err(format!("unknown argument `{other}` (try --help)")),
+        }
+        i += 1;
+    }
+    for &n in &o.res {
+        if n < 33 || n > 8193 || !(n - 1).is_power_of_two() {
+            return Err(format!("--res: {n} is not 2^k+1 between 33 and 8193"));
+        }
+    }
+    if o.reps.is_empty() || o.reps.contains(&0) {
+        return Err("--reps: every repetition count must be at least 1".into());
+    }
+    Ok(o)
+}
+
+fn reps_for(o: &Options, k: usize) -> usize {
+    *o.reps.get(k).or(o.reps.last()).unwrap_or(&3)
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap_or_else(|_| PathBuf::from("."))
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+}
+
+/// Run a command, stderr passed through; returns stdout.
+fn run_capture(mut c: Command, what: &str) -> Result<String, String> {
+    let out = c.stderr(Stdio::inherit()).output().map_err(|e| format!("cannot start {what}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("{what} failed ({})", out.status));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Parse `<tag>\t<name>\t<n>\t<median>\t<min>\t<reps>` lines (tag = "time") and
+/// `<name>\t<n>\t<median>\t<min>\t<reps>[\t<extra>]` lines (tag = the name).
+fn parse_time_line(fields: &[&str]) -> Option<(usize, Timing)> {
+    let n = fields.first()?.parse().ok()?;
+    let median = fields.get(1)?.parse().ok()?;
+    let min = fields.get(2)?.parse().ok()?;
+    let reps = fields.get(3)?.parse().ok()?;
+    Some((n, Timing { median, min, reps }))
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
+        .unwrap_or_else(|| "unknown CPU".into())
+}
+
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".into())
+}
+
+fn nproc() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+fn short_output(c: Command) -> String {
+    let mut c = c;
+    c.output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "?".into())
+}
+
+fn venv_dir() -> PathBuf {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into())).join(".cache"));
+    base.join("procedural_island").join("venv")
+}
+
+/// Python with numpy + scipy: the cached venv, created (and filled with pip) when missing.
+fn ensure_scipy() -> Result<PathBuf, String> {
+    let venv = venv_dir();
+    let py = venv.join("bin").join("python");
+    let has_scipy =
+        |py: &Path| Command::new(py).args(["-c", "import numpy, scipy.ndimage"]).stdout(Stdio::null()).stderr(Stdio::null()).status().map(|s| s.success()).unwrap_or(false);
+    if py.is_file() && has_scipy(&py) {
+        return Ok(py);
+    }
+    eprintln!("xtask bench: installing numpy + scipy into {}", venv.display());
+    if !py.is_file() {
+        let ok = Command::new("python3").arg("-m").arg("venv").arg(&venv).status().map_err(|e| format!("cannot run python3: {e}"))?;
+        if !ok.success() {
+            return Err(format!("python3 -m venv {} failed", venv.display()));
+        }
+    }
+    let ok = Command::new(venv.join("bin").join("pip"))
+        .args(["install", "--quiet", "numpy", "scipy"])
+        .status()
+        .map_err(|e| format!("cannot run pip: {e}"))?;
+    if !ok.success() || !has_scipy(&py) {
+        return Err("pip install numpy scipy failed".into());
+    }
+    Ok(py)
+}
+
+fn fmt_ms(t: Option<&Timing>) -> String {
+    match t {
+        Some(t) if t.median >= 100.0 => format!("{:.0} ms", t.median),
+        Some(t) if t.median >= 10.0 => format!("{:.1} ms", t.median),
+        Some(t) => format!("{:.2} ms", t.median),
+        None => "—".into(),
+    }
+}
+
+fn ratio(ours: Option<&Timing>, peer: Option<&Timing>) -> Option<f64> {
+    Some(peer?.median / ours?.median)
+}
+
+fn fmt_ratio(r: Option<f64>) -> String {
+    match r {
+        Some(r) if r >= 1.0 => format!("ours {r:.1}× faster"),
+        Some(r) => format!("ours {:.1}× slower", 1.0 / r),
+        None => "—".into(),
+    }
+}
 
 /// Run the benchmark suite.
-pub fn run(_args: &[String]) -> Result<(), String> {
-    Err("bench: not implemented yet".into())
+pub fn run(args: &[String]) -> Result<(), String> {
+    let o = parse_args(args)?;
+    let root = workspace_root();
+    let load_before = loadavg();
+    let tmp = std::env::temp_dir().join(format!("procedural_island_bench_{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).map_err(|e| format!("cannot create {}: {e}", tmp.display()))?;
+
+    // 1. Our stages and the noise crate (release build).
+    eprintln!("xtask bench: building and running the bench_table example (release) ...");
+    let res_list = o.res.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(",");
+    let reps_list = (0..o.res.len()).map(|k| reps_for(&o, k).to_string()).collect::<Vec<_>>().join(",");
+    let mut c = cargo();
+    c.current_dir(&root)
+        .args(["run", "--release", "--quiet", "-p", "island_core", "--example", "bench_table", "--"])
+        .args(["--res", &res_list, "--reps", &reps_list, "--dump"])
+        .arg(&tmp);
+    let out = run_capture(c, "bench_table")?;
+    let mut ours: BTreeMap<(String, usize), Timing> = BTreeMap::new();
+    let mut threads = String::from("?");
+    for line in out.lines() {
+        let f: Vec<&str> = line.split('\t').collect();
+        match f.first() {
+            Some(&"time") if f.len() >= 6 => {
+                if let Some((n, t)) = parse_time_line(&f[2..]) {
+                    ours.insert((f[1].to_string(), n), t);
+                }
+            }
+            Some(&"threads") if f.len() >= 2 => threads = f[1].to_string(),
+            _ => {}
+        }
+    }
+    if ours.is_empty() {
+        return Err("bench_table printed no timings".into());
+    }
+    let mut peers: BTreeMap<(String, usize), Timing> = BTreeMap::new();
+    let mut notes: Vec<String> = Vec::new();
+
+    // 2. scipy's EDT on the same masks.
+    if o.python {
+        eprintln!("xtask bench: scipy distance_transform_edt ...");
+        match ensure_scipy() {
+            Ok(py) => {
+                for (k, &n) in o.res.iter().enumerate() {
+                    let reps = reps_for(&o, k).clamp(1, 5);
+                    let mut c = Command::new(&py);
+                    c.arg(root.join("tests/bench/scipy_edt.py")).arg(&tmp).arg(n.to_string()).arg(reps.to_string());
+                    match run_capture(c, "scipy_edt.py") {
+                        Ok(s) => {
+                            for line in s.lines() {
+                                let f: Vec<&str> = line.split('\t').collect();
+                                if f.first() == Some(&"scipy_edt") {
+                                    if let Some((n, t)) = parse_time_line(&f[1..]) {
+                                        peers.insert(("scipy_edt".into(), n), t);
+                                    }
+                                    match f.get(5) {
+                                        Some(&"match") => notes.push(format!(
+                                            "EDT {n}²: our exact squared distances equal scipy's distances squared on every sample."
+                                        )),
+                                        Some(other) => notes.push(format!("EDT {n}²: RESULTS DIFFER from scipy ({other} samples).")),
+                                        None => {}
+                                    }
+                                }
+                            }
+                        }
+                        Err(e) => notes.push(format!("scipy EDT at {n}² skipped: {e}")),
+                    }
+                }
+            }
+            Err(e) => notes.push(format!("scipy rows skipped: {e}")),
+        }
+    } else {
+        notes.push("scipy rows skipped (--no-python).".into());
+    }
+
+    // 3. Godot's FastNoiseLite.get_image.
+    let mut godot_version = String::new();
+    if o.godot {
+        eprintln!("xtask bench: Godot FastNoiseLite.get_image ...");
+        match crate::godot::godot_launcher() {
+            Ok(l) => {
+                godot_version = l.version.clone();
+                for (k, &n) in o.res.iter().enumerate() {
+                    let reps = reps_for(&o, k).clamp(1, 5);
+                    let mut c = l.command();
+                    c.arg("--headless")
+                        .arg("--path")
+                        .arg(root.join("godot_project"))
+                        .args(["--script", "res://bench/fastnoise_bench.gd", "--"])
+                        .arg(n.to_string())
+                        .arg(reps.to_string())
+                        .stdin(Stdio::null());
+                    let result = c.stderr(Stdio::piped()).output();
+                    match result {
+                        Ok(out) if out.status.success() => {
+                            let s = String::from_utf8_lossy(&out.stdout);
+                            let mut found = false;
+                            for line in s.lines() {
+                                let f: Vec<&str> = line.split('\t').collect();
+                                if f.first() == Some(&"fastnoise") {
+                                    if let Some((n, t)) = parse_time_line(&f[1..]) {
+                                        peers.insert(("fastnoise".into(), n), t);
+                                        found = true;
+                                    }
+                                }
+                            }
+                            if !found {
+                                notes.push(format!("Godot FastNoiseLite at {n}² skipped: the script printed no timing"));
+                            }
+                        }
+                        Ok(out) => notes.push(format!(
+                            "Godot FastNoiseLite at {n}² skipped: Godot exited with {}: {}",
+                            out.status,
+                            String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("")
+                        )),
+                        Err(e) => notes.push(format!("Godot FastNoiseLite at {n}² skipped: cannot start Godot: {e}")),
+                    }
+                }
+            }
+            Err(e) => notes.push(format!("Godot FastNoiseLite rows skipped: Godot is not available ({e}).")),
+        }
+    } else {
+        notes.push("Godot rows skipped (--no-godot).".into());
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    let load_after = loadavg();
+
+    let md = render(&o, &ours, &peers, &notes, &threads, &godot_version, &load_before, &load_after, &root);
+    println!("{md}");
+    if let Some(path) = &o.write {
+        let path = if path.is_absolute() { path.clone() } else { root.join(path) };
+        std::fs::write(&path, &md).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        eprintln!("xtask bench: wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// Rows of the table: (key in the bench_table output, label, octaves for ns/octave-sample or 0).
+const STAGE_ROWS: [(&str, &str, u32); 11] = [
+    ("fbm8", "fBm gradient noise, 8 octaves", 8),
+    ("value_noise", "value noise, 6 octaves (default)", 6),
+    ("diamond_square", "diamond-square", 0),
+    ("gaussian_islands", "gaussian islands", 0),
+    ("mask", "island mask (4-octave fBm deformed circle)", 0),
+    ("edt", "exact EDT (`distance_transform_sq`, 1 pass)", 0),
+    ("distance_to_coast", "signed distance to coast (2 EDTs)", 0),
+    ("biome_blend", "biome blend (Voronoi + blend)", 0),
+    ("river", "river carve", 0),
+    ("splat", "auto splat (incl. 2 blur passes)", 0),
+    ("normals", "normals", 0),
+];
+
+#[allow(clippy::too_many_arguments)]
+fn render(
+    o: &Options,
+    ours: &BTreeMap<(String, usize), Timing>,
+    peers: &BTreeMap<(String, usize), Timing>,
+    notes: &[String],
+    threads: &str,
+    godot_version: &str,
+    load_before: &str,
+    load_after: &str,
+    root: &Path,
+) -> String {
+    let get = |name: &str, n: usize| ours.get(&(name.to_string(), n));
+    let peer = |name: &str, n: usize| peers.get(&(name.to_string(), n));
+    let big = *o.res.iter().max().unwrap();
+    let mut s = String::new();
+    let commit = short_output({
+        let mut c = Command::new("git");
+        c.current_dir(root).args(["rev-parse", "--short", "HEAD"]);
+        c
+    });
+    let rustc = short_output({
+        let mut c = Command::new("rustc");
+        c.arg("--version");
+        c
+    });
+    s.push_str("# Benchmarks\n\n");
+    s.push_str(&format!(
+        "Machine: {} cores (`nproc`), {}; rayon threads: {threads}; load average before / after: {load_before} / {load_after}.  \n",
+        nproc(),
+        cpu_model()
+    ));
+    s.push_str(&format!(
+        "Commit {commit}, {rustc}, release profile. Median of N runs after one warm-up (N in brackets); \
+         generated by `cargo xtask bench`.\n\n"
+    ));
+    let cols: Vec<String> = o.res.iter().map(|n| format!("{n}²")).collect();
+    s.push_str(&format!("| measurement | {} | note ({big}²) |\n", cols.join(" | ")));
+    s.push_str(&format!("|---|{}---|\n", "---:|".repeat(o.res.len())));
+    let cell = |t: Option<&Timing>| match t {
+        Some(t) => format!("{} [{}]", fmt_ms(Some(t)), t.reps),
+        None => "—".into(),
+    };
+    for (key, label, oct) in STAGE_ROWS {
+        let cells: Vec<String> = o.res.iter().map(|&n| cell(get(key, n))).collect();
+        let note = match get(key, big) {
+            Some(t) => {
+                let samples = (big * big) as f64;
+                if oct > 0 {
+                    format!("{:.2} ns per octave-sample", t.median * 1e6 / (samples * oct as f64))
+                } else {
+                    format!("{:.2} ns per sample", t.median * 1e6 / samples)
+                }
+            }
+            None => String::new(),
+        };
+        s.push_str(&format!("| {label} | {} | {note} |\n", cells.join(" | ")));
+    }
+    let cells: Vec<String> = o.res.iter().map(|&n| cell(get("pipeline", n))).collect();
+    s.push_str(&format!("| **whole default pipeline** (`generate`) | {} | |\n", cells.join(" | ")));
+    let split: Vec<String> = ours
+        .keys()
+        .filter(|(k, n)| *n == big && k.starts_with("pipeline."))
+        .map(|(k, _)| k.clone())
+        .collect();
+    // Keep pipeline order (stage_ms order) rather than alphabetical.
+    let order = ["base", "detail", "biomes", "shaping", "mask", "distance", "coast", "river", "normals", "splat", "stats"];
+    let mut names: Vec<&str> = order.iter().copied().filter(|st| split.iter().any(|k| k == &format!("pipeline.{st}"))).collect();
+    for k in &split {
+        let st = &k["pipeline.".len()..];
+        if !names.contains(&st) {
+            names.push(st);
+        }
+    }
+    for st in names {
+        let key = format!("pipeline.{st}");
+        let cells: Vec<String> = o.res.iter().map(|&n| fmt_ms(get(&key, n))).collect();
+        let share = match (get(&key, big), get("pipeline", big)) {
+            (Some(a), Some(b)) if b.median > 0.0 => format!("{:.0}% of the pipeline", 100.0 * a.median / b.median),
+            _ => String::new(),
+        };
+        s.push_str(&format!("| &nbsp;&nbsp;pipeline stage `{st}` | {} | {share} |\n", cells.join(" | ")));
+    }
+    let peer_rows: [(&str, &str, &str); 3] = [
+        ("scipy_edt", "edt", "peer: scipy `ndimage.distance_transform_edt` (same mask)"),
+        ("noise_crate_fbm8", "fbm8", "peer: `noise` crate `Fbm<Perlin>` 8 oct (rayon rows)"),
+        ("fastnoise", "fbm8", "peer: Godot `FastNoiseLite.get_image` Perlin fBm 8 oct"),
+    ];
+    for (pkey, okey, label) in peer_rows {
+        let t = |n: usize| if pkey == "noise_crate_fbm8" { get(pkey, n) } else { peer(pkey, n) };
+        let cells: Vec<String> = o
+            .res
+            .iter()
+            .map(|&n| match t(n) {
+                Some(p) => format!("{} [{}] ({})", fmt_ms(Some(p)), p.reps, fmt_ratio(ratio(get(okey, n), Some(p)))),
+                None => "—".into(),
+            })
+            .collect();
+        let note = match pkey {
+            "scipy_edt" => "float64 distances, single-threaded".to_string(),
+            "noise_crate_fbm8" => "f64, `NoiseFn::get` per sample".to_string(),
+            _ if !godot_version.is_empty() => format!("Godot {godot_version}, includes the L8 image conversion"),
+            _ => String::new(),
+        };
+        s.push_str(&format!("| {label} | {} | {note} |\n", cells.join(" | ")));
+    }
+
+    // Goals.
+    s.push_str("\nGoals on this machine:\n\n");
+    let status = |ok: Option<bool>| match ok {
+        Some(true) => "met",
+        Some(false) => "**MISSED**",
+        None => "not measured",
+    };
+    if let Some(t) = get("pipeline", 1025) {
+        s.push_str(&format!("- default 1025² island, all stages ≤ 60 ms: {:.1} ms — {}\n", t.median, status(Some(t.median <= 60.0))));
+    }
+    if let Some(t) = get("fbm8", 4097) {
+        let ns = t.median * 1e6 / (4097.0 * 4097.0 * 8.0);
+        s.push_str(&format!("- fBm 8 octaves at 4097² ≤ 1.3 ns per octave-sample: {ns:.2} ns — {}\n", status(Some(ns <= 1.3))));
+    }
+    for (n, what, pkey, okey, target) in [
+        (4097usize, "EDT at 4097² ≥ 5× faster than scipy", "scipy_edt", "edt", 5.0),
+        (4097, "fBm ≥ 20× faster than FastNoiseLite.get_image (4097²)", "fastnoise", "fbm8", 20.0),
+        (4097, "fBm ahead of the `noise` crate (4097²)", "noise_crate_fbm8", "fbm8", 1.0),
+    ] {
+        if !o.res.contains(&n) {
+            continue;
+        }
+        let p = if pkey == "noise_crate_fbm8" { get(pkey, n) } else { peer(pkey, n) };
+        match ratio(get(okey, n), p) {
+            Some(r) => s.push_str(&format!("- {what}: {r:.1}× — {}\n", status(Some(r >= target)))),
+            None => s.push_str(&format!("- {what}: {}\n", status(None))),
+        }
+    }
+    if !notes.is_empty() {
+        s.push_str("\nNotes:\n\n");
+        for n in notes {
+            s.push_str(&format!("- {n}\n"));
+        }
+    }
+    s
 }
