@@ -31,7 +31,8 @@ fn weights(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     let s = stage_seed(G.seed_lo, G.seed_hi, D.tag);
-    let j = G.splat_jitter * fbm_point(f32(gid.x) * G.spacing / 40.0f, f32(gid.y) * G.spacing / 40.0f, s, 3u, 2.0f, 0.5f);
+    // Jitter noise = fbm_noise(n, world, SPLAT_JITTER_SCALE, 3, 2, 0.5): D.step = world / (n - 1) / 40.
+    let j = G.splat_jitter * fbm_grid(f32(gid.x) * D.step, f32(gid.y) * D.step, s, 3u, 2.0f, 0.5f);
     let ny = normals[u32(i) * 3u + 1u];
     let slope = acos(clamp(ny, -1.0f, 1.0f)) * TO_DEG;
     wa[i] = splat_weights(heights[i], slope, sandiness[i], j);

@@ -24,7 +24,7 @@ struct Globals {
     boundary_noise: f32,
     blend_width: f32,
     mask_radius: f32,
-    mask_roundness: f32,
+    mask_amp: f32,
     mask_noise_scale: f32,
     mask_margin: f32,
     coast_width: f32,
@@ -170,6 +170,26 @@ fn fbm_point(x: f32, y: f32, seed: u32, octaves: u32, lacunarity: f32, persisten
         return sum / norm;
     }
     return 0.0f;
+}
+
+// fBm as the CPU row kernels compute it (`fbm_noise`, `fbm_field`): sum of
+// amp * noise(x * f, y * f), then times 1 / norm.
+fn fbm_grid(x: f32, y: f32, seed: u32, octaves: u32, lacunarity: f32, persistence: f32) -> f32 {
+    var v = 0.0f;
+    var amp = 1.0f;
+    var norm = 0.0f;
+    var f = 1.0f;
+    for (var o = 0u; o < octaves; o++) {
+        v += amp * gradient_noise(x * f, y * f, octave_seed(seed, o));
+        norm += amp;
+        amp *= persistence;
+        f *= lacunarity;
+    }
+    var inv = 0.0f;
+    if (norm > 0.0f) {
+        inv = 1.0f / norm;
+    }
+    return v * inv;
 }
 
 // ---- value_noise.rs ----

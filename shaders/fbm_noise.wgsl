@@ -10,19 +10,5 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let s = stage_seed(G.seed_lo, G.seed_hi, D.tag);
     let y = f32(gid.y) * D.step;
     let xs = f32(gid.x) * D.step;
-    var v = 0.0f;
-    var amp = 1.0f;
-    var norm = 0.0f;
-    var f = 1.0f;
-    for (var o = 0u; o < D.octaves; o++) {
-        v += amp * gradient_noise(xs * f, y * f, octave_seed(s, o));
-        norm += amp;
-        amp *= D.persistence;
-        f *= D.lacunarity;
-    }
-    var inv = 0.0f;
-    if (norm > 0.0f) {
-        inv = 1.0f / norm;
-    }
-    out_f[i] = v * inv;
+    out_f[i] = fbm_grid(xs, y, s, D.octaves, D.lacunarity, D.persistence);
 }

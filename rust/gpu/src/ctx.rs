@@ -36,7 +36,7 @@ pub(crate) struct Globals {
     pub boundary_noise: f32,
     pub blend_width: f32,
     pub mask_radius: f32,
-    pub mask_roundness: f32,
+    pub mask_amp: f32,
     pub mask_noise_scale: f32,
     pub mask_margin: f32,
     pub coast_width: f32,

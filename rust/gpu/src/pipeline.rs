@@ -12,6 +12,9 @@ use island_core::pipeline::{border_margin, Island, Stats};
 use island_core::river::{river_control_points, river_polyline};
 use std::time::Instant;
 
+/// Wavelength of the splat threshold jitter, metres (`island_core::splat`'s jitter noise).
+const SPLAT_JITTER_SCALE: f32 = 40.0;
+
 /// Samples one normalisation workgroup reduces (matches `PER_GROUP` in normalize_01.wgsl).
 const NORM_PER_GROUP: usize = 4096;
 
@@ -85,7 +88,7 @@ pub(crate) fn globals(p: &IslandParams) -> Globals {
     set_biomes(&mut g, p.world_size, p.biomes.grid, p.biomes.distortion, p.biomes.boundary_noise, p.biomes.blend_width, &p.biomes.biomes);
     g.lut_len = p.shaping_curve.len() as u32;
     g.mask_radius = p.mask.radius;
-    g.mask_roundness = p.mask.roundness;
+    g.mask_amp = island_core::mask::MASK_DEFORMATION * (1.0 - p.mask.roundness);
     g.mask_noise_scale = p.mask.noise_scale;
     g.mask_margin = border_margin(p);
     set_coast(&mut g, p.max_height, &p.coast);
@@ -149,13 +152,19 @@ pub(crate) struct Rec<'f, 'g> {
     pub fr: &'f mut Frame<'g>,
     pub enc: wgpu::CommandEncoder,
     pub n: usize,
+    pub world_size: f32,
 }
 
 type B<'a> = Option<&'a wgpu::Buffer>;
 
 impl<'f, 'g> Rec<'f, 'g> {
-    pub fn new(gpu: &'g Gpu, fr: &'f mut Frame<'g>, n: usize) -> Self {
-        Rec { gpu, fr, enc: gpu.encoder(), n }
+    pub fn new(gpu: &'g Gpu, fr: &'f mut Frame<'g>, n: usize, world_size: f32) -> Self {
+        Rec { gpu, fr, enc: gpu.encoder(), n, world_size }
+    }
+
+    /// Noise step per sample for a wavelength of `scale` metres (as `fbm_noise` computes it).
+    fn gpu_world_step(&self, scale: f32) -> f32 {
+        self.world_size / (self.n - 1) as f32 / scale
     }
 
     fn go(&mut self, pipe: &wgpu::ComputePipeline, d: Dispatch, bufs: &[B<'_>], groups: (u32, u32, u32)) -> Result<(), GpuError> {
@@ -265,7 +274,8 @@ impl<'f, 'g> Rec<'f, 'g> {
     #[allow(clippy::too_many_arguments)]
     pub fn splat(&mut self, heights: &wgpu::Buffer, normals: &wgpu::Buffer, sand: &wgpu::Buffer, wa: &wgpu::Buffer, wb: &wgpu::Buffer, packed: &wgpu::Buffer, blur_passes: u32, tg: u32) -> Result<(), GpuError> {
         let p = &self.gpu.pipes;
-        let d = Dispatch { tag: tg, ..Default::default() };
+        let step = self.gpu_world_step(SPLAT_JITTER_SCALE);
+        let d = Dispatch { tag: tg, step, ..Default::default() };
         self.go(&p.splat_weights, d, &[Some(heights), Some(normals), Some(sand), Some(wa)], grid2(self.n))?;
         for _ in 0..blur_passes {
             for which in 0..2 {
@@ -306,7 +316,7 @@ pub(crate) fn run(gpu: &Gpu, p: &IslandParams) -> Result<Island, GpuError> {
     };
     g.mountain_count = mountains.len() as u32;
     let mut fr = Frame::new(gpu, &g);
-    let mut rec = Rec::new(gpu, &mut fr, n);
+    let mut rec = Rec::new(gpu, &mut fr, n, p.world_size);
     let mut stage_ms: Vec<(String, f64)> = Vec::new();
     let mut t = Instant::now();
     let mut done = |rec: &mut Rec, name: &str, t: &mut Instant| -> Result<(), GpuError> {

@@ -30,7 +30,7 @@ fn with_gpu<T>(g: Globals, f: impl FnOnce(&Gpu, &mut Rec) -> Result<T, GpuError>
     let gpu = ctx::gpu()?;
     gpu.guarded(|| {
         let mut fr = Frame::new(&gpu, &g);
-        let mut rec = Rec::new(&gpu, &mut fr, g.n as usize);
+        let mut rec = Rec::new(&gpu, &mut fr, g.n as usize, g.world_size);
         f(&gpu, &mut rec)
     })
 }
@@ -195,7 +195,7 @@ pub fn apply_shaping_curve(heights: &[f32], resolution: usize, lut: &[f32]) -> R
 pub fn island_mask(resolution: usize, world_size: f32, radius: f32, roundness: f32, noise_scale: f32, margin: f32, seed: u64, tag: u32) -> Result<Vec<u8>, GpuError> {
     let mut g = Globals::grid(resolution, world_size, seed);
     g.mask_radius = radius;
-    g.mask_roundness = roundness;
+    g.mask_amp = island_core::mask::MASK_DEFORMATION * (1.0 - roundness);
     g.mask_noise_scale = noise_scale;
     g.mask_margin = margin;
     with_gpu(g, |gpu, rec| {
