@@ -8,13 +8,14 @@ use godot::classes::image::Format as ImageFormat;
 use godot::classes::mesh::{ArrayType, PrimitiveType};
 use godot::classes::node::InternalMode;
 use godot::classes::{
-    ArrayMesh, CollisionShape3D, Curve, Engine, FileAccess, HeightMapShape3D, INode3D, Image, Material,
-    MeshInstance3D, Node3D, ResourceLoader, Shader, ShaderMaterial, StaticBody3D,
+    ArrayMesh, ClassDb, CollisionShape3D, Curve, Engine, FileAccess, HeightMapShape3D, INode3D, Image, Material,
+    MeshInstance3D, Node3D, ProjectSettings, ResourceLoader, Shader, ShaderMaterial, StaticBody3D,
 };
 use godot::global::Error;
 use godot::prelude::*;
 use island_core::{Algorithm, Island, IslandParams};
 use std::sync::atomic::AtomicBool;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// Where the addon keeps its copy of `shaders/terrain.gdshader`.
@@ -558,7 +559,10 @@ impl ProceduralIsland {
     /// Statistics of the last generation: `backend`, `resolution`, `chunks`, `land_fraction`,
     /// `min_height`, `max_height` (metres), `total_ms` (core generator), `stage_ms` (Dictionary
     /// stage name → ms), `mesh_ms` (chunk arrays), `build_ms` (Godot nodes, main thread),
-    /// `seed` and `requested_backend`. Empty before the first generation.
+    /// `seed`, `requested_backend` and `collider_layout` (`"direct"`: `map_data` holds the chunk's
+    /// samples row by row; `"rotated"`: the shape is turned 90° about Y with its samples re-laid
+    /// accordingly, so Godot Physics splits cells along the same diagonal as the meshes). Empty
+    /// before the first generation.
     #[func]
     pub fn get_last_stats(&self) -> VarDictionary {
         self.last_stats.clone()
@@ -698,7 +702,12 @@ impl ProceduralIsland {
             self.gpu_warned = true;
             godot_warn!("ProceduralIsland: the GPU backend is not available yet; generating on the CPU.");
         }
-        Ok(Request { params, flat: self.flat_shading, collision: self.collision_enabled })
+        Ok(Request {
+            params,
+            flat: self.flat_shading,
+            collision: self.collision_enabled,
+            rotate_colliders: physics_splits_other_diagonal(),
+        })
     }
 
     fn report_failure(&mut self, msg: &str) {
@@ -798,6 +807,7 @@ impl ProceduralIsland {
         let Build { prep, build_ms, .. } = *Box::new(b);
         let Prepared { island, chunks, mesh_ms, request } = *prep;
         self.last_stats = stats_dictionary(&island, chunks.len(), mesh_ms, build_ms, self.backend);
+        self.last_stats.set("collider_layout", if request.rotate_colliders { "rotated" } else { "direct" });
         drop(chunks);
         self.island = Some(island);
         self.watched = Some(request);
@@ -896,6 +906,8 @@ impl ProceduralIsland {
                 }
                 nodes.shape.set_map_data(&PackedFloat32Array::from(&col.heights[..]));
                 nodes.shape_node.set_position(Vector3::new(col.offset[0], col.offset[1], col.offset[2]));
+                let yaw = if data.collider_rotated { std::f32::consts::FRAC_PI_2 } else { 0.0 };
+                nodes.shape_node.set_rotation(Vector3::new(0.0, yaw, 0.0));
                 nodes.shape_node.set_scale(Vector3::new(col.cell_size, 1.0, col.cell_size));
             }
             _ => {
@@ -1013,6 +1025,18 @@ impl ProceduralIsland {
         self.build_now(Box::new(prep));
         Ok(())
     }
+}
+
+/// Whether the physics engine in use splits heightmap cells along `(i+1, j)`–`(i, j+1)` (Godot
+/// Physics, the runtime default even in 4.6 unless a project selects "Jolt Physics"), the other
+/// diagonal than the meshes and `height_at`. Jolt splits like the meshes.
+fn physics_splits_other_diagonal() -> bool {
+    static ANSWER: OnceLock<bool> = OnceLock::new();
+    *ANSWER.get_or_init(|| {
+        let engine = ProjectSettings::singleton().get_setting("physics/3d/physics_engine").to_string();
+        let jolt = engine == "Jolt Physics" && ClassDb::singleton().class_exists("JoltPhysicsServer3D");
+        !jolt
+    })
 }
 
 fn stats_dictionary(island: &Island, chunks: usize, mesh_ms: f64, build_ms: f64, backend: i32) -> VarDictionary {

@@ -24,6 +24,9 @@ pub struct Request {
     pub flat: bool,
     /// Build collider data.
     pub collision: bool,
+    /// Lay colliders out for a shape rotated 90° about Y (Godot Physics' cell split), see
+    /// [`crate::chunk_data::rotate_collider`].
+    pub rotate_colliders: bool,
 }
 
 /// A generated island with its chunk data, ready to be turned into nodes.
@@ -78,6 +81,7 @@ pub fn run_job(
             request.params.chunk_size as usize,
             request.flat,
             request.collision,
+            request.rotate_colliders,
         );
         let mesh_ms = t.elapsed().as_secs_f64() * 1e3;
         if cancel.load(Ordering::Relaxed) {
@@ -140,7 +144,14 @@ pub fn import_job(request: Request, heights: Vec<f32>) -> Result<Prepared, JobEr
     };
     let island = Island { params: p.clone(), field, biomes: Vec::new(), splat, stats };
     let t = Instant::now();
-    let chunks = prepare_chunks(&island.field, &island.splat, p.chunk_size as usize, request.flat, request.collision);
+    let chunks = prepare_chunks(
+        &island.field,
+        &island.splat,
+        p.chunk_size as usize,
+        request.flat,
+        request.collision,
+        request.rotate_colliders,
+    );
     Ok(Prepared { island, chunks, mesh_ms: t.elapsed().as_secs_f64() * 1e3, request })
 }
 
@@ -249,6 +260,7 @@ mod tests {
             params: IslandParams { resolution, chunk_size: 32, ..Default::default() },
             flat: false,
             collision: true,
+            rotate_colliders: false,
         }
     }
 

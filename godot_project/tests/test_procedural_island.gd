@@ -1,0 +1,334 @@
+extends TestCase
+## ProceduralIsland: scene output (chunks, colliders), determinism, validation, queries, pooling.
+
+var timeout_s := 240.0
+
+
+## A generated island (synchronously, in `_ready`) added under this test.
+func _island(resolution: int = 65, chunk_size: int = 32, props: Dictionary = {}) -> ProceduralIsland:
+	var isl := ProceduralIsland.new()
+	isl.resolution = resolution
+	isl.chunk_size = chunk_size
+	for k in props:
+		isl.set(k, props[k])
+	add_child(isl)
+	return isl
+
+
+func _chunks(isl: Node) -> Array[MeshInstance3D]:
+	var out: Array[MeshInstance3D] = []
+	for c in isl.get_children(true):
+		if c is MeshInstance3D:
+			out.append(c)
+	return out
+
+
+func _shape_node(chunk: Node) -> CollisionShape3D:
+	for b in chunk.get_children():
+		if b is StaticBody3D:
+			for s in b.get_children():
+				if s is CollisionShape3D:
+					return s
+	return null
+
+
+func _image_equal(a: Image, b: Image) -> bool:
+	return a != null and b != null and a.get_size() == b.get_size() and a.get_format() == b.get_format() \
+		and a.get_data() == b.get_data()
+
+
+func test_chunk_count_and_collider_layout() -> void:
+	var isl := _island(129, 32, {"world_size": 512.0})
+	var chunks := _chunks(isl)
+	check_eq(chunks.size(), 16, "129² with chunk_size 32 gives 4×4 chunks")
+	check_eq(isl.get_child_count(), 0, "generated chunks are internal children")
+	check_eq(isl.get_child_count(true), 16, "one internal child per chunk")
+	var img := isl.get_heightmap_image()
+	check_eq(img.get_format(), Image.FORMAT_RF, "heightmap format")
+	check_eq(img.get_size(), Vector2i(129, 129), "heightmap size")
+	var cell := 512.0 / 128.0
+	var rotated: bool = isl.get_last_stats().collider_layout == "rotated"
+	var expected_rotation := Vector3(0.0, PI / 2.0, 0.0) if rotated else Vector3.ZERO
+	var checked := 0
+	var max_err := 0.0
+	for chunk in chunks:
+		check(chunk.owner == null, "chunk has no owner (not saved into the scene)")
+		var mesh := chunk.mesh as ArrayMesh
+		check(mesh != null and mesh.get_surface_count() == 1, "chunk has one surface")
+		var arrays := mesh.surface_get_arrays(0)
+		check_eq((arrays[Mesh.ARRAY_VERTEX] as PackedVector3Array).size(), 33 * 33, "smooth chunk has 33² vertices")
+		check_eq((arrays[Mesh.ARRAY_COLOR] as PackedColorArray).size(), 33 * 33, "splat vertex colours")
+		check_eq((arrays[Mesh.ARRAY_TEX_UV] as PackedVector2Array).size(), 33 * 33, "uvs")
+		var sn := _shape_node(chunk)
+		if not check(sn != null, "chunk %s has a collider" % chunk.name):
+			continue
+		var shape := sn.shape as HeightMapShape3D
+		check(shape != null, "collider is a HeightMapShape3D")
+		check_eq(shape.map_width, 33, "map_width")
+		check_eq(shape.map_depth, 33, "map_depth")
+		check(sn.scale.is_equal_approx(Vector3(cell, 1.0, cell)), "collider scale is (cell, 1, cell): %s" % sn.scale)
+		check(sn.rotation.is_equal_approx(expected_rotation), "collider rotation %s" % sn.rotation)
+		# Chunk (cx, cz) from its name; its centre is the collider position.
+		var parts := String(chunk.name).split("_")
+		var cx := int(parts[1])
+		var cz := int(parts[2])
+		var centre := Vector3((cx * 32 + 16) * cell - 256.0, 0.0, (cz * 32 + 16) * cell - 256.0)
+		check(sn.position.is_equal_approx(centre), "collider position %s is the chunk centre %s" % [sn.position, centre])
+		var data := shape.map_data
+		# "direct": map_data row j, column i is sample (i, j) of the chunk; "rotated" (shape turned
+		# +90° about Y): shape vertex (i, j) sits on chunk sample (j, 32 - i).
+		for j in 33:
+			for i in 33:
+				var a := j if rotated else i
+				var b := 32 - i if rotated else j
+				var e := absf(data[j * 33 + i] - img.get_pixel(cx * 32 + a, cz * 32 + b).r)
+				max_err = maxf(max_err, e)
+				checked += 1
+	check_eq(checked, 16 * 33 * 33, "every collider sample compared")
+	check_eq(max_err, 0.0, "collider heights equal the heightfield exactly")
+
+
+## Height on the other cell diagonal, (ix+1, iz)-(ix, iz+1), as a probe of the engine's split.
+func _anti_diagonal_height(img: Image, spacing: float, half: float, x: float, z: float) -> float:
+	var gx := (x + half) / spacing
+	var gz := (z + half) / spacing
+	var ix := mini(int(gx), img.get_width() - 2)
+	var iz := mini(int(gz), img.get_height() - 2)
+	var fx := gx - ix
+	var fz := gz - iz
+	var h00 := img.get_pixel(ix, iz).r
+	var h10 := img.get_pixel(ix + 1, iz).r
+	var h01 := img.get_pixel(ix, iz + 1).r
+	var h11 := img.get_pixel(ix + 1, iz + 1).r
+	if fx + fz <= 1.0:
+		return h00 + fx * (h10 - h00) + fz * (h01 - h00)
+	return h11 + (1.0 - fx) * (h01 - h11) + (1.0 - fz) * (h10 - h11)
+
+
+func test_raycast_on_collider_matches_height_at() -> void:
+	# 8 m cells make any disagreement between the collider's and height_at's triangles visible.
+	var isl := _island(65, 16, {"world_size": 512.0, "max_height": 160.0})
+	await get_tree().physics_frame
+	await get_tree().physics_frame
+	var space := isl.get_world_3d().direct_space_state
+	var img := isl.get_heightmap_image()
+	var rng := RandomNumberGenerator.new()
+	rng.seed = 1234
+	var max_err := 0.0
+	var max_err_anti := 0.0
+	var misses := 0
+	var n := 400
+	for k in n:
+		var x := rng.randf_range(-250.0, 250.0)
+		var z := rng.randf_range(-250.0, 250.0)
+		var q := PhysicsRayQueryParameters3D.create(Vector3(x, 1000.0, z), Vector3(x, -1000.0, z))
+		var hit := space.intersect_ray(q)
+		if hit.is_empty():
+			misses += 1
+			continue
+		max_err = maxf(max_err, absf(hit.position.y - isl.get_height_at(x, z)))
+		max_err_anti = maxf(max_err_anti, absf(hit.position.y - _anti_diagonal_height(img, 8.0, 256.0, x, z)))
+	print("    physics engine setting: %s, max |ray - height_at| over %d points: %.5f m, vs other diagonal: %.5f m" % [
+		ProjectSettings.get_setting("physics/3d/physics_engine"), n, max_err, max_err_anti])
+	check_eq(misses, 0, "every ray hits the terrain")
+	check(max_err <= 0.01, "ray hits within 1 cm of get_height_at (max error %.4f m)" % max_err)
+
+
+func test_same_seed_same_image_other_seed_differs() -> void:
+	var a := _island(129, 32, {"seed": 77})
+	var b := _island(129, 32, {"seed": 77})
+	var c := _island(129, 32, {"seed": 78})
+	check(_image_equal(a.get_heightmap_image(), b.get_heightmap_image()), "same seed: identical heightmap")
+	check(_image_equal(a.get_splat_image(), b.get_splat_image()), "same seed: identical splat")
+	check(not _image_equal(a.get_heightmap_image(), c.get_heightmap_image()), "other seed: different heightmap")
+	# Regenerating in place with the first seed gives the first image back.
+	c.seed = 77
+	check(c.regenerate(), "regenerate with seed 77")
+	check(_image_equal(a.get_heightmap_image(), c.get_heightmap_image()), "regenerate is deterministic")
+
+
+func test_every_algorithm_generates() -> void:
+	var isl := _island(65, 32)
+	var images := []
+	for alg in [ProceduralIsland.ALGORITHM_FBM, ProceduralIsland.ALGORITHM_VALUE_NOISE,
+			ProceduralIsland.ALGORITHM_DIAMOND_SQUARE, ProceduralIsland.ALGORITHM_GAUSSIAN_ISLANDS]:
+		isl.algorithm = alg
+		check(isl.regenerate(), "algorithm %d generates" % alg)
+		var img := isl.get_heightmap_image()
+		for other in images:
+			check(not _image_equal(other, img), "algorithm %d differs from the previous ones" % alg)
+		images.append(img)
+
+
+func test_invalid_values_fail_and_keep_the_island() -> void:
+	var isl := _island(65, 32)
+	var before := isl.get_heightmap_image()
+	var stats_before := isl.get_last_stats()
+	var failed: Array = []
+	isl.generation_failed.connect(func(msg: String) -> void: failed.append(msg))
+	var cases := [
+		["resolution", 0, "resolution"],
+		["resolution", 100000, "resolution"],
+		["chunk_size", 7, "chunk_size"],
+		["max_height", NAN, "max_height"],
+		["algorithm", 9, "algorithm"],
+		["fbm_octaves", -1, "fbm_octaves"],
+		["coast_sea_depth", -5.0, "sea_depth"],
+	]
+	for c in cases:
+		expect_error("invalid parameter `%s" % c[2] if c[2] != "sea_depth" else "invalid parameter `coast.sea_depth`")
+	for c in cases:
+		var old: Variant = isl.get(c[0])
+		isl.set(c[0], c[1])
+		check(not isl.regenerate(), "%s = %s is rejected" % [c[0], c[1]])
+		check_eq(failed.size(), 1, "generation_failed emitted for %s" % c[0])
+		if failed.size() > 0:
+			check(String(failed[0]).contains(c[2]), "message names the field: %s" % failed[0])
+		failed.clear()
+		check(_image_equal(before, isl.get_heightmap_image()), "heightmap unchanged after invalid %s" % c[0])
+		check_eq(_chunks(isl).size(), 4, "chunks unchanged after invalid %s" % c[0])
+		check_eq(isl.get_last_stats(), stats_before, "stats unchanged after invalid %s" % c[0])
+		isl.set(c[0], old)
+	# The async path rejects the same way, without starting anything.
+	isl.resolution = 0
+	isl.regenerate_async()
+	check(not isl.is_generating(), "invalid async request does not start")
+	check_eq(failed.size(), 1, "invalid async request emits generation_failed")
+	isl.resolution = 65
+	check(isl.regenerate(), "valid again")
+	check(_image_equal(before, isl.get_heightmap_image()), "same island after restoring the values")
+
+
+func test_queries() -> void:
+	var isl := _island(65, 32)
+	var img := isl.get_heightmap_image()
+	var spacing := 1024.0 / 64.0
+	for p: Vector2i in [Vector2i(0, 0), Vector2i(32, 32), Vector2i(10, 50), Vector2i(64, 64)]:
+		var x := p.x * spacing - 512.0
+		var z := p.y * spacing - 512.0
+		check_eq(isl.get_height_at(x, z), img.get_pixel(p.x, p.y).r, "height_at on grid vertex %s equals the sample" % p)
+	# Mid-cell on the diagonal: mean of the diagonal's end samples.
+	var h0 := img.get_pixel(20, 30).r
+	var h1 := img.get_pixel(21, 31).r
+	check_near(isl.get_height_at(20.5 * spacing - 512.0, 30.5 * spacing - 512.0), (h0 + h1) * 0.5, 1e-3, "diagonal midpoint")
+	var nrm := isl.get_normal_at(10.0, -20.0)
+	check_near(nrm.length(), 1.0, 1e-4, "normal is unit length")
+	check(nrm.y > 0.0, "normal points up")
+	var biome := isl.get_biome_at(0.0, 0.0)
+	check(biome >= 0 and biome < 5, "biome index in the default table: %d" % biome)
+	var splat := isl.get_splat_image()
+	check_eq(splat.get_format(), Image.FORMAT_RGBA8, "splat format")
+	check_eq(splat.get_size(), Vector2i(65, 65), "splat size")
+	var c := splat.get_pixel(32, 32)
+	check_near(c.r + c.g + c.b + c.a, 1.0, 0.02, "splat weights sum to 1")
+	# Outside the map the height clamps to the border.
+	check_eq(isl.get_height_at(-1.0e6, -1.0e6), img.get_pixel(0, 0).r, "clamped outside the map")
+
+
+func test_stats() -> void:
+	var isl := _island(129, 64)
+	var s := isl.get_last_stats()
+	for key in ["backend", "resolution", "chunks", "land_fraction", "total_ms", "stage_ms", "min_height", "max_height"]:
+		check(s.has(key), "stats has %s" % key)
+	check_eq(s.backend, "cpu", "backend")
+	check_eq(s.resolution, 129, "resolution")
+	check_eq(s.chunks, 4, "chunks")
+	check(s.land_fraction > 0.05 and s.land_fraction < 0.95, "land fraction is plausible: %s" % s.land_fraction)
+	check(s.min_height < 0.0 and s.max_height > 0.0, "island crosses sea level")
+	check(s.stage_ms is Dictionary and s.stage_ms.has("base") and s.stage_ms.has("splat"), "stage timings")
+	check(s.total_ms > 0.0, "total_ms")
+	var img := isl.get_heightmap_image()
+	var lo := INF
+	var hi := -INF
+	for z in 129:
+		for x in 129:
+			var h := img.get_pixel(x, z).r
+			lo = minf(lo, h)
+			hi = maxf(hi, h)
+	check_near(s.min_height, lo, 1e-4, "min_height matches the image")
+	check_near(s.max_height, hi, 1e-4, "max_height matches the image")
+
+
+func test_flat_shading_and_collision_toggle() -> void:
+	var isl := _island(65, 32, {"flat_shading": true, "collision_enabled": false})
+	var chunks := _chunks(isl)
+	check_eq(chunks.size(), 4, "chunks")
+	var verts := (chunks[0].mesh as ArrayMesh).surface_get_arrays(0)[Mesh.ARRAY_VERTEX] as PackedVector3Array
+	check_eq(verts.size(), 32 * 32 * 6, "flat chunk: 6 vertices per cell")
+	for c in chunks:
+		check(_shape_node(c) == null, "no collider when collision is off")
+	isl.collision_enabled = true
+	isl.flat_shading = false
+	check(isl.regenerate(), "regenerate with collision")
+	for c in _chunks(isl):
+		check(_shape_node(c) != null, "collider added when collision is turned on")
+	verts = (_chunks(isl)[0].mesh as ArrayMesh).surface_get_arrays(0)[Mesh.ARRAY_VERTEX] as PackedVector3Array
+	check_eq(verts.size(), 33 * 33, "smooth again")
+
+
+func test_chunk_nodes_are_pooled() -> void:
+	var isl := _island(65, 16)
+	var ids := _chunks(isl).map(func(c: Node) -> int: return c.get_instance_id())
+	isl.seed = 5
+	check(isl.regenerate(), "regenerate, same chunk count")
+	var ids2 := _chunks(isl).map(func(c: Node) -> int: return c.get_instance_id())
+	check_eq(ids2, ids, "same chunk nodes reused")
+	isl.chunk_size = 32
+	check(isl.regenerate(), "regenerate, other chunk count")
+	await wait_frames(2)
+	check_eq(_chunks(isl).size(), 4, "old chunks removed, new ones built")
+	for id in ids:
+		check(not is_instance_id_valid(id), "old chunk %d freed" % id)
+
+
+func test_shaping_curve_and_material() -> void:
+	var isl := _island(65, 32)
+	var default_img := isl.get_heightmap_image()
+	var mat := _chunks(isl)[0].material_override as ShaderMaterial
+	check(mat != null and mat.shader != null, "default material is the terrain ShaderMaterial")
+	if mat != null and mat.shader != null:
+		check(mat.shader.code.contains("sand_color"), "terrain shader code loaded")
+	var curve := Curve.new()
+	curve.add_point(Vector2(0, 0), 0, 1, Curve.TANGENT_LINEAR, Curve.TANGENT_LINEAR)
+	curve.add_point(Vector2(1, 1), 1, 0, Curve.TANGENT_LINEAR, Curve.TANGENT_LINEAR)
+	isl.shaping_curve = curve
+	check(isl.regenerate(), "regenerate with a linear shaping curve")
+	check(not _image_equal(default_img, isl.get_heightmap_image()), "the curve changes the heights")
+	isl.shaping_curve = null
+	check(isl.regenerate(), "regenerate without curve")
+	check(_image_equal(default_img, isl.get_heightmap_image()), "null curve = core default")
+	var own := StandardMaterial3D.new()
+	isl.terrain_material = own
+	await wait_frames(2)
+	for c in _chunks(isl):
+		check(c.material_override == own, "terrain_material applied to %s" % c.name)
+
+
+func test_property_hints() -> void:
+	var isl := ProceduralIsland.new()
+	var found := {}
+	for p in isl.get_property_list():
+		found[p.name] = p
+	for name in ["seed", "resolution", "world_size", "max_height", "chunk_size", "algorithm", "shaping_curve",
+			"collision_enabled", "flat_shading", "backend", "auto_regenerate", "terrain_material",
+			"fbm_octaves", "value_noise_scale", "diamond_square_roughness", "gaussian_cells", "detail_strength",
+			"mask_radius", "coast_sea_depth", "river_width", "biome_grid", "splat_rock_slope"]:
+		check(found.has(name), "property %s exists" % name)
+	if found.has("algorithm"):
+		check_eq(found.algorithm.hint, PROPERTY_HINT_ENUM, "algorithm is an enum")
+		check(String(found.algorithm.hint_string).contains("GAUSSIAN_ISLANDS"), "algorithm enum names")
+	if found.has("backend"):
+		check(String(found.backend.hint_string).contains("GPU"), "backend enum names")
+	if found.has("max_height"):
+		check_eq(found.max_height.hint, PROPERTY_HINT_RANGE, "max_height has a range")
+	check_eq(isl.resolution, 1025, "core default resolution")
+	check_eq(isl.chunk_size, 64, "core default chunk size")
+	check_eq(isl.max_height, 120.0, "core default max height")
+	check_eq(isl.fbm_octaves, 8, "core default fbm octaves")
+	isl.free()
+
+
+func test_gpu_backend_falls_back_to_cpu() -> void:
+	var isl := _island(65, 32, {"backend": ProceduralIsland.BACKEND_GPU})
+	check_eq(isl.get_last_stats().backend, "cpu", "GPU request runs on the CPU for now")
+	check_eq(isl.get_last_stats().requested_backend, "gpu", "requested backend recorded")
