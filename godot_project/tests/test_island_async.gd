@@ -1,0 +1,192 @@
+extends TestCase
+## ProceduralIsland background generation: returns at once, one finished signal, coalescing,
+## cancel, freeing mid-generation, and no leaks over many regenerates.
+
+var timeout_s := 300.0
+
+
+func _island(resolution: int, chunk_size: int, generate_now: bool = true) -> ProceduralIsland:
+	var isl := ProceduralIsland.new()
+	isl.resolution = resolution
+	isl.chunk_size = chunk_size
+	isl.generate_on_ready = generate_now
+	add_child(isl)
+	return isl
+
+
+func _image_equal(a: Image, b: Image) -> bool:
+	return a != null and b != null and a.get_size() == b.get_size() and a.get_data() == b.get_data()
+
+
+func _reference_image(seed_value: int, resolution: int, chunk_size: int) -> Image:
+	var ref := _island(resolution, chunk_size, false)
+	ref.seed = seed_value
+	ref.collision_enabled = false
+	check(ref.regenerate(), "reference generation")
+	var img := ref.get_heightmap_image()
+	ref.free()
+	return img
+
+
+func test_async_returns_at_once_and_finishes_once() -> void:
+	var isl := _island(513, 64, false)
+	var started := [0]
+	var finished: Array = []
+	var progress: Array = []
+	isl.generation_started.connect(func() -> void: started[0] += 1)
+	isl.generation_finished.connect(func(stats: Dictionary) -> void: finished.append(stats))
+	isl.generation_progress.connect(func(f: float, stage: String) -> void: progress.append([f, stage]))
+	var t0 := Time.get_ticks_usec()
+	isl.regenerate_async()
+	var call_ms := (Time.get_ticks_usec() - t0) / 1000.0
+	print("    regenerate_async() returned after %.3f ms" % call_ms)
+	check(call_ms < 20.0, "regenerate_async returns at once (%.3f ms)" % call_ms)
+	check(isl.is_generating(), "is_generating right after the call")
+	check_eq(finished.size(), 0, "not finished synchronously")
+	var args := await wait_signal(isl, "generation_finished", 120.0)
+	check_eq(args.size(), 1, "generation_finished carries the stats")
+	await wait_frames(5)
+	check_eq(finished.size(), 1, "generation_finished fired exactly once")
+	check_eq(started[0], 1, "generation_started fired once")
+	check(not isl.is_generating(), "idle afterwards")
+	check_eq(isl.get_child_count(true), 64, "8×8 chunks built")
+	if finished.size() == 1:
+		check_eq(finished[0].resolution, 513, "stats of the finished island")
+	check(progress.size() >= 11, "progress reported per stage (%d reports)" % progress.size())
+	var monotonic := true
+	for k in range(1, progress.size()):
+		if progress[k][0] < progress[k - 1][0]:
+			monotonic = false
+	check(monotonic, "progress never goes backwards")
+	if progress.size() > 0:
+		check_eq(progress[-1][0], 1.0, "progress ends at 1")
+	check(_image_equal(isl.get_heightmap_image(), _reference_image(1, 513, 64)), "async island equals the synchronous one")
+
+
+func test_budgeted_build_spreads_over_frames() -> void:
+	var isl := _island(257, 16, false)
+	isl.build_budget_ms = 0.5
+	var frames := [0]
+	var counting := [false]
+	isl.generation_progress.connect(func(_f: float, stage: String) -> void:
+		if stage == "chunks":
+			frames[0] += 1)
+	isl.regenerate_async()
+	await wait_signal(isl, "generation_finished", 120.0)
+	print("    256 chunks built over %d+ frames with a 0.5 ms budget" % frames[0])
+	check(frames[0] >= 2, "chunk building spread over several frames (%d)" % frames[0])
+	check_eq(isl.get_child_count(true), 256, "all chunks built")
+
+
+func test_quick_calls_coalesce_and_last_wins() -> void:
+	var isl := _island(257, 32, false)
+	var finished := [0]
+	var started := [0]
+	isl.generation_finished.connect(func(_s: Dictionary) -> void: finished[0] += 1)
+	isl.generation_started.connect(func() -> void: started[0] += 1)
+	for s in [11, 12, 13]:
+		isl.seed = s
+		isl.regenerate_async()
+	await wait_signal(isl, "generation_finished", 120.0)
+	await wait_frames(30)
+	check_eq(finished[0], 1, "three quick calls give one generation_finished")
+	check_eq(started[0], 1, "and one generation_started")
+	check(not isl.is_generating(), "idle afterwards")
+	check_eq(isl.get_last_stats().seed, 13, "the last request won")
+	check(_image_equal(isl.get_heightmap_image(), _reference_image(13, 257, 32)), "island of the last seed")
+
+
+func test_cancel_keeps_previous_island() -> void:
+	var isl := _island(65, 32)
+	var before := isl.get_heightmap_image()
+	var failed: Array = []
+	var finished := [0]
+	isl.generation_failed.connect(func(m: String) -> void: failed.append(m))
+	isl.generation_finished.connect(func(_s: Dictionary) -> void: finished[0] += 1)
+	expect_error("generation cancelled")
+	isl.resolution = 1025
+	isl.chunk_size = 64
+	isl.seed = 99
+	isl.regenerate_async()
+	isl.cancel()
+	check(not isl.is_generating(), "cancel stops at once")
+	check_eq(failed, ["generation cancelled"], "cancel emits generation_failed")
+	await wait_frames(20)
+	check_eq(finished[0], 0, "no generation_finished after cancel")
+	check(_image_equal(before, isl.get_heightmap_image()), "previous island intact")
+	check_eq(isl.get_child_count(true), 4, "previous chunks intact")
+
+
+func test_freeing_while_generating_does_not_crash() -> void:
+	for k in 3:
+		var isl := _island(1025, 64, false)
+		isl.seed = 100 + k
+		isl.regenerate_async()
+		await wait_frames(k)
+		isl.free()
+	# A second island still works afterwards.
+	var isl2 := _island(65, 32, false)
+	isl2.regenerate_async()
+	var args := await wait_signal(isl2, "generation_finished", 60.0)
+	check_eq(args.size(), 1, "generation still works after freeing busy nodes")
+	# queue_free while its worker runs.
+	var isl3 := _island(513, 64, false)
+	isl3.regenerate_async()
+	isl3.queue_free()
+	await wait_frames(3)
+	check(not is_instance_valid(isl3), "queue_free'd island is gone")
+
+
+func test_regenerate_cancels_async() -> void:
+	var isl := _island(65, 32, false)
+	var finished := [0]
+	isl.generation_finished.connect(func(_s: Dictionary) -> void: finished[0] += 1)
+	isl.seed = 3
+	isl.regenerate_async()
+	isl.seed = 4
+	check(isl.regenerate(), "synchronous regenerate")
+	check(not isl.is_generating(), "the async job was dropped")
+	await wait_frames(20)
+	check_eq(finished[0], 1, "only the synchronous generation finished")
+	check_eq(isl.get_last_stats().seed, 4, "synchronous result kept")
+
+
+func _counts() -> Array:
+	return [Performance.get_monitor(Performance.OBJECT_COUNT), Performance.get_monitor(Performance.OBJECT_NODE_COUNT),
+		Performance.get_monitor(Performance.OBJECT_RESOURCE_COUNT)]
+
+
+func _regenerate_many(isl: ProceduralIsland, first: int, count: int) -> void:
+	for k in count:
+		isl.seed = first + k
+		if not isl.regenerate():
+			check(false, "regenerate %d failed" % (first + k))
+			return
+
+
+func test_200_regenerates_leak_nothing() -> void:
+	var isl := _island(65, 32)
+	_regenerate_many(isl, 0, 5)
+	await wait_frames(3)
+	var a := _counts()
+	var t0 := Time.get_ticks_msec()
+	_regenerate_many(isl, 10, 100)
+	await wait_frames(3)
+	var b := _counts()
+	_regenerate_many(isl, 110, 100)
+	await wait_frames(3)
+	var c := _counts()
+	print("    200 regenerates at 65² took %d ms; [objects, nodes, resources]: %s -> %s -> %s" % [
+		Time.get_ticks_msec() - t0, a, b, c])
+	# A leak of anything per regenerate would grow by >= 100 between the snapshots.
+	check_eq(c, b, "object/node/resource counts stable over the second 100 regenerates")
+	check(b[0] - a[0] <= 2 and b[1] == a[1] and b[2] - a[2] <= 2, "no growth over the first 100: %s -> %s" % [a, b])
+	# Also through the async path, with collision toggling (collider nodes freed and re-created).
+	for k in 20:
+		isl.collision_enabled = k % 2 == 0
+		isl.regenerate_async()
+		await wait_signal(isl, "generation_finished", 30.0)
+	isl.collision_enabled = true
+	isl.regenerate()
+	await wait_frames(3)
+	check_eq(_counts(), c, "counts stable after async regenerates and collision toggles")
