@@ -7,7 +7,7 @@
 //! `1 - smoothstep(0, blend_width, d - d_min)`, so weights change continuously across borders and
 //! no cliff appears where two regions meet.
 
-use crate::gradient_noise::fbm_point;
+use crate::gradient_noise::{fbm_field, fbm_point};
 use crate::hash::{hash2, hash_u32, stage_seed, unit};
 use crate::params::Biome;
 use crate::grid::smoothstep;
@@ -47,62 +47,116 @@ pub fn biome_relief(b: &Biome, base01: f32) -> f32 {
     b.height_scale * base01.clamp(0.0, 1.0).powf(b.exponent)
 }
 
-/// Evaluate the biome blend at `(px, pz)` metres (map corner at 0).
+/// Sites and biomes of the cells, precomputed (a pure cache of [`biome_site`] and
+/// [`region_biome`]; cells outside the table are computed on the fly).
+pub struct SiteTable {
+    lo: i32,
+    size: i32,
+    sites: Vec<([f32; 2], u32)>,
+    distortion: f32,
+    count: u32,
+    s: u32,
+}
+
+impl SiteTable {
+    /// Table for a `grid × grid` layout, padded by `pad` cells on every side.
+    pub fn new(grid: u32, pad: i32, distortion: f32, count: u32, s: u32) -> SiteTable {
+        let lo = -pad;
+        let size = grid as i32 + 2 * pad;
+        let mut sites = Vec::with_capacity((size * size) as usize);
+        for j in 0..size {
+            for i in 0..size {
+                let (ci, cj) = (lo + i, lo + j);
+                sites.push((biome_site(ci, cj, distortion, s), region_biome(ci, cj, count, s)));
+            }
+        }
+        SiteTable { lo, size, sites, distortion, count, s }
+    }
+
+    #[inline(always)]
+    fn get(&self, i: i32, j: i32) -> ([f32; 2], u32) {
+        let (a, b) = (i - self.lo, j - self.lo);
+        if a >= 0 && b >= 0 && a < self.size && b < self.size {
+            self.sites[(b * self.size + a) as usize]
+        } else {
+            (biome_site(i, j, self.distortion, self.s), region_biome(i, j, self.count, self.s))
+        }
+    }
+}
+
+/// Offset of the second boundary-wiggle component, in noise units.
+pub const BIOME_WARP_OFFSET: [f32; 2] = [19.1, -7.3];
+
+/// The boundary wiggle of the biome lookup at `(px, pz)` metres: each component is an fBm
+/// (3 octaves, wavelength one cell) in about [-1.2, 1.2], to be scaled by `boundary_noise`.
+#[inline(always)]
+pub fn biome_warp(px: f32, pz: f32, cell: f32, s: u32) -> [f32; 2] {
+    let ns = cell;
+    let wx = fbm_point(px / ns, pz / ns, s ^ 0x0f0f_0f0f, 3, 2.0, 0.5);
+    let wz = fbm_point(px / ns + BIOME_WARP_OFFSET[0], pz / ns + BIOME_WARP_OFFSET[1], s ^ 0x0f0f_0f0f, 3, 2.0, 0.5);
+    [wx, wz]
+}
+
+/// Evaluate the biome blend at `(px, pz)` metres (map corner at 0), with the boundary wiggle
+/// `warp` = [`biome_warp`]`(px, pz, ...)`.
 #[allow(clippy::too_many_arguments)]
 #[inline]
 pub fn biome_sample(
     px: f32,
     pz: f32,
+    warp: [f32; 2],
     base01: f32,
     world_size: f32,
     grid: u32,
-    distortion: f32,
     boundary_noise: f32,
     blend_width: f32,
     biomes: &[Biome],
-    s: u32,
+    table: &SiteTable,
 ) -> BiomeSample {
     let cell = world_size / grid as f32;
-    // Boundary wiggle: displace the lookup position.
-    let ns = cell * 0.5;
-    let wx = fbm_point(px / ns, pz / ns, s ^ 0x0f0f_0f0f, 3, 2.0, 0.5);
-    let wz = fbm_point(px / ns + 19.1, pz / ns - 7.3, s ^ 0x0f0f_0f0f, 3, 2.0, 0.5);
-    let qx = (px + boundary_noise * wx) / cell;
-    let qz = (pz + boundary_noise * wz) / cell;
+    let qx = (px + boundary_noise * warp[0]) / cell;
+    let qz = (pz + boundary_noise * warp[1]) / cell;
     let ci = qx.floor() as i32;
     let cj = qz.floor() as i32;
-    let mut d = [0.0f32; 25];
-    let mut b = [0u32; 25];
-    let mut dmin = f32::INFINITY;
-    let mut imin = 0usize;
+    // Squared distances (cell units) to the 5×5 surrounding sites.
+    let mut d2 = [0.0f32; 25];
+    let mut bi = [0u32; 25];
+    let mut kmin = 0usize;
     let mut k = 0;
     for dj in -2..=2 {
         for di in -2..=2 {
-            let (i, j) = (ci + di, cj + dj);
-            let site = biome_site(i, j, distortion, s);
-            let dist = ((site[0] - qx).powi(2) + (site[1] - qz).powi(2)).sqrt() * cell;
-            d[k] = dist;
-            b[k] = region_biome(i, j, biomes.len() as u32, s);
-            if dist < dmin {
-                dmin = dist;
-                imin = k;
+            let (site, b) = table.get(ci + di, cj + dj);
+            let (dx, dz) = (site[0] - qx, site[1] - qz);
+            d2[k] = dx * dx + dz * dz;
+            bi[k] = b;
+            if d2[k] < d2[kmin] {
+                kmin = k;
             }
             k += 1;
         }
     }
-    let (mut wsum, mut h, mut r, mut sand) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
+    let dmin = d2[kmin].sqrt() * cell;
+    let reach = (dmin + blend_width) / cell;
+    let reach2 = reach * reach;
+    // Weight per biome: 1 - smoothstep(0, blend, d - d_min) for every site within reach.
+    let mut wb = [0.0f32; 16];
     for k in 0..25 {
-        let w = 1.0 - smoothstep(0.0, blend_width, d[k] - dmin);
+        if d2[k] < reach2 {
+            let d = d2[k].sqrt() * cell;
+            wb[bi[k] as usize] += 1.0 - smoothstep(0.0, blend_width, d - dmin);
+        }
+    }
+    let (mut wsum, mut h, mut r, mut sand) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
+    for (b, &w) in biomes.iter().zip(wb.iter()) {
         if w > 0.0 {
-            let bi = &biomes[b[k] as usize];
             wsum += w;
-            h += w * biome_relief(bi, base01);
-            r += w * bi.roughness;
-            sand += w * bi.sandiness;
+            h += w * biome_relief(b, base01);
+            r += w * b.roughness;
+            sand += w * b.sandiness;
         }
     }
     let inv = 1.0 / wsum;
-    BiomeSample { index: b[imin] as u8, height01: h * inv, roughness: r * inv, sandiness: sand * inv }
+    BiomeSample { index: bi[kmin] as u8, height01: h * inv, roughness: r * inv, sandiness: sand * inv }
 }
 
 /// Biome fields of a `resolution²` map covering `world_size` metres.
@@ -127,6 +181,15 @@ pub fn biome_blend(
 ) -> (Vec<u8>, Vec<f32>, Vec<f32>) {
     let s = stage_seed(seed, tag);
     let spacing = world_size / (resolution - 1) as f32;
+    let cell = world_size / grid as f32;
+    let pad = 3 + (boundary_noise * 1.5 / cell).ceil().min(64.0) as i32;
+    let table = SiteTable::new(grid, pad, distortion, biomes.len() as u32, s);
+    let step = spacing / cell;
+    let ws = s ^ 0x0f0f_0f0f;
+    let (wx, wz) = rayon::join(
+        || fbm_field(resolution, step, [0.0, 0.0], 3, 2.0, 0.5, ws),
+        || fbm_field(resolution, step, BIOME_WARP_OFFSET, 3, 2.0, 0.5, ws),
+    );
     let n = resolution * resolution;
     let mut index = vec![0u8; n];
     let mut rough = vec![0.0f32; n];
@@ -139,17 +202,18 @@ pub fn biome_blend(
         .for_each(|(z, ((hrow, irow), (rrow, srow)))| {
             let pz = z as f32 * spacing;
             for x in 0..resolution {
+                let i = z * resolution + x;
                 let bs = biome_sample(
                     x as f32 * spacing,
                     pz,
+                    [wx[i], wz[i]],
                     hrow[x],
                     world_size,
                     grid,
-                    distortion,
                     boundary_noise,
                     blend_width,
                     biomes,
-                    s,
+                    &table,
                 );
                 hrow[x] = bs.height01;
                 irow[x] = bs.index;

@@ -7,6 +7,14 @@
 use crate::grid::par_rows;
 use crate::hash::{hash_u32, stage_seed};
 
+/// `floor(x)` as an integer, without a libm call so loops over it vectorise on plain SSE2.
+/// Exact for |x| < 2^31 (WGSL's `floor` gives the same value).
+#[inline(always)]
+pub fn fast_floor(x: f32) -> i32 {
+    let i = x as i32;
+    i - (x < i as f32) as i32
+}
+
 /// Quintic fade curve.
 #[inline(always)]
 pub fn fade(t: f32) -> f32 {
@@ -23,10 +31,10 @@ fn grad_dot(h: u32, dx: f32, dy: f32) -> f32 {
 /// One octave of 2-D gradient noise at `(x, y)` (lattice units), roughly in [-1, 1].
 #[inline(always)]
 pub fn gradient_noise(x: f32, y: f32, seed: u32) -> f32 {
-    let xf = x.floor();
-    let yf = y.floor();
-    let xi = xf as i32;
-    let yi = yf as i32;
+    let xi = fast_floor(x);
+    let yi = fast_floor(y);
+    let xf = xi as f32;
+    let yf = yi as f32;
     let dx = x - xf;
     let dy = y - yf;
     let hy0 = hash_u32((yi as u32) ^ seed);
@@ -89,30 +97,54 @@ pub fn fbm_noise(
     seed: u64,
     tag: u32,
 ) -> Vec<f32> {
-    let s = stage_seed(seed, tag);
-    let step = world_size / (resolution - 1) as f32 / scale;
+    fbm_field(resolution, world_size / (resolution - 1) as f32 / scale, [0.0, 0.0], octaves, lacunarity, persistence, stage_seed(seed, tag))
+}
+
+/// fBm of gradient noise sampled on a grid: sample `(x, z)` is
+/// [`fbm_point`]`(x · step + offset[0], z · step + offset[1], s, ...)`, computed with the
+/// vectorised row kernel. Row-major `resolution²`.
+pub fn fbm_field(
+    resolution: usize,
+    step: f32,
+    offset: [f32; 2],
+    octaves: u32,
+    lacunarity: f32,
+    persistence: f32,
+    s: u32,
+) -> Vec<f32> {
     let mut out = vec![0.0f32; resolution * resolution];
     par_rows(&mut out, resolution, |z, row| {
-        // Octave-outer loop over a whole row: the inner loop is a straight map over x.
-        let y = z as f32 * step;
-        let mut amp = 1.0f32;
-        let mut norm = 0.0f32;
-        let mut f = 1.0f32;
-        for o in 0..octaves {
-            let os = octave_seed(s, o);
-            for (x, v) in row.iter_mut().enumerate() {
-                *v += amp * gradient_noise(x as f32 * step * f, y * f, os);
-            }
-            norm += amp;
-            amp *= persistence;
-            f *= lacunarity;
-        }
-        let inv = if norm > 0.0 { 1.0 / norm } else { 0.0 };
-        for v in row.iter_mut() {
-            *v *= inv;
-        }
+        fbm_row(row, z as f32 * step + offset[1], step, offset[0], s, octaves, lacunarity, persistence);
     });
     out
+}
+
+/// One row of [`fbm_noise`]: octave-outer so the inner loop is a straight, vectorisable map.
+#[inline(always)]
+fn fbm_row_body(row: &mut [f32], y: f32, step: f32, x0: f32, s: u32, octaves: u32, lacunarity: f32, persistence: f32) {
+    let mut amp = 1.0f32;
+    let mut norm = 0.0f32;
+    let mut f = 1.0f32;
+    for o in 0..octaves {
+        let os = octave_seed(s, o);
+        let yy = y * f;
+        for (x, v) in row.iter_mut().enumerate() {
+            *v += amp * gradient_noise((x as f32 * step + x0) * f, yy, os);
+        }
+        norm += amp;
+        amp *= persistence;
+        f *= lacunarity;
+    }
+    let inv = if norm > 0.0 { 1.0 / norm } else { 0.0 };
+    for v in row.iter_mut() {
+        *v *= inv;
+    }
+}
+
+crate::simd::dispatch! {
+    /// Row kernel of [`fbm_noise`], compiled for AVX2 when the CPU has it (same results: no FMA).
+    fn fbm_row(row: &mut [f32], y: f32, step: f32, x0: f32, s: u32, octaves: u32, lacunarity: f32, persistence: f32)
+        => fbm_row_body
 }
 
 #[cfg(test)]

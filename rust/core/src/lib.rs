@@ -24,6 +24,7 @@ pub mod params;
 pub mod pipeline;
 pub mod river;
 pub mod shaping;
+mod simd;
 pub mod splat;
 pub mod value_noise;
 

@@ -1,7 +1,9 @@
 //! Island mask: a deformed circle in cartesian coordinates, centred on the map.
 //!
 //! A sample at `p` (metres from the centre) is land when
-//! `|p| / R + 0.35 · (1 - roundness) · fbm(p / noise_scale) < 1`, with `R = radius · size / 2`.
+//! `|p| / R + 0.45 · (1 - roundness) · clamp(1.8 · fbm(p / noise_scale), -1, 1) < 1`, with
+//! `R = radius · size / 2`. The noise is only evaluated in the ring where it can change the
+//! answer (`| |p|/R - 1 | < amplitude`).
 //! Deforming in cartesian space (not by angle) has no seam and keeps detail scale-independent.
 //! A ring of `margin` metres along the map border is always water.
 
@@ -10,7 +12,15 @@ use crate::grid::par_rows;
 use crate::hash::stage_seed;
 
 /// Deformation amplitude at roundness 0, as a fraction of the radius.
-pub const MASK_DEFORMATION: f32 = 0.35;
+pub const MASK_DEFORMATION: f32 = 0.45;
+/// Gain on the fBm before clamping (typical fBm values are well inside ±0.5).
+pub const MASK_NOISE_GAIN: f32 = 1.8;
+
+/// The deforming noise at `(px, pz)` metres from the centre, amplified and clamped to [-1, 1].
+#[inline(always)]
+pub fn mask_noise(px: f32, pz: f32, noise_scale: f32, s: u32) -> f32 {
+    (MASK_NOISE_GAIN * fbm_point(px / noise_scale, pz / noise_scale, s, 4, 2.0, 0.5)).clamp(-1.0, 1.0)
+}
 
 /// Land (1) / water (0) mask over a `resolution²` grid covering `world_size` metres.
 ///
@@ -39,9 +49,15 @@ pub fn island_mask(
         for (x, v) in row.iter_mut().enumerate() {
             let px = x as f32 * spacing - half;
             let border = (half - px.abs()).min(half - pz.abs());
-            let n = fbm_point(px / noise_scale, pz / noise_scale, s, 4, 2.0, 0.5);
-            let d = (px * px + pz * pz).sqrt() / r + amp * n;
-            *v = (d < 1.0 && border > margin) as u8;
+            let d0 = (px * px + pz * pz).sqrt() / r;
+            let land = if d0 - amp >= 1.0 {
+                false
+            } else if d0 + amp < 1.0 {
+                true
+            } else {
+                d0 + amp * mask_noise(px, pz, noise_scale, s) < 1.0
+            };
+            *v = (land && border > margin) as u8;
         }
     });
     out

@@ -64,7 +64,7 @@ impl Algorithm {
 pub struct FbmParams {
     /// Number of octaves, 1..=16. Default 8.
     pub octaves: u32,
-    /// Wavelength of the first octave, metres, > 0. Default 400.
+    /// Wavelength of the first octave, metres, > 0. Default 500.
     pub scale: f32,
     /// Frequency multiplier per octave, 1..=4. Default 2.
     pub lacunarity: f32,
@@ -73,7 +73,7 @@ pub struct FbmParams {
 }
 impl Default for FbmParams {
     fn default() -> Self {
-        FbmParams { octaves: 8, scale: 400.0, lacunarity: 2.0, persistence: 0.5 }
+        FbmParams { octaves: 8, scale: 500.0, lacunarity: 2.0, persistence: 0.5 }
     }
 }
 
@@ -152,16 +152,16 @@ impl Default for DetailParams {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct MaskParams {
-    /// Circle radius as a fraction of half the map size, 0.1..=0.95. Default 0.72.
+    /// Circle radius as a fraction of half the map size, 0.1..=0.95. Default 0.66.
     pub radius: f32,
-    /// 1 = perfect circle, 0 = strongly deformed, 0..=1. Default 0.55.
+    /// 1 = perfect circle, 0 = strongly deformed, 0..=1. Default 0.35.
     pub roundness: f32,
-    /// Wavelength of the deforming noise, metres, > 0. Default 260.
+    /// Wavelength of the deforming noise, metres, > 0. Default 300.
     pub noise_scale: f32,
 }
 impl Default for MaskParams {
     fn default() -> Self {
-        MaskParams { radius: 0.72, roundness: 0.55, noise_scale: 260.0 }
+        MaskParams { radius: 0.66, roundness: 0.35, noise_scale: 300.0 }
     }
 }
 
@@ -203,18 +203,18 @@ pub struct RiverParams {
     pub enabled: bool,
     /// Width of the river bed (below sea level), metres, > 0. Default 12.
     pub width: f32,
-    /// Width of the smooth bank on each side, metres, >= 0. Default 22.
+    /// Width of the smooth bank on each side, metres, >= 0. Default 35.
     pub bank: f32,
     /// Depth of the river bed below sea level, metres, > 0. Default 3.
     pub depth: f32,
-    /// Amplitude of the sideways noise displacement, metres, >= 0. Default 30.
+    /// Amplitude of the sideways noise displacement, metres, >= 0. Default 45.
     pub meander: f32,
-    /// Wavelength of the displacement noise, metres, > 0. Default 220.
+    /// Wavelength of the displacement noise, metres, > 0. Default 260.
     pub meander_scale: f32,
 }
 impl Default for RiverParams {
     fn default() -> Self {
-        RiverParams { enabled: true, width: 12.0, bank: 22.0, depth: 3.0, meander: 30.0, meander_scale: 220.0 }
+        RiverParams { enabled: true, width: 12.0, bank: 35.0, depth: 3.0, meander: 45.0, meander_scale: 260.0 }
     }
 }
 
@@ -249,11 +249,11 @@ pub fn default_biomes() -> Vec<Biome> {
         sandiness,
     };
     vec![
-        b("meadow", 0.45, 1.5, 0.5, 0.0),
-        b("forest_hills", 0.7, 1.1, 1.0, 0.0),
-        b("mountains", 1.0, 1.6, 1.6, 0.0),
-        b("plateau", 0.6, 0.6, 0.4, 0.0),
-        b("dunes", 0.35, 1.0, 0.8, 1.0),
+        b("meadow", 0.4, 1.4, 0.5, 0.0),
+        b("forest_hills", 0.7, 1.0, 1.0, 0.0),
+        b("mountains", 1.0, 0.85, 1.6, 0.0),
+        b("plateau", 0.55, 0.5, 0.4, 0.0),
+        b("dunes", 0.3, 1.0, 0.8, 1.0),
     ]
 }
 
@@ -265,16 +265,16 @@ pub struct BiomeParams {
     pub grid: u32,
     /// How far each cell centre may move from its grid position, fraction of a cell, 0..=1. Default 0.8.
     pub distortion: f32,
-    /// Amplitude of the noise that wiggles region boundaries, metres, >= 0. Default 40.
+    /// Amplitude of the fBm that wiggles region boundaries (typical displacement is a third of it), metres, >= 0. Default 100.
     pub boundary_noise: f32,
-    /// Width over which neighbouring biomes blend, metres, > 0. Default 80.
+    /// Width over which neighbouring biomes blend, metres, > 0. Default 120.
     pub blend_width: f32,
     /// Biome table (1..=16 entries). Region `i` gets biome `hash(i) % len`.
     pub biomes: Vec<Biome>,
 }
 impl Default for BiomeParams {
     fn default() -> Self {
-        BiomeParams { grid: 5, distortion: 0.8, boundary_noise: 40.0, blend_width: 80.0, biomes: default_biomes() }
+        BiomeParams { grid: 5, distortion: 0.8, boundary_noise: 100.0, blend_width: 120.0, biomes: default_biomes() }
     }
 }
 
@@ -284,7 +284,7 @@ impl Default for BiomeParams {
 pub struct SplatParams {
     /// Height below which sand dominates, metres. Default 3.5.
     pub sand_height: f32,
-    /// Height above which snow appears, as a fraction of `max_height`, 0..=1. Default 0.62.
+    /// Height above which snow appears, as a fraction of `max_height`, 0..=1. Default 0.5.
     pub snow_height: f32,
     /// Noise jitter of both thresholds, metres, >= 0. Default 4.
     pub jitter: f32,
@@ -295,7 +295,7 @@ pub struct SplatParams {
 }
 impl Default for SplatParams {
     fn default() -> Self {
-        SplatParams { sand_height: 3.5, snow_height: 0.62, jitter: 4.0, rock_slope: 34.0, blur_passes: 2 }
+        SplatParams { sand_height: 3.5, snow_height: 0.5, jitter: 4.0, rock_slope: 34.0, blur_passes: 2 }
     }
 }
 
@@ -341,7 +341,7 @@ pub struct IslandParams {
 }
 
 /// Default shaping curve LUT.
-pub const DEFAULT_SHAPING_CURVE: [f32; 6] = [0.0, 0.08, 0.22, 0.42, 0.68, 1.0];
+pub const DEFAULT_SHAPING_CURVE: [f32; 6] = [0.0, 0.1, 0.28, 0.5, 0.75, 1.0];
 
 impl Default for IslandParams {
     fn default() -> Self {

@@ -111,7 +111,23 @@ pub fn carve_river(
         if segs.is_empty() {
             return;
         }
-        for x in 0..resolution {
+        // x-intervals the river can reach on this row (merged lazily by a sorted sweep).
+        let mut spans: Vec<(f32, f32)> =
+            segs.iter().map(|(a, b)| (a[0].min(b[0]) - lim, a[0].max(b[0]) + lim)).collect();
+        spans.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut merged: Vec<(f32, f32)> = Vec::new();
+        for sp in spans {
+            match merged.last_mut() {
+                Some(m) if sp.0 <= m.1 => m.1 = m.1.max(sp.1),
+                _ => merged.push(sp),
+            }
+        }
+        let xs = merged.iter().flat_map(|&(lo, hi)| {
+            let x0 = (((lo + half) / spacing).floor().max(0.0)) as usize;
+            let x1 = ((((hi + half) / spacing).ceil()) as usize).min(resolution - 1);
+            x0..=x1
+        });
+        for x in xs {
             let px = x as f32 * spacing - half;
             let q = river_warp(px, pz, meander, meander_scale, s);
             let mut d = f32::INFINITY;

@@ -3,11 +3,13 @@
 //! Thresholds are jittered by noise so borders look natural; weights are smoothed with
 //! separable box-blur passes and quantised to RGBA8 summing to exactly 255.
 
-use crate::gradient_noise::fbm_point;
+use crate::gradient_noise::fbm_noise;
 use crate::grid::{par_rows, smoothstep};
-use crate::hash::stage_seed;
 use crate::normals::slope_degrees;
 use crate::params::SplatParams;
+
+/// Wavelength of the threshold jitter noise, metres.
+pub const SPLAT_JITTER_SCALE: f32 = 40.0;
 
 /// Splat channels.
 pub const SAND: usize = 0;
@@ -107,14 +109,12 @@ pub fn auto_splat(
     tag: u32,
 ) -> Vec<[u8; 4]> {
     let n = resolution;
-    let s = stage_seed(seed, tag);
-    let spacing = world_size / (n - 1) as f32;
+    let jitter = fbm_noise(n, world_size, SPLAT_JITTER_SCALE, 3, 2.0, 0.5, seed, tag);
     let mut w = vec![[0.0f32; 4]; n * n];
     par_rows(&mut w, n, |z, row| {
         for (x, o) in row.iter_mut().enumerate() {
             let i = z * n + x;
-            let j = p.jitter * fbm_point(x as f32 * spacing / 40.0, z as f32 * spacing / 40.0, s, 3, 2.0, 0.5);
-            *o = splat_weights(heights[i], slope_degrees(normals[i]), sandiness[i], j, max_height, p);
+            *o = splat_weights(heights[i], slope_degrees(normals[i]), sandiness[i], p.jitter * jitter[i], max_height, p);
         }
     });
     for _ in 0..p.blur_passes {

@@ -7,7 +7,7 @@
 
 use crate::grid::par_rows;
 use crate::hash::{hash2_unit, stage_seed};
-use crate::gradient_noise::octave_seed;
+use crate::gradient_noise::{fast_floor, octave_seed};
 
 /// `(1 - cos(πt)) / 2` for `t` in [0, 1], as `(1 + sin(π(t - ½))) / 2` with a degree-9 Taylor
 /// sine (error below 4e-6).
@@ -23,12 +23,10 @@ pub fn cosine_fade(t: f32) -> f32 {
 /// One octave of value noise at `(x, y)` (lattice units), in [0, 1).
 #[inline(always)]
 pub fn value_noise_point(x: f32, y: f32, seed: u32) -> f32 {
-    let xf = x.floor();
-    let yf = y.floor();
-    let xi = xf as i32;
-    let yi = yf as i32;
-    let u = cosine_fade(x - xf);
-    let v = cosine_fade(y - yf);
+    let xi = fast_floor(x);
+    let yi = fast_floor(y);
+    let u = cosine_fade(x - xi as f32);
+    let v = cosine_fade(y - yi as f32);
     let a = hash2_unit(xi, yi, seed);
     let b = hash2_unit(xi.wrapping_add(1), yi, seed);
     let c = hash2_unit(xi, yi.wrapping_add(1), seed);
@@ -56,26 +54,34 @@ pub fn value_noise(
     let s = stage_seed(seed, tag);
     let step = world_size / (resolution - 1) as f32 / scale;
     let mut out = vec![0.0f32; resolution * resolution];
-    par_rows(&mut out, resolution, |z, row| {
-        let y = z as f32 * step;
-        let mut amp = 1.0f32;
-        let mut norm = 0.0f32;
-        let mut f = 1.0f32;
-        for o in 0..octaves {
-            let os = octave_seed(s, o);
-            for (x, v) in row.iter_mut().enumerate() {
-                *v += amp * value_noise_point(x as f32 * step * f, y * f, os);
-            }
-            norm += amp;
-            amp *= persistence;
-            f *= 2.0;
-        }
-        let inv = if norm > 0.0 { 1.0 / norm } else { 0.0 };
-        for v in row.iter_mut() {
-            *v *= inv;
-        }
-    });
+    par_rows(&mut out, resolution, |z, row| value_row(row, z as f32 * step, step, s, octaves, persistence));
     out
+}
+
+#[inline(always)]
+fn value_row_body(row: &mut [f32], y: f32, step: f32, s: u32, octaves: u32, persistence: f32) {
+    let mut amp = 1.0f32;
+    let mut norm = 0.0f32;
+    let mut f = 1.0f32;
+    for o in 0..octaves {
+        let os = octave_seed(s, o);
+        let (sx, yy) = (step * f, y * f);
+        for (x, v) in row.iter_mut().enumerate() {
+            *v += amp * value_noise_point(x as f32 * sx, yy, os);
+        }
+        norm += amp;
+        amp *= persistence;
+        f *= 2.0;
+    }
+    let inv = if norm > 0.0 { 1.0 / norm } else { 0.0 };
+    for v in row.iter_mut() {
+        *v *= inv;
+    }
+}
+
+crate::simd::dispatch! {
+    /// Row kernel of [`value_noise`] (AVX2 copy when available; identical results).
+    fn value_row(row: &mut [f32], y: f32, step: f32, s: u32, octaves: u32, persistence: f32) => value_row_body
 }
 
 #[cfg(test)]
