@@ -26,6 +26,8 @@ fn biome_relief(b: vec4<f32>, base01: f32) -> f32 {
     return b.x * p;
 }
 
+// D.step = spacing / cell: the boundary wiggle is `fbm_field(n, step, offset, 3, 2, 0.5,
+// s ^ 0x0f0f0f0f)` on the CPU, offsets (0, 0) and BIOME_WARP_OFFSET = (19.1, -7.3).
 @compute @workgroup_size(16, 16)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let idx = sample_index(gid);
@@ -37,52 +39,66 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let pz = f32(gid.y) * G.spacing;
     let base01 = base[idx];
     let cell = G.biome_cell;
-    let ns = cell * 0.5f;
-    let wx = fbm_point(px / ns, pz / ns, s ^ 0x0f0f0f0fu, 3u, 2.0f, 0.5f);
-    let wz = fbm_point(px / ns + 19.1f, pz / ns - 7.3f, s ^ 0x0f0f0f0fu, 3u, 2.0f, 0.5f);
+    let ws = s ^ 0x0f0f0f0fu;
+    let xs = f32(gid.x) * D.step;
+    let zs = f32(gid.y) * D.step;
+    let wx = fbm_grid(xs + 0.0f, zs + 0.0f, ws, 3u, 2.0f, 0.5f);
+    let wz = fbm_grid(xs + 19.1f, zs + -7.3f, ws, 3u, 2.0f, 0.5f);
     let qx = (px + G.boundary_noise * wx) / cell;
     let qz = (pz + G.boundary_noise * wz) / cell;
     let ci = f2i(floor(qx));
     let cj = f2i(floor(qz));
-    var d: array<f32, 25>;
-    var b: array<u32, 25>;
-    var dmin = 3.4028234663852886e38f;
-    var imin = 0u;
+    // Squared distances (cell units) to the 5x5 surrounding sites.
+    var d2: array<f32, 25>;
+    var bi: array<u32, 25>;
+    var kmin = 0u;
     var k = 0u;
     for (var dj = -2; dj <= 2; dj++) {
         for (var di = -2; di <= 2; di++) {
             let i = ci + di;
             let j = cj + dj;
             let site = biome_site(i, j, G.biome_distortion, s);
-            let ex = site.x - qx;
-            let ez = site.y - qz;
-            let dist = sqrt(ex * ex + ez * ez) * cell;
-            d[k] = dist;
-            b[k] = region_biome(i, j, G.biome_count, s);
-            if (dist < dmin) {
-                dmin = dist;
-                imin = k;
+            let dx = site.x - qx;
+            let dz = site.y - qz;
+            d2[k] = dx * dx + dz * dz;
+            bi[k] = region_biome(i, j, G.biome_count, s);
+            if (d2[k] < d2[kmin]) {
+                kmin = k;
             }
             k += 1u;
+        }
+    }
+    let dmin = sqrt(d2[kmin]) * cell;
+    let reach = (dmin + G.blend_width) / cell;
+    let reach2 = reach * reach;
+    // Weight per biome: 1 - smoothstep(0, blend, d - d_min) for every site within reach.
+    var wb: array<f32, 16>;
+    for (var m = 0u; m < 16u; m++) {
+        wb[m] = 0.0f;
+    }
+    for (var m = 0u; m < 25u; m++) {
+        if (d2[m] < reach2) {
+            let d = sqrt(d2[m]) * cell;
+            wb[bi[m]] += 1.0f - smoothstep_(0.0f, G.blend_width, d - dmin);
         }
     }
     var wsum = 0.0f;
     var hh = 0.0f;
     var r = 0.0f;
     var sd = 0.0f;
-    for (var m = 0u; m < 25u; m++) {
-        let w = 1.0f - smoothstep_(0.0f, G.blend_width, d[m] - dmin);
+    for (var m = 0u; m < G.biome_count && m < 16u; m++) {
+        let w = wb[m];
         if (w > 0.0f) {
-            let bi = table[b[m]];
+            let t = table[m];
             wsum += w;
-            hh += w * biome_relief(bi, base01);
-            r += w * bi.z;
-            sd += w * bi.w;
+            hh += w * biome_relief(t, base01);
+            r += w * t.z;
+            sd += w * t.w;
         }
     }
     let inv = 1.0f / wsum;
     base[idx] = hh * inv;
-    biome_index[idx] = b[imin];
+    biome_index[idx] = bi[kmin];
     rough[idx] = r * inv;
     sand[idx] = sd * inv;
 }

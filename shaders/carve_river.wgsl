@@ -2,6 +2,16 @@
 // polyline (computed on the CPU from the seed, 129 points), carving only ever lowers.
 @group(0) @binding(2) var<storage, read_write> heights: array<f32>;
 @group(0) @binding(3) var<storage, read_write> line: array<vec2<f32>>;
+// Per row: bit k of `segs` set when segment k's z-range (± lim) reaches the row (the CPU's
+// per-row segment list, at most 128 segments); [lo, hi] = union of their x-ranges (± lim).
+struct RowInfo {
+    segs: vec4<u32>,
+    lo: f32,
+    hi: f32,
+    _p0: f32,
+    _p1: f32,
+}
+@group(0) @binding(4) var<storage, read_write> row_info: array<RowInfo>;
 
 fn segment_distance(p: vec2<f32>, a: vec2<f32>, b: vec2<f32>) -> f32 {
     let dx = b.x - a.x;
@@ -18,43 +28,91 @@ fn segment_distance(p: vec2<f32>, a: vec2<f32>, b: vec2<f32>) -> f32 {
     return sqrt(ex * ex + ez * ez);
 }
 
+fn river_lim() -> f32 {
+    let reach = G.river_width * 0.5f + G.river_bank;
+    return reach + G.river_meander * 1.0001f;
+}
+
+// One invocation per row: the segments that can reach it.
+@compute @workgroup_size(64)
+fn rows(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let z = gid.x;
+    if (z >= G.n) {
+        return;
+    }
+    let half = G.world_size * 0.5f;
+    let pz = f32(z) * G.spacing - half;
+    let lim = river_lim();
+    var segs = vec4<u32>(0u, 0u, 0u, 0u);
+    var lo = 3.4028234663852886e38f;
+    var hi = -3.4028234663852886e38f;
+    for (var k = 0u; k + 1u < G.river_points && k < 128u; k++) {
+        let a = line[k];
+        let b = line[k + 1u];
+        if (min(a.y, b.y) - lim <= pz && max(a.y, b.y) + lim >= pz) {
+            segs[k / 32u] |= 1u << (k % 32u);
+            lo = min(lo, min(a.x, b.x) - lim);
+            hi = max(hi, max(a.x, b.x) + lim);
+        }
+    }
+    row_info[z] = RowInfo(segs, lo, hi, 0.0f, 0.0f);
+}
+
+// Segment k of the row can reach x = px (the CPU only visits x inside such x-spans; any other
+// segment is farther than `reach` from the displaced sample, so it cannot lower the minimum
+// below the carve distance).
+fn reaches_x(k: u32, px: f32, lim: f32) -> bool {
+    let a = line[k];
+    let b = line[k + 1u];
+    return min(a.x, b.x) - lim <= px && max(a.x, b.x) + lim >= px;
+}
+
 @compute @workgroup_size(16, 16)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let idx = sample_index(gid);
     if (idx < 0) {
         return;
     }
-    let s = stage_seed(G.seed_lo, G.seed_hi, D.tag);
+    let info = row_info[gid.y];
     let half = G.world_size * 0.5f;
-    let width = G.river_width;
-    let meander = G.river_meander;
-    let ms = G.river_meander_scale;
-    let reach = width * 0.5f + G.river_bank;
-    let pz = f32(gid.y) * G.spacing - half;
     let px = f32(gid.x) * G.spacing - half;
-    let lim = reach + meander * 1.0001f;
-    // Cheap row test first (the CPU keeps only the segments whose z-range reaches the row).
+    if (px < info.lo || px > info.hi) {
+        return;
+    }
+    let lim = river_lim();
     var any = false;
-    for (var k = 0u; k + 1u < G.river_points; k++) {
-        let a = line[k];
-        let b = line[k + 1u];
-        if (min(a.y, b.y) - lim <= pz && max(a.y, b.y) + lim >= pz) {
-            any = true;
-            break;
+    for (var w = 0u; w < 4u && !any; w++) {
+        var bits = info.segs[w];
+        while (bits != 0u) {
+            let k = w * 32u + firstTrailingBit(bits);
+            bits &= bits - 1u;
+            if (reaches_x(k, px, lim)) {
+                any = true;
+                break;
+            }
         }
     }
     if (!any) {
         return;
     }
+    let s = stage_seed(G.seed_lo, G.seed_hi, D.tag);
+    let width = G.river_width;
+    let meander = G.river_meander;
+    let ms = G.river_meander_scale;
+    let reach = width * 0.5f + G.river_bank;
+    let pz = f32(gid.y) * G.spacing - half;
     let nx = clamp(fbm_point(px / ms, pz / ms, s, 3u, 2.0f, 0.5f), -1.0f, 1.0f);
     let nz = clamp(fbm_point(px / ms + 31.7f, pz / ms - 17.3f, s, 3u, 2.0f, 0.5f), -1.0f, 1.0f);
     let q = vec2<f32>(px + meander * nx, pz + meander * nz);
     var d = 3.4028234663852886e38f;
-    for (var k = 0u; k + 1u < G.river_points; k++) {
-        let a = line[k];
-        let b = line[k + 1u];
-        if (min(a.y, b.y) - lim <= pz && max(a.y, b.y) + lim >= pz) {
-            d = min(d, segment_distance(q, a, b));
+    for (var w = 0u; w < 4u; w++) {
+        var bits = info.segs[w];
+        while (bits != 0u) {
+            let k = w * 32u + firstTrailingBit(bits);
+            bits &= bits - 1u;
+            if (reaches_x(k, px, lim)) {
+                d = min(d, segment_distance(q, line[k], line[k + 1u]));
+            }
         }
     }
     let t = 1.0f - smoothstep_(width * 0.5f, reach + 1e-3f, d);

@@ -36,6 +36,7 @@ pub(crate) struct Resources {
     /// vec4 per sample: EDT scratch, normals (3 floats per sample), splat blur.
     wb: wgpu::Buffer,
     partial: wgpu::Buffer,
+    river_rows: wgpu::Buffer,
     minmax: wgpu::Buffer,
     flags: wgpu::Buffer,
     staging: wgpu::Buffer,
@@ -65,6 +66,7 @@ impl Resources {
             wa: gpu.storage("wa", big),
             wb: gpu.storage("wb", big),
             partial: gpu.storage("partial", (n * n).div_ceil(NORM_PER_GROUP) as u64 * 8),
+            river_rows: gpu.storage("river_rows", n as u64 * 32),
             minmax: gpu.storage("minmax", 16),
             flags: gpu.storage("flags", 16),
             staging: gpu.device.create_buffer(&wgpu::BufferDescriptor {
@@ -142,8 +144,13 @@ pub(crate) fn mountains_data(world: f32, cells: u32, density: f32, separation: f
     gaussian_mountains(world, cells, density, separation, seed, tg).iter().map(|m| [m.x, m.z, m.radius, m.amplitude]).collect()
 }
 
-pub(crate) fn river_line(world: f32, seed: u64, tg: u32) -> Vec<[f32; 2]> {
-    river_polyline(&river_control_points(world, seed, tg))
+/// The river polyline; the shader handles at most 128 segments (a 128-bit row mask).
+pub(crate) fn river_line(world: f32, seed: u64, tg: u32) -> Result<Vec<[f32; 2]>, GpuError> {
+    let line = river_polyline(&river_control_points(world, seed, tg));
+    if line.len() > 129 {
+        return Err(GpuError::TooLarge(format!("river polyline has {} points; the GPU pass handles 129", line.len())));
+    }
+    Ok(line)
 }
 
 /// Records stages into one command encoder.
@@ -230,8 +237,12 @@ impl<'f, 'g> Rec<'f, 'g> {
         self.go(&self.gpu.pipes.detail, Dispatch::default(), &[Some(base), Some(detail)], grid2(self.n))
     }
 
-    pub fn biomes(&mut self, base: &wgpu::Buffer, index: &wgpu::Buffer, rough: &wgpu::Buffer, sand: &wgpu::Buffer, table: &wgpu::Buffer, tg: u32) -> Result<(), GpuError> {
-        let d = Dispatch { tag: tg, ..Default::default() };
+    #[allow(clippy::too_many_arguments)]
+    pub fn biomes(&mut self, base: &wgpu::Buffer, index: &wgpu::Buffer, rough: &wgpu::Buffer, sand: &wgpu::Buffer, table: &wgpu::Buffer, grid: u32, tg: u32) -> Result<(), GpuError> {
+        // Warp noise step per sample, as island_core::biomes::biome_blend computes it.
+        let spacing = self.world_size / (self.n - 1) as f32;
+        let cell = self.world_size / grid as f32;
+        let d = Dispatch { tag: tg, step: spacing / cell, ..Default::default() };
         self.go(&self.gpu.pipes.biome, d, &[Some(base), Some(index), Some(rough), Some(sand), Some(table)], grid2(self.n))
     }
 
@@ -262,8 +273,12 @@ impl<'f, 'g> Rec<'f, 'g> {
         self.go(&self.gpu.pipes.coast, Dispatch::default(), &[Some(land01), Some(dist), Some(fine), Some(rough)], grid2(self.n))
     }
 
-    pub fn river(&mut self, heights: &wgpu::Buffer, line: &wgpu::Buffer, tg: u32) -> Result<(), GpuError> {
-        self.go(&self.gpu.pipes.river, Dispatch { tag: tg, ..Default::default() }, &[Some(heights), Some(line)], grid2(self.n))
+    /// River carving; `rows` is scratch of at least 32 bytes per row.
+    pub fn river(&mut self, heights: &wgpu::Buffer, line: &wgpu::Buffer, rows: &wgpu::Buffer, tg: u32) -> Result<(), GpuError> {
+        let d = Dispatch { tag: tg, ..Default::default() };
+        let bufs = [Some(heights), Some(line), Some(rows)];
+        self.go(&self.gpu.pipes.river_rows, d, &bufs, ((self.n as u32).div_ceil(64), 1, 1))?;
+        self.go(&self.gpu.pipes.river, d, &bufs, grid2(self.n))
     }
 
     pub fn normals(&mut self, heights: &wgpu::Buffer, normals: &wgpu::Buffer) -> Result<(), GpuError> {
@@ -351,7 +366,7 @@ pub(crate) fn run(gpu: &Gpu, p: &IslandParams) -> Result<Island, GpuError> {
     done(&mut rec, "detail", &mut t)?;
 
     let table = gpu.storage_init("biomes", bytemuck::cast_slice(&biome_table(&p.biomes.biomes)));
-    rec.biomes(&r.h, &r.bidx, &r.rough, &r.sand, &table, tag::BIOME)?;
+    rec.biomes(&r.h, &r.bidx, &r.rough, &r.sand, &table, p.biomes.grid, tag::BIOME)?;
     done(&mut rec, "biomes", &mut t)?;
 
     let lut = gpu.storage_init("lut", bytemuck::cast_slice(&p.shaping_curve));
@@ -369,8 +384,8 @@ pub(crate) fn run(gpu: &Gpu, p: &IslandParams) -> Result<Island, GpuError> {
     done(&mut rec, "coast", &mut t)?;
 
     if p.river.enabled {
-        let line = gpu.storage_init("river", bytemuck::cast_slice(&river_line(p.world_size, p.seed, tag::RIVER)));
-        rec.river(&r.h, &line, tag::RIVER)?;
+        let line = gpu.storage_init("river", bytemuck::cast_slice(&river_line(p.world_size, p.seed, tag::RIVER)?));
+        rec.river(&r.h, &line, &r.river_rows, tag::RIVER)?;
     }
     done(&mut rec, "river", &mut t)?;
 

@@ -151,8 +151,8 @@ pub fn biome_blend(
 ) -> Result<(Vec<f32>, Vec<u8>, Vec<f32>, Vec<f32>), GpuError> {
     let nn = resolution * resolution;
     check_len("base01", base01.len(), nn)?;
-    if biomes.is_empty() || grid == 0 {
-        return Err(bad("biomes", "need at least one biome and grid >= 1"));
+    if biomes.is_empty() || biomes.len() > 16 || grid == 0 {
+        return Err(bad("biomes", "need 1..=16 biomes and grid >= 1"));
     }
     let mut g = Globals::grid(resolution, world_size, seed);
     pipeline::set_biomes(&mut g, world_size, grid, distortion, boundary_noise, blend_width, biomes);
@@ -162,7 +162,7 @@ pub fn biome_blend(
         let r = gpu.storage("rough", nn as u64 * 4);
         let s = gpu.storage("sand", nn as u64 * 4);
         let table = gpu.storage_init("table", bytemuck::cast_slice(&pipeline::biome_table(biomes)));
-        rec.biomes(&b, &idx, &r, &s, &table, tag)?;
+        rec.biomes(&b, &idx, &r, &s, &table, grid, tag)?;
         rec.flush()?;
         let bytes = nn as u64 * 4;
         let mut parts = gpu.read_back(&[(&b, bytes), (&idx, bytes), (&r, bytes), (&s, bytes)], None)?;
@@ -260,12 +260,13 @@ pub fn carve_river(
     check_len("heights", heights.len(), nn)?;
     let mut g = Globals::grid(resolution, world_size, seed);
     pipeline::set_river(&mut g, width, bank, depth, meander, meander_scale);
-    let line = pipeline::river_line(world_size, seed, tag);
+    let line = pipeline::river_line(world_size, seed, tag)?;
     g.river_points = line.len() as u32;
     with_gpu(g, |gpu, rec| {
         let h = gpu.storage_init("heights", bytemuck::cast_slice(heights));
         let l = gpu.storage_init("line", bytemuck::cast_slice(&line));
-        rec.river(&h, &l, tag)?;
+        let rows = gpu.storage("river_rows", resolution as u64 * 32);
+        rec.river(&h, &l, &rows, tag)?;
         read_f32(gpu, rec, &h, nn)
     })
 }
