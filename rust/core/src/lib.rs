@@ -20,6 +20,7 @@ pub mod hash;
 pub mod heightfield;
 pub mod mask;
 pub mod normals;
+pub mod paint;
 pub mod params;
 pub mod pipeline;
 pub mod river;
