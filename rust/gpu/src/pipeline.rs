@@ -18,23 +18,28 @@ const SPLAT_JITTER_SCALE: f32 = 40.0;
 /// Samples one normalisation workgroup reduces (matches `PER_GROUP` in normalize_01.wgsl).
 const NORM_PER_GROUP: usize = 4096;
 
-/// Buffers of one resolution, reused between runs.
+/// Buffers of one resolution, reused between runs. Every per-sample buffer holds 4 bytes per
+/// sample (software adapters cap one storage binding at 128 MiB).
 pub(crate) struct Resources {
     pub n: usize,
     /// Base relief → land01 → heights (metres).
     h: wgpu::Buffer,
-    /// Detail noise, then EDT column distances, then fine noise.
+    /// Detail noise; EDT column distances; fine noise; splat weight 0.
     tmp: wgpu::Buffer,
     bidx: wgpu::Buffer,
+    /// Biome roughness; splat weight 1.
     rough: wgpu::Buffer,
     sand: wgpu::Buffer,
-    /// Land mask, later the packed splat.
+    /// Land mask; the packed splat.
     mask: wgpu::Buffer,
+    /// Signed distance; splat weight 2.
     dist: wgpu::Buffer,
-    /// vec4 per sample: EDT scratch, splat weights.
-    wa: wgpu::Buffer,
-    /// vec4 per sample: EDT scratch, normals (3 floats per sample), splat blur.
-    wb: wgpu::Buffer,
+    /// EDT scratch s; normal x; splat weight 3.
+    e1: wgpu::Buffer,
+    /// EDT scratch t; normal y.
+    e2: wgpu::Buffer,
+    /// Normal z; splat blur scratch.
+    e3: wgpu::Buffer,
     partial: wgpu::Buffer,
     river_rows: wgpu::Buffer,
     minmax: wgpu::Buffer,
@@ -45,15 +50,18 @@ pub(crate) struct Resources {
 impl Resources {
     fn new(gpu: &Gpu, n: usize) -> Result<Resources, GpuError> {
         let nn = (n * n) as u64;
-        let big = nn * 16;
+        let plane = nn * 4;
         let lim = &gpu.limits;
-        if big > lim.max_buffer_size || big > lim.max_storage_buffer_binding_size as u64 {
+        if plane > lim.max_storage_buffer_binding_size as u64 || nn * 12 > lim.max_buffer_size {
             return Err(GpuError::TooLarge(format!(
-                "{n}² needs {big} byte buffers; {} allows {} (buffer) / {} (storage binding)",
-                gpu.name, lim.max_buffer_size, lim.max_storage_buffer_binding_size
+                "{n}² needs {plane}-byte storage bindings and a {}-byte readback buffer; {} allows {} / {}",
+                nn * 12,
+                gpu.name,
+                lim.max_storage_buffer_binding_size,
+                lim.max_buffer_size
             )));
         }
-        let f = |l: &str| gpu.storage(l, nn * 4);
+        let f = |l: &str| gpu.storage(l, plane);
         Ok(Resources {
             n,
             h: f("heights"),
@@ -63,8 +71,9 @@ impl Resources {
             sand: f("sandiness"),
             mask: f("mask"),
             dist: f("distance"),
-            wa: gpu.storage("wa", big),
-            wb: gpu.storage("wb", big),
+            e1: f("e1"),
+            e2: f("e2"),
+            e3: f("e3"),
             partial: gpu.storage("partial", (n * n).div_ceil(NORM_PER_GROUP) as u64 * 8),
             river_rows: gpu.storage("river_rows", n as u64 * 32),
             minmax: gpu.storage("minmax", 16),
@@ -281,24 +290,28 @@ impl<'f, 'g> Rec<'f, 'g> {
         self.go(&self.gpu.pipes.river, d, &bufs, grid2(self.n))
     }
 
-    pub fn normals(&mut self, heights: &wgpu::Buffer, normals: &wgpu::Buffer) -> Result<(), GpuError> {
-        self.go(&self.gpu.pipes.normals, Dispatch::default(), &[Some(heights), Some(normals)], grid2(self.n))
+    /// Normals as three planes.
+    pub fn normals(&mut self, heights: &wgpu::Buffer, nx: &wgpu::Buffer, ny: &wgpu::Buffer, nz: &wgpu::Buffer) -> Result<(), GpuError> {
+        self.go(&self.gpu.pipes.normals, Dispatch::default(), &[Some(heights), Some(nx), Some(ny), Some(nz)], grid2(self.n))
     }
 
-    /// Splat weights into `wa`, blur passes through `wb`, packed RGBA8 into `packed`.
+    /// Splat weights into the planes `w`, blur passes through `wtmp`, packed RGBA8 into `packed`.
     #[allow(clippy::too_many_arguments)]
-    pub fn splat(&mut self, heights: &wgpu::Buffer, normals: &wgpu::Buffer, sand: &wgpu::Buffer, wa: &wgpu::Buffer, wb: &wgpu::Buffer, packed: &wgpu::Buffer, blur_passes: u32, tg: u32) -> Result<(), GpuError> {
+    pub fn splat(&mut self, heights: &wgpu::Buffer, ny: &wgpu::Buffer, sand: &wgpu::Buffer, w: [&wgpu::Buffer; 4], wtmp: &wgpu::Buffer, packed: &wgpu::Buffer, blur_passes: u32, tg: u32) -> Result<(), GpuError> {
         let p = &self.gpu.pipes;
         let step = self.gpu_world_step(SPLAT_JITTER_SCALE);
         let d = Dispatch { tag: tg, step, ..Default::default() };
-        self.go(&p.splat_weights, d, &[Some(heights), Some(normals), Some(sand), Some(wa)], grid2(self.n))?;
+        let planes = [Some(w[0]), Some(w[1]), Some(w[2]), Some(w[3]), Some(wtmp)];
+        self.go(&p.splat_weights, d, &[Some(heights), Some(ny), Some(sand), planes[0], planes[1], planes[2], planes[3]], grid2(self.n))?;
         for _ in 0..blur_passes {
-            for which in 0..2 {
-                let d = Dispatch { which, ..Default::default() };
-                self.go(&p.splat_blur, d, &[None, None, None, Some(wa), Some(wb)], grid2(self.n))?;
+            for channel in 0..4 {
+                for which in 0..2 {
+                    let d = Dispatch { which, level: channel, ..Default::default() };
+                    self.go(&p.splat_blur, d, &[None, None, None, planes[0], planes[1], planes[2], planes[3], planes[4]], grid2(self.n))?;
+                }
             }
         }
-        self.go(&p.splat_quantize, Dispatch::default(), &[None, None, None, Some(wa), None, Some(packed)], grid2(self.n))
+        self.go(&p.splat_quantize, Dispatch::default(), &[None, Some(packed), None, planes[0], planes[1], planes[2], planes[3]], grid2(self.n))
     }
 }
 
@@ -376,7 +389,7 @@ pub(crate) fn run(gpu: &Gpu, p: &IslandParams) -> Result<Island, GpuError> {
     rec.mask(&r.mask, tag::MASK)?;
     done(&mut rec, "mask", &mut t)?;
 
-    rec.distance(&r.mask, &r.tmp, &r.wa, &r.wb, &r.dist, &r.flags)?;
+    rec.distance(&r.mask, &r.tmp, &r.e1, &r.e2, &r.dist, &r.flags)?;
     done(&mut rec, "distance", &mut t)?;
 
     rec.fbm(&r.tmp, p.world_size, p.coast.fine_scale, 3, 2.0, 0.5, tag::FINE)?;
@@ -389,10 +402,10 @@ pub(crate) fn run(gpu: &Gpu, p: &IslandParams) -> Result<Island, GpuError> {
     }
     done(&mut rec, "river", &mut t)?;
 
-    rec.normals(&r.h, &r.wb)?;
+    rec.normals(&r.h, &r.e1, &r.e2, &r.e3)?;
     done(&mut rec, "normals", &mut t)?;
 
-    rec.splat(&r.h, &r.wb, &r.sand, &r.wa, &r.wb, &r.mask, p.splat.blur_passes, tag::SPLAT)?;
+    rec.splat(&r.h, &r.e2, &r.sand, [&r.tmp, &r.rough, &r.dist, &r.e1], &r.e3, &r.mask, p.splat.blur_passes, tag::SPLAT)?;
     done(&mut rec, "splat", &mut t)?;
 
     let bytes = (nn * 4) as u64;

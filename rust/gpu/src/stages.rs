@@ -279,10 +279,13 @@ pub fn compute_normals(heights: &[f32], resolution: usize, spacing: f32) -> Resu
     g.spacing = spacing;
     with_gpu(g, |gpu, rec| {
         let h = gpu.storage_init("heights", bytemuck::cast_slice(heights));
-        let o = gpu.storage("normals", nn as u64 * 12);
-        rec.normals(&h, &o)?;
-        let v = read_f32(gpu, rec, &o, nn * 3)?;
-        Ok(v.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect())
+        let planes = [gpu.storage("nx", nn as u64 * 4), gpu.storage("ny", nn as u64 * 4), gpu.storage("nz", nn as u64 * 4)];
+        rec.normals(&h, &planes[0], &planes[1], &planes[2])?;
+        rec.flush()?;
+        let bytes = nn as u64 * 4;
+        let parts = gpu.read_back(&[(&planes[0], bytes), (&planes[1], bytes), (&planes[2], bytes)], None)?;
+        let (x, y, z) = (f32s(&parts[0]), f32s(&parts[1]), f32s(&parts[2]));
+        Ok((0..nn).map(|i| [x[i], y[i], z[i]]).collect())
     })
 }
 
@@ -307,12 +310,12 @@ pub fn auto_splat(
     pipeline::set_splat(&mut g, max_height, p);
     with_gpu(g, |gpu, rec| {
         let h = gpu.storage_init("heights", bytemuck::cast_slice(heights));
-        let nb = gpu.storage_init("normals", bytemuck::cast_slice(normals));
+        let ny: Vec<f32> = normals.iter().map(|v| v[1]).collect();
+        let nb = gpu.storage_init("normal_y", bytemuck::cast_slice(&ny));
         let s = gpu.storage_init("sand", bytemuck::cast_slice(sandiness));
-        let wa = gpu.storage("wa", nn as u64 * 16);
-        let wb = gpu.storage("wb", nn as u64 * 16);
+        let w: Vec<wgpu::Buffer> = (0..5).map(|_| gpu.storage("w", nn as u64 * 4)).collect();
         let out = gpu.storage("splat", nn as u64 * 4);
-        rec.splat(&h, &nb, &s, &wa, &wb, &out, p.blur_passes, tag)?;
+        rec.splat(&h, &nb, &s, [&w[0], &w[1], &w[2], &w[3]], &w[4], &out, p.blur_passes, tag)?;
         Ok(read_u32(gpu, rec, &out, nn)?.into_iter().map(|v| v.to_le_bytes()).collect())
     })
 }
