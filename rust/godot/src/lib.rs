@@ -9,6 +9,8 @@ use godot::init::{gdextension, ExtensionLibrary, InitStage};
 pub mod chunk_data;
 pub mod heightmap_io;
 pub mod procedural_island;
+pub mod splat_data;
+pub mod terrain_brush;
 pub mod worker;
 
 struct ProceduralIslandExtension;

@@ -233,7 +233,12 @@ pub struct ProceduralIsland {
     /// (`res://addons/procedural_island/terrain.gdshader`), which reads the splat weights from
     /// the vertex colours (r = sand, g = grass, b = rock, a = snow).
     #[export]
-    terrain_material: Option<Gd<Material>>,
+    pub(crate) terrain_material: Option<Gd<Material>>,
+    /// Painted splat (a `SplatPaint` resource written by `TerrainBrush`), kept on top of the
+    /// generated splat and saved with the scene. Null = nothing painted (created on the first
+    /// paint). A different resolution is resampled when the island regenerates.
+    #[export]
+    pub(crate) splat_paint: Option<Gd<crate::splat_data::SplatPaint>>,
 
     /// Compute backend: [constant BACKEND_AUTO], [constant BACKEND_GPU] or [constant BACKEND_CPU].
     /// For now every choice runs on the CPU; GPU prints one warning that it falls back.
@@ -253,7 +258,7 @@ pub struct ProceduralIsland {
     build_budget_ms: f32,
 
     // ---- runtime state (not properties) ----
-    island: Option<Island>,
+    pub(crate) island: Option<Island>,
     last_stats: VarDictionary,
     pool: Vec<ChunkNodes>,
     worker: Option<Worker>,
@@ -262,7 +267,9 @@ pub struct ProceduralIsland {
     /// A generation_started was emitted and neither finished nor failed yet.
     series_active: bool,
     gpu_warned: bool,
-    default_material: Option<Gd<ShaderMaterial>>,
+    pub(crate) default_material: Option<Gd<ShaderMaterial>>,
+    /// Splat maps (generated splat + paint) read by the terrain shader.
+    pub(crate) paint_rt: crate::splat_data::PaintRuntime,
     /// Material currently assigned to the chunks (instance id, or None for the default).
     applied_material: Option<Option<InstanceId>>,
     /// Editor auto-regenerate: last seen request and when it changed.
@@ -347,6 +354,7 @@ impl INode3D for ProceduralIsland {
             collision_enabled: true,
             flat_shading: false,
             terrain_material: None,
+            splat_paint: None,
             backend: 0,
             auto_regenerate: true,
             generate_on_ready: true,
@@ -363,6 +371,7 @@ impl INode3D for ProceduralIsland {
             applied_material: None,
             watched: None,
             dirty_since: None,
+            paint_rt: Default::default(),
         }
     }
 
@@ -821,6 +830,7 @@ impl ProceduralIsland {
             }
         }
         self.series_active = false;
+        self.splat_island_changed();
         let stats = self.last_stats.clone();
         self.signals().generation_progress().emit(1.0, "done");
         self.signals().generation_finished().emit(&stats);

@@ -1,0 +1,470 @@
+//! The `TerrainBrush` node: height- and slope-masked splat painting on a `ProceduralIsland`.
+//!
+//! All painting math is in [`island_core::paint`]; this node converts coordinates, keeps the
+//! stroke/undo state and draws the cursor ring.
+
+use crate::procedural_island::ProceduralIsland;
+use crate::splat_data::SplatPaint;
+use godot::classes::base_material_3d::{Flags as MatFlags, ShadingMode, Transparency};
+use godot::classes::mesh::PrimitiveType;
+use godot::classes::node::InternalMode;
+use godot::classes::{INode3D, ImmediateMesh, MeshInstance3D, Node3D, StandardMaterial3D};
+use godot::prelude::*;
+use island_core::paint::{self, Brush, Masks, Mode, PaintLayer, Rect, Surface, LAYERS};
+
+/// Segments of the cursor ring.
+const RING_SEGMENTS: usize = 64;
+/// Cursor ring lift above the terrain, metres.
+const RING_LIFT: f32 = 0.3;
+
+/// Paints the eight splat layers of a [ProceduralIsland] (its parent, or the node at
+/// [member island]) with a round brush masked by height and slope: e.g. snow only above 80 m
+/// where the slope is under 35°. Works in the editor (with the addon's plugin: left-drag in the
+/// 3D viewport) and from GDScript at runtime ([method paint_at], [method paint_stroke],
+/// [method fill_by_rule]). The paint is kept in the island's [member ProceduralIsland.splat_paint]
+/// resource (saved with the scene) on top of the generated splat.
+///
+/// Positions are global; heights are metres and slopes degrees in the island's local frame.
+#[derive(GodotClass)]
+#[class(tool, base=Node3D)]
+pub struct TerrainBrush {
+    base: Base<Node3D>,
+    /// The island to paint; empty = the parent node.
+    #[export]
+    island: NodePath,
+    /// Splat layer 0..7 (0 sand, 1 grass, 2 rock, 3 snow from the generator; 4..7 free).
+    #[export(range = (0.0, 7.0, 1.0))]
+    layer: i32,
+    /// [constant MODE_PAINT] adds the layer, [constant MODE_ERASE] removes it,
+    /// [constant MODE_SMOOTH] blends all layers with their neighbourhood.
+    #[export(enum = (PAINT = 0, ERASE = 1, SMOOTH = 2))]
+    mode: i32,
+    /// Brush radius, metres.
+    #[export(range = (0.1, 1000.0, 0.1, or_greater, suffix = "m"))]
+    radius: f32,
+    /// Amount per dab at the centre, 0..1.
+    #[export(range = (0.0, 1.0, 0.01))]
+    strength: f32,
+    /// Falloff: 1 = hard disc, 0 = smooth from the centre.
+    #[export(range = (0.0, 1.0, 0.01))]
+    hardness: f32,
+    /// Distance between the dabs of a stroke, as a fraction of the radius.
+    #[export(range = (0.01, 4.0, 0.01, or_greater))]
+    spacing: f32,
+    /// Lowest terrain height painted, metres.
+    #[export_group(name = "Height Mask")]
+    #[export(range = (-1000.0, 10000.0, 0.1, or_less, or_greater, suffix = "m"))]
+    min_height: f32,
+    /// Highest terrain height painted, metres.
+    #[export(range = (-1000.0, 10000.0, 0.1, or_less, or_greater, suffix = "m"))]
+    max_height: f32,
+    /// Smooth fade inside both height limits, metres (0 = hard edge).
+    #[export(range = (0.0, 100.0, 0.1, or_greater, suffix = "m"))]
+    height_fade: f32,
+    /// Flattest slope painted, degrees.
+    #[export_group(name = "Slope Mask")]
+    #[export(range = (0.0, 90.0, 0.1, suffix = "°"))]
+    min_slope_degrees: f32,
+    /// Steepest slope painted, degrees.
+    #[export(range = (0.0, 90.0, 0.1, suffix = "°"))]
+    max_slope_degrees: f32,
+    /// Smooth fade inside both slope limits, degrees (0 = hard edge).
+    #[export(range = (0.0, 45.0, 0.1, suffix = "°"))]
+    slope_fade: f32,
+
+    /// Paint before the current stroke (between begin_stroke and end_stroke).
+    stroke_before: Option<PaintLayer>,
+    stroke_rect: Rect,
+    stroke_carry: Option<f32>,
+    cursor: Option<(Gd<MeshInstance3D>, Gd<ImmediateMesh>)>,
+}
+
+#[godot_api]
+impl INode3D for TerrainBrush {
+    fn init(base: Base<Node3D>) -> Self {
+        let b = Brush::default();
+        TerrainBrush {
+            base,
+            island: NodePath::default(),
+            layer: 0,
+            mode: 0,
+            radius: b.radius,
+            strength: b.strength,
+            hardness: b.hardness,
+            spacing: b.spacing,
+            min_height: -1000.0,
+            max_height: 10000.0,
+            height_fade: 0.0,
+            min_slope_degrees: 0.0,
+            max_slope_degrees: 90.0,
+            slope_fade: 0.0,
+            stroke_before: None,
+            stroke_rect: Rect::default(),
+            stroke_carry: None,
+            cursor: None,
+        }
+    }
+}
+
+/// Failure of a brush operation, reported with `godot_error!`.
+type BrushResult<T> = Result<T, String>;
+
+#[godot_api]
+impl TerrainBrush {
+    /// Mode: add the layer.
+    #[constant]
+    pub const MODE_PAINT: i32 = 0;
+    /// Mode: remove the layer.
+    #[constant]
+    pub const MODE_ERASE: i32 = 1;
+    /// Mode: blend towards the neighbourhood average.
+    #[constant]
+    pub const MODE_SMOOTH: i32 = 2;
+
+    /// One dab centred on the terrain below `world_position` (only x and z matter). Returns the
+    /// number of texels whose paint changed, or -1 (with an error) when the brush values are
+    /// invalid or there is no generated island.
+    #[func]
+    pub fn paint_at(&mut self, world_position: Vector3) -> i64 {
+        self.report("paint_at", |s| {
+            let mut isl = s.island_node()?;
+            let c = s.to_local_xz(&isl, world_position);
+            let brush = s.brush()?;
+            let carry_active = s.stroke_before.is_some();
+            let (changed, rect) =
+                with_paint(&mut isl, true, |layer, surf| paint::stamp(layer, surf, &brush, c).map(|ch| (ch.texels, ch.rect)))?;
+            if carry_active {
+                s.stroke_carry = Some(0.0);
+            }
+            s.note(rect);
+            Ok(changed as i64)
+        })
+    }
+
+    /// Dabs every [member spacing] × [member radius] metres along the segment. Inside a stroke
+    /// ([method begin_stroke]) the spacing continues across consecutive segments and the first
+    /// dab of a new segment is not repeated at `from`. Returns the texels changed (summed over
+    /// dabs) or -1 on error.
+    #[func]
+    pub fn paint_stroke(&mut self, from: Vector3, to: Vector3) -> i64 {
+        self.report("paint_stroke", |s| {
+            let mut isl = s.island_node()?;
+            let a = s.to_local_xz(&isl, from);
+            let b = s.to_local_xz(&isl, to);
+            let brush = s.brush()?;
+            let carry = if s.stroke_before.is_some() { s.stroke_carry } else { None };
+            let ((changed, carry), rect) = with_paint(&mut isl, true, |layer, surf| {
+                paint::stroke(layer, surf, &brush, a, b, carry).map(|(ch, c)| ((ch.texels, c), ch.rect))
+            })?;
+            if s.stroke_before.is_some() {
+                s.stroke_carry = Some(carry);
+            }
+            s.note(rect);
+            Ok(changed as i64)
+        })
+    }
+
+    /// Apply the brush's mode, layer, strength and masks to the whole island at once (no radius,
+    /// no falloff): e.g. snow wherever the height and slope masks allow. Returns the texels
+    /// changed or -1 on error.
+    #[func]
+    pub fn fill_by_rule(&mut self) -> i64 {
+        self.report("fill_by_rule", |s| {
+            let mut isl = s.island_node()?;
+            let brush = s.brush()?;
+            let (changed, rect) =
+                with_paint(&mut isl, true, |layer, surf| paint::fill_by_rule(layer, surf, &brush).map(|ch| (ch.texels, ch.rect)))?;
+            s.note(rect);
+            Ok(changed as i64)
+        })
+    }
+
+    /// Remove all paint of `layer` (0..7) from the island; the generated splat shows through
+    /// again. Returns the texels changed or -1 on error.
+    #[func]
+    pub fn clear_layer(&mut self, layer: i32) -> i64 {
+        self.report("clear_layer", |s| {
+            let mut isl = s.island_node()?;
+            let l = usize::try_from(layer).ok().filter(|&l| l < LAYERS).ok_or(format!("layer must be 0..7, got {layer}"))?;
+            let (changed, rect) = with_paint(&mut isl, true, |p, _| {
+                let n = p.resolution;
+                p.clear_layer(l).map(|c| (c, Rect { x0: 0, z0: 0, w: n, h: n }))
+            })?;
+            s.note(rect);
+            Ok(changed as i64)
+        })
+    }
+
+    /// Start a stroke: remembers the paint so that [method end_stroke] can return the touched
+    /// region before and after (one undo step). A stroke still open is ended (and its snapshot
+    /// dropped).
+    #[func]
+    pub fn begin_stroke(&mut self) -> bool {
+        let r = self.report("begin_stroke", |s| {
+            let mut isl = s.island_node()?;
+            let (before, _) = with_paint(&mut isl, false, |p, _| Ok((p.clone(), Rect::default())))?;
+            s.stroke_before = Some(before);
+            s.stroke_rect = Rect::default();
+            s.stroke_carry = None;
+            Ok(1)
+        });
+        r == 1
+    }
+
+    /// Whether a stroke is open.
+    #[func]
+    pub fn is_stroke_active(&self) -> bool {
+        self.stroke_before.is_some()
+    }
+
+    /// End the stroke and return its snapshot: `{"rect": Rect2i (texels), "before":
+    /// PackedByteArray, "after": PackedByteArray}` (8 bytes per texel, row by row), or an empty
+    /// Dictionary when nothing was touched or no stroke was open. Pass it to
+    /// [method apply_snapshot] to undo or redo.
+    #[func]
+    pub fn end_stroke(&mut self) -> VarDictionary {
+        let Some(before) = self.stroke_before.take() else { return VarDictionary::new() };
+        let rect = std::mem::take(&mut self.stroke_rect);
+        self.stroke_carry = None;
+        if rect.is_empty() {
+            return VarDictionary::new();
+        }
+        let res = (|| -> BrushResult<VarDictionary> {
+            let mut isl = self.island_node()?;
+            let (after, _) = with_paint(&mut isl, false, |p, _| p.region(rect).map(|v| (v, rect)))?;
+            let before = before.region(rect).map_err(|e| e.to_string())?;
+            let mut d = VarDictionary::new();
+            d.set("rect", Rect2i::from_components(rect.x0 as i32, rect.z0 as i32, rect.w as i32, rect.h as i32));
+            d.set("before", &PackedByteArray::from(before));
+            d.set("after", &PackedByteArray::from(after));
+            Ok(d)
+        })();
+        res.unwrap_or_else(|e| {
+            godot_error!("TerrainBrush.end_stroke: {e}");
+            VarDictionary::new()
+        })
+    }
+
+    /// Restore a stroke snapshot from [method end_stroke]: its "before" state when `redo` is
+    /// false (undo), its "after" state when true. Returns false (with an error) when the
+    /// snapshot does not fit the island's paint.
+    #[func]
+    pub fn apply_snapshot(&mut self, snapshot: VarDictionary, redo: bool) -> bool {
+        let r = self.report("apply_snapshot", |s| {
+            let rect: Rect2i = snapshot.get("rect").and_then(|v| v.try_to().ok()).ok_or("snapshot has no `rect`")?;
+            let key = if redo { "after" } else { "before" };
+            let bytes: PackedByteArray =
+                snapshot.get(key).and_then(|v| v.try_to().ok()).ok_or(format!("snapshot has no `{key}`"))?;
+            if rect.position.x < 0 || rect.position.y < 0 || rect.size.x < 0 || rect.size.y < 0 {
+                return Err("negative snapshot rect".into());
+            }
+            let r = Rect {
+                x0: rect.position.x as usize,
+                z0: rect.position.y as usize,
+                w: rect.size.x as usize,
+                h: rect.size.y as usize,
+            };
+            let mut isl = s.island_node()?;
+            with_paint(&mut isl, true, |p, _| p.set_region(r, bytes.as_slice()).map(|_| ((), r)))?;
+            Ok(1)
+        });
+        r == 1
+    }
+
+    /// First hit of a ray (global origin and direction) with the island's terrain, found by
+    /// ray-marching the heightfield (no physics), as a global position; null when it misses or
+    /// there is no island.
+    #[func]
+    pub fn raycast(&self, origin: Vector3, direction: Vector3) -> Variant {
+        let Ok(isl) = self.island_node() else { return Variant::nil() };
+        let xf = isl.get_global_transform();
+        let o = xf.affine_inverse() * origin;
+        let d = xf.basis.inverse() * direction;
+        let b = isl.bind();
+        let Some(island) = b.island.as_ref() else { return Variant::nil() };
+        let far = island.field.world_size * 4.0 + (o.length());
+        match paint::ray_march(&island.field, [o.x, o.y, o.z], [d.x, d.y, d.z], far) {
+            Some(p) => (xf * Vector3::new(p[0], p[1], p[2])).to_variant(),
+            None => Variant::nil(),
+        }
+    }
+
+    /// Mask weight 0..1 (height × slope masks) of the terrain under `world_position`; 0 when
+    /// there is no island.
+    #[func]
+    pub fn get_mask_at(&self, world_position: Vector3) -> f32 {
+        let Ok(isl) = self.island_node() else { return 0.0 };
+        let Ok(brush) = self.brush() else { return 0.0 };
+        let c = self.to_local_xz(&isl, world_position);
+        let b = isl.bind();
+        let Some(island) = b.island.as_ref() else { return 0.0 };
+        let f = &island.field;
+        let h = f.height_at(c[0], c[1]);
+        let n = f.normal_at(c[0], c[1]);
+        brush.masks.weight(h, island_core::normals::slope_degrees(n))
+    }
+
+    /// The brush falloff (1 at the centre, 0 at the rim) at `distance / radius` for the current
+    /// [member hardness].
+    #[func]
+    pub fn get_falloff(&self, normalized_distance: f32) -> f32 {
+        paint::falloff(normalized_distance, self.hardness)
+    }
+
+    /// Show the cursor ring (radius [member radius]) on the terrain around `world_position`:
+    /// green where the masks allow painting at the centre, red where they block.
+    #[func]
+    pub fn show_cursor(&mut self, world_position: Vector3) {
+        let Ok(isl) = self.island_node() else { return };
+        let mask = self.get_mask_at(world_position);
+        let c = self.to_local_xz(&isl, world_position);
+        let xf = isl.get_global_transform();
+        let pts: Vec<Vector3> = {
+            let b = isl.bind();
+            let Some(island) = b.island.as_ref() else { return };
+            (0..=RING_SEGMENTS)
+                .map(|k| {
+                    let a = k as f32 / RING_SEGMENTS as f32 * std::f32::consts::TAU;
+                    let (x, z) = (c[0] + self.radius * a.cos(), c[1] + self.radius * a.sin());
+                    xf * Vector3::new(x, island.field.height_at(x, z) + RING_LIFT, z)
+                })
+                .collect()
+        };
+        let (mut inst, mut mesh) = self.cursor_nodes();
+        let color = if mask > 0.0 { Color::from_rgb(0.2, 1.0, 0.3) } else { Color::from_rgb(1.0, 0.2, 0.2) };
+        mesh.clear_surfaces();
+        mesh.surface_begin(PrimitiveType::LINE_STRIP);
+        for p in pts {
+            mesh.surface_set_color(color);
+            mesh.surface_add_vertex(p);
+        }
+        mesh.surface_end();
+        inst.set_visible(true);
+    }
+
+    /// Hide the cursor ring.
+    #[func]
+    pub fn hide_cursor(&mut self) {
+        if let Some((inst, _)) = self.cursor.as_mut() {
+            if inst.is_instance_valid() {
+                inst.set_visible(false);
+            }
+        }
+    }
+
+    /// The island this brush paints (its parent or [member island]), or null.
+    #[func]
+    pub fn get_island_node(&self) -> Option<Gd<ProceduralIsland>> {
+        self.island_node().ok()
+    }
+}
+
+impl TerrainBrush {
+    fn brush(&self) -> BrushResult<Brush> {
+        let layer = usize::try_from(self.layer).map_err(|_| format!("layer must be 0..7, got {}", self.layer))?;
+        let mode = Mode::from_index(self.mode as i64).ok_or(format!("mode must be 0..2, got {}", self.mode))?;
+        let b = Brush {
+            layer,
+            mode,
+            radius: self.radius,
+            strength: self.strength,
+            hardness: self.hardness,
+            spacing: self.spacing,
+            masks: Masks {
+                min_height: self.min_height,
+                max_height: self.max_height,
+                height_fade: self.height_fade,
+                min_slope: self.min_slope_degrees,
+                max_slope: self.max_slope_degrees,
+                slope_fade: self.slope_fade,
+            },
+        };
+        b.validate().map_err(|e| e.to_string())?;
+        Ok(b)
+    }
+
+    fn island_node(&self) -> BrushResult<Gd<ProceduralIsland>> {
+        let node = if self.island.is_empty() {
+            self.base().get_parent()
+        } else {
+            self.base().get_node_or_null(&self.island)
+        };
+        node.ok_or_else(|| "no island: set `island` or make the brush a child of a ProceduralIsland".to_string())?
+            .try_cast::<ProceduralIsland>()
+            .map_err(|_| "the `island` node is not a ProceduralIsland".to_string())
+    }
+
+    fn to_local_xz(&self, isl: &Gd<ProceduralIsland>, p: Vector3) -> [f32; 2] {
+        let l = if isl.is_inside_tree() { isl.to_local(p) } else { isl.get_transform().affine_inverse() * p };
+        [l.x, l.z]
+    }
+
+    fn note(&mut self, rect: Rect) {
+        if self.stroke_before.is_some() {
+            self.stroke_rect = self.stroke_rect.union(&rect);
+        }
+    }
+
+    fn report(&mut self, what: &str, f: impl FnOnce(&mut Self) -> BrushResult<i64>) -> i64 {
+        match f(self) {
+            Ok(v) => v,
+            Err(e) => {
+                godot_error!("TerrainBrush.{what}: {e}");
+                -1
+            }
+        }
+    }
+
+    fn cursor_nodes(&mut self) -> (Gd<MeshInstance3D>, Gd<ImmediateMesh>) {
+        if let Some((i, m)) = &self.cursor {
+            if i.is_instance_valid() {
+                return (i.clone(), m.clone());
+            }
+        }
+        let mut inst = MeshInstance3D::new_alloc();
+        inst.set_name("BrushCursor");
+        let mesh = ImmediateMesh::new_gd();
+        inst.set_mesh(&mesh);
+        let mut mat = StandardMaterial3D::new_gd();
+        mat.set_shading_mode(ShadingMode::UNSHADED);
+        mat.set_flag(MatFlags::ALBEDO_FROM_VERTEX_COLOR, true);
+        mat.set_flag(MatFlags::DISABLE_DEPTH_TEST, true);
+        mat.set_transparency(Transparency::DISABLED);
+        inst.set_material_override(&mat);
+        inst.set_as_top_level(true);
+        inst.set_cast_shadows_setting(godot::classes::geometry_instance_3d::ShadowCastingSetting::OFF);
+        self.base_mut().add_child_ex(&inst).internal(InternalMode::BACK).done();
+        self.cursor = Some((inst.clone(), mesh.clone()));
+        (inst, mesh)
+    }
+}
+
+/// Run `f` on the island's paint (created or resampled to the island's resolution) and
+/// surface. When `mutates`, mark the paint changed and update the splat maps in the rectangle
+/// `f` returns. Returns `f`'s value and rectangle.
+fn with_paint<T>(
+    isl: &mut Gd<ProceduralIsland>,
+    mutates: bool,
+    f: impl FnOnce(&mut PaintLayer, &Surface) -> Result<(T, Rect), paint::PaintError>,
+) -> BrushResult<(T, Rect)> {
+    let mut b = isl.bind_mut();
+    if b.island.is_none() {
+        return Err("the island has not been generated yet".into());
+    }
+    let mut res: Gd<SplatPaint> = b.paint_resource();
+    let (out, rect) = {
+        let island = b.island.as_ref().expect("checked above");
+        let surf = Surface { field: &island.field, base: &island.splat };
+        let mut pb = res.bind_mut();
+        let layer = pb.layer_mut(island.field.resolution);
+        let r = f(layer, &surf).map_err(|e| e.to_string())?;
+        if mutates {
+            pb.touched();
+        }
+        r
+    };
+    if mutates && !rect.is_empty() {
+        b.update_splat_maps(Some(rect));
+    }
+    Ok((out, rect))
+}
