@@ -79,15 +79,21 @@ func test_r32_round_trip_is_exact() -> void:
 	_round_trip("r32", 0.0)
 
 
+## Half a 16-bit step: 0..65535 spans -(sea_depth + 4·fine_amplitude) .. max_height +
+## beach_height + 4·fine_amplitude of the current parameters.
+func _half_step() -> float:
+	var p := ProceduralIsland.new()
+	var span: float = p.coast_sea_depth + p.max_height + p.coast_beach_height + 8.0 * p.coast_fine_amplitude
+	p.free()
+	return span / 65535.0 * 0.5 + 1e-5
+
+
 func test_png16_round_trip() -> void:
-	# 0..65535 spans -(sea_depth + 4·fine_amplitude) .. max_height + beach_height + 4·fine_amplitude.
-	var span := 18.0 + 6.4 + 120.0 + 2.5 + 6.4
-	_round_trip("png", span / 65535.0 * 0.5 + 1e-5)
+	_round_trip("png", _half_step())
 
 
 func test_r16_round_trip() -> void:
-	var span := 18.0 + 6.4 + 120.0 + 2.5 + 6.4
-	_round_trip("r16", span / 65535.0 * 0.5 + 1e-5)
+	_round_trip("r16", _half_step())
 
 
 func test_exr_round_trip() -> void:
