@@ -391,7 +391,7 @@ impl TerrainBrush {
         };
         node.ok_or_else(|| "no island: set `island` or make the brush a child of a ProceduralIsland".to_string())?
             .try_cast::<ProceduralIsland>()
-            .map_err(|_| "the `island` node is not a ProceduralIsland".to_string())
+            .map_err(|_| "no island: the `island` node (or the parent) is not a ProceduralIsland".to_string())
     }
 
     fn to_local_xz(&self, isl: &Gd<ProceduralIsland>, p: Vector3) -> [f32; 2] {

@@ -1,0 +1,313 @@
+extends TestCase
+## TerrainBrush: masked painting, falloff, erase, smooth, undo/redo snapshots, saving with the
+## scene, regenerating with the paint kept.
+
+var timeout_s := 240.0
+
+
+## A 129² island over 256 m (2 m spacing) generated synchronously, with a brush child.
+func _setup(parent: Node = self) -> Array:
+	var isl := ProceduralIsland.new()
+	isl.resolution = 129
+	isl.chunk_size = 32
+	isl.world_size = 256.0
+	isl.name = "Island"
+	parent.add_child(isl)
+	var brush := TerrainBrush.new()
+	brush.name = "Brush"
+	isl.add_child(brush)
+	return [isl, brush]
+
+
+## A land point (x, z) whose height is between lo and hi metres and slope under max_slope.
+func _find_point(isl: ProceduralIsland, lo: float, hi: float, max_slope: float = 90.0) -> Vector3:
+	for iz in range(8, 121, 2):
+		for ix in range(8, 121, 2):
+			var x := ix * 2.0 - 128.0
+			var z := iz * 2.0 - 128.0
+			var h := isl.get_height_at(x, z)
+			var slope := rad_to_deg(isl.get_normal_at(x, z).angle_to(Vector3.UP))
+			if h > lo and h < hi and slope < max_slope:
+				return Vector3(x, h, z)
+	return Vector3.INF
+
+
+func _sum(w: PackedFloat32Array) -> float:
+	var s := 0.0
+	for v in w:
+		s += v
+	return s
+
+
+func _maps(isl: ProceduralIsland) -> PackedByteArray:
+	var out := PackedByteArray()
+	out.append_array(isl.get_splat_map_image(0).get_data())
+	out.append_array(isl.get_splat_map_image(1).get_data())
+	return out
+
+
+func test_weights_are_eight_and_normalised() -> void:
+	var pair := _setup()
+	var isl: ProceduralIsland = pair[0]
+	var w := isl.get_splat_weights_at(0.0, 0.0)
+	check_eq(w.size(), 8, "eight weights")
+	check_near(_sum(w), 1.0, 1e-4, "weights sum to 1")
+	for k in range(4, 8):
+		check_eq(w[k], 0.0, "user layer %d starts empty" % k)
+	var img := isl.get_splat_map_image(0)
+	check(img != null and img.get_size() == Vector2i(129, 129), "splat map 0 at the heightmap's resolution")
+	check(isl.get_splat_map_texture(1) != null, "splat map texture 1")
+	check(isl.get_splat_map_image(2) == null, "only two maps")
+
+
+func test_masks_block_outside_height_and_slope() -> void:
+	var pair := _setup()
+	var isl: ProceduralIsland = pair[0]
+	var brush: TerrainBrush = pair[1]
+	var p := _find_point(isl, 5.0, 60.0)
+	check(p != Vector3.INF, "found a land point")
+	var before := _maps(isl)
+	brush.layer = 5
+	brush.radius = 20.0
+	brush.strength = 1.0
+	brush.min_height = 500.0
+	brush.max_height = 1000.0
+	check_eq(brush.paint_at(p), 0, "nothing painted above the terrain's height range")
+	check_eq(brush.fill_by_rule(), 0, "fill_by_rule outside the height range changes nothing")
+	check(_maps(isl) == before, "splat maps unchanged")
+	check_eq(brush.get_mask_at(p), 0.0, "mask is 0 there")
+	brush.min_height = -1000.0
+	brush.max_height = 1000.0
+	brush.min_slope_degrees = 89.0
+	brush.max_slope_degrees = 90.0
+	check_eq(brush.paint_at(p), 0, "nothing painted outside the slope range")
+	check_eq(brush.fill_by_rule(), 0, "fill_by_rule outside the slope range changes nothing")
+	check(_maps(isl) == before, "splat maps still unchanged")
+	# Inside both ranges: the layer increases and weights stay normalised.
+	brush.min_slope_degrees = 0.0
+	brush.max_slope_degrees = 90.0
+	brush.min_height = p.y - 20.0
+	brush.max_height = p.y + 20.0
+	brush.height_fade = 2.0
+	var w0 := isl.get_splat_weights_at(p.x, p.z)
+	var changed := brush.paint_at(isl.to_global(p))
+	check(changed > 0, "painting inside the ranges changes texels (%d)" % changed)
+	var w1 := isl.get_splat_weights_at(p.x, p.z)
+	check(w1[5] > w0[5] + 0.5, "layer 5 increased (%s -> %s)" % [w0[5], w1[5]])
+	check_near(_sum(w1), 1.0, 1e-4, "still normalised")
+	for y in range(0, 129, 8):
+		for x in range(0, 129, 8):
+			var w := isl.get_splat_weights_at(x * 2.0 - 128.0, y * 2.0 - 128.0)
+			if absf(_sum(w) - 1.0) > 1e-4:
+				check(false, "weights at (%d, %d) sum to %s" % [x, y, _sum(w)])
+	# Only texels inside the height range got paint.
+	var img := isl.get_splat_map_image(1)
+	var bad := 0
+	for iz in 129:
+		for ix in 129:
+			if img.get_pixel(ix, iz).g > 0.0:
+				var h := isl.get_height_at(ix * 2.0 - 128.0, iz * 2.0 - 128.0)
+				if h < brush.min_height - 0.01 or h > brush.max_height + 0.01:
+					bad += 1
+	check_eq(bad, 0, "no paint outside the height range")
+
+
+func test_falloff_follows_hardness() -> void:
+	var pair := _setup()
+	var isl: ProceduralIsland = pair[0]
+	var brush: TerrainBrush = pair[1]
+	brush.hardness = 0.5
+	check_eq(brush.get_falloff(0.0), 1.0, "centre")
+	check_eq(brush.get_falloff(0.49), 1.0, "flat core up to hardness")
+	check(brush.get_falloff(0.75) > 0.0 and brush.get_falloff(0.75) < 1.0, "fade between hardness and rim")
+	check_eq(brush.get_falloff(1.0), 0.0, "rim")
+	brush.hardness = 0.0
+	check_near(brush.get_falloff(0.5), 0.5, 1e-5, "soft brush: smoothstep midpoint")
+	# Painted profile: soft brush decreases with distance.
+	brush.layer = 6
+	brush.radius = 30.0
+	brush.strength = 1.0
+	brush.hardness = 0.0
+	brush.paint_at(Vector3(0.0, 0.0, 0.0))
+	var a := isl.get_splat_weights_at(0.0, 0.0)[6]
+	var b := isl.get_splat_weights_at(10.0, 0.0)[6]
+	var c := isl.get_splat_weights_at(20.0, 0.0)[6]
+	var d := isl.get_splat_weights_at(32.0, 0.0)[6]
+	check(a > b and b > c and c > 0.0, "soft falloff decreases: %s %s %s" % [a, b, c])
+	check_near(a, 1.0, 0.01, "full strength at the centre")
+	check_eq(d, 0.0, "nothing outside the radius")
+	# Hard brush: full strength up to near the rim.
+	brush.layer = 7
+	brush.hardness = 1.0
+	brush.paint_at(Vector3(60.0, 0.0, 60.0))
+	check_near(isl.get_splat_weights_at(60.0 + 26.0, 60.0)[7], 1.0, 0.01, "hard brush is full at 26/30 m")
+
+
+func test_erase_and_smooth() -> void:
+	var pair := _setup()
+	var isl: ProceduralIsland = pair[0]
+	var brush: TerrainBrush = pair[1]
+	brush.layer = 4
+	brush.radius = 16.0
+	brush.strength = 1.0
+	brush.hardness = 1.0
+	brush.paint_at(Vector3(0.0, 0.0, 0.0))
+	check_near(isl.get_splat_weights_at(0.0, 0.0)[4], 1.0, 0.01, "painted")
+	brush.mode = TerrainBrush.MODE_ERASE
+	brush.strength = 0.5
+	check(brush.paint_at(Vector3(0.0, 0.0, 0.0)) > 0, "erase changes texels")
+	var w := isl.get_splat_weights_at(0.0, 0.0)
+	check_near(w[4], 0.5, 0.01, "half erased")
+	check_near(_sum(w), 1.0, 1e-4, "normalised after erase")
+	brush.strength = 1.0
+	brush.paint_at(Vector3(0.0, 0.0, 0.0))
+	check_eq(isl.get_splat_weights_at(0.0, 0.0)[4], 0.0, "fully erased")
+	# Smooth: a hard edge of layer 4 gets blended.
+	brush.mode = TerrainBrush.MODE_PAINT
+	brush.radius = 20.0
+	brush.paint_at(Vector3(40.0, 0.0, 0.0))
+	var edge_in := isl.get_splat_weights_at(58.0, 0.0)[4]
+	var edge_out := isl.get_splat_weights_at(62.0, 0.0)[4]
+	check(edge_in > 0.99 and edge_out == 0.0, "hard edge before smoothing (%s, %s)" % [edge_in, edge_out])
+	brush.mode = TerrainBrush.MODE_SMOOTH
+	brush.radius = 12.0
+	check(brush.paint_at(Vector3(60.0, 0.0, 0.0)) > 0, "smooth changes texels")
+	var s_in := isl.get_splat_weights_at(58.0, 0.0)[4]
+	var s_out := isl.get_splat_weights_at(62.0, 0.0)[4]
+	check(s_in < edge_in - 0.05 and s_out > 0.05, "edge blended (%s, %s)" % [s_in, s_out])
+	check_near(_sum(isl.get_splat_weights_at(60.0, 0.0)), 1.0, 1e-4, "normalised after smooth")
+	# clear_layer removes the rest.
+	check(brush.clear_layer(4) > 0, "clear_layer changes texels")
+	check_eq(isl.get_splat_weights_at(30.0, 0.0)[4], 0.0, "layer 4 cleared")
+	brush.mode = 7
+	expect_error("mode must be 0..2")
+	check_eq(brush.paint_at(Vector3.ZERO), -1, "invalid mode is an error")
+
+
+func test_stroke_undo_redo_exact() -> void:
+	var pair := _setup()
+	var isl: ProceduralIsland = pair[0]
+	var brush: TerrainBrush = pair[1]
+	brush.layer = 3
+	brush.radius = 10.0
+	brush.strength = 0.4
+	brush.hardness = 0.3
+	brush.spacing = 0.2
+	# Some earlier paint that must survive undo.
+	brush.paint_at(Vector3(-50.0, 0.0, -50.0))
+	var before := _maps(isl)
+	check(brush.begin_stroke(), "begin_stroke")
+	check(brush.is_stroke_active(), "stroke active")
+	brush.paint_at(Vector3(-60.0, 0.0, 0.0))
+	var changed := brush.paint_stroke(Vector3(-60.0, 0.0, 0.0), Vector3(0.0, 0.0, 20.0))
+	changed += brush.paint_stroke(Vector3(0.0, 0.0, 20.0), Vector3(40.0, 0.0, -30.0))
+	check(changed > 0, "stroke painted")
+	var snap := brush.end_stroke()
+	check(not brush.is_stroke_active(), "stroke ended")
+	var after := _maps(isl)
+	check(after != before, "the stroke changed the maps")
+	check(snap.has("rect") and snap.has("before") and snap.has("after"), "snapshot keys")
+	var r: Rect2i = snap.rect
+	check(r.size.x < 129 and r.size.y < 129, "snapshot holds only the touched region (%s)" % r)
+	check_eq((snap.before as PackedByteArray).size(), r.size.x * r.size.y * 8, "8 bytes per texel")
+	check(brush.apply_snapshot(snap, false), "undo")
+	check(_maps(isl) == before, "undo restores exactly")
+	check(brush.apply_snapshot(snap, true), "redo")
+	check(_maps(isl) == after, "redo restores exactly")
+	check(brush.apply_snapshot(snap, false), "undo again")
+	check(_maps(isl) == before, "undo again restores exactly")
+	check(brush.end_stroke().is_empty(), "no open stroke: empty snapshot")
+	expect_error("needs")
+	var broken := snap.duplicate()
+	broken.before = PackedByteArray([1, 2, 3])
+	check(not brush.apply_snapshot(broken, false), "bad snapshot rejected")
+
+
+func test_save_and_reload_identical() -> void:
+	var root := Node3D.new()
+	root.name = "Root"
+	add_child(root)
+	var pair := _setup(root)
+	var isl: ProceduralIsland = pair[0]
+	var brush: TerrainBrush = pair[1]
+	isl.owner = root
+	brush.owner = root
+	brush.layer = 3
+	brush.radius = 25.0
+	brush.strength = 0.8
+	var p := _find_point(isl, 3.0, 200.0)
+	brush.min_height = p.y - 5.0
+	brush.max_height = p.y + 50.0
+	brush.height_fade = 3.0
+	check(brush.paint_stroke(p - Vector3(20, 0, 0), p + Vector3(20, 0, 10)) > 0, "painted")
+	brush.layer = 6
+	brush.min_height = -1000.0
+	check(brush.paint_at(Vector3(-40.0, 0.0, 40.0)) > 0, "painted layer 6")
+	var maps := _maps(isl)
+	var packed := PackedScene.new()
+	check_eq(packed.pack(root), OK, "pack")
+	var path := "user://test_terrain_brush_scene.tscn"
+	check_eq(ResourceSaver.save(packed, path), OK, "save")
+	var loaded := ResourceLoader.load(path, "", ResourceLoader.CACHE_MODE_IGNORE) as PackedScene
+	check(loaded != null, "load")
+	var root2 := loaded.instantiate()
+	add_child(root2)
+	var isl2 := root2.get_node("Island") as ProceduralIsland
+	check(isl2 != null and isl2.splat_paint != null, "paint resource loaded")
+	check(isl2.splat_paint != isl.splat_paint, "a fresh resource, not the cached one")
+	check(_maps(isl2) == maps, "identical splat after reload")
+	var w1 := isl.get_splat_weights_at(p.x, p.z)
+	var w2 := isl2.get_splat_weights_at(p.x, p.z)
+	check(w1 == w2, "identical weights after reload")
+	check(root2.get_node("Island/Brush") is TerrainBrush, "brush saved too")
+	DirAccess.remove_absolute(ProjectSettings.globalize_path(path))
+
+
+func test_regenerate_keeps_paint() -> void:
+	var pair := _setup()
+	var isl: ProceduralIsland = pair[0]
+	var brush: TerrainBrush = pair[1]
+	brush.layer = 5
+	brush.radius = 20.0
+	brush.strength = 1.0
+	brush.hardness = 0.8
+	brush.paint_at(Vector3(10.0, 0.0, 10.0))
+	var maps := _maps(isl)
+	check(isl.regenerate(), "regenerate")
+	check(_maps(isl) == maps, "same parameters: identical splat with the paint")
+	# A different seed recomputes the base but keeps every painted texel.
+	isl.seed = 4242
+	check(isl.regenerate(), "regenerate with a new seed")
+	check_near(isl.get_splat_weights_at(10.0, 10.0)[5], 1.0, 0.01, "paint kept on the new base")
+	check_eq(isl.get_splat_weights_at(-100.0, -100.0)[5], 0.0, "unpainted texels show the base")
+	# A new resolution resamples the paint.
+	isl.resolution = 65
+	check(isl.regenerate(), "regenerate at 65²")
+	check_eq(isl.splat_paint.get_resolution(), 65, "paint resampled to 65²")
+	check_near(isl.get_splat_weights_at(10.0, 10.0)[5], 1.0, 0.02, "paint kept after resampling")
+	check_near(_sum(isl.get_splat_weights_at(10.0, 10.0)), 1.0, 1e-4, "normalised")
+
+
+func test_raycast_and_errors() -> void:
+	var pair := _setup()
+	var isl: ProceduralIsland = pair[0]
+	var brush: TerrainBrush = pair[1]
+	var hit = brush.raycast(Vector3(5.0, 500.0, -7.0), Vector3.DOWN)
+	check(hit is Vector3, "ray hits the terrain")
+	if hit is Vector3:
+		check_near(hit.y, isl.get_height_at(5.0, -7.0), 0.01, "hit on the surface")
+	check(brush.raycast(Vector3(0.0, 500.0, 0.0), Vector3.UP) == null, "ray pointing up misses")
+	var lone := TerrainBrush.new()
+	add_child(lone)
+	expect_error("no island")
+	check_eq(lone.paint_at(Vector3.ZERO), -1, "brush without island: error")
+	brush.radius = -1.0
+	expect_error("radius")
+	check_eq(brush.paint_at(Vector3.ZERO), -1, "negative radius: error")
+	brush.radius = 5.0
+	brush.show_cursor(Vector3.ZERO)
+	check(brush.get_child_count(true) == 1, "cursor ring node")
+	brush.hide_cursor()
+	brush.layer = 9
+	expect_error("layer")
+	check_eq(brush.fill_by_rule(), -1, "bad layer: error")
