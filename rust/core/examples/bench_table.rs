@@ -1,12 +1,13 @@
 //! Timing harness behind `cargo xtask bench` (release build):
 //!
 //! ```text
-//! cargo run --release -p island_core --example bench_table -- [--res 1025,4097] [--reps 15,5] [--dump DIR]
+//! cargo run --release -p island_core --example bench_table -- [--res 1025,4097] [--reps 15,5] [--dump DIR] [--only a,b]
 //! ```
 //!
 //! Times every stage on its own (median of N repetitions after one warm-up, `std::time::Instant`),
 //! the whole default pipeline (plus its per-stage split from `Stats::stage_ms`), and the `noise`
 //! crate's `Fbm<Perlin>` (8 octaves, rows in parallel on the same rayon pool) as a peer.
+//! `--only a,b` restricts the run to the named measurements (e.g. `--only edt,fbm8,pipeline`).
 //! Prints one tab-separated line per measurement: `time <name> <resolution> <median_ms> <min_ms> <reps>`.
 //! With `--dump DIR` it also writes `mask_<n>.u8` (the default island's land mask, 1 = land) and
 //! `edt_<n>.u32` (our exact squared distance from each land sample to the nearest water sample,
@@ -71,6 +72,7 @@ fn run() -> Result<(), String> {
     let mut res = vec![1025usize, 4097];
     let mut reps = vec![15usize, 5];
     let mut dump: Option<std::path::PathBuf> = None;
+    let mut only: Option<Vec<String>> = None;
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
     while i < args.len() {
@@ -79,6 +81,7 @@ fn run() -> Result<(), String> {
             "--res" => res = parse_list(v)?,
             "--reps" => reps = parse_list(v)?,
             "--dump" => dump = Some(v.into()),
+            "--only" => only = Some(v.split(',').map(|x| x.trim().to_string()).collect()),
             other => return Err(format!("unknown argument `{other}`")),
         }
         i += 2;
@@ -88,108 +91,95 @@ fn run() -> Result<(), String> {
         let r = *reps.get(k).or(reps.last()).unwrap_or(&5);
         let p = IslandParams { resolution: n as u32, chunk_size: 64.min(n as u32 - 1).max(16), ..Default::default() };
         p.validate().map_err(|e| e.to_string())?;
-        bench_resolution(&p, r, dump.as_deref())?;
+        bench_resolution(&p, r, dump.as_deref(), &|name: &str| only.as_ref().is_none_or(|o| o.iter().any(|x| x == name)))?;
     }
     Ok(())
 }
 
-fn bench_resolution(p: &IslandParams, reps: usize, dump: Option<&std::path::Path>) -> Result<(), String> {
+fn bench_resolution(p: &IslandParams, reps: usize, dump: Option<&std::path::Path>, want: &dyn Fn(&str) -> bool) -> Result<(), String> {
     let n = p.resolution as usize;
     let ws = p.world_size;
     let spacing = p.spacing();
+    // Time and report `name` only when it was asked for.
+    let measure = |name: &str, f: &mut dyn FnMut() -> (f64, f64)| {
+        if want(name) {
+            report(name, n, reps, f());
+        }
+    };
 
     // Whole default pipeline, and its own per-stage split.
-    let preps = reps.div_ceil(2).max(3);
-    let mut totals = Vec::new();
-    let mut stages: Vec<(String, Vec<f64>)> = Vec::new();
-    black_box(generate(p).map_err(|e| e.to_string())?);
-    let mut island = None;
-    for _ in 0..preps {
-        let t = Instant::now();
-        let isl = generate(p).map_err(|e| e.to_string())?;
-        totals.push(t.elapsed().as_secs_f64() * 1e3);
-        for (j, (name, ms)) in isl.stats.stage_ms.iter().enumerate() {
-            if stages.len() <= j {
-                stages.push((name.clone(), Vec::new()));
+    let island = generate(p).map_err(|e| e.to_string())?;
+    if want("pipeline") {
+        let preps = reps.div_ceil(2).max(3);
+        let mut totals = Vec::new();
+        let mut stages: Vec<(String, Vec<f64>)> = Vec::new();
+        for _ in 0..preps {
+            let t = Instant::now();
+            let isl = generate(p).map_err(|e| e.to_string())?;
+            totals.push(t.elapsed().as_secs_f64() * 1e3);
+            for (j, (name, ms)) in isl.stats.stage_ms.iter().enumerate() {
+                if stages.len() <= j {
+                    stages.push((name.clone(), Vec::new()));
+                }
+                stages[j].1.push(*ms);
             }
-            stages[j].1.push(*ms);
         }
-        island = Some(isl);
-    }
-    let island = island.unwrap();
-    let tmin = totals.iter().cloned().fold(f64::INFINITY, f64::min);
-    report("pipeline", n, preps, (median(totals), tmin));
-    for (name, v) in stages {
-        let m = v.iter().cloned().fold(f64::INFINITY, f64::min);
-        report(&format!("pipeline.{name}"), n, preps, (median(v), m));
+        let tmin = totals.iter().cloned().fold(f64::INFINITY, f64::min);
+        report("pipeline", n, preps, (median(totals), tmin));
+        for (name, v) in stages {
+            let m = v.iter().cloned().fold(f64::INFINITY, f64::min);
+            report(&format!("pipeline.{name}"), n, preps, (median(v), m));
+        }
     }
 
     // Base algorithms.
     let f = &p.fbm;
-    report("fbm8", n, reps, time_with(reps, || (), |_| fbm_noise(n, ws, f.scale, 8, f.lacunarity, f.persistence, p.seed, tag::BASE)));
+    measure("fbm8", &mut || time_with(reps, || (), |_| fbm_noise(n, ws, f.scale, 8, f.lacunarity, f.persistence, p.seed, tag::BASE)));
     let v = &p.value_noise;
-    report("value_noise", n, reps, time_with(reps, || (), |_| value_noise(n, ws, v.scale, v.octaves, v.persistence, p.seed, tag::BASE)));
+    measure("value_noise", &mut || time_with(reps, || (), |_| value_noise(n, ws, v.scale, v.octaves, v.persistence, p.seed, tag::BASE)));
     let d = &p.diamond_square;
-    report("diamond_square", n, reps, time_with(reps, || (), |_| diamond_square(n, d.roughness, d.ridge, p.seed, tag::BASE)));
+    measure("diamond_square", &mut || time_with(reps, || (), |_| diamond_square(n, d.roughness, d.ridge, p.seed, tag::BASE)));
     let g = &p.gaussian;
-    report(
-        "gaussian_islands",
-        n,
-        reps,
-        time_with(reps, || (), |_| gaussian_islands(n, ws, g.cells, g.density, g.separation, p.seed, tag::BASE)),
-    );
+    measure("gaussian_islands", &mut || {
+        time_with(reps, || (), |_| gaussian_islands(n, ws, g.cells, g.density, g.separation, p.seed, tag::BASE))
+    });
 
     // Later stages on the real intermediate fields of the default island.
     let mut base = base_height(p);
     normalize_01(&mut base);
     let b = &p.biomes;
-    report(
-        "biome_blend",
-        n,
-        reps,
+    measure("biome_blend", &mut || {
         time_with(reps, || base.clone(), |mut x| {
             biome_blend(&mut x, n, ws, b.grid, b.distortion, b.boundary_noise, b.blend_width, &b.biomes, p.seed, tag::BIOME)
-        }),
-    );
+        })
+    });
     let m = &p.mask;
     let margin = border_margin(p);
-    report(
-        "mask",
-        n,
-        reps,
-        time_with(reps, || (), |_| island_mask(n, ws, m.radius, m.roundness, m.noise_scale, margin, p.seed, tag::MASK)),
-    );
+    measure("mask", &mut || {
+        time_with(reps, || (), |_| island_mask(n, ws, m.radius, m.roundness, m.noise_scale, margin, p.seed, tag::MASK))
+    });
     let fields = generate_fields(p).map_err(|e| e.to_string())?;
     let water: Vec<bool> = fields.mask.iter().map(|&v| v == 0).collect();
-    report("edt", n, reps, time_with(reps, || (), |_| distance_transform_sq(&water, n, n)));
-    report("distance_to_coast", n, reps, time_with(reps, || (), |_| distance_to_coast(&fields.mask, n, spacing)));
+    measure("edt", &mut || time_with(reps, || (), |_| distance_transform_sq(&water, n, n)));
+    measure("distance_to_coast", &mut || time_with(reps, || (), |_| distance_to_coast(&fields.mask, n, spacing)));
     let r = &p.river;
     let heights = &island.field.heights;
-    report(
-        "river",
-        n,
-        reps,
+    measure("river", &mut || {
         time_with(reps, || heights.clone(), |mut h| {
             carve_river(&mut h, n, ws, r.width, r.bank, r.depth, r.meander, r.meander_scale, p.seed, tag::RIVER);
             h
-        }),
-    );
-    report("normals", n, reps, time_with(reps, || (), |_| compute_normals(heights, n, spacing)));
+        })
+    });
+    measure("normals", &mut || time_with(reps, || (), |_| compute_normals(heights, n, spacing)));
     let normals = &island.field.normals;
-    report(
-        "splat",
-        n,
-        reps,
-        time_with(reps, || (), |_| auto_splat(heights, normals, &fields.sandiness, n, ws, p.max_height, &p.splat, p.seed, tag::SPLAT)),
-    );
+    measure("splat", &mut || {
+        time_with(reps, || (), |_| auto_splat(heights, normals, &fields.sandiness, n, ws, p.max_height, &p.splat, p.seed, tag::SPLAT))
+    });
 
     // Peer: the `noise` crate's Fbm<Perlin>, 8 octaves, same grid, rows in parallel like ours.
     let peer = Fbm::<Perlin>::new(7).set_octaves(8).set_frequency(1.0).set_lacunarity(2.0).set_persistence(0.5);
     let step = (ws / (n - 1) as f32 / f.scale) as f64;
-    report(
-        "noise_crate_fbm8",
-        n,
-        reps,
+    measure("noise_crate_fbm8", &mut || {
         time_with(reps, || (), |_| {
             let mut out = vec![0.0f32; n * n];
             out.par_chunks_mut(n).enumerate().for_each(|(z, row)| {
@@ -199,8 +189,8 @@ fn bench_resolution(p: &IslandParams, reps: usize, dump: Option<&std::path::Path
                 }
             });
             out
-        }),
-    );
+        })
+    });
 
     if let Some(dir) = dump {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;

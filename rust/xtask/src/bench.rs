@@ -1,4 +1,4 @@
-//! `cargo xtask bench [--res 1025,4097] [--reps 15,3] [--write FILE.md] [--no-python] [--no-godot]`
+//! `cargo xtask bench [--res 1025,4097] [--reps 15,3] [--only a,b] [--write FILE.md] [--no-python] [--no-godot]`
 //!
 //! Builds the `bench_table` example of `island_core` in release, runs it (every stage on its own,
 //! the whole default pipeline with its per-stage split, and the `noise` crate's `Fbm<Perlin>`),
@@ -9,7 +9,10 @@
 //! * Godot's `FastNoiseLite.get_image` (Perlin fBm, 8 octaves) in headless Godot
 //!   (`godot_project/bench/fastnoise_bench.gd`).
 //!
-//! Prints one markdown table (machine in the header) and a goal check; `--write` also saves it.
+//! Prints one markdown table (machine in the header) and a goal check; `--write` also saves it
+//! (between `<!-- bench:begin -->` / `<!-- bench:end -->` markers when the file already has them,
+//! so hand-written analysis around the table survives a re-run). `--only` passes a measurement
+//! filter to `bench_table` (e.g. `--only edt,fbm8`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -27,6 +30,7 @@ struct Options {
     res: Vec<usize>,
     reps: Vec<usize>,
     write: Option<PathBuf>,
+    only: Option<String>,
     python: bool,
     godot: bool,
 }
@@ -36,7 +40,7 @@ fn parse_list(s: &str) -> Result<Vec<usize>, String> {
 }
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
-    let mut o = Options { res: vec![1025, 4097], reps: vec![15, 3], write: None, python: true, godot: true };
+    let mut o = Options { res: vec![1025, 4097], reps: vec![15, 3], write: None, only: None, python: true, godot: true };
     let mut i = 0;
     while i < args.len() {
         let value = || args.get(i + 1).ok_or_else(|| format!("missing value after {}", args[i]));
@@ -53,10 +57,14 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
                 o.write = Some(PathBuf::from(value()?));
                 i += 1;
             }
+            "--only" => {
+                o.only = Some(value()?.clone());
+                i += 1;
+            }
             "--no-python" => o.python = false,
             "--no-godot" => o.godot = false,
             "-h" | "--help" => {
-                return Err("usage: cargo xtask bench [--res 1025,4097] [--reps 15,3] [--write docs/benchmarks.md] [--no-python] [--no-godot]".into())
+                return Err("usage: cargo xtask bench [--res 1025,4097] [--reps 15,3] [--only a,b] [--write docs/benchmarks.md] [--no-python] [--no-godot]".into())
             }
             other => return Err(format!("unknown argument `{other}` (try --help)")),
         }
@@ -202,6 +210,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .args(["run", "--release", "--quiet", "-p", "island_core", "--example", "bench_table", "--"])
         .args(["--res", &res_list, "--reps", &reps_list, "--dump"])
         .arg(&tmp);
+    if let Some(only) = &o.only {
+        c.args(["--only", only]);
+    }
     let out = run_capture(c, "bench_table")?;
     let mut ours: BTreeMap<(String, usize), Timing> = BTreeMap::new();
     let mut threads = String::from("?");
@@ -224,7 +235,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut notes: Vec<String> = Vec::new();
 
     // 2. scipy's EDT on the same masks.
-    if o.python {
+    let wants = |name: &str| o.only.as_ref().is_none_or(|l| l.split(',').any(|x| x.trim() == name));
+    if o.python && wants("edt") {
         eprintln!("xtask bench: scipy distance_transform_edt ...");
         match ensure_scipy() {
             Ok(py) => {
@@ -256,24 +268,24 @@ pub fn run(args: &[String]) -> Result<(), String> {
             }
             Err(e) => notes.push(format!("scipy rows skipped: {e}")),
         }
-    } else {
+    } else if !o.python {
         notes.push("scipy rows skipped (--no-python).".into());
     }
 
     // 3. Godot's FastNoiseLite.get_image.
     let mut godot_version = String::new();
-    if o.godot {
+    if o.godot && wants("fbm8") {
         eprintln!("xtask bench: Godot FastNoiseLite.get_image ...");
-        match crate::godot::godot_launcher() {
-            Ok(l) => {
+        match crate::godot::godot_launcher().and_then(|l| godot_bench_project(&root, &tmp).map(|p| (l, p))) {
+            Ok((l, project)) => {
                 godot_version = l.version.clone();
                 for (k, &n) in o.res.iter().enumerate() {
                     let reps = reps_for(&o, k).clamp(1, 5);
                     let mut c = l.command();
                     c.arg("--headless")
                         .arg("--path")
-                        .arg(root.join("godot_project"))
-                        .args(["--script", "res://bench/fastnoise_bench.gd", "--"])
+                        .arg(&project)
+                        .args(["--script", "res://fastnoise_bench.gd", "--"])
                         .arg(n.to_string())
                         .arg(reps.to_string())
                         .stdin(Stdio::null());
@@ -306,7 +318,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             }
             Err(e) => notes.push(format!("Godot FastNoiseLite rows skipped: Godot is not available ({e}).")),
         }
-    } else {
+    } else if !o.godot {
         notes.push("Godot rows skipped (--no-godot).".into());
     }
     let _ = std::fs::remove_dir_all(&tmp);
@@ -316,10 +328,39 @@ pub fn run(args: &[String]) -> Result<(), String> {
     println!("{md}");
     if let Some(path) = &o.write {
         let path = if path.is_absolute() { path.clone() } else { root.join(path) };
-        std::fs::write(&path, &md).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        write_between_markers(&path, &md)?;
         eprintln!("xtask bench: wrote {}", path.display());
     }
     Ok(())
+}
+
+const BEGIN: &str = "<!-- bench:begin (generated by `cargo xtask bench`; text outside the markers is kept) -->";
+const END: &str = "<!-- bench:end -->";
+
+/// Write `md` into `path` between the markers, keeping whatever surrounds them.
+fn write_between_markers(path: &Path, md: &str) -> Result<(), String> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let old = std::fs::read_to_string(path).unwrap_or_default();
+    let block = format!("{BEGIN}\n{}\n{END}", md.trim_end());
+    let new = match (old.find("<!-- bench:begin"), old.find(END)) {
+        (Some(a), Some(b)) if a < b => format!("{}{block}{}", &old[..a], &old[b + END.len()..]),
+        _ => format!("{block}\n{}", old),
+    };
+    std::fs::write(path, new).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// A throw-away Godot project holding only the FastNoiseLite script, so the benchmark does not
+/// load the addon's GDExtension (which may be mid-rebuild) or import the demo project.
+fn godot_bench_project(root: &Path, tmp: &Path) -> Result<PathBuf, String> {
+    let dir = tmp.join("godot_bench_project");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    std::fs::write(dir.join("project.godot"), "config_version=5\n\n[application]\n\nconfig/name=\"fastnoise_bench\"\n")
+        .map_err(|e| format!("cannot write the Godot bench project: {e}"))?;
+    let src = root.join("godot_project/bench/fastnoise_bench.gd");
+    std::fs::copy(&src, dir.join("fastnoise_bench.gd")).map_err(|e| format!("cannot copy {}: {e}", src.display()))?;
+    Ok(dir)
 }
 
 /// Rows of the table: (key in the bench_table output, label, octaves for ns/octave-sample or 0).
@@ -381,6 +422,9 @@ fn render(
         None => "—".into(),
     };
     for (key, label, oct) in STAGE_ROWS {
+        if o.res.iter().all(|&n| get(key, n).is_none()) {
+            continue;
+        }
         let cells: Vec<String> = o.res.iter().map(|&n| cell(get(key, n))).collect();
         let note = match get(key, big) {
             Some(t) => {
@@ -395,8 +439,10 @@ fn render(
         };
         s.push_str(&format!("| {label} | {} | {note} |\n", cells.join(" | ")));
     }
-    let cells: Vec<String> = o.res.iter().map(|&n| cell(get("pipeline", n))).collect();
-    s.push_str(&format!("| **whole default pipeline** (`generate`) | {} | |\n", cells.join(" | ")));
+    if o.res.iter().any(|&n| get("pipeline", n).is_some()) {
+        let cells: Vec<String> = o.res.iter().map(|&n| cell(get("pipeline", n))).collect();
+        s.push_str(&format!("| **whole default pipeline** (`generate`) | {} | |\n", cells.join(" | ")));
+    }
     let split: Vec<String> = ours
         .keys()
         .filter(|(k, n)| *n == big && k.starts_with("pipeline."))
@@ -427,6 +473,9 @@ fn render(
     ];
     for (pkey, okey, label) in peer_rows {
         let t = |n: usize| if pkey == "noise_crate_fbm8" { get(pkey, n) } else { peer(pkey, n) };
+        if o.res.iter().all(|&n| t(n).is_none()) {
+            continue;
+        }
         let cells: Vec<String> = o
             .res
             .iter()
