@@ -31,7 +31,8 @@ pub struct ChunkData {
 
 /// Re-lay a square collider for a `HeightMapShape3D` that is rotated +90° about Y.
 ///
-/// Godot Physics splits every heightmap cell along the diagonal from `(i+1, j)` to `(i, j+1)`,
+/// Godot Physics splits every heightmap cell along the diagonal from `(i+1, j)` to `(i, j+1)` (and
+/// Godot's Jolt module mirrors its height field to triangulate the same way),
 /// while the render mesh and `Heightfield::height_at` split along `(i, j)`–`(i+1, j+1)`. A +90°
 /// rotation about Y maps shape-local `(x, z)` to `(z, -x)`, turning one diagonal into the other,
 /// so the rotated shape describes exactly the mesh's triangles. Shape vertex `(i, j)` then sits

@@ -8,14 +8,13 @@ use godot::classes::image::Format as ImageFormat;
 use godot::classes::mesh::{ArrayType, PrimitiveType};
 use godot::classes::node::InternalMode;
 use godot::classes::{
-    ArrayMesh, ClassDb, CollisionShape3D, Curve, Engine, FileAccess, HeightMapShape3D, INode3D, Image, Material,
-    MeshInstance3D, Node3D, ProjectSettings, ResourceLoader, Shader, ShaderMaterial, StaticBody3D,
+    ArrayMesh, CollisionShape3D, Curve, Engine, FileAccess, HeightMapShape3D, INode3D, Image, Material,
+    MeshInstance3D, Node3D, ResourceLoader, Shader, ShaderMaterial, StaticBody3D,
 };
 use godot::global::Error;
 use godot::prelude::*;
 use island_core::{Algorithm, Island, IslandParams};
 use std::sync::atomic::AtomicBool;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// Where the addon keeps its copy of `shaders/terrain.gdshader`.
@@ -39,6 +38,10 @@ const CHUNK_HINT: &str = "16,32,64,128,256";
 /// level is y = 0. Generated chunks are internal children that are never saved into the scene:
 /// the island is rebuilt from the parameters when the scene loads (synchronously in a running
 /// game, in the background in the editor), so the same parameters always give the same island.
+///
+/// Each chunk's collider is a `HeightMapShape3D` turned 90° about Y with its samples re-laid to
+/// match (Godot Physics and Jolt split heightmap cells along the other diagonal than the meshes),
+/// so ray casts hit exactly [method get_height_at].
 ///
 /// Use [method regenerate] for a blocking rebuild and [method regenerate_async] to generate on a
 /// worker thread; the chunk nodes are then built on the main thread within
@@ -570,7 +573,8 @@ impl ProceduralIsland {
     /// stage name → ms), `mesh_ms` (chunk arrays), `build_ms` (Godot nodes, main thread),
     /// `seed`, `requested_backend` and `collider_layout` (`"direct"`: `map_data` holds the chunk's
     /// samples row by row; `"rotated"`: the shape is turned 90° about Y with its samples re-laid
-    /// accordingly, so Godot Physics splits cells along the same diagonal as the meshes). Empty
+    /// accordingly, so the physics engine splits cells along the same diagonal as the meshes; this is
+    /// always used, as both Godot Physics and Jolt split cells the other way). Empty
     /// before the first generation.
     #[func]
     pub fn get_last_stats(&self) -> VarDictionary {
@@ -1046,16 +1050,14 @@ impl ProceduralIsland {
     }
 }
 
-/// Whether the physics engine in use splits heightmap cells along `(i+1, j)`–`(i, j+1)` (Godot
-/// Physics, the runtime default even in 4.6 unless a project selects "Jolt Physics"), the other
-/// diagonal than the meshes and `height_at`. Jolt splits like the meshes.
+/// Whether colliders are laid out for a shape turned 90° about Y. Both of Godot's 3D physics
+/// engines split every `HeightMapShape3D` cell along `(i+1, j)`–`(i, j+1)`: Godot Physics by
+/// construction (verified by the ray-cast test), and Godot's Jolt module mirrors its height field
+/// on purpose to match it (`modules/jolt_physics/shapes/jolt_height_map_shape_3d.cpp`). The
+/// meshes and `Heightfield::height_at` use the other diagonal, so the rotated layout is what makes
+/// the collider the same surface as the mesh.
 fn physics_splits_other_diagonal() -> bool {
-    static ANSWER: OnceLock<bool> = OnceLock::new();
-    *ANSWER.get_or_init(|| {
-        let engine = ProjectSettings::singleton().get_setting("physics/3d/physics_engine").to_string();
-        let jolt = engine == "Jolt Physics" && ClassDb::singleton().class_exists("JoltPhysicsServer3D");
-        !jolt
-    })
+    true
 }
 
 fn stats_dictionary(island: &Island, chunks: usize, mesh_ms: f64, build_ms: f64, backend: i32) -> VarDictionary {
