@@ -190,3 +190,22 @@ func test_200_regenerates_leak_nothing() -> void:
 	isl.regenerate()
 	await wait_frames(3)
 	check_eq(_counts(), c, "counts stable after async regenerates and collision toggles")
+
+
+func test_signal_handlers_may_call_back_into_the_node() -> void:
+	var isl := _island(65, 32, false)
+	var seen: Array = []
+	isl.generation_progress.connect(func(f: float, _s: String) -> void: seen.append(isl.is_generating()))
+	isl.generation_finished.connect(func(stats: Dictionary) -> void:
+		seen.append(isl.get_height_at(0.0, 0.0))
+		seen.append(isl.get_last_stats().seed)
+		if stats.seed == 1:
+			isl.seed = 2
+			isl.regenerate())
+	isl.regenerate_async()
+	await wait_signal(isl, "generation_finished", 60.0)
+	await wait_frames(3)
+	check(seen.size() > 4, "handlers ran (%d calls)" % seen.size())
+	check_eq(isl.get_last_stats().seed, 2, "a regenerate() from inside generation_finished completed")
+	check(not isl.is_generating(), "idle afterwards")
+	check_eq(isl.get_child_count(true), 4, "chunks intact")

@@ -431,7 +431,10 @@ impl ProceduralIsland {
     #[signal]
     fn generation_started();
 
-    /// Emitted while generating: overall `fraction` 0..1 and the name of the stage just done.
+    /// Emitted while generating: overall `fraction` 0..1 and the stage just done: the generator's
+    /// stages (`base`, `detail`, `biomes`, `shaping`, `mask`, `distance`, `coast`, `river`,
+    /// `normals`, `splat`, `stats`; up to 0.8), then `chunks` while the nodes are built, then
+    /// `done`. Only [method regenerate_async] reports progress.
     #[signal]
     fn generation_progress(fraction: f64, stage: GString);
 
