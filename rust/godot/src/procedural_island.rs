@@ -434,7 +434,7 @@ impl ProceduralIsland {
     /// Emitted while generating: overall `fraction` 0..1 and the stage just done: the generator's
     /// stages (`base`, `detail`, `biomes`, `shaping`, `mask`, `distance`, `coast`, `river`,
     /// `normals`, `splat`, `stats`; up to 0.8), then `chunks` while the nodes are built, then
-    /// `done`. Only [method regenerate_async] reports progress.
+    /// `done` ([method regenerate] only emits the final `done`).
     #[signal]
     fn generation_progress(fraction: f64, stage: GString);
 
