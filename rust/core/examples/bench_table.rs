@@ -8,7 +8,9 @@
 //! the whole default pipeline (plus its per-stage split from `Stats::stage_ms`), and the `noise`
 //! crate's `Fbm<Perlin>` (8 octaves, rows in parallel on the same rayon pool) as a peer.
 //! `--only a,b` restricts the run to the named measurements (e.g. `--only edt,fbm8,pipeline`).
-//! Prints one tab-separated line per measurement: `time <name> <resolution> <median_ms> <min_ms> <reps>`.
+//! Prints one tab-separated line per measurement:
+//! `time <name> <resolution> <median_ms> <min_ms> <reps> <cpu_ms_per_run>` (CPU time of the whole
+//! process, all threads, from `/proc/self/stat`; NaN where unknown).
 //! With `--dump DIR` it also writes `mask_<n>.u8` (the default island's land mask, 1 = land) and
 //! `edt_<n>.u32` (our exact squared distance from each land sample to the nearest water sample,
 //! little-endian) for the scipy comparison and cross-check.
@@ -38,23 +40,45 @@ fn median(mut v: Vec<f64>) -> f64 {
     if v.len() % 2 == 1 { v[m] } else { 0.5 * (v[m - 1] + v[m]) }
 }
 
+/// Process CPU time (user + system, all threads) in milliseconds, from `/proc/self/stat`
+/// (clock ticks of 10 ms; summed over all repetitions, so the per-run average is fine-grained
+/// enough). `None` where `/proc` is unavailable.
+fn cpu_ms() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let rest = &s[s.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    Some(ticks * 10.0)
+}
+
+/// Median and min wall milliseconds, and mean CPU milliseconds per run (NaN when unknown).
+type Measured = (f64, f64, f64);
+
 /// Time `f` `reps` times after one warm-up; `setup` runs before each call, untimed.
-fn time_with<S, T>(reps: usize, mut setup: impl FnMut() -> S, mut f: impl FnMut(S) -> T) -> (f64, f64) {
+fn time_with<S, T>(reps: usize, mut setup: impl FnMut() -> S, mut f: impl FnMut(S) -> T) -> Measured {
     black_box(f(setup()));
     let mut v = Vec::with_capacity(reps);
+    let mut cpu = 0.0;
+    let mut cpu_ok = true;
     for _ in 0..reps {
         let s = setup();
+        let c0 = cpu_ms();
         let t = Instant::now();
         let out = f(s);
         v.push(t.elapsed().as_secs_f64() * 1e3);
+        match (c0, cpu_ms()) {
+            (Some(a), Some(b)) => cpu += b - a,
+            _ => cpu_ok = false,
+        }
         drop(black_box(out));
     }
     let min = v.iter().cloned().fold(f64::INFINITY, f64::min);
-    (median(v), min)
+    // Ticks are 10 ms: below ~100 ms in total the average is too coarse to print.
+    (median(v), min, if cpu_ok && cpu >= 100.0 { cpu / reps as f64 } else { f64::NAN })
 }
 
-fn report(name: &str, n: usize, reps: usize, (med, min): (f64, f64)) {
-    println!("time\t{name}\t{n}\t{med:.4}\t{min:.4}\t{reps}");
+fn report(name: &str, n: usize, reps: usize, (med, min, cpu): Measured) {
+    println!("time\t{name}\t{n}\t{med:.4}\t{min:.4}\t{reps}\t{cpu:.3}");
 }
 
 fn parse_list(s: &str) -> Result<Vec<usize>, String> {
@@ -101,7 +125,7 @@ fn bench_resolution(p: &IslandParams, reps: usize, dump: Option<&std::path::Path
     let ws = p.world_size;
     let spacing = p.spacing();
     // Time and report `name` only when it was asked for.
-    let measure = |name: &str, f: &mut dyn FnMut() -> (f64, f64)| {
+    let measure = |name: &str, f: &mut dyn FnMut() -> Measured| {
         if want(name) {
             report(name, n, reps, f());
         }
@@ -113,6 +137,7 @@ fn bench_resolution(p: &IslandParams, reps: usize, dump: Option<&std::path::Path
         let preps = reps.div_ceil(2).max(3);
         let mut totals = Vec::new();
         let mut stages: Vec<(String, Vec<f64>)> = Vec::new();
+        let c0 = cpu_ms();
         for _ in 0..preps {
             let t = Instant::now();
             let isl = generate(p).map_err(|e| e.to_string())?;
@@ -124,11 +149,15 @@ fn bench_resolution(p: &IslandParams, reps: usize, dump: Option<&std::path::Path
                 stages[j].1.push(*ms);
             }
         }
+        let cpu = match (c0, cpu_ms()) {
+            (Some(a), Some(b)) if b - a >= 100.0 => (b - a) / preps as f64,
+            _ => f64::NAN,
+        };
         let tmin = totals.iter().cloned().fold(f64::INFINITY, f64::min);
-        report("pipeline", n, preps, (median(totals), tmin));
+        report("pipeline", n, preps, (median(totals), tmin, cpu));
         for (name, v) in stages {
             let m = v.iter().cloned().fold(f64::INFINITY, f64::min);
-            report(&format!("pipeline.{name}"), n, preps, (median(v), m));
+            report(&format!("pipeline.{name}"), n, preps, (median(v), m, f64::NAN));
         }
     }
 
