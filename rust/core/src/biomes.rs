@@ -97,8 +97,47 @@ pub fn biome_warp(px: f32, pz: f32, cell: f32, s: u32) -> [f32; 2] {
     [wx, wz]
 }
 
+/// The 5×5 sites around one cell (positions in cell units and biome indices).
+pub struct Neighbourhood {
+    cell: (i32, i32),
+    sx: [f32; 25],
+    sz: [f32; 25],
+    b: [u32; 25],
+}
+
+impl Neighbourhood {
+    /// An empty cache (filled on first use).
+    pub fn new() -> Neighbourhood {
+        Neighbourhood { cell: (i32::MIN, i32::MIN), sx: [0.0; 25], sz: [0.0; 25], b: [0; 25] }
+    }
+
+    #[inline(always)]
+    fn load(&mut self, ci: i32, cj: i32, table: &SiteTable) {
+        if self.cell == (ci, cj) {
+            return;
+        }
+        self.cell = (ci, cj);
+        let mut k = 0;
+        for dj in -2..=2 {
+            for di in -2..=2 {
+                let (site, b) = table.get(ci + di, cj + dj);
+                self.sx[k] = site[0];
+                self.sz[k] = site[1];
+                self.b[k] = b;
+                k += 1;
+            }
+        }
+    }
+}
+
+impl Default for Neighbourhood {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// Evaluate the biome blend at `(px, pz)` metres (map corner at 0), with the boundary wiggle
-/// `warp` = [`biome_warp`]`(px, pz, ...)`.
+/// `warp` = [`biome_warp`]`(px, pz, ...)`. `hood` caches the sites of the last cell looked at.
 #[allow(clippy::too_many_arguments)]
 #[inline]
 pub fn biome_sample(
@@ -112,27 +151,22 @@ pub fn biome_sample(
     blend_width: f32,
     biomes: &[Biome],
     table: &SiteTable,
+    hood: &mut Neighbourhood,
 ) -> BiomeSample {
     let cell = world_size / grid as f32;
     let qx = (px + boundary_noise * warp[0]) / cell;
     let qz = (pz + boundary_noise * warp[1]) / cell;
-    let ci = qx.floor() as i32;
-    let cj = qz.floor() as i32;
+    hood.load(qx.floor() as i32, qz.floor() as i32, table);
     // Squared distances (cell units) to the 5×5 surrounding sites.
     let mut d2 = [0.0f32; 25];
-    let mut bi = [0u32; 25];
+    for k in 0..25 {
+        let (dx, dz) = (hood.sx[k] - qx, hood.sz[k] - qz);
+        d2[k] = dx * dx + dz * dz;
+    }
     let mut kmin = 0usize;
-    let mut k = 0;
-    for dj in -2..=2 {
-        for di in -2..=2 {
-            let (site, b) = table.get(ci + di, cj + dj);
-            let (dx, dz) = (site[0] - qx, site[1] - qz);
-            d2[k] = dx * dx + dz * dz;
-            bi[k] = b;
-            if d2[k] < d2[kmin] {
-                kmin = k;
-            }
-            k += 1;
+    for k in 1..25 {
+        if d2[k] < d2[kmin] {
+            kmin = k;
         }
     }
     let dmin = d2[kmin].sqrt() * cell;
@@ -143,7 +177,7 @@ pub fn biome_sample(
     for k in 0..25 {
         if d2[k] < reach2 {
             let d = d2[k].sqrt() * cell;
-            wb[bi[k] as usize] += 1.0 - smoothstep(0.0, blend_width, d - dmin);
+            wb[hood.b[k] as usize] += 1.0 - smoothstep(0.0, blend_width, d - dmin);
         }
     }
     let (mut wsum, mut h, mut r, mut sand) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
@@ -156,7 +190,7 @@ pub fn biome_sample(
         }
     }
     let inv = 1.0 / wsum;
-    BiomeSample { index: bi[kmin] as u8, height01: h * inv, roughness: r * inv, sandiness: sand * inv }
+    BiomeSample { index: hood.b[kmin] as u8, height01: h * inv, roughness: r * inv, sandiness: sand * inv }
 }
 
 /// Biome fields of a `resolution²` map covering `world_size` metres.
@@ -201,6 +235,7 @@ pub fn biome_blend(
         .enumerate()
         .for_each(|(z, ((hrow, irow), (rrow, srow)))| {
             let pz = z as f32 * spacing;
+            let mut hood = Neighbourhood::new();
             for x in 0..resolution {
                 let i = z * resolution + x;
                 let bs = biome_sample(
@@ -214,6 +249,7 @@ pub fn biome_blend(
                     blend_width,
                     biomes,
                     &table,
+                    &mut hood,
                 );
                 hrow[x] = bs.height01;
                 irow[x] = bs.index;

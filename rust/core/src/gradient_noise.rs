@@ -143,7 +143,8 @@ fn fbm_row_body(row: &mut [f32], y: f32, step: f32, x0: f32, s: u32, octaves: u3
 
 crate::simd::dispatch! {
     /// Row kernel of [`fbm_noise`], compiled for AVX2 when the CPU has it (same results: no FMA).
-    fn fbm_row(row: &mut [f32], y: f32, step: f32, x0: f32, s: u32, octaves: u32, lacunarity: f32, persistence: f32)
+    /// Adds to `row`: sample `i` is `fbm_point(i · step + x0, y)` (noise units).
+    pub(crate) fn fbm_row(row: &mut [f32], y: f32, step: f32, x0: f32, s: u32, octaves: u32, lacunarity: f32, persistence: f32)
         => fbm_row_body
 }
 

@@ -6,7 +6,7 @@
 //! is carved to `-depth` (below sea level, so the river splits the island); across the `bank`
 //! it eases back to the terrain with a smoothstep. Carving only ever lowers the terrain.
 
-use crate::gradient_noise::fbm_point;
+use crate::gradient_noise::{fbm_point, fbm_row};
 use crate::grid::smoothstep;
 use crate::hash::{hash_u32, stage_seed, unit};
 
@@ -50,6 +50,58 @@ pub fn river_polyline(ctrl: &[[f32; 2]; 3]) -> Vec<[f32; 2]> {
         .collect()
 }
 
+/// Edge of a [`SegmentBuckets`] cell, metres.
+const BUCKET: f32 = 32.0;
+
+/// Uniform grid over the map listing, per cell, the polyline segments that come within
+/// `reach` of it: a point only measures its distance to the few segments of its cell.
+struct SegmentBuckets {
+    lo: f32,
+    n: usize,
+    cells: Vec<Vec<u16>>,
+}
+
+impl SegmentBuckets {
+    fn new(line: &[[f32; 2]], extent: f32, reach: f32) -> SegmentBuckets {
+        let lo = -extent;
+        let n = ((2.0 * extent) / BUCKET).ceil().max(1.0) as usize;
+        let mut cells = vec![Vec::new(); n * n];
+        let cell_of = |v: f32| (((v - lo) / BUCKET).floor().max(0.0) as usize).min(n - 1);
+        for (k, w) in line.windows(2).enumerate() {
+            let (x0, x1) = (cell_of(w[0][0].min(w[1][0]) - reach), cell_of(w[0][0].max(w[1][0]) + reach));
+            let (z0, z1) = (cell_of(w[0][1].min(w[1][1]) - reach), cell_of(w[0][1].max(w[1][1]) + reach));
+            for z in z0..=z1 {
+                for x in x0..=x1 {
+                    cells[z * n + x].push(k as u16);
+                }
+            }
+        }
+        SegmentBuckets { lo, n, cells }
+    }
+
+    /// Segments that may lie within `reach` of `q` (every one that does is listed).
+    #[inline(always)]
+    fn near(&self, q: [f32; 2]) -> &[u16] {
+        let fx = (q[0] - self.lo) / BUCKET;
+        let fz = (q[1] - self.lo) / BUCKET;
+        if !(fx >= 0.0 && fz >= 0.0) || fx >= self.n as f32 || fz >= self.n as f32 {
+            return &[];
+        }
+        &self.cells[fz as usize * self.n + fx as usize]
+    }
+}
+
+/// Squared distance from `p` to segment `a`-`b`.
+#[inline(always)]
+pub fn segment_distance_sq(p: [f32; 2], a: [f32; 2], b: [f32; 2]) -> f32 {
+    let (dx, dz) = (b[0] - a[0], b[1] - a[1]);
+    let (px, pz) = (p[0] - a[0], p[1] - a[1]);
+    let len2 = dx * dx + dz * dz;
+    let t = if len2 > 0.0 { ((px * dx + pz * dz) / len2).clamp(0.0, 1.0) } else { 0.0 };
+    let (ex, ez) = (px - t * dx, pz - t * dz);
+    ex * ex + ez * ez
+}
+
 /// Distance from `p` to segment `a`-`b`.
 #[inline(always)]
 pub fn segment_distance(p: [f32; 2], a: [f32; 2], b: [f32; 2]) -> f32 {
@@ -61,11 +113,15 @@ pub fn segment_distance(p: [f32; 2], a: [f32; 2], b: [f32; 2]) -> f32 {
     (ex * ex + ez * ez).sqrt()
 }
 
+/// Offset (noise units) of the z component of the displacement noise.
+pub const RIVER_WARP_OFFSET: [f32; 2] = [31.7, -17.3];
+
 /// Noise displacement of a sample position (metres), each component in `[-meander, meander]`.
 #[inline(always)]
 pub fn river_warp(px: f32, pz: f32, meander: f32, meander_scale: f32, s: u32) -> [f32; 2] {
     let nx = fbm_point(px / meander_scale, pz / meander_scale, s, 3, 2.0, 0.5).clamp(-1.0, 1.0);
-    let nz = fbm_point(px / meander_scale + 31.7, pz / meander_scale - 17.3, s, 3, 2.0, 0.5).clamp(-1.0, 1.0);
+    let nz = fbm_point(px / meander_scale + RIVER_WARP_OFFSET[0], pz / meander_scale + RIVER_WARP_OFFSET[1], s, 3, 2.0, 0.5)
+        .clamp(-1.0, 1.0);
     [px + meander * nx, pz + meander * nz]
 }
 
@@ -95,6 +151,7 @@ pub fn carve_river(
     let spacing = world_size / (resolution - 1) as f32;
     let half = world_size * 0.5;
     let reach = width * 0.5 + bank;
+    let buckets = SegmentBuckets::new(&line, half + meander + reach + spacing, reach);
     let mut carve = vec![0.0f32; resolution * resolution];
     let rows: Vec<(usize, (&mut [f32], &mut [f32]))> =
         heights.chunks_mut(resolution).zip(carve.chunks_mut(resolution)).enumerate().collect();
@@ -122,24 +179,42 @@ pub fn carve_river(
                 _ => merged.push(sp),
             }
         }
-        let xs = merged.iter().flat_map(|&(lo, hi)| {
+        let ms = meander_scale;
+        let mut wx = Vec::new();
+        let mut wz = Vec::new();
+        for &(lo, hi) in &merged {
             let x0 = (((lo + half) / spacing).floor().max(0.0)) as usize;
             let x1 = ((((hi + half) / spacing).ceil()) as usize).min(resolution - 1);
-            x0..=x1
-        });
-        for x in xs {
-            let px = x as f32 * spacing - half;
-            let q = river_warp(px, pz, meander, meander_scale, s);
-            let mut d = f32::INFINITY;
-            for &(a, b) in &segs {
-                d = d.min(segment_distance(q, a, b));
+            if x0 > x1 {
+                continue;
             }
-            let t = 1.0 - smoothstep(width * 0.5, reach + 1e-3, d);
-            if t > 0.0 {
-                let h = hrow[x];
-                let carved = h + (-depth - h) * t;
-                hrow[x] = h.min(carved);
-                crow[x] = t;
+            // Displacement noise for the whole span at once (vectorised row kernel).
+            let len = x1 - x0 + 1;
+            wx.clear();
+            wx.resize(len, 0.0f32);
+            wz.clear();
+            wz.resize(len, 0.0f32);
+            let sx0 = (x0 as f32 * spacing - half) / ms;
+            fbm_row(&mut wx, pz / ms, spacing / ms, sx0, s, 3, 2.0, 0.5);
+            fbm_row(&mut wz, pz / ms + RIVER_WARP_OFFSET[1], spacing / ms, sx0 + RIVER_WARP_OFFSET[0], s, 3, 2.0, 0.5);
+            for x in x0..=x1 {
+                let px = x as f32 * spacing - half;
+                let k = x - x0;
+                let q = [px + meander * wx[k].clamp(-1.0, 1.0), pz + meander * wz[k].clamp(-1.0, 1.0)];
+                let mut d2 = f32::INFINITY;
+                for &k in buckets.near(q) {
+                    d2 = d2.min(segment_distance_sq(q, line[k as usize], line[k as usize + 1]));
+                }
+                if d2 >= reach * reach {
+                    continue;
+                }
+                let t = 1.0 - smoothstep(width * 0.5, reach + 1e-3, d2.sqrt());
+                if t > 0.0 {
+                    let h = hrow[x];
+                    let carved = h + (-depth - h) * t;
+                    hrow[x] = h.min(carved);
+                    crow[x] = t;
+                }
             }
         }
     });

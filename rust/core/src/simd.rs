@@ -7,10 +7,10 @@
 
 /// Build `fn $name(args)` dispatching to an AVX2 instance of `$body` when available.
 macro_rules! dispatch {
-    ($(#[$m:meta])* fn $name:ident($($a:ident : $t:ty),* $(,)?) => $body:ident) => {
+    ($(#[$m:meta])* $vis:vis fn $name:ident($($a:ident : $t:ty),* $(,)?) => $body:ident) => {
         $(#[$m])*
         #[inline]
-        fn $name($($a: $t),*) {
+        $vis fn $name($($a: $t),*) {
             #[cfg(target_arch = "x86_64")]
             {
                 #[target_feature(enable = "avx2")]
