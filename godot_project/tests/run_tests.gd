@@ -182,14 +182,13 @@ func _attribute_errors(test: TestCase, entries: Array) -> void:
 	for e in entries:
 		var kind: int = e[0]
 		var text: String = e[1]
-		var matched := ""
+		var matched := false
 		if kind != 2: # not ERROR_TYPE_SCRIPT
 			for pat in test.expected_errors:
 				if text.contains(pat):
-					matched = pat
-					break
-		if matched != "":
-			seen[matched] = true
+					matched = true
+					seen[pat] = true
+		if matched:
 			printerr("EXPECTED-ERROR: ", text)
 		else:
 			test.fail("%s: %s (%s)" % ["script error" if kind == 2 else "unexpected error", text, e[2]])

@@ -61,6 +61,7 @@ fn shell_quote(s: &str) -> String {
 }
 
 /// A `Command` that starts Godot 4.3+ (installing it first when needed). Callers add arguments.
+#[allow(dead_code)] // public entry point for other tasks; `godot_launcher` is used directly here
 pub fn godot_command() -> Result<Command, String> {
     Ok(godot_launcher()?.command())
 }

@@ -1,0 +1,158 @@
+@tool
+extends Node3D
+## Demo: an island from the ProceduralIsland node, a sea plane, sky, sun, an orbiting camera
+## and a capsule character that falls onto the island and stands on its collider.
+##
+## Keys: R / Space = new island (random seed, generated in the background), C = camera mode,
+## WASD / arrows = walk.
+## Command line (after `--`): `--screenshot=PATH` saves a PNG once the island is built and the
+## character has landed, then quits; `--seed=N` picks the first island's seed;
+## `--max-frames=N` bounds the wait for the screenshot.
+
+const SPAWN_HEIGHT := 20.0
+## Rendered frames the character must stand on the ground before the screenshot.
+const LANDED_FRAMES := 6
+
+@onready var island: Node3D = $Island
+@onready var character: CharacterBody3D = $Character
+@onready var orbit_camera: Camera3D = $OrbitCamera
+@onready var chase_camera: Camera3D = $Character/ChaseCamera
+@onready var help: Label = $UI/Help
+@onready var status_label: Label = $UI/Status
+
+var orbit_angle := 0.6
+var orbit_speed := 0.05 # rad/s
+var _screenshot_path := ""
+var _max_frames := 3000
+var _frames := 0
+var _landed_frames := 0
+var _island_ready := false
+var _shot_taken := false
+
+
+func _ready() -> void:
+	if Engine.is_editor_hint():
+		# Opened in the editor: only report it (`cargo xtask test` checks this line).
+		set_process(false)
+		set_process_unhandled_input(false)
+		print("demo: scene opened in the editor, island node class %s" % island.get_class())
+		return
+	for arg in OS.get_cmdline_user_args():
+		if arg.begins_with("--screenshot="):
+			_screenshot_path = arg.get_slice("=", 1)
+		elif arg.begins_with("--seed="):
+			island.set("seed", int(arg.get_slice("=", 1)))
+		elif arg.begins_with("--max-frames="):
+			_max_frames = int(arg.get_slice("=", 1))
+	if not island.has_method("regenerate_async"):
+		status_label.text = "ProceduralIsland class not loaded (build the addon: cargo xtask build)"
+		push_error("demo: ProceduralIsland GDExtension class is not available")
+		return
+	island.connect("generation_finished", _on_generation_finished)
+	island.connect("generation_failed", _on_generation_failed)
+	if _screenshot_path != "":
+		orbit_speed = 0.0
+		# Software rendering can take seconds per frame: let physics catch up with real time
+		# so the character lands within a few rendered frames.
+		Engine.max_physics_steps_per_frame = 240
+	# With default properties the node builds itself when it enters the tree (generate_on_ready);
+	# a --seed argument or a node without generate_on_ready needs an explicit (async) build.
+	var seed_arg := false
+	for arg in OS.get_cmdline_user_args():
+		seed_arg = seed_arg or arg.begins_with("--seed=")
+	if seed_arg or not island.get("generate_on_ready"):
+		_regenerate(int(island.get("seed")))
+	elif island.call("is_generating"):
+		status_label.text = "Generating…"
+	else:
+		_on_island_ready()
+	_update_orbit(0.0)
+
+
+func _regenerate(new_seed: int) -> void:
+	island.set("seed", new_seed)
+	_island_ready = false
+	_landed_frames = 0
+	status_label.text = "Generating island (seed %d)…" % new_seed
+	island.call("regenerate_async")
+
+
+func _on_generation_finished(stats: Dictionary) -> void:
+	var ms: float = stats.get("total_ms", 0.0)
+	status_label.text = "Seed %d — land %.0f %% — %.0f ms (%s)" % [
+		int(island.get("seed")), 100.0 * float(stats.get("land_fraction", 0.0)), ms, str(stats.get("backend", "?"))]
+	_on_island_ready()
+
+
+func _on_generation_failed(message: String) -> void:
+	status_label.text = "Generation failed: " + message
+
+
+func _on_island_ready() -> void:
+	_island_ready = true
+	_landed_frames = 0
+	if status_label.text == "" or status_label.text.begins_with("Generating"):
+		status_label.text = "Seed %d" % int(island.get("seed"))
+	var ground: float = island.call("get_height_at", 0.0, 0.0)
+	character.call("drop_at", Vector3(0.0, ground + SPAWN_HEIGHT, 0.0))
+
+
+func _unhandled_input(event: InputEvent) -> void:
+	if Engine.is_editor_hint():
+		return
+	var key := event as InputEventKey
+	if key == null or not key.pressed or key.echo:
+		return
+	match key.physical_keycode:
+		KEY_R, KEY_SPACE:
+			_regenerate(randi() % 1000000)
+		KEY_C:
+			var chase := not chase_camera.current
+			chase_camera.current = chase
+			orbit_camera.current = not chase
+		KEY_ESCAPE:
+			get_tree().quit()
+
+
+func _process(delta: float) -> void:
+	if Engine.is_editor_hint():
+		return
+	_update_orbit(delta)
+	if _screenshot_path == "" or _shot_taken:
+		return
+	_frames += 1
+	if _island_ready and character.is_on_floor():
+		_landed_frames += 1
+	# Once the island is built and the character has stood still for a while, save the frame.
+	if _landed_frames >= LANDED_FRAMES or _frames >= _max_frames:
+		_shot_taken = true
+		if _landed_frames < LANDED_FRAMES:
+			push_warning("demo: screenshot after %d frames without a landed character" % _frames)
+		_save_screenshot.call_deferred()
+
+
+func _update_orbit(delta: float) -> void:
+	orbit_angle += orbit_speed * delta
+	var size: float = float(island.get("world_size")) if island.get("world_size") != null else 1024.0
+	var r := size * 0.5
+	var h := size * 0.2
+	orbit_camera.position = Vector3(sin(orbit_angle) * r, h, cos(orbit_angle) * r)
+	orbit_camera.look_at(Vector3(0.0, -size * 0.03, 0.0), Vector3.UP)
+
+
+func _save_screenshot() -> void:
+	await RenderingServer.frame_post_draw
+	var img := get_viewport().get_texture().get_image()
+	var path := _screenshot_path
+	if not path.is_absolute_path() and not path.begins_with("res://") and not path.begins_with("user://"):
+		path = OS.get_environment("PWD").path_join(path) if OS.get_environment("PWD") != "" else path
+	var err := img.save_png(path)
+	var p := character.global_position
+	print("demo: character at (%.2f, %.2f, %.2f), ground %.2f, on_floor=%s" % [
+		p.x, p.y, p.z, float(island.call("get_height_at", p.x, p.z)), character.is_on_floor()])
+	if err != OK:
+		push_error("demo: cannot save screenshot to %s (error %d)" % [path, err])
+		get_tree().quit(1)
+		return
+	print("demo: saved %s (%dx%d) after %d frames" % [path, img.get_width(), img.get_height(), _frames])
+	get_tree().quit(0 if _landed_frames >= LANDED_FRAMES else 2)
