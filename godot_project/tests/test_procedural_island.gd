@@ -175,6 +175,7 @@ func test_invalid_values_fail_and_keep_the_island() -> void:
 		["fbm_octaves", -1, "fbm_octaves"],
 		["coast_sea_depth", -5.0, "sea_depth"],
 	]
+	expect_error("more than 16384")  # declared first: the runner matches patterns in order
 	for c in cases:
 		expect_error("invalid parameter `%s" % c[2] if c[2] != "sea_depth" else "invalid parameter `coast.sea_depth`")
 	for c in cases:
@@ -189,6 +190,14 @@ func test_invalid_values_fail_and_keep_the_island() -> void:
 		check_eq(_chunks(isl).size(), 4, "chunks unchanged after invalid %s" % c[0])
 		check_eq(isl.get_last_stats(), stats_before, "stats unchanged after invalid %s" % c[0])
 		isl.set(c[0], old)
+	# More chunk nodes than the node accepts (8193² in 16-cell chunks = 262144 nodes).
+	isl.resolution = 8193
+	isl.chunk_size = 16
+	check(not isl.regenerate(), "too many chunks is rejected before generating")
+	check(_image_equal(before, isl.get_heightmap_image()), "heightmap unchanged after too many chunks")
+	isl.resolution = 65
+	isl.chunk_size = 32
+	failed.clear()
 	# The async path rejects the same way, without starting anything.
 	isl.resolution = 0
 	isl.regenerate_async()

@@ -25,6 +25,8 @@ const SHADER_CODE: &str = include_str!("../../../shaders/terrain.gdshader");
 const CURVE_SAMPLES: usize = 256;
 /// Quiet time after the last property change before the editor regenerates.
 const DEBOUNCE: Duration = Duration::from_millis(300);
+/// Most chunk nodes one island may have (8193² with chunk_size 64 is exactly this).
+const MAX_CHUNKS: u64 = 16384;
 /// Share of the progress bar spent in the core generator (the rest is chunk building).
 const CORE_SHARE: f64 = 0.8;
 
@@ -711,6 +713,13 @@ impl ProceduralIsland {
     fn make_request(&mut self, announce: bool) -> Result<Request, String> {
         let params = self.params()?;
         params.validate().map_err(|e| e.to_string())?;
+        let chunks = params.chunks_per_side() as u64 * params.chunks_per_side() as u64;
+        if chunks > MAX_CHUNKS {
+            return Err(format!(
+                "invalid parameter `chunk_size`: {} at resolution {} makes {chunks} chunk nodes, more than {MAX_CHUNKS}; use a larger chunk_size",
+                params.chunk_size, params.resolution
+            ));
+        }
         if !(0..=2).contains(&self.backend) {
             return Err(format!("invalid parameter `backend`: must be 0..=2, got {}", self.backend));
         }
