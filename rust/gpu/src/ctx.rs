@@ -85,6 +85,9 @@ pub(crate) struct Dispatch {
     pub which: u32,
 }
 
+/// Longest wait for one submission before the GPU is given up on (the CPU then finishes).
+const POLL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// Storage bindings 2..=9 of the one bind group layout.
 pub(crate) const STORAGE_SLOTS: usize = 8;
 /// Dispatch slots in the per-dispatch uniform buffer of one [`Frame`].
@@ -202,6 +205,11 @@ pub(crate) fn forget(g: &Gpu) {
     g.lost.store(true, Ordering::SeqCst);
 }
 
+/// wgpu's multi-line error reports as one line ("Validation Error: Caused by: ...").
+pub(crate) fn one_line(s: &str) -> String {
+    s.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
 /// Minimal executor: wgpu's native futures resolve without an event loop.
 pub(crate) fn block_on<F: Future>(f: F) -> F::Output {
     let mut f = pin!(f);
@@ -215,7 +223,10 @@ pub(crate) fn block_on<F: Future>(f: F) -> F::Output {
 }
 
 fn create() -> Result<Gpu, GpuError> {
-    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    // Vulkan / Metal / DX12 by default (GL compute is not worth the trouble); WGPU_BACKEND
+    // overrides.
+    let desc = wgpu::InstanceDescriptor { backends: wgpu::Backends::PRIMARY, ..wgpu::InstanceDescriptor::new_without_display_handle() };
+    let instance = wgpu::Instance::new(desc.with_env());
     let adapter = block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
         power_preference: wgpu::PowerPreference::HighPerformance,
         ..Default::default()
@@ -249,7 +260,7 @@ fn create() -> Result<Gpu, GpuError> {
         let l = lost.clone();
         device.set_device_lost_callback(move |_, _| l.store(true, Ordering::SeqCst));
         let u = uncaptured.clone();
-        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| lock(&u).push(e.to_string())));
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| lock(&u).push(one_line(&e.to_string()))));
     }
 
     let scope = Scopes::push(&device);
@@ -387,7 +398,7 @@ impl Scopes {
         let mut first = None;
         while let Some(g) = self.guards.pop() {
             if let Some(e) = block_on(g.pop()) {
-                first.get_or_insert(e.to_string());
+                first.get_or_insert(one_line(&e.to_string()));
             }
         }
         match first {
@@ -455,8 +466,11 @@ impl Gpu {
     pub fn submit_wait(&self, enc: wgpu::CommandEncoder) -> Result<(), GpuError> {
         let idx = self.queue.submit([enc.finish()]);
         self.device
-            .poll(wgpu::PollType::Wait { submission_index: Some(idx), timeout: None })
-            .map_err(|e| GpuError::DeviceLost(format!("waiting for the GPU: {e}")))?;
+            .poll(wgpu::PollType::Wait { submission_index: Some(idx), timeout: Some(POLL_TIMEOUT) })
+            .map_err(|e| match e {
+                wgpu::PollError::Timeout => GpuError::Wgpu(format!("{} did not finish within {POLL_TIMEOUT:?}", self.name)),
+                e => GpuError::DeviceLost(format!("waiting for the GPU: {e}")),
+            })?;
         if self.lost.load(Ordering::SeqCst) {
             return Err(GpuError::DeviceLost(format!("{} was lost", self.name)));
         }
@@ -493,7 +507,7 @@ impl Gpu {
             *lock(&d2) = Some(r.map_err(|e| e.to_string()));
         });
         self.device
-            .poll(wgpu::PollType::Wait { submission_index: None, timeout: None })
+            .poll(wgpu::PollType::Wait { submission_index: None, timeout: Some(POLL_TIMEOUT) })
             .map_err(|e| GpuError::DeviceLost(format!("waiting for the readback: {e}")))?;
         let r = lock(&done).take();
         match r {

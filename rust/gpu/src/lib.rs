@@ -55,6 +55,15 @@ impl From<ParamError> for GpuError {
     }
 }
 
+pub(crate) static FAIL_AT: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// Test hook: make the next GPU generations raise a real wgpu validation error at the end of
+/// `stage` (a name of `island_core::pipeline::STAGES`), or stop doing so with `None`.
+#[doc(hidden)]
+pub fn inject_failure_at(stage: Option<&str>) {
+    *ctx::lock(&FAIL_AT) = stage.map(str::to_string);
+}
+
 /// Which backend [`generate`] uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Backend {

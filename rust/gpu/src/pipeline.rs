@@ -52,7 +52,7 @@ impl Resources {
         let nn = (n * n) as u64;
         let plane = nn * 4;
         let lim = &gpu.limits;
-        if plane > lim.max_storage_buffer_binding_size as u64 || nn * 12 > lim.max_buffer_size {
+        if plane > lim.max_storage_buffer_binding_size || nn * 12 > lim.max_buffer_size {
             return Err(GpuError::TooLarge(format!(
                 "{n}² needs {plane}-byte storage bindings and a {}-byte readback buffer; {} allows {} / {}",
                 nn * 12,
@@ -347,7 +347,17 @@ pub(crate) fn run(gpu: &Gpu, p: &IslandParams) -> Result<Island, GpuError> {
     let mut rec = Rec::new(gpu, &mut fr, n, p.world_size);
     let mut stage_ms: Vec<(String, f64)> = Vec::new();
     let mut t = Instant::now();
+    let fail_at = crate::ctx::lock(&crate::FAIL_AT).clone();
     let mut done = |rec: &mut Rec, name: &str, t: &mut Instant| -> Result<(), GpuError> {
+        if fail_at.as_deref() == Some(name) {
+            // Test hook: a real wgpu validation error (a mappable storage buffer is invalid).
+            let _ = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("injected failure"),
+                size: 16,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::STORAGE,
+                mapped_at_creation: false,
+            });
+        }
         rec.flush()?;
         stage_ms.push((name.to_string(), t.elapsed().as_secs_f64() * 1e3));
         *t = Instant::now();

@@ -39,7 +39,13 @@ fn max_err(a: &[f32], b: &[f32]) -> (f32, usize) {
 }
 
 fn count_over(a: &[f32], b: &[f32], tol: f32) -> usize {
-    a.iter().zip(b).filter(|(x, y)| !((*x - *y).abs() <= tol)).count()
+    a.iter()
+        .zip(b)
+        .filter(|(x, y)| {
+            let d = (*x - *y).abs();
+            d.is_nan() || d > tol
+        })
+        .count()
 }
 
 fn count_ne<T: PartialEq>(a: &[T], b: &[T]) -> usize {
