@@ -159,7 +159,7 @@ impl Masks {
 /// smoothstep down to 0 at `t = 1`; 0 outside. `hardness = 1` is a hard disc.
 #[inline]
 pub fn falloff(t: f32, hardness: f32) -> f32 {
-    if !(t <= 1.0) {
+    if t.is_nan() || t > 1.0 {
         return 0.0;
     }
     let h = hardness.clamp(0.0, 1.0);
@@ -920,7 +920,8 @@ pub fn weights_at(paint: &PaintLayer, surf: &Surface, x: f32, z: f32) -> Result<
 /// across the map's square and bisecting the crossing. `None` when it misses.
 pub fn ray_march(field: &Heightfield, origin: [f32; 3], dir: [f32; 3], max_distance: f32) -> Option<[f32; 3]> {
     let len = (dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]).sqrt();
-    if !(len.is_finite() && len > 0.0) || !origin.iter().all(|v| v.is_finite()) || !(max_distance > 0.0) {
+    let bad_dir = !len.is_finite() || len <= 0.0;
+    if bad_dir || !origin.iter().all(|v| v.is_finite()) || max_distance.is_nan() || max_distance <= 0.0 {
         return None;
     }
     let d = [dir[0] / len, dir[1] / len, dir[2] / len];
