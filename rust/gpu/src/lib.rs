@@ -17,8 +17,11 @@ mod ctx;
 mod pipeline;
 pub mod stages;
 
-use island_core::{Island, IslandParams, ParamError};
+use island_core::{GenerateError, Island, IslandParams, ParamError};
 use std::fmt;
+use std::sync::atomic::AtomicBool;
+
+pub use pipeline::GPU_STAGES;
 
 /// Why the GPU could not produce an island.
 #[derive(Clone, Debug, PartialEq)]
@@ -33,6 +36,8 @@ pub enum GpuError {
     Wgpu(String),
     /// The device was lost.
     DeviceLost(String),
+    /// The cancel flag of [`generate_gpu_with`] / [`generate_with`] was raised.
+    Cancelled,
 }
 
 impl fmt::Display for GpuError {
@@ -43,6 +48,7 @@ impl fmt::Display for GpuError {
             GpuError::TooLarge(s) => write!(f, "too large for the GPU: {s}"),
             GpuError::Wgpu(s) => write!(f, "GPU error: {s}"),
             GpuError::DeviceLost(s) => write!(f, "GPU device lost: {s}"),
+            GpuError::Cancelled => f.write_str("generation cancelled"),
         }
     }
 }
@@ -110,9 +116,19 @@ pub fn adapter_error() -> Option<String> {
 /// Generate an island entirely on the GPU (heights, biomes and splat read back; normals and
 /// statistics computed on the CPU from the heights). `stats.backend` is `"gpu"`.
 pub fn generate_gpu(params: &IslandParams) -> Result<Island, GpuError> {
+    generate_gpu_with(params, &mut |_, _| {}, &AtomicBool::new(false))
+}
+
+/// [`generate_gpu`] with a progress callback `(fraction 0..1, stage name of [`GPU_STAGES`])`
+/// and a cancel flag checked after every stage.
+pub fn generate_gpu_with(
+    params: &IslandParams,
+    progress: &mut dyn FnMut(f32, &str),
+    cancel: &AtomicBool,
+) -> Result<Island, GpuError> {
     params.validate()?;
     let gpu = ctx::gpu()?;
-    let r = gpu.guarded(|| pipeline::run(&gpu, params));
+    let r = gpu.guarded(|| pipeline::run(&gpu, params, progress, cancel));
     if matches!(r, Err(GpuError::DeviceLost(_))) {
         ctx::forget(&gpu);
     }
@@ -122,18 +138,33 @@ pub fn generate_gpu(params: &IslandParams) -> Result<Island, GpuError> {
 /// Generate with the chosen backend. Returns the island and, when the GPU was asked for (or
 /// failed mid-generation) and the CPU had to do the job, one warning line.
 pub fn generate(params: &IslandParams, backend: Backend) -> Result<(Island, Option<String>), ParamError> {
+    match generate_with(params, backend, &mut |_, _| {}, &AtomicBool::new(false)) {
+        Ok(r) => Ok(r),
+        Err(GenerateError::Invalid(e)) => Err(e),
+        Err(GenerateError::Cancelled) => unreachable!("never cancelled"),
+    }
+}
+
+/// [`generate`] with progress `(fraction 0..1, stage name)` and a cancel flag. When the GPU
+/// fails part-way, progress restarts with the CPU's stages.
+pub fn generate_with(
+    params: &IslandParams,
+    backend: Backend,
+    progress: &mut dyn FnMut(f32, &str),
+    cancel: &AtomicBool,
+) -> Result<(Island, Option<String>), GenerateError> {
     params.validate()?;
-    let cpu = |warning: Option<String>| island_core::generate(params).map(|i| (i, warning));
+    let mut cpu = |warning: Option<String>, progress: &mut dyn FnMut(f32, &str)| {
+        island_core::generate_with(params, progress, cancel).map(|i| (i, warning))
+    };
     match backend {
-        Backend::Cpu => cpu(None),
-        Backend::Auto | Backend::Gpu => match generate_gpu(params) {
+        Backend::Cpu => cpu(None, progress),
+        Backend::Auto | Backend::Gpu => match generate_gpu_with(params, progress, cancel) {
             Ok(island) => Ok((island, None)),
-            Err(GpuError::Invalid(e)) => Err(e),
-            Err(GpuError::NoAdapter(why)) if backend == Backend::Auto => {
-                let _ = why;
-                cpu(None)
-            }
-            Err(e) => cpu(Some(format!("GPU generation unavailable ({e}); generated on the CPU instead"))),
+            Err(GpuError::Invalid(e)) => Err(GenerateError::Invalid(e)),
+            Err(GpuError::Cancelled) => Err(GenerateError::Cancelled),
+            Err(GpuError::NoAdapter(_)) if backend == Backend::Auto => cpu(None, progress),
+            Err(e) => cpu(Some(format!("GPU generation unavailable ({e}); generated on the CPU instead")), progress),
         },
     }
 }

@@ -10,6 +10,7 @@ use island_core::heightfield::Heightfield;
 use island_core::params::{Algorithm, Biome, IslandParams};
 use island_core::pipeline::{border_margin, Island, Stats};
 use island_core::river::{river_control_points, river_polyline};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 /// Wavelength of the splat threshold jitter, metres (`island_core::splat`'s jitter noise).
@@ -324,7 +325,18 @@ pub(crate) fn u32s(bytes: &[u8]) -> Vec<u32> {
 }
 
 /// The whole pipeline on the GPU (parameters already validated).
-pub(crate) fn run(gpu: &Gpu, p: &IslandParams) -> Result<Island, GpuError> {
+/// Stage names reported by the GPU pipeline (progress and `Stats::stage_ms`), in order.
+pub const GPU_STAGES: [&str; 13] = [
+    "base", "detail", "biomes", "shaping", "mask", "distance", "coast", "river", "normals", "splat", "readback",
+    "heightfield", "stats",
+];
+
+pub(crate) fn run(
+    gpu: &Gpu,
+    p: &IslandParams,
+    progress: &mut dyn FnMut(f32, &str),
+    cancel: &AtomicBool,
+) -> Result<Island, GpuError> {
     let t_all = Instant::now();
     let n = p.resolution as usize;
     let nn = n * n;
@@ -360,7 +372,11 @@ pub(crate) fn run(gpu: &Gpu, p: &IslandParams) -> Result<Island, GpuError> {
         }
         rec.flush()?;
         stage_ms.push((name.to_string(), t.elapsed().as_secs_f64() * 1e3));
+        progress(stage_ms.len() as f32 / GPU_STAGES.len() as f32, name);
         *t = Instant::now();
+        if cancel.load(Ordering::Relaxed) {
+            return Err(GpuError::Cancelled);
+        }
         Ok(())
     };
 
@@ -422,6 +438,7 @@ pub(crate) fn run(gpu: &Gpu, p: &IslandParams) -> Result<Island, GpuError> {
     let mut parts = gpu.read_back(&[(&r.h, bytes), (&r.bidx, bytes), (&r.mask, bytes)], Some(&r.staging))?;
     drop(cache);
     stage_ms.push(("readback".into(), t.elapsed().as_secs_f64() * 1e3));
+    progress(11.0 / 13.0, "readback");
     t = Instant::now();
 
     let splat_bytes = parts.pop().expect("3 parts");
@@ -431,11 +448,13 @@ pub(crate) fn run(gpu: &Gpu, p: &IslandParams) -> Result<Island, GpuError> {
     let splat: Vec<[u8; 4]> = splat_bytes.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
     let field = Heightfield::new(n, p.world_size, heights);
     stage_ms.push(("heightfield".into(), t.elapsed().as_secs_f64() * 1e3));
+    progress(12.0 / 13.0, "heightfield");
     t = Instant::now();
 
     let (min_height, max_height) = min_max(&field.heights);
     let land = field.heights.iter().filter(|&&h| h > 0.0).count();
     stage_ms.push(("stats".into(), t.elapsed().as_secs_f64() * 1e3));
+    progress(1.0, "stats");
     let stats = Stats {
         land_fraction: land as f32 / nn as f32,
         min_height,

@@ -338,4 +338,20 @@ fn generate_backends_and_errors() {
     let other = island_gpu::generate_gpu(&p(129, 3, Algorithm::Fbm)).unwrap();
     assert_eq!(other.field.heights.len(), 129 * 129);
     assert_eq!(g.stats.stage_ms.first().map(|s| s.0.as_str()), Some("base"));
+    // Progress covers every stage in order and ends at 1; cancel stops after a stage.
+    let mut seen = Vec::new();
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    island_gpu::generate_gpu_with(&params, &mut |f, s| seen.push((f, s.to_string())), &cancel).unwrap();
+    let names: Vec<&str> = seen.iter().map(|(_, s)| s.as_str()).collect();
+    assert_eq!(names, island_gpu::GPU_STAGES.to_vec());
+    assert!(seen.windows(2).all(|w| w[0].0 < w[1].0) && seen.last().unwrap().0 == 1.0);
+    let mut calls = 0;
+    let r = island_gpu::generate_gpu_with(&params, &mut |_, _| {
+        calls += 1;
+        cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+    }, &cancel);
+    assert!(matches!(r, Err(island_gpu::GpuError::Cancelled)), "{:?}", r.err());
+    assert_eq!(calls, 1);
+    let r = island_gpu::generate_with(&params, island_gpu::Backend::Gpu, &mut |_, _| {}, &cancel);
+    assert!(matches!(r, Err(island_core::GenerateError::Cancelled)));
 }
