@@ -667,42 +667,65 @@ fn smoothed_targets(paint: &PaintLayer, surf: &Surface, rect: Rect, k: usize) ->
             f[z * ew + x] = paint.weights(surf.base, (ez0 + z) * n + ex0 + x);
         }
     }
-    // Horizontal then vertical box average (window clipped at the map edge).
+    // Horizontal then vertical box average (window clipped at the map edge), sliding sums.
     let mut tmp = vec![[0.0f32; LAYERS]; ew * eh];
     for z in 0..eh {
+        let row = &f[z * ew..(z + 1) * ew];
+        let mut acc = [0.0f32; LAYERS];
+        for v in &row[..k.min(ew - 1) + 1] {
+            add8(&mut acc, v, 1.0);
+        }
         for x in 0..ew {
-            let (a, b) = (x.saturating_sub(k), (x + k).min(ew - 1));
-            let mut acc = [0.0f32; LAYERS];
-            for xx in a..=b {
-                let v = &f[z * ew + xx];
-                for c in 0..LAYERS {
-                    acc[c] += v[c];
+            if x > 0 {
+                if x + k < ew {
+                    add8(&mut acc, &row[x + k], 1.0);
+                }
+                if x > k {
+                    add8(&mut acc, &row[x - k - 1], -1.0);
                 }
             }
-            let inv = 1.0 / (b - a + 1) as f32;
-            acc.iter_mut().for_each(|v| *v *= inv);
-            tmp[z * ew + x] = acc;
+            let count = ((x + k).min(ew - 1) - x.saturating_sub(k) + 1) as f32;
+            let o = &mut tmp[z * ew + x];
+            for c in 0..LAYERS {
+                o[c] = acc[c] / count;
+            }
         }
     }
     let mut out = vec![[0.0f32; LAYERS]; rect.w * rect.h];
-    for z in 0..rect.h {
-        let ez = rect.z0 + z - ez0;
-        let (a, b) = (ez.saturating_sub(k), (ez + k).min(eh - 1));
-        for x in 0..rect.w {
-            let ex = rect.x0 + x - ex0;
-            let mut acc = [0.0f32; LAYERS];
-            for zz in a..=b {
-                let v = &tmp[zz * ew + ex];
-                for c in 0..LAYERS {
-                    acc[c] += v[c];
+    for x in 0..rect.w {
+        let ex = rect.x0 + x - ex0;
+        let col = |zz: usize| &tmp[zz * ew + ex];
+        let z_first = rect.z0 - ez0;
+        let (a0, b0) = (z_first.saturating_sub(k), (z_first + k).min(eh - 1));
+        let mut acc = [0.0f32; LAYERS];
+        for zz in a0..=b0 {
+            add8(&mut acc, col(zz), 1.0);
+        }
+        for z in 0..rect.h {
+            let ez = z_first + z;
+            if z > 0 {
+                if ez + k < eh {
+                    add8(&mut acc, col(ez + k), 1.0);
+                }
+                if ez > k {
+                    add8(&mut acc, col(ez - k - 1), -1.0);
                 }
             }
-            let inv = 1.0 / (b - a + 1) as f32;
-            acc.iter_mut().for_each(|v| *v *= inv);
-            out[z * rect.w + x] = acc;
+            let count = ((ez + k).min(eh - 1) - ez.saturating_sub(k) + 1) as f32;
+            let o = &mut out[z * rect.w + x];
+            for c in 0..LAYERS {
+                o[c] = acc[c] / count;
+            }
         }
     }
     out
+}
+
+#[inline(always)]
+fn add8(acc: &mut [f32; LAYERS], v: &[f32; LAYERS], sign: f32) {
+    for c in 0..LAYERS {
+        acc[c] += v[c] * sign;
+    }
 }
 
 /// One dab of `brush` centred on node-local `(x, z)` metres.
@@ -975,4 +998,49 @@ pub fn ray_march(field: &Heightfield, origin: [f32; 3], dir: [f32; 3], max_dista
         prev = v;
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The sliding-sum box average equals a direct average over the clipped window.
+    #[test]
+    fn smoothed_targets_match_direct_average() {
+        let n = 33;
+        let field = Heightfield::new(n, 32.0, vec![1.0; n * n]);
+        let base: Vec<[u8; 4]> = (0..n * n).map(|i| [(i * 7 % 256) as u8, 0, 0, 0]).map(|[a, ..]| [a, 255 - a, 0, 0]).collect();
+        let mut paint = PaintLayer::new(n);
+        for (i, p) in paint.data.iter_mut().enumerate() {
+            p[5] = (i * 13 % 120) as u8;
+        }
+        let surf = Surface { field: &field, base: &base };
+        for (rect, k) in [
+            (Rect { x0: 0, z0: 0, w: n, h: n }, 3),
+            (Rect { x0: 5, z0: 9, w: 11, h: 7 }, 2),
+            (Rect { x0: 28, z0: 0, w: 5, h: 4 }, 4),
+        ] {
+            let got = smoothed_targets(&paint, &surf, rect, k);
+            for z in 0..rect.h {
+                for x in 0..rect.w {
+                    let (gx, gz) = (rect.x0 + x, rect.z0 + z);
+                    let mut acc = [0.0f64; LAYERS];
+                    let mut cnt = 0.0;
+                    for zz in gz.saturating_sub(k)..=(gz + k).min(n - 1) {
+                        for xx in gx.saturating_sub(k)..=(gx + k).min(n - 1) {
+                            let w = paint.weights(&base, zz * n + xx);
+                            for c in 0..LAYERS {
+                                acc[c] += w[c] as f64;
+                            }
+                            cnt += 1.0;
+                        }
+                    }
+                    for c in 0..LAYERS {
+                        let want = acc[c] / cnt;
+                        assert!((got[z * rect.w + x][c] as f64 - want).abs() < 1e-2, "{rect:?} k {k} ({x},{z}) c {c}");
+                    }
+                }
+            }
+        }
+    }
 }
