@@ -355,3 +355,85 @@ fn generate_backends_and_errors() {
     let r = island_gpu::generate_with(&params, island_gpu::Backend::Gpu, &mut |_, _| {}, &cancel);
     assert!(matches!(r, Err(island_core::GenerateError::Cancelled)));
 }
+
+#[test]
+fn concurrent_generations_share_one_context() {
+    if !gpu("concurrent_generations_share_one_context") {
+        return;
+    }
+    let params = p(65, 11, Algorithm::ValueNoise);
+    let expect = island_gpu::generate_gpu(&params).unwrap().field.heights;
+    let handles: Vec<_> = (0..3)
+        .map(|k| {
+            let mut q = params.clone();
+            if k == 2 {
+                q.resolution = 129; // a second size in flight at the same time
+            }
+            std::thread::spawn(move || island_gpu::generate_gpu(&q).map(|i| i.field.heights))
+        })
+        .collect();
+    let out: Vec<_> = handles.into_iter().map(|h| h.join().expect("no panic").expect("GPU ok")).collect();
+    assert_eq!(out[0], expect);
+    assert_eq!(out[1], expect);
+    assert_eq!(out[2].len(), 129 * 129);
+}
+
+#[test]
+fn pipeline_matches_with_varied_parameters() {
+    if !gpu("pipeline_matches_with_varied_parameters") {
+        return;
+    }
+    use island_core::params::Biome;
+    let base = p(129, 5, Algorithm::Fbm);
+    let mut variants: Vec<(&str, IslandParams)> = Vec::new();
+    let mut v = base.clone();
+    v.detail.enabled = false;
+    v.river.enabled = false;
+    v.splat.blur_passes = 0;
+    variants.push(("no detail, no river, no blur", v));
+    let mut v = base.clone();
+    v.biomes.biomes = vec![Biome::default()];
+    v.shaping_curve = vec![0.0, 1.0];
+    v.splat.blur_passes = 8;
+    v.world_size = 3000.0;
+    v.max_height = 400.0;
+    variants.push(("one biome, linear curve, 8 blur passes, 3 km", v));
+    let mut v = base.clone();
+    v.biomes.biomes = (0..16).map(|i| Biome { exponent: 0.5 + i as f32 * 0.2, sandiness: (i % 2) as f32, ..Biome::default() }).collect();
+    v.biomes.grid = 13;
+    v.mask.roundness = 0.0;
+    v.mask.radius = 0.95;
+    v.fbm.octaves = 16;
+    v.fbm.lacunarity = 3.7;
+    v.fbm.persistence = 1.0;
+    v.seed = u64::MAX;
+    variants.push(("16 biomes, rough mask, 16 octaves lacunarity 3.7", v));
+    let mut v = base.clone();
+    v.algorithm = Algorithm::DiamondSquare;
+    v.diamond_square.ridge = true;
+    v.diamond_square.roughness = 1.0;
+    v.resolution = 33;
+    v.chunk_size = 16;
+    variants.push(("ridged diamond-square 33²", v));
+    let mut v = base.clone();
+    v.algorithm = Algorithm::GaussianIslands;
+    v.gaussian.cells = 64;
+    v.gaussian.density = 1.0;
+    v.gaussian.separation = -1.0;
+    v.river.meander = 0.0;
+    variants.push(("64² gaussian cells, straight river", v));
+    for (name, params) in variants {
+        params.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
+        let c = island_core::generate(&params).unwrap();
+        let g = island_gpu::generate_gpu(&params).unwrap();
+        let nn = (params.resolution * params.resolution) as usize;
+        let tol = 1e-3 * params.max_height;
+        let (e, _) = max_err(&g.field.heights, &c.field.heights);
+        let over = count_over(&g.field.heights, &c.field.heights, tol);
+        let bdiff = count_ne(&g.biomes, &c.biomes);
+        println!("{name}: heights max abs error {e:.3e} m ({over} over {tol:.2e}), biome index {bdiff} differ");
+        assert!(over * 1000 <= nn, "{name}: {over} heights off");
+        assert!(bdiff * 1000 <= nn, "{name}: {bdiff} biome indices differ");
+        splat_report(name, &g.splat, &c.splat);
+    }
+}
