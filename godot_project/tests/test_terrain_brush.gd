@@ -311,3 +311,36 @@ func test_raycast_and_errors() -> void:
 	brush.layer = 9
 	expect_error("layer")
 	check_eq(brush.fill_by_rule(), -1, "bad layer: error")
+
+
+func test_materials_get_the_splat_maps() -> void:
+	var pair := _setup()
+	var isl: ProceduralIsland = pair[0]
+	var tex := isl.get_splat_map_texture(0)
+	var chunk: MeshInstance3D = null
+	for c in isl.get_children(true):
+		if c is MeshInstance3D:
+			chunk = c
+			break
+	check(chunk != null, "a chunk")
+	var mat := chunk.material_override as ShaderMaterial
+	check(mat != null, "default material is a ShaderMaterial")
+	if mat != null:
+		check_eq(mat.get_shader_parameter("splat_maps_enabled"), true, "maps enabled on the default material")
+		check(mat.get_shader_parameter("splat_map_0") == tex, "default material reads splat map 0")
+		check(mat.get_shader_parameter("splat_map_1") == isl.get_splat_map_texture(1), "and splat map 1")
+		check_eq(mat.get_shader_parameter("splat_map_size"), 129.0, "map size")
+	# A user ShaderMaterial assigned later gets them too.
+	var custom := ShaderMaterial.new()
+	custom.shader = load("res://addons/procedural_island/terrain.gdshader")
+	isl.terrain_material = custom
+	await wait_frames(3)
+	check(chunk.material_override == custom, "custom material applied")
+	check(custom.get_shader_parameter("splat_map_0") == tex, "custom material reads splat map 0")
+	check_eq(custom.get_shader_parameter("splat_maps_enabled"), true, "maps enabled on the custom material")
+	# Painting updates the texture's image in place (same texture object).
+	var brush: TerrainBrush = pair[1]
+	brush.layer = 2
+	brush.strength = 1.0
+	brush.paint_at(Vector3.ZERO)
+	check(isl.get_splat_map_texture(0) == tex, "same texture after painting")

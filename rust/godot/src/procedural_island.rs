@@ -888,6 +888,8 @@ impl ProceduralIsland {
             }
         }
         self.applied_material = Some(id);
+        // A new ShaderMaterial gets the splat maps too.
+        self.apply_splat_params();
     }
 
     fn build_chunk(&mut self, i: usize, data: &ChunkData, collision: bool) {
