@@ -132,7 +132,7 @@ pub fn decode_r32(bytes: &[u8], resolution: usize) -> Result<Vec<f32>, String> {
 }
 
 fn guess_side(len: usize, bpp: usize) -> String {
-    if len % bpp != 0 {
+    if !len.is_multiple_of(bpp) {
         return String::new();
     }
     let n = len / bpp;

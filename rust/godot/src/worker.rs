@@ -264,7 +264,9 @@ mod tests {
         }
     }
 
-    fn wait(w: &mut Worker) -> (Vec<(f32, String)>, Result<Box<Prepared>, JobError>) {
+    type Outcome = (Vec<(f32, String)>, Result<Box<Prepared>, JobError>);
+
+    fn wait(w: &mut Worker) -> Outcome {
         let mut all = Vec::new();
         loop {
             match w.poll() {
