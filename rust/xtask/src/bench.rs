@@ -22,6 +22,7 @@ use std::process::{Command, Stdio};
 #[derive(Clone, Copy, Debug)]
 struct Timing {
     median: f64,
+    #[allow(dead_code)] // parsed for completeness; the table shows medians
     min: f64,
     reps: usize,
     /// Mean process CPU time per run (all threads), ms; NaN when unknown.
