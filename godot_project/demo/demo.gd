@@ -77,11 +77,14 @@ func _regenerate(new_seed: int) -> void:
 	island.call("regenerate_async")
 
 
-func _on_generation_finished(stats: Dictionary) -> void:
-	var ms: float = stats.get("total_ms", 0.0)
-	status_label.text = "Seed %d — land %.0f %% — %.0f ms (%s)" % [
-		int(island.get("seed")), 100.0 * float(stats.get("land_fraction", 0.0)), ms, str(stats.get("backend", "?"))]
+func _on_generation_finished(_stats: Dictionary) -> void:
 	_on_island_ready()
+
+
+func _describe(stats: Dictionary) -> String:
+	return "Seed %d — %d² — land %.0f %% — generated in %.0f ms (%s)" % [
+		int(island.get("seed")), int(stats.get("resolution", 0)), 100.0 * float(stats.get("land_fraction", 0.0)),
+		float(stats.get("total_ms", 0.0)), str(stats.get("backend", "?"))]
 
 
 func _on_generation_failed(message: String) -> void:
@@ -91,8 +94,8 @@ func _on_generation_failed(message: String) -> void:
 func _on_island_ready() -> void:
 	_island_ready = true
 	_landed_frames = 0
-	if status_label.text == "" or status_label.text.begins_with("Generating"):
-		status_label.text = "Seed %d" % int(island.get("seed"))
+	var stats: Dictionary = island.call("get_last_stats") if island.has_method("get_last_stats") else {}
+	status_label.text = _describe(stats) if not stats.is_empty() else "Seed %d" % int(island.get("seed"))
 	var ground: float = island.call("get_height_at", 0.0, 0.0)
 	character.call("drop_at", Vector3(0.0, ground + SPAWN_HEIGHT, 0.0))
 
