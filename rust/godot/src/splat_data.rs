@@ -105,10 +105,10 @@ impl SplatPaint {
         l
     }
 
-    /// Mark the paint as changed (after editing `layer_mut`).
+    /// Mark the paint as changed (after editing `layer_mut`). Does not emit `changed` (that
+    /// would fire for every dab); the encoded data is rebuilt when it is next read (saving).
     pub(crate) fn touched(&mut self) {
         *self.cache.borrow_mut() = None;
-        self.base_mut().emit_changed();
     }
 }
 
