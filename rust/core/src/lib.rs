@@ -18,6 +18,7 @@ pub mod gradient_noise;
 pub mod grid;
 pub mod hash;
 pub mod heightfield;
+pub mod lod;
 pub mod mask;
 pub mod normals;
 pub mod paint;
