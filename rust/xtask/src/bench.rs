@@ -74,7 +74,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         i += 1;
     }
     for &n in &o.res {
-        if n < 33 || n > 8193 || !(n - 1).is_power_of_two() {
+        if !(33..=8193).contains(&n) || !(n - 1).is_power_of_two() {
             return Err(format!("--res: {n} is not 2^k+1 between 33 and 8193"));
         }
     }
