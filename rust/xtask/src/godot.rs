@@ -342,10 +342,12 @@ fn install_into(dir: &Path) -> Result<(), String> {
     let prefix = dir.join("prefix");
     let _ = fs::remove_dir_all(&prefix);
     fs::rename(&staging, &prefix).map_err(|e| format!("move {} -> {}: {e}", staging.display(), prefix.display()))?;
-    // The downloaded archives are no longer needed (the prefix is the cache).
+    // The downloaded archives and package lists are no longer needed (the prefix is the cache).
     for deb in &debs {
         let _ = fs::remove_file(deb);
     }
+    let _ = fs::remove_dir_all(apt.join("lists"));
+    let _ = fs::remove_dir_all(apt.join("cache"));
     Ok(())
 }
 
