@@ -17,6 +17,10 @@ use island_core::{Algorithm, Island, IslandParams};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+/// Quadtree LOD (Godot side); a child module so it can reach the node's fields.
+#[path = "lod.rs"]
+mod lod;
+
 /// Where the addon keeps its copy of `shaders/terrain.gdshader`.
 const SHADER_PATH: &str = "res://addons/procedural_island/terrain.gdshader";
 /// Built-in copy of the terrain shader, used when the addon file cannot be loaded.
@@ -262,7 +266,28 @@ pub struct ProceduralIsland {
     #[export(range = (0.5, 100.0, 0.5, or_greater, suffix = "ms"))]
     build_budget_ms: f32,
 
+    /// Quadtree level of detail: chunks near the camera (the active Camera3D; the editor
+    /// viewport's camera in the editor) are drawn at full resolution, farther ones coarser, all
+    /// with the same vertex count and stitched so no cracks open. The full-resolution chunk nodes
+    /// stay (hidden) for their colliders. Off: every chunk at full resolution.
+    #[export_group(name = "LOD", prefix = "lod_")]
+    #[export]
+    lod_enabled: bool,
+    /// Number of LOD levels (1..6; fewer are used when the map is too small for them). Level
+    /// `lod_levels - 1` is full resolution; each coarser level doubles the vertex spacing.
+    #[export(range = (1.0, 6.0))]
+    lod_levels: i32,
+    /// Distance from the camera at which a level-0 (coarsest) chunk splits, metres; halved per
+    /// finer level.
+    #[export(range = (1.0, 100000.0, or_greater, suffix = "m"))]
+    lod_distance: f32,
+    /// With LOD on: colliders on every chunk (ALL = 1) or only on the chunks drawn at full
+    /// resolution near the camera (NEAR = 0). Colliders always keep the full resolution.
+    #[export(enum = (NEAR = 0, ALL = 1))]
+    collision_mode: i32,
+
     // ---- runtime state (not properties) ----
+    lod: lod::LodRuntime,
     pub(crate) island: Option<Island>,
     last_stats: VarDictionary,
     pool: Vec<ChunkNodes>,
@@ -364,6 +389,11 @@ impl INode3D for ProceduralIsland {
             auto_regenerate: true,
             generate_on_ready: true,
             build_budget_ms: 4.0,
+            lod_enabled: false,
+            lod_levels: 4,
+            lod_distance: 400.0,
+            collision_mode: lod::COLLISION_ALL,
+            lod: Default::default(),
             island: None,
             last_stats: VarDictionary::new(),
             pool: Vec::new(),
@@ -398,6 +428,7 @@ impl INode3D for ProceduralIsland {
         self.poll_worker();
         self.continue_build();
         self.sync_material();
+        self.lod_process();
         if Engine::singleton().is_editor_hint() && self.auto_regenerate {
             self.watch_properties();
         }
@@ -847,6 +878,7 @@ impl ProceduralIsland {
         }
         self.series_active = false;
         self.splat_island_changed();
+        self.lod.invalidate();
         let stats = self.last_stats.clone();
         self.signals().generation_progress().emit(1.0, "done");
         self.signals().generation_finished().emit(&stats);
