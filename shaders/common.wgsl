@@ -43,6 +43,19 @@ struct Globals {
     rock_slope: f32,
     biome_cell: f32,
     _padf: f32,
+    // Brush of fill_by_rule.wgsl.
+    brush_layer: u32,
+    brush_mode: u32,
+    brush_strength: f32,
+    mask_min_height: f32,
+    mask_max_height: f32,
+    mask_height_fade: f32,
+    mask_min_slope: f32,
+    mask_max_slope: f32,
+    mask_slope_fade: f32,
+    _padb0: f32,
+    _padb1: f32,
+    _padb2: f32,
 }
 
 // Per-dispatch values (noise step/octaves/tag, diamond-square level, EDT / blur direction).

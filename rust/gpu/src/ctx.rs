@@ -55,6 +55,18 @@ pub(crate) struct Globals {
     pub rock_slope: f32,
     pub biome_cell: f32,
     pub _padf: f32,
+    pub brush_layer: u32,
+    pub brush_mode: u32,
+    pub brush_strength: f32,
+    pub mask_min_height: f32,
+    pub mask_max_height: f32,
+    pub mask_height_fade: f32,
+    pub mask_min_slope: f32,
+    pub mask_max_slope: f32,
+    pub mask_slope_fade: f32,
+    pub _padb0: f32,
+    pub _padb1: f32,
+    pub _padb2: f32,
 }
 
 impl Globals {
@@ -112,6 +124,7 @@ const SOURCES: &[(&str, &str)] = &[
     ("carve_river", include_str!("../../../shaders/carve_river.wgsl")),
     ("compute_normals", include_str!("../../../shaders/compute_normals.wgsl")),
     ("auto_splat", include_str!("../../../shaders/auto_splat.wgsl")),
+    ("fill_by_rule", include_str!("../../../shaders/fill_by_rule.wgsl")),
 ];
 
 /// Every compute pipeline, built once per context.
@@ -139,6 +152,7 @@ pub(crate) struct Pipes {
     pub splat_weights: wgpu::ComputePipeline,
     pub splat_blur: wgpu::ComputePipeline,
     pub splat_quantize: wgpu::ComputePipeline,
+    pub fill_by_rule: wgpu::ComputePipeline,
 }
 
 /// The process-wide GPU context.
@@ -349,6 +363,7 @@ fn create() -> Result<Gpu, GpuError> {
         splat_weights: pipe("auto_splat", "weights"),
         splat_blur: pipe("auto_splat", "blur"),
         splat_quantize: pipe("auto_splat", "quantize"),
+        fill_by_rule: pipe("fill_by_rule", "main"),
     };
     let dummies = (0..STORAGE_SLOTS)
         .map(|_| {

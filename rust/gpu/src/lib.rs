@@ -36,6 +36,8 @@ pub enum GpuError {
     Wgpu(String),
     /// The device was lost.
     DeviceLost(String),
+    /// The operation has no GPU version (the caller uses the CPU one).
+    Unsupported(String),
     /// The cancel flag of [`generate_gpu_with`] / [`generate_with`] was raised.
     Cancelled,
 }
@@ -48,6 +50,7 @@ impl fmt::Display for GpuError {
             GpuError::TooLarge(s) => write!(f, "too large for the GPU: {s}"),
             GpuError::Wgpu(s) => write!(f, "GPU error: {s}"),
             GpuError::DeviceLost(s) => write!(f, "GPU device lost: {s}"),
+            GpuError::Unsupported(s) => write!(f, "not available on the GPU: {s}"),
             GpuError::Cancelled => f.write_str("generation cancelled"),
         }
     }
@@ -154,7 +157,7 @@ pub fn generate_with(
     cancel: &AtomicBool,
 ) -> Result<(Island, Option<String>), GenerateError> {
     params.validate()?;
-    let mut cpu = |warning: Option<String>, progress: &mut dyn FnMut(f32, &str)| {
+    let cpu = |warning: Option<String>, progress: &mut dyn FnMut(f32, &str)| {
         island_core::generate_with(params, progress, cancel).map(|i| (i, warning))
     };
     match backend {
