@@ -5,9 +5,10 @@
 //! `[-world_size/2, world_size/2]`, +Y up, sea level at y = 0. Sample `(ix, iz)` sits at
 //! `x = ix · spacing - world_size/2`, `z = iz · spacing - world_size/2`.
 //!
-//! Every grid cell is split into two triangles along the diagonal from `(ix, iz)` to
-//! `(ix+1, iz+1)`; the meshes, [`Heightfield::height_at`] and the collider (Jolt splits cells the
-//! same way) therefore describe one and the same surface.
+//! Every grid cell is split into two triangles along the diagonal from `(ix+1, iz)` to
+//! `(ix, iz+1)`, the split Godot's `HeightMapShape3D` uses in both of its physics engines (Godot
+//! Physics by construction; the Jolt module mirrors its height field to match). The meshes,
+//! [`Heightfield::height_at`] and the colliders therefore describe one and the same surface.
 
 use crate::normals::compute_normals;
 
@@ -101,12 +102,12 @@ impl Heightfield {
         let h10 = self.sample(ix + 1, iz);
         let h01 = self.sample(ix, iz + 1);
         let h11 = self.sample(ix + 1, iz + 1);
-        if fx >= fz {
-            // triangle (00, 10, 11)
-            h00 + fx * (h10 - h00) + fz * (h11 - h10)
+        if fx + fz <= 1.0 {
+            // triangle (00, 10, 01)
+            h00 + fx * (h10 - h00) + fz * (h01 - h00)
         } else {
-            // triangle (00, 11, 01)
-            h00 + fz * (h01 - h00) + fx * (h11 - h01)
+            // triangle (10, 11, 01)
+            h11 + (1.0 - fx) * (h01 - h11) + (1.0 - fz) * (h10 - h11)
         }
     }
 
@@ -166,7 +167,7 @@ impl Heightfield {
                     let b = a + 1;
                     let c = a + v as u32;
                     let d = c + 1;
-                    m.indices.extend_from_slice(&[a, b, d, a, d, c]);
+                    m.indices.extend_from_slice(&[a, b, c, b, d, c]);
                 }
             }
         } else {
@@ -174,7 +175,7 @@ impl Heightfield {
             m.positions.reserve(cells_v * cells_v * 6);
             for j in 0..cells_v {
                 for i in 0..cells_v {
-                    let corners = [vert(i, j), vert(i + 1, j), vert(i + 1, j + 1), vert(i, j), vert(i + 1, j + 1), vert(i, j + 1)];
+                    let corners = [vert(i, j), vert(i + 1, j), vert(i, j + 1), vert(i + 1, j), vert(i + 1, j + 1), vert(i, j + 1)];
                     for tri in corners.chunks(3) {
                         let p: Vec<[f32; 3]> = tri.iter().map(|&(x, z)| self.position(x, z)).collect();
                         let nrm = face_normal(p[0], p[1], p[2]);
@@ -286,10 +287,20 @@ mod tests {
         let p = f.position(5, 7);
         assert_eq!(f.height_at(p[0], p[2]), p[1]);
         assert_eq!(f.height_bilinear(p[0], p[2]), p[1]);
-        // Midpoint of the cell diagonal is the mean of its ends on the triangle surface.
-        let q = f.position(6, 8);
-        let mid = f.height_at((p[0] + q[0]) / 2.0, (p[2] + q[2]) / 2.0);
-        assert!((mid - (p[1] + q[1]) / 2.0).abs() < 1e-4);
+        // Midpoint of the cell diagonal (6,7)-(5,8) is the mean of its ends on the triangle surface,
+        // whatever the other two corners are.
+        let (q, r) = (f.position(6, 7), f.position(5, 8));
+        let mid = f.height_at((q[0] + r[0]) / 2.0, (q[2] + r[2]) / 2.0);
+        assert!((mid - (q[1] + r[1]) / 2.0).abs() < 1e-4);
+        // Inside each triangle the height is the plane through its corners.
+        let c00 = f.position(5, 7);
+        let near00 = f.height_at(c00[0] + 0.25 * 2.0, c00[2] + 0.25 * 2.0);
+        let plane = c00[1] + 0.25 * (q[1] - c00[1]) + 0.25 * (r[1] - c00[1]);
+        assert!((near00 - plane).abs() < 1e-4);
+        let c11 = f.position(6, 8);
+        let near11 = f.height_at(c11[0] - 0.25 * 2.0, c11[2] - 0.25 * 2.0);
+        let plane = c11[1] + 0.25 * (r[1] - c11[1]) + 0.25 * (q[1] - c11[1]);
+        assert!((near11 - plane).abs() < 1e-4);
         // Outside the map clamps.
         assert_eq!(f.height_at(-1e9, -1e9), f.sample(0, 0));
         assert_eq!(f.height_at(f32::NAN, 0.0), f.height_at(-32.0, 0.0));

@@ -293,7 +293,7 @@ pub fn node_mesh(field: &Heightfield, layout: &LodLayout, leaf: Leaf, flat: bool
                 let b = a + 1;
                 let cc = a + v as u32;
                 let d = cc + 1;
-                m.indices.extend_from_slice(&[a, b, d, a, d, cc]);
+                m.indices.extend_from_slice(&[a, b, cc, b, d, cc]);
             }
         }
     } else {

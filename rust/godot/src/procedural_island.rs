@@ -1096,14 +1096,13 @@ impl ProceduralIsland {
     }
 }
 
-/// Whether colliders are laid out for a shape turned 90° about Y. Both of Godot's 3D physics
-/// engines split every `HeightMapShape3D` cell along `(i+1, j)`–`(i, j+1)`: Godot Physics by
-/// construction (verified by the ray-cast test), and Godot's Jolt module mirrors its height field
-/// on purpose to match it (`modules/jolt_physics/shapes/jolt_height_map_shape_3d.cpp`). The
-/// meshes and `Heightfield::height_at` use the other diagonal, so the rotated layout is what makes
-/// the collider the same surface as the mesh.
+/// Whether colliders are laid out for a shape turned 90° about Y. Not needed: both of Godot's 3D
+/// physics engines split every `HeightMapShape3D` cell along `(i+1, j)`–`(i, j+1)` (Godot Physics
+/// by construction, verified by the ray-cast test; the Jolt module mirrors its height field on
+/// purpose to match), and the core's meshes and `Heightfield::height_at` use that same diagonal,
+/// so `map_data` holds the chunk's samples row by row.
 fn physics_splits_other_diagonal() -> bool {
-    true
+    false
 }
 
 fn stats_dictionary(island: &Island, chunks: usize, mesh_ms: f64, build_ms: f64, backend: i32) -> VarDictionary {
