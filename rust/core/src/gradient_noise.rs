@@ -119,17 +119,94 @@ pub fn fbm_field(
     out
 }
 
+/// Components of the lattice gradient of hash `h`, in [-1, 1].
+#[inline(always)]
+fn grad_of(h: u32) -> (f32, f32) {
+    ((h & 0xffff) as f32 * (2.0 / 65535.0) - 1.0, (h >> 16) as f32 * (2.0 / 65535.0) - 1.0)
+}
+
+/// Shortest mean run of samples per lattice cell for which [`octave_row_runs`] is used;
+/// shorter runs hash every sample ([`octave_row_points`]).
+const MIN_RUN: f32 = 6.0;
+
+/// `row[i] += amp · gradient_noise((i · step + x0) · f, yy, os)`, one sample at a time.
+#[inline(always)]
+fn octave_row_points(row: &mut [f32], yy: f32, step: f32, x0: f32, f: f32, os: u32, amp: f32) {
+    for (i, v) in row.iter_mut().enumerate() {
+        *v += amp * gradient_noise(((i as i32) as f32 * step + x0) * f, yy, os);
+    }
+}
+
+/// Same result as [`octave_row_points`] (bit for bit), computed per lattice cell: the samples of
+/// a row that fall into one cell share its four corner gradients, so those are hashed once per
+/// cell and the loop over the cell's run of samples is a branch-free map on broadcast constants.
+/// Needs `step > 0`, `f > 0` and coordinates well inside the exact range of `f32` integers.
+#[inline(always)]
+fn octave_row_runs(row: &mut [f32], yy: f32, step: f32, x0: f32, f: f32, os: u32, amp: f32) {
+    let n = row.len();
+    let xs = |i: usize| ((i as i32) as f32 * step + x0) * f;
+    let yi = fast_floor(yy);
+    let dy = yy - yi as f32;
+    let dy1 = dy - 1.0;
+    let hy0 = hash_u32((yi as u32) ^ os);
+    let hy1 = hash_u32((yi.wrapping_add(1) as u32) ^ os);
+    let v = fade(dy);
+    // Mean samples per cell, for the first guess of where a run ends.
+    let per_cell = 1.0 / (step * f);
+    let mut a = 0usize;
+    while a < n {
+        let xi = fast_floor(xs(a));
+        let next = (xi + 1) as f32;
+        // First sample at or beyond the next lattice line (sample positions are monotone).
+        let guess = a as f32 + ((next - xs(a)) * per_cell).max(1.0);
+        let mut b = if guess >= n as f32 { n } else { (guess as usize).max(a + 1) };
+        while b > a + 1 && xs(b - 1) >= next {
+            b -= 1;
+        }
+        while b < n && xs(b) < next {
+            b += 1;
+        }
+        let xf = xi as f32;
+        let (g00x, g00y) = grad_of(hash_u32((xi as u32) ^ hy0));
+        let (g10x, g10y) = grad_of(hash_u32((xi.wrapping_add(1) as u32) ^ hy0));
+        let (g01x, g01y) = grad_of(hash_u32((xi as u32) ^ hy1));
+        let (g11x, g11y) = grad_of(hash_u32((xi.wrapping_add(1) as u32) ^ hy1));
+        let (c00, c10, c01, c11) = (g00y * dy, g10y * dy, g01y * dy1, g11y * dy1);
+        for (k, o) in row[a..b].iter_mut().enumerate() {
+            let x = (((a + k) as i32) as f32 * step + x0) * f;
+            let dx = x - xf;
+            let dx1 = dx - 1.0;
+            let n00 = g00x * dx + c00;
+            let n10 = g10x * dx1 + c10;
+            let n01 = g01x * dx + c01;
+            let n11 = g11x * dx1 + c11;
+            let u = fade(dx);
+            let p = n00 + u * (n10 - n00);
+            let q = n01 + u * (n11 - n01);
+            *o += amp * ((p + v * (q - p)) * 1.2);
+        }
+        a = b;
+    }
+}
+
 /// One row of [`fbm_noise`]: octave-outer so the inner loop is a straight, vectorisable map.
 #[inline(always)]
 fn fbm_row_body(row: &mut [f32], y: f32, step: f32, x0: f32, s: u32, octaves: u32, lacunarity: f32, persistence: f32) {
     let mut amp = 1.0f32;
     let mut norm = 0.0f32;
     let mut f = 1.0f32;
+    let n = row.len();
     for o in 0..octaves {
         let os = octave_seed(s, o);
         let yy = y * f;
-        for (x, v) in row.iter_mut().enumerate() {
-            *v += amp * gradient_noise((x as f32 * step + x0) * f, yy, os);
+        let ends_ok = n > 0 && {
+            let (first, last) = ((x0 * f).abs(), ((((n - 1) as i32) as f32 * step + x0) * f).abs());
+            first < 4.0e6 && last < 4.0e6
+        };
+        if step > 0.0 && f > 0.0 && ends_ok && step * f * MIN_RUN <= 1.0 && n < (1 << 24) {
+            octave_row_runs(row, yy, step, x0, f, os, amp);
+        } else {
+            octave_row_points(row, yy, step, x0, f, os, amp);
         }
         norm += amp;
         amp *= persistence;
@@ -170,6 +247,43 @@ mod tests {
         for &(x, z) in &[(0usize, 0usize), (13, 7), (64, 64), (30, 50)] {
             let p = fbm_point(x as f32 * step, z as f32 * step, s, 5, 2.0, 0.5);
             assert!((f[z * 65 + x] - p).abs() < 1e-5, "{x},{z}");
+        }
+    }
+
+    #[test]
+    fn run_kernel_matches_point_function_at_all_octaves() {
+        // Odd steps and offsets (negative too), from hundreds of samples per cell to several
+        // cells per sample, so both row paths and every run boundary case are exercised.
+        let s = stage_seed(5, 9);
+        for &(step, x0, y) in &[(0.002f32, 0.0f32, 0.37f32), (0.0137, -3.71, -12.9), (0.31, 17.3, 2.5), (1.7, -0.5, 0.0), (0.000_97, 1234.567, -88.1)] {
+            for octaves in 1..=16u32 {
+                for &(lac, per) in &[(2.0f32, 0.5f32), (1.37, 0.71), (3.9, 0.3)] {
+                    let n = 301;
+                    // Stay inside the range where lattice coordinates fit an i32.
+                    if (x0.abs() + n as f32 * step + y.abs()) * lac.powi(octaves as i32 - 1) > 1.0e6 {
+                        continue;
+                    }
+                    let mut row = vec![0.0f32; n];
+                    fbm_row(&mut row, y, step, x0, s, octaves, lac, per);
+                    for (i, &v) in row.iter().enumerate() {
+                        let p = fbm_point((i as f32) * step + x0, y, s, octaves, lac, per);
+                        assert!((v - p).abs() < 1e-5, "step {step} x0 {x0} oct {octaves} lac {lac} i {i}: {v} vs {p}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn run_and_point_paths_agree_bitwise() {
+        let s = 0xabcd_1234;
+        for &(step, x0, f) in &[(0.002f32, 0.0f32, 1.0f32), (0.0131, -7.77, 2.0), (0.05, 3.3, 1.37), (0.0007, -0.001, 64.0)] {
+            let n = 777;
+            let mut a = vec![0.25f32; n];
+            let mut b = a.clone();
+            octave_row_runs(&mut a, 3.3, step, x0, f, s, 0.7);
+            octave_row_points(&mut b, 3.3, step, x0, f, s, 0.7);
+            assert_eq!(a, b, "step {step} x0 {x0} f {f}");
         }
     }
 
