@@ -163,12 +163,14 @@ pub fn biome_sample(
         let (dx, dz) = (hood.sx[k] - qx, hood.sz[k] - qz);
         d2[k] = dx * dx + dz * dz;
     }
-    let mut kmin = 0usize;
-    for k in 1..25 {
-        if d2[k] < d2[kmin] {
-            kmin = k;
-        }
+    // First index of the smallest distance (as a strict `<` scan would pick), found as a
+    // lane-parallel min followed by an equality search instead of a serial compare chain.
+    let mut lanes = [d2[24]; 8];
+    for k in 0..24 {
+        lanes[k % 8] = lanes[k % 8].min(d2[k]);
     }
+    let m = lanes[0].min(lanes[1]).min(lanes[2].min(lanes[3])).min(lanes[4].min(lanes[5]).min(lanes[6].min(lanes[7])));
+    let kmin = d2.iter().position(|&v| v == m).unwrap_or(0);
     let dmin = d2[kmin].sqrt() * cell;
     let reach = (dmin + blend_width) / cell;
     let reach2 = reach * reach;
