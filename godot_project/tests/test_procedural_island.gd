@@ -216,9 +216,10 @@ func test_queries() -> void:
 		var x := p.x * spacing - 512.0
 		var z := p.y * spacing - 512.0
 		check_eq(isl.get_height_at(x, z), img.get_pixel(p.x, p.y).r, "height_at on grid vertex %s equals the sample" % p)
-	# Mid-cell on the diagonal: mean of the diagonal's end samples.
-	var h0 := img.get_pixel(20, 30).r
-	var h1 := img.get_pixel(21, 31).r
+	# Mid-cell on the cell's diagonal (ix+1, iz)-(ix, iz+1), the split shared by the mesh and
+	# Godot's HeightMapShape3D: mean of the diagonal's end samples.
+	var h0 := img.get_pixel(21, 30).r
+	var h1 := img.get_pixel(20, 31).r
 	check_near(isl.get_height_at(20.5 * spacing - 512.0, 30.5 * spacing - 512.0), (h0 + h1) * 0.5, 1e-3, "diagonal midpoint")
 	var nrm := isl.get_normal_at(10.0, -20.0)
 	check_near(nrm.length(), 1.0, 1e-4, "normal is unit length")
