@@ -194,6 +194,7 @@ impl ProceduralIsland {
 
     fn lod_continue(&mut self, t: Instant, layout: &LodLayout) {
         let Some(mut tr) = self.lod.transition.take() else { return };
+        let mut built_now = 0;
         while tr.next < tr.leaves.len() {
             let leaf = tr.leaves[tr.next];
             if let Some(&i) = self.lod.by_leaf.get(&leaf) {
@@ -206,7 +207,8 @@ impl ProceduralIsland {
                 continue;
             }
             let elapsed = t.elapsed().as_secs_f64() * 1e6;
-            if elapsed + self.lod.est_build_us > BUILD_BUDGET_US && !tr.ready.is_empty() {
+            // At least one mesh per frame so a transition always completes.
+            if built_now > 0 && elapsed + self.lod.est_build_us > BUILD_BUDGET_US {
                 break;
             }
             let bt = Instant::now();
@@ -216,8 +218,11 @@ impl ProceduralIsland {
             tr.ready.insert(leaf, i);
             tr.next += 1;
             let us = bt.elapsed().as_secs_f64() * 1e6;
-            self.lod.est_build_us = if self.lod.built == 0 { us } else { self.lod.est_build_us.max(us * 0.5).max(self.lod.est_build_us * 0.9 + us * 0.1) };
+            // Estimate of one build: jumps up to a slow build, decays slowly after it.
+            self.lod.est_build_us =
+                if self.lod.built == 0 { us } else { us.max(self.lod.est_build_us * 0.9 + us * 0.1) };
             self.lod.built += 1;
+            built_now += 1;
             if t.elapsed().as_secs_f64() * 1e6 + self.lod.est_build_us > BUILD_BUDGET_US {
                 break;
             }
@@ -415,7 +420,8 @@ impl ProceduralIsland {
     /// `pool_size` (pooled LOD nodes, never freed while the camera moves), `pending` (a new
     /// selection is still being built; the previous one stays visible), `meshes_built` (total),
     /// `last_update_ms` / `max_update_ms` (time spent in the LOD update of the last frame / the
-    /// worst frame so far), `level_counts` (leaves per level).
+    /// worst frame so far), `mesh_build_ms` (running estimate of one chunk mesh build and upload),
+    /// `level_counts` (leaves per level).
     #[func]
     pub fn get_lod_stats(&self) -> VarDictionary {
         let mut d = VarDictionary::new();
@@ -428,6 +434,7 @@ impl ProceduralIsland {
         d.set("meshes_built", l.built as i64);
         d.set("last_update_ms", l.last_us / 1e3);
         d.set("max_update_ms", l.max_us / 1e3);
+        d.set("mesh_build_ms", l.est_build_us / 1e3);
         let mut counts = vec![0i32; l.layout.map_or(0, |x| x.levels as usize)];
         for leaf in l.shown.keys() {
             if let Some(c) = counts.get_mut(leaf.key.level as usize) {

@@ -1,0 +1,282 @@
+extends TestCase
+## ProceduralIsland quadtree LOD: coverage, camera-driven selection, node pool reuse, seams,
+## full-resolution heights and colliders.
+
+var timeout_s := 240.0
+
+const WORLD := 1024.0
+
+var _cam: Camera3D
+
+
+func before_each() -> void:
+	_cam = Camera3D.new()
+	add_child(_cam)
+	_cam.make_current()
+
+
+## 257² map in 32-cell chunks (8×8 full-resolution chunks), 3 LOD levels: 2×2 roots of 128 cells.
+func _island(props: Dictionary = {}) -> ProceduralIsland:
+	var isl := ProceduralIsland.new()
+	isl.resolution = 257
+	isl.chunk_size = 32
+	isl.world_size = WORLD
+	isl.lod_enabled = true
+	isl.lod_levels = 3
+	isl.lod_distance = 300.0
+	for k in props:
+		isl.set(k, props[k])
+	add_child(isl)
+	return isl
+
+
+## Move the camera and wait until the LOD selection for it is fully shown.
+func _fly_to(isl: ProceduralIsland, pos: Vector3) -> void:
+	_cam.global_position = pos
+	for i in 120:
+		await get_tree().process_frame
+		var s := isl.get_lod_stats()
+		if i >= 1 and not s.pending and s.leaves > 0:
+			return
+	fail("LOD selection did not settle at %s" % pos)
+
+
+func _mesh_instances(isl: Node) -> Array:
+	var out := []
+	for c in isl.get_children(true):
+		if c is MeshInstance3D:
+			out.append(c)
+	return out
+
+
+func _area(chunks: Array) -> float:
+	var a := 0.0
+	for c in chunks:
+		a += (c.rect as Rect2).get_area()
+	return a
+
+
+func test_lod_chunks_cover_the_island_and_follow_the_camera() -> void:
+	var isl := _island()
+	await _fly_to(isl, Vector3(-450.0, 60.0, -450.0))
+	var chunks := isl.get_lod_chunks()
+	check(chunks.size() > 4, "more than the 4 roots near the camera (%d)" % chunks.size())
+	check_near(_area(chunks), WORLD * WORLD, 1.0, "LOD chunks cover the island once")
+	for c in chunks:
+		var mi := c.node as MeshInstance3D
+		check(mi.visible, "LOD chunk is visible")
+		var v := (mi.mesh as ArrayMesh).surface_get_arrays(0)[Mesh.ARRAY_VERTEX] as PackedVector3Array
+		check_eq(v.size(), 33 * 33, "every LOD chunk has 33² vertices (level %d)" % c.level)
+		# Every vertex inside its rect.
+		var r := (c.rect as Rect2).grow(0.01)
+		check(r.has_point(Vector2(v[0].x, v[0].z)) and r.has_point(Vector2(v[v.size() - 1].x, v[v.size() - 1].z)), "vertices inside the chunk rect")
+	# Full-resolution chunk meshes are hidden while LOD is on.
+	var hidden := 0
+	for mi in _mesh_instances(isl):
+		if String(mi.name).begins_with("Chunk_"):
+			check(not mi.visible, "full-resolution chunk %s is hidden" % mi.name)
+			hidden += 1
+	check_eq(hidden, 64, "the 8×8 full-resolution chunks stay (for their colliders)")
+	var near_levels := _level_at(chunks, Vector2(-450.0, -450.0))
+	var far_levels := _level_at(chunks, Vector2(450.0, 450.0))
+	check_eq(near_levels, 2, "finest level under the camera")
+	check_eq(far_levels, 0, "coarsest level far away")
+	var counts_a: PackedInt32Array = isl.get_lod_stats().level_counts
+	await _fly_to(isl, Vector3(450.0, 60.0, 450.0))
+	chunks = isl.get_lod_chunks()
+	check_near(_area(chunks), WORLD * WORLD, 1.0, "still covered after moving")
+	check_eq(_level_at(chunks, Vector2(450.0, 450.0)), 2, "finest level follows the camera")
+	check_eq(_level_at(chunks, Vector2(-450.0, -450.0)), 0, "old position is coarse now")
+	var counts_b: PackedInt32Array = isl.get_lod_stats().level_counts
+	check_eq(counts_b.size(), 3, "3 levels in use")
+	# High above the island: only the 4 roots.
+	await _fly_to(isl, Vector3(0.0, 5000.0, 0.0))
+	check_eq(isl.get_lod_chunks().size(), 4, "far camera: the 2×2 level-0 roots only")
+	check(counts_a.size() == 3, "level counts reported")
+
+
+func _level_at(chunks: Array, p: Vector2) -> int:
+	for c in chunks:
+		var r := c.rect as Rect2
+		if p.x >= r.position.x and p.x < r.end.x and p.y >= r.position.y and p.y < r.end.y:
+			return c.level
+	return -1
+
+
+func test_lod_nodes_are_pooled_not_recreated() -> void:
+	var isl := _island()
+	var path := [Vector3(-450, 40, -450), Vector3(0, 40, 0), Vector3(450, 40, 450), Vector3(450, 40, -450), Vector3(-300, 40, 200)]
+	for p in path:
+		await _fly_to(isl, p)
+	for i in range(path.size() - 1, -1, -1):
+		await _fly_to(isl, path[i])
+	var ids := {}
+	for mi in _mesh_instances(isl):
+		ids[mi.get_instance_id()] = true
+	var pool: int = isl.get_lod_stats().pool_size
+	var built: int = isl.get_lod_stats().meshes_built
+	check(pool > 4, "pool holds the LOD chunk nodes (%d)" % pool)
+	# Same flight again: no node is created or freed, only meshes are refilled.
+	for p in path:
+		await _fly_to(isl, p)
+	for i in range(path.size() - 1, -1, -1):
+		await _fly_to(isl, path[i])
+	var ids2 := {}
+	for mi in _mesh_instances(isl):
+		ids2[mi.get_instance_id()] = true
+	check_eq(isl.get_lod_stats().pool_size, pool, "pool size unchanged")
+	check_eq(ids2.keys().size(), ids.keys().size(), "same number of MeshInstance3D children")
+	var same := true
+	for id in ids2:
+		if not ids.has(id):
+			same = false
+	check(same, "the very same MeshInstance3D nodes are reused")
+	check(isl.get_lod_stats().meshes_built > built, "meshes were rebuilt into pooled nodes while flying")
+	var visible := 0
+	for c in isl.get_lod_chunks():
+		if (c.node as MeshInstance3D).visible:
+			visible += 1
+	var shown := 0
+	for mi in _mesh_instances(isl):
+		if mi.visible:
+			shown += 1
+	check_eq(shown, visible, "only the selected LOD chunks are visible")
+	check_near(_area(isl.get_lod_chunks()), WORLD * WORLD, 1.0, "coverage after the round trips")
+
+
+## Edge polyline of a chunk mesh: the vertices on `x == at` (axis 0) or `z == at` (axis 2),
+## sorted along the other axis, as Vector2(along, height).
+func _edge(mi: MeshInstance3D, axis: int, at: float) -> PackedVector2Array:
+	var v := (mi.mesh as ArrayMesh).surface_get_arrays(0)[Mesh.ARRAY_VERTEX] as PackedVector3Array
+	var pts: Array[Vector2] = []
+	for p in v:
+		var c := p.x if axis == 0 else p.z
+		if absf(c - at) < 1e-3:
+			pts.append(Vector2(p.z if axis == 0 else p.x, p.y))
+	pts.sort_custom(func(a, b): return a.x < b.x)
+	return PackedVector2Array(pts)
+
+
+func _eval(edge: PackedVector2Array, t: float) -> float:
+	for i in edge.size() - 1:
+		var a := edge[i]
+		var b := edge[i + 1]
+		if t >= a.x - 1e-4 and t <= b.x + 1e-4:
+			var f := clampf((t - a.x) / (b.x - a.x), 0.0, 1.0)
+			return a.y + f * (b.y - a.y)
+	return NAN
+
+
+func test_lod_neighbour_edges_have_no_cracks() -> void:
+	var isl := _island({"seed": 7})
+	var pairs := 0
+	var mixed := 0
+	var worst := 0.0
+	for pos in [Vector3(-450, 30, -450), Vector3(100, 30, -20), Vector3(300, 80, 400)]:
+		await _fly_to(isl, pos)
+		var chunks := isl.get_lod_chunks()
+		for a in chunks:
+			for b in chunks:
+				var ra := a.rect as Rect2
+				var rb := b.rect as Rect2
+				var east := is_equal_approx(ra.end.x, rb.position.x) and maxf(ra.position.y, rb.position.y) < minf(ra.end.y, rb.end.y)
+				var south := is_equal_approx(ra.end.y, rb.position.y) and maxf(ra.position.x, rb.position.x) < minf(ra.end.x, rb.end.x)
+				if not east and not south:
+					continue
+				pairs += 1
+				if a.level != b.level:
+					mixed += 1
+				var axis := 0 if east else 2
+				var at := ra.end.x if east else ra.end.y
+				var ea := _edge(a.node, axis, at)
+				var eb := _edge(b.node, axis, at)
+				var lo := maxf(ra.position.y, rb.position.y) if east else maxf(ra.position.x, rb.position.x)
+				var hi := minf(ra.end.y, rb.end.y) if east else minf(ra.end.x, rb.end.x)
+				# Dense samples plus every vertex of both sides.
+				var ts: Array[float] = []
+				for s in 129:
+					ts.append(lerpf(lo, hi, s / 128.0))
+				for e in [ea, eb]:
+					for p in e:
+						if p.x >= lo and p.x <= hi:
+							ts.append(p.x)
+				for t in ts:
+					var d := absf(_eval(ea, t) - _eval(eb, t))
+					if is_nan(d):
+						d = INF
+					worst = maxf(worst, d)
+	check(pairs > 20, "neighbour pairs checked (%d)" % pairs)
+	check(mixed > 4, "pairs of different levels checked (%d)" % mixed)
+	check(worst <= 1e-3, "largest height gap along shared edges %s m" % worst)
+
+
+func test_lod_keeps_full_resolution_heights_and_colliders() -> void:
+	var isl := _island({"seed": 3})
+	await _fly_to(isl, Vector3(-450, 40, -450))
+	var img := isl.get_heightmap_image()
+	var cell := WORLD / 256.0
+	# get_height_at is on the full-resolution surface, also where the mesh is coarse.
+	for s: Vector2i in [Vector2i(200, 200), Vector2i(201, 37), Vector2i(129, 255)]:
+		var x := s.x * cell - WORLD / 2.0
+		var z := s.y * cell - WORLD / 2.0
+		check_near(isl.get_height_at(x, z), img.get_pixel(s.x, s.y).r, 1e-3, "height at sample %s" % s)
+	var enabled := 0
+	for mi in _mesh_instances(isl):
+		if not String(mi.name).begins_with("Chunk_"):
+			continue
+		var sn := _shape(mi)
+		if not check(sn != null, "full-resolution chunk %s keeps its collider" % mi.name):
+			continue
+		check_eq((sn.shape as HeightMapShape3D).map_width, 33, "collider stays 33 samples wide")
+		if not sn.disabled:
+			enabled += 1
+	check_eq(enabled, 64, "collision_mode ALL: every collider enabled")
+	# A ray straight down onto a far (coarse) area hits the full-resolution surface.
+	var space := isl.get_world_3d().direct_space_state
+	var hx := 201 * cell - WORLD / 2.0 + 1.3
+	var hz := 200 * cell - WORLD / 2.0 + 2.1
+	await get_tree().physics_frame
+	await get_tree().physics_frame
+	var hit := space.intersect_ray(PhysicsRayQueryParameters3D.create(Vector3(hx, 1000, hz), Vector3(hx, -1000, hz)))
+	if check(not hit.is_empty(), "ray hits the far collider"):
+		check_near(hit.position.y, isl.get_height_at(hx, hz), 0.02, "collider height equals get_height_at")
+	# NEAR: only chunks under finest-level LOD chunks collide.
+	isl.collision_mode = 0
+	await _fly_to(isl, Vector3(-450, 40, -451))
+	await get_tree().process_frame
+	var near_on := 0
+	var far_on := 0
+	for mi in _mesh_instances(isl):
+		if not String(mi.name).begins_with("Chunk_"):
+			continue
+		var parts := String(mi.name).split("_")
+		var on: bool = not _shape(mi).disabled
+		if int(parts[1]) == 0 and int(parts[2]) == 0:
+			check(on, "collider under the camera stays enabled")
+		if on:
+			near_on += 1
+		if int(parts[1]) == 7 and int(parts[2]) == 7 and on:
+			far_on += 1
+	check(near_on > 0 and near_on < 64, "NEAR enables only some colliders (%d)" % near_on)
+	check_eq(far_on, 0, "far collider disabled with NEAR")
+	# LOD off again: full-resolution chunks visible, LOD nodes gone, colliders back.
+	isl.lod_enabled = false
+	await get_tree().process_frame
+	await get_tree().process_frame
+	var lod_nodes := 0
+	for mi in _mesh_instances(isl):
+		if String(mi.name).begins_with("Chunk_"):
+			check(mi.visible and not _shape(mi).disabled, "chunk %s visible with collider" % mi.name)
+		elif not mi.is_queued_for_deletion():
+			lod_nodes += 1
+	check_eq(lod_nodes, 0, "LOD nodes removed when LOD is switched off")
+	check_eq(isl.get_lod_chunks().size(), 0, "no LOD chunks when off")
+
+
+func _shape(chunk: Node) -> CollisionShape3D:
+	for b in chunk.get_children():
+		if b is StaticBody3D:
+			for s in b.get_children():
+				if s is CollisionShape3D:
+					return s
+	return null
