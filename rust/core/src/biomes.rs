@@ -7,7 +7,7 @@
 //! `1 - smoothstep(0, blend_width, d - d_min)`, so weights change continuously across borders and
 //! no cliff appears where two regions meet.
 
-use crate::gradient_noise::{fbm_field, fbm_point};
+use crate::gradient_noise::{fast_floor, fbm_field, fbm_point};
 use crate::hash::{hash2, hash_u32, stage_seed, unit};
 use crate::params::Biome;
 use crate::grid::smoothstep;
@@ -97,9 +97,17 @@ pub fn biome_warp(px: f32, pz: f32, cell: f32, s: u32) -> [f32; 2] {
     [wx, wz]
 }
 
-/// The 5×5 sites around one cell (positions in cell units and biome indices).
+/// The sites around one cell that can matter for a sample in it (positions in cell units and
+/// biome indices), in 5×5 scan order.
+///
+/// Of the 5×5 surrounding sites, those that cannot be the nearest site nor lie within the blend
+/// reach of it for *any* point of the cell are dropped (exact pruning): the nearest-site
+/// distance anywhere in the cell is at most `U = min_k max_corner |corner - site_k|`, so a site
+/// whose distance to the cell rectangle exceeds `U + blend / cell` contributes nothing.
 pub struct Neighbourhood {
     cell: (i32, i32),
+    extra: f32,
+    len: usize,
     sx: [f32; 25],
     sz: [f32; 25],
     b: [u32; 25],
@@ -108,23 +116,46 @@ pub struct Neighbourhood {
 impl Neighbourhood {
     /// An empty cache (filled on first use).
     pub fn new() -> Neighbourhood {
-        Neighbourhood { cell: (i32::MIN, i32::MIN), sx: [0.0; 25], sz: [0.0; 25], b: [0; 25] }
+        Neighbourhood { cell: (i32::MIN, i32::MIN), extra: f32::NAN, len: 0, sx: [0.0; 25], sz: [0.0; 25], b: [0; 25] }
     }
 
+    /// Load the candidate sites of cell `(ci, cj)`; `extra` is the blend width in cell units.
     #[inline(always)]
-    fn load(&mut self, ci: i32, cj: i32, table: &SiteTable) {
-        if self.cell == (ci, cj) {
+    fn load(&mut self, ci: i32, cj: i32, extra: f32, table: &SiteTable) {
+        if self.cell == (ci, cj) && self.extra == extra {
             return;
         }
         self.cell = (ci, cj);
+        self.extra = extra;
+        let mut all = [([0.0f32; 2], 0u32); 25];
         let mut k = 0;
         for dj in -2..=2 {
             for di in -2..=2 {
-                let (site, b) = table.get(ci + di, cj + dj);
-                self.sx[k] = site[0];
-                self.sz[k] = site[1];
-                self.b[k] = b;
+                all[k] = table.get(ci + di, cj + dj);
                 k += 1;
+            }
+        }
+        let (x0, z0) = (ci as f32, cj as f32);
+        let (x1, z1) = (x0 + 1.0, z0 + 1.0);
+        let mut u2 = f32::INFINITY;
+        for (site, _) in &all {
+            let fx = (site[0] - x0).abs().max((site[0] - x1).abs());
+            let fz = (site[1] - z0).abs().max((site[1] - z1).abs());
+            u2 = u2.min(fx * fx + fz * fz);
+        }
+        // Safety margin (cell units) far above the rounding of the per-sample distances.
+        let limit = u2.sqrt() + extra + 1e-3;
+        let limit2 = limit * limit;
+        self.len = 0;
+        for (site, b) in &all {
+            let dx = (x0 - site[0]).max(0.0).max(site[0] - x1);
+            let dz = (z0 - site[1]).max(0.0).max(site[1] - z1);
+            // Keep NaN-free candidates within the limit (an infinite extra keeps all).
+            if !(dx * dx + dz * dz > limit2) {
+                self.sx[self.len] = site[0];
+                self.sz[self.len] = site[1];
+                self.b[self.len] = *b;
+                self.len += 1;
             }
         }
     }
@@ -156,27 +187,24 @@ pub fn biome_sample(
     let cell = world_size / grid as f32;
     let qx = (px + boundary_noise * warp[0]) / cell;
     let qz = (pz + boundary_noise * warp[1]) / cell;
-    hood.load(qx.floor() as i32, qz.floor() as i32, table);
-    // Squared distances (cell units) to the 5×5 surrounding sites.
+    hood.load(fast_floor(qx), fast_floor(qz), blend_width / cell, table);
+    // Squared distances (cell units) to the candidate sites; first nearest as a `<` scan.
+    let len = hood.len;
     let mut d2 = [0.0f32; 25];
-    for k in 0..25 {
+    let mut kmin = 0usize;
+    for k in 0..len {
         let (dx, dz) = (hood.sx[k] - qx, hood.sz[k] - qz);
         d2[k] = dx * dx + dz * dz;
+        if d2[k] < d2[kmin] {
+            kmin = k;
+        }
     }
-    // First index of the smallest distance (as a strict `<` scan would pick), found as a
-    // lane-parallel min followed by an equality search instead of a serial compare chain.
-    let mut lanes = [d2[24]; 8];
-    for k in 0..24 {
-        lanes[k % 8] = lanes[k % 8].min(d2[k]);
-    }
-    let m = lanes[0].min(lanes[1]).min(lanes[2].min(lanes[3])).min(lanes[4].min(lanes[5]).min(lanes[6].min(lanes[7])));
-    let kmin = d2.iter().position(|&v| v == m).unwrap_or(0);
     let dmin = d2[kmin].sqrt() * cell;
     let reach = (dmin + blend_width) / cell;
     let reach2 = reach * reach;
     // Weight per biome: 1 - smoothstep(0, blend, d - d_min) for every site within reach.
     let mut wb = [0.0f32; 16];
-    for k in 0..25 {
+    for k in 0..len {
         if d2[k] < reach2 {
             let d = d2[k].sqrt() * cell;
             wb[hood.b[k] as usize] += 1.0 - smoothstep(0.0, blend_width, d - dmin);
@@ -277,6 +305,75 @@ mod tests {
         assert!(seen.iter().filter(|&&s| s).count() >= 3);
         let (mn, mx) = default_biomes().iter().fold((f32::MAX, f32::MIN), |(a, b), bi| (a.min(bi.roughness), b.max(bi.roughness)));
         assert!(rough.iter().all(|&r| r >= mn - 1e-5 && r <= mx + 1e-5));
+    }
+
+    /// The definition: all 5×5 sites, no cache, no pruning.
+    #[allow(clippy::too_many_arguments)]
+    fn sample_reference(px: f32, pz: f32, warp: [f32; 2], base01: f32, world: f32, grid: u32, bn: f32, bw: f32, biomes: &[Biome], dist: f32, s: u32) -> BiomeSample {
+        let cell = world / grid as f32;
+        let qx = (px + bn * warp[0]) / cell;
+        let qz = (pz + bn * warp[1]) / cell;
+        let (ci, cj) = (qx.floor() as i32, qz.floor() as i32);
+        let mut d2 = [0.0f32; 25];
+        let mut bk = [0u32; 25];
+        let mut k = 0;
+        for dj in -2..=2 {
+            for di in -2..=2 {
+                let st = biome_site(ci + di, cj + dj, dist, s);
+                bk[k] = region_biome(ci + di, cj + dj, biomes.len() as u32, s);
+                let (dx, dz) = (st[0] - qx, st[1] - qz);
+                d2[k] = dx * dx + dz * dz;
+                k += 1;
+            }
+        }
+        let mut kmin = 0;
+        for k in 1..25 {
+            if d2[k] < d2[kmin] {
+                kmin = k;
+            }
+        }
+        let dmin = d2[kmin].sqrt() * cell;
+        let reach = (dmin + bw) / cell;
+        let mut wb = [0.0f32; 16];
+        for k in 0..25 {
+            if d2[k] < reach * reach {
+                wb[bk[k] as usize] += 1.0 - smoothstep(0.0, bw, d2[k].sqrt() * cell - dmin);
+            }
+        }
+        let (mut ws, mut h, mut r, mut sa) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
+        for (b, &w) in biomes.iter().zip(wb.iter()) {
+            if w > 0.0 {
+                ws += w;
+                h += w * biome_relief(b, base01);
+                r += w * b.roughness;
+                sa += w * b.sandiness;
+            }
+        }
+        BiomeSample { index: bk[kmin] as u8, height01: h / ws, roughness: r / ws, sandiness: sa / ws }
+    }
+
+    #[test]
+    fn pruned_neighbourhood_matches_full_definition() {
+        let biomes = default_biomes();
+        for &(grid, dist, bn, bw) in &[(5u32, 0.8f32, 100.0f32, 120.0f32), (3, 1.0, 0.0, 5.0), (16, 0.5, 30.0, 400.0), (64, 1.0, 10.0, 1.0)] {
+            let s = stage_seed(17, 6);
+            let table = SiteTable::new(grid, 3 + (bn * 1.5 / (1024.0 / grid as f32)).ceil() as i32, dist, biomes.len() as u32, s);
+            let mut hood = Neighbourhood::new();
+            for i in 0..20_000u32 {
+                let px = (i % 200) as f32 * 5.13 + 0.37;
+                let pz = (i / 200) as f32 * 10.27 + 0.11;
+                let warp = [unit(hash_u32(i)) * 2.4 - 1.2, unit(hash_u32(i ^ 0xffff)) * 2.4 - 1.2];
+                let base = unit(hash_u32(i.wrapping_mul(7)));
+                let a = biome_sample(px, pz, warp, base, 1024.0, grid, bn, bw, &biomes, &table, &mut hood);
+                let mut e = sample_reference(px, pz, warp, base, 1024.0, grid, bn, bw, &biomes, dist, s);
+                // `x / w` in the reference vs `x * (1 / w)`: allow that rounding only.
+                for (got, want) in [(a.height01, &mut e.height01), (a.roughness, &mut e.roughness), (a.sandiness, &mut e.sandiness)] {
+                    assert!((got - *want).abs() <= 1e-6, "grid {grid} i {i}: {got} vs {want}");
+                    *want = got;
+                }
+                assert_eq!(a, e, "grid {grid} i {i}");
+            }
+        }
     }
 
     #[test]
