@@ -66,8 +66,13 @@ fn value_row_body(row: &mut [f32], y: f32, step: f32, s: u32, octaves: u32, pers
     for o in 0..octaves {
         let os = octave_seed(s, o);
         let (sx, yy) = (step * f, y * f);
-        for (x, v) in row.iter_mut().enumerate() {
-            *v += amp * value_noise_point(x as f32 * sx, yy, os);
+        let n = row.len();
+        if sx > 0.0 && sx * 6.0 <= 1.0 && (n as f32) * sx < 4.0e6 && n < (1 << 24) {
+            value_octave_runs(row, yy, sx, os, amp);
+        } else {
+            for (x, v) in row.iter_mut().enumerate() {
+                *v += amp * value_noise_point(x as f32 * sx, yy, os);
+            }
         }
         norm += amp;
         amp *= persistence;
@@ -76,6 +81,43 @@ fn value_row_body(row: &mut [f32], y: f32, step: f32, s: u32, octaves: u32, pers
     let inv = if norm > 0.0 { 1.0 / norm } else { 0.0 };
     for v in row.iter_mut() {
         *v *= inv;
+    }
+}
+
+/// `row[i] += amp · value_noise_point(i · sx, yy, os)`, bit for bit, computed per lattice cell:
+/// the samples of one cell share its four corner values, hashed once per cell.
+#[inline(always)]
+fn value_octave_runs(row: &mut [f32], yy: f32, sx: f32, os: u32, amp: f32) {
+    let n = row.len();
+    let xs = |i: usize| i as f32 * sx;
+    let yi = fast_floor(yy);
+    let v = cosine_fade(yy - yi as f32);
+    let per_cell = 1.0 / sx;
+    let mut a = 0usize;
+    while a < n {
+        let xi = fast_floor(xs(a));
+        let next = (xi + 1) as f32;
+        let guess = a as f32 + ((next - xs(a)) * per_cell).max(1.0);
+        let mut b = if guess >= n as f32 { n } else { (guess as usize).max(a + 1) };
+        while b > a + 1 && xs(b - 1) >= next {
+            b -= 1;
+        }
+        while b < n && xs(b) < next {
+            b += 1;
+        }
+        let xf = xi as f32;
+        let c00 = hash2_unit(xi, yi, os);
+        let c10 = hash2_unit(xi.wrapping_add(1), yi, os);
+        let c01 = hash2_unit(xi, yi.wrapping_add(1), os);
+        let c11 = hash2_unit(xi.wrapping_add(1), yi.wrapping_add(1), os);
+        let (e0, e1) = (c10 - c00, c11 - c01);
+        for (k, o) in row[a..b].iter_mut().enumerate() {
+            let u = cosine_fade(((a + k) as i32) as f32 * sx - xf);
+            let top = c00 + u * e0;
+            let bot = c01 + u * e1;
+            *o += amp * (top + v * (bot - top));
+        }
+        a = b;
     }
 }
 
@@ -104,6 +146,26 @@ mod tests {
         let m = value_noise_point(3.5, 4.0, s);
         let e = (hash2_unit(3, 4, s) + hash2_unit(4, 4, s)) / 2.0;
         assert!((m - e).abs() < 1e-5);
+    }
+
+    #[test]
+    fn row_kernel_matches_point_function() {
+        let s = stage_seed(11, 1);
+        for &(step, y) in &[(0.002f32, 0.3f32), (0.0131, 7.77), (0.2, 1.5), (1.3, -2.2)] {
+            let n = 513;
+            let mut row = vec![0.0f32; n];
+            value_row(&mut row, y, step, s, 6, 0.5);
+            for (i, &got) in row.iter().enumerate() {
+                let (mut want, mut amp, mut norm, mut f) = (0.0f32, 1.0f32, 0.0f32, 1.0f32);
+                for o in 0..6 {
+                    want += amp * value_noise_point(i as f32 * (step * f), y * f, octave_seed(s, o));
+                    norm += amp;
+                    amp *= 0.5;
+                    f *= 2.0;
+                }
+                assert_eq!(got, want * (1.0 / norm), "step {step} i {i}");
+            }
+        }
     }
 
     #[test]
