@@ -15,7 +15,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 /// Time spent building meshes per frame; the whole update stays under 4 ms.
-const BUILD_BUDGET_US: f64 = 2500.0;
+const BUILD_BUDGET_US: f64 = 2000.0;
 /// Camera movement (metres) below which the selection is not recomputed.
 const MOVE_EPSILON: f32 = 0.5;
 
@@ -72,6 +72,8 @@ pub(crate) struct LodRuntime {
     max_us: f64,
     built: u64,
     est_build_us: f64,
+    /// Profiling marks of the last update (µs since its start).
+    phases: Vec<(&'static str, u32)>,
 }
 
 impl LodRuntime {
@@ -112,10 +114,14 @@ impl ProceduralIsland {
         self.lod_update(t);
         let us = t.elapsed().as_secs_f64() * 1e6;
         self.lod.last_us = us;
+        if us > 4000.0 && std::env::var_os("LOD_PROFILE").is_some() {
+            eprintln!("lod slow frame: {us:.0} us, phases {:?}", self.lod.phases);
+        }
         self.lod.max_us = self.lod.max_us.max(us);
     }
 
     fn lod_update(&mut self, t: Instant) {
+        self.lod.phases.clear();
         let Some(island) = self.island.as_ref() else { return };
         let (n, world) = (island.field.resolution, island.field.world_size);
         let y_range = [island.stats.min_height, island.stats.max_height];
@@ -145,6 +151,7 @@ impl ProceduralIsland {
         self.lod.active = true;
         self.lod_hide_base();
         self.lod_sync_material();
+        self.lod_mark("base", t);
 
         if self.lod.transition.is_none() {
             let cam = self.lod_camera();
@@ -159,7 +166,9 @@ impl ProceduralIsland {
                 self.lod.last_camera = cam;
                 self.lod.last_distance = self.lod_distance;
                 let view = LodView { camera, lod_distance: self.lod_distance, y_range };
+                self.lod_mark("camera", t);
                 let leaves = lod::select(&layout, &view);
+                self.lod_mark("select", t);
                 let same = !self.lod.stale
                     && leaves.len() == self.lod.shown.len() && leaves.iter().all(|l| self.lod.shown.contains_key(l));
                 if !same {
@@ -211,6 +220,7 @@ impl ProceduralIsland {
             if built_now > 0 && elapsed + self.lod.est_build_us > BUILD_BUDGET_US {
                 break;
             }
+            self.lod_mark("build", t);
             let bt = Instant::now();
             let i = self.lod_take_slot();
             self.lod_build(i, leaf, layout);
@@ -231,6 +241,7 @@ impl ProceduralIsland {
             self.lod.transition = Some(tr);
             return;
         }
+        self.lod_mark("built", t);
         // Every leaf is ready: swap the visible set.
         let old = std::mem::take(&mut self.lod.shown);
         for (leaf, i) in &tr.ready {
@@ -248,7 +259,13 @@ impl ProceduralIsland {
         self.lod.shown = tr.ready;
         self.lod.stale = false;
         self.lod.collision_mode = self.collision_mode;
+        self.lod_mark("swap", t);
         self.lod_apply_colliders();
+        self.lod_mark("colliders", t);
+    }
+
+    fn lod_mark(&mut self, what: &'static str, t: Instant) {
+        self.lod.phases.push((what, t.elapsed().as_micros() as u32));
     }
 
     /// A free slot (preferring empty ones), or a new pooled node.
@@ -277,7 +294,9 @@ impl ProceduralIsland {
 
     fn lod_build(&mut self, i: usize, leaf: Leaf, layout: &LodLayout) {
         let Some(island) = self.island.as_ref() else { return };
+        let t0 = Instant::now();
         let m = lod::node_mesh(&island.field, layout, leaf, self.flat_shading);
+        let t1 = t0.elapsed();
         let n = island.field.resolution;
         let last = (n - 1) as f32;
         let colors: Vec<Color> = m
@@ -292,9 +311,15 @@ impl ProceduralIsland {
                 }
             })
             .collect();
-        let v3 = |p: &[[f32; 3]]| -> PackedVector3Array { p.iter().map(|p| Vector3::new(p[0], p[1], p[2])).collect() };
-        let uvs: PackedVector2Array = m.uvs.iter().map(|p| Vector2::new(p[0], p[1])).collect();
-        let idx: PackedInt32Array = m.indices.iter().map(|&i| i as i32).collect();
+        // Plain Vecs first, then one copy each into the packed arrays.
+        let v3 = |p: &[[f32; 3]]| {
+            let v: Vec<Vector3> = p.iter().map(|p| Vector3::new(p[0], p[1], p[2])).collect();
+            PackedVector3Array::from(&v[..])
+        };
+        let uvs: Vec<Vector2> = m.uvs.iter().map(|p| Vector2::new(p[0], p[1])).collect();
+        let uvs = PackedVector2Array::from(&uvs[..]);
+        let idx: Vec<i32> = m.indices.iter().map(|&i| i as i32).collect();
+        let idx = PackedInt32Array::from(&idx[..]);
         let mut arrays = VarArray::new();
         arrays.resize(ArrayType::MAX.ord() as usize, &Variant::nil());
         arrays.set(ArrayType::VERTEX.ord() as usize, &v3(&m.positions).to_variant());
@@ -302,6 +327,7 @@ impl ProceduralIsland {
         arrays.set(ArrayType::TEX_UV.ord() as usize, &uvs.to_variant());
         arrays.set(ArrayType::COLOR.ord() as usize, &PackedColorArray::from(&colors[..]).to_variant());
         arrays.set(ArrayType::INDEX.ord() as usize, &idx.to_variant());
+        let t2 = t0.elapsed();
         let s = &mut self.lod.slots[i];
         if !s.instance.is_instance_valid() {
             // Someone freed a pooled node: replace it.
@@ -315,7 +341,11 @@ impl ProceduralIsland {
         let s = &mut self.lod.slots[i];
         s.mesh.clear_surfaces();
         s.mesh.add_surface_from_arrays(PrimitiveType::TRIANGLES, &arrays);
+        let t3 = t0.elapsed();
         s.instance.set_name(&format!("Lod_{}_{}_{}", leaf.key.level, leaf.key.x, leaf.key.z));
+        if std::env::var_os("LOD_PROFILE").is_some() {
+            eprintln!("lod build: mesh {:?} arrays {:?} upload {:?} total {:?}", t1, t2, t3, t0.elapsed());
+        }
         s.content = Some(leaf);
         self.lod.by_leaf.insert(leaf, i);
     }
