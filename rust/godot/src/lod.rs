@@ -260,6 +260,8 @@ impl ProceduralIsland {
         self.lod.stale = false;
         self.lod.collision_mode = self.collision_mode;
         self.lod_mark("swap", t);
+        let toggled = self.lod.shown.len() as u32;
+        self.lod.phases.push(("shown", toggled));
         self.lod_apply_colliders();
         self.lod_mark("colliders", t);
     }
@@ -284,6 +286,9 @@ impl ProceduralIsland {
         let mesh = ArrayMesh::new_gd();
         instance.set_mesh(&mesh);
         instance.set_visible(false);
+        // Named once by slot (renaming to a name a sibling holds makes Godot search for a
+        // unique one, which costs milliseconds).
+        instance.set_name(&format!("Lod_{}", self.lod.slots.len()));
         let mat = self.lod_base_material();
         instance.set_material_override(mat.as_ref());
         self.base_mut().add_child_ex(&instance).internal(InternalMode::BACK).done();
@@ -332,6 +337,7 @@ impl ProceduralIsland {
         if !s.instance.is_instance_valid() {
             // Someone freed a pooled node: replace it.
             let mut instance = MeshInstance3D::new_alloc();
+            instance.set_name(&format!("Lod_{i}"));
             instance.set_mesh(&s.mesh);
             instance.set_visible(false);
             let inst = instance.clone();
@@ -342,7 +348,6 @@ impl ProceduralIsland {
         s.mesh.clear_surfaces();
         s.mesh.add_surface_from_arrays(PrimitiveType::TRIANGLES, &arrays);
         let t3 = t0.elapsed();
-        s.instance.set_name(&format!("Lod_{}_{}_{}", leaf.key.level, leaf.key.x, leaf.key.z));
         if std::env::var_os("LOD_PROFILE").is_some() {
             eprintln!("lod build: mesh {:?} arrays {:?} upload {:?} total {:?}", t1, t2, t3, t0.elapsed());
         }
