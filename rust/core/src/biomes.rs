@@ -108,6 +108,7 @@ pub struct Neighbourhood {
     cell: (i32, i32),
     extra: f32,
     len: usize,
+    last: usize,
     sx: [f32; 25],
     sz: [f32; 25],
     b: [u32; 25],
@@ -116,7 +117,7 @@ pub struct Neighbourhood {
 impl Neighbourhood {
     /// An empty cache (filled on first use).
     pub fn new() -> Neighbourhood {
-        Neighbourhood { cell: (i32::MIN, i32::MIN), extra: f32::NAN, len: 0, sx: [0.0; 25], sz: [0.0; 25], b: [0; 25] }
+        Neighbourhood { cell: (i32::MIN, i32::MIN), extra: f32::NAN, len: 0, last: 0, sx: [0.0; 25], sz: [0.0; 25], b: [0; 25] }
     }
 
     /// Load the candidate sites of cell `(ci, cj)`; `extra` is the blend width in cell units.
@@ -158,6 +159,13 @@ impl Neighbourhood {
                 self.len += 1;
             }
         }
+        // Unused slots: sites at infinity (never nearest, never within reach).
+        for k in self.len..25 {
+            self.sx[k] = f32::INFINITY;
+            self.sz[k] = f32::INFINITY;
+            self.b[k] = 0;
+        }
+        self.last = 0;
     }
 }
 
@@ -170,7 +178,7 @@ impl Default for Neighbourhood {
 /// Evaluate the biome blend at `(px, pz)` metres (map corner at 0), with the boundary wiggle
 /// `warp` = [`biome_warp`]`(px, pz, ...)`. `hood` caches the sites of the last cell looked at.
 #[allow(clippy::too_many_arguments)]
-#[inline]
+#[inline(always)]
 pub fn biome_sample(
     px: f32,
     pz: f32,
@@ -188,27 +196,45 @@ pub fn biome_sample(
     let qx = (px + boundary_noise * warp[0]) / cell;
     let qz = (pz + boundary_noise * warp[1]) / cell;
     hood.load(fast_floor(qx), fast_floor(qz), blend_width / cell, table);
-    // Squared distances (cell units) to the candidate sites; first nearest as a `<` scan.
-    let len = hood.len;
+    // Squared distances (cell units) to the candidate sites (fixed 25 lanes, unused ones at
+    // infinity, so the loops below are straight vector code).
     let mut d2 = [0.0f32; 25];
-    let mut kmin = 0usize;
-    for k in 0..len {
+    for k in 0..25 {
         let (dx, dz) = (hood.sx[k] - qx, hood.sz[k] - qz);
         d2[k] = dx * dx + dz * dz;
-        if d2[k] < d2[kmin] {
-            kmin = k;
+    }
+    // First nearest site, as a strict `<` scan finds it: the previous sample's nearest is
+    // confirmed with one vector test, the serial scan only runs when it changed.
+    let g = hood.last.min(24);
+    let m = d2[g];
+    let mut changed = false;
+    for k in 0..25 {
+        changed |= (d2[k] < m) | ((d2[k] == m) & (k < g));
+    }
+    let mut kmin = g;
+    if changed || m.is_nan() {
+        kmin = 0;
+        for k in 1..25 {
+            if d2[k] < d2[kmin] {
+                kmin = k;
+            }
         }
     }
+    hood.last = kmin;
     let dmin = d2[kmin].sqrt() * cell;
     let reach = (dmin + blend_width) / cell;
     let reach2 = reach * reach;
-    // Weight per biome: 1 - smoothstep(0, blend, d - d_min) for every site within reach.
+    // Weight per biome: 1 - smoothstep(0, blend, d - d_min) for every site within reach
+    // (sites out of reach add exactly 0.0, which changes no sum).
+    let mut wk = [0.0f32; 25];
+    for k in 0..25 {
+        let d = d2[k].sqrt() * cell;
+        let w = 1.0 - smoothstep(0.0, blend_width, d - dmin);
+        wk[k] = if d2[k] < reach2 { w } else { 0.0 };
+    }
     let mut wb = [0.0f32; 16];
-    for k in 0..len {
-        if d2[k] < reach2 {
-            let d = d2[k].sqrt() * cell;
-            wb[hood.b[k] as usize] += 1.0 - smoothstep(0.0, blend_width, d - dmin);
-        }
+    for k in 0..25 {
+        wb[hood.b[k] as usize & 15] += wk[k];
     }
     let (mut wsum, mut h, mut r, mut sand) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
     for (b, &w) in biomes.iter().zip(wb.iter()) {
@@ -221,6 +247,57 @@ pub fn biome_sample(
     }
     let inv = 1.0 / wsum;
     BiomeSample { index: hood.b[kmin] as u8, height01: h * inv, roughness: r * inv, sandiness: sand * inv }
+}
+
+/// Per-map constants of [`biome_row`].
+struct RowCfg {
+    spacing: f32,
+    world_size: f32,
+    grid: u32,
+    boundary_noise: f32,
+    blend_width: f32,
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn biome_row_body(
+    z: usize,
+    hrow: &mut [f32],
+    irow: &mut [u8],
+    rrow: &mut [f32],
+    srow: &mut [f32],
+    wx: &[f32],
+    wz: &[f32],
+    c: &RowCfg,
+    biomes: &[Biome],
+    table: &SiteTable,
+) {
+    let pz = z as f32 * c.spacing;
+    let mut hood = Neighbourhood::new();
+    for x in 0..hrow.len() {
+        let bs = biome_sample(
+            x as f32 * c.spacing,
+            pz,
+            [wx[x], wz[x]],
+            hrow[x],
+            c.world_size,
+            c.grid,
+            c.boundary_noise,
+            c.blend_width,
+            biomes,
+            table,
+            &mut hood,
+        );
+        hrow[x] = bs.height01;
+        irow[x] = bs.index;
+        rrow[x] = bs.roughness;
+        srow[x] = bs.sandiness;
+    }
+}
+
+crate::simd::dispatch! {
+    /// One row of [`biome_blend`] (AVX2 copy when available; identical results, no FMA).
+    fn biome_row(z: usize, hrow: &mut [f32], irow: &mut [u8], rrow: &mut [f32], srow: &mut [f32], wx: &[f32], wz: &[f32], c: &RowCfg, biomes: &[Biome], table: &SiteTable) => biome_row_body
 }
 
 /// Biome fields of a `resolution²` map covering `world_size` metres.
@@ -264,28 +341,10 @@ pub fn biome_blend(
         .zip(rough.par_chunks_mut(resolution).zip(sand.par_chunks_mut(resolution)))
         .enumerate()
         .for_each(|(z, ((hrow, irow), (rrow, srow)))| {
-            let pz = z as f32 * spacing;
-            let mut hood = Neighbourhood::new();
-            for x in 0..resolution {
-                let i = z * resolution + x;
-                let bs = biome_sample(
-                    x as f32 * spacing,
-                    pz,
-                    [wx[i], wz[i]],
-                    hrow[x],
-                    world_size,
-                    grid,
-                    boundary_noise,
-                    blend_width,
-                    biomes,
-                    &table,
-                    &mut hood,
-                );
-                hrow[x] = bs.height01;
-                irow[x] = bs.index;
-                rrow[x] = bs.roughness;
-                srow[x] = bs.sandiness;
-            }
+            let i0 = z * resolution;
+            let (wxr, wzr) = (&wx[i0..i0 + resolution], &wz[i0..i0 + resolution]);
+            let cfg = RowCfg { spacing, world_size, grid, boundary_noise, blend_width };
+            biome_row(z, hrow, irow, rrow, srow, wxr, wzr, &cfg, biomes, &table);
         });
     (index, rough, sand)
 }
