@@ -54,16 +54,20 @@ pub fn distance_transform_sq(feature: &[bool], width: usize, height: usize) -> V
     }
     // Phase 2: per row, lower envelope of parabolas f(x) = (x - i)² + g(i)².
     let mut out = vec![0u32; width * height];
-    out.par_chunks_mut(width).zip(g.par_chunks(width)).for_each(|(o, gr)| {
-        row_envelope(gr, o, inf);
-    });
+    // Envelope scratch is reused per worker instead of two zeroed allocations per row.
+    out.par_chunks_mut(width).zip(g.par_chunks(width)).for_each_init(
+        || (vec![0usize; width], vec![0i64; width]),
+        |(sv, tv), (o, gr)| row_envelope(gr, o, inf, sv, tv),
+    );
     if feature.iter().all(|&f| !f) {
         out.iter_mut().for_each(|v| *v = NO_FEATURE);
     }
     out
 }
 
-fn row_envelope(g: &[i32], out: &mut [u32], inf: i64) {
+/// Lower envelope of one row; `s`, `t` are scratch of at least `g.len()` entries (any contents:
+/// every entry is written before it is read).
+fn row_envelope(g: &[i32], out: &mut [u32], inf: i64, s: &mut [usize], t: &mut [i64]) {
     let m = g.len();
     let gi = |i: usize| g[i] as i64;
     let f = |x: i64, i: usize| (x - i as i64) * (x - i as i64) + gi(i) * gi(i);
@@ -72,8 +76,6 @@ fn row_envelope(g: &[i32], out: &mut [u32], inf: i64) {
         let (i_, u_) = (i as i64, u as i64);
         (u_ * u_ - i_ * i_ + gi(u) * gi(u) - gi(i) * gi(i)).div_euclid(2 * (u_ - i_))
     };
-    let mut s = vec![0usize; m];
-    let mut t = vec![0i64; m];
     let mut q: isize = 0;
     s[0] = 0;
     t[0] = 0;
