@@ -37,7 +37,6 @@ func _max_diff(a: Image, b: Image) -> float:
 ## Max |collider map_data - heightmap| over every chunk (layout as in the stats).
 func _collider_error(isl: ProceduralIsland) -> float:
 	var img := isl.get_heightmap_image()
-	var rotated: bool = isl.get_last_stats().collider_layout == "rotated"
 	var cs: int = isl.chunk_size
 	var m := 0.0
 	for chunk in isl.get_children(true):
@@ -48,9 +47,7 @@ func _collider_error(isl: ProceduralIsland) -> float:
 		var w := cs + 1
 		for j in w:
 			for i in w:
-				var a := j if rotated else i
-				var b := cs - i if rotated else j
-				m = maxf(m, absf(shape.map_data[j * w + i] - img.get_pixel(cx * cs + a, cz * cs + b).r))
+				m = maxf(m, absf(shape.map_data[j * w + i] - img.get_pixel(cx * cs + i, cz * cs + j).r))
 	return m
 
 

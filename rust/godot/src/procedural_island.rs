@@ -2,6 +2,7 @@
 
 use crate::chunk_data::ChunkData;
 use crate::heightmap_io::{self, HeightmapFormat};
+use island_gpu::Backend;
 use crate::worker::{import_job, run_job, JobError, Polled, Prepared, Request, Worker};
 use godot::classes::file_access::ModeFlags;
 use godot::classes::image::Format as ImageFormat;
@@ -413,7 +414,7 @@ impl INode3D for ProceduralIsland {
     fn ready(&mut self) {
         let editor = Engine::singleton().is_editor_hint();
         if editor {
-            self.watched = self.make_request(false).ok();
+            self.watched = self.make_request().ok();
         }
         if self.generate_on_ready && self.island.is_none() && !self.is_generating() {
             if editor {
@@ -486,7 +487,7 @@ impl ProceduralIsland {
     /// [method regenerate_async].
     #[func]
     pub fn regenerate(&mut self) -> bool {
-        let request = match self.make_request(true) {
+        let request = match self.make_request() {
             Ok(r) => r,
             Err(msg) => {
                 self.report_failure(&msg);
@@ -517,7 +518,7 @@ impl ProceduralIsland {
     /// node must be inside the scene tree.
     #[func]
     pub fn regenerate_async(&mut self) {
-        let request = match self.make_request(true) {
+        let request = match self.make_request() {
             Ok(r) => r,
             Err(msg) => {
                 self.report_failure(&msg);
@@ -607,11 +608,8 @@ impl ProceduralIsland {
     /// Statistics of the last generation: `backend`, `resolution`, `chunks`, `land_fraction`,
     /// `min_height`, `max_height` (metres), `total_ms` (core generator), `stage_ms` (Dictionary
     /// stage name → ms), `mesh_ms` (chunk arrays), `build_ms` (Godot nodes, main thread),
-    /// `seed`, `requested_backend` and `collider_layout` (`"direct"`: `map_data` holds the chunk's
-    /// samples row by row; `"rotated"`: the shape is turned 90° about Y with its samples re-laid
-    /// accordingly, so the physics engine splits cells along the same diagonal as the meshes; this is
-    /// always used, as both Godot Physics and Jolt split cells the other way). Empty
-    /// before the first generation.
+    /// `seed`, `requested_backend` and `adapter` (the GPU adapter's name, when the GPU generated
+    /// the island). Empty before the first generation.
     #[func]
     pub fn get_last_stats(&self) -> VarDictionary {
         self.last_stats.clone()
@@ -740,8 +738,8 @@ impl ProceduralIsland {
         })
     }
 
-    /// Validated request from the properties. `announce`: print the GPU fallback warning.
-    fn make_request(&mut self, announce: bool) -> Result<Request, String> {
+    /// Validated request from the properties.
+    fn make_request(&mut self) -> Result<Request, String> {
         let params = self.params()?;
         params.validate().map_err(|e| e.to_string())?;
         let chunks = params.chunks_per_side() as u64 * params.chunks_per_side() as u64;
@@ -754,16 +752,12 @@ impl ProceduralIsland {
         if !(0..=2).contains(&self.backend) {
             return Err(format!("invalid parameter `backend`: must be 0..=2, got {}", self.backend));
         }
-        if announce && self.backend == Self::BACKEND_GPU && !self.gpu_warned {
-            self.gpu_warned = true;
-            godot_warn!("ProceduralIsland: the GPU backend is not available yet; generating on the CPU.");
-        }
-        Ok(Request {
-            params,
-            flat: self.flat_shading,
-            collision: self.collision_enabled,
-            rotate_colliders: physics_splits_other_diagonal(),
-        })
+        let backend = match self.backend {
+            Self::BACKEND_GPU => Backend::Gpu,
+            Self::BACKEND_CPU => Backend::Cpu,
+            _ => Backend::Auto,
+        };
+        Ok(Request { params, flat: self.flat_shading, collision: self.collision_enabled, backend })
     }
 
     fn report_failure(&mut self, msg: &str) {
@@ -866,9 +860,15 @@ impl ProceduralIsland {
 
     fn finish(&mut self, b: Build) {
         let Build { prep, build_ms, .. } = *Box::new(b);
-        let Prepared { island, chunks, mesh_ms, request } = *prep;
+        let Prepared { island, chunks, mesh_ms, warning, .. } = *prep;
+        if let Some(w) = warning {
+            // One warning per node: later fallbacks are visible in `get_last_stats().backend`.
+            if !self.gpu_warned {
+                self.gpu_warned = true;
+                godot_warn!("ProceduralIsland: {w}");
+            }
+        }
         self.last_stats = stats_dictionary(&island, chunks.len(), mesh_ms, build_ms, self.backend);
-        self.last_stats.set("collider_layout", if request.rotate_colliders { "rotated" } else { "direct" });
         drop(chunks);
         if let Some(old) = self.island.replace(island) {
             // A large island takes milliseconds to free: do it off the main thread.
@@ -975,8 +975,6 @@ impl ProceduralIsland {
                 }
                 nodes.shape.set_map_data(&PackedFloat32Array::from(&col.heights[..]));
                 nodes.shape_node.set_position(Vector3::new(col.offset[0], col.offset[1], col.offset[2]));
-                let yaw = if data.collider_rotated { std::f32::consts::FRAC_PI_2 } else { 0.0 };
-                nodes.shape_node.set_rotation(Vector3::new(0.0, yaw, 0.0));
                 nodes.shape_node.set_scale(Vector3::new(col.cell_size, 1.0, col.cell_size));
             }
             _ => {
@@ -1004,7 +1002,7 @@ impl ProceduralIsland {
 
     /// Editor: regenerate after the properties stopped changing for [`DEBOUNCE`].
     fn watch_properties(&mut self) {
-        let Ok(now) = self.make_request(false) else {
+        let Ok(now) = self.make_request() else {
             // Invalid values while typing: wait for valid ones.
             return;
         };
@@ -1054,7 +1052,7 @@ impl ProceduralIsland {
 
     fn import_impl(&mut self, path: &str) -> Result<(), (Error, String)> {
         let format = HeightmapFormat::from_path(path).map_err(|m| (Error::ERR_FILE_UNRECOGNIZED, m))?;
-        let request = self.make_request(false).map_err(|m| (Error::ERR_INVALID_PARAMETER, m))?;
+        let request = self.make_request().map_err(|m| (Error::ERR_INVALID_PARAMETER, m))?;
         let p = &request.params;
         let n = p.resolution as usize;
         if !FileAccess::file_exists(path) {
@@ -1096,15 +1094,6 @@ impl ProceduralIsland {
     }
 }
 
-/// Whether colliders are laid out for a shape turned 90° about Y. Not needed: both of Godot's 3D
-/// physics engines split every `HeightMapShape3D` cell along `(i+1, j)`–`(i, j+1)` (Godot Physics
-/// by construction, verified by the ray-cast test; the Jolt module mirrors its height field on
-/// purpose to match), and the core's meshes and `Heightfield::height_at` use that same diagonal,
-/// so `map_data` holds the chunk's samples row by row.
-fn physics_splits_other_diagonal() -> bool {
-    false
-}
-
 fn stats_dictionary(island: &Island, chunks: usize, mesh_ms: f64, build_ms: f64, backend: i32) -> VarDictionary {
     let s = &island.stats;
     let mut stage_ms = VarDictionary::new();
@@ -1124,6 +1113,11 @@ fn stats_dictionary(island: &Island, chunks: usize, mesh_ms: f64, build_ms: f64,
     d.set("stage_ms", &stage_ms);
     d.set("mesh_ms", mesh_ms);
     d.set("build_ms", build_ms);
+    if s.backend == "gpu" {
+        if let Some(name) = island_gpu::adapter_info() {
+            d.set("adapter", name.as_str());
+        }
+    }
     d
 }
 

@@ -7,7 +7,8 @@
 //! thread running inside an unloaded library.
 
 use crate::chunk_data::{prepare_chunks, ChunkData};
-use island_core::{generate_with, GenerateError, Heightfield, Island, IslandParams, Stats};
+use island_core::{GenerateError, Heightfield, Island, IslandParams, Stats};
+use island_gpu::{generate_with, Backend};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, TryRecvError};
@@ -24,9 +25,8 @@ pub struct Request {
     pub flat: bool,
     /// Build collider data.
     pub collision: bool,
-    /// Lay colliders out for a shape rotated 90° about Y (Godot Physics' cell split), see
-    /// [`crate::chunk_data::rotate_collider`].
-    pub rotate_colliders: bool,
+    /// Where to generate (AUTO / GPU / CPU, see `island_gpu::Backend`).
+    pub backend: Backend,
 }
 
 /// A generated island with its chunk data, ready to be turned into nodes.
@@ -40,6 +40,8 @@ pub struct Prepared {
     pub mesh_ms: f64,
     /// The request that produced it.
     pub request: Request,
+    /// One line to show the user when the GPU was asked for but the CPU did the job.
+    pub warning: Option<String>,
 }
 
 /// Why a job produced no island.
@@ -70,7 +72,7 @@ pub fn run_job(
     cancel: &AtomicBool,
 ) -> Result<Prepared, JobError> {
     let result = catch_unwind(AssertUnwindSafe(|| -> Result<Prepared, JobError> {
-        let island = generate_with(&request.params, progress, cancel).map_err(|e| match e {
+        let (island, warning) = generate_with(&request.params, request.backend, progress, cancel).map_err(|e| match e {
             GenerateError::Invalid(e) => JobError::Invalid(e.to_string()),
             GenerateError::Cancelled => JobError::Cancelled,
         })?;
@@ -81,13 +83,12 @@ pub fn run_job(
             request.params.chunk_size as usize,
             request.flat,
             request.collision,
-            request.rotate_colliders,
         );
         let mesh_ms = t.elapsed().as_secs_f64() * 1e3;
         if cancel.load(Ordering::Relaxed) {
             return Err(JobError::Cancelled);
         }
-        Ok(Prepared { island, chunks, mesh_ms, request })
+        Ok(Prepared { island, chunks, mesh_ms, request, warning })
     }));
     match result {
         Ok(r) => r,
@@ -150,9 +151,8 @@ pub fn import_job(request: Request, heights: Vec<f32>) -> Result<Prepared, JobEr
         p.chunk_size as usize,
         request.flat,
         request.collision,
-        request.rotate_colliders,
     );
-    Ok(Prepared { island, chunks, mesh_ms: t.elapsed().as_secs_f64() * 1e3, request })
+    Ok(Prepared { island, chunks, mesh_ms: t.elapsed().as_secs_f64() * 1e3, request, warning: None })
 }
 
 /// Message from the worker thread.
@@ -260,7 +260,7 @@ mod tests {
             params: IslandParams { resolution, chunk_size: 32, ..Default::default() },
             flat: false,
             collision: true,
-            rotate_colliders: false,
+            backend: Backend::Cpu,
         }
     }
 

@@ -160,6 +160,9 @@ pub(crate) struct Gpu {
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,
     pub name: String,
+    /// The adapter is a software rasteriser (lavapipe, WARP, SwiftShader): `Backend::Auto`
+    /// prefers the rayon CPU path over it.
+    pub software: bool,
     pub layout: wgpu::BindGroupLayout,
     pub pipes: Pipes,
     pub limits: wgpu::Limits,
@@ -382,6 +385,7 @@ fn create() -> Result<Gpu, GpuError> {
         device,
         queue,
         name: format!("{} ({backend})", info.name),
+        software: info.device_type == wgpu::DeviceType::Cpu,
         layout,
         pipes,
         limits,

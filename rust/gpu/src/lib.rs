@@ -76,7 +76,9 @@ pub fn inject_failure_at(stage: Option<&str>) {
 /// Which backend [`generate`] uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Backend {
-    /// The GPU when a compute adapter exists, else the CPU (silently).
+    /// The GPU when a hardware compute adapter exists, else the CPU (silently). A software
+    /// Vulkan device (lavapipe and the like) is slower than the rayon CPU path, so `Auto`
+    /// skips it; `Gpu` still uses it.
     #[default]
     Auto,
     /// The GPU; falls back to the CPU with a warning when it is unavailable or fails.
@@ -109,6 +111,12 @@ impl Backend {
 /// shared GPU context on first call; `None` when no compute-capable adapter exists.
 pub fn adapter_info() -> Option<String> {
     ctx::gpu().ok().map(|g| g.name.clone())
+}
+
+/// Whether [`Backend::Auto`] runs on the GPU: a compute adapter exists and is not a software
+/// rasteriser. Creates the shared context on first call.
+pub fn auto_uses_gpu() -> bool {
+    ctx::gpu().map(|g| !g.software).unwrap_or(false)
 }
 
 /// Why the GPU context is unavailable (`None` when it is available).
@@ -162,6 +170,7 @@ pub fn generate_with(
     };
     match backend {
         Backend::Cpu => cpu(None, progress),
+        Backend::Auto if !auto_uses_gpu() => cpu(None, progress),
         Backend::Auto | Backend::Gpu => match generate_gpu_with(params, progress, cancel) {
             Ok(island) => Ok((island, None)),
             Err(GpuError::Invalid(e)) => Err(GenerateError::Invalid(e)),
