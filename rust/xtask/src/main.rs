@@ -35,7 +35,7 @@ fn main() -> ExitCode {
     let rest = &args[1..];
     let result = match cmd.as_str() {
         "godot-path" => godot_path(),
-        "build" => build().map(|_| ()),
+        "build" => build(BuildScope::Addon).map(|_| ()),
         "test" => test(rest),
         "demo" => demo(rest),
         "bench" => bench::run(rest),
@@ -89,10 +89,25 @@ fn check_godot_run(what: &str, f: &Finished, allowed: &[&str]) -> Result<(), Str
     }
 }
 
-/// `cargo build -p procedural_island`, copy the library into the addon, import the project.
-fn build() -> Result<godot::GodotLauncher, String> {
+/// Which cargo build produces the extension library.
+#[derive(Clone, Copy)]
+enum BuildScope {
+    /// `cargo build -p procedural_island`: only what the addon needs.
+    Addon,
+    /// After `cargo test --workspace`: the same targets (and so the same unified features) as the
+    /// tests, so every dependency compiled for them is reused instead of built a second time.
+    AfterTests,
+}
+
+/// Build the extension (dev profile), copy the library into the addon, import the project.
+fn build(scope: BuildScope) -> Result<godot::GodotLauncher, String> {
     let root = workspace_root();
-    run_inherit(cargo().args(["build", "-p", "procedural_island"]))?;
+    match scope {
+        BuildScope::Addon => run_inherit(cargo().args(["build", "-p", "procedural_island"]))?,
+        BuildScope::AfterTests => {
+            run_inherit(cargo().args(["build", "--workspace", "--lib", "--bins", "--tests", "--examples"]))?
+        }
+    }
     let built = run::target_dir().join("debug/libprocedural_island.so");
     if !built.is_file() {
         return Err(format!("cargo build succeeded but {} is missing", built.display()));
@@ -129,9 +144,24 @@ fn install_library(src: &Path, dest: &Path) -> Result<(), String> {
 
 /// `godot --headless --path godot_project --import`: class cache, extension list, imported assets.
 fn import_project(launcher: &godot::GodotLauncher) -> Result<(), String> {
-    let mut c = godot(launcher);
-    c.args(["--headless", "--path", PROJECT, "--import"]);
-    let f = run_captured(c, Duration::from_secs(600), true)?;
+    let first_import = !workspace_root().join(PROJECT).join(".godot").is_dir();
+    let import = || {
+        let mut c = godot(launcher);
+        c.args(["--headless", "--path", PROJECT, "--import"]);
+        run_captured(c, Duration::from_secs(600), true)
+    };
+    let mut f = import()?;
+    let crashed = !f.timed_out && f.status.is_some_and(|s| s.code().is_none());
+    if first_import && crashed {
+        // Known issue: the very first import of a fresh checkout (no .godot/ yet) finishes its
+        // work and then dies at exit (SIGABRT) with the extension loaded; later imports exit
+        // cleanly. Say so loudly and import again: the second import must be clean.
+        eprintln!(
+            "xtask: WARNING: the first import of a fresh project crashed at exit ({}); importing again",
+            f.describe_exit()
+        );
+        f = import()?;
+    }
     let res = check_godot_run("Godot project import", &f, &[]);
     if res.is_err() {
         eprintln!("{}", f.text);
@@ -161,7 +191,7 @@ fn test(args: &[String]) -> Result<(), String> {
     if !skip_cargo {
         run_inherit(cargo().args(["test", "--workspace"]))?;
     }
-    let launcher = build()?;
+    let launcher = build(if skip_cargo { BuildScope::Addon } else { BuildScope::AfterTests })?;
     runner_self_check(&launcher)?;
 
     // The GDScript suite.
@@ -274,7 +304,7 @@ fn demo(args: &[String]) -> Result<(), String> {
     let root = workspace_root();
     let out = root.join("out");
     fs::create_dir_all(&out).map_err(|e| format!("create {}: {e}", out.display()))?;
-    let launcher = build()?;
+    let launcher = build(BuildScope::Addon)?;
 
     // CLI outputs for the same island.
     let mut cli = cargo();
