@@ -244,6 +244,7 @@ impl ProceduralIsland {
         self.lod_mark("built", t);
         // Every leaf is ready: swap the visible set.
         let old = std::mem::take(&mut self.lod.shown);
+        let first = old.is_empty();
         for (leaf, i) in &tr.ready {
             self.lod.uses[*i] = Use::Shown;
             if !old.get(leaf).is_some_and(|&j| j == *i) {
@@ -260,8 +261,14 @@ impl ProceduralIsland {
         self.lod.stale = false;
         self.lod.collision_mode = self.collision_mode;
         self.lod_mark("swap", t);
-        let toggled = self.lod.shown.len() as u32;
-        self.lod.phases.push(("shown", toggled));
+        // Creating nodes costs milliseconds each: after the first selection (the frame right
+        // after generating), pre-create the nodes a flight typically needs, so the pool rarely
+        // grows while the camera moves.
+        let want = if first { self.lod.shown.len() * 2 + 8 } else { 0 };
+        while self.lod.slots.len() < want {
+            self.lod_new_slot();
+        }
+        self.lod_mark("prewarm", t);
         self.lod_apply_colliders();
         self.lod_mark("colliders", t);
     }
@@ -282,6 +289,11 @@ impl ProceduralIsland {
             }
             return i;
         }
+        self.lod_new_slot()
+    }
+
+    /// Create one pooled (hidden) node.
+    fn lod_new_slot(&mut self) -> usize {
         let mut instance = MeshInstance3D::new_alloc();
         let mesh = ArrayMesh::new_gd();
         instance.set_mesh(&mesh);
