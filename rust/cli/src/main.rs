@@ -58,9 +58,9 @@ struct GenerateArgs {
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 enum Backend {
-    /// GPU when available, else CPU.
+    /// A hardware GPU when available, else the CPU.
     Auto,
-    /// GPU (falls back to the CPU with a warning while the GPU backend is not wired in).
+    /// The GPU (any adapter with compute, software ones included); the CPU with a warning when none works.
     Gpu,
     /// CPU (rayon).
     Cpu,
@@ -155,17 +155,19 @@ fn bad_field(value: &serde_json::Value) -> Option<String> {
     find(value, "", &|x| x)
 }
 
-/// Run the generator on the requested backend.
+/// Run the generator on the requested backend (`auto` skips software GPU adapters; `gpu` falls
+/// back to the CPU with one warning when no adapter works or the GPU fails).
 fn run_backend(p: &IslandParams, backend: Backend) -> Result<Island, String> {
-    // ---- GPU PLUG-IN POINT -------------------------------------------------------------
-    // When the wgpu crate `island_gpu` is ready, `Backend::Gpu` (and `Backend::Auto` when an
-    // adapter is found) should call it here and return its `Island` (stats.backend = "gpu");
-    // `Backend::Gpu` without an adapter should warn and fall through to the CPU below.
-    if backend == Backend::Gpu {
-        eprintln!("island: warning: the GPU backend is not available in this build; generating on the CPU");
+    let b = match backend {
+        Backend::Auto => island_gpu::Backend::Auto,
+        Backend::Gpu => island_gpu::Backend::Gpu,
+        Backend::Cpu => island_gpu::Backend::Cpu,
+    };
+    let (island, warning) = island_gpu::generate(p, b).map_err(|e| e.to_string())?;
+    if let Some(w) = warning {
+        eprintln!("island: warning: {w}");
     }
-    // -------------------------------------------------------------------------------------
-    island_core::generate(p).map_err(|e| e.to_string())
+    Ok(island)
 }
 
 fn generate(args: &GenerateArgs) -> Result<(), String> {
