@@ -152,7 +152,7 @@ impl Neighbourhood {
             let dx = (x0 - site[0]).max(0.0).max(site[0] - x1);
             let dz = (z0 - site[1]).max(0.0).max(site[1] - z1);
             // Keep NaN-free candidates within the limit (an infinite extra keeps all).
-            if !(dx * dx + dz * dz > limit2) {
+            if dx * dx + dz * dz <= limit2 || (dx * dx + dz * dz).is_nan() {
                 self.sx[self.len] = site[0];
                 self.sz[self.len] = site[1];
                 self.b[self.len] = *b;
@@ -177,7 +177,7 @@ impl Default for Neighbourhood {
 
 /// Evaluate the biome blend at `(px, pz)` metres (map corner at 0), with the boundary wiggle
 /// `warp` = [`biome_warp`]`(px, pz, ...)`. `hood` caches the sites of the last cell looked at.
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
 #[inline(always)]
 pub fn biome_sample(
     px: f32,

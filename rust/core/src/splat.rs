@@ -36,7 +36,7 @@ pub fn splat_weights(height: f32, slope_deg: f32, sandiness: f32, jitter: f32, m
 }
 
 /// One separable box-blur pass (radius 1, clamped at borders) over a 4-channel field.
-pub fn box_blur_pass(w: &mut Vec<[f32; 4]>, n: usize) {
+pub fn box_blur_pass(w: &mut [[f32; 4]], n: usize) {
     let mut tmp = vec![[0.0f32; 4]; n * n];
     blur_rows(w, &mut tmp, n);
     par_rows(w, n, |z, row| blur_columns_row(&tmp, n, z, row));
