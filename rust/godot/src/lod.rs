@@ -247,7 +247,7 @@ impl ProceduralIsland {
         let first = old.is_empty();
         for (leaf, i) in &tr.ready {
             self.lod.uses[*i] = Use::Shown;
-            if !old.get(leaf).is_some_and(|&j| j == *i) {
+            if old.get(leaf).is_none_or(|&j| j != *i) {
                 self.lod.slots[*i].instance.set_visible(true);
             }
         }
@@ -414,7 +414,7 @@ impl ProceduralIsland {
             .filter(|l| l.key.level + 1 == layout.levels)
             .map(|l| (l.key.x, l.key.z))
             .collect();
-        let all = self.lod.active.then_some(self.collision_mode != COLLISION_NEAR).unwrap_or(true);
+        let all = !self.lod.active || self.collision_mode != COLLISION_NEAR;
         if self.lod.colliders.len() != self.pool.len() {
             self.lod.colliders = vec![!all; self.pool.len()];
             // Force every entry to be written once.
