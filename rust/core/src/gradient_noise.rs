@@ -11,8 +11,10 @@ use crate::hash::{hash_u32, stage_seed};
 /// Exact for |x| < 2^31 (WGSL's `floor` gives the same value).
 #[inline(always)]
 pub fn fast_floor(x: f32) -> i32 {
+    // `as` saturates outside the i32 range; the wrapping subtraction keeps that saturated value
+    // panic-free in debug builds (the lattice then just repeats, as on the GPU).
     let i = x as i32;
-    i - (x < i as f32) as i32
+    i.wrapping_sub((x < i as f32) as i32)
 }
 
 /// Quintic fade curve.
@@ -293,6 +295,20 @@ mod tests {
         let (mn, mx) = f.iter().fold((f32::MAX, f32::MIN), |(a, b), &v| (a.min(v), b.max(v)));
         assert!(mn > -1.5 && mx < 1.5, "{mn} {mx}");
         assert!(mx - mn > 0.5, "{mn} {mx}");
+    }
+
+    #[test]
+    fn huge_coordinates_do_not_panic() {
+        // Parameters that reach such coordinates are rejected by `IslandParams::validate`; the
+        // noise itself must still never panic (debug builds check integer overflow).
+        for x in [-1.0e12f32, -3.0e9, 3.0e9, 1.0e12, f32::MAX, f32::MIN] {
+            let _ = gradient_noise(x, -x, 5);
+            let _ = crate::value_noise::value_noise_point(x, -x, 5);
+            let _ = fast_floor(x);
+        }
+        assert_eq!(fast_floor(-2.5), -3);
+        assert_eq!(fast_floor(2.5), 2);
+        assert_eq!(fast_floor(-3.0), -3);
     }
 
     #[test]

@@ -406,6 +406,23 @@ fn positive(field: &str, v: f32) -> Result<(), ParamError> {
     Ok(())
 }
 
+/// Most lattice cells a noise field may span across the map at its finest octave: beyond this,
+/// f32 coordinates lose the fractional part the noise interpolates with.
+pub const MAX_LATTICE_SPAN: f32 = 1.0e6;
+
+fn lattice_span(field: &str, world: f32, scale: f32, lacunarity: f32, octaves: u32) -> Result<(), ParamError> {
+    let span = world / scale * lacunarity.powi(octaves as i32 - 1);
+    if !(span <= MAX_LATTICE_SPAN) {
+        return err(
+            field,
+            format!(
+                "the finest octave would span {span:.3e} noise cells across the map (world_size / scale × lacunarity^(octaves-1)); at most {MAX_LATTICE_SPAN:e} are meaningful: use a larger scale or fewer octaves"
+            ),
+        );
+    }
+    Ok(())
+}
+
 fn octaves(field: &str, v: u32) -> Result<(), ParamError> {
     if !(1..=16).contains(&v) {
         return err(field, format!("must be between 1 and 16, got {v}"));
@@ -513,6 +530,14 @@ impl IslandParams {
             range(&format!("biomes.biomes[{i}].sandiness"), b.sandiness, 0.0, 1.0)?;
         }
 
+        let w = self.world_size;
+        lattice_span("fbm.scale", w, self.fbm.scale, self.fbm.lacunarity, self.fbm.octaves)?;
+        lattice_span("value_noise.scale", w, self.value_noise.scale, 2.0, self.value_noise.octaves)?;
+        lattice_span("detail.scale", w, self.detail.scale, 2.0, self.detail.octaves)?;
+        lattice_span("mask.noise_scale", w, self.mask.noise_scale, 2.0, 4)?;
+        lattice_span("coast.fine_scale", w, self.coast.fine_scale, 2.0, 3)?;
+        lattice_span("river.meander_scale", w, self.river.meander_scale, 2.0, 3)?;
+
         range("splat.sand_height", self.splat.sand_height, -1.0e6, 1.0e6)?;
         range("splat.snow_height", self.splat.snow_height, 0.0, 1.0)?;
         range("splat.jitter", self.splat.jitter, 0.0, 1.0e6)?;
@@ -554,6 +579,11 @@ mod tests {
             (Box::new(|p| p.shaping_curve = vec![0.5]), "shaping_curve"),
             (Box::new(|p| p.shaping_curve[1] = f32::NAN), "shaping_curve[1]"),
             (Box::new(|p| p.biomes.biomes.clear()), "biomes.biomes"),
+            (Box::new(|p| {
+                p.fbm.octaves = 16;
+                p.fbm.lacunarity = 3.9
+            }), "fbm.scale"),
+            (Box::new(|p| p.coast.fine_scale = 1e-4), "coast.fine_scale"),
         ];
         for (f, field) in cases {
             let mut p = IslandParams::default();
