@@ -19,8 +19,9 @@ struct ProceduralIslandExtension;
 unsafe impl ExtensionLibrary for ProceduralIslandExtension {
     fn on_stage_deinit(stage: InitStage) {
         if stage == InitStage::Scene {
-            // Threads of nodes freed mid-generation: stop them before the library unloads.
-            worker::join_detached();
+            // Stop every background thread (also those of nodes still alive, e.g. when the
+            // editor quits right after opening a scene) before the library unloads.
+            worker::join_all();
         }
     }
 }

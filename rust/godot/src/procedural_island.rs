@@ -873,7 +873,9 @@ impl ProceduralIsland {
         if let Some(old) = self.island.replace(island) {
             // A large island takes milliseconds to free: do it off the main thread.
             if old.field.heights.len() >= 1 << 20 {
-                std::thread::spawn(move || drop(old));
+                if let Ok(h) = std::thread::Builder::new().name("procedural_island_free".into()).spawn(move || drop(old)) {
+                    crate::worker::track(std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)), h);
+                }
             }
         }
         self.series_active = false;

@@ -176,26 +176,33 @@ pub enum Polled {
 pub struct Worker {
     rx: Receiver<Msg>,
     cancel: Arc<AtomicBool>,
-    handle: Option<JoinHandle<()>>,
 }
 
-static DETACHED: Mutex<Vec<JoinHandle<()>>> = Mutex::new(Vec::new());
+/// Every background thread the extension started and has not joined yet, with its cancel flag.
+/// A node may still own a running worker when the extension unloads (e.g. the editor quits right
+/// after opening a scene), so the registry, not the node, is what gets joined at unload.
+static THREADS: Mutex<Vec<(Arc<AtomicBool>, JoinHandle<()>)>> = Mutex::new(Vec::new());
 
-fn park(handle: JoinHandle<()>) {
-    if let Ok(mut list) = DETACHED.lock() {
-        list.retain(|h| !h.is_finished());
-        list.push(handle);
+/// Keep `handle` until [`join_all`]; finished threads are dropped from the list on the way.
+pub(crate) fn track(cancel: Arc<AtomicBool>, handle: JoinHandle<()>) {
+    if let Ok(mut list) = THREADS.lock() {
+        list.retain(|(_, h)| !h.is_finished());
+        list.push((cancel, handle));
     }
 }
 
-/// Join every worker thread whose node let go of it (called when the extension unloads; the
-/// threads have their cancel flags raised and stop at the next stage boundary).
-pub fn join_detached() {
-    let handles = match DETACHED.lock() {
+/// Cancel and join every background thread (called when the extension unloads, so no thread
+/// keeps running code of an unloaded library; generation threads stop at the next stage
+/// boundary).
+pub fn join_all() {
+    let threads = match THREADS.lock() {
         Ok(mut list) => std::mem::take(&mut *list),
         Err(_) => return,
     };
-    for h in handles {
+    for (cancel, _) in &threads {
+        cancel.store(true, Ordering::Relaxed);
+    }
+    for (_, h) in threads {
         let _ = h.join();
     }
 }
@@ -218,7 +225,8 @@ impl Worker {
                 let _ = tx.send(Msg::Done(result.map(Box::new)));
             })
             .map_err(|e| format!("could not start the generator thread: {e}"))?;
-        Ok(Worker { rx, cancel, handle: Some(handle) })
+        track(cancel.clone(), handle);
+        Ok(Worker { rx, cancel })
     }
 
     /// Drain the channel without blocking.
@@ -243,11 +251,10 @@ impl Worker {
 }
 
 impl Drop for Worker {
+    /// The node let go of the job: stop it at its next stage boundary (the thread itself is
+    /// joined by [`join_all`] at unload at the latest).
     fn drop(&mut self) {
         self.cancel();
-        if let Some(h) = self.handle.take() {
-            park(h);
-        }
     }
 }
 
@@ -326,6 +333,17 @@ mod tests {
     fn dropping_a_running_worker_is_safe() {
         let w = Worker::spawn(request(513)).unwrap();
         drop(w);
-        join_detached();
+        join_all();
+    }
+
+    #[test]
+    fn join_all_stops_a_worker_still_owned() {
+        // A node still holding its worker when the library unloads: join_all cancels and joins.
+        let mut w = Worker::spawn(request(1025)).unwrap();
+        join_all();
+        match w.poll() {
+            Polled::Done(_, Err(JobError::Cancelled)) | Polled::Done(_, Ok(_)) => {}
+            _ => panic!("the joined worker must have sent its result"),
+        }
     }
 }
