@@ -98,6 +98,12 @@ func _on_island_ready() -> void:
 	status_label.text = _describe(stats) if not stats.is_empty() else "Seed %d" % int(island.get("seed"))
 	var ground: float = island.call("get_height_at", 0.0, 0.0)
 	character.call("drop_at", Vector3(0.0, ground + SPAWN_HEIGHT, 0.0))
+	# Paint snow on the peaks with the TerrainBrush rule fill: above 60 % of this island's
+	# highest point, on slopes under 35 degrees (the masks fade over 8 m and 5 degrees).
+	var snow := island.get_node_or_null("SnowBrush")
+	if snow != null:
+		snow.set("min_height", 0.6 * float(stats.get("max_height", 100.0)))
+		snow.call("fill_by_rule")
 
 
 func _unhandled_input(event: InputEvent) -> void:
