@@ -528,6 +528,13 @@ impl Gpu {
         self.device
             .poll(wgpu::PollType::Wait { submission_index: None, timeout: Some(POLL_TIMEOUT) })
             .map_err(|e| GpuError::DeviceLost(format!("waiting for the readback: {e}")))?;
+        // Another thread's poll may have taken the completion and be about to run our callback:
+        // keep polling until it has run (or the timeout passes).
+        let start = std::time::Instant::now();
+        while lock(&done).is_none() && start.elapsed() < POLL_TIMEOUT {
+            let _ = self.device.poll(wgpu::PollType::Poll);
+            std::thread::yield_now();
+        }
         let r = lock(&done).take();
         match r {
             Some(Ok(())) => {}
