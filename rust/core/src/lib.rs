@@ -4,7 +4,8 @@
 //! base height ([`gradient_noise`], [`value_noise`], [`diamond_square`], [`gaussian_islands`],
 //! [`detail`]), [`biomes`], [`shaping`], [`mask`], [`distance`], [`coast`], [`river`],
 //! [`normals`], [`splat`]; [`pipeline::generate`] runs them all. [`heightfield`] turns the result
-//! into chunk meshes and collider data.
+//! into chunk meshes and collider data, [`lod`] into a seam-free quadtree of chunks, and
+//! [`paint`] edits eight-layer splat weights on top of the generated ones.
 //!
 //! All randomness comes from [`hash::hash_u32`], ported bit-for-bit to WGSL.
 
