@@ -149,47 +149,17 @@ impl Heightfield {
         let v = cells / step + 1;
         let inv = 1.0 / (n - 1) as f32;
         let mut m = ChunkMesh::default();
-        let vert = |i: usize, j: usize| (x0 + i * step, z0 + j * step);
-        if !flat {
-            m.positions.reserve(v * v);
-            for j in 0..v {
-                for i in 0..v {
-                    let (x, z) = vert(i, j);
-                    m.positions.push(self.position(x, z));
-                    m.normals.push(self.normals[z * n + x]);
-                    m.uvs.push([x as f32 * inv, z as f32 * inv]);
-                }
-            }
-            m.indices.reserve((v - 1) * (v - 1) * 6);
-            for j in 0..v - 1 {
-                for i in 0..v - 1 {
-                    let a = (j * v + i) as u32;
-                    let b = a + 1;
-                    let c = a + v as u32;
-                    let d = c + 1;
-                    m.indices.extend_from_slice(&[a, b, c, b, d, c]);
-                }
-            }
-        } else {
-            let cells_v = v - 1;
-            m.positions.reserve(cells_v * cells_v * 6);
-            for j in 0..cells_v {
-                for i in 0..cells_v {
-                    let corners = [vert(i, j), vert(i + 1, j), vert(i, j + 1), vert(i + 1, j), vert(i + 1, j + 1), vert(i, j + 1)];
-                    for tri in corners.chunks(3) {
-                        let p: Vec<[f32; 3]> = tri.iter().map(|&(x, z)| self.position(x, z)).collect();
-                        let nrm = face_normal(p[0], p[1], p[2]);
-                        for (k, &(x, z)) in tri.iter().enumerate() {
-                            m.indices.push(m.positions.len() as u32);
-                            m.positions.push(p[k]);
-                            m.normals.push(nrm);
-                            m.uvs.push([x as f32 * inv, z as f32 * inv]);
-                        }
-                    }
-                }
+        m.positions.reserve(v * v);
+        for j in 0..v {
+            for i in 0..v {
+                let (x, z) = (x0 + i * step, z0 + j * step);
+                m.positions.push(self.position(x, z));
+                m.normals.push(self.normals[z * n + x]);
+                m.uvs.push([x as f32 * inv, z as f32 * inv]);
             }
         }
-        m
+        m.indices = grid_indices(v);
+        if flat { flat_shaded(&m.positions, &m.uvs, &m.indices) } else { m }
     }
 
     /// Render mesh of chunk `(cx, cz)` with `chunk_size` cells per side at full resolution.
@@ -211,6 +181,39 @@ impl Heightfield {
         let centre = |i0: usize| (i0 as f32 + chunk_size as f32 * 0.5) * s - h;
         ChunkCollider { width: w, depth: w, heights, offset: [centre(x0), 0.0, centre(z0)], cell_size: s }
     }
+}
+
+/// Triangle list of a `v × v` vertex grid (row-major): every cell split along its diagonal
+/// `(i+1, j)`–`(i, j+1)` (the split of Godot's `HeightMapShape3D`), clockwise seen from above.
+pub(crate) fn grid_indices(v: usize) -> Vec<u32> {
+    let mut idx = Vec::with_capacity((v - 1) * (v - 1) * 6);
+    for j in 0..v - 1 {
+        for i in 0..v - 1 {
+            let a = (j * v + i) as u32;
+            let b = a + 1;
+            let c = a + v as u32;
+            let d = c + 1;
+            idx.extend_from_slice(&[a, b, c, b, d, c]);
+        }
+    }
+    idx
+}
+
+/// Flat-shaded copy of an indexed mesh: no shared vertices, one normal per triangle.
+pub(crate) fn flat_shaded(positions: &[[f32; 3]], uvs: &[[f32; 2]], indices: &[u32]) -> ChunkMesh {
+    let mut m = ChunkMesh::default();
+    m.positions.reserve(indices.len());
+    for tri in indices.chunks(3) {
+        let p = [positions[tri[0] as usize], positions[tri[1] as usize], positions[tri[2] as usize]];
+        let nrm = face_normal(p[0], p[1], p[2]);
+        for &k in tri {
+            m.indices.push(m.positions.len() as u32);
+            m.positions.push(positions[k as usize]);
+            m.normals.push(nrm);
+            m.uvs.push(uvs[k as usize]);
+        }
+    }
+    m
 }
 
 fn face_normal(a: [f32; 3], b: [f32; 3], c: [f32; 3]) -> [f32; 3] {
@@ -265,6 +268,9 @@ mod tests {
         }
         let flat = f.chunk_mesh(0, 0, 16, true);
         assert_eq!(flat.positions.len(), 16 * 16 * 6);
+        // Same triangles as the smooth mesh (and so as the collider's cell split).
+        let same: Vec<[f32; 3]> = m.indices.iter().map(|&i| m.positions[i as usize]).collect();
+        assert_eq!(flat.positions, same);
         for t in flat.indices.chunks(3) {
             assert_eq!(flat.normals[t[0] as usize], flat.normals[t[2] as usize]);
         }

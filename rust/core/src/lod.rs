@@ -11,7 +11,7 @@
 //! is moved to the midpoint of its two even neighbours, so it lies exactly on the coarser mesh's
 //! edge and no crack can open.
 
-use crate::heightfield::{ChunkMesh, Heightfield};
+use crate::heightfield::{flat_shaded, grid_indices, ChunkMesh, Heightfield};
 use std::collections::HashSet;
 
 /// Most LOD levels.
@@ -281,51 +281,12 @@ pub fn node_mesh(field: &Heightfield, layout: &LodLayout, leaf: Leaf, flat: bool
             fix(t * v + c, (t - 1) * v + c, (t + 1) * v + c);
         }
     }
-    let mut m = ChunkMesh::default();
-    if !flat {
-        m.positions = pos;
-        m.normals = nrm;
-        m.uvs = uvs;
-        m.indices.reserve(c * c * 6);
-        for j in 0..c {
-            for i in 0..c {
-                let a = (j * v + i) as u32;
-                let b = a + 1;
-                let cc = a + v as u32;
-                let d = cc + 1;
-                m.indices.extend_from_slice(&[a, b, cc, b, d, cc]);
-            }
-        }
+    let indices = grid_indices(v);
+    if flat {
+        flat_shaded(&pos, &uvs, &indices)
     } else {
-        m.positions.reserve(c * c * 6);
-        for j in 0..c {
-            for i in 0..c {
-                let a = j * v + i;
-                let corners = [a, a + 1, a + v + 1, a, a + v + 1, a + v];
-                for tri in corners.chunks(3) {
-                    let fnrm = face_normal(pos[tri[0]], pos[tri[1]], pos[tri[2]]);
-                    for &k in tri {
-                        m.indices.push(m.positions.len() as u32);
-                        m.positions.push(pos[k]);
-                        m.normals.push(fnrm);
-                        m.uvs.push(uvs[k]);
-                    }
-                }
-            }
-        }
+        ChunkMesh { positions: pos, normals: nrm, uvs, indices }
     }
-    m
-}
-
-fn face_normal(a: [f32; 3], b: [f32; 3], c: [f32; 3]) -> [f32; 3] {
-    let u = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
-    let v = [c[0] - a[0], c[1] - a[1], c[2] - a[2]];
-    let mut n = [u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]];
-    if n[1] < 0.0 {
-        n = [-n[0], -n[1], -n[2]];
-    }
-    let l = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt().max(1e-12);
-    [n[0] / l, n[1] / l, n[2] / l]
 }
 
 #[cfg(test)]
