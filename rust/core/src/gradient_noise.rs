@@ -115,10 +115,19 @@ pub fn fbm_field(
     s: u32,
 ) -> Vec<f32> {
     let mut out = vec![0.0f32; resolution * resolution];
-    par_rows(&mut out, resolution, |z, row| {
+    fbm_into(&mut out, resolution, step, offset, octaves, lacunarity, persistence, s);
+    out
+}
+
+/// [`fbm_field`] written into `out` (`resolution²` samples, overwritten), for callers that
+/// reuse a buffer.
+#[allow(clippy::too_many_arguments)]
+pub fn fbm_into(out: &mut [f32], resolution: usize, step: f32, offset: [f32; 2], octaves: u32, lacunarity: f32, persistence: f32, s: u32) {
+    assert_eq!(out.len(), resolution * resolution, "fbm_into: buffer size");
+    par_rows(out, resolution, |z, row| {
+        row.fill(0.0);
         fbm_row(row, z as f32 * step + offset[1], step, offset[0], s, octaves, lacunarity, persistence);
     });
-    out
 }
 
 /// Components of the lattice gradient of hash `h`, in [-1, 1].
@@ -191,6 +200,146 @@ fn octave_row_runs(row: &mut [f32], yy: f32, step: f32, x0: f32, f: f32, os: u32
     }
 }
 
+/// Largest lattice cells per sample for which the AVX2 window kernel is used: then 8
+/// consecutive samples touch at most 8 lattice columns (their cells plus the right neighbour),
+/// which fit one 8-lane register.
+const WINDOW_MAX_CELLS_PER_SAMPLE: f32 = 0.85;
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    //! Explicit AVX2 version of [`super::octave_row_points`] for rows with at least ~1.2 samples
+    //! per lattice cell: the gradients of 8 consecutive lattice columns (rows `yi` and `yi + 1`)
+    //! are hashed once into registers (a "window"), and each block of 8 samples picks its corner
+    //! gradients with in-register permutes instead of hashing them. Every lane performs exactly
+    //! the scalar operations of the point path in the same order (no FMA), so results are
+    //! bit-identical to it.
+    use super::{fade, fast_floor, gradient_noise};
+    use crate::hash::hash_u32;
+    use std::arch::x86_64::*;
+
+    #[inline(always)]
+    unsafe fn hash8(x: __m256i) -> __m256i {
+        let x = _mm256_xor_si256(x, _mm256_srli_epi32(x, 16));
+        let x = _mm256_mullo_epi32(x, _mm256_set1_epi32(0x7feb_352d_u32 as i32));
+        let x = _mm256_xor_si256(x, _mm256_srli_epi32(x, 15));
+        let x = _mm256_mullo_epi32(x, _mm256_set1_epi32(0x846c_a68b_u32 as i32));
+        _mm256_xor_si256(x, _mm256_srli_epi32(x, 16))
+    }
+
+    /// Gradient components of 8 hashes: `(h & 0xffff) * (2/65535) - 1`, `(h >> 16) * ... - 1`.
+    #[inline(always)]
+    unsafe fn grad8(h: __m256i) -> (__m256, __m256) {
+        let k = _mm256_set1_ps(2.0 / 65535.0);
+        let one = _mm256_set1_ps(1.0);
+        let lo = _mm256_cvtepi32_ps(_mm256_and_si256(h, _mm256_set1_epi32(0xffff)));
+        let hi = _mm256_cvtepi32_ps(_mm256_srli_epi32(h, 16));
+        (_mm256_sub_ps(_mm256_mul_ps(lo, k), one), _mm256_sub_ps(_mm256_mul_ps(hi, k), one))
+    }
+
+    /// `row[i] += amp · gradient_noise((i · step + x0) · f, yy, os)` for every `i`; needs
+    /// `step · f <= WINDOW_MAX_CELLS_PER_SAMPLE`, `step, f > 0`, lattice coordinates far inside
+    /// the exact `f32` integer range and `row.len() < 2^24`.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn octave_row_window(row: &mut [f32], yy: f32, step: f32, x0: f32, f: f32, os: u32, amp: f32) {
+        let n = row.len();
+        let yi = fast_floor(yy);
+        let dy = yy - yi as f32;
+        let dy1 = dy - 1.0;
+        let hy0 = hash_u32((yi as u32) ^ os);
+        let hy1 = hash_u32((yi.wrapping_add(1) as u32) ^ os);
+        let v = fade(dy);
+        let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        let (vstep, vx0, vf) = (_mm256_set1_ps(step), _mm256_set1_ps(x0), _mm256_set1_ps(f));
+        let (vdy, vdy1, vv, vamp) = (_mm256_set1_ps(dy), _mm256_set1_ps(dy1), _mm256_set1_ps(v), _mm256_set1_ps(amp));
+        let (one, c6, c15, c10, c12) =
+            (_mm256_set1_ps(1.0), _mm256_set1_ps(6.0), _mm256_set1_ps(15.0), _mm256_set1_ps(10.0), _mm256_set1_ps(1.2));
+        let ione = _mm256_set1_epi32(1);
+        let six = _mm256_set1_epi32(6);
+        let xs = |k: usize| ((k as i32) as f32 * step + x0) * f;
+        // Sample positions of the block starting at `i`, their floor and cell index.
+        let pos = |i: usize| {
+            let idx = _mm256_add_epi32(_mm256_set1_epi32(i as i32), lanes);
+            let x = _mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(idx), vstep), vx0), vf);
+            // floor is exact, so `x - floor(x)` equals the scalar `x - fast_floor(x) as f32`.
+            let fl = _mm256_round_ps::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(x);
+            (x, fl, _mm256_cvttps_epi32(fl))
+        };
+        // Noise of one block times amp, from window slots k0 (left corner) of the cells.
+        let eval = |x: __m256, fl: __m256, k0: __m256i, w: &[__m256; 4]| {
+            let [gx0, cy0, gx1, cy1] = *w;
+            let k1 = _mm256_add_epi32(k0, ione);
+            let dx = _mm256_sub_ps(x, fl);
+            let dx1 = _mm256_sub_ps(dx, one);
+            let n00 = _mm256_add_ps(_mm256_mul_ps(_mm256_permutevar8x32_ps(gx0, k0), dx), _mm256_permutevar8x32_ps(cy0, k0));
+            let n10 = _mm256_add_ps(_mm256_mul_ps(_mm256_permutevar8x32_ps(gx0, k1), dx1), _mm256_permutevar8x32_ps(cy0, k1));
+            let n01 = _mm256_add_ps(_mm256_mul_ps(_mm256_permutevar8x32_ps(gx1, k0), dx), _mm256_permutevar8x32_ps(cy1, k0));
+            let n11 = _mm256_add_ps(_mm256_mul_ps(_mm256_permutevar8x32_ps(gx1, k1), dx1), _mm256_permutevar8x32_ps(cy1, k1));
+            // fade(dx) = dx·dx·dx · (dx · (dx · 6 - 15) + 10), in the scalar's order.
+            let d3 = _mm256_mul_ps(_mm256_mul_ps(dx, dx), dx);
+            let u = _mm256_mul_ps(d3, _mm256_add_ps(_mm256_mul_ps(dx, _mm256_sub_ps(_mm256_mul_ps(dx, c6), c15)), c10));
+            let p = _mm256_add_ps(n00, _mm256_mul_ps(u, _mm256_sub_ps(n10, n00)));
+            let q = _mm256_add_ps(n01, _mm256_mul_ps(u, _mm256_sub_ps(n11, n01)));
+            _mm256_mul_ps(vamp, _mm256_mul_ps(_mm256_add_ps(p, _mm256_mul_ps(vv, _mm256_sub_ps(q, p))), c12))
+        };
+        let outside = |k0: __m256i| {
+            _mm256_movemask_epi8(_mm256_or_si256(_mm256_cmpgt_epi32(_mm256_setzero_si256(), k0), _mm256_cmpgt_epi32(k0, six))) != 0
+        };
+        // Window of columns w0 ..= w0 + 7: x gradient and `gy · dy` of row yi, the same with
+        // `dy1` for row yi + 1. A block may use it when all its cells are in w0 ..= w0 + 6.
+        let window = |w0: i32| {
+            let cols = _mm256_add_epi32(_mm256_set1_epi32(w0), lanes);
+            let (ax, ay) = grad8(hash8(_mm256_xor_si256(cols, _mm256_set1_epi32(hy0 as i32))));
+            let (bx, by) = grad8(hash8(_mm256_xor_si256(cols, _mm256_set1_epi32(hy1 as i32))));
+            [ax, _mm256_mul_ps(ay, vdy), bx, _mm256_mul_ps(by, vdy1)]
+        };
+        let mut w0 = 0i32;
+        let mut win = [_mm256_setzero_ps(); 4];
+        let mut have = false;
+        let mut i = 0usize;
+        while i + 8 <= n {
+            let (xa, fla, xia) = pos(i);
+            let mut ka = _mm256_sub_epi32(xia, _mm256_set1_epi32(w0));
+            if !have || outside(ka) {
+                let first = _mm256_cvtsi256_si32(xia);
+                if fast_floor(xs(i + 7)).wrapping_sub(first) > 6 {
+                    // More than 7 cells in 8 samples (not expected below
+                    // WINDOW_MAX_CELLS_PER_SAMPLE): stay exact regardless.
+                    for k in i..i + 8 {
+                        row[k] += amp * gradient_noise(xs(k), yy, os);
+                    }
+                    i += 8;
+                    continue;
+                }
+                w0 = first;
+                have = true;
+                win = window(w0);
+                ka = _mm256_sub_epi32(xia, _mm256_set1_epi32(w0));
+            }
+            // A second block in the same window is evaluated alongside (independent chains).
+            if i + 16 <= n {
+                let (xb, flb, xib) = pos(i + 8);
+                let kb = _mm256_sub_epi32(xib, _mm256_set1_epi32(w0));
+                if !outside(kb) {
+                    let va = eval(xa, fla, ka, &win);
+                    let vb = eval(xb, flb, kb, &win);
+                    let o = row.as_mut_ptr().add(i);
+                    _mm256_storeu_ps(o, _mm256_add_ps(_mm256_loadu_ps(o), va));
+                    _mm256_storeu_ps(o.add(8), _mm256_add_ps(_mm256_loadu_ps(o.add(8)), vb));
+                    i += 16;
+                    continue;
+                }
+            }
+            let va = eval(xa, fla, ka, &win);
+            let o = row.as_mut_ptr().add(i);
+            _mm256_storeu_ps(o, _mm256_add_ps(_mm256_loadu_ps(o), va));
+            i += 8;
+        }
+        for k in i..n {
+            row[k] += amp * gradient_noise(((k as i32) as f32 * step + x0) * f, yy, os);
+        }
+    }
+}
+
 /// One row of [`fbm_noise`]: octave-outer so the inner loop is a straight, vectorisable map.
 #[inline(always)]
 fn fbm_row_body(row: &mut [f32], y: f32, step: f32, x0: f32, s: u32, octaves: u32, lacunarity: f32, persistence: f32) {
@@ -205,7 +354,17 @@ fn fbm_row_body(row: &mut [f32], y: f32, step: f32, x0: f32, s: u32, octaves: u3
             let (first, last) = ((x0 * f).abs(), ((((n - 1) as i32) as f32 * step + x0) * f).abs());
             first < 4.0e6 && last < 4.0e6
         };
-        if step > 0.0 && f > 0.0 && ends_ok && step * f * MIN_RUN <= 1.0 && n < (1 << 24) {
+        let lattice_ok = step > 0.0 && f > 0.0 && ends_ok && n < (1 << 24);
+        #[cfg(target_arch = "x86_64")]
+        let done = lattice_ok && step * f <= WINDOW_MAX_CELLS_PER_SAMPLE && std::arch::is_x86_feature_detected!("avx2") && {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            unsafe { avx2::octave_row_window(row, yy, step, x0, f, os, amp) };
+            true
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let done = false;
+        if done {
+        } else if lattice_ok && step * f * MIN_RUN <= 1.0 {
             octave_row_runs(row, yy, step, x0, f, os, amp);
         } else {
             octave_row_points(row, yy, step, x0, f, os, amp);
@@ -286,6 +445,39 @@ mod tests {
             octave_row_runs(&mut a, 3.3, step, x0, f, s, 0.7);
             octave_row_points(&mut b, 3.3, step, x0, f, s, 0.7);
             assert_eq!(a, b, "step {step} x0 {x0} f {f}");
+        }
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn window_and_point_paths_agree_bitwise() {
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            eprintln!("SKIPPED: window_and_point_paths_agree_bitwise: no AVX2");
+            return;
+        }
+        let s = 0x5eed_0001;
+        // From one sample per 0.85 cells (the window limit) to thousands per cell, negative and
+        // positive offsets, rows whose length is not a multiple of 8.
+        for &(step, x0, f, yy) in &[
+            (0.85f32, 0.0f32, 1.0f32, 0.5f32),
+            (0.002, 0.0, 1.0, 3.3),
+            (0.0131, -7.77, 2.0, -4.1),
+            (0.05, 3.3, 1.37, 0.0),
+            (0.0007, -0.001, 64.0, 100.25),
+            (0.001, 1234.5, 128.0, -77.7),
+            (0.4, -3.0e5, 1.0, 2.0e5),
+        ] {
+            for n in [1usize, 7, 8, 9, 63, 777, 1025] {
+                if step * f > WINDOW_MAX_CELLS_PER_SAMPLE {
+                    continue;
+                }
+                let mut a: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin()).collect();
+                let mut b = a.clone();
+                // SAFETY: AVX2 checked above.
+                unsafe { avx2::octave_row_window(&mut a, yy, step, x0, f, s, 0.7) };
+                octave_row_points(&mut b, yy, step, x0, f, s, 0.7);
+                assert!(a.iter().zip(&b).all(|(p, q)| p.to_bits() == q.to_bits()), "step {step} x0 {x0} f {f} n {n}");
+            }
         }
     }
 
