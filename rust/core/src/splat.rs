@@ -7,6 +7,8 @@ use crate::gradient_noise::fbm_noise;
 use crate::grid::{par_rows, smoothstep};
 use crate::normals::slope_degrees;
 use crate::params::SplatParams;
+use rayon::prelude::*;
+use std::mem::MaybeUninit;
 
 /// Wavelength of the threshold jitter noise, metres.
 pub const SPLAT_JITTER_SCALE: f32 = 40.0;
@@ -21,7 +23,7 @@ pub const ROCK: usize = 2;
 pub const SNOW: usize = 3;
 
 /// Unblurred weights of one sample (sum 1).
-#[inline]
+#[inline(always)]
 pub fn splat_weights(height: f32, slope_deg: f32, sandiness: f32, jitter: f32, max_height: f32, p: &SplatParams) -> [f32; 4] {
     let hj = height + jitter;
     let sand = 1.0 - smoothstep(p.sand_height - 1.5, p.sand_height + 1.5, hj);
@@ -106,6 +108,13 @@ pub fn quantize_weights<const N: usize>(w: [f32; N]) -> [u8; N] {
 ///
 /// * `heights` — metres; `normals` — unit normals from [`crate::normals::compute_normals`];
 /// * `sandiness` — biome sandiness per sample (0..1).
+///
+/// The result is, bit for bit, [`splat_weights`] per sample (slope from
+/// [`slope_degrees`]), `p.blur_passes` × [`box_blur_pass`], then [`quantize_weights`]. It is
+/// computed in horizontal strips of rows, each streaming its rows through a ring of three
+/// blurred rows per pass (planar channels, cache-resident, vectorised), with the few rows a
+/// strip's blur reads beyond its edges recomputed; inputs shorter than `resolution²` give the
+/// all-grass splat instead of a panic.
 #[allow(clippy::too_many_arguments)]
 pub fn auto_splat(
     heights: &[f32],
@@ -119,44 +128,255 @@ pub fn auto_splat(
     tag: u32,
 ) -> Vec<[u8; 4]> {
     let n = resolution;
+    auto_splat_strips(heights, normals, sandiness, n, world_size, max_height, p, seed, tag, strip_rows(n, p.blur_passes))
+}
+
+/// Rows per strip: about six strips per worker thread, at least 16 rows (the blur halo of
+/// `passes` rows on each side is recomputed per strip). Any value gives the same result.
+fn strip_rows(n: usize, passes: u32) -> usize {
+    let strips = (rayon::current_num_threads() * 6).max(1);
+    n.div_ceil(strips).max(16).max(4 * passes as usize).min(n.max(1))
+}
+
+/// Passes above this (beyond the validated 0..=8) blur whole maps instead of strips, whose
+/// per-pass ring rows and halo would grow with the pass count.
+const MAX_STRIP_PASSES: u32 = 32;
+
+/// [`auto_splat`] with an explicit strip height (tests cover several).
+#[allow(clippy::too_many_arguments)]
+fn auto_splat_strips(
+    heights: &[f32],
+    normals: &[[f32; 3]],
+    sandiness: &[f32],
+    n: usize,
+    world_size: f32,
+    max_height: f32,
+    p: &SplatParams,
+    seed: u64,
+    tag: u32,
+    strip: usize,
+) -> Vec<[u8; 4]> {
+    let nn = n * n;
+    if n == 0 || heights.len() < nn || normals.len() < nn || sandiness.len() < nn {
+        return vec![[0, 255, 0, 0]; nn];
+    }
     let jitter = fbm_noise(n, world_size, SPLAT_JITTER_SCALE, 3, 2.0, 0.5, seed, tag);
-    let mut w = vec![[0.0f32; 4]; n * n];
-    let slope = SlopeSkip::new(p);
-    par_rows(&mut w, n, |z, row| {
-        let i0 = z * n;
-        let (hr, nr, sr, jr) = (&heights[i0..i0 + n], &normals[i0..i0 + n], &sandiness[i0..i0 + n], &jitter[i0..i0 + n]);
-        for (x, o) in row.iter_mut().enumerate() {
-            *o = splat_weights(hr[x], slope.degrees(nr[x]), sr[x], p.jitter * jr[x], max_height, p);
-        }
-    });
-    drop(jitter);
-    let mut out = vec![[0u8; 4]; n * n];
-    if p.blur_passes == 0 {
-        par_rows(&mut out, n, |z, row| {
-            for (o, &v) in row.iter_mut().zip(&w[z * n..z * n + n]) {
-                *o = quantize_weights(v);
+    let c = Ctx { heights, normals, sandiness, jitter: &jitter, n, max_height, p, slope: SlopeSkip::new(p) };
+    let mut out: Vec<[u8; 4]> = Vec::with_capacity(nn);
+    let slots = &mut out.spare_capacity_mut()[..nn];
+    if p.blur_passes > MAX_STRIP_PASSES {
+        let mut w = vec![[0.0f32; 4]; nn];
+        par_rows(&mut w, n, |z, row| {
+            let mut scr = Scratch::new(n, 0);
+            weights_row(&c, &mut scr, z);
+            for (x, o) in row.iter_mut().enumerate() {
+                *o = [scr.w[x], scr.w[n + x], scr.w[2 * n + x], scr.w[3 * n + x]];
             }
         });
-        return out;
+        for _ in 0..p.blur_passes {
+            box_blur_pass(&mut w, n);
+        }
+        slots.par_chunks_mut(n).enumerate().for_each(|(z, row)| {
+            for (o, &v) in row.iter_mut().zip(&w[z * n..z * n + n]) {
+                o.write(quantize_weights(v));
+            }
+        });
+    } else {
+        let strip = strip.clamp(1, n);
+        let passes = p.blur_passes as usize;
+        slots.par_chunks_mut(strip * n).enumerate().for_each_init(
+            || Scratch::new(n, passes),
+            |scr, (i, chunk)| splat_strip(&c, scr, i * strip, chunk),
+        );
     }
-    // Blur passes ping-pong between `w` and one scratch field; the last vertical half is fused
-    // with the quantisation (same arithmetic as `box_blur_pass` followed by `quantize_weights`).
-    let mut tmp = vec![[0.0f32; 4]; n * n];
-    for pass in 0..p.blur_passes {
-        blur_rows(&w, &mut tmp, n);
-        if pass + 1 < p.blur_passes {
-            par_rows(&mut w, n, |z, row| blur_columns_row(&tmp, n, z, row));
-        } else {
-            par_rows(&mut out, n, |z, row| {
-                let mut buf = vec![[0.0f32; 4]; n];
-                blur_columns_row(&tmp, n, z, &mut buf);
-                for (o, &v) in row.iter_mut().zip(&buf) {
-                    *o = quantize_weights(v);
-                }
-            });
+    // SAFETY: the chunks above cover all n² slots and every path writes each sample of its
+    // chunk (`splat_strip` writes rows a..b, every column).
+    unsafe { out.set_len(nn) };
+    out
+}
+
+/// Read-only inputs of [`auto_splat`].
+struct Ctx<'a> {
+    heights: &'a [f32],
+    normals: &'a [[f32; 3]],
+    sandiness: &'a [f32],
+    jitter: &'a [f32],
+    n: usize,
+    max_height: f32,
+    p: &'a SplatParams,
+    slope: SlopeSkip,
+}
+
+/// Per-task rows: slopes, one planar 4-channel row, and per pass a ring of three blurred rows.
+struct Scratch {
+    slope: Vec<f32>,
+    /// Indices of the row's samples that need `acos`.
+    mid: Vec<u32>,
+    /// Planar row (channel k at `k*n..`): unblurred weights, or a vertical blur.
+    w: Vec<f32>,
+    /// Pass `q` (0-based), row `r`: planar row at `((q*3 + r%3) * 4) * n`.
+    rings: Vec<f32>,
+}
+
+impl Scratch {
+    fn new(n: usize, passes: usize) -> Scratch {
+        Scratch { slope: vec![0.0; n], mid: vec![0; n], w: vec![0.0; 4 * n], rings: vec![0.0; passes * 12 * n] }
+    }
+}
+
+/// Planar weights of row `z` into `scr.w`.
+#[inline(always)]
+fn weights_row(c: &Ctx, scr: &mut Scratch, z: usize) {
+    let n = c.n;
+    let i0 = z * n;
+    let (hr, nr, sr, jr) = (&c.heights[i0..i0 + n], &c.normals[i0..i0 + n], &c.sandiness[i0..i0 + n], &c.jitter[i0..i0 + n]);
+    c.slope.row(nr, &mut scr.slope, &mut scr.mid);
+    let (w0, rest) = scr.w.split_at_mut(n);
+    let (w1, rest) = rest.split_at_mut(n);
+    let (w2, w3) = rest.split_at_mut(n);
+    let p = c.p;
+    for x in 0..n {
+        let v = splat_weights(hr[x], scr.slope[x], sr[x], p.jitter * jr[x], c.max_height, p);
+        w0[x] = v[0];
+        w1[x] = v[1];
+        w2[x] = v[2];
+        w3[x] = v[3];
+    }
+}
+
+const THIRD: f32 = 1.0 / 3.0;
+
+/// Horizontal blur of one planar row (`blur_rows`' arithmetic, per channel).
+#[inline(always)]
+fn hblur_planar(src: &[f32], dst: &mut [f32], n: usize) {
+    for (s, d) in src.chunks_exact(n).zip(dst.chunks_exact_mut(n)) {
+        if n == 1 {
+            d[0] = (s[0] + s[0] + s[0]) * THIRD;
+            continue;
+        }
+        d[0] = (s[0] + s[0] + s[1]) * THIRD;
+        d[n - 1] = (s[n - 2] + s[n - 1] + s[n - 1]) * THIRD;
+        for (((o, &a), &b), &c) in d[1..n - 1].iter_mut().zip(&s[..n - 2]).zip(&s[1..n - 1]).zip(&s[2..]) {
+            *o = (a + b + c) * THIRD;
         }
     }
-    out
+}
+
+/// Vertical blur of three planar rows (`blur_columns_row`'s arithmetic).
+#[inline(always)]
+fn vblur_planar(a: &[f32], b: &[f32], c: &[f32], dst: &mut [f32]) {
+    for (((o, &a), &b), &c) in dst.iter_mut().zip(a).zip(b).zip(c) {
+        *o = (a + b + c) * THIRD;
+    }
+}
+
+/// [`quantize_weights`] of one sample without branches, valid when `left <= 4` and the sum is
+/// positive and finite; the flag says when it is not (then the caller uses the definition).
+#[inline(always)]
+fn quantize_lane(w: [f32; 4]) -> ([u8; 4], bool) {
+    let w = [w[0].max(0.0), w[1].max(0.0), w[2].max(0.0), w[3].max(0.0)];
+    let s = w[0] + w[1] + w[2] + w[3];
+    let mut f = [0i32; 4];
+    let mut rem = [0.0f32; 4];
+    for k in 0..4 {
+        let v = w[k] / s * 255.0;
+        // For v in [0, 255] (every lane not flagged) this is `quantize_weights`'
+        // `floor(v).min(255)`; the clamp (NaN gives 0 or 255) keeps the conversion in range.
+        // SAFETY: `v.max(0.0).min(255.0)` is finite and within i32.
+        f[k] = unsafe { v.max(0.0).min(255.0).to_int_unchecked::<i32>() };
+        rem[k] = v - f[k] as f32;
+    }
+    let left = 255 - (f[0] + f[1] + f[2] + f[3]);
+    let bad = !(s > 0.0 && s <= f32::MAX) || left > 4;
+    let left = left.max(0);
+    let mut out = [0u8; 4];
+    for k in 0..4 {
+        // Rank of channel k in the largest-remainder order (ties to the lower channel).
+        let mut rank = 0i32;
+        for j in 0..4 {
+            rank += (rem[j] > rem[k] || (j < k && rem[j] == rem[k])) as i32;
+        }
+        out[k] = (f[k] + (rank < left) as i32) as u8;
+    }
+    (out, bad)
+}
+
+/// Quantise one planar row into `out`.
+#[inline(always)]
+fn quantize_planar(w: &[f32], n: usize, out: &mut [MaybeUninit<[u8; 4]>]) {
+    let (w0, rest) = w.split_at(n);
+    let (w1, rest) = rest.split_at(n);
+    let (w2, w3) = rest.split_at(n);
+    let mut any_bad = false;
+    for x in 0..n {
+        let (q, bad) = quantize_lane([w0[x], w1[x], w2[x], w3[x]]);
+        out[x].write(q);
+        any_bad |= bad;
+    }
+    if any_bad {
+        for x in 0..n {
+            let v = [w0[x], w1[x], w2[x], w3[x]];
+            if quantize_lane(v).1 {
+                out[x].write(quantize_weights(v));
+            }
+        }
+    }
+}
+
+crate::simd::dispatch! {
+    /// Rows `a..` of [`auto_splat`] into `out` (whole rows), compiled for AVX2 when the CPU
+    /// has it (no FMA, no reassociation: same bits as the baseline copy).
+    fn splat_strip(c: &Ctx<'_>, scr: &mut Scratch, a: usize, out: &mut [MaybeUninit<[u8; 4]>]) => splat_strip_body
+}
+
+/// Streams rows through the passes: at step `t`, pass `q` (1-based) horizontally blurs its
+/// row `t - (q - 1)` (weights for pass 1, the vertical blur of pass `q - 1`'s ring otherwise)
+/// into its ring, and the output stage takes the vertical blur of the last ring's row
+/// `t - passes`. Each stage only runs on the rows that output rows `a..b` depend on.
+#[inline(always)]
+fn splat_strip_body(c: &Ctx<'_>, scr: &mut Scratch, a: usize, out: &mut [MaybeUninit<[u8; 4]>]) {
+    let n = c.n;
+    let b = a + out.len() / n;
+    let passes = scr.rings.len() / (12 * n);
+    if passes == 0 {
+        for z in a..b {
+            weights_row(c, scr, z);
+            quantize_planar(&scr.w, n, &mut out[(z - a) * n..(z - a + 1) * n]);
+        }
+        return;
+    }
+    let row = 4 * n;
+    let slot = |q: usize, r: usize| ((q - 1) * 3 + r % 3) * row;
+    // Rows of pass q's ring that the strip needs: clamp(a - (passes - q + 1) ..= b + passes - q).
+    let first = |q: usize| a.saturating_sub(passes - q + 1);
+    let last = |q: usize| (b + passes - q).min(n - 1);
+    let up = |r: usize| r.saturating_sub(1);
+    let down = |r: usize| (r + 1).min(n - 1);
+    for t in first(1)..b + passes {
+        for q in 1..=passes {
+            let Some(r) = t.checked_sub(q - 1) else { break };
+            if r < first(q) || r > last(q) {
+                continue;
+            }
+            if q == 1 {
+                weights_row(c, scr, r);
+            } else {
+                let (ra, rb, rc) = (slot(q - 1, up(r)), slot(q - 1, r), slot(q - 1, down(r)));
+                let rg = &scr.rings;
+                vblur_planar(&rg[ra..ra + row], &rg[rb..rb + row], &rg[rc..rc + row], &mut scr.w);
+            }
+            let d = slot(q, r);
+            hblur_planar(&scr.w, &mut scr.rings[d..d + row], n);
+        }
+        if let Some(r) = t.checked_sub(passes) {
+            if r >= a && r < b {
+                let (ra, rb, rc) = (slot(passes, up(r)), slot(passes, r), slot(passes, down(r)));
+                let rg = &scr.rings;
+                vblur_planar(&rg[ra..ra + row], &rg[rb..rb + row], &rg[rc..rc + row], &mut scr.w);
+                quantize_planar(&scr.w, n, &mut out[(r - a) * n..(r - a + 1) * n]);
+            }
+        }
+    }
 }
 
 /// [`slope_degrees`] where the splat rules can tell it apart: slopes below `rock_slope - 6` or
@@ -177,15 +397,21 @@ impl SlopeSkip {
         SlopeSkip { flat_above, steep_below }
     }
 
+    /// Slopes of a row of normals: saturated ones without branches, `acos` only at the samples
+    /// where the rules can tell slopes apart (their indices gathered in `mid`, length >= row).
     #[inline(always)]
-    fn degrees(&self, normal: [f32; 3]) -> f32 {
-        let y = normal[1];
-        if y > self.flat_above {
-            0.0
-        } else if y < self.steep_below {
-            90.0
-        } else {
-            slope_degrees(normal)
+    fn row(&self, normals: &[[f32; 3]], out: &mut [f32], mid: &mut [u32]) {
+        let mut count = 0usize;
+        for (x, (o, nv)) in out.iter_mut().zip(normals).enumerate() {
+            let (flat, steep) = (nv[1] > self.flat_above, nv[1] < self.steep_below);
+            *o = if flat { 0.0 } else { 90.0 };
+            // count <= x < mid.len(): always in bounds.
+            mid[count] = x as u32;
+            count += !(flat | steep) as usize;
+        }
+        for &x in &mid[..count] {
+            let x = x as usize;
+            out[x] = slope_degrees(normals[x]);
         }
     }
 }
@@ -239,13 +465,21 @@ mod tests {
     fn slope_skip_gives_identical_weights() {
         let p = SplatParams::default();
         let sk = SlopeSkip::new(&p);
-        for i in 0..=2000 {
-            let y = i as f32 / 2000.0;
-            let nrm = [(1.0 - y * y).max(0.0).sqrt(), y, 0.0];
+        // Every y in 0..=1, plus -1 and NaN (acos kept, like the definition).
+        let mut nrm: Vec<[f32; 3]> = (0..=2000)
+            .map(|i| {
+                let y = i as f32 / 2000.0;
+                [(1.0 - y * y).max(0.0).sqrt(), y, 0.0]
+            })
+            .collect();
+        nrm.extend([[0.0, -1.0, 0.0], [0.0, f32::NAN, 0.0]]);
+        let mut slopes = vec![0.0f32; nrm.len()];
+        sk.row(&nrm, &mut slopes, &mut vec![0u32; nrm.len()]);
+        for (&nv, &sl) in nrm.iter().zip(&slopes) {
             for &h in &[1.0f32, 20.0, 70.0] {
-                let a = splat_weights(h, sk.degrees(nrm), 0.2, 0.0, 100.0, &p);
-                let b = splat_weights(h, slope_degrees(nrm), 0.2, 0.0, 100.0, &p);
-                assert_eq!(a, b, "y {y} h {h}");
+                let a = splat_weights(h, sl, 0.2, 0.0, 100.0, &p);
+                let b = splat_weights(h, slope_degrees(nv), 0.2, 0.0, 100.0, &p);
+                assert_eq!(a.map(f32::to_bits), b.map(f32::to_bits), "y {} h {h}", nv[1]);
             }
         }
     }
