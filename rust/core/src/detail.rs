@@ -8,12 +8,16 @@ use rayon::prelude::*;
 /// * `strength` — 0..=1, 0 leaves the base unchanged;
 /// * `cap` — 0..=1; detail values above it count as full (plateaus instead of spikes).
 pub fn apply_detail(base: &mut [f32], detail: &[f32], strength: f32, cap: f32) {
+    base.par_iter_mut().zip(detail.par_iter()).for_each(|(b, &d)| *b *= detail_factor(d, strength, cap));
+}
+
+/// The factor [`apply_detail`] multiplies one base sample by, for detail noise `d`.
+#[inline(always)]
+pub fn detail_factor(d: f32, strength: f32, cap: f32) -> f32 {
     let cap = cap.max(1e-3);
-    base.par_iter_mut().zip(detail.par_iter()).for_each(|(b, &d)| {
-        let d01 = (0.5 + 0.5 * d).clamp(0.0, 1.0);
-        let m = d01.min(cap) / cap;
-        *b *= 1.0 + (m - 1.0) * strength;
-    });
+    let d01 = (0.5 + 0.5 * d).clamp(0.0, 1.0);
+    let m = d01.min(cap) / cap;
+    1.0 + (m - 1.0) * strength
 }
 
 #[cfg(test)]

@@ -115,7 +115,8 @@ pub fn fbm_field(
     s: u32,
 ) -> Vec<f32> {
     let mut out = vec![0.0f32; resolution * resolution];
-    fbm_into(&mut out, resolution, step, offset, octaves, lacunarity, persistence, s);
+    let rows = FbmRows { step, offset, octaves, lacunarity, persistence, s };
+    par_rows(&mut out, resolution, |z, row| rows.row(z, row));
     out
 }
 
@@ -124,10 +125,43 @@ pub fn fbm_field(
 #[allow(clippy::too_many_arguments)]
 pub fn fbm_into(out: &mut [f32], resolution: usize, step: f32, offset: [f32; 2], octaves: u32, lacunarity: f32, persistence: f32, s: u32) {
     assert_eq!(out.len(), resolution * resolution, "fbm_into: buffer size");
-    par_rows(out, resolution, |z, row| {
-        row.fill(0.0);
-        fbm_row(row, z as f32 * step + offset[1], step, offset[0], s, octaves, lacunarity, persistence);
-    });
+    let rows = FbmRows { step, offset, octaves, lacunarity, persistence, s };
+    par_rows(out, resolution, |z, row| rows.row(z, row));
+}
+
+/// The rows of one fBm field, computed on demand: row `z` of [`FbmRows::of_noise`] equals row
+/// `z` of [`fbm_noise`] with the same arguments, bit for bit (likewise [`FbmRows::field`] and
+/// [`fbm_field`]). Stages that consume a noise field row by row use it instead of a full-map
+/// temporary.
+#[derive(Clone, Copy, Debug)]
+pub struct FbmRows {
+    step: f32,
+    offset: [f32; 2],
+    octaves: u32,
+    lacunarity: f32,
+    persistence: f32,
+    s: u32,
+}
+
+impl FbmRows {
+    /// Rows of [`fbm_noise`]`(resolution, world_size, scale, octaves, lacunarity, persistence, seed, tag)`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn of_noise(resolution: usize, world_size: f32, scale: f32, octaves: u32, lacunarity: f32, persistence: f32, seed: u64, tag: u32) -> FbmRows {
+        let step = world_size / (resolution - 1) as f32 / scale;
+        FbmRows { step, offset: [0.0, 0.0], octaves, lacunarity, persistence, s: stage_seed(seed, tag) }
+    }
+
+    /// Rows of [`fbm_field`]`(_, step, offset, octaves, lacunarity, persistence, s)`.
+    pub fn field(step: f32, offset: [f32; 2], octaves: u32, lacunarity: f32, persistence: f32, s: u32) -> FbmRows {
+        FbmRows { step, offset, octaves, lacunarity, persistence, s }
+    }
+
+    /// Write row `z` into `out` (overwritten; its length is the row length).
+    #[inline]
+    pub fn row(&self, z: usize, out: &mut [f32]) {
+        out.fill(0.0);
+        fbm_row(out, z as f32 * self.step + self.offset[1], self.step, self.offset[0], self.s, self.octaves, self.lacunarity, self.persistence);
+    }
 }
 
 /// Components of the lattice gradient of hash `h`, in [-1, 1].

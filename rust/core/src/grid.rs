@@ -29,12 +29,34 @@ pub fn min_max(data: &[f32]) -> (f32, f32) {
 
 /// Rescale a field to [0, 1] by its min and max (a constant field becomes 0.5).
 pub fn normalize_01(data: &mut [f32]) {
-    let (mn, mx) = min_max(data);
-    let span = mx - mn;
-    if span > 0.0 && span.is_finite() {
-        let inv = 1.0 / span;
-        data.par_iter_mut().for_each(|v| *v = (*v - mn) * inv);
-    } else {
-        data.par_iter_mut().for_each(|v| *v = 0.5);
+    let norm = Normalization::of(data);
+    data.par_iter_mut().for_each(|v| *v = norm.apply(*v));
+}
+
+/// The affine map of [`normalize_01`] for one field, to apply it sample by sample (fused into
+/// another pass): `(v - min) / (max - min)`, or 0.5 everywhere for a constant field.
+#[derive(Clone, Copy, Debug)]
+pub struct Normalization {
+    min: f32,
+    inv: f32,
+    constant: bool,
+}
+
+impl Normalization {
+    /// The normalisation of `data` (its min and max).
+    pub fn of(data: &[f32]) -> Normalization {
+        let (mn, mx) = min_max(data);
+        let span = mx - mn;
+        if span > 0.0 && span.is_finite() {
+            Normalization { min: mn, inv: 1.0 / span, constant: false }
+        } else {
+            Normalization { min: 0.0, inv: 0.0, constant: true }
+        }
+    }
+
+    /// Normalised value of one sample.
+    #[inline(always)]
+    pub fn apply(&self, v: f32) -> f32 {
+        if self.constant { 0.5 } else { (v - self.min) * self.inv }
     }
 }

@@ -1,21 +1,22 @@
 //! The whole generator: every stage in order, with timings, progress and cancellation.
 
 use crate::biomes::biome_blend;
-use crate::coast::coastal_falloff;
-use crate::detail::apply_detail;
+use crate::coast::coastal_height;
+use crate::detail::{apply_detail, detail_factor};
 use crate::diamond_square::diamond_square;
 use crate::distance::distance_to_coast;
 use crate::gaussian_islands::gaussian_islands;
-use crate::gradient_noise::fbm_noise;
-use crate::grid::{min_max, normalize_01};
+use crate::gradient_noise::{fbm_noise, FbmRows};
+use crate::grid::{min_max, normalize_01, Normalization};
 use crate::hash::tag;
 use crate::heightfield::Heightfield;
 use crate::mask::island_mask;
 use crate::params::{Algorithm, IslandParams, ParamError};
 use crate::river::carve_river;
-use crate::shaping::apply_shaping_curve;
+use crate::shaping::{apply_shaping_curve, sample_curve};
 use crate::splat::auto_splat;
 use crate::value_noise::value_noise;
+use rayon::prelude::*;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -145,14 +146,28 @@ pub fn generate_with(
         if cancel.load(Ordering::Relaxed) { Err(GenerateError::Cancelled) } else { Ok(()) }
     };
 
+    // Stages are fused where one consumes another row by row (same arithmetic as the separate
+    // stage functions, which `generate_fields` and the tests keep as the reference):
+    // normalisation happens in the detail pass, the shaping curve and the fine-detail noise in
+    // the coast pass.
     let mut base = base_height(p);
-    normalize_01(&mut base);
+    let norm = Normalization::of(&base);
     done(&mut stage_ms, &mut t)?;
 
-    if p.detail.enabled {
-        let d = fbm_noise(n, p.world_size, p.detail.scale, p.detail.octaves, 2.0, 0.5, p.seed, tag::DETAIL);
-        apply_detail(&mut base, &d, p.detail.strength, p.detail.cap);
-    }
+    let d = &p.detail;
+    let detail = d.enabled.then(|| FbmRows::of_noise(n, p.world_size, d.scale, d.octaves, 2.0, 0.5, p.seed, tag::DETAIL));
+    base.par_chunks_mut(n).enumerate().for_each_init(
+        || vec![0.0f32; if detail.is_some() { n } else { 0 }],
+        |buf, (z, row)| match &detail {
+            Some(rows) => {
+                rows.row(z, buf);
+                for (v, &dv) in row.iter_mut().zip(buf.iter()) {
+                    *v = norm.apply(*v) * detail_factor(dv, d.strength, d.cap);
+                }
+            }
+            None => row.iter_mut().for_each(|v| *v = norm.apply(*v)),
+        },
+    );
     done(&mut stage_ms, &mut t)?;
 
     let b = &p.biomes;
@@ -160,7 +175,7 @@ pub fn generate_with(
         biome_blend(&mut base, n, p.world_size, b.grid, b.distortion, b.boundary_noise, b.blend_width, &b.biomes, p.seed, tag::BIOME);
     done(&mut stage_ms, &mut t)?;
 
-    apply_shaping_curve(&mut base, &p.shaping_curve);
+    // The shaping curve is applied inside the coast pass below.
     done(&mut stage_ms, &mut t)?;
 
     let mask = island_mask(n, p.world_size, p.mask.radius, p.mask.roundness, p.mask.noise_scale, border_margin(p), p.seed, tag::MASK);
@@ -169,9 +184,21 @@ pub fn generate_with(
     let dist = distance_to_coast(&mask, n, spacing);
     done(&mut stage_ms, &mut t)?;
 
-    let fine = fbm_noise(n, p.world_size, p.coast.fine_scale, 3, 2.0, 0.5, p.seed, tag::FINE);
-    let mut heights = coastal_falloff(&base, &dist, &fine, &roughness, p.max_height, &p.coast);
-    drop(fine);
+    let fine = FbmRows::of_noise(n, p.world_size, p.coast.fine_scale, 3, 2.0, 0.5, p.seed, tag::FINE);
+    let mut heights = vec![0.0f32; n * n];
+    heights.par_chunks_mut(n).enumerate().for_each_init(
+        || vec![0.0f32; n],
+        |buf, (z, row)| {
+            fine.row(z, buf);
+            let i0 = z * n;
+            let (lr, dr, rr) = (&base[i0..i0 + n], &dist[i0..i0 + n], &roughness[i0..i0 + n]);
+            for x in 0..n {
+                let land01 = sample_curve(&p.shaping_curve, lr[x]);
+                row[x] = coastal_height(land01, dr[x], buf[x], rr[x], p.max_height, &p.coast);
+            }
+        },
+    );
+    drop(base);
     done(&mut stage_ms, &mut t)?;
 
     if p.river.enabled {

@@ -159,3 +159,31 @@ fn extreme_seeds_work() {
         assert!(i.stats.land_fraction > 0.1, "seed {seed}");
     }
 }
+
+/// The pipeline fuses stages (normalisation into the detail pass, shaping curve and fine noise
+/// into the coast pass); it must still equal the plain composition of the public stage
+/// functions, bit for bit, with and without detail and river.
+#[test]
+fn fused_pipeline_equals_composition_of_stage_functions() {
+    use island_core::coast::coastal_falloff;
+    use island_core::gradient_noise::fbm_noise;
+    use island_core::hash::tag;
+    use island_core::river::carve_river;
+    for (k, alg) in Algorithm::ALL.into_iter().enumerate() {
+        let mut p = IslandParams { algorithm: alg, seed: 0x5eed_0000 + k as u64, resolution: 257, chunk_size: 32, ..Default::default() };
+        p.detail.enabled = k % 2 == 0;
+        p.river.enabled = k != 1;
+        let island = generate(&p).unwrap();
+        let f = island_core::pipeline::generate_fields(&p).unwrap();
+        let n = p.resolution as usize;
+        let fine = fbm_noise(n, p.world_size, p.coast.fine_scale, 3, 2.0, 0.5, p.seed, tag::FINE);
+        let mut want = coastal_falloff(&f.land01, &f.distance, &fine, &f.roughness, p.max_height, &p.coast);
+        if p.river.enabled {
+            let r = &p.river;
+            carve_river(&mut want, n, p.world_size, r.width, r.bank, r.depth, r.meander, r.meander_scale, p.seed, tag::RIVER);
+        }
+        let bits = |v: &[f32]| v.iter().map(|h| h.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&island.field.heights), bits(&want), "{alg:?}");
+        assert_eq!(island.biomes, f.biomes, "{alg:?}");
+    }
+}
