@@ -484,24 +484,110 @@ mod tests {
         }
     }
 
+    /// The definition of [`auto_splat`]: per-sample weights with the exact slope, whole-map
+    /// blur passes, then [`quantize_weights`].
+    #[allow(clippy::too_many_arguments)]
+    fn splat_reference(heights: &[f32], normals: &[[f32; 3]], sand: &[f32], n: usize, world: f32, max_h: f32, p: &SplatParams, seed: u64, tag: u32) -> Vec<[u8; 4]> {
+        let jitter = fbm_noise(n, world, SPLAT_JITTER_SCALE, 3, 2.0, 0.5, seed, tag);
+        let mut w: Vec<[f32; 4]> = (0..n * n)
+            .map(|i| splat_weights(heights[i], slope_degrees(normals[i]), sand[i], p.jitter * jitter[i], max_h, p))
+            .collect();
+        for _ in 0..p.blur_passes {
+            box_blur_pass(&mut w, n);
+        }
+        w.iter().map(|&v| quantize_weights(v)).collect()
+    }
+
+    /// Rough terrain hitting every rule (sand, rock, snow, all slope bands), plus non-finite
+    /// heights, normals and sandiness at a few samples.
+    fn rough_inputs(n: usize) -> (Vec<f32>, Vec<[f32; 3]>, Vec<f32>) {
+        let mut heights: Vec<f32> = (0..n * n).map(|i| ((i * 7919) % 97) as f32 - 10.0).collect();
+        let mut sand: Vec<f32> = (0..n * n).map(|i| (i % 5) as f32 / 4.0).collect();
+        if n > 6 {
+            heights[n + 1] = f32::NAN;
+            heights[2 * n + 5] = f32::INFINITY;
+            sand[3 * n + 2] = f32::NAN;
+            sand[4 * n] = 7.0;
+        }
+        let mut normals = crate::normals::compute_normals(&heights, n, 2.0);
+        if n > 6 {
+            normals[5 * n + 3] = [0.0, f32::NAN, 0.0];
+            normals[6 * n + 6] = [0.0, -1.0, 0.0];
+        }
+        (heights, normals, sand)
+    }
+
     #[test]
     fn fused_blur_and_quantise_equals_separate_passes() {
         let n = 37;
-        let heights: Vec<f32> = (0..n * n).map(|i| ((i * 7919) % 97) as f32 - 10.0).collect();
-        let normals = crate::normals::compute_normals(&heights, n, 2.0);
-        let sand: Vec<f32> = (0..n * n).map(|i| (i % 5) as f32 / 4.0).collect();
+        let (heights, normals, sand) = rough_inputs(n);
         for passes in 0..4 {
             let p = SplatParams { blur_passes: passes, ..SplatParams::default() };
             let got = auto_splat(&heights, &normals, &sand, n, 72.0, 100.0, &p, 3, 7);
-            let jitter = fbm_noise(n, 72.0, SPLAT_JITTER_SCALE, 3, 2.0, 0.5, 3, 7);
-            let mut w: Vec<[f32; 4]> = (0..n * n)
-                .map(|i| splat_weights(heights[i], slope_degrees(normals[i]), sand[i], p.jitter * jitter[i], 100.0, &p))
-                .collect();
-            for _ in 0..passes {
-                box_blur_pass(&mut w, n);
-            }
-            let want: Vec<[u8; 4]> = w.iter().map(|&v| quantize_weights(v)).collect();
+            let want = splat_reference(&heights, &normals, &sand, n, 72.0, 100.0, &p, 3, 7);
             assert_eq!(got, want, "passes {passes}");
+        }
+    }
+
+    /// Any strip height (halo clamped at the map's edges or not, strips shorter than the halo,
+    /// a ragged last strip), any pass count (also the whole-map path beyond
+    /// `MAX_STRIP_PASSES`) and tiny maps give the definition's bytes.
+    #[test]
+    fn strips_equal_definition_for_any_height_and_passes() {
+        for n in [1usize, 2, 3, 8, 23] {
+            let (heights, normals, sand) = rough_inputs(n);
+            for passes in [0u32, 1, 2, 3, 5, 9, MAX_STRIP_PASSES + 1] {
+                let p = SplatParams { blur_passes: passes, ..SplatParams::default() };
+                let want = splat_reference(&heights, &normals, &sand, n, 50.0, 80.0, &p, 11, 5);
+                for strip in [1usize, 2, 3, 5, 7, n, n + 4] {
+                    let got = auto_splat_strips(&heights, &normals, &sand, n, 50.0, 80.0, &p, 11, 5, strip);
+                    assert_eq!(got, want, "n {n} passes {passes} strip {strip}");
+                }
+            }
+        }
+    }
+
+    /// The baseline (non-AVX2) copy of the strip kernel gives the same bytes as the dispatched one.
+    #[test]
+    fn baseline_strip_kernel_equals_dispatched() {
+        let n = 29;
+        let (heights, normals, sand) = rough_inputs(n);
+        let p = SplatParams::default();
+        let jitter = fbm_noise(n, 60.0, SPLAT_JITTER_SCALE, 3, 2.0, 0.5, 2, 9);
+        let c = Ctx { heights: &heights, normals: &normals, sandiness: &sand, jitter: &jitter, n, max_height: 90.0, p: &p, slope: SlopeSkip::new(&p) };
+        let mut out = vec![MaybeUninit::new([0u8; 4]); n * n];
+        let mut scr = Scratch::new(n, p.blur_passes as usize);
+        for a in (0..n).step_by(6) {
+            let b = (a + 6).min(n);
+            splat_strip_body(&c, &mut scr, a, &mut out[a * n..b * n]);
+        }
+        // SAFETY: initialised at creation (and overwritten by the kernel).
+        let got: Vec<[u8; 4]> = out.into_iter().map(|v| unsafe { v.assume_init() }).collect();
+        assert_eq!(got, auto_splat(&heights, &normals, &sand, n, 60.0, 90.0, &p, 2, 9));
+    }
+
+    /// The branch-free row quantiser equals [`quantize_weights`] on ordinary weights and on
+    /// everything its fallback covers (zero, negative, huge, infinite, NaN, ties).
+    #[test]
+    fn quantize_row_equals_definition() {
+        let mut rows: Vec<[f32; 4]> = Vec::new();
+        for i in 0..4000 {
+            let t = (i as f32 * 0.000_917).fract();
+            rows.extend([[t, 1.0 - t, (t * 7.0).fract(), 0.5 * t], [t * 1e-3, 0.0, 3.0 * t, -t], [t, t, t, t], [1.0, t, 0.0, 0.0]]);
+        }
+        let odd = [0.0f32, -0.0, -1.0, 1e-45, 1e-30, 0.25, 1.0 / 3.0, 1.0, 3.0e38, f32::MAX, f32::INFINITY, f32::NAN];
+        for &a in &odd {
+            for &b in &odd {
+                rows.extend([[a, b, 0.5, b], [b, a, a, 0.0], [a, a, b, b], [0.0, 0.0, a, b]]);
+            }
+        }
+        let n = rows.len();
+        let planar: Vec<f32> = (0..4).flat_map(|k| rows.iter().map(move |r| r[k])).collect();
+        let mut out = vec![MaybeUninit::new([0u8; 4]); n];
+        quantize_planar(&planar, n, &mut out);
+        for (r, o) in rows.iter().zip(&out) {
+            // SAFETY: initialised at creation (and overwritten by the kernel).
+            assert_eq!(unsafe { o.assume_init() }, quantize_weights(*r), "{r:?}");
         }
     }
 
