@@ -107,26 +107,80 @@ fn row_envelope(g: &[i32], out: &mut [u32], inf: i64, s: &mut [usize], t: &mut [
 /// Signed distance to the coast in metres: positive on land (distance to the nearest water
 /// sample), negative in water (distance to the nearest land sample), measured to the
 /// boundary half-way between samples (so neighbours across the coast get ±½ sample).
+///
+/// Equals the two exact transforms of [`distance_transform_sq`] (land to water, water to land)
+/// combined per sample, but in one pass over the map: the column phase stores, per sample, the
+/// vertical distance to the nearest sample of the *other* class (u16), which gives both
+/// transforms' column distances; each row then builds both lower envelopes in scratch and
+/// writes its signed distances directly.
 pub fn distance_to_coast(mask: &[u8], resolution: usize, spacing: f32) -> Vec<f32> {
-    let water: Vec<bool> = mask.par_iter().map(|&m| m == 0).collect();
-    let land: Vec<bool> = mask.par_iter().map(|&m| m != 0).collect();
-    let (din, dout) = rayon::join(
-        || distance_transform_sq(&water, resolution, resolution),
-        || distance_transform_sq(&land, resolution, resolution),
-    );
-    let far = (2 * resolution) as f32 * spacing;
-    mask.par_iter()
-        .zip(din.par_iter().zip(dout.par_iter()))
-        .map(|(&m, (&a, &b))| {
-            if m != 0 {
-                if a == NO_FEATURE { far } else { ((a as f32).sqrt() - 0.5) * spacing }
-            } else if b == NO_FEATURE {
-                -far
-            } else {
-                -((b as f32).sqrt() - 0.5) * spacing
+    let n = resolution;
+    assert_eq!(mask.len(), n * n, "distance_to_coast: mask size");
+    let any_land = mask.par_iter().any(|&m| m != 0);
+    let any_water = mask.par_iter().any(|&m| m == 0);
+    // Larger than any real column distance; (2n)² bounds every real squared distance.
+    let inf = (2 * n).min(u16::MAX as usize) as u16;
+    const STRIP: usize = 64;
+    let starts: Vec<usize> = (0..n).step_by(STRIP).collect();
+    let strips: Vec<Vec<u16>> = starts
+        .par_iter()
+        .map(|&x0| {
+            let w = (x0 + STRIP).min(n) - x0;
+            let mut g = vec![inf; w * n];
+            let land = |y: usize, x: usize| mask[y * n + x0 + x] != 0;
+            for y in 1..n {
+                for x in 0..w {
+                    let same = land(y, x) == land(y - 1, x);
+                    g[y * w + x] = if same { g[(y - 1) * w + x].saturating_add(1).min(inf) } else { 1 };
+                }
             }
+            for y in (0..n - 1).rev() {
+                for x in 0..w {
+                    let same = land(y, x) == land(y + 1, x);
+                    let b = if same { g[(y + 1) * w + x].saturating_add(1).min(inf) } else { 1 };
+                    if b < g[y * w + x] {
+                        g[y * w + x] = b;
+                    }
+                }
+            }
+            g
         })
-        .collect()
+        .collect();
+    let far = (2 * n) as f32 * spacing;
+    let mut out = vec![0.0f32; n * n];
+    out.par_chunks_mut(n).enumerate().for_each_init(
+        || (vec![0i32; n], vec![0i32; n], vec![0u32; n], vec![0u32; n], vec![0usize; n], vec![0i64; n]),
+        |(gw, gl, dw, dl, sv, tv), (y, row)| {
+            let m = &mask[y * n..(y + 1) * n];
+            for (k, &x0) in starts.iter().enumerate() {
+                let w = (x0 + STRIP).min(n) - x0;
+                let src = &strips[k][y * w..(y + 1) * w];
+                for x in 0..w {
+                    let (g, l) = (src[x] as i32, m[x0 + x] != 0);
+                    // Column distance to water (0 on water) and to land (0 on land).
+                    gw[x0 + x] = if l { g } else { 0 };
+                    gl[x0 + x] = if l { 0 } else { g };
+                }
+            }
+            let inf = inf as i64;
+            if any_water {
+                row_envelope(gw, dw, inf, sv, tv);
+            }
+            if any_land {
+                row_envelope(gl, dl, inf, sv, tv);
+            }
+            for x in 0..n {
+                row[x] = if m[x] != 0 {
+                    if any_water { ((dw[x] as f32).sqrt() - 0.5) * spacing } else { far }
+                } else if any_land {
+                    -((dl[x] as f32).sqrt() - 0.5) * spacing
+                } else {
+                    -far
+                };
+            }
+        },
+    );
+    out
 }
 
 #[cfg(test)]
@@ -169,6 +223,45 @@ mod tests {
         let d = distance_transform_sq(&f, 5, 5);
         assert_eq!(d[24], 32);
         assert_eq!(d[4], 16);
+    }
+
+    /// The definition: two full transforms, combined per sample.
+    fn signed_reference(mask: &[u8], res: usize, spacing: f32) -> Vec<f32> {
+        let water: Vec<bool> = mask.iter().map(|&m| m == 0).collect();
+        let land: Vec<bool> = mask.iter().map(|&m| m != 0).collect();
+        let din = distance_transform_sq(&water, res, res);
+        let dout = distance_transform_sq(&land, res, res);
+        let far = (2 * res) as f32 * spacing;
+        (0..res * res)
+            .map(|i| {
+                if mask[i] != 0 {
+                    if din[i] == NO_FEATURE { far } else { ((din[i] as f32).sqrt() - 0.5) * spacing }
+                } else if dout[i] == NO_FEATURE {
+                    -far
+                } else {
+                    -((dout[i] as f32).sqrt() - 0.5) * spacing
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_pass_signed_distance_equals_two_transforms() {
+        for (k, &(res, density)) in [(33usize, 0.5f32), (65, 0.02), (130, 0.3), (200, 0.97), (7, 0.5), (1, 0.5)].iter().enumerate() {
+            for seed in 0..3u32 {
+                let mask: Vec<u8> =
+                    (0..res * res).map(|i| ((hash2(i as i32, k as i32, seed) as f32 / u32::MAX as f32) < density) as u8).collect();
+                let got = distance_to_coast(&mask, res, 1.5);
+                let want = signed_reference(&mask, res, 1.5);
+                assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "res {res} seed {seed}");
+            }
+        }
+        // All land, all water, and one blob (the island case).
+        for mask in [vec![1u8; 40 * 40], vec![0u8; 40 * 40], (0..40 * 40).map(|i| (((i % 40) as i32 - 20).pow(2) + ((i / 40) as i32 - 18).pow(2) < 150) as u8).collect()] {
+            let got = distance_to_coast(&mask, 40, 2.0);
+            let want = signed_reference(&mask, 40, 2.0);
+            assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()));
+        }
     }
 
     #[test]
