@@ -3,7 +3,7 @@
 //! Thresholds are jittered by noise so borders look natural; weights are smoothed with
 //! separable box-blur passes and quantised to RGBA8 summing to exactly 255.
 
-use crate::gradient_noise::fbm_noise;
+use crate::gradient_noise::FbmRows;
 use crate::grid::{par_rows, smoothstep};
 use crate::normals::slope_degrees;
 use crate::params::SplatParams;
@@ -160,8 +160,10 @@ fn auto_splat_strips(
     if n == 0 || heights.len() < nn || normals.len() < nn || sandiness.len() < nn {
         return vec![[0, 255, 0, 0]; nn];
     }
-    let jitter = fbm_noise(n, world_size, SPLAT_JITTER_SCALE, 3, 2.0, 0.5, seed, tag);
-    let c = Ctx { heights, normals, sandiness, jitter: &jitter, n, max_height, p, slope: SlopeSkip::new(p) };
+    // The jitter noise (`fbm_noise(n, world_size, SPLAT_JITTER_SCALE, 3, 2.0, 0.5, seed, tag)`)
+    // is computed row by row where the weights need it, not as a full map.
+    let jitter = FbmRows::of_noise(n, world_size, SPLAT_JITTER_SCALE, 3, 2.0, 0.5, seed, tag);
+    let c = Ctx { heights, normals, sandiness, jitter, n, max_height, p, slope: SlopeSkip::new(p) };
     let mut out: Vec<[u8; 4]> = Vec::with_capacity(nn);
     let slots = &mut out.spare_capacity_mut()[..nn];
     if p.blur_passes > MAX_STRIP_PASSES {
@@ -200,15 +202,16 @@ struct Ctx<'a> {
     heights: &'a [f32],
     normals: &'a [[f32; 3]],
     sandiness: &'a [f32],
-    jitter: &'a [f32],
+    jitter: FbmRows,
     n: usize,
     max_height: f32,
     p: &'a SplatParams,
     slope: SlopeSkip,
 }
 
-/// Per-task rows: slopes, one planar 4-channel row, and per pass a ring of three blurred rows.
+/// Per-task rows: jitter noise, slopes, one planar 4-channel row, and per pass a ring of three blurred rows.
 struct Scratch {
+    jitter: Vec<f32>,
     slope: Vec<f32>,
     /// Indices of the row's samples that need `acos`.
     mid: Vec<u32>,
@@ -220,7 +223,7 @@ struct Scratch {
 
 impl Scratch {
     fn new(n: usize, passes: usize) -> Scratch {
-        Scratch { slope: vec![0.0; n], mid: vec![0; n], w: vec![0.0; 4 * n], rings: vec![0.0; passes * 12 * n] }
+        Scratch { jitter: vec![0.0; n], slope: vec![0.0; n], mid: vec![0; n], w: vec![0.0; 4 * n], rings: vec![0.0; passes * 12 * n] }
     }
 }
 
@@ -229,7 +232,9 @@ impl Scratch {
 fn weights_row(c: &Ctx, scr: &mut Scratch, z: usize) {
     let n = c.n;
     let i0 = z * n;
-    let (hr, nr, sr, jr) = (&c.heights[i0..i0 + n], &c.normals[i0..i0 + n], &c.sandiness[i0..i0 + n], &c.jitter[i0..i0 + n]);
+    let (hr, nr, sr) = (&c.heights[i0..i0 + n], &c.normals[i0..i0 + n], &c.sandiness[i0..i0 + n]);
+    c.jitter.row(z, &mut scr.jitter);
+    let jr = &scr.jitter;
     c.slope.row(nr, &mut scr.slope, &mut scr.mid);
     let (w0, rest) = scr.w.split_at_mut(n);
     let (w1, rest) = rest.split_at_mut(n);
@@ -419,6 +424,7 @@ impl SlopeSkip {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gradient_noise::fbm_noise;
 
     #[test]
     fn quantized_sums_to_255() {
@@ -553,8 +559,8 @@ mod tests {
         let n = 29;
         let (heights, normals, sand) = rough_inputs(n);
         let p = SplatParams::default();
-        let jitter = fbm_noise(n, 60.0, SPLAT_JITTER_SCALE, 3, 2.0, 0.5, 2, 9);
-        let c = Ctx { heights: &heights, normals: &normals, sandiness: &sand, jitter: &jitter, n, max_height: 90.0, p: &p, slope: SlopeSkip::new(&p) };
+        let jitter = FbmRows::of_noise(n, 60.0, SPLAT_JITTER_SCALE, 3, 2.0, 0.5, 2, 9);
+        let c = Ctx { heights: &heights, normals: &normals, sandiness: &sand, jitter, n, max_height: 90.0, p: &p, slope: SlopeSkip::new(&p) };
         let mut out = vec![MaybeUninit::new([0u8; 4]); n * n];
         let mut scr = Scratch::new(n, p.blur_passes as usize);
         for a in (0..n).step_by(6) {
