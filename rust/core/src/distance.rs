@@ -127,20 +127,22 @@ pub fn distance_to_coast(mask: &[u8], resolution: usize, spacing: f32) -> Vec<f3
         .map(|&x0| {
             let w = (x0 + STRIP).min(n) - x0;
             let mut g = vec![inf; w * n];
-            let land = |y: usize, x: usize| mask[y * n + x0 + x] != 0;
+            let mrow = |y: usize| &mask[y * n + x0..y * n + x0 + w];
+            // Top-down: distance to the nearest sample of the other class above.
             for y in 1..n {
-                for x in 0..w {
-                    let same = land(y, x) == land(y - 1, x);
-                    g[y * w + x] = if same { g[(y - 1) * w + x].saturating_add(1).min(inf) } else { 1 };
+                let (above, cur) = g[(y - 1) * w..(y + 1) * w].split_at_mut(w);
+                for (((c, &a), &m), &ma) in cur.iter_mut().zip(above.iter()).zip(mrow(y)).zip(mrow(y - 1)) {
+                    let same = (m != 0) == (ma != 0);
+                    *c = if same { a.saturating_add(1).min(inf) } else { 1 };
                 }
             }
+            // Bottom-up: the same from below, keeping the smaller.
             for y in (0..n - 1).rev() {
-                for x in 0..w {
-                    let same = land(y, x) == land(y + 1, x);
-                    let b = if same { g[(y + 1) * w + x].saturating_add(1).min(inf) } else { 1 };
-                    if b < g[y * w + x] {
-                        g[y * w + x] = b;
-                    }
+                let (cur, below) = g[y * w..(y + 2) * w].split_at_mut(w);
+                for (((c, &b), &m), &mb) in cur.iter_mut().zip(below.iter()).zip(mrow(y)).zip(mrow(y + 1)) {
+                    let same = (m != 0) == (mb != 0);
+                    let v = if same { b.saturating_add(1).min(inf) } else { 1 };
+                    *c = (*c).min(v);
                 }
             }
             g
@@ -149,38 +151,87 @@ pub fn distance_to_coast(mask: &[u8], resolution: usize, spacing: f32) -> Vec<f3
     let far = (2 * n) as f32 * spacing;
     let mut out = vec![0.0f32; n * n];
     out.par_chunks_mut(n).enumerate().for_each_init(
-        || (vec![0i32; n], vec![0i32; n], vec![0u32; n], vec![0u32; n], vec![0usize; n], vec![0i64; n]),
-        |(gw, gl, dw, dl, sv, tv), (y, row)| {
+        || (vec![0i32; n], vec![0u32; n], vec![0i32; n], vec![0i32; n]),
+        |(g, d, sv, tv), (y, row)| {
             let m = &mask[y * n..(y + 1) * n];
             for (k, &x0) in starts.iter().enumerate() {
                 let w = (x0 + STRIP).min(n) - x0;
-                let src = &strips[k][y * w..(y + 1) * w];
-                for x in 0..w {
-                    let (g, l) = (src[x] as i32, m[x0 + x] != 0);
-                    // Column distance to water (0 on water) and to land (0 on land).
-                    gw[x0 + x] = if l { g } else { 0 };
-                    gl[x0 + x] = if l { 0 } else { g };
+                for (dst, &src) in g[x0..x0 + w].iter_mut().zip(&strips[k][y * w..(y + 1) * w]) {
+                    *dst = src as i32;
                 }
             }
-            let inf = inf as i64;
-            if any_water {
-                row_envelope(gw, dw, inf, sv, tv);
-            }
-            if any_land {
-                row_envelope(gl, dl, inf, sv, tv);
-            }
-            for x in 0..n {
-                row[x] = if m[x] != 0 {
-                    if any_water { ((dw[x] as f32).sqrt() - 0.5) * spacing } else { far }
-                } else if any_land {
-                    -((dl[x] as f32).sqrt() - 0.5) * spacing
+            // Runs of one class. For a sample of a run [a, b] only the columns a-1 ..= b+1
+            // matter: the neighbours a-1 and b+1 are of the other class (column distance 0)
+            // and nearer than anything beyond them. So each run gets its own lower envelope
+            // over those columns, with the run's column distances and 0 at its two ends.
+            let mut a = 0;
+            while a < n {
+                let land = m[a] != 0;
+                let mut b = a;
+                while b + 1 < n && (m[b + 1] != 0) == land {
+                    b += 1;
+                }
+                let other = if land { any_water } else { any_land };
+                if other {
+                    let (lo, hi) = (a.saturating_sub(1), (b + 1).min(n - 1));
+                    let saved = (g[lo], g[hi]);
+                    if lo < a {
+                        g[lo] = 0;
+                    }
+                    if hi > b {
+                        g[hi] = 0;
+                    }
+                    envelope_i32(&g[lo..=hi], &mut d[lo..=hi], sv, tv);
+                    (g[lo], g[hi]) = saved;
+                    for x in a..=b {
+                        let r = ((d[x] as f32).sqrt() - 0.5) * spacing;
+                        row[x] = if land { r } else { -r };
+                    }
                 } else {
-                    -far
-                };
+                    row[a..=b].fill(if land { far } else { -far });
+                }
+                a = b + 1;
             }
         },
     );
     out
+}
+
+/// Lower envelope of the parabolas `(x - i)² + g(i)²` evaluated at every `x` of `g`'s range
+/// (Meijster's second phase) in 32-bit arithmetic: valid while `len² + max(g)²` fits an i32,
+/// which holds for maps up to 8193² with `g <= 2 · 8193`. `s`, `t`: scratch, `>= g.len()`.
+fn envelope_i32(g: &[i32], out: &mut [u32], s: &mut [i32], t: &mut [i32]) {
+    let m = g.len() as i32;
+    let f = |x: i32, i: i32| (x - i) * (x - i) + g[i as usize] * g[i as usize];
+    // sep(i, u): first x at which parabola u is below parabola i (floor division, u > i).
+    let sep = |i: i32, u: i32| (u * u - i * i + g[u as usize] * g[u as usize] - g[i as usize] * g[i as usize]).div_euclid(2 * (u - i));
+    let mut q: usize = 0;
+    s[0] = 0;
+    t[0] = 0;
+    for u in 1..m {
+        loop {
+            if f(t[q], s[q]) <= f(t[q], u) {
+                let w = 1 + sep(s[q], u);
+                if w < m {
+                    q += 1;
+                    s[q] = u;
+                    t[q] = w;
+                }
+                break;
+            }
+            if q == 0 {
+                s[0] = u;
+                break;
+            }
+            q -= 1;
+        }
+    }
+    for x in (0..m).rev() {
+        out[x as usize] = f(x, s[q]) as u32;
+        if q > 0 && x == t[q] {
+            q -= 1;
+        }
+    }
 }
 
 #[cfg(test)]
