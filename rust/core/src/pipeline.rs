@@ -11,7 +11,7 @@ use crate::grid::{min_max, normalize_01, Normalization};
 use crate::hash::tag;
 use crate::heightfield::Heightfield;
 use crate::mask::island_mask;
-use crate::params::{Algorithm, IslandParams, ParamError};
+use crate::params::{Algorithm, CoastParams, IslandParams, ParamError};
 use crate::river::carve_river;
 use crate::shaping::{apply_shaping_curve, sample_curve};
 use crate::splat::auto_splat;
@@ -191,11 +191,7 @@ pub fn generate_with(
         |buf, (z, row)| {
             fine.row(z, buf);
             let i0 = z * n;
-            let (lr, dr, rr) = (&base[i0..i0 + n], &dist[i0..i0 + n], &roughness[i0..i0 + n]);
-            for x in 0..n {
-                let land01 = sample_curve(&p.shaping_curve, lr[x]);
-                row[x] = coastal_height(land01, dr[x], buf[x], rr[x], p.max_height, &p.coast);
-            }
+            coast_row(row, &base[i0..i0 + n], &dist[i0..i0 + n], buf, &roughness[i0..i0 + n], &p.shaping_curve, p.max_height, &p.coast);
         },
     );
     drop(base);
@@ -226,6 +222,19 @@ pub fn generate_with(
         backend: "cpu".into(),
     };
     Ok(Island { params: p.clone(), field, biomes, splat, stats })
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn coast_row_body(out: &mut [f32], base: &[f32], dist: &[f32], fine: &[f32], rough: &[f32], curve: &[f32], max_height: f32, c: &CoastParams) {
+    for ((((o, &b), &d), &f), &r) in out.iter_mut().zip(base).zip(dist).zip(fine).zip(rough) {
+        *o = coastal_height(sample_curve(curve, b), d, f, r, max_height, c);
+    }
+}
+
+crate::simd::dispatch! {
+    /// One row of the fused shaping + coast pass (AVX2 copy when available; same results).
+    fn coast_row(out: &mut [f32], base: &[f32], dist: &[f32], fine: &[f32], rough: &[f32], curve: &[f32], max_height: f32, c: &CoastParams) => coast_row_body
 }
 
 /// Intermediate fields (for tests and the GPU parity suite): everything up to the distance.
