@@ -86,6 +86,9 @@ fn parse_list(s: &str) -> Result<Vec<usize>, String> {
 }
 
 fn main() {
+    // Repeated generations in one process, as in the Godot extension (which makes the same call).
+    let kept = island_core::memory::reuse_freed_memory();
+    println!("allocator\t{}", if kept { "reuse" } else { "default" });
     if let Err(e) = run() {
         eprintln!("bench_table: error: {e}");
         std::process::exit(1);

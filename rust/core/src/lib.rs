@@ -5,7 +5,8 @@
 //! [`detail`]), [`biomes`], [`shaping`], [`mask`], [`distance`], [`coast`], [`river`],
 //! [`normals`], [`splat`]; [`pipeline::generate`] runs them all. [`heightfield`] turns the result
 //! into chunk meshes and collider data, [`lod`] into a seam-free quadtree of chunks, and
-//! [`paint`] edits eight-layer splat weights on top of the generated ones.
+//! [`paint`] edits eight-layer splat weights on top of the generated ones. [`memory`] keeps freed
+//! map buffers for reuse across repeated generations.
 //!
 //! All randomness comes from [`hash::hash_u32`], ported bit-for-bit to WGSL.
 
@@ -21,6 +22,7 @@ pub mod hash;
 pub mod heightfield;
 pub mod lod;
 pub mod mask;
+pub mod memory;
 pub mod normals;
 pub mod paint;
 pub mod params;
