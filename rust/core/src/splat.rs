@@ -170,9 +170,13 @@ fn auto_splat_strips(
         let mut w = vec![[0.0f32; 4]; nn];
         par_rows(&mut w, n, |z, row| {
             let mut scr = Scratch::new(n, 0);
-            weights_row(&c, &mut scr, z);
-            for (x, o) in row.iter_mut().enumerate() {
-                *o = [scr.w[x], scr.w[n + x], scr.w[2 * n + x], scr.w[3 * n + x]];
+            prepare_row(&c, &mut scr, z);
+            for x0 in (0..n).step_by(CHUNK) {
+                let x1 = (x0 + CHUNK).min(n);
+                weights_span(&c, &scr.jitter, &scr.slope, &mut scr.buf, z, x0, x1);
+                for (i, o) in row[x0..x1].iter_mut().enumerate() {
+                    *o = [scr.buf[i], scr.buf[CB + i], scr.buf[2 * CB + i], scr.buf[3 * CB + i]];
+                }
             }
         });
         for _ in 0..p.blur_passes {
@@ -209,39 +213,51 @@ struct Ctx<'a> {
     slope: SlopeSkip,
 }
 
-/// Per-task rows: jitter noise, slopes, one planar 4-channel row, and per pass a ring of three blurred rows.
+/// Columns per chunk of a row step: the planar intermediates of a chunk (4 × 258 floats)
+/// stay in L1; only the rings' rows cross row steps.
+const CHUNK: usize = 256;
+/// Per-channel stride of [`Scratch::buf`]: a chunk plus one column each side.
+const CB: usize = CHUNK + 2;
+
+/// Per-task rows: jitter noise, slopes, one planar chunk buffer, and per pass a ring of three
+/// horizontally blurred rows.
 struct Scratch {
     jitter: Vec<f32>,
     slope: Vec<f32>,
     /// Indices of the row's samples that need `acos`.
     mid: Vec<u32>,
-    /// Planar row (channel k at `k*n..`): unblurred weights, or a vertical blur.
-    w: Vec<f32>,
-    /// Pass `q` (0-based), row `r`: planar row at `((q*3 + r%3) * 4) * n`.
+    /// Planar chunk (channel k at `k*CB..`): unblurred weights, or a vertical blur.
+    buf: Vec<f32>,
+    /// Pass `q` (1-based), row `r`: planar row (channel k at `k*n..`) at `((q-1)*3 + r%3) * 4n`.
     rings: Vec<f32>,
 }
 
 impl Scratch {
     fn new(n: usize, passes: usize) -> Scratch {
-        Scratch { jitter: vec![0.0; n], slope: vec![0.0; n], mid: vec![0; n], w: vec![0.0; 4 * n], rings: vec![0.0; passes * 12 * n] }
+        Scratch { jitter: vec![0.0; n], slope: vec![0.0; n], mid: vec![0; n], buf: vec![0.0; 4 * CB], rings: vec![0.0; passes * 12 * n] }
     }
 }
 
-/// Planar weights of row `z` into `scr.w`.
+/// Jitter noise and slopes of row `z` (whole row) into `scr.jitter`, `scr.slope`.
 #[inline(always)]
-fn weights_row(c: &Ctx, scr: &mut Scratch, z: usize) {
+fn prepare_row(c: &Ctx, scr: &mut Scratch, z: usize) {
     let n = c.n;
-    let i0 = z * n;
-    let (hr, nr, sr) = (&c.heights[i0..i0 + n], &c.normals[i0..i0 + n], &c.sandiness[i0..i0 + n]);
     c.jitter.row(z, &mut scr.jitter);
-    let jr = &scr.jitter;
-    c.slope.row(nr, &mut scr.slope, &mut scr.mid);
-    let (w0, rest) = scr.w.split_at_mut(n);
-    let (w1, rest) = rest.split_at_mut(n);
-    let (w2, w3) = rest.split_at_mut(n);
+    c.slope.row(&c.normals[z * n..z * n + n], &mut scr.slope, &mut scr.mid);
+}
+
+/// Planar weights of row `z`, columns `lo..hi` (at most `CB`), into `buf` (after [`prepare_row`]).
+#[inline(always)]
+fn weights_span(c: &Ctx, jitter: &[f32], slope: &[f32], buf: &mut [f32], z: usize, lo: usize, hi: usize) {
+    let i0 = z * c.n;
+    let (hr, sr) = (&c.heights[i0 + lo..i0 + hi], &c.sandiness[i0 + lo..i0 + hi]);
+    let (jr, sl) = (&jitter[lo..hi], &slope[lo..hi]);
+    let (w0, rest) = buf.split_at_mut(CB);
+    let (w1, rest) = rest.split_at_mut(CB);
+    let (w2, w3) = rest.split_at_mut(CB);
     let p = c.p;
-    for x in 0..n {
-        let v = splat_weights(hr[x], scr.slope[x], sr[x], p.jitter * jr[x], c.max_height, p);
+    for x in 0..hi - lo {
+        let v = splat_weights(hr[x], sl[x], sr[x], p.jitter * jr[x], c.max_height, p);
         w0[x] = v[0];
         w1[x] = v[1];
         w2[x] = v[2];
@@ -251,27 +267,42 @@ fn weights_row(c: &Ctx, scr: &mut Scratch, z: usize) {
 
 const THIRD: f32 = 1.0 / 3.0;
 
-/// Horizontal blur of one planar row (`blur_rows`' arithmetic, per channel).
+/// Vertical blur (`blur_columns_row`'s arithmetic) of columns `lo..hi` of three planar rows
+/// into `buf`.
 #[inline(always)]
-fn hblur_planar(src: &[f32], dst: &mut [f32], n: usize) {
-    for (s, d) in src.chunks_exact(n).zip(dst.chunks_exact_mut(n)) {
-        if n == 1 {
-            d[0] = (s[0] + s[0] + s[0]) * THIRD;
-            continue;
-        }
-        d[0] = (s[0] + s[0] + s[1]) * THIRD;
-        d[n - 1] = (s[n - 2] + s[n - 1] + s[n - 1]) * THIRD;
-        for (((o, &a), &b), &c) in d[1..n - 1].iter_mut().zip(&s[..n - 2]).zip(&s[1..n - 1]).zip(&s[2..]) {
+fn vblur_span(a: &[f32], b: &[f32], c: &[f32], n: usize, lo: usize, hi: usize, buf: &mut [f32]) {
+    for k in 0..4 {
+        let r = k * n + lo..k * n + hi;
+        let d = &mut buf[k * CB..k * CB + (hi - lo)];
+        for (((o, &a), &b), &c) in d.iter_mut().zip(&a[r.clone()]).zip(&b[r.clone()]).zip(&c[r]) {
             *o = (a + b + c) * THIRD;
         }
     }
 }
 
-/// Vertical blur of three planar rows (`blur_columns_row`'s arithmetic).
+/// Horizontal blur (`blur_rows`' arithmetic, clamped at the map's edges) of columns `x0..x1`
+/// into the planar row `dst`, from `buf` holding columns `lo..hi` = `x0 - 1..x1 + 1` clamped.
 #[inline(always)]
-fn vblur_planar(a: &[f32], b: &[f32], c: &[f32], dst: &mut [f32]) {
-    for (((o, &a), &b), &c) in dst.iter_mut().zip(a).zip(b).zip(c) {
-        *o = (a + b + c) * THIRD;
+fn hblur_span(buf: &[f32], n: usize, x0: usize, x1: usize, dst: &mut [f32]) {
+    let lo = x0.saturating_sub(1);
+    let hi = (x1 + 1).min(n);
+    let (i0, i1) = (x0.max(1), x1.min(n - 1));
+    for k in 0..4 {
+        let s = &buf[k * CB..k * CB + (hi - lo)];
+        let d = &mut dst[k * n..k * n + n];
+        if i0 < i1 {
+            let m = i1 - i0;
+            let (l, c, r) = (&s[i0 - 1 - lo..][..m], &s[i0 - lo..][..m], &s[i0 + 1 - lo..][..m]);
+            for (((o, &a), &b), &c) in d[i0..i1].iter_mut().zip(l).zip(c).zip(r) {
+                *o = (a + b + c) * THIRD;
+            }
+        }
+        if x0 == 0 {
+            d[0] = (s[0] + s[0] + s[1.min(n - 1)]) * THIRD;
+        }
+        if x1 == n && n >= 2 {
+            d[n - 1] = (s[n - 2 - lo] + s[n - 1 - lo] + s[n - 1 - lo]) * THIRD;
+        }
     }
 }
 
@@ -306,20 +337,19 @@ fn quantize_lane(w: [f32; 4]) -> ([u8; 4], bool) {
     (out, bad)
 }
 
-/// Quantise one planar row into `out`.
+/// Quantise `out.len()` samples of planar weights (channel k at `k*stride..`) into `out`.
 #[inline(always)]
-fn quantize_planar(w: &[f32], n: usize, out: &mut [MaybeUninit<[u8; 4]>]) {
-    let (w0, rest) = w.split_at(n);
-    let (w1, rest) = rest.split_at(n);
-    let (w2, w3) = rest.split_at(n);
+fn quantize_planar(w: &[f32], stride: usize, out: &mut [MaybeUninit<[u8; 4]>]) {
+    let m = out.len();
+    let (w0, w1, w2, w3) = (&w[..m], &w[stride..stride + m], &w[2 * stride..2 * stride + m], &w[3 * stride..3 * stride + m]);
     let mut any_bad = false;
-    for x in 0..n {
+    for x in 0..m {
         let (q, bad) = quantize_lane([w0[x], w1[x], w2[x], w3[x]]);
         out[x].write(q);
         any_bad |= bad;
     }
     if any_bad {
-        for x in 0..n {
+        for x in 0..m {
             let v = [w0[x], w1[x], w2[x], w3[x]];
             if quantize_lane(v).1 {
                 out[x].write(quantize_weights(v));
@@ -336,17 +366,22 @@ crate::simd::dispatch! {
 
 /// Streams rows through the passes: at step `t`, pass `q` (1-based) horizontally blurs its
 /// row `t - (q - 1)` (weights for pass 1, the vertical blur of pass `q - 1`'s ring otherwise)
-/// into its ring, and the output stage takes the vertical blur of the last ring's row
-/// `t - passes`. Each stage only runs on the rows that output rows `a..b` depend on.
+/// into its ring, and the output stage quantises the vertical blur of the last ring's row
+/// `t - passes`. Each stage only runs on the rows that output rows `a..b` depend on, a row in
+/// chunks of [`CHUNK`] columns.
 #[inline(always)]
 fn splat_strip_body(c: &Ctx<'_>, scr: &mut Scratch, a: usize, out: &mut [MaybeUninit<[u8; 4]>]) {
     let n = c.n;
     let b = a + out.len() / n;
     let passes = scr.rings.len() / (12 * n);
+    let chunks = |_| (0..n).step_by(CHUNK).map(|x0| (x0, (x0 + CHUNK).min(n)));
     if passes == 0 {
         for z in a..b {
-            weights_row(c, scr, z);
-            quantize_planar(&scr.w, n, &mut out[(z - a) * n..(z - a + 1) * n]);
+            prepare_row(c, scr, z);
+            for (x0, x1) in chunks(()) {
+                weights_span(c, &scr.jitter, &scr.slope, &mut scr.buf, z, x0, x1);
+                quantize_planar(&scr.buf, CB, &mut out[(z - a) * n + x0..(z - a) * n + x1]);
+            }
         }
         return;
     }
@@ -364,21 +399,28 @@ fn splat_strip_body(c: &Ctx<'_>, scr: &mut Scratch, a: usize, out: &mut [MaybeUn
                 continue;
             }
             if q == 1 {
-                weights_row(c, scr, r);
-            } else {
-                let (ra, rb, rc) = (slot(q - 1, up(r)), slot(q - 1, r), slot(q - 1, down(r)));
-                let rg = &scr.rings;
-                vblur_planar(&rg[ra..ra + row], &rg[rb..rb + row], &rg[rc..rc + row], &mut scr.w);
+                prepare_row(c, scr, r);
             }
-            let d = slot(q, r);
-            hblur_planar(&scr.w, &mut scr.rings[d..d + row], n);
+            let (ra, rb, rc, d) = if q > 1 { (slot(q - 1, up(r)), slot(q - 1, r), slot(q - 1, down(r)), slot(q, r)) } else { (0, 0, 0, slot(q, r)) };
+            for (x0, x1) in chunks(()) {
+                let (lo, hi) = (x0.saturating_sub(1), (x1 + 1).min(n));
+                if q == 1 {
+                    weights_span(c, &scr.jitter, &scr.slope, &mut scr.buf, r, lo, hi);
+                } else {
+                    let rg = &scr.rings;
+                    vblur_span(&rg[ra..ra + row], &rg[rb..rb + row], &rg[rc..rc + row], n, lo, hi, &mut scr.buf);
+                }
+                hblur_span(&scr.buf, n, x0, x1, &mut scr.rings[d..d + row]);
+            }
         }
         if let Some(r) = t.checked_sub(passes) {
             if r >= a && r < b {
                 let (ra, rb, rc) = (slot(passes, up(r)), slot(passes, r), slot(passes, down(r)));
-                let rg = &scr.rings;
-                vblur_planar(&rg[ra..ra + row], &rg[rb..rb + row], &rg[rc..rc + row], &mut scr.w);
-                quantize_planar(&scr.w, n, &mut out[(r - a) * n..(r - a + 1) * n]);
+                for (x0, x1) in chunks(()) {
+                    let rg = &scr.rings;
+                    vblur_span(&rg[ra..ra + row], &rg[rb..rb + row], &rg[rc..rc + row], n, x0, x1, &mut scr.buf);
+                    quantize_planar(&scr.buf, CB, &mut out[(r - a) * n + x0..(r - a) * n + x1]);
+                }
             }
         }
     }
@@ -553,10 +595,27 @@ mod tests {
         }
     }
 
+    /// Rows wider than a chunk: chunk edges inside a row (a last chunk of one or two columns
+    /// too) give the definition's bytes.
+    #[test]
+    fn chunked_rows_equal_definition() {
+        for n in [CHUNK + 1, 2 * CHUNK + 2] {
+            let (heights, normals, sand) = rough_inputs(n);
+            for passes in [0u32, 1, 2, 3] {
+                let p = SplatParams { blur_passes: passes, ..SplatParams::default() };
+                let want = splat_reference(&heights, &normals, &sand, n, 300.0, 60.0, &p, 4, 1);
+                for strip in [7usize, 64] {
+                    let got = auto_splat_strips(&heights, &normals, &sand, n, 300.0, 60.0, &p, 4, 1, strip);
+                    assert_eq!(got, want, "n {n} passes {passes} strip {strip}");
+                }
+            }
+        }
+    }
+
     /// The baseline (non-AVX2) copy of the strip kernel gives the same bytes as the dispatched one.
     #[test]
     fn baseline_strip_kernel_equals_dispatched() {
-        let n = 29;
+        let n = CHUNK + 5;
         let (heights, normals, sand) = rough_inputs(n);
         let p = SplatParams::default();
         let jitter = FbmRows::of_noise(n, 60.0, SPLAT_JITTER_SCALE, 3, 2.0, 0.5, 2, 9);
@@ -591,6 +650,12 @@ mod tests {
         let planar: Vec<f32> = (0..4).flat_map(|k| rows.iter().map(move |r| r[k])).collect();
         let mut out = vec![MaybeUninit::new([0u8; 4]); n];
         quantize_planar(&planar, n, &mut out);
+        let mut part = vec![MaybeUninit::new([0u8; 4]); n - 5];
+        quantize_planar(&planar[3..], n, &mut part);
+        for (r, o) in rows[3..].iter().zip(&part) {
+            // SAFETY: initialised at creation (and overwritten by the kernel).
+            assert_eq!(unsafe { o.assume_init() }, quantize_weights(*r), "{r:?}");
+        }
         for (r, o) in rows.iter().zip(&out) {
             // SAFETY: initialised at creation (and overwritten by the kernel).
             assert_eq!(unsafe { o.assume_init() }, quantize_weights(*r), "{r:?}");
