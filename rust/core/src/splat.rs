@@ -584,7 +584,7 @@ mod tests {
     fn strips_equal_definition_for_any_height_and_passes() {
         for n in [1usize, 2, 3, 8, 23] {
             let (heights, normals, sand) = rough_inputs(n);
-            for passes in [0u32, 1, 2, 3, 5, 9, MAX_STRIP_PASSES + 1] {
+            for passes in [0u32, 1, 2, 3, 5, 9, MAX_STRIP_PASSES, MAX_STRIP_PASSES + 1] {
                 let p = SplatParams { blur_passes: passes, ..SplatParams::default() };
                 let want = splat_reference(&heights, &normals, &sand, n, 50.0, 80.0, &p, 11, 5);
                 for strip in [1usize, 2, 3, 5, 7, n, n + 4] {
@@ -601,7 +601,7 @@ mod tests {
     fn chunked_rows_equal_definition() {
         for n in [CHUNK + 1, 2 * CHUNK + 2] {
             let (heights, normals, sand) = rough_inputs(n);
-            for passes in [0u32, 1, 2, 3] {
+            for passes in [0u32, 1, 2, 3, 9] {
                 let p = SplatParams { blur_passes: passes, ..SplatParams::default() };
                 let want = splat_reference(&heights, &normals, &sand, n, 300.0, 60.0, &p, 4, 1);
                 for strip in [7usize, 64] {
