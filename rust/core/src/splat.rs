@@ -224,8 +224,6 @@ const CB: usize = CHUNK + 2;
 struct Scratch {
     jitter: Vec<f32>,
     slope: Vec<f32>,
-    /// Indices of the row's samples that need `acos`.
-    mid: Vec<u32>,
     /// Planar chunk (channel k at `k*CB..`): unblurred weights, or a vertical blur.
     buf: Vec<f32>,
     /// Pass `q` (1-based), row `r`: planar row (channel k at `k*n..`) at `((q-1)*3 + r%3) * 4n`.
@@ -234,7 +232,7 @@ struct Scratch {
 
 impl Scratch {
     fn new(n: usize, passes: usize) -> Scratch {
-        Scratch { jitter: vec![0.0; n], slope: vec![0.0; n], mid: vec![0; n], buf: vec![0.0; 4 * CB], rings: vec![0.0; passes * 12 * n] }
+        Scratch { jitter: vec![0.0; n], slope: vec![0.0; n], buf: vec![0.0; 4 * CB], rings: vec![0.0; passes * 12 * n] }
     }
 }
 
@@ -243,7 +241,7 @@ impl Scratch {
 fn prepare_row(c: &Ctx, scr: &mut Scratch, z: usize) {
     let n = c.n;
     c.jitter.row(z, &mut scr.jitter);
-    c.slope.row(&c.normals[z * n..z * n + n], &mut scr.slope, &mut scr.mid);
+    c.slope.row(&c.normals[z * n..z * n + n], &mut scr.slope);
 }
 
 /// Planar weights of row `z`, columns `lo..hi` (at most `CB`), into `buf` (after [`prepare_row`]).
@@ -444,21 +442,36 @@ impl SlopeSkip {
         SlopeSkip { flat_above, steep_below }
     }
 
-    /// Slopes of a row of normals: saturated ones without branches, `acos` only at the samples
-    /// where the rules can tell slopes apart (their indices gathered in `mid`, length >= row).
+    /// Slopes of a row of normals: saturated ones without branches, eight at a time, `acos`
+    /// only at the samples where the rules can tell slopes apart.
     #[inline(always)]
-    fn row(&self, normals: &[[f32; 3]], out: &mut [f32], mid: &mut [u32]) {
-        let mut count = 0usize;
-        for (x, (o, nv)) in out.iter_mut().zip(normals).enumerate() {
-            let (flat, steep) = (nv[1] > self.flat_above, nv[1] < self.steep_below);
-            *o = if flat { 0.0 } else { 90.0 };
-            // count <= x < mid.len(): always in bounds.
-            mid[count] = x as u32;
-            count += !(flat | steep) as usize;
+    fn row(&self, normals: &[[f32; 3]], out: &mut [f32]) {
+        let (fa, sb) = (self.flat_above, self.steep_below);
+        let mut oc = out.chunks_exact_mut(8);
+        let mut nc = normals.chunks_exact(8);
+        for (o, nv) in (&mut oc).zip(&mut nc) {
+            let mut any_mid = false;
+            for i in 0..8 {
+                let (flat, steep) = (nv[i][1] > fa, nv[i][1] < sb);
+                o[i] = if flat { 0.0 } else { 90.0 };
+                any_mid |= !(flat | steep);
+            }
+            if any_mid {
+                for i in 0..8 {
+                    if !(nv[i][1] > fa || nv[i][1] < sb) {
+                        o[i] = slope_degrees(nv[i]);
+                    }
+                }
+            }
         }
-        for &x in &mid[..count] {
-            let x = x as usize;
-            out[x] = slope_degrees(normals[x]);
+        for (o, &nv) in oc.into_remainder().iter_mut().zip(nc.remainder()) {
+            *o = if nv[1] > fa {
+                0.0
+            } else if nv[1] < sb {
+                90.0
+            } else {
+                slope_degrees(nv)
+            };
         }
     }
 }
@@ -522,7 +535,7 @@ mod tests {
             .collect();
         nrm.extend([[0.0, -1.0, 0.0], [0.0, f32::NAN, 0.0]]);
         let mut slopes = vec![0.0f32; nrm.len()];
-        sk.row(&nrm, &mut slopes, &mut vec![0u32; nrm.len()]);
+        sk.row(&nrm, &mut slopes);
         for (&nv, &sl) in nrm.iter().zip(&slopes) {
             for &h in &[1.0f32, 20.0, 70.0] {
                 let a = splat_weights(h, sl, 0.2, 0.0, 100.0, &p);
