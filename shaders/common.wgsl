@@ -134,12 +134,12 @@ fn fade(t: f32) -> f32 {
     return t * t * t * (t * (t * 6.0f - 15.0f) + 10.0f);
 }
 
-fn grad_dot(h: u32, dx: f32, dy: f32) -> f32 {
-    let gx = f32(h & 0xffffu) * GRAD_K - 1.0f;
-    let gy = f32(h >> 16u) * GRAD_K - 1.0f;
-    return gx * dx + gy * dy;
+fn grad_of(h: u32) -> vec2<f32> {
+    return vec2<f32>(f32(h & 0xffffu) * GRAD_K - 1.0f, f32(h >> 16u) * GRAD_K - 1.0f);
 }
-
+// Mirrors gradient_noise::cell_coeffs + cell_eval: with n_ij the corner dot products,
+// a(dx) = n00 + v (n01 - n00) = a0 + a1 dx, d(dx) = (n10 + v (n11 - n10)) - a(dx) = d0 + d1 dx,
+// noise = (a(dx) + fade(dx) d(dx)) * 1.2, in the same order of operations.
 fn gradient_noise(x: f32, y: f32, seed: u32) -> f32 {
     let xf = floor(x);
     let yf = floor(y);
@@ -147,23 +147,27 @@ fn gradient_noise(x: f32, y: f32, seed: u32) -> f32 {
     let yi = bitcast<u32>(f2i(yf));
     let dx = x - xf;
     let dy = y - yf;
+    let dy1 = dy - 1.0f;
+    let v = fade(dy);
     let hy0 = hash_u32(yi ^ seed);
     let hy1 = hash_u32((yi + 1u) ^ seed);
-    let h00 = hash_u32(xi ^ hy0);
-    let h10 = hash_u32((xi + 1u) ^ hy0);
-    let h01 = hash_u32(xi ^ hy1);
-    let h11 = hash_u32((xi + 1u) ^ hy1);
-    let n00 = grad_dot(h00, dx, dy);
-    let n10 = grad_dot(h10, dx - 1.0f, dy);
-    let n01 = grad_dot(h01, dx, dy - 1.0f);
-    let n11 = grad_dot(h11, dx - 1.0f, dy - 1.0f);
+    let g00 = grad_of(hash_u32(xi ^ hy0));
+    let g10 = grad_of(hash_u32((xi + 1u) ^ hy0));
+    let g01 = grad_of(hash_u32(xi ^ hy1));
+    let g11 = grad_of(hash_u32((xi + 1u) ^ hy1));
+    let c00 = g00.y * dy;
+    let c10 = g10.y * dy;
+    let c01 = g01.y * dy1;
+    let c11 = g11.y * dy1;
+    let a0 = c00 + v * (c01 - c00);
+    let a1 = g00.x + v * (g01.x - g00.x);
+    let e10 = c10 - g10.x;
+    let e11 = c11 - g11.x;
+    let b0 = e10 + v * (e11 - e10);
+    let b1 = g10.x + v * (g11.x - g10.x);
     let u = fade(dx);
-    let v = fade(dy);
-    let a = n00 + u * (n10 - n00);
-    let b = n01 + u * (n11 - n01);
-    return (a + v * (b - a)) * 1.2f;
+    return (a0 + a1 * dx + u * ((b0 - a0) + (b1 - a1) * dx)) * 1.2f;
 }
-
 fn octave_seed(seed: u32, o: u32) -> u32 {
     return hash_u32(seed ^ (o * 0x68e31da4u));
 }

@@ -23,39 +23,47 @@ pub fn fade(t: f32) -> f32 {
     t * t * t * (t * (t * 6.0 - 15.0) + 10.0)
 }
 
+/// Interpolation coefficients `[a0, a1, d0, d1]` of one lattice cell on one line `y`: with
+/// `n_ij = g_ij · (dx - i, dy - j)` the corner dot products, the bilinear-in-`v` blends
+/// `a(dx) = n00 + v (n01 - n00) = a0 + a1 dx` and `b(dx) = n10 + v (n11 - n10)` are linear in
+/// `dx`, and `d = b - a = d0 + d1 dx`. Gradients are `(x, y)` pairs; `dy1 = dy - 1`, `v = fade(dy)`.
 #[inline(always)]
-fn grad_dot(h: u32, dx: f32, dy: f32) -> f32 {
-    let gx = (h & 0xffff) as f32 * (2.0 / 65535.0) - 1.0;
-    let gy = (h >> 16) as f32 * (2.0 / 65535.0) - 1.0;
-    gx * dx + gy * dy
+fn cell_coeffs(g00: (f32, f32), g10: (f32, f32), g01: (f32, f32), g11: (f32, f32), dy: f32, dy1: f32, v: f32) -> [f32; 4] {
+    let (c00, c10, c01, c11) = (g00.1 * dy, g10.1 * dy, g01.1 * dy1, g11.1 * dy1);
+    let a0 = c00 + v * (c01 - c00);
+    let a1 = g00.0 + v * (g01.0 - g00.0);
+    let (e10, e11) = (c10 - g10.0, c11 - g11.0);
+    let b0 = e10 + v * (e11 - e10);
+    let b1 = g10.0 + v * (g11.0 - g10.0);
+    [a0, a1, b0 - a0, b1 - a1]
 }
 
-/// One octave of 2-D gradient noise at `(x, y)` (lattice units), roughly in [-1, 1].
+/// The noise inside a cell from its [`cell_coeffs`] at `dx` (0..1):
+/// `(a(dx) + fade(dx) · d(dx)) · 1.2`, in exactly this order of operations on every path.
+#[inline(always)]
+fn cell_eval(c: [f32; 4], dx: f32) -> f32 {
+    let u = fade(dx);
+    // Random gradients with components in [-1, 1] peak near ±1.0; 1.2 spreads typical output
+    // over most of [-1, 1] without clipping.
+    (c[0] + c[1] * dx + u * (c[2] + c[3] * dx)) * 1.2
+}
+
+/// One octave of 2-D gradient noise at `(x, y)` (lattice units), roughly in [-1, 1]: Perlin's
+/// quintic-faded interpolation of the four corner gradients' dot products, evaluated as
+/// [`cell_coeffs`] + [`cell_eval`] (the same arithmetic the row kernels use).
 #[inline(always)]
 pub fn gradient_noise(x: f32, y: f32, seed: u32) -> f32 {
     let xi = fast_floor(x);
     let yi = fast_floor(y);
-    let xf = xi as f32;
-    let yf = yi as f32;
-    let dx = x - xf;
-    let dy = y - yf;
+    let dx = x - xi as f32;
+    let dy = y - yi as f32;
     let hy0 = hash_u32((yi as u32) ^ seed);
     let hy1 = hash_u32((yi.wrapping_add(1) as u32) ^ seed);
-    let h00 = hash_u32((xi as u32) ^ hy0);
-    let h10 = hash_u32((xi.wrapping_add(1) as u32) ^ hy0);
-    let h01 = hash_u32((xi as u32) ^ hy1);
-    let h11 = hash_u32((xi.wrapping_add(1) as u32) ^ hy1);
-    let n00 = grad_dot(h00, dx, dy);
-    let n10 = grad_dot(h10, dx - 1.0, dy);
-    let n01 = grad_dot(h01, dx, dy - 1.0);
-    let n11 = grad_dot(h11, dx - 1.0, dy - 1.0);
-    let u = fade(dx);
-    let v = fade(dy);
-    let a = n00 + u * (n10 - n00);
-    let b = n01 + u * (n11 - n01);
-    // Random gradients with components in [-1, 1] peak near ±1.0; 1.2 spreads typical output
-    // over most of [-1, 1] without clipping.
-    (a + v * (b - a)) * 1.2
+    let g00 = grad_of(hash_u32((xi as u32) ^ hy0));
+    let g10 = grad_of(hash_u32((xi.wrapping_add(1) as u32) ^ hy0));
+    let g01 = grad_of(hash_u32((xi as u32) ^ hy1));
+    let g11 = grad_of(hash_u32((xi.wrapping_add(1) as u32) ^ hy1));
+    cell_eval(cell_coeffs(g00, g10, g01, g11, dy, dy - 1.0, fade(dy)), dx)
 }
 
 /// Seed of octave `o` of a field seeded with `seed`.
@@ -212,42 +220,37 @@ fn octave_row_runs(row: &mut [f32], yy: f32, step: f32, x0: f32, f: f32, os: u32
             b += 1;
         }
         let xf = xi as f32;
-        let (g00x, g00y) = grad_of(hash_u32((xi as u32) ^ hy0));
-        let (g10x, g10y) = grad_of(hash_u32((xi.wrapping_add(1) as u32) ^ hy0));
-        let (g01x, g01y) = grad_of(hash_u32((xi as u32) ^ hy1));
-        let (g11x, g11y) = grad_of(hash_u32((xi.wrapping_add(1) as u32) ^ hy1));
-        let (c00, c10, c01, c11) = (g00y * dy, g10y * dy, g01y * dy1, g11y * dy1);
+        let c = cell_coeffs(
+            grad_of(hash_u32((xi as u32) ^ hy0)),
+            grad_of(hash_u32((xi.wrapping_add(1) as u32) ^ hy0)),
+            grad_of(hash_u32((xi as u32) ^ hy1)),
+            grad_of(hash_u32((xi.wrapping_add(1) as u32) ^ hy1)),
+            dy,
+            dy1,
+            v,
+        );
         for (k, o) in row[a..b].iter_mut().enumerate() {
             let x = (((a + k) as i32) as f32 * step + x0) * f;
-            let dx = x - xf;
-            let dx1 = dx - 1.0;
-            let n00 = g00x * dx + c00;
-            let n10 = g10x * dx1 + c10;
-            let n01 = g01x * dx + c01;
-            let n11 = g11x * dx1 + c11;
-            let u = fade(dx);
-            let p = n00 + u * (n10 - n00);
-            let q = n01 + u * (n11 - n01);
-            *o += amp * ((p + v * (q - p)) * 1.2);
+            *o += amp * cell_eval(c, x - xf);
         }
         a = b;
     }
 }
 
 /// Largest lattice cells per sample for which the AVX2 window kernel is used: then 8
-/// consecutive samples touch at most 8 lattice columns (their cells plus the right neighbour),
-/// which fit one 8-lane register.
-const WINDOW_MAX_CELLS_PER_SAMPLE: f32 = 0.85;
+/// consecutive samples touch at most 8 lattice cells, whose coefficients fit one 8-lane
+/// register each.
+const WINDOW_MAX_CELLS_PER_SAMPLE: f32 = 0.95;
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    //! Explicit AVX2 version of [`super::octave_row_points`] for rows with at least ~1.2 samples
-    //! per lattice cell: the gradients of 8 consecutive lattice columns (rows `yi` and `yi + 1`)
-    //! are hashed once into registers (a "window"), and each block of 8 samples picks its corner
-    //! gradients with in-register permutes instead of hashing them. Every lane performs exactly
-    //! the scalar operations of the point path in the same order (no FMA), so results are
-    //! bit-identical to it.
-    use super::{fade, fast_floor, gradient_noise};
+    //! Explicit AVX2 version of [`super::octave_row_points`] for rows with more than ~1.05
+    //! samples per lattice cell: the [`super::cell_coeffs`] of 8 consecutive lattice cells of
+    //! the row are computed once into registers (a "window", 4 hashes of 8 lanes), and each
+    //! block of 8 samples picks its cell's coefficients with in-register permutes instead of
+    //! hashing. Every lane performs exactly the scalar operations in the same order (no FMA),
+    //! so results are bit-identical to the point path.
+    use super::{fast_floor, gradient_noise};
     use crate::hash::hash_u32;
     use std::arch::x86_64::*;
 
@@ -281,14 +284,12 @@ mod avx2 {
         let dy1 = dy - 1.0;
         let hy0 = hash_u32((yi as u32) ^ os);
         let hy1 = hash_u32((yi.wrapping_add(1) as u32) ^ os);
-        let v = fade(dy);
+        let v = super::fade(dy);
         let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
         let (vstep, vx0, vf) = (_mm256_set1_ps(step), _mm256_set1_ps(x0), _mm256_set1_ps(f));
         let (vdy, vdy1, vv, vamp) = (_mm256_set1_ps(dy), _mm256_set1_ps(dy1), _mm256_set1_ps(v), _mm256_set1_ps(amp));
-        let (one, c6, c15, c10, c12) =
-            (_mm256_set1_ps(1.0), _mm256_set1_ps(6.0), _mm256_set1_ps(15.0), _mm256_set1_ps(10.0), _mm256_set1_ps(1.2));
-        let ione = _mm256_set1_epi32(1);
-        let six = _mm256_set1_epi32(6);
+        let (c6, c15, c10, c12) = (_mm256_set1_ps(6.0), _mm256_set1_ps(15.0), _mm256_set1_ps(10.0), _mm256_set1_ps(1.2));
+        let seven = _mm256_set1_epi32(7);
         let xs = |k: usize| ((k as i32) as f32 * step + x0) * f;
         // Sample positions of the block starting at `i`, their floor and cell index.
         let pos = |i: usize| {
@@ -298,33 +299,38 @@ mod avx2 {
             let fl = _mm256_round_ps::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(x);
             (x, fl, _mm256_cvttps_epi32(fl))
         };
-        // Noise of one block times amp, from window slots k0 (left corner) of the cells.
-        let eval = |x: __m256, fl: __m256, k0: __m256i, w: &[__m256; 4]| {
-            let [gx0, cy0, gx1, cy1] = *w;
-            let k1 = _mm256_add_epi32(k0, ione);
+        // amp · cell_eval of one block, cell coefficients picked from window slot k.
+        let eval = |x: __m256, fl: __m256, k: __m256i, w: &[__m256; 4]| {
+            let (a0, a1) = (_mm256_permutevar8x32_ps(w[0], k), _mm256_permutevar8x32_ps(w[1], k));
+            let (d0, d1) = (_mm256_permutevar8x32_ps(w[2], k), _mm256_permutevar8x32_ps(w[3], k));
             let dx = _mm256_sub_ps(x, fl);
-            let dx1 = _mm256_sub_ps(dx, one);
-            let n00 = _mm256_add_ps(_mm256_mul_ps(_mm256_permutevar8x32_ps(gx0, k0), dx), _mm256_permutevar8x32_ps(cy0, k0));
-            let n10 = _mm256_add_ps(_mm256_mul_ps(_mm256_permutevar8x32_ps(gx0, k1), dx1), _mm256_permutevar8x32_ps(cy0, k1));
-            let n01 = _mm256_add_ps(_mm256_mul_ps(_mm256_permutevar8x32_ps(gx1, k0), dx), _mm256_permutevar8x32_ps(cy1, k0));
-            let n11 = _mm256_add_ps(_mm256_mul_ps(_mm256_permutevar8x32_ps(gx1, k1), dx1), _mm256_permutevar8x32_ps(cy1, k1));
             // fade(dx) = dx·dx·dx · (dx · (dx · 6 - 15) + 10), in the scalar's order.
             let d3 = _mm256_mul_ps(_mm256_mul_ps(dx, dx), dx);
             let u = _mm256_mul_ps(d3, _mm256_add_ps(_mm256_mul_ps(dx, _mm256_sub_ps(_mm256_mul_ps(dx, c6), c15)), c10));
-            let p = _mm256_add_ps(n00, _mm256_mul_ps(u, _mm256_sub_ps(n10, n00)));
-            let q = _mm256_add_ps(n01, _mm256_mul_ps(u, _mm256_sub_ps(n11, n01)));
-            _mm256_mul_ps(vamp, _mm256_mul_ps(_mm256_add_ps(p, _mm256_mul_ps(vv, _mm256_sub_ps(q, p))), c12))
+            let a = _mm256_add_ps(a0, _mm256_mul_ps(a1, dx));
+            let d = _mm256_add_ps(d0, _mm256_mul_ps(d1, dx));
+            _mm256_mul_ps(vamp, _mm256_mul_ps(_mm256_add_ps(a, _mm256_mul_ps(u, d)), c12))
         };
-        let outside = |k0: __m256i| {
-            _mm256_movemask_epi8(_mm256_or_si256(_mm256_cmpgt_epi32(_mm256_setzero_si256(), k0), _mm256_cmpgt_epi32(k0, six))) != 0
+        let outside = |k: __m256i| {
+            _mm256_movemask_epi8(_mm256_or_si256(_mm256_cmpgt_epi32(_mm256_setzero_si256(), k), _mm256_cmpgt_epi32(k, seven))) != 0
         };
-        // Window of columns w0 ..= w0 + 7: x gradient and `gy · dy` of row yi, the same with
-        // `dy1` for row yi + 1. A block may use it when all its cells are in w0 ..= w0 + 6.
+        // Window: the cell_coeffs of cells w0 ..= w0 + 7 (lane j = cell w0 + j), same operations.
         let window = |w0: i32| {
-            let cols = _mm256_add_epi32(_mm256_set1_epi32(w0), lanes);
-            let (ax, ay) = grad8(hash8(_mm256_xor_si256(cols, _mm256_set1_epi32(hy0 as i32))));
-            let (bx, by) = grad8(hash8(_mm256_xor_si256(cols, _mm256_set1_epi32(hy1 as i32))));
-            [ax, _mm256_mul_ps(ay, vdy), bx, _mm256_mul_ps(by, vdy1)]
+            let c0 = _mm256_add_epi32(_mm256_set1_epi32(w0), lanes);
+            let c1 = _mm256_add_epi32(c0, _mm256_set1_epi32(1));
+            let (h0, h1) = (_mm256_set1_epi32(hy0 as i32), _mm256_set1_epi32(hy1 as i32));
+            let (g00x, g00y) = grad8(hash8(_mm256_xor_si256(c0, h0)));
+            let (g10x, g10y) = grad8(hash8(_mm256_xor_si256(c1, h0)));
+            let (g01x, g01y) = grad8(hash8(_mm256_xor_si256(c0, h1)));
+            let (g11x, g11y) = grad8(hash8(_mm256_xor_si256(c1, h1)));
+            let (c00, c10) = (_mm256_mul_ps(g00y, vdy), _mm256_mul_ps(g10y, vdy));
+            let (c01, c11) = (_mm256_mul_ps(g01y, vdy1), _mm256_mul_ps(g11y, vdy1));
+            let a0 = _mm256_add_ps(c00, _mm256_mul_ps(vv, _mm256_sub_ps(c01, c00)));
+            let a1 = _mm256_add_ps(g00x, _mm256_mul_ps(vv, _mm256_sub_ps(g01x, g00x)));
+            let (e10, e11) = (_mm256_sub_ps(c10, g10x), _mm256_sub_ps(c11, g11x));
+            let b0 = _mm256_add_ps(e10, _mm256_mul_ps(vv, _mm256_sub_ps(e11, e10)));
+            let b1 = _mm256_add_ps(g10x, _mm256_mul_ps(vv, _mm256_sub_ps(g11x, g10x)));
+            [a0, a1, _mm256_sub_ps(b0, a0), _mm256_sub_ps(b1, a1)]
         };
         let mut w0 = 0i32;
         let mut win = [_mm256_setzero_ps(); 4];
@@ -335,8 +341,8 @@ mod avx2 {
             let mut ka = _mm256_sub_epi32(xia, _mm256_set1_epi32(w0));
             if !have || outside(ka) {
                 let first = _mm256_cvtsi256_si32(xia);
-                if fast_floor(xs(i + 7)).wrapping_sub(first) > 6 {
-                    // More than 7 cells in 8 samples (not expected below
+                if fast_floor(xs(i + 7)).wrapping_sub(first) > 7 {
+                    // More than 8 cells in 8 samples (not expected below
                     // WINDOW_MAX_CELLS_PER_SAMPLE): stay exact regardless.
                     for k in i..i + 8 {
                         row[k] += amp * gradient_noise(xs(k), yy, os);
@@ -369,7 +375,7 @@ mod avx2 {
             i += 8;
         }
         for k in i..n {
-            row[k] += amp * gradient_noise(((k as i32) as f32 * step + x0) * f, yy, os);
+            row[k] += amp * gradient_noise(xs(k), yy, os);
         }
     }
 }
@@ -490,10 +496,11 @@ mod tests {
             return;
         }
         let s = 0x5eed_0001;
-        // From one sample per 0.85 cells (the window limit) to thousands per cell, negative and
+        // From one sample per 0.95 cells (the window limit) to thousands per cell, negative and
         // positive offsets, rows whose length is not a multiple of 8.
         for &(step, x0, f, yy) in &[
-            (0.85f32, 0.0f32, 1.0f32, 0.5f32),
+            (0.95f32, 0.0f32, 1.0f32, 0.5f32),
+            (0.85, 0.0, 1.0, 0.5),
             (0.002, 0.0, 1.0, 3.3),
             (0.0131, -7.77, 2.0, -4.1),
             (0.05, 3.3, 1.37, 0.0),
