@@ -308,7 +308,7 @@ mod tests {
             }
         }
         // All land, all water, and one blob (the island case).
-        for mask in [vec![1u8; 40 * 40], vec![0u8; 40 * 40], (0..40 * 40).map(|i| (((i % 40) as i32 - 20).pow(2) + ((i / 40) as i32 - 18).pow(2) < 150) as u8).collect()] {
+        for mask in [vec![1u8; 40 * 40], vec![0u8; 40 * 40], (0..40 * 40usize).map(|i| (((i % 40) as i32 - 20).pow(2) + ((i / 40) as i32 - 18).pow(2) < 150) as u8).collect()] {
             let got = distance_to_coast(&mask, 40, 2.0);
             let want = signed_reference(&mask, 40, 2.0);
             assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()));

@@ -344,8 +344,8 @@ mod avx2 {
                 if fast_floor(xs(i + 7)).wrapping_sub(first) > 7 {
                     // More than 8 cells in 8 samples (not expected below
                     // WINDOW_MAX_CELLS_PER_SAMPLE): stay exact regardless.
-                    for k in i..i + 8 {
-                        row[k] += amp * gradient_noise(xs(k), yy, os);
+                    for (k, o) in row[i..i + 8].iter_mut().enumerate() {
+                        *o += amp * gradient_noise(xs(i + k), yy, os);
                     }
                     i += 8;
                     continue;
@@ -374,8 +374,8 @@ mod avx2 {
             _mm256_storeu_ps(o, _mm256_add_ps(_mm256_loadu_ps(o), va));
             i += 8;
         }
-        for k in i..n {
-            row[k] += amp * gradient_noise(xs(k), yy, os);
+        for (k, o) in row[i..].iter_mut().enumerate() {
+            *o += amp * gradient_noise(xs(i + k), yy, os);
         }
     }
 }

@@ -102,7 +102,7 @@ impl SegmentBuckets {
                 b.dz.push(dz);
                 b.len2.push(dx * dx + dz * dz);
             }
-            while b.ax.len() % LANES != 0 {
+            while !b.ax.len().is_multiple_of(LANES) {
                 b.ax.push(FAR);
                 b.az.push(FAR);
                 b.dx.push(0.0);
