@@ -1,8 +1,9 @@
 //! Per-chunk render and collider data, computed as plain `Send` data (on the worker thread for
 //! `regenerate_async`) so that the main thread only copies it into Godot objects.
 
-use godot::builtin::{Color, Vector2, Vector3};
-use island_core::{ChunkCollider, Heightfield};
+use crate::surface::{encode, encode_grid, normal_tangent_table, splat_byte, Grid, SurfaceBytes};
+use godot::builtin::Color;
+use island_core::{ChunkCollider, ChunkMesh, Heightfield};
 use rayon::prelude::*;
 
 /// Everything needed to build one chunk's `ArrayMesh` and `HeightMapShape3D`.
@@ -12,22 +13,52 @@ pub struct ChunkData {
     pub cx: u32,
     /// Chunk row (z).
     pub cz: u32,
-    /// `Mesh.ARRAY_VERTEX`, node-local metres.
-    pub positions: Vec<Vector3>,
-    /// `Mesh.ARRAY_NORMAL`.
-    pub normals: Vec<Vector3>,
-    /// `Mesh.ARRAY_TEX_UV`: 0..1 over the whole island.
-    pub uvs: Vec<Vector2>,
-    /// `Mesh.ARRAY_COLOR`: splat weights (r = sand, g = grass, b = rock, a = snow), summing to 1.
-    pub colors: Vec<Color>,
-    /// `Mesh.ARRAY_INDEX`, clockwise (Godot's front face).
-    pub indices: Vec<i32>,
+    /// The mesh surface in Godot's layout: positions (node-local metres), normals, UVs (0..1 over
+    /// the whole island), colours (splat weights r = sand, g = grass, b = rock, a = snow).
+    pub surface: SurfaceBytes,
     /// Collider data, when collision is enabled: `map_data` is the chunk's samples row by row
     /// (the meshes split cells along the same diagonal as `HeightMapShape3D`).
     pub collider: Option<ChunkCollider>,
 }
 
-/// Build the data of every chunk, row-major (`cz * chunks_per_side + cx`), in parallel.
+/// Sample index of a vertex UV (UVs are `sample / (n - 1)`; never near a half, so adding 0.5
+/// and truncating rounds like `round`).
+#[inline]
+fn uv_sample(uv: [f32; 2], n: usize) -> usize {
+    let last = (n - 1) as f32;
+    let ix = ((uv[0] * last + 0.5).max(0.0) as usize).min(n - 1);
+    let iz = ((uv[1] * last + 0.5).max(0.0) as usize).min(n - 1);
+    iz * n + ix
+}
+
+/// Vertex colours of a mesh as `Color`s (the `add_surface_from_arrays` path): the splat weights
+/// of the nearest sample, white without a splat.
+pub fn mesh_colors(mesh: &ChunkMesh, splat: &[[u8; 4]], n: usize) -> Vec<Color> {
+    mesh.uvs
+        .iter()
+        .map(|&uv| match splat.get(uv_sample(uv, n)) {
+            Some(s) => Color::from_rgba8(s[0], s[1], s[2], s[3]),
+            None => Color::WHITE,
+        })
+        .collect()
+}
+
+/// Encode a mesh with the splat weights as vertex colours (same colours as [`mesh_colors`]).
+pub fn encode_mesh(mesh: &ChunkMesh, splat: &[[u8; 4]], n: usize) -> SurfaceBytes {
+    encode(mesh, |k| match splat.get(uv_sample(mesh.uvs[k], n)) {
+        Some(s) => [splat_byte(s[0]), splat_byte(s[1]), splat_byte(s[2]), splat_byte(s[3])],
+        None => [255; 4],
+    })
+}
+
+/// Chunk data of one island: every chunk, row-major (`cz * chunks_per_side + cx`), and the
+/// encoded normal/tangent of every sample (reused by the LOD meshes).
+pub struct PreparedChunks {
+    pub chunks: Vec<ChunkData>,
+    pub normal_tangents: Vec<[u16; 4]>,
+}
+
+/// Build the data of every chunk in parallel.
 ///
 /// `splat` has one RGBA weight per heightfield sample (`resolution²`), or is empty (white vertex
 /// colours). `chunk_size` must divide `resolution - 1` (validated parameters guarantee it).
@@ -37,39 +68,29 @@ pub fn prepare_chunks(
     chunk_size: usize,
     flat: bool,
     collision: bool,
-) -> Vec<ChunkData> {
+) -> PreparedChunks {
     let n = field.resolution;
     let per_side = (n - 1) / chunk_size;
-    (0..per_side * per_side)
+    let nt = normal_tangent_table(&field.normals);
+    let chunks = (0..per_side * per_side)
         .into_par_iter()
         .map(|i| {
             let (cx, cz) = (i % per_side, i / per_side);
-            let m = field.chunk_mesh(cx, cz, chunk_size, flat);
-            let last = (n - 1) as f32;
-            let colors = m
-                .uvs
-                .iter()
-                .map(|uv| {
-                    let ix = (uv[0] * last).round() as usize;
-                    let iz = (uv[1] * last).round() as usize;
-                    match splat.get(iz.min(n - 1) * n + ix.min(n - 1)) {
-                        Some(s) => Color::from_rgba8(s[0], s[1], s[2], s[3]),
-                        None => Color::WHITE,
-                    }
-                })
-                .collect();
+            let surface = if flat {
+                encode_mesh(&field.chunk_mesh(cx, cz, chunk_size, true), splat, n)
+            } else {
+                let g = Grid { field, splat, nt: &nt, x0: cx * chunk_size, z0: cz * chunk_size, step: 1, v: chunk_size + 1 };
+                encode_grid(&g, None)
+            };
             ChunkData {
                 cx: cx as u32,
                 cz: cz as u32,
-                positions: m.positions.iter().map(|p| Vector3::new(p[0], p[1], p[2])).collect(),
-                normals: m.normals.iter().map(|p| Vector3::new(p[0], p[1], p[2])).collect(),
-                uvs: m.uvs.iter().map(|p| Vector2::new(p[0], p[1])).collect(),
-                colors,
-                indices: m.indices.iter().map(|&i| i as i32).collect(),
+                surface,
                 collider: collision.then(|| field.chunk_collider(cx, cz, chunk_size)),
             }
         })
-        .collect()
+        .collect();
+    PreparedChunks { chunks, normal_tangents: nt }
 }
 
 #[cfg(test)]
@@ -82,18 +103,58 @@ mod tests {
         let h: Vec<f32> = (0..n * n).map(|i| (i % 7) as f32).collect();
         let f = Heightfield::new(n, 64.0, h);
         let splat: Vec<[u8; 4]> = (0..n * n).map(|i| [(i % 256) as u8, 0, 0, 255 - (i % 256) as u8]).collect();
-        let c = prepare_chunks(&f, &splat, 16, false, true);
+        let c = prepare_chunks(&f, &splat, 16, false, true).chunks;
         assert_eq!(c.len(), 4);
         assert_eq!((c[1].cx, c[1].cz, c[2].cx, c[2].cz), (1, 0, 0, 1));
         // Vertex (0, 0) of chunk (1, 0) is sample (16, 0).
-        assert_eq!(c[1].positions[0].y, f.sample(16, 0));
-        assert_eq!(c[1].colors[0], Color::from_rgba8(16, 0, 0, 239));
+        assert_eq!(c[1].surface.vertex[4..8], f.sample(16, 0).to_le_bytes());
+        assert_eq!(c[1].surface.attribute[..4], [16, 0, 0, 239]);
+        let m = f.chunk_mesh(1, 0, 16, false);
+        assert_eq!(mesh_colors(&m, &splat, n)[0], Color::from_rgba8(16, 0, 0, 239));
         let col = c[3].collider.as_ref().unwrap();
         assert_eq!((col.width, col.depth), (17, 17));
         assert_eq!(col.heights[0], f.sample(16, 16));
-        let flat = prepare_chunks(&f, &[], 16, true, false);
-        assert_eq!(flat[0].positions.len(), 16 * 16 * 6);
+        let flat = prepare_chunks(&f, &[], 16, true, false).chunks;
+        assert_eq!(flat[0].surface.vertex_count, 16 * 16 * 6);
         assert!(flat[0].collider.is_none());
-        assert_eq!(flat[0].colors[0], Color::WHITE);
+        assert_eq!(flat[0].surface.attribute[..4], [255; 4]);
+    }
+}
+
+#[cfg(test)]
+mod timing {
+    /// CPU time of the calling thread, ms.
+    fn cpu_ms() -> f64 {
+        let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+        s.split_whitespace().next().and_then(|v| v.parse::<f64>().ok()).unwrap_or(f64::NAN) / 1e6
+    }
+
+    /// CPU time of the chunk data on one thread:
+    /// `cargo test -p procedural_island --lib chunk_timing -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn chunk_timing() {
+        let p = island_core::IslandParams::default();
+        let island = island_core::generate(&p).unwrap();
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        for _ in 0..3 {
+            pool.install(|| {
+                let t = cpu_ms();
+                let c = super::prepare_chunks(&island.field, &island.splat, 64, false, true);
+                let t1 = cpu_ms() - t;
+                let t = cpu_ms();
+                let nt = crate::surface::normal_tangent_table(&island.field.normals);
+                let t2 = cpu_ms() - t;
+                let t = cpu_ms();
+                let col: Vec<_> = (0..256).map(|i| island.field.chunk_collider(i % 16, i / 16, 64)).collect();
+                let t3 = cpu_ms() - t;
+                eprintln!(
+                    "1 thread CPU: prepare_chunks {t1:.1} ms (normal table {t2:.1}, colliders {t3:.1}) {} {} {}",
+                    c.chunks.len(),
+                    nt.len(),
+                    col.len()
+                );
+            });
+        }
     }
 }

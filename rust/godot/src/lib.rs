@@ -1,7 +1,8 @@
 //! GDExtension "procedural_island": the `ProceduralIsland` node for Godot 4.3+.
 //!
 //! Modules: [`procedural_island`] (the node), [`worker`] (background generation on a
-//! `std::thread`, plain data only), [`chunk_data`] (per-chunk mesh/collider arrays),
+//! `std::thread`, plain data only), [`chunk_data`] (per-chunk mesh/collider data), [`surface`]
+//! (mesh surfaces encoded in Godot's layout off the main thread),
 //! [`heightmap_io`] (PNG16/R16/R32 encoding).
 
 use godot::init::{gdextension, ExtensionLibrary, InitStage};
@@ -10,6 +11,7 @@ pub mod chunk_data;
 pub mod heightmap_io;
 pub mod procedural_island;
 pub mod splat_data;
+pub mod surface;
 pub mod terrain_brush;
 pub mod worker;
 

@@ -6,7 +6,7 @@
 //! `collision_mode` NEAR).
 
 use crate::procedural_island::ProceduralIsland;
-use godot::classes::mesh::{ArrayType, PrimitiveType};
+
 use godot::classes::node::InternalMode;
 use godot::classes::{ArrayMesh, Camera3D, EditorInterface, Engine, Material, MeshInstance3D};
 use godot::prelude::*;
@@ -312,39 +312,27 @@ impl ProceduralIsland {
     fn lod_build(&mut self, i: usize, leaf: Leaf, layout: &LodLayout) {
         let Some(island) = self.island.as_ref() else { return };
         let t0 = Instant::now();
-        let m = lod::node_mesh(&island.field, layout, leaf, self.flat_shading);
-        let t1 = t0.elapsed();
+        let flat = self.flat_shading;
+        let m = lod::node_mesh(&island.field, layout, leaf, flat);
         let n = island.field.resolution;
-        let last = (n - 1) as f32;
-        let colors: Vec<Color> = m
-            .uvs
-            .iter()
-            .map(|uv| {
-                let ix = ((uv[0] * last).round() as usize).min(n - 1);
-                let iz = ((uv[1] * last).round() as usize).min(n - 1);
-                match island.splat.get(iz * n + ix) {
-                    Some(s) => Color::from_rgba8(s[0], s[1], s[2], s[3]),
-                    None => Color::WHITE,
-                }
-            })
-            .collect();
-        // Plain Vecs first, then one copy each into the packed arrays.
-        let v3 = |p: &[[f32; 3]]| {
-            let v: Vec<Vector3> = p.iter().map(|p| Vector3::new(p[0], p[1], p[2])).collect();
-            PackedVector3Array::from(&v[..])
+        let bytes = if flat || self.normal_tangents.len() != n * n {
+            crate::chunk_data::encode_mesh(&m, &island.splat, n)
+        } else {
+            // Stitched heights from the LOD mesh; normals from the island's encoded table.
+            let heights: Vec<f32> = m.positions.iter().map(|p| p[1]).collect();
+            let (x0, z0) = layout.origin(leaf.key);
+            let g = crate::surface::Grid {
+                field: &island.field,
+                splat: &island.splat,
+                nt: &self.normal_tangents,
+                x0,
+                z0,
+                step: layout.step(leaf.key.level),
+                v: layout.chunk_cells + 1,
+            };
+            crate::surface::encode_grid(&g, Some(&heights))
         };
-        let uvs: Vec<Vector2> = m.uvs.iter().map(|p| Vector2::new(p[0], p[1])).collect();
-        let uvs = PackedVector2Array::from(&uvs[..]);
-        let idx: Vec<i32> = m.indices.iter().map(|&i| i as i32).collect();
-        let idx = PackedInt32Array::from(&idx[..]);
-        let mut arrays = VarArray::new();
-        arrays.resize(ArrayType::MAX.ord() as usize, &Variant::nil());
-        arrays.set(ArrayType::VERTEX.ord() as usize, &v3(&m.positions).to_variant());
-        arrays.set(ArrayType::NORMAL.ord() as usize, &v3(&m.normals).to_variant());
-        arrays.set(ArrayType::TEX_UV.ord() as usize, &uvs.to_variant());
-        arrays.set(ArrayType::COLOR.ord() as usize, &PackedColorArray::from(&colors[..]).to_variant());
-        arrays.set(ArrayType::INDEX.ord() as usize, &idx.to_variant());
-        let t2 = t0.elapsed();
+        let t1 = t0.elapsed();
         let s = &mut self.lod.slots[i];
         if !s.instance.is_instance_valid() {
             // Someone freed a pooled node: replace it.
@@ -356,12 +344,14 @@ impl ProceduralIsland {
             s.instance = instance;
             self.base_mut().add_child_ex(&inst).internal(InternalMode::BACK).done();
         }
+        let Some(island) = self.island.as_ref() else { return };
         let s = &mut self.lod.slots[i];
-        s.mesh.clear_surfaces();
-        s.mesh.add_surface_from_arrays(PrimitiveType::TRIANGLES, &arrays);
-        let t3 = t0.elapsed();
+        self.surfaces.set_surface(&mut s.mesh, &bytes, || {
+            let colors = crate::chunk_data::mesh_colors(&m, &island.splat, n);
+            (m, colors)
+        });
         if std::env::var_os("LOD_PROFILE").is_some() {
-            eprintln!("lod build: mesh {:?} arrays {:?} upload {:?} total {:?}", t1, t2, t3, t0.elapsed());
+            eprintln!("lod build: mesh+encode {:?} total {:?}", t1, t0.elapsed());
         }
         s.content = Some(leaf);
         self.lod.by_leaf.insert(leaf, i);

@@ -6,7 +6,7 @@ use island_gpu::Backend;
 use crate::worker::{import_job, run_job, JobError, Polled, Prepared, Request, Worker};
 use godot::classes::file_access::ModeFlags;
 use godot::classes::image::Format as ImageFormat;
-use godot::classes::mesh::{ArrayType, PrimitiveType};
+
 use godot::classes::node::InternalMode;
 use godot::classes::{
     ArrayMesh, CollisionShape3D, Curve, Engine, FileAccess, HeightMapShape3D, INode3D, Image, Material,
@@ -290,8 +290,12 @@ pub struct ProceduralIsland {
     // ---- runtime state (not properties) ----
     lod: lod::LodRuntime,
     pub(crate) island: Option<Island>,
+    /// Encoded normal/tangent per sample of `island` (LOD meshes).
+    pub(crate) normal_tangents: Vec<[u16; 4]>,
     last_stats: VarDictionary,
     pool: Vec<ChunkNodes>,
+    /// Verified Godot surface layouts (chunk and LOD meshes).
+    pub(crate) surfaces: crate::surface::SurfaceCache,
     worker: Option<Worker>,
     pending: Option<Request>,
     building: Option<Build>,
@@ -313,12 +317,16 @@ struct ChunkNodes {
     instance: Gd<MeshInstance3D>,
     mesh: Gd<ArrayMesh>,
     collider: Option<ColliderNodes>,
+    /// Chunk (cx, cz) the node is named after.
+    named: Option<(u32, u32)>,
 }
 
 struct ColliderNodes {
     body: Gd<StaticBody3D>,
     shape_node: Gd<CollisionShape3D>,
     shape: Gd<HeightMapShape3D>,
+    /// Position and scale last given to `shape_node`.
+    placed: Option<([f32; 3], f32)>,
 }
 
 /// A generated island whose chunk nodes are being built over several frames.
@@ -396,8 +404,10 @@ impl INode3D for ProceduralIsland {
             collision_mode: lod::COLLISION_ALL,
             lod: Default::default(),
             island: None,
+            normal_tangents: Vec::new(),
             last_stats: VarDictionary::new(),
             pool: Vec::new(),
+            surfaces: Default::default(),
             worker: None,
             pending: None,
             building: None,
@@ -495,11 +505,13 @@ impl ProceduralIsland {
             }
         };
         self.abort_async();
+        let t = Instant::now();
         self.signals().generation_started().emit();
         let cancel = AtomicBool::new(false);
         match run_job(request, &mut |_, _| {}, &cancel) {
             Ok(prep) => {
                 self.build_now(Box::new(prep));
+                self.last_stats.set("regenerate_ms", t.elapsed().as_secs_f64() * 1e3);
                 true
             }
             Err(e) => {
@@ -827,7 +839,7 @@ impl ProceduralIsland {
             // Take the data so it is freed chunk by chunk inside the budget (freeing all chunk
             // arrays at once costs ~20 ms at 1025²).
             let data = std::mem::take(&mut b.prep.chunks[i]);
-            self.build_chunk(i, &data, b.prep.request.collision);
+            self.build_chunk(i, &data, &b.prep);
             drop(data);
             b.next += 1;
             if t.elapsed() >= budget {
@@ -851,7 +863,7 @@ impl ProceduralIsland {
         let t = Instant::now();
         for i in 0..b.prep.chunks.len() {
             let data = std::mem::take(&mut b.prep.chunks[i]);
-            self.build_chunk(i, &data, b.prep.request.collision);
+            self.build_chunk(i, &data, &b.prep);
         }
         b.next = b.prep.chunks.len();
         b.build_ms = t.elapsed().as_secs_f64() * 1e3;
@@ -860,7 +872,7 @@ impl ProceduralIsland {
 
     fn finish(&mut self, b: Build) {
         let Build { prep, build_ms, .. } = *Box::new(b);
-        let Prepared { island, chunks, mesh_ms, warning, .. } = *prep;
+        let Prepared { island, chunks, normal_tangents, mesh_ms, warning, .. } = *prep;
         if let Some(w) = warning {
             // One warning per node: later fallbacks are visible in `get_last_stats().backend`.
             if !self.gpu_warned {
@@ -870,16 +882,19 @@ impl ProceduralIsland {
         }
         self.last_stats = stats_dictionary(&island, chunks.len(), mesh_ms, build_ms, self.backend);
         drop(chunks);
+        let old_nt = std::mem::replace(&mut self.normal_tangents, normal_tangents);
         if let Some(old) = self.island.replace(island) {
             // A large island takes milliseconds to free: do it off the main thread.
             if old.field.heights.len() >= 1 << 20 {
-                if let Ok(h) = std::thread::Builder::new().name("procedural_island_free".into()).spawn(move || drop(old)) {
+                if let Ok(h) = std::thread::Builder::new().name("procedural_island_free".into()).spawn(move || drop((old, old_nt))) {
                     crate::worker::track(std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)), h);
                 }
             }
         }
         self.series_active = false;
+        let t = Instant::now();
         self.splat_island_changed();
+        self.last_stats.set("maps_ms", t.elapsed().as_secs_f64() * 1e3);
         self.lod.invalidate();
         let stats = self.last_stats.clone();
         self.signals().generation_progress().emit(1.0, "done");
@@ -926,7 +941,8 @@ impl ProceduralIsland {
         self.apply_splat_params();
     }
 
-    fn build_chunk(&mut self, i: usize, data: &ChunkData, collision: bool) {
+    fn build_chunk(&mut self, i: usize, data: &ChunkData, prep: &Prepared) {
+        let collision = prep.request.collision;
         if i < self.pool.len() && !self.pool[i].instance.is_instance_valid() {
             // Someone freed an internal chunk: rebuild the pool from scratch.
             self.free_chunks();
@@ -938,19 +954,22 @@ impl ProceduralIsland {
             let mat = self.material();
             instance.set_material_override(mat.as_ref());
             self.base_mut().add_child_ex(&instance).internal(InternalMode::BACK).done();
-            self.pool.push(ChunkNodes { instance, mesh, collider: None });
+            self.pool.push(ChunkNodes { instance, mesh, collider: None, named: None });
         }
         let c = &mut self.pool[i];
-        c.instance.set_name(&format!("Chunk_{}_{}", data.cx, data.cz));
-        let mut arrays = VarArray::new();
-        arrays.resize(ArrayType::MAX.ord() as usize, &Variant::nil());
-        arrays.set(ArrayType::VERTEX.ord() as usize, &PackedVector3Array::from(&data.positions[..]).to_variant());
-        arrays.set(ArrayType::NORMAL.ord() as usize, &PackedVector3Array::from(&data.normals[..]).to_variant());
-        arrays.set(ArrayType::TEX_UV.ord() as usize, &PackedVector2Array::from(&data.uvs[..]).to_variant());
-        arrays.set(ArrayType::COLOR.ord() as usize, &PackedColorArray::from(&data.colors[..]).to_variant());
-        arrays.set(ArrayType::INDEX.ord() as usize, &PackedInt32Array::from(&data.indices[..]).to_variant());
-        c.mesh.clear_surfaces();
-        c.mesh.add_surface_from_arrays(PrimitiveType::TRIANGLES, &arrays);
+        if c.named != Some((data.cx, data.cz)) {
+            c.instance.set_name(&format!("Chunk_{}_{}", data.cx, data.cz));
+            c.named = Some((data.cx, data.cz));
+        }
+        // Our encoded bytes; the arrays only for the first chunk of a shape (to verify the
+        // encoding against Godot's) or when the encoding does not match this Godot.
+        let (field, splat) = (&prep.island.field, &prep.island.splat);
+        let (cs, flat) = (prep.request.params.chunk_size as usize, prep.request.flat);
+        self.surfaces.set_surface(&mut c.mesh, &data.surface, || {
+            let m = field.chunk_mesh(data.cx as usize, data.cz as usize, cs, flat);
+            let colors = crate::chunk_data::mesh_colors(&m, splat, field.resolution);
+            (m, colors)
+        });
 
         match (&data.collider, collision) {
             (Some(col), true) => {
@@ -966,7 +985,7 @@ impl ProceduralIsland {
                     shape_node.set_shape(&shape);
                     body.add_child(&shape_node);
                     c.instance.add_child(&body);
-                    ColliderNodes { body, shape_node, shape }
+                    ColliderNodes { body, shape_node, shape, placed: None }
                 });
                 let (w, d) = (col.width as i32, col.depth as i32);
                 if nodes.shape.get_map_width() != w {
@@ -976,8 +995,13 @@ impl ProceduralIsland {
                     nodes.shape.set_map_depth(d);
                 }
                 nodes.shape.set_map_data(&PackedFloat32Array::from(&col.heights[..]));
-                nodes.shape_node.set_position(Vector3::new(col.offset[0], col.offset[1], col.offset[2]));
-                nodes.shape_node.set_scale(Vector3::new(col.cell_size, 1.0, col.cell_size));
+                // Pooled nodes keep their chunk: the transform rarely changes.
+                let place = (col.offset, col.cell_size);
+                if nodes.placed != Some(place) || !nodes.shape_node.is_instance_valid() {
+                    nodes.shape_node.set_position(Vector3::new(col.offset[0], col.offset[1], col.offset[2]));
+                    nodes.shape_node.set_scale(Vector3::new(col.cell_size, 1.0, col.cell_size));
+                    nodes.placed = Some(place);
+                }
             }
             _ => {
                 if let Some(mut nodes) = c.collider.take() {

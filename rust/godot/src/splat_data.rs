@@ -117,12 +117,31 @@ impl SplatPaint {
 pub struct PaintRuntime {
     /// Layers 0..3 and 4..7 as RGBA8 images and textures.
     maps: Option<Maps>,
+    /// The maps belong to an older island: recompose them in full.
+    stale: bool,
 }
 
 struct Maps {
     resolution: usize,
     images: [Gd<Image>; 2],
     textures: [Gd<ImageTexture>; 2],
+}
+
+/// Both maps of an unpainted island when every generated weight sums to 255 (what
+/// `compose_maps` gives for an empty paint layer, without its per-sample work): the splat as map
+/// 0, zeros as map 1. None when some sample needs `compose_maps`' requantisation.
+fn unpainted_maps(splat: &[[u8; 4]], n: usize) -> Option<(Vec<u8>, Vec<u8>)> {
+    use rayon::prelude::*;
+    if splat.len() != n * n || !splat.par_iter().all(|s| s.iter().map(|&v| v as u32).sum::<u32>() == 255) {
+        return None;
+    }
+    let mut a = vec![0u8; n * n * 4];
+    a.par_chunks_mut(4 * 4096).zip(splat.par_chunks(4096)).for_each(|(d, s)| {
+        for (d, s) in d.chunks_exact_mut(4).zip(s) {
+            d.copy_from_slice(s);
+        }
+    });
+    Some((a, vec![0u8; n * n * 4]))
 }
 
 fn rgba_image(w: usize, h: usize, bytes: Vec<u8>) -> Option<Gd<Image>> {
@@ -140,7 +159,8 @@ impl ProceduralIsland {
                 b.touched();
             }
         }
-        self.paint_rt.maps = None;
+        // Rebuild both maps in full, reusing the images and textures of the same resolution.
+        self.paint_rt.stale = true;
         self.update_splat_maps(None);
     }
 
@@ -149,22 +169,32 @@ impl ProceduralIsland {
         let Some(island) = self.island.as_ref() else { return };
         let n = island.field.resolution;
         let paint_gd = self.splat_paint.clone();
-        let empty;
         let guard = paint_gd.as_ref().map(|p| p.bind());
-        let layer = match guard.as_ref().and_then(|g| g.layer.as_ref()).filter(|l| l.resolution == n) {
-            Some(l) => l,
-            None => {
-                empty = PaintLayer::new(n);
-                &empty
-            }
-        };
+        let painted = guard.as_ref().and_then(|g| g.layer.as_ref()).filter(|l| l.resolution == n);
         let full = Rect { x0: 0, z0: 0, w: n, h: n };
-        let needs_full = self.paint_rt.maps.as_ref().is_none_or(|m| m.resolution != n);
+        let same_size = self.paint_rt.maps.as_ref().is_some_and(|m| m.resolution == n);
+        let needs_full = !same_size || self.paint_rt.stale;
         let r = if needs_full { full } else { rect.unwrap_or(full) };
         if r.is_empty() {
             return;
         }
-        let (a, b) = match compose_maps(layer, &island.splat, r) {
+        let composed = match painted {
+            // Nothing painted: the generated splat is map 0 as it is.
+            None if r == full => unpainted_maps(&island.splat, n).map(Ok),
+            _ => None,
+        };
+        let composed = composed.unwrap_or_else(|| {
+            let empty;
+            let layer = match painted {
+                Some(l) => l,
+                None => {
+                    empty = PaintLayer::new(n);
+                    &empty
+                }
+            };
+            compose_maps(layer, &island.splat, r)
+        });
+        let (a, b) = match composed {
             Ok(v) => v,
             Err(e) => {
                 godot_error!("ProceduralIsland: splat maps: {e}");
@@ -172,7 +202,8 @@ impl ProceduralIsland {
             }
         };
         drop(guard);
-        if needs_full {
+        self.paint_rt.stale = false;
+        if !same_size {
             let (Some(ia), Some(ib)) = (rgba_image(n, n, a), rgba_image(n, n, b)) else { return };
             let (Some(ta), Some(tb)) = (ImageTexture::create_from_image(&ia), ImageTexture::create_from_image(&ib))
             else {
@@ -181,8 +212,13 @@ impl ProceduralIsland {
             self.paint_rt.maps = Some(Maps { resolution: n, images: [ia, ib], textures: [ta, tb] });
         } else if let Some(m) = self.paint_rt.maps.as_mut() {
             for (k, bytes) in [a, b].into_iter().enumerate() {
-                let Some(src) = rgba_image(r.w, r.h, bytes) else { continue };
-                m.images[k].blit_rect(&src, Rect2i::from_components(0, 0, r.w as i32, r.h as i32), Vector2i::new(r.x0 as i32, r.z0 as i32));
+                if r == full {
+                    // Same size and format: replace the pixels and update the texture in place.
+                    m.images[k].set_data(n as i32, n as i32, false, ImageFormat::RGBA8, &PackedByteArray::from(bytes));
+                } else {
+                    let Some(src) = rgba_image(r.w, r.h, bytes) else { continue };
+                    m.images[k].blit_rect(&src, Rect2i::from_components(0, 0, r.w as i32, r.h as i32), Vector2i::new(r.x0 as i32, r.z0 as i32));
+                }
                 m.textures[k].update(&m.images[k]);
             }
         }
@@ -270,5 +306,28 @@ impl ProceduralIsland {
     #[func]
     pub fn refresh_splat_maps(&mut self) {
         self.splat_island_changed();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unpainted_maps_equal_compose_maps_of_an_empty_layer() {
+        let n = 33;
+        let splat: Vec<[u8; 4]> = (0..n * n)
+            .map(|i| {
+                let a = (i * 37 % 256) as u8;
+                [a, 255 - a, 0, 0]
+            })
+            .collect();
+        let (a, b) = unpainted_maps(&splat, n).expect("sums are 255");
+        let all = Rect { x0: 0, z0: 0, w: n, h: n };
+        assert_eq!((a, b), compose_maps(&PaintLayer::new(n), &splat, all).unwrap());
+        let mut odd = splat.clone();
+        odd[5] = [1, 2, 3, 4];
+        assert!(unpainted_maps(&odd, n).is_none());
+        assert!(unpainted_maps(&splat[1..], n).is_none());
     }
 }

@@ -6,7 +6,7 @@
 //! that the extension joins when it unloads, so a node freed mid-generation never leaves a
 //! thread running inside an unloaded library.
 
-use crate::chunk_data::{prepare_chunks, ChunkData};
+use crate::chunk_data::{prepare_chunks, ChunkData, PreparedChunks};
 use island_core::{GenerateError, Heightfield, Island, IslandParams, Stats};
 use island_gpu::{generate_with, Backend};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -36,6 +36,8 @@ pub struct Prepared {
     pub island: Island,
     /// Chunk data, row-major.
     pub chunks: Vec<ChunkData>,
+    /// Encoded normal/tangent per heightfield sample (for the LOD meshes).
+    pub normal_tangents: Vec<[u16; 4]>,
     /// Milliseconds spent preparing the chunk data.
     pub mesh_ms: f64,
     /// The request that produced it.
@@ -77,7 +79,7 @@ pub fn run_job(
             GenerateError::Cancelled => JobError::Cancelled,
         })?;
         let t = Instant::now();
-        let chunks = prepare_chunks(
+        let PreparedChunks { chunks, normal_tangents } = prepare_chunks(
             &island.field,
             &island.splat,
             request.params.chunk_size as usize,
@@ -88,7 +90,7 @@ pub fn run_job(
         if cancel.load(Ordering::Relaxed) {
             return Err(JobError::Cancelled);
         }
-        Ok(Prepared { island, chunks, mesh_ms, request, warning })
+        Ok(Prepared { island, chunks, normal_tangents, mesh_ms, request, warning })
     }));
     match result {
         Ok(r) => r,
@@ -145,14 +147,9 @@ pub fn import_job(request: Request, heights: Vec<f32>) -> Result<Prepared, JobEr
     };
     let island = Island { params: p.clone(), field, biomes: Vec::new(), splat, stats };
     let t = Instant::now();
-    let chunks = prepare_chunks(
-        &island.field,
-        &island.splat,
-        p.chunk_size as usize,
-        request.flat,
-        request.collision,
-    );
-    Ok(Prepared { island, chunks, mesh_ms: t.elapsed().as_secs_f64() * 1e3, request, warning: None })
+    let PreparedChunks { chunks, normal_tangents } =
+        prepare_chunks(&island.field, &island.splat, p.chunk_size as usize, request.flat, request.collision);
+    Ok(Prepared { island, chunks, normal_tangents, mesh_ms: t.elapsed().as_secs_f64() * 1e3, request, warning: None })
 }
 
 /// Message from the worker thread.

@@ -1,0 +1,71 @@
+## Scene-side cost of ProceduralIsland.regenerate(): the default island built into a scene tree.
+##
+## usage: godot --headless --path godot_project -s res://bench/regenerate_bench.gd -- [RESOLUTION] [CHUNK] [REPS]
+##   defaults: 1025 64 5
+##
+## Adds a ProceduralIsland with default parameters (collision on, LOD off) to the tree, then calls
+## regenerate() REPS + 1 times (the first call creates the chunk nodes; later calls reuse them, as
+## a game re-rolling its island does) and measures the wall time of each call around the call
+## itself. The node's get_last_stats() splits it: `total_ms` (core generator), `mesh_ms` (chunk
+## arrays on worker threads) and `build_ms` (Godot nodes, meshes and colliders on the main
+## thread). Prints one line per call:
+##     regen  i  wall_ms  generator_ms  chunk_data_ms  scene_ms  chunks
+## then the medians over the reused-node calls:
+##     regenerate_bench  N  chunk  reps  wall_ms  generator_ms  chunk_data_ms  scene_ms  first_wall_ms
+## and exits with 1 when the median wall time exceeds 100 ms.
+extends SceneTree
+
+
+func _median(a: PackedFloat64Array) -> float:
+	var s := a.duplicate()
+	s.sort()
+	return s[s.size() / 2] if s.size() > 0 else 0.0
+
+
+func _initialize() -> void:
+	var args := OS.get_cmdline_user_args()
+	var res := 1025
+	var chunk := 64
+	var reps := 5
+	if args.size() > 0:
+		res = args[0].to_int()
+	if args.size() > 1:
+		chunk = args[1].to_int()
+	if args.size() > 2:
+		reps = maxi(1, args[2].to_int())
+	var isl := ProceduralIsland.new()
+	isl.generate_on_ready = false
+	isl.resolution = res
+	isl.chunk_size = chunk
+	root.add_child(isl)
+	var wall := PackedFloat64Array()
+	var gen := PackedFloat64Array()
+	var data := PackedFloat64Array()
+	var scene := PackedFloat64Array()
+	var first := 0.0
+	for i in reps + 1:
+		isl.seed = 1000 + i
+		var t := Time.get_ticks_usec()
+		var ok := isl.regenerate()
+		var ms := (Time.get_ticks_usec() - t) / 1000.0
+		if not ok:
+			printerr("regenerate_bench: regenerate() failed")
+			quit(2)
+			return
+		var s := isl.get_last_stats()
+		print("regen\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%d\tmaps %.2f" % [i, ms, s.total_ms, s.mesh_ms, s.build_ms, s.chunks, s.get("maps_ms", 0.0)])
+		if i == 0:
+			first = ms
+			continue
+		wall.append(ms)
+		gen.append(s.total_ms)
+		data.append(s.mesh_ms)
+		scene.append(s.build_ms)
+	var w := _median(wall)
+	print("regenerate_bench\t%d\t%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f" % [res, chunk, reps, w, _median(gen), _median(data), _median(scene), first])
+	isl.free()
+	if w > 100.0:
+		printerr("regenerate_bench: median %.2f ms exceeds the 100 ms goal" % w)
+		quit(1)
+		return
+	quit(0)
