@@ -316,8 +316,11 @@ fn quantize_lane(w: [f32; 4]) -> ([u8; 4], bool) {
         let v = w[k] / s * 255.0;
         // For v in [0, 255] (every lane not flagged) this is `quantize_weights`'
         // `floor(v).min(255)`; the clamp (NaN gives 0 or 255) keeps the conversion in range.
-        // SAFETY: `v.max(0.0).min(255.0)` is finite and within i32.
-        f[k] = unsafe { v.max(0.0).min(255.0).to_int_unchecked::<i32>() };
+        // SAFETY: `v.max(0.0).min(255.0)` is finite and within i32 (unlike `clamp`, which
+        // keeps NaN).
+        #[allow(clippy::manual_clamp)]
+        let c = v.max(0.0).min(255.0);
+        f[k] = unsafe { c.to_int_unchecked::<i32>() };
         rem[k] = v - f[k] as f32;
     }
     let left = 255 - (f[0] + f[1] + f[2] + f[3]);
