@@ -149,7 +149,7 @@ pub fn distance_to_coast(mask: &[u8], resolution: usize, spacing: f32) -> Vec<f3
         })
         .collect();
     let far = (2 * n) as f32 * spacing;
-    let mut out = vec![0.0f32; n * n];
+    let mut out = crate::memory::zeroed(n * n);
     out.par_chunks_mut(n).enumerate().for_each_init(
         || (vec![0i32; n], vec![0u32; n], vec![0i32; n], vec![0i32; n]),
         |(g, d, sv, tv), (y, row)| {

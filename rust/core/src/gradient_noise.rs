@@ -122,7 +122,7 @@ pub fn fbm_field(
     persistence: f32,
     s: u32,
 ) -> Vec<f32> {
-    let mut out = vec![0.0f32; resolution * resolution];
+    let mut out = crate::memory::zeroed(resolution * resolution);
     let rows = FbmRows { step, offset, octaves, lacunarity, persistence, s };
     par_rows(&mut out, resolution, |z, row| rows.row(z, row));
     out

@@ -185,7 +185,7 @@ pub fn generate_with(
     done(&mut stage_ms, &mut t)?;
 
     let fine = FbmRows::of_noise(n, p.world_size, p.coast.fine_scale, 3, 2.0, 0.5, p.seed, tag::FINE);
-    let mut heights = vec![0.0f32; n * n];
+    let mut heights = crate::memory::zeroed(n * n);
     heights.par_chunks_mut(n).enumerate().for_each_init(
         || vec![0.0f32; n],
         |buf, (z, row)| {
