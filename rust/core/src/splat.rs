@@ -131,11 +131,11 @@ pub fn auto_splat(
     auto_splat_strips(heights, normals, sandiness, n, world_size, max_height, p, seed, tag, strip_rows(n, p.blur_passes))
 }
 
-/// Rows per strip: about six strips per worker thread, at least 16 rows (the blur halo of
+/// Rows per strip: about four strips per worker thread, at least 32 rows (the blur halo of
 /// `passes` rows on each side is recomputed per strip). Any value gives the same result.
 fn strip_rows(n: usize, passes: u32) -> usize {
-    let strips = (rayon::current_num_threads() * 6).max(1);
-    n.div_ceil(strips).max(16).max(4 * passes as usize).min(n.max(1))
+    let strips = (rayon::current_num_threads() * 4).max(1);
+    n.div_ceil(strips).max(32).max(8 * passes as usize).min(n.max(1))
 }
 
 /// Passes above this (beyond the validated 0..=8) blur whole maps instead of strips, whose
