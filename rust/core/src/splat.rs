@@ -316,10 +316,11 @@ fn quantize_lane(w: [f32; 4]) -> ([u8; 4], bool) {
         let v = w[k] / s * 255.0;
         // For v in [0, 255] (every lane not flagged) this is `quantize_weights`'
         // `floor(v).min(255)`; the clamp (NaN gives 0 or 255) keeps the conversion in range.
-        // SAFETY: `v.max(0.0).min(255.0)` is finite and within i32 (unlike `clamp`, which
-        // keeps NaN).
-        #[allow(clippy::manual_clamp)]
-        let c = v.max(0.0).min(255.0);
+        // Clamped to [0, 255] with plain comparisons (NaN gives 0; one max and one min
+        // instruction), so the conversion below is in range.
+        let c = if v > 0.0 { v } else { 0.0 };
+        let c = if c < 255.0 { c } else { 255.0 };
+        // SAFETY: `c` is finite and within i32.
         f[k] = unsafe { c.to_int_unchecked::<i32>() };
         rem[k] = v - f[k] as f32;
     }
