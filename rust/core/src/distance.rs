@@ -127,24 +127,7 @@ pub fn distance_to_coast(mask: &[u8], resolution: usize, spacing: f32) -> Vec<f3
         .map(|&x0| {
             let w = (x0 + STRIP).min(n) - x0;
             let mut g = vec![inf; w * n];
-            let mrow = |y: usize| &mask[y * n + x0..y * n + x0 + w];
-            // Top-down: distance to the nearest sample of the other class above.
-            for y in 1..n {
-                let (above, cur) = g[(y - 1) * w..(y + 1) * w].split_at_mut(w);
-                for (((c, &a), &m), &ma) in cur.iter_mut().zip(above.iter()).zip(mrow(y)).zip(mrow(y - 1)) {
-                    let same = (m != 0) == (ma != 0);
-                    *c = if same { a.saturating_add(1).min(inf) } else { 1 };
-                }
-            }
-            // Bottom-up: the same from below, keeping the smaller.
-            for y in (0..n - 1).rev() {
-                let (cur, below) = g[y * w..(y + 2) * w].split_at_mut(w);
-                for (((c, &b), &m), &mb) in cur.iter_mut().zip(below.iter()).zip(mrow(y)).zip(mrow(y + 1)) {
-                    let same = (m != 0) == (mb != 0);
-                    let v = if same { b.saturating_add(1).min(inf) } else { 1 };
-                    *c = (*c).min(v);
-                }
-            }
+            column_sweeps(&mut g, mask, n, x0, w, inf);
             g
         })
         .collect();
@@ -183,9 +166,12 @@ pub fn distance_to_coast(mask: &[u8], resolution: usize, spacing: f32) -> Vec<f3
                     }
                     envelope_i32(&g[lo..=hi], &mut d[lo..=hi], sv, tv);
                     (g[lo], g[hi]) = saved;
-                    for x in a..=b {
-                        let r = ((d[x] as f32).sqrt() - 0.5) * spacing;
-                        row[x] = if land { r } else { -r };
+                    // `d < 2^31`, so converting through i32 is exact (and vectorises).
+                    let dist = |v: u32| ((v as i32 as f32).sqrt() - 0.5) * spacing;
+                    if land {
+                        row[a..=b].iter_mut().zip(&d[a..=b]).for_each(|(o, &v)| *o = dist(v));
+                    } else {
+                        row[a..=b].iter_mut().zip(&d[a..=b]).for_each(|(o, &v)| *o = -dist(v));
                     }
                 } else {
                     row[a..=b].fill(if land { far } else { -far });
@@ -195,6 +181,41 @@ pub fn distance_to_coast(mask: &[u8], resolution: usize, spacing: f32) -> Vec<f3
         },
     );
     out
+}
+
+/// Phase 1 of [`distance_to_coast`] on the columns `x0 .. x0 + w`: `g[y * w + x]` = vertical
+/// distance to the nearest sample of the other class (capped at `inf`); `g` starts at `inf`.
+#[inline(always)]
+fn column_sweeps_body(g: &mut [u16], mask: &[u8], n: usize, x0: usize, w: usize, inf: u16) {
+    // Branch-free select (vectorises): `differ` is 0xffff where the classes differ, else 0.
+    #[inline(always)]
+    fn step(prev: u16, m: u8, mp: u8, inf: u16) -> u16 {
+        let differ = (((m != 0) as u16) ^ ((mp != 0) as u16)).wrapping_neg();
+        // prev <= inf < u16::MAX, so prev + 1 cannot overflow.
+        ((prev + 1).min(inf) & !differ) | (1 & differ)
+    }
+    let mrow = |y: usize| &mask[y * n + x0..y * n + x0 + w];
+    // Top-down: distance to the nearest sample of the other class above.
+    for y in 1..n {
+        let (above, cur) = g[(y - 1) * w..(y + 1) * w].split_at_mut(w);
+        let (m, mp) = (mrow(y), mrow(y - 1));
+        for x in 0..w {
+            cur[x] = step(above[x], m[x], mp[x], inf);
+        }
+    }
+    // Bottom-up: the same from below, keeping the smaller.
+    for y in (0..n - 1).rev() {
+        let (cur, below) = g[y * w..(y + 2) * w].split_at_mut(w);
+        let (m, mb) = (mrow(y), mrow(y + 1));
+        for x in 0..w {
+            cur[x] = cur[x].min(step(below[x], m[x], mb[x], inf));
+        }
+    }
+}
+
+crate::simd::dispatch! {
+    /// Column sweeps of [`distance_to_coast`] (AVX2 copy when available; integer, identical).
+    fn column_sweeps(g: &mut [u16], mask: &[u8], n: usize, x0: usize, w: usize, inf: u16) => column_sweeps_body
 }
 
 /// Lower envelope of the parabolas `(x - i)² + g(i)²` evaluated at every `x` of `g`'s range
