@@ -136,10 +136,22 @@ impl SegmentBuckets {
         while c < range.end {
             let (ax, az) = (&self.ax[c..c + LANES], &self.az[c..c + LANES]);
             let (dx, dz, l2) = (&self.dx[c..c + LANES], &self.dz[c..c + LANES], &self.len2[c..c + LANES]);
+            // Lane-wise in separate steps so the loop vectorises: t is clamped with max/min
+            // (equal to `clamp` for the finite values of real segments; padding segments have
+            // len2 = 0 and take t = 0 exactly like `segment_distance_sq`).
+            let mut px = [0.0f32; LANES];
+            let mut pz = [0.0f32; LANES];
+            let mut t = [0.0f32; LANES];
             for l in 0..LANES {
-                let (px, pz) = (q[0] - ax[l], q[1] - az[l]);
-                let t = if l2[l] > 0.0 { ((px * dx[l] + pz * dz[l]) / l2[l]).clamp(0.0, 1.0) } else { 0.0 };
-                let (ex, ez) = (px - t * dx[l], pz - t * dz[l]);
+                px[l] = q[0] - ax[l];
+                pz[l] = q[1] - az[l];
+            }
+            for l in 0..LANES {
+                let r = (px[l] * dx[l] + pz[l] * dz[l]) / l2[l];
+                t[l] = if l2[l] > 0.0 { r.max(0.0).min(1.0) } else { 0.0 };
+            }
+            for l in 0..LANES {
+                let (ex, ez) = (px[l] - t[l] * dx[l], pz[l] - t[l] * dz[l]);
                 best[l] = best[l].min(ex * ex + ez * ez);
             }
             c += LANES;
