@@ -70,6 +70,10 @@ pub(crate) struct LodRuntime {
     stale: bool,
     last_us: f64,
     max_us: f64,
+    /// The same in CPU time of the main thread (NaN where unknown).
+    last_cpu_us: f64,
+    max_cpu_us: f64,
+    cpu: CpuClock,
     built: u64,
     est_build_us: f64,
     /// Profiling marks of the last update (µs since its start).
@@ -98,6 +102,36 @@ impl LodRuntime {
     }
 }
 
+/// CPU time of the thread that opened it (Linux: `/proc/thread-self/schedstat`, whose first field
+/// is nanoseconds on a CPU), to tell time spent in the update from time the OS gave to other
+/// processes while the update was running.
+#[derive(Default)]
+struct CpuClock {
+    file: Option<std::fs::File>,
+    opened: bool,
+}
+
+impl CpuClock {
+    fn now_us(&mut self) -> Option<f64> {
+        if !self.opened {
+            self.opened = true;
+            self.file = std::fs::File::open("/proc/thread-self/schedstat").ok();
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileExt;
+            let mut buf = [0u8; 64];
+            let len = self.file.as_ref()?.read_at(&mut buf, 0).ok()?;
+            let text = std::str::from_utf8(&buf[..len]).ok()?;
+            text.split_whitespace().next()?.parse::<f64>().ok().map(|ns| ns / 1e3)
+        }
+        #[cfg(not(unix))]
+        {
+            None
+        }
+    }
+}
+
 impl ProceduralIsland {
     /// Per-frame LOD update (called from `process`).
     pub(crate) fn lod_process(&mut self) {
@@ -111,11 +145,20 @@ impl ProceduralIsland {
         if self.island.is_none() || self.is_generating() || self.pool.is_empty() {
             return;
         }
+        let cpu0 = self.lod.cpu.now_us();
         self.lod_update(t);
         let us = t.elapsed().as_secs_f64() * 1e6;
         self.lod.last_us = us;
-        if us > 4000.0 && std::env::var_os("LOD_PROFILE").is_some() {
-            eprintln!("lod slow frame: {us:.0} us, phases {:?}", self.lod.phases);
+        let cpu = match (cpu0, self.lod.cpu.now_us()) {
+            (Some(a), Some(b)) => b - a,
+            _ => f64::NAN,
+        };
+        self.lod.last_cpu_us = cpu;
+        self.lod.max_cpu_us = self.lod.max_cpu_us.max(cpu);
+        // LOD_PROFILE=<µs>: print the phases of every update slower than that (default 4000).
+        let slow = std::env::var("LOD_PROFILE").ok().map(|v| v.parse::<f64>().unwrap_or(4000.0));
+        if slow.is_some_and(|s| us > s && !(cpu < s * 0.5)) {
+            eprintln!("lod slow frame: {us:.0} us (cpu {cpu:.0} us), phases {:?}", self.lod.phases);
         }
         self.lod.max_us = self.lod.max_us.max(us);
     }
@@ -222,8 +265,13 @@ impl ProceduralIsland {
             }
             self.lod_mark("build", t);
             let bt = Instant::now();
+            let slots_before = self.lod.slots.len();
             let i = self.lod_take_slot();
+            let tb = bt.elapsed();
             self.lod_build(i, leaf, layout);
+            if std::env::var_os("LOD_PROFILE_BUILDS").is_some() && bt.elapsed().as_micros() > 1500 {
+                eprintln!("slow lod build: {:?} (take slot {:?}, new slot {})", bt.elapsed(), tb, self.lod.slots.len() > slots_before);
+            }
             self.lod.uses[i] = Use::Reserved;
             tr.ready.insert(leaf, i);
             tr.next += 1;
@@ -350,7 +398,7 @@ impl ProceduralIsland {
             let colors = crate::chunk_data::mesh_colors(&m, &island.splat, n);
             (m, colors)
         });
-        if std::env::var_os("LOD_PROFILE").is_some() {
+        if std::env::var_os("LOD_PROFILE_BUILDS").is_some() && t0.elapsed().as_micros() > 1500 {
             eprintln!("lod build: mesh+encode {:?} total {:?}", t1, t0.elapsed());
         }
         s.content = Some(leaf);
@@ -457,7 +505,8 @@ impl ProceduralIsland {
     /// `pool_size` (pooled LOD nodes, never freed while the camera moves), `pending` (a new
     /// selection is still being built; the previous one stays visible), `meshes_built` (total),
     /// `last_update_ms` / `max_update_ms` (time spent in the LOD update of the last frame / the
-    /// worst frame so far), `mesh_build_ms` (running estimate of one chunk mesh build and upload),
+    /// worst frame so far), `last_update_cpu_ms` / `max_update_cpu_ms` (the same in CPU time of
+    /// the main thread: excludes time the OS gave to other processes; NaN where unknown), `mesh_build_ms` (running estimate of one chunk mesh build and upload),
     /// `level_counts` (leaves per level).
     #[func]
     pub fn get_lod_stats(&self) -> VarDictionary {
@@ -471,6 +520,8 @@ impl ProceduralIsland {
         d.set("meshes_built", l.built as i64);
         d.set("last_update_ms", l.last_us / 1e3);
         d.set("max_update_ms", l.max_us / 1e3);
+        d.set("last_update_cpu_ms", l.last_cpu_us / 1e3);
+        d.set("max_update_cpu_ms", l.max_cpu_us / 1e3);
         d.set("mesh_build_ms", l.est_build_us / 1e3);
         let mut counts = vec![0i32; l.layout.map_or(0, |x| x.levels as usize)];
         for leaf in l.shown.keys() {
@@ -486,6 +537,7 @@ impl ProceduralIsland {
     #[func]
     pub fn reset_lod_stats(&mut self) {
         self.lod.max_us = 0.0;
+        self.lod.max_cpu_us = 0.0;
     }
 
     /// The visible LOD chunks: one Dictionary each with `node` (the MeshInstance3D), `level`,
