@@ -17,11 +17,64 @@ fn region_biome(i: i32, j: i32, count: u32, s: u32) -> u32 {
     return hash_u32(hash2(i, j, s) ^ 0x00b107e5u) % count;
 }
 
+// Mirrors island_core::biomes::log2_approx (Cephes log2f polynomial) for t > 0.
+fn log2_approx(t: f32) -> f32 {
+    var ts = t;
+    var e = -127;
+    if (t < 1.17549435e-38f) {
+        // Subnormals are scaled into the normal range first.
+        ts = t * 8388608.0f;
+        e = -150;
+    }
+    let bits = bitcast<u32>(ts);
+    e += i32((bits >> 23u) & 0xffu);
+    var m = bitcast<f32>((bits & 0x007fffffu) | 0x3f800000u);
+    // Mantissa in [sqrt(1/2), sqrt(2)).
+    if (m > 1.41421354f) {
+        m = m * 0.5f;
+        e += 1;
+    }
+    let x = m - 1.0f;
+    let z = x * x;
+    var p = 0.070376836f;
+    p = p * x - 0.1151461f;
+    p = p * x + 0.116769984f;
+    p = p * x - 0.12420141f;
+    p = p * x + 0.14249323f;
+    p = p * x - 0.16668057f;
+    p = p * x + 0.20000714f;
+    p = p * x - 0.24999994f;
+    p = p * x + 0.3333333f;
+    let y = x * (z * p) - 0.5f * z;
+    return y * 0.44269505f + x * 0.44269505f + y + x + f32(e);
+}
+
+// Mirrors island_core::biomes::exp2_approx (Cephes exp2f polynomial): 0 below -126.
+fn exp2_approx(y: f32) -> f32 {
+    if (y < -126.0f) {
+        return 0.0f;
+    }
+    let yc = min(y, 127.0f);
+    // Nearest integer, ties to even (the CPU adds 1.5 * 2^23).
+    let n = round(yc);
+    let x = yc - n;
+    var p = 0.00015353362f;
+    p = p * x + 0.0013398874f;
+    p = p * x + 0.009618437f;
+    p = p * x + 0.055503324f;
+    p = p * x + 0.24022648f;
+    p = p * x + 0.6931472f;
+    let px = 1.0f + x * p;
+    return px * bitcast<f32>(u32(i32(n) + 127) << 23u);
+}
+
+// height_scale * t^exponent as island_core::biomes::biome_relief computes it:
+// 2^(exponent * log2 t), 0 at t = 0.
 fn biome_relief(b: vec4<f32>, base01: f32) -> f32 {
     let t = clamp(base01, 0.0f, 1.0f);
     var p = 0.0f;
     if (t > 0.0f) {
-        p = pow(t, b.y);
+        p = exp2_approx(b.y * log2_approx(t));
     }
     return b.x * p;
 }

@@ -5,7 +5,12 @@
 //! the sites of the 5×5 surrounding cells are ranked by distance. The nearest site's region
 //! gives the biome index; every site within `blend_width` of the nearest contributes with weight
 //! `1 - smoothstep(0, blend_width, d - d_min)`, so weights change continuously across borders and
-//! no cliff appears where two regions meet.
+//! no cliff appears where two regions meet. A biome's relief is `height_scale · base^exponent`
+//! with the f32 polynomial power [`pow_approx`] (mirrored in `biome_blend.wgsl`).
+//!
+//! [`biome_blend`] evaluates eight samples of a row at once: [`Neighbourhood`] prunes the 5×5
+//! sites per cell, and again per small box of wiggled positions, and every lane performs
+//! exactly the operations of the per-sample definition [`biome_sample`] (tested bit for bit).
 
 use crate::gradient_noise::{fast_floor, fbm_field, fbm_point};
 use crate::hash::{hash2, hash_u32, stage_seed, unit};
@@ -41,10 +46,310 @@ pub struct BiomeSample {
     pub sandiness: f32,
 }
 
-/// Relief of biome `b` from the normalised base height.
+/// Eight f32 lanes with lane-wise IEEE operations (plain arrays that compile to AVX2 or SSE
+/// vectors; no FMA, so every build gives the same bits).
+mod lanes {
+    use std::ops::{Add, Div, Mul, Sub};
+
+    pub const N: usize = 8;
+
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    #[repr(C, align(32))]
+    pub struct F8(pub [f32; N]);
+
+    /// Lane masks: all ones (true) or zero.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    #[repr(C, align(32))]
+    pub struct M8(pub [u32; N]);
+
+    /// Integer lanes (wrapping arithmetic).
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    #[repr(C, align(32))]
+    pub struct I8(pub [i32; N]);
+
+    #[inline(always)]
+    fn map<T: Copy, U: Copy + Default>(a: [T; N], f: impl Fn(T) -> U) -> [U; N] {
+        let mut r = [U::default(); N];
+        for l in 0..N {
+            r[l] = f(a[l]);
+        }
+        r
+    }
+
+    #[inline(always)]
+    fn zip<T: Copy, U: Copy, V: Copy + Default>(a: [T; N], b: [U; N], f: impl Fn(T, U) -> V) -> [V; N] {
+        let mut r = [V::default(); N];
+        for l in 0..N {
+            r[l] = f(a[l], b[l]);
+        }
+        r
+    }
+
+    macro_rules! binop {
+        ($tr:ident, $f:ident, $op:tt) => {
+            impl $tr for F8 {
+                type Output = F8;
+                #[inline(always)]
+                fn $f(self, o: F8) -> F8 {
+                    F8(zip(self.0, o.0, |a, b| a $op b))
+                }
+            }
+        };
+    }
+    binop!(Add, add, +);
+    binop!(Sub, sub, -);
+    binop!(Mul, mul, *);
+    binop!(Div, div, /);
+
+    impl F8 {
+        #[inline(always)]
+        pub fn splat(v: f32) -> F8 {
+            F8([v; N])
+        }
+        #[inline(always)]
+        pub fn load(s: &[f32]) -> F8 {
+            let mut r = [0.0; N];
+            r.copy_from_slice(&s[..N]);
+            F8(r)
+        }
+        #[inline(always)]
+        pub fn sqrt(self) -> F8 {
+            F8(map(self.0, f32::sqrt))
+        }
+        #[inline(always)]
+        pub fn lt(self, o: F8) -> M8 {
+            M8(zip(self.0, o.0, |a, b| 0u32.wrapping_sub((a < b) as u32)))
+        }
+        #[inline(always)]
+        pub fn gt(self, o: F8) -> M8 {
+            o.lt(self)
+        }
+        #[inline(always)]
+        pub fn le(self, o: F8) -> M8 {
+            M8(zip(self.0, o.0, |a, b| 0u32.wrapping_sub((a <= b) as u32)))
+        }
+        #[inline(always)]
+        pub fn ge(self, o: F8) -> M8 {
+            o.le(self)
+        }
+        #[inline(always)]
+        pub fn eq(self, o: F8) -> M8 {
+            M8(zip(self.0, o.0, |a, b| 0u32.wrapping_sub((a == b) as u32)))
+        }
+        /// `f32::clamp` lane-wise (NaN stays NaN).
+        #[inline(always)]
+        pub fn clamp(self, lo: f32, hi: f32) -> F8 {
+            let x = self.lt(F8::splat(lo)).select(F8::splat(lo), self);
+            x.gt(F8::splat(hi)).select(F8::splat(hi), x)
+        }
+        /// The lanes where `m` is set, +0.0 elsewhere.
+        #[inline(always)]
+        pub fn and(self, m: M8) -> F8 {
+            F8(zip(self.0, m.0, |a, k| f32::from_bits(a.to_bits() & k)))
+        }
+        #[inline(always)]
+        pub fn abs(self) -> F8 {
+            F8(map(self.0, |a| f32::from_bits(a.to_bits() & 0x7fff_ffff)))
+        }
+        /// `a > b ? a : b` lane-wise.
+        #[inline(always)]
+        pub fn max(self, o: F8) -> F8 {
+            self.gt(o).select(self, o)
+        }
+        /// `a < b ? a : b` lane-wise.
+        #[inline(always)]
+        pub fn min(self, o: F8) -> F8 {
+            self.lt(o).select(self, o)
+        }
+        /// Smallest lane (`b < a ? b : a` from the first lane on).
+        #[inline(always)]
+        pub fn hmin(self) -> f32 {
+            self.0.iter().fold(self.0[0], |a, &b| if b < a { b } else { a })
+        }
+        /// Largest lane (`b > a ? b : a` from the first lane on).
+        #[inline(always)]
+        pub fn hmax(self) -> f32 {
+            self.0.iter().fold(self.0[0], |a, &b| if b > a { b } else { a })
+        }
+        #[inline(always)]
+        pub fn to_bits(self) -> I8 {
+            I8(map(self.0, |a| a.to_bits() as i32))
+        }
+    }
+
+    impl M8 {
+        #[inline(always)]
+        pub fn select(self, a: F8, b: F8) -> F8 {
+            F8(zip(self.0, zip(a.0, b.0, |x, y| (x.to_bits(), y.to_bits())), |k, (x, y)| f32::from_bits((x & k) | (y & !k))))
+        }
+        #[inline(always)]
+        pub fn select_i(self, a: I8, b: I8) -> I8 {
+            I8(zip(self.0, zip(a.0, b.0, |x, y| (x, y)), |k, (x, y)| ((x as u32 & k) | (y as u32 & !k)) as i32))
+        }
+        #[inline(always)]
+        pub fn any(self) -> bool {
+            self.bits() != 0
+        }
+        #[inline(always)]
+        pub fn and_mask(self, o: M8) -> M8 {
+            M8(zip(self.0, o.0, |a, b| a & b))
+        }
+        /// Bit l set where lane l is set (a sign-bit gather, `movmskps`).
+        #[inline(always)]
+        pub fn bits(self) -> u32 {
+            #[cfg(target_arch = "x86_64")]
+            {
+                use std::arch::x86_64::{__m128, _mm_movemask_ps};
+                let [a, b]: [[u32; 4]; 2] = [[self.0[0], self.0[1], self.0[2], self.0[3]], [self.0[4], self.0[5], self.0[6], self.0[7]]];
+                // SAFETY: [u32; 4] and __m128 have the same size and every bit pattern is valid
+                // for both; SSE is part of the x86_64 baseline, so the intrinsic is available.
+                unsafe {
+                    let (a, b) = (std::mem::transmute::<[u32; 4], __m128>(a), std::mem::transmute::<[u32; 4], __m128>(b));
+                    (_mm_movemask_ps(a) | (_mm_movemask_ps(b) << 4)) as u32
+                }
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            {
+                let mut m = 0;
+                for l in 0..N {
+                    m |= (self.0[l] >> 31) << l;
+                }
+                m
+            }
+        }
+    }
+
+    impl I8 {
+        #[inline(always)]
+        pub fn splat(v: i32) -> I8 {
+            I8([v; N])
+        }
+        #[inline(always)]
+        pub fn add(self, o: I8) -> I8 {
+            I8(zip(self.0, o.0, i32::wrapping_add))
+        }
+        #[inline(always)]
+        pub fn sub(self, o: I8) -> I8 {
+            I8(zip(self.0, o.0, i32::wrapping_sub))
+        }
+        #[inline(always)]
+        pub fn and(self, m: u32) -> I8 {
+            I8(map(self.0, |a| (a as u32 & m) as i32))
+        }
+        #[inline(always)]
+        pub fn or(self, m: u32) -> I8 {
+            I8(map(self.0, |a| (a as u32 | m) as i32))
+        }
+        #[inline(always)]
+        pub fn shr(self, n: u32) -> I8 {
+            I8(map(self.0, |a| ((a as u32) >> n) as i32))
+        }
+        #[inline(always)]
+        pub fn shl(self, n: u32) -> I8 {
+            I8(map(self.0, |a| ((a as u32) << n) as i32))
+        }
+        #[inline(always)]
+        pub fn eq(self, o: I8) -> M8 {
+            M8(zip(self.0, o.0, |a, b| 0u32.wrapping_sub((a == b) as u32)))
+        }
+        #[inline(always)]
+        pub fn to_f32(self) -> F8 {
+            F8(map(self.0, |a| a as f32))
+        }
+        #[inline(always)]
+        pub fn bits_to_f32(self) -> F8 {
+            F8(map(self.0, |a| f32::from_bits(a as u32)))
+        }
+    }
+}
+
+use lanes::{F8, I8, N as LANES};
+
+/// [`log2_approx`] on eight lanes (the definition; the scalar form runs it on one lane).
 #[inline(always)]
+fn log2_x8(t: F8) -> F8 {
+    // Subnormals are scaled into the normal range first.
+    let small = t.lt(F8::splat(f32::MIN_POSITIVE));
+    let ts = small.select(t * F8::splat(8_388_608.0), t);
+    let bits = ts.to_bits();
+    let e0 = bits.shr(23).and(0xff).sub(small.select_i(I8::splat(150), I8::splat(127)));
+    let m0 = bits.and(0x007f_ffff).or(0x3f80_0000).bits_to_f32();
+    // Mantissa in [sqrt(1/2), sqrt(2)).
+    let big = m0.gt(F8::splat(std::f32::consts::SQRT_2));
+    let m = big.select(m0 * F8::splat(0.5), m0);
+    let e = big.select_i(e0.add(I8::splat(1)), e0);
+    let x = m - F8::splat(1.0);
+    let z = x * x;
+    let c = F8::splat;
+    let mut p = c(0.070_376_836);
+    p = p * x - c(0.115_146_1);
+    p = p * x + c(0.116_769_984);
+    p = p * x - c(0.124_201_41);
+    p = p * x + c(0.142_493_23);
+    p = p * x - c(0.166_680_57);
+    p = p * x + c(0.200_007_14);
+    p = p * x - c(0.249_999_94);
+    p = p * x + c(0.333_333_3);
+    // ln(m) = x + y; log2(m) = (x + y) * log2(e), with log2(e) - 1 split off for precision.
+    let y = x * (z * p) - c(0.5) * z;
+    let log2ea = c(0.442_695_05);
+    let l = y * log2ea + x * log2ea + y + x + e.to_f32();
+    // 0 -> -inf, negative or NaN -> NaN.
+    let zero = t.eq(c(0.0));
+    let pos = t.gt(c(0.0));
+    pos.select(l, zero.select(c(f32::NEG_INFINITY), c(f32::NAN)))
+}
+
+/// [`exp2_approx`] on eight lanes (the definition).
+#[inline(always)]
+fn exp2_x8(y: F8) -> F8 {
+    let c = F8::splat;
+    // Adding 1.5·2^23 rounds to the nearest integer (ties to even), which then sits in the low
+    // mantissa bits.
+    const ROUND: f32 = 12_582_912.0;
+    let yc = y.gt(c(127.0)).select(c(127.0), y);
+    let r = yc + c(ROUND);
+    let x = yc - (r - c(ROUND));
+    let mut p = c(0.000_153_533_62);
+    p = p * x + c(0.001_339_887_4);
+    p = p * x + c(0.009_618_437);
+    p = p * x + c(0.055_503_324);
+    p = p * x + c(0.240_226_48);
+    // 0.6931472028550421 (Cephes), which rounds to ln 2 in f32.
+    p = p * x + c(std::f32::consts::LN_2);
+    let px = c(1.0) + x * p;
+    let n = r.to_bits().sub(I8::splat(ROUND.to_bits() as i32));
+    let scale = n.add(I8::splat(127)).shl(23).bits_to_f32();
+    y.lt(c(-126.0)).select(c(0.0), px * scale)
+}
+
+/// `log2(t)` for `0 <= t < inf` as an f32 polynomial (Cephes `log2f`; no FMA, so every build
+/// and the WGSL mirror in `biome_blend.wgsl` compute it the same way): absolute error about
+/// 1e-7; `-inf` at 0, NaN for negative or NaN `t`.
+#[inline]
+pub fn log2_approx(t: f32) -> f32 {
+    log2_x8(F8::splat(t)).0[0]
+}
+
+/// `2^y` as an f32 polynomial (Cephes `exp2f`; no FMA; mirrored in `biome_blend.wgsl`):
+/// relative error about 1e-7; 0 below -126, `2^127` above 127, NaN for NaN.
+#[inline]
+pub fn exp2_approx(y: f32) -> f32 {
+    exp2_x8(F8::splat(y)).0[0]
+}
+
+/// `t^e` for `t` in [0, 1] and `e > 0`, as `2^(e·log2 t)` with [`exp2_approx`] and
+/// [`log2_approx`]: relative error about 1e-6 for `e <= 8`, exactly 1 at `t = 1` and 0 at `t = 0`.
+#[inline]
+pub fn pow_approx(t: f32, e: f32) -> f32 {
+    exp2_approx(e * log2_approx(t))
+}
+
+/// Relief of biome `b` from the normalised base height: `height_scale · base01^exponent`
+/// (base clamped to [0, 1], power by [`pow_approx`]).
+#[inline]
 pub fn biome_relief(b: &Biome, base01: f32) -> f32 {
-    b.height_scale * base01.clamp(0.0, 1.0).powf(b.exponent)
+    b.height_scale * pow_approx(base01.clamp(0.0, 1.0), b.exponent)
 }
 
 /// Sites and biomes of the cells, precomputed (a pure cache of [`biome_site`] and
@@ -109,21 +414,28 @@ pub struct Neighbourhood {
     extra: f32,
     len: usize,
     last: usize,
-    sx: [f32; 25],
-    sz: [f32; 25],
-    b: [u32; 25],
+    // 25 sites padded to whole lane groups.
+    sx: [f32; 32],
+    sz: [f32; 32],
+    b: [u32; 32],
 }
 
 impl Neighbourhood {
     /// An empty cache (filled on first use).
     pub fn new() -> Neighbourhood {
-        Neighbourhood { cell: (i32::MIN, i32::MIN), extra: f32::NAN, len: 0, last: 0, sx: [0.0; 25], sz: [0.0; 25], b: [0; 25] }
+        Neighbourhood { cell: (i32::MIN, i32::MIN), extra: f32::NAN, len: 0, last: 0, sx: [0.0; 32], sz: [0.0; 32], b: [0; 32] }
+    }
+
+    /// Whether the cache holds the candidate sites of cell `(ci, cj)` for `extra`.
+    #[inline(always)]
+    fn holds(&self, ci: i32, cj: i32, extra: f32) -> bool {
+        self.cell == (ci, cj) && self.extra == extra
     }
 
     /// Load the candidate sites of cell `(ci, cj)`; `extra` is the blend width in cell units.
     #[inline(always)]
     fn load(&mut self, ci: i32, cj: i32, extra: f32, table: &SiteTable) {
-        if self.cell == (ci, cj) && self.extra == extra {
+        if self.holds(ci, cj, extra) {
             return;
         }
         self.cell = (ci, cj);
@@ -160,7 +472,7 @@ impl Neighbourhood {
             }
         }
         // Unused slots: sites at infinity (never nearest, never within reach).
-        for k in self.len..25 {
+        for k in self.len..32 {
             self.sx[k] = f32::INFINITY;
             self.sz[k] = f32::INFINITY;
             self.b[k] = 0;
@@ -252,52 +564,358 @@ pub fn biome_sample(
 /// Per-map constants of [`biome_row`].
 struct RowCfg {
     spacing: f32,
-    world_size: f32,
-    grid: u32,
+    /// Cell size, metres (`world_size / grid`, as [`biome_sample`] computes it).
+    cell: f32,
     boundary_noise: f32,
     blend_width: f32,
+    /// Biomes taken into account (the first `min(len, 16)`, as in [`biome_sample`]).
+    count: usize,
+    height_scale: [f32; 16],
+    exponent: [f32; 16],
+    roughness: [f32; 16],
+    sandiness: [f32; 16],
 }
 
-#[allow(clippy::too_many_arguments)]
+impl RowCfg {
+    fn new(spacing: f32, cell: f32, boundary_noise: f32, blend_width: f32, biomes: &[Biome]) -> RowCfg {
+        let mut c = RowCfg {
+            spacing,
+            cell,
+            boundary_noise,
+            blend_width,
+            count: biomes.len().min(16),
+            height_scale: [0.0; 16],
+            exponent: [0.0; 16],
+            roughness: [0.0; 16],
+            sandiness: [0.0; 16],
+        };
+        for (k, b) in biomes.iter().take(16).enumerate() {
+            c.height_scale[k] = b.height_scale;
+            c.exponent[k] = b.exponent;
+            c.roughness[k] = b.roughness;
+            c.sandiness[k] = b.sandiness;
+        }
+        c
+    }
+}
+
+/// The candidate sites of a [`Neighbourhood`] that can matter for wiggled positions inside a
+/// box (cell units), in the same order: the pruning of [`Neighbourhood`] again, for a box much
+/// smaller than the cell, so a run of samples only looks at the few sites around it.
+struct Cands {
+    cell: (i32, i32),
+    /// `[x0, x1, z0, z1]`; NaN while empty.
+    bx: [f32; 4],
+    n: usize,
+    sx: [f32; 25],
+    sz: [f32; 25],
+    b: [u32; 25],
+}
+
+impl Cands {
+    fn new() -> Cands {
+        Cands { cell: (i32::MIN, i32::MIN), bx: [f32::NAN; 4], n: 0, sx: [0.0; 25], sz: [0.0; 25], b: [0; 25] }
+    }
+
+    /// The candidates of `hood` for the box `bx`. Exact for the same reason as the pruning of
+    /// [`Neighbourhood`]: for any point of the box the nearest site is at most
+    /// `U = min_k max_corner |corner - site_k|` away, so a site farther than `U + extra` from
+    /// the box is neither the first nearest site (it is strictly farther) nor within reach
+    /// (its weight would be +0.0); dropping it changes no result.
+    #[inline(always)]
+    fn prune(&mut self, hood: &Neighbourhood, bx: [f32; 4]) {
+        let len = hood.len.min(25);
+        let groups = len.div_ceil(LANES);
+        let (x0, x1, z0, z1) = (F8::splat(bx[0]), F8::splat(bx[1]), F8::splat(bx[2]), F8::splat(bx[3]));
+        let mut u2 = F8::splat(f32::INFINITY);
+        for g in 0..groups {
+            let (sx, sz) = (F8::load(&hood.sx[g * LANES..]), F8::load(&hood.sz[g * LANES..]));
+            let fx = (sx - x0).abs().max((sx - x1).abs());
+            let fz = (sz - z0).abs().max((sz - z1).abs());
+            u2 = u2.min(fx * fx + fz * fz);
+        }
+        // The same safety margin as the cell pruning (NaN anywhere keeps every site).
+        let limit = u2.hmin().sqrt() + hood.extra + 1e-3;
+        let limit2 = F8::splat(limit * limit);
+        let mut keep = 0u32;
+        for g in 0..groups {
+            let (sx, sz) = (F8::load(&hood.sx[g * LANES..]), F8::load(&hood.sz[g * LANES..]));
+            let dx = (x0 - sx).max(F8::splat(0.0)).max(sx - x1);
+            let dz = (z0 - sz).max(F8::splat(0.0)).max(sz - z1);
+            let far = (dx * dx + dz * dz).gt(limit2).bits();
+            keep |= (!far & ((1u32 << LANES) - 1)) << (g * LANES);
+        }
+        keep &= (1u32 << len) - 1;
+        self.n = 0;
+        while keep != 0 {
+            let k = keep.trailing_zeros() as usize;
+            keep &= keep - 1;
+            self.sx[self.n] = hood.sx[k];
+            self.sz[self.n] = hood.sz[k];
+            self.b[self.n] = hood.b[k];
+            self.n += 1;
+        }
+        if self.n == 0 {
+            // No candidate at all (a degenerate neighbourhood): the first slot stands in, as in
+            // the fixed 25 lanes of `biome_sample`.
+            self.sx[0] = hood.sx[0];
+            self.sz[0] = hood.sz[0];
+            self.b[0] = hood.b[0];
+            self.n = 1;
+        }
+        self.cell = hood.cell;
+        self.bx = bx;
+    }
+}
+
+/// Margin (cell units) of the candidate boxes of [`biome_row`] around the lanes of a run.
+const BOX_MARGIN: f32 = 0.1;
+
+/// Wiggled positions (cell units) below which [`floor_x8`] is used.
+const CELL_LIMIT: f32 = 1_048_576.0;
+
+/// `floor` of lanes below [`CELL_LIMIT`] in magnitude (the value of `fast_floor` there).
 #[inline(always)]
-fn biome_row_body(
+fn floor_x8(x: F8) -> I8 {
+    // Adding 1.5·2^23 rounds to the nearest integer, which then sits in the low mantissa bits.
+    const ROUND: f32 = 12_582_912.0;
+    let r = x + F8::splat(ROUND);
+    let n = r.to_bits().sub(I8::splat(ROUND.to_bits() as i32));
+    let above = x.lt(r - F8::splat(ROUND));
+    n.sub(I8(above.0.map(|m| (m & 1) as i32)))
+}
+
+/// Per-row scratch of [`blend_lanes`].
+struct Scratch {
+    /// Squared distances (cell units) to the candidate sites.
+    d2: [F8; 25],
+    /// Weight sums per biome (valid where [`blend_lanes`] marked the biome touched).
+    wb: [F8; 16],
+}
+
+/// Results of [`blend_lanes`].
+struct LaneOut {
+    height01: F8,
+    index: I8,
+    roughness: F8,
+    sandiness: F8,
+}
+
+/// [`biome_sample`] for `LANES` samples at once, all with the candidate sites `cands` of one cell
+/// (lanes of another cell, or outside the box of `cands`, get values that the caller discards). `qx, qz` are the wiggled positions in
+/// cell units, `lt` = `log2_approx(base01.clamp(0, 1))`. Every lane goes through exactly the
+/// operations of [`biome_sample`]: the same squared distances, the first nearest site of the
+/// scan order, the same per-biome weight sums in scan order (candidates out of reach of every
+/// lane are skipped, which only drops additions of 0.0), the same per-biome accumulation in
+/// biome order (a lane whose biome weight is not positive adds +0.0, which changes no sum).
+#[inline(always)]
+fn blend_lanes(cands: &Cands, qx: F8, qz: F8, lt: F8, c: &RowCfg, sc: &mut Scratch) -> LaneOut {
+    let len = cands.n.clamp(1, 25);
+    let hood = cands;
+    let (cell, bw) = (F8::splat(c.cell), F8::splat(c.blend_width));
+    let d2 = &mut sc.d2[..len];
+    let (mut best, mut bi) = (F8::splat(0.0), I8::splat(hood.b[0] as i32));
+    for (k, ((row, &sx), &sz)) in d2.iter_mut().zip(&hood.sx[..len]).zip(&hood.sz[..len]).enumerate() {
+        let (dx, dz) = (F8::splat(sx) - qx, F8::splat(sz) - qz);
+        let v = dx * dx + dz * dz;
+        *row = v;
+        if k == 0 {
+            best = v;
+        } else {
+            let closer = v.lt(best);
+            best = closer.select(v, best);
+            bi = closer.select_i(I8::splat(hood.b[k] as i32), bi);
+        }
+    }
+    let dmin = best.sqrt() * cell;
+    let reach = (dmin + bw) / cell;
+    let reach2 = reach * reach;
+    // Weight sums per biome; `touched` marks the biomes that got any.
+    let mut touched = 0u32;
+    for (row, &b) in d2.iter().zip(&hood.b[..len]) {
+        let inside = row.lt(reach2);
+        if !inside.any() {
+            continue;
+        }
+        let b = b as usize & 15;
+        let d = row.sqrt() * cell;
+        let t = ((d - dmin - F8::splat(0.0)) / (bw - F8::splat(0.0))).clamp(0.0, 1.0);
+        // 1 - smoothstep(0, blend, d - dmin) where in reach, else +0.0.
+        let w = (F8::splat(1.0) - t * t * (F8::splat(3.0) - F8::splat(2.0) * t)).and(inside);
+        if touched & (1 << b) == 0 {
+            // +0.0 + w == w: w is never -0.0.
+            sc.wb[b] = w;
+        } else {
+            sc.wb[b] = sc.wb[b] + w;
+        }
+        touched |= 1 << b;
+    }
+    let zero = F8::splat(0.0);
+    let (mut wsum, mut h, mut r, mut sand) = (zero, zero, zero, zero);
+    let mut todo = touched & ((1u32 << c.count) - 1);
+    while todo != 0 {
+        let b = todo.trailing_zeros() as usize;
+        todo &= todo - 1;
+        let w = sc.wb[b];
+        // biome_relief: height_scale * pow_approx(clamped base, exponent).
+        let relief = F8::splat(c.height_scale[b]) * exp2_x8(F8::splat(c.exponent[b]) * lt);
+        let keep = w.gt(zero);
+        wsum = wsum + w.and(keep);
+        h = h + (w * relief).and(keep);
+        r = r + (w * F8::splat(c.roughness[b])).and(keep);
+        sand = sand + (w * F8::splat(c.sandiness[b])).and(keep);
+    }
+    let inv = F8::splat(1.0) / wsum;
+    LaneOut { height01: h * inv, index: bi, roughness: r * inv, sandiness: sand * inv }
+}
+
+/// Lanes of one run of samples, prepared by the first pass of [`biome_row`].
+#[derive(Clone, Copy)]
+struct Run {
+    qx: F8,
+    qz: F8,
+    lt: F8,
+    ci: I8,
+    cj: I8,
+    /// Every lane's position is finite and small enough for `floor_x8`.
+    sane: bool,
+}
+
+/// The [`Run`] of samples `x0..x0 + LANES` of a row at `pz` metres, from their boundary wiggle
+/// and base height.
+#[inline(always)]
+fn prep_run(x0: usize, wx8: F8, wz8: F8, base8: F8, pz: F8, c: &RowCfg) -> Run {
+    let (spacing, bn, cell) = (F8::splat(c.spacing), F8::splat(c.boundary_noise), F8::splat(c.cell));
+    let xs = I8(std::array::from_fn(|l| l as i32)).add(I8::splat(x0 as i32));
+    let qx = (xs.to_f32() * spacing + bn * wx8) / cell;
+    let qz = (pz + bn * wz8) / cell;
+    let lt = log2_x8(base8.clamp(0.0, 1.0));
+    // Cells: `fast_floor`, by a vector floor where every lane is well inside the range where
+    // both agree (which also rules out NaN and infinities).
+    let lim = F8::splat(CELL_LIMIT);
+    let sane = qx.abs().lt(lim).and_mask(qz.abs().lt(lim)).bits() == (1u32 << LANES) - 1;
+    let (ci, cj) = if sane {
+        (floor_x8(qx), floor_x8(qz))
+    } else {
+        (I8(std::array::from_fn(|l| fast_floor(qx.0[l]))), I8(std::array::from_fn(|l| fast_floor(qz.0[l]))))
+    };
+    Run { qx, qz, lt, ci, cj, sane }
+}
+
+/// New candidates for `run` (when it leaves the box of the last ones).
+#[inline(always)]
+fn reprune(cd: &mut Cands, hood: &Neighbourhood, run: &Run) {
+    if run.sane {
+        // A box a little larger than the lanes serves the next few runs too.
+        let m = BOX_MARGIN;
+        cd.prune(hood, [run.qx.hmin() - m, run.qx.hmax() + m, run.qz.hmin() - m, run.qz.hmax() + m]);
+    } else {
+        // No box: all candidates of the cell, for this run only.
+        let inf = f32::INFINITY;
+        cd.prune(hood, [-inf, inf, -inf, inf]);
+        cd.bx = [f32::NAN; 4];
+    }
+}
+
+/// Row index and boundary wiggle of one row of [`biome_row`].
+struct RowIn<'a> {
     z: usize,
-    hrow: &mut [f32],
-    irow: &mut [u8],
-    rrow: &mut [f32],
-    srow: &mut [f32],
-    wx: &[f32],
-    wz: &[f32],
-    c: &RowCfg,
-    biomes: &[Biome],
-    table: &SiteTable,
-) {
-    let pz = z as f32 * c.spacing;
-    let mut hood = Neighbourhood::new();
-    for x in 0..hrow.len() {
-        let bs = biome_sample(
-            x as f32 * c.spacing,
-            pz,
-            [wx[x], wz[x]],
-            hrow[x],
-            c.world_size,
-            c.grid,
-            c.boundary_noise,
-            c.blend_width,
-            biomes,
-            table,
-            &mut hood,
-        );
-        hrow[x] = bs.height01;
-        irow[x] = bs.index;
-        rrow[x] = bs.roughness;
-        srow[x] = bs.sandiness;
+    wx: &'a [f32],
+    wz: &'a [f32],
+}
+
+#[inline(always)]
+fn biome_row_body(row: &RowIn, hrow: &mut [f32], irow: &mut [u8], rrow: &mut [f32], srow: &mut [f32], c: &RowCfg, table: &SiteTable) {
+    let RowIn { z, wx, wz } = *row;
+    let n = hrow.len().min(irow.len()).min(rrow.len()).min(srow.len()).min(wx.len()).min(wz.len());
+    if n == 0 {
+        return;
+    }
+    let pz = F8::splat(z as f32 * c.spacing);
+    let extra = c.blend_width / c.cell;
+    let full = (1u32 << LANES) - 1;
+    // First pass: wiggled positions (cell units), log2 of the clamped base, cells. Lane l of
+    // run g is sample 8g + l (the last sample repeated past the end of the row).
+    let mut runs: Vec<Run> = Vec::with_capacity(n.div_ceil(LANES));
+    for ((a, b), h) in wx[..n].chunks_exact(LANES).zip(wz[..n].chunks_exact(LANES)).zip(hrow[..n].chunks_exact(LANES)) {
+        runs.push(prep_run(runs.len() * LANES, F8::load(a), F8::load(b), F8::load(h), pz, c));
+    }
+    if !n.is_multiple_of(LANES) {
+        // The last samples, the last one repeated in the spare lanes (its position too).
+        let x0 = n - n % LANES;
+        let at = |l: usize| (x0 + l).min(n - 1);
+        let mut r = prep_run(x0, F8(std::array::from_fn(|l| wx[at(l)])), F8(std::array::from_fn(|l| wz[at(l)])), F8(std::array::from_fn(|l| hrow[at(l)])), pz, c);
+        let last = n - 1 - x0;
+        for l in last + 1..LANES {
+            r.qx.0[l] = r.qx.0[last];
+            r.qz.0[l] = r.qz.0[last];
+            r.ci.0[l] = r.ci.0[last];
+            r.cj.0[l] = r.cj.0[last];
+        }
+        runs.push(r);
+    }
+    // The candidate sites of the last two cells looked at (a border wiggling through a run of
+    // samples alternates between two cells), and their candidates for the current box.
+    let mut hoods = [Neighbourhood::new(), Neighbourhood::new()];
+    let mut cands = [Cands::new(), Cands::new()];
+    let mut victim = 0;
+    let mut sc = Scratch { d2: [F8::splat(0.0); 25], wb: [F8::splat(0.0); 16] };
+    for (g, run) in runs.iter().enumerate() {
+        let x0 = g * LANES;
+        let cnt = (n - x0).min(LANES);
+        let mut pending: u32 = (1u32 << cnt) - 1;
+        while pending != 0 {
+            let l0 = pending.trailing_zeros() as usize;
+            let (i0, j0) = (run.ci.0[l0], run.cj.0[l0]);
+            let mine = run.ci.eq(I8::splat(i0)).and_mask(run.cj.eq(I8::splat(j0))).bits() & pending;
+            let slot = if hoods[0].holds(i0, j0, extra) {
+                0
+            } else if hoods[1].holds(i0, j0, extra) {
+                1
+            } else {
+                let v = victim;
+                victim ^= 1;
+                hoods[v].load(i0, j0, extra, table);
+                cands[v].bx = [f32::NAN; 4];
+                v
+            };
+            let cd = &mut cands[slot];
+            let b = cd.bx;
+            let inside = run.qx.ge(F8::splat(b[0]))
+                .and_mask(run.qx.le(F8::splat(b[1])))
+                .and_mask(run.qz.ge(F8::splat(b[2])))
+                .and_mask(run.qz.le(F8::splat(b[3])));
+            if inside.bits() != full {
+                reprune(cd, &hoods[slot], run);
+            }
+            let out = blend_lanes(cd, run.qx, run.qz, run.lt, c, &mut sc);
+            if mine == full {
+                let r = x0..x0 + LANES;
+                hrow[r.clone()].copy_from_slice(&out.height01.0);
+                rrow[r.clone()].copy_from_slice(&out.roughness.0);
+                srow[r.clone()].copy_from_slice(&out.sandiness.0);
+                for (d, &i) in irow[r].iter_mut().zip(&out.index.0) {
+                    *d = i as u8;
+                }
+            } else {
+                for l in 0..cnt {
+                    if mine & (1 << l) != 0 {
+                        let x = x0 + l;
+                        hrow[x] = out.height01.0[l];
+                        irow[x] = out.index.0[l] as u8;
+                        rrow[x] = out.roughness.0[l];
+                        srow[x] = out.sandiness.0[l];
+                    }
+                }
+            }
+            pending &= !mine;
+        }
     }
 }
 
 crate::simd::dispatch! {
     /// One row of [`biome_blend`] (AVX2 copy when available; identical results, no FMA).
-    fn biome_row(z: usize, hrow: &mut [f32], irow: &mut [u8], rrow: &mut [f32], srow: &mut [f32], wx: &[f32], wz: &[f32], c: &RowCfg, biomes: &[Biome], table: &SiteTable) => biome_row_body
+    fn biome_row(row: &RowIn, hrow: &mut [f32], irow: &mut [u8], rrow: &mut [f32], srow: &mut [f32], c: &RowCfg, table: &SiteTable) => biome_row_body
 }
 
 /// Biome fields of a `resolution²` map covering `world_size` metres.
@@ -331,6 +949,7 @@ pub fn biome_blend(
         || fbm_field(resolution, step, [0.0, 0.0], 3, 2.0, 0.5, ws),
         || fbm_field(resolution, step, BIOME_WARP_OFFSET, 3, 2.0, 0.5, ws),
     );
+    let cfg = RowCfg::new(spacing, cell, boundary_noise, blend_width, biomes);
     let n = resolution * resolution;
     let mut index = vec![0u8; n];
     let mut rough = vec![0.0f32; n];
@@ -342,9 +961,8 @@ pub fn biome_blend(
         .enumerate()
         .for_each(|(z, ((hrow, irow), (rrow, srow)))| {
             let i0 = z * resolution;
-            let (wxr, wzr) = (&wx[i0..i0 + resolution], &wz[i0..i0 + resolution]);
-            let cfg = RowCfg { spacing, world_size, grid, boundary_noise, blend_width };
-            biome_row(z, hrow, irow, rrow, srow, wxr, wzr, &cfg, biomes, &table);
+            let row = RowIn { z, wx: &wx[i0..i0 + resolution], wz: &wz[i0..i0 + resolution] };
+            biome_row(&row, hrow, irow, rrow, srow, &cfg, &table);
         });
     (index, rough, sand)
 }
@@ -431,6 +1049,124 @@ mod tests {
                     *want = got;
                 }
                 assert_eq!(a, e, "grid {grid} i {i}");
+            }
+        }
+    }
+
+    /// The row kernel (lanes, candidate boxes, fast power) gives exactly the per-sample
+    /// definition [`biome_sample`] at every sample, which is itself pinned to the full 5×5
+    /// definition above.
+    #[test]
+    fn rows_match_per_sample_definition() {
+        let many: Vec<Biome> = (0..16)
+            .map(|i| Biome { exponent: 0.1 + i as f32 * 0.5, height_scale: 1.0 - i as f32 * 0.05, sandiness: (i % 3) as f32 * 0.5, ..Biome::default() })
+            .collect();
+        let cases: [(usize, f32, u32, f32, f32, f32, Vec<Biome>); 5] = [
+            (257, 1024.0, 5, 0.8, 100.0, 120.0, default_biomes()),
+            (131, 1024.0, 3, 1.0, 0.0, 5.0, default_biomes()),
+            (203, 3000.0, 16, 0.5, 300.0, 400.0, many.clone()),
+            (97, 1024.0, 64, 1.0, 10.0, 1.0, many),
+            (65, 512.0, 7, 0.3, 40.0, 80.0, vec![Biome::default()]),
+        ];
+        for (res, world, grid, dist, bn, bw, biomes) in cases {
+            let seed = 23;
+            let base: Vec<f32> = (0..res * res).map(|i| unit(hash_u32(i as u32 ^ 0x5eed)) * 1.2 - 0.1).collect();
+            let mut got = base.clone();
+            let (idx, rough, sand) = biome_blend(&mut got, res, world, grid, dist, bn, bw, &biomes, seed, 6);
+            let s = stage_seed(seed, 6);
+            let spacing = world / (res - 1) as f32;
+            let cell = world / grid as f32;
+            let table = SiteTable::new(grid, 3 + (bn * 1.5 / cell).ceil() as i32, dist, biomes.len() as u32, s);
+            let ws = s ^ 0x0f0f_0f0f;
+            let wx = fbm_field(res, spacing / cell, [0.0, 0.0], 3, 2.0, 0.5, ws);
+            let wz = fbm_field(res, spacing / cell, BIOME_WARP_OFFSET, 3, 2.0, 0.5, ws);
+            let mut hood = Neighbourhood::new();
+            for i in 0..res * res {
+                let (x, z) = (i % res, i / res);
+                let e = biome_sample(x as f32 * spacing, z as f32 * spacing, [wx[i], wz[i]], base[i], world, grid, bn, bw, &biomes, &table, &mut hood);
+                let a = BiomeSample { index: idx[i], height01: got[i], roughness: rough[i], sandiness: sand[i] };
+                assert_eq!(a.height01.to_bits(), e.height01.to_bits(), "res {res} grid {grid} sample {x},{z}: {a:?} vs {e:?}");
+                assert_eq!(a, e, "res {res} grid {grid} sample {x},{z}");
+            }
+        }
+    }
+
+    #[test]
+    fn fast_power_is_close_to_the_true_power() {
+        // Error against f64 `powf` over the parameter range (exponent 0.1..=8).
+        let (mut worst, mut worst_abs) = (0.0f64, 0.0f64);
+        for i in 0..=4000 {
+            // Bases from 1e-12 to 1 (log-spaced) plus linear ones.
+            let t = if i % 2 == 0 { 10f64.powf(-12.0 * (i as f64 / 4000.0)) as f32 } else { i as f32 / 4000.0 };
+            for k in 0..=79 {
+                let e = 0.1 + k as f32 * 0.1;
+                let want = (t as f64).powf(e as f64);
+                let got = pow_approx(t, e) as f64;
+                worst_abs = worst_abs.max((got - want).abs());
+                if want > 1e-6 {
+                    worst = worst.max((got - want).abs() / want);
+                }
+            }
+        }
+        // About 1 ulp at 1 (heights are 0..1 here, times at most a few hundred metres later).
+        assert!(worst_abs < 2e-7, "worst absolute error {worst_abs:e}");
+        assert!(worst < 3e-6, "worst relative error {worst:e}");
+        // Exact end points, and the subnormal and special inputs.
+        for e in [0.1f32, 1.0, 1.2, 3.0, 8.0] {
+            assert_eq!(pow_approx(1.0, e), 1.0);
+            assert_eq!(pow_approx(0.0, e), 0.0);
+        }
+        assert_eq!(log2_approx(1.0), 0.0);
+        assert_eq!(log2_approx(0.25), -2.0);
+        assert_eq!(exp2_approx(-3.0), 0.125);
+        assert_eq!(log2_approx(0.0), f32::NEG_INFINITY);
+        assert!((log2_approx(1e-40) - (1e-40f64).log2() as f32).abs() < 1e-4);
+        assert!(log2_approx(f32::NAN).is_nan() && log2_approx(-1.0).is_nan() && exp2_approx(f32::NAN).is_nan());
+        assert_eq!(exp2_approx(-200.0), 0.0);
+        assert_eq!(exp2_approx(1000.0), exp2_approx(127.0));
+    }
+
+    #[test]
+    fn baseline_rows_match_dispatched_rows() {
+        // `biome_row_body` called here is the baseline build; `biome_blend` dispatches to the
+        // AVX2 copy where the CPU has it. Both must give the same bits.
+        let (res, world, grid, bn, bw) = (161usize, 1024.0f32, 5u32, 100.0f32, 120.0f32);
+        let biomes = default_biomes();
+        let base: Vec<f32> = (0..res * res).map(|i| unit(hash_u32(i as u32 ^ 0xba5e))).collect();
+        let mut got = base.clone();
+        let (idx, rough, sand) = biome_blend(&mut got, res, world, grid, 0.8, bn, bw, &biomes, 5, 6);
+        let s = stage_seed(5, 6);
+        let (spacing, cell) = (world / (res - 1) as f32, world / grid as f32);
+        let table = SiteTable::new(grid, 3 + (bn * 1.5 / cell).ceil() as i32, 0.8, biomes.len() as u32, s);
+        let ws = s ^ 0x0f0f_0f0f;
+        let wx = fbm_field(res, spacing / cell, [0.0, 0.0], 3, 2.0, 0.5, ws);
+        let wz = fbm_field(res, spacing / cell, BIOME_WARP_OFFSET, 3, 2.0, 0.5, ws);
+        let cfg = RowCfg::new(spacing, cell, bn, bw, &biomes);
+        for z in 0..res {
+            let r = z * res..(z + 1) * res;
+            let mut h = base[r.clone()].to_vec();
+            let (mut i, mut ro, mut sa) = (vec![0u8; res], vec![0.0f32; res], vec![0.0f32; res]);
+            biome_row_body(&RowIn { z, wx: &wx[r.clone()], wz: &wz[r.clone()] }, &mut h, &mut i, &mut ro, &mut sa, &cfg, &table);
+            assert!(h.iter().zip(&got[r.clone()]).all(|(a, b)| a.to_bits() == b.to_bits()), "row {z}");
+            assert_eq!((&i[..], &ro[..], &sa[..]), (&idx[r.clone()], &rough[r.clone()], &sand[r]), "row {z}");
+        }
+    }
+
+    #[test]
+    fn lanes_power_is_the_scalar_power() {
+        // The lane functions must give the scalar definition's bits in every lane.
+        let mut xs = F8::splat(0.0);
+        for i in 0..200_000u32 {
+            let l = (i % 8) as usize;
+            xs.0[l] = unit(hash_u32(i)) * if i % 5 == 0 { 1e-30 } else { 1.0 };
+            if l == 7 {
+                let lt = log2_x8(xs);
+                let e = F8::splat(0.1 + (i % 79) as f32 * 0.1);
+                let p = exp2_x8(e * lt);
+                for k in 0..8 {
+                    assert_eq!(lt.0[k].to_bits(), log2_approx(xs.0[k]).to_bits());
+                    assert_eq!(p.0[k].to_bits(), pow_approx(xs.0[k], e.0[k]).to_bits());
+                }
             }
         }
     }
