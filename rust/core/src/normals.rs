@@ -11,7 +11,8 @@ use std::mem::MaybeUninit;
 pub fn compute_normals(heights: &[f32], resolution: usize, spacing: f32) -> Vec<[f32; 3]> {
     let n = resolution;
     if n == 0 || heights.len() < n * n {
-        return vec![[0.0f32; 3]; n * n];
+        // Too few heights: flat (+Y) normals rather than a panic.
+        return vec![[0.0f32, 1.0, 0.0]; n * n];
     }
     // Written once, row by row in parallel, without zero-filling first (a 12 MB memset on one
     // thread cost as much as the kernel).
@@ -86,6 +87,12 @@ mod tests {
             assert!((slope_degrees(*v) - 45.0).abs() < 1e-3);
             assert!(v[0] < 0.0 && v[2].abs() < 1e-6);
         }
+    }
+
+    #[test]
+    fn too_few_heights_give_flat_normals() {
+        assert_eq!(compute_normals(&[1.0, 2.0, 3.0], 2, 1.0), vec![[0.0, 1.0, 0.0]; 4]);
+        assert!(compute_normals(&[], 0, 1.0).is_empty());
     }
 
     /// The row kernel (interior fast path, border columns, AVX2 or baseline copy) gives the
