@@ -76,6 +76,10 @@ pub(crate) struct LodRuntime {
     cpu: CpuClock,
     built: u64,
     est_build_us: f64,
+    /// Pool size to grow to in spare frame time (set after the first selection).
+    prewarm_to: usize,
+    /// Running estimate of creating one pooled node, µs.
+    est_node_us: f64,
     /// Profiling marks of the last update (µs since its start).
     phases: Vec<(&'static str, u32)>,
 }
@@ -102,30 +106,35 @@ impl LodRuntime {
     }
 }
 
-/// CPU time of the thread that opened it (Linux: `/proc/thread-self/schedstat`, whose first field
-/// is nanoseconds on a CPU), to tell time spent in the update from time the OS gave to other
-/// processes while the update was running.
+/// CPU time of the calling thread (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)` on 64-bit Linux), to
+/// tell time spent in the update from time the OS gave to other processes while it ran.
 #[derive(Default)]
-struct CpuClock {
-    file: Option<std::fs::File>,
-    opened: bool,
+struct CpuClock;
+
+#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+mod thread_clock {
+    #[repr(C)]
+    pub struct Timespec {
+        pub tv_sec: i64,
+        pub tv_nsec: i64,
+    }
+    pub const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    extern "C" {
+        pub fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
+    }
 }
 
 impl CpuClock {
     fn now_us(&mut self) -> Option<f64> {
-        if !self.opened {
-            self.opened = true;
-            self.file = std::fs::File::open("/proc/thread-self/schedstat").ok();
-        }
-        #[cfg(unix)]
+        #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
         {
-            use std::os::unix::fs::FileExt;
-            let mut buf = [0u8; 64];
-            let len = self.file.as_ref()?.read_at(&mut buf, 0).ok()?;
-            let text = std::str::from_utf8(&buf[..len]).ok()?;
-            text.split_whitespace().next()?.parse::<f64>().ok().map(|ns| ns / 1e3)
+            let mut ts = thread_clock::Timespec { tv_sec: 0, tv_nsec: 0 };
+            // SAFETY: `ts` is a valid, writable timespec (the C layout on 64-bit Linux) and the
+            // clock id is a constant the kernel knows; the call writes only `ts`.
+            let r = unsafe { thread_clock::clock_gettime(thread_clock::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+            (r == 0).then(|| ts.tv_sec as f64 * 1e6 + ts.tv_nsec as f64 / 1e3)
         }
-        #[cfg(not(unix))]
+        #[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
         {
             None
         }
@@ -223,6 +232,22 @@ impl ProceduralIsland {
             }
         }
         self.lod_continue(t, &layout);
+        self.lod_prewarm(t);
+    }
+
+    /// Grow the pool towards `prewarm_to` with the time left in this frame's build budget.
+    fn lod_prewarm(&mut self, t: Instant) {
+        while self.lod.slots.len() < self.lod.prewarm_to {
+            let est = self.lod.est_node_us.max(50.0);
+            if t.elapsed().as_secs_f64() * 1e6 + est > BUILD_BUDGET_US {
+                break;
+            }
+            let nt = Instant::now();
+            self.lod_new_slot();
+            let us = nt.elapsed().as_secs_f64() * 1e6;
+            self.lod.est_node_us = if self.lod.est_node_us == 0.0 { us } else { us.max(self.lod.est_node_us * 0.9 + us * 0.1) };
+        }
+        self.lod_mark("prewarm", t);
     }
 
     /// Camera position in node-local coordinates.
@@ -309,14 +334,13 @@ impl ProceduralIsland {
         self.lod.stale = false;
         self.lod.collision_mode = self.collision_mode;
         self.lod_mark("swap", t);
-        // Creating nodes costs milliseconds each: after the first selection (the frame right
-        // after generating), pre-create the nodes a flight typically needs, so the pool rarely
-        // grows while the camera moves.
-        let want = if first { self.lod.shown.len() * 2 + 8 } else { 0 };
-        while self.lod.slots.len() < want {
-            self.lod_new_slot();
+        // After the first selection, pre-create the nodes a flight typically needs, so the pool
+        // rarely grows while the camera moves; a few per frame within the budget (see
+        // `lod_prewarm`), not all at once (~70 nodes cost over 10 ms).
+        if first {
+            self.lod.prewarm_to = self.lod.shown.len() * 2 + 8;
         }
-        self.lod_mark("prewarm", t);
+        self.lod_mark("swap-done", t);
         self.lod_apply_colliders();
         self.lod_mark("colliders", t);
     }

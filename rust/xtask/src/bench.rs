@@ -1,4 +1,4 @@
-//! `cargo xtask bench [--res 1025,4097] [--reps 15,3] [--only a,b] [--write FILE.md] [--no-python] [--no-godot]`
+//! `cargo xtask bench [--res 1025,4097] [--reps 15,3] [--only a,b] [--write FILE.md] [--no-python] [--no-godot] [--no-scene]`
 //!
 //! Builds the `bench_table` example of `island_core` in release, runs it (every stage on its own,
 //! the whole default pipeline with its per-stage split, and the `noise` crate's `Fbm<Perlin>`),
@@ -8,6 +8,14 @@
 //!   which also cross-checks that our exact EDT gives the same distances;
 //! * Godot's `FastNoiseLite.get_image` (Perlin fBm, 8 octaves) in headless Godot
 //!   (`godot_project/bench/fastnoise_bench.gd`).
+//!
+//! Then the scene side in headless Godot with the GDExtension as `cargo xtask build` makes it (dev
+//! profile; `cargo build -p procedural_island`, loaded from a throw-away project): `regenerate()`
+//! of the default 1025² island with its 256 chunk nodes and colliders, split into generator /
+//! chunk data / scene nodes (`godot_project/bench/regenerate_bench.gd`), and the LOD update per
+//! frame while a scripted camera flies over it (`godot_project/bench/lod_bench.gd`). Skipped with
+//! `--no-godot`, or `--no-scene` for only these rows (`--only scene` runs just them and the
+//! core's `pipeline`).
 //!
 //! Prints one markdown table (machine in the header) and a goal check; `--write` also saves it
 //! (between `<!-- bench:begin -->` / `<!-- bench:end -->` markers when the file already has them,
@@ -36,6 +44,7 @@ struct Options {
     only: Option<String>,
     python: bool,
     godot: bool,
+    scene: bool,
 }
 
 fn parse_list(s: &str) -> Result<Vec<usize>, String> {
@@ -43,7 +52,8 @@ fn parse_list(s: &str) -> Result<Vec<usize>, String> {
 }
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
-    let mut o = Options { res: vec![1025, 4097], reps: vec![15, 3], write: None, only: None, python: true, godot: true };
+    let mut o =
+        Options { res: vec![1025, 4097], reps: vec![15, 3], write: None, only: None, python: true, godot: true, scene: true };
     let mut i = 0;
     while i < args.len() {
         let value = || args.get(i + 1).ok_or_else(|| format!("missing value after {}", args[i]));
@@ -66,8 +76,9 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             }
             "--no-python" => o.python = false,
             "--no-godot" => o.godot = false,
+            "--no-scene" => o.scene = false,
             "-h" | "--help" => {
-                return Err("usage: cargo xtask bench [--res 1025,4097] [--reps 15,3] [--only a,b] [--write docs/benchmarks.md] [--no-python] [--no-godot]".into())
+                return Err("usage: cargo xtask bench [--res 1025,4097] [--reps 15,3] [--only a,b] [--write docs/benchmarks.md] [--no-python] [--no-godot] [--no-scene]".into())
             }
             other => return Err(format!("unknown argument `{other}` (try --help)")),
         }
@@ -236,7 +247,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .args(["--res", &res_list, "--reps", &reps_list, "--dump"])
         .arg(&tmp);
     if let Some(only) = &o.only {
-        c.args(["--only", only]);
+        // `scene` is ours (the Godot rows); the core table gets the pipeline it splits.
+        let core: Vec<&str> =
+            only.split(',').map(str::trim).map(|x| if x == "scene" { "pipeline" } else { x }).collect();
+        c.args(["--only", &core.join(",")]);
     }
     let out = run_capture(c, "bench_table")?;
     let mut ours: BTreeMap<(String, usize), Timing> = BTreeMap::new();
@@ -346,10 +360,22 @@ pub fn run(args: &[String]) -> Result<(), String> {
     } else if !o.godot {
         notes.push("Godot rows skipped (--no-godot).".into());
     }
+
+    // 4. The scene side: regenerate() and the LOD update in headless Godot.
+    let mut scene = Scene::default();
+    if o.godot && o.scene && wants("scene") {
+        eprintln!("xtask bench: scene regenerate() and LOD fly-over in Godot (dev-profile extension) ...");
+        match run_scene(&root, &tmp, &mut scene) {
+            Ok(()) => {}
+            Err(e) => notes.push(format!("Scene rows skipped: {e}")),
+        }
+    } else if o.godot && !o.scene {
+        notes.push("Scene rows skipped (--no-scene).".into());
+    }
     let _ = std::fs::remove_dir_all(&tmp);
     let load_after = loadavg();
 
-    let md = render(&o, &ours, &peers, &notes, &threads, &godot_version, &load_before, &load_after, &commit);
+    let md = render(&o, &ours, &peers, &scene, &notes, &threads, &godot_version, &load_before, &load_after, &commit);
     println!("{md}");
     if let Some(path) = &o.write {
         let path = if path.is_absolute() { path.clone() } else { root.join(path) };
@@ -388,6 +414,83 @@ fn godot_bench_project(root: &Path, tmp: &Path) -> Result<PathBuf, String> {
     Ok(dir)
 }
 
+/// Scene measurements (headless Godot, dev-profile extension, default 1025² island).
+#[derive(Default)]
+struct Scene {
+    /// Medians over the regenerate() calls that reuse the chunk nodes: wall, generator, chunk
+    /// data, scene nodes (wall minus the two), and the first call (creates the nodes); reps.
+    regen: Option<([f64; 5], usize)>,
+    /// LOD fly-over: frames, max, p99, mean wall ms; CPU max and p99 ms of the main thread.
+    lod: Option<(usize, [f64; 5])>,
+}
+
+/// Build the extension like `cargo xtask build` (dev profile), put it in a throw-away project
+/// with the bench scripts, and run both scene benchmarks.
+fn run_scene(root: &Path, tmp: &Path, scene: &mut Scene) -> Result<(), String> {
+    let mut c = cargo();
+    c.current_dir(root).args(["build", "--quiet", "-p", "procedural_island"]);
+    run_capture(c, "cargo build -p procedural_island")?;
+    let lib = crate::run::target_dir().join("debug/libprocedural_island.so");
+    if !lib.is_file() {
+        return Err(format!("{} is missing after the build", lib.display()));
+    }
+    let launcher = crate::godot::godot_launcher()?;
+    let dir = tmp.join("scene_project");
+    let addon = dir.join("addons/procedural_island");
+    for d in [addon.join("bin"), dir.join("bench"), dir.join(".godot")] {
+        std::fs::create_dir_all(&d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
+    }
+    let src = root.join("godot_project");
+    let copy = |from: PathBuf, to: PathBuf| {
+        std::fs::copy(&from, &to).map(|_| ()).map_err(|e| format!("cannot copy {}: {e}", from.display()))
+    };
+    std::fs::write(dir.join("project.godot"), "config_version=5\n\n[application]\n\nconfig/name=\"scene_bench\"\n")
+        .map_err(|e| format!("cannot write the scene bench project: {e}"))?;
+    for f in ["procedural_island.gdextension", "terrain.gdshader"] {
+        copy(src.join("addons/procedural_island").join(f), addon.join(f))?;
+    }
+    copy(lib, addon.join("bin/libprocedural_island.so"))?;
+    for f in ["regenerate_bench.gd", "lod_bench.gd"] {
+        copy(src.join("bench").join(f), dir.join("bench").join(f))?;
+    }
+    // What an import would record: load the extension at startup (no import, no editor scan).
+    std::fs::write(dir.join(".godot/extension_list.cfg"), "res://addons/procedural_island/procedural_island.gdextension\n")
+        .map_err(|e| format!("cannot write extension_list.cfg: {e}"))?;
+    let run = |script: &str, args: &[&str]| -> Result<(String, bool), String> {
+        let mut c = launcher.command();
+        c.arg("--headless").arg("--path").arg(&dir).args(["--script", script, "--"]).args(args).stdin(Stdio::null());
+        let out = c.stderr(Stdio::piped()).output().map_err(|e| format!("cannot start Godot: {e}"))?;
+        Ok((String::from_utf8_lossy(&out.stdout).into_owned(), out.status.success()))
+    };
+    let nums = |f: &[&str]| -> Vec<f64> { f.iter().map(|x| x.parse::<f64>().unwrap_or(f64::NAN)).collect() };
+    let (out, _) = run("res://bench/regenerate_bench.gd", &["1025", "64", "5"])?;
+    for line in out.lines() {
+        let f: Vec<&str> = line.split('\t').collect();
+        // regenerate_bench N chunk reps wall gen data scene first
+        if f.first() == Some(&"regenerate_bench") && f.len() >= 9 {
+            let v = nums(&f[4..9]);
+            let reps = f[3].parse().unwrap_or(0);
+            scene.regen = Some(([v[0], v[1], v[2], v[3], v[4]], reps));
+        }
+    }
+    if scene.regen.is_none() {
+        return Err("regenerate_bench.gd printed no result".into());
+    }
+    let (out, _) = run("res://bench/lod_bench.gd", &["1025", "64", "5", "8"])?;
+    for line in out.lines() {
+        let f: Vec<&str> = line.split('\t').collect();
+        // lod_bench N chunk levels speed frames max p99 mean built pool cpu_max cpu_p99
+        if f.first() == Some(&"lod_bench") && f.len() >= 13 {
+            let v = nums(&f[6..13]);
+            scene.lod = Some((f[5].parse().unwrap_or(0), [v[0], v[1], v[2], v[5], v[6]]));
+        }
+    }
+    if scene.lod.is_none() {
+        return Err("lod_bench.gd printed no result".into());
+    }
+    Ok(())
+}
+
 /// Rows of the table: (key in the bench_table output, label, octaves for ns/octave-sample or 0).
 const STAGE_ROWS: [(&str, &str, u32); 11] = [
     ("fbm8", "fBm gradient noise, 8 octaves", 8),
@@ -408,6 +511,7 @@ fn render(
     o: &Options,
     ours: &BTreeMap<(String, usize), Timing>,
     peers: &BTreeMap<(String, usize), Timing>,
+    scene: &Scene,
     notes: &[String],
     threads: &str,
     godot_version: &str,
@@ -517,6 +621,41 @@ fn render(
         s.push_str(&format!("| {label} | {} | {note} |\n", cells.join(" | ")));
     }
 
+    // Scene rows (always the default 1025² island): value in the 1025² column when there is one.
+    let scene_row = |s: &mut String, label: &str, value: String, note: &str| {
+        let cells: Vec<String> = if o.res.contains(&1025) {
+            o.res.iter().map(|&n| if n == 1025 { value.clone() } else { "—".into() }).collect()
+        } else {
+            o.res.iter().map(|_| "—".into()).collect()
+        };
+        let note = if o.res.contains(&1025) { note.to_string() } else { format!("1025²: {value}; {note}") };
+        s.push_str(&format!("| {label} | {} | {note} |\n", cells.join(" | ")));
+    };
+    if let Some(([wall, gen, data, nodes, first], reps)) = scene.regen {
+        scene_row(
+            &mut s,
+            "**`regenerate()` in the scene** (Godot, dev-profile extension)",
+            format!("{} [{reps}]", fmt_ms(Some(&Timing { median: wall, min: wall, reps, cpu: f64::NAN }))),
+            &format!("default island, 256 chunk meshes + HeightMapShape3D colliders, nodes reused; first call {first:.0} ms (creates the nodes)"),
+        );
+        for (label, v, note) in [
+            ("&nbsp;&nbsp;generator (`total_ms`)", gen, "core pipeline inside the extension"),
+            ("&nbsp;&nbsp;chunk data on worker threads (`mesh_ms`)", data, "mesh surfaces in Godot's layout + collider heights"),
+            ("&nbsp;&nbsp;scene nodes on the main thread", nodes, "surfaces, colliders, splat maps, signals (wall − generator − chunk data)"),
+        ] {
+            let t = Timing { median: v, min: v, reps, cpu: f64::NAN };
+            scene_row(&mut s, label, fmt_ms(Some(&t)), note);
+        }
+    }
+    if let Some((frames, [mx, p99, mean, cmax, cp99])) = scene.lod {
+        scene_row(
+            &mut s,
+            "LOD update per frame, camera fly-over (max / p99 / mean)",
+            format!("{mx:.2} / {p99:.2} / {mean:.2} ms"),
+            &format!("{frames} frames, 5 levels, 8 m/frame; main-thread CPU time max {cmax:.2} / p99 {cp99:.2} ms"),
+        );
+    }
+
     // Goals.
     s.push_str("\nGoals on this machine:\n\n");
     let status = |ok: Option<bool>| match ok {
@@ -544,6 +683,18 @@ fn render(
             Some(r) => s.push_str(&format!("- {what}: {r:.1}× — {}\n", status(Some(r >= target)))),
             None => s.push_str(&format!("- {what}: {}\n", status(None))),
         }
+    }
+    if let Some(([wall, ..], _)) = scene.regen {
+        s.push_str(&format!(
+            "- default 1025² island built in the scene within 100 ms of `regenerate()`: {wall:.1} ms — {}\n",
+            status(Some(wall <= 100.0))
+        ));
+    }
+    if let Some((_, [mx, _, _, cmax, _])) = scene.lod {
+        s.push_str(&format!(
+            "- LOD update ≤ 4 ms in every frame of the fly-over: max {mx:.2} ms (main-thread CPU max {cmax:.2} ms) — {}\n",
+            status(Some(mx <= 4.0))
+        ));
     }
     if !notes.is_empty() {
         s.push_str("\nNotes:\n\n");
