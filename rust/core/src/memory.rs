@@ -49,11 +49,7 @@ pub const HUGE_PAGE_MIN: usize = REUSE_BLOCK_LIMIT;
 /// `madvise(MADV_HUGEPAGE)`; only a hint, ignored where unsupported).
 pub fn zeroed<T: Copy + Default + Send + Sync>(len: usize) -> Vec<T> {
     use rayon::prelude::*;
-    let mut v: Vec<T> = Vec::with_capacity(len);
-    let bytes = len * std::mem::size_of::<T>();
-    if bytes >= HUGE_PAGE_MIN {
-        advise_huge_pages(v.as_mut_ptr() as usize, bytes);
-    }
+    let mut v: Vec<T> = with_capacity(len);
     v.spare_capacity_mut()[..len].par_chunks_mut(1 << 16).for_each(|c| {
         for x in c {
             x.write(T::default());
@@ -61,6 +57,18 @@ pub fn zeroed<T: Copy + Default + Send + Sync>(len: usize) -> Vec<T> {
     });
     // SAFETY: the first `len` elements were initialised just above (capacity >= len).
     unsafe { v.set_len(len) };
+    v
+}
+
+/// An empty vector with room for `len` values, for a map-sized output that is written once
+/// through `spare_capacity_mut`: buffers of [`HUGE_PAGE_MIN`] bytes or more ask the kernel for
+/// transparent huge pages, like [`zeroed`].
+pub fn with_capacity<T>(len: usize) -> Vec<T> {
+    let mut v: Vec<T> = Vec::with_capacity(len);
+    let bytes = len * std::mem::size_of::<T>();
+    if bytes >= HUGE_PAGE_MIN {
+        advise_huge_pages(v.as_mut_ptr() as usize, bytes);
+    }
     v
 }
 

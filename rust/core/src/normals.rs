@@ -16,7 +16,7 @@ pub fn compute_normals(heights: &[f32], resolution: usize, spacing: f32) -> Vec<
     }
     // Written once, row by row in parallel, without zero-filling first (a 12 MB memset on one
     // thread cost as much as the kernel).
-    let mut out: Vec<[f32; 3]> = Vec::with_capacity(n * n);
+    let mut out: Vec<[f32; 3]> = crate::memory::with_capacity(n * n);
     out.spare_capacity_mut()[..n * n].par_chunks_mut(n).enumerate().for_each(|(z, row)| normals_row(heights, n, spacing, z, row));
     // SAFETY: every row chunk of the first n² slots was fully written by `normals_row`
     // (border columns and the interior span cover 0..n; narrow maps write every sample).

@@ -164,7 +164,7 @@ fn auto_splat_strips(
     // is computed row by row where the weights need it, not as a full map.
     let jitter = FbmRows::of_noise(n, world_size, SPLAT_JITTER_SCALE, 3, 2.0, 0.5, seed, tag);
     let c = Ctx { heights, normals, sandiness, jitter, n, max_height, p, slope: SlopeSkip::new(p) };
-    let mut out: Vec<[u8; 4]> = Vec::with_capacity(nn);
+    let mut out: Vec<[u8; 4]> = crate::memory::with_capacity(nn);
     let slots = &mut out.spare_capacity_mut()[..nn];
     if p.blur_passes > MAX_STRIP_PASSES {
         let mut w = vec![[0.0f32; 4]; nn];
