@@ -187,10 +187,6 @@ mod lanes {
             I8(zip(self.0, zip(a.0, b.0, |x, y| (x, y)), |k, (x, y)| ((x as u32 & k) | (y as u32 & !k)) as i32))
         }
         #[inline(always)]
-        pub fn any(self) -> bool {
-            self.bits() != 0
-        }
-        #[inline(always)]
         pub fn and_mask(self, o: M8) -> M8 {
             M8(zip(self.0, o.0, |a, b| a & b))
         }
@@ -610,11 +606,13 @@ struct Cands {
     sx: [f32; 25],
     sz: [f32; 25],
     b: [u32; 25],
+    /// Bit `b & 15` set for each candidate's biome `b`.
+    biomes: u32,
 }
 
 impl Cands {
     fn new() -> Cands {
-        Cands { cell: (i32::MIN, i32::MIN), bx: [f32::NAN; 4], n: 0, sx: [0.0; 25], sz: [0.0; 25], b: [0; 25] }
+        Cands { cell: (i32::MIN, i32::MIN), bx: [f32::NAN; 4], n: 0, sx: [0.0; 25], sz: [0.0; 25], b: [0; 25], biomes: 0 }
     }
 
     /// The candidates of `hood` for the box `bx`. Exact for the same reason as the pruning of
@@ -663,13 +661,18 @@ impl Cands {
             self.b[0] = hood.b[0];
             self.n = 1;
         }
+        self.biomes = self.b[..self.n].iter().fold(0, |m, &b| m | 1 << (b & 15));
         self.cell = hood.cell;
         self.bx = bx;
     }
 }
 
-/// Margin (cell units) of the candidate boxes of [`biome_row`] around the lanes of a run.
-const BOX_MARGIN: f32 = 0.1;
+/// Margins (cell units) of the candidate boxes of [`biome_row`] around the lanes of a run:
+/// behind and ahead of it along the row, and across. Rows run towards +x, so a box reaching
+/// ahead serves the next few runs too; larger boxes keep more candidates.
+const BOX_BEHIND: f32 = 0.02;
+const BOX_AHEAD: f32 = 0.2;
+const BOX_ACROSS: f32 = 0.05;
 
 /// Wiggled positions (cell units) below which [`floor_x8`] is used.
 const CELL_LIMIT: f32 = 1_048_576.0;
@@ -706,8 +709,8 @@ struct LaneOut {
 /// cell units, `lt` = `log2_approx(base01.clamp(0, 1))`. Every lane goes through exactly the
 /// operations of [`biome_sample`]: the same squared distances, the first nearest site of the
 /// scan order, the same per-biome weight sums in scan order (candidates out of reach of every
-/// lane are skipped, which only drops additions of 0.0), the same per-biome accumulation in
-/// biome order (a lane whose biome weight is not positive adds +0.0, which changes no sum).
+/// lane only add +0.0), the same per-biome accumulation in biome order (a lane whose biome weight
+/// is not positive adds +0.0, which changes no sum).
 #[inline(always)]
 fn blend_lanes(cands: &Cands, qx: F8, qz: F8, lt: F8, c: &RowCfg, sc: &mut Scratch) -> LaneOut {
     let len = cands.n.clamp(1, 25);
@@ -730,26 +733,19 @@ fn blend_lanes(cands: &Cands, qx: F8, qz: F8, lt: F8, c: &RowCfg, sc: &mut Scrat
     let dmin = best.sqrt() * cell;
     let reach = (dmin + bw) / cell;
     let reach2 = reach * reach;
-    // Weight sums per biome; `touched` marks the biomes that got any.
-    let mut touched = 0u32;
+    // Weight sums per biome, over every candidate (those out of reach of a lane add +0.0 there),
+    // branch-free.
+    sc.wb = [F8::splat(0.0); 16];
     for (row, &b) in d2.iter().zip(&hood.b[..len]) {
         let inside = row.lt(reach2);
-        if !inside.any() {
-            continue;
-        }
         let b = b as usize & 15;
         let d = row.sqrt() * cell;
         let t = ((d - dmin - F8::splat(0.0)) / (bw - F8::splat(0.0))).clamp(0.0, 1.0);
         // 1 - smoothstep(0, blend, d - dmin) where in reach, else +0.0.
         let w = (F8::splat(1.0) - t * t * (F8::splat(3.0) - F8::splat(2.0) * t)).and(inside);
-        if touched & (1 << b) == 0 {
-            // +0.0 + w == w: w is never -0.0.
-            sc.wb[b] = w;
-        } else {
-            sc.wb[b] = sc.wb[b] + w;
-        }
-        touched |= 1 << b;
+        sc.wb[b] = sc.wb[b] + w;
     }
+    let touched = cands.biomes;
     let zero = F8::splat(0.0);
     let (mut wsum, mut h, mut r, mut sand) = (zero, zero, zero, zero);
     let mut todo = touched & ((1u32 << c.count) - 1);
@@ -806,9 +802,8 @@ fn prep_run(x0: usize, wx8: F8, wz8: F8, base8: F8, pz: F8, c: &RowCfg) -> Run {
 #[inline(always)]
 fn reprune(cd: &mut Cands, hood: &Neighbourhood, run: &Run) {
     if run.sane {
-        // A box a little larger than the lanes serves the next few runs too.
-        let m = BOX_MARGIN;
-        cd.prune(hood, [run.qx.hmin() - m, run.qx.hmax() + m, run.qz.hmin() - m, run.qz.hmax() + m]);
+        let (x0, x1) = (run.qx.hmin() - BOX_BEHIND, run.qx.hmax() + BOX_AHEAD);
+        cd.prune(hood, [x0, x1, run.qz.hmin() - BOX_ACROSS, run.qz.hmax() + BOX_ACROSS]);
     } else {
         // No box: all candidates of the cell, for this run only.
         let inf = f32::INFINITY;
@@ -1191,3 +1186,4 @@ mod tests {
         }
     }
 }
+
