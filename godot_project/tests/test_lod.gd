@@ -280,3 +280,62 @@ func _shape(chunk: Node) -> CollisionShape3D:
 				if s is CollisionShape3D:
 					return s
 	return null
+
+
+## Largest height gap along the shared edges of the visible LOD chunks (INF if an edge is missing).
+func _worst_gap(chunks: Array) -> float:
+	var worst := 0.0
+	for a in chunks:
+		for b in chunks:
+			var ra := a.rect as Rect2
+			var rb := b.rect as Rect2
+			var east := is_equal_approx(ra.end.x, rb.position.x) and maxf(ra.position.y, rb.position.y) < minf(ra.end.y, rb.end.y)
+			var south := is_equal_approx(ra.end.y, rb.position.y) and maxf(ra.position.x, rb.position.x) < minf(ra.end.x, rb.end.x)
+			if not east and not south:
+				continue
+			var axis := 0 if east else 2
+			var at := ra.end.x if east else ra.end.y
+			var ea := _edge(a.node, axis, at)
+			var eb := _edge(b.node, axis, at)
+			var lo := maxf(ra.position.y, rb.position.y) if east else maxf(ra.position.x, rb.position.x)
+			var hi := minf(ra.end.y, rb.end.y) if east else minf(ra.end.x, rb.end.x)
+			for s in 33:
+				var t := lerpf(lo, hi, s / 32.0)
+				var d := absf(_eval(ea, t) - _eval(eb, t))
+				worst = maxf(worst, INF if is_nan(d) else d)
+	return worst
+
+
+## With a tiny per-frame budget every new selection is built one mesh per frame: on every frame
+## of those transitions the visible chunks still cover the island exactly, without cracks, and
+## the pool is pre-created over the frames after the first selection.
+func test_lod_deferred_budget_keeps_the_visible_set_closed() -> void:
+	var isl := _island({"seed": 11, "lod_budget_ms": 0.01})
+	await _fly_to(isl, Vector3(-450, 30, -450))
+	var first: int = isl.get_lod_stats().leaves
+	var deferred := 0
+	var frames := 0
+	var worst := 0.0
+	var area_ok := true
+	for pos in [Vector3(300, 30, 300), Vector3(-100, 60, 350), Vector3(450, 20, -450)]:
+		_cam.global_position = pos
+		for i in 200:
+			await get_tree().process_frame
+			var s := isl.get_lod_stats()
+			var chunks := isl.get_lod_chunks()
+			frames += 1
+			if s.pending:
+				deferred += 1
+			area_ok = area_ok and absf(_area(chunks) - WORLD * WORLD) < 1.0
+			var visible := 0
+			for mi in _mesh_instances(isl):
+				if mi.visible:
+					visible += 1
+			area_ok = area_ok and visible == chunks.size()
+			worst = maxf(worst, _worst_gap(chunks))
+			if i >= 1 and not s.pending:
+				break
+	check(deferred >= 3, "transitions were spread over frames (%d pending frames of %d)" % [deferred, frames])
+	check(area_ok, "every frame shows exactly one full cover of the island")
+	check(worst <= 1e-3, "largest gap on any frame %s m" % worst)
+	check(isl.get_lod_stats().pool_size >= 2 * first + 8, "pool pre-created over the frames: %d nodes for %d leaves" % [isl.get_lod_stats().pool_size, first])

@@ -389,3 +389,52 @@ func test_regenerate_outside_the_tree() -> void:
 	check_eq(isl.get_last_stats().chunks, 4, "stats recorded")
 	check_eq(isl.get_height_at(32.0, -256.0), isl.get_heightmap_image().get_pixel(17, 8).r, "queries work")
 	isl.free()
+
+
+## Chunk surfaces encoded on the worker threads (Godot's storage layout, set in one call) carry
+## exactly the island: positions on the heightfield, normals, UVs, splat colours, the shared
+## triangle list and the AABB; a second island of the same shape reuses the pooled nodes.
+func test_encoded_chunk_surfaces_match_the_island() -> void:
+	var isl := _island(129, 32, {"world_size": 512.0})
+	var s0 := isl.get_last_stats()
+	check_eq(int(s0.encoded_surfaces) + int(s0.array_surfaces), 16, "every chunk surface counted")
+	check(int(s0.array_surfaces) <= 1, "at most the first chunk of the shape goes through add_surface_from_arrays: %s" % s0)
+	var ids := _chunks(isl).map(func(c: Node) -> int: return c.get_instance_id())
+	isl.seed += 1
+	check(isl.regenerate(), "regenerate")
+	var s := isl.get_last_stats()
+	check_eq(int(s.encoded_surfaces), 16, "same shape again: every chunk from the encoded bytes")
+	check_eq(int(s.array_surfaces), 0, "no add_surface_from_arrays")
+	check_eq(_chunks(isl).map(func(c: Node) -> int: return c.get_instance_id()), ids, "the pooled chunk nodes are reused")
+	var splat := isl.get_splat_image()
+	var worst_h := 0.0
+	var worst_n := 1.0
+	var worst_c := 0.0
+	var worst_uv := 0.0
+	var boxes_ok := true
+	for chunk in _chunks(isl):
+		var mesh := chunk.mesh as ArrayMesh
+		var a := mesh.surface_get_arrays(0)
+		var v := a[Mesh.ARRAY_VERTEX] as PackedVector3Array
+		var nrm := a[Mesh.ARRAY_NORMAL] as PackedVector3Array
+		var col := a[Mesh.ARRAY_COLOR] as PackedColorArray
+		var uv := a[Mesh.ARRAY_TEX_UV] as PackedVector2Array
+		var idx := a[Mesh.ARRAY_INDEX] as PackedInt32Array
+		check_eq(idx.size(), 32 * 32 * 6, "triangle list size")
+		check_eq(idx.slice(0, 6), PackedInt32Array([0, 1, 33, 1, 34, 33]), "first cell split along (i+1, j)-(i, j+1)")
+		var box := mesh.get_aabb().grow(1e-3)
+		for k in v.size():
+			var p := v[k]
+			boxes_ok = boxes_ok and box.has_point(p)
+			worst_h = maxf(worst_h, absf(p.y - isl.get_height_at(p.x, p.z)))
+			worst_n = minf(worst_n, nrm[k].dot(isl.get_normal_at(p.x, p.z)))
+			var want_uv := Vector2((p.x + 256.0) / 512.0, (p.z + 256.0) / 512.0)
+			worst_uv = maxf(worst_uv, (uv[k] - want_uv).length())
+			var px := splat.get_pixel(roundi(want_uv.x * 128.0), roundi(want_uv.y * 128.0))
+			var d := Vector4(col[k].r - px.r, col[k].g - px.g, col[k].b - px.b, col[k].a - px.a)
+			worst_c = maxf(worst_c, maxf(maxf(absf(d.x), absf(d.y)), maxf(absf(d.z), absf(d.w))))
+	check(worst_h <= 1e-3, "vertices lie on the heightfield (worst %s m)" % worst_h)
+	check(worst_n >= 0.9999, "normals are the island's (worst cos %s)" % worst_n)
+	check(worst_uv <= 1e-5, "uvs span the island (worst %s)" % worst_uv)
+	check(worst_c <= 0.5 / 255.0, "vertex colours are the splat weights (worst %s)" % worst_c)
+	check(boxes_ok, "every vertex inside its mesh AABB")

@@ -14,8 +14,8 @@ use island_core::lod::{self, Leaf, LodLayout, LodView};
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
-/// Time spent building meshes per frame; the whole update stays under 4 ms.
-const BUILD_BUDGET_US: f64 = 2000.0;
+/// Default `lod_budget_ms`: mesh building per frame, so the whole update stays under 4 ms.
+pub const DEFAULT_BUDGET_MS: f32 = 2.0;
 /// Camera movement (metres) below which the selection is not recomputed.
 const MOVE_EPSILON: f32 = 0.5;
 
@@ -235,11 +235,17 @@ impl ProceduralIsland {
         self.lod_prewarm(t);
     }
 
+    /// `lod_budget_ms` in µs (non-finite or negative: nothing beyond the one mesh per frame).
+    fn lod_budget_us(&self) -> f64 {
+        let ms = self.lod_budget_ms as f64;
+        if ms.is_finite() { ms.max(0.0) * 1e3 } else { 0.0 }
+    }
+
     /// Grow the pool towards `prewarm_to` with the time left in this frame's build budget.
     fn lod_prewarm(&mut self, t: Instant) {
         while self.lod.slots.len() < self.lod.prewarm_to {
             let est = self.lod.est_node_us.max(50.0);
-            if t.elapsed().as_secs_f64() * 1e6 + est > BUILD_BUDGET_US {
+            if t.elapsed().as_secs_f64() * 1e6 + est > self.lod_budget_us() {
                 break;
             }
             let nt = Instant::now();
@@ -285,7 +291,7 @@ impl ProceduralIsland {
             }
             let elapsed = t.elapsed().as_secs_f64() * 1e6;
             // At least one mesh per frame so a transition always completes.
-            if built_now > 0 && elapsed + self.lod.est_build_us > BUILD_BUDGET_US {
+            if built_now > 0 && elapsed + self.lod.est_build_us > self.lod_budget_us() {
                 break;
             }
             self.lod_mark("build", t);
@@ -306,7 +312,7 @@ impl ProceduralIsland {
                 if self.lod.built == 0 { us } else { us.max(self.lod.est_build_us * 0.9 + us * 0.1) };
             self.lod.built += 1;
             built_now += 1;
-            if t.elapsed().as_secs_f64() * 1e6 + self.lod.est_build_us > BUILD_BUDGET_US {
+            if t.elapsed().as_secs_f64() * 1e6 + self.lod.est_build_us > self.lod_budget_us() {
                 break;
             }
         }

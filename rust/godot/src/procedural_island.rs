@@ -286,6 +286,11 @@ pub struct ProceduralIsland {
     /// resolution near the camera (NEAR = 0). Colliders always keep the full resolution.
     #[export(enum = (NEAR = 0, ALL = 1))]
     collision_mode: i32,
+    /// Milliseconds per frame the LOD update may spend building chunk meshes (and pre-creating
+    /// pooled nodes). A new selection needing more is built over several frames while the
+    /// previous, crack-free selection stays visible; at least one mesh is built per frame.
+    #[export(range = (0.01, 16.0, 0.01, or_greater, suffix = "ms"))]
+    lod_budget_ms: f32,
 
     // ---- runtime state (not properties) ----
     lod: lod::LodRuntime,
@@ -334,6 +339,8 @@ struct Build {
     prep: Box<Prepared>,
     next: usize,
     build_ms: f64,
+    /// `surfaces.fast` / `surfaces.slow` when the build started.
+    surfaces0: (u64, u64),
 }
 
 #[godot_api]
@@ -402,6 +409,7 @@ impl INode3D for ProceduralIsland {
             lod_levels: 4,
             lod_distance: 400.0,
             collision_mode: lod::COLLISION_ALL,
+            lod_budget_ms: lod::DEFAULT_BUDGET_MS,
             lod: Default::default(),
             island: None,
             normal_tangents: Vec::new(),
@@ -619,7 +627,12 @@ impl ProceduralIsland {
 
     /// Statistics of the last generation: `backend`, `resolution`, `chunks`, `land_fraction`,
     /// `min_height`, `max_height` (metres), `total_ms` (core generator), `stage_ms` (Dictionary
-    /// stage name → ms), `mesh_ms` (chunk arrays), `build_ms` (Godot nodes, main thread),
+    /// stage name → ms), `mesh_ms` (chunk surfaces and collider data, worker threads),
+    /// `build_ms` (Godot nodes, main thread), `maps_ms` (splat map textures, main thread),
+    /// `regenerate_ms` (the whole [method regenerate] call; absent after [method regenerate_async]),
+    /// `encoded_surfaces` / `array_surfaces` (chunk meshes set from bytes encoded on the workers /
+    /// through `add_surface_from_arrays`: the first chunk of each mesh shape, which checks the
+    /// encoding against Godot's, or every chunk if it does not match this Godot version),
     /// `seed`, `requested_backend` and `adapter` (the GPU adapter's name, when the GPU generated
     /// the island). Empty before the first generation.
     #[func]
@@ -827,7 +840,8 @@ impl ProceduralIsland {
         if self.pool.len() != prep.chunks.len() {
             self.free_chunks();
         }
-        self.building = Some(Build { prep, next: 0, build_ms: 0.0 });
+        let surfaces0 = (self.surfaces.fast, self.surfaces.slow);
+        self.building = Some(Build { prep, next: 0, build_ms: 0.0, surfaces0 });
     }
 
     fn continue_build(&mut self) {
@@ -871,7 +885,7 @@ impl ProceduralIsland {
     }
 
     fn finish(&mut self, b: Build) {
-        let Build { prep, build_ms, .. } = *Box::new(b);
+        let Build { prep, build_ms, surfaces0, .. } = *Box::new(b);
         let Prepared { island, chunks, normal_tangents, mesh_ms, warning, .. } = *prep;
         if let Some(w) = warning {
             // One warning per node: later fallbacks are visible in `get_last_stats().backend`.
@@ -881,6 +895,8 @@ impl ProceduralIsland {
             }
         }
         self.last_stats = stats_dictionary(&island, chunks.len(), mesh_ms, build_ms, self.backend);
+        self.last_stats.set("encoded_surfaces", (self.surfaces.fast - surfaces0.0) as i64);
+        self.last_stats.set("array_surfaces", (self.surfaces.slow - surfaces0.1) as i64);
         drop(chunks);
         let old_nt = std::mem::replace(&mut self.normal_tangents, normal_tangents);
         if let Some(old) = self.island.replace(island) {
