@@ -570,6 +570,65 @@ struct RowCfg {
     exponent: [f32; 16],
     roughness: [f32; 16],
     sandiness: [f32; 16],
+    /// Candidate sites of the cells, shared by the rows (empty: each row loads its own).
+    hoods: HoodTable,
+}
+
+/// The [`Neighbourhood`] of every cell in a rectangle `[i0, i0 + w) × [j0, j0 + h)`.
+struct HoodTable {
+    i0: i32,
+    j0: i32,
+    w: i32,
+    h: i32,
+    hoods: Vec<Neighbourhood>,
+}
+
+impl HoodTable {
+    fn empty() -> HoodTable {
+        HoodTable { i0: 0, j0: 0, w: 0, h: 0, hoods: Vec::new() }
+    }
+
+    /// The neighbourhoods of cells `lo..=hi` (both axes) for the blend reach `extra`.
+    fn new(lo: [i32; 2], hi: [i32; 2], extra: f32, table: &SiteTable) -> HoodTable {
+        let (w, h) = (hi[0] - lo[0] + 1, hi[1] - lo[1] + 1);
+        if w <= 0 || h <= 0 {
+            return HoodTable::empty();
+        }
+        let hoods = (0..w * h)
+            .into_par_iter()
+            .map(|k| {
+                let mut nb = Neighbourhood::new();
+                nb.load(lo[0] + k % w, lo[1] + k / w, extra, table);
+                nb
+            })
+            .collect();
+        HoodTable { i0: lo[0], j0: lo[1], w, h, hoods }
+    }
+
+    /// The table for a map: the cells the wiggled positions reach (the wiggle stays well inside
+    /// ±2 · boundary_noise; cells outside the table are still handled, row by row), unless
+    /// that is many cells for the map's size.
+    fn for_map(resolution: usize, world_size: f32, cell: f32, boundary_noise: f32, blend_width: f32, table: &SiteTable) -> HoodTable {
+        let reach = 2.0 * boundary_noise.abs();
+        let lo = fast_floor(-reach / cell) as i64 - 1;
+        let hi = fast_floor((world_size + reach) / cell) as i64 + 1;
+        let side = hi - lo + 1;
+        if side > 0 && side <= 4096 && side * side <= 16 * resolution as i64 {
+            HoodTable::new([lo as i32; 2], [hi as i32; 2], blend_width / cell, table)
+        } else {
+            HoodTable::empty()
+        }
+    }
+
+    #[inline(always)]
+    fn get(&self, i: i32, j: i32) -> Option<&Neighbourhood> {
+        let (a, b) = (i.wrapping_sub(self.i0), j.wrapping_sub(self.j0));
+        if a >= 0 && b >= 0 && a < self.w && b < self.h {
+            self.hoods.get((b * self.w + a) as usize)
+        } else {
+            None
+        }
+    }
 }
 
 impl RowCfg {
@@ -584,6 +643,7 @@ impl RowCfg {
             exponent: [0.0; 16],
             roughness: [0.0; 16],
             sandiness: [0.0; 16],
+            hoods: HoodTable::empty(),
         };
         for (k, b) in biomes.iter().take(16).enumerate() {
             c.height_scale[k] = b.height_scale;
@@ -849,10 +909,11 @@ fn biome_row_body(row: &RowIn, hrow: &mut [f32], irow: &mut [u8], rrow: &mut [f3
         }
         runs.push(r);
     }
-    // The candidate sites of the last two cells looked at (a border wiggling through a run of
-    // samples alternates between two cells), and their candidates for the current box.
-    let mut hoods = [Neighbourhood::new(), Neighbourhood::new()];
+    // The candidates of the last two cells looked at (a border wiggling through a run of
+    // samples alternates between two cells) for their current boxes, and those cells' sites
+    // where the map's table of them does not reach.
     let mut cands = [Cands::new(), Cands::new()];
+    let mut local = [Neighbourhood::new(), Neighbourhood::new()];
     let mut victim = 0;
     let mut sc = Scratch { d2: [F8::splat(0.0); 25], wb: [F8::splat(0.0); 16] };
     for (g, run) in runs.iter().enumerate() {
@@ -863,14 +924,14 @@ fn biome_row_body(row: &RowIn, hrow: &mut [f32], irow: &mut [u8], rrow: &mut [f3
             let l0 = pending.trailing_zeros() as usize;
             let (i0, j0) = (run.ci.0[l0], run.cj.0[l0]);
             let mine = run.ci.eq(I8::splat(i0)).and_mask(run.cj.eq(I8::splat(j0))).bits() & pending;
-            let slot = if hoods[0].holds(i0, j0, extra) {
+            let slot = if cands[0].cell == (i0, j0) {
                 0
-            } else if hoods[1].holds(i0, j0, extra) {
+            } else if cands[1].cell == (i0, j0) {
                 1
             } else {
                 let v = victim;
                 victim ^= 1;
-                hoods[v].load(i0, j0, extra, table);
+                cands[v].cell = (i0, j0);
                 cands[v].bx = [f32::NAN; 4];
                 v
             };
@@ -881,7 +942,14 @@ fn biome_row_body(row: &RowIn, hrow: &mut [f32], irow: &mut [u8], rrow: &mut [f3
                 .and_mask(run.qz.ge(F8::splat(b[2])))
                 .and_mask(run.qz.le(F8::splat(b[3])));
             if inside.bits() != full {
-                reprune(cd, &hoods[slot], run);
+                let hood = match c.hoods.get(i0, j0) {
+                    Some(h) => h,
+                    None => {
+                        local[slot].load(i0, j0, extra, table);
+                        &local[slot]
+                    }
+                };
+                reprune(cd, hood, run);
             }
             let out = blend_lanes(cd, run.qx, run.qz, run.lt, c, &mut sc);
             if mine == full {
@@ -944,7 +1012,8 @@ pub fn biome_blend(
         || fbm_field(resolution, step, [0.0, 0.0], 3, 2.0, 0.5, ws),
         || fbm_field(resolution, step, BIOME_WARP_OFFSET, 3, 2.0, 0.5, ws),
     );
-    let cfg = RowCfg::new(spacing, cell, boundary_noise, blend_width, biomes);
+    let mut cfg = RowCfg::new(spacing, cell, boundary_noise, blend_width, biomes);
+    cfg.hoods = HoodTable::for_map(resolution, world_size, cell, boundary_noise, blend_width, &table);
     let n = resolution * resolution;
     let mut index = vec![0u8; n];
     let mut rough = vec![0.0f32; n];
