@@ -258,48 +258,67 @@ pub fn encode_grid(g: &Grid, heights: Option<&[f32]>) -> SurfaceBytes {
     let inv = 1.0 / (n - 1) as f32;
     let mut vertex = vec![0u8; nv * 20];
     let mut attribute = vec![0u8; nv * 12];
-    let (pos, nt) = vertex.split_at_mut(nv * 12);
-    let mut lo = [f32::INFINITY; 3];
-    let mut hi = [f32::NEG_INFINITY; 3];
-    for j in 0..v {
-        let z = g.z0 + j * g.step;
-        let pz = z as f32 * s - h;
-        let uz = z as f32 * inv;
-        for i in 0..v {
+    let index_count = v.saturating_sub(1) * v.saturating_sub(1) * 6;
+    if nv == 0 {
+        return SurfaceBytes { vertex, attribute, aabb: [0.0; 6], vertex_count: 0, index_count };
+    }
+    // Per column: sample x, position x and u (the same on every row).
+    let cols: Vec<(usize, [u8; 4], [u8; 4])> = (0..v)
+        .map(|i| {
             let x = g.x0 + i * g.step;
-            let k = j * v + i;
-            let si = z * n + x;
-            let p = [x as f32 * s - h, heights.map_or(f.heights[si], |hs| hs[k]), pz];
-            let dst = &mut pos[k * 12..k * 12 + 12];
-            for a in 0..3 {
-                dst[a * 4..a * 4 + 4].copy_from_slice(&p[a].to_le_bytes());
-                lo[a] = lo[a].min(p[a]);
-                hi[a] = hi[a].max(p[a]);
-            }
-            let q = g.nt[si];
-            let dst = &mut nt[k * 8..k * 8 + 8];
-            for c in 0..4 {
-                dst[c * 2..c * 2 + 2].copy_from_slice(&q[c].to_le_bytes());
-            }
-            let dst = &mut attribute[k * 12..k * 12 + 12];
-            dst[..4].copy_from_slice(&match g.splat.get(si) {
-                Some(c) => [splat_byte(c[0]), splat_byte(c[1]), splat_byte(c[2]), splat_byte(c[3])],
+            (x, (x as f32 * s - h).to_le_bytes(), (x as f32 * inv).to_le_bytes())
+        })
+        .collect();
+    let (pos, nt) = vertex.split_at_mut(nv * 12);
+    let (mut ylo, mut yhi) = (f32::INFINITY, f32::NEG_INFINITY);
+    let rows = pos.chunks_exact_mut(v * 12).zip(nt.chunks_exact_mut(v * 8)).zip(attribute.chunks_exact_mut(v * 12));
+    for (j, ((prow, nrow), arow)) in rows.enumerate() {
+        let z = g.z0 + j * g.step;
+        let pz = (z as f32 * s - h).to_le_bytes();
+        let uz = (z as f32 * inv).to_le_bytes();
+        let hrow = heights.map(|hs| &hs[j * v..j * v + v]);
+        let srow = &f.heights[z * n..z * n + n];
+        let trow = &g.nt[z * n..z * n + n];
+        let crow = g.splat.get(z * n..z * n + n);
+        let verts = prow.chunks_exact_mut(12).zip(nrow.chunks_exact_mut(8)).zip(arow.chunks_exact_mut(12));
+        for (i, ((p, q), a)) in verts.enumerate() {
+            let (x, px, ux) = cols[i];
+            let y = match hrow {
+                Some(r) => r[i],
+                None => srow[x],
+            };
+            ylo = ylo.min(y);
+            yhi = yhi.max(y);
+            p[..4].copy_from_slice(&px);
+            p[4..8].copy_from_slice(&y.to_le_bytes());
+            p[8..].copy_from_slice(&pz);
+            let t = trow[x];
+            q[..2].copy_from_slice(&t[0].to_le_bytes());
+            q[2..4].copy_from_slice(&t[1].to_le_bytes());
+            q[4..6].copy_from_slice(&t[2].to_le_bytes());
+            q[6..].copy_from_slice(&t[3].to_le_bytes());
+            a[..4].copy_from_slice(&match crow {
+                Some(c) => {
+                    let c = c[x];
+                    [splat_byte(c[0]), splat_byte(c[1]), splat_byte(c[2]), splat_byte(c[3])]
+                }
                 None => [255; 4],
             });
-            dst[4..8].copy_from_slice(&(x as f32 * inv).to_le_bytes());
-            dst[8..].copy_from_slice(&uz.to_le_bytes());
+            a[4..8].copy_from_slice(&ux);
+            a[8..].copy_from_slice(&uz);
         }
     }
-    if nv == 0 {
-        lo = [0.0; 3];
-        hi = [0.0; 3];
-    }
+    // Positions grow with the sample index, so x and z span the first to the last column/row.
+    let xlo = f32::from_le_bytes(cols[0].1);
+    let xhi = f32::from_le_bytes(cols[v - 1].1);
+    let zlo = g.z0 as f32 * s - h;
+    let zhi = (g.z0 + (v - 1) * g.step) as f32 * s - h;
     SurfaceBytes {
         vertex,
         attribute,
-        aabb: [lo[0], lo[1], lo[2], hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]],
+        aabb: [xlo, ylo, zlo, xhi - xlo, yhi - ylo, zhi - zlo],
         vertex_count: nv,
-        index_count: v.saturating_sub(1) * v.saturating_sub(1) * 6,
+        index_count,
     }
 }
 
