@@ -752,7 +752,7 @@ fn floor_x8(x: F8) -> I8 {
 struct Scratch {
     /// Squared distances (cell units) to the candidate sites.
     d2: [F8; 25],
-    /// Weight sums per biome (valid where [`blend_lanes`] marked the biome touched).
+    /// Weight sums per biome (zeroed by each call of [`blend_lanes`]).
     wb: [F8; 16],
 }
 
@@ -765,12 +765,12 @@ struct LaneOut {
 }
 
 /// [`biome_sample`] for `LANES` samples at once, all with the candidate sites `cands` of one cell
-/// (lanes of another cell, or outside the box of `cands`, get values that the caller discards). `qx, qz` are the wiggled positions in
-/// cell units, `lt` = `log2_approx(base01.clamp(0, 1))`. Every lane goes through exactly the
-/// operations of [`biome_sample`]: the same squared distances, the first nearest site of the
-/// scan order, the same per-biome weight sums in scan order (candidates out of reach of every
-/// lane only add +0.0), the same per-biome accumulation in biome order (a lane whose biome weight
-/// is not positive adds +0.0, which changes no sum).
+/// (lanes of another cell get values that the caller discards). `qx, qz` are the wiggled
+/// positions in cell units, `lt` = `log2_approx(base01.clamp(0, 1))`. Every lane goes through
+/// exactly the operations of [`biome_sample`]: the same squared distances, the first nearest
+/// site of the scan order, the same per-biome weight sums in scan order (a candidate out of a
+/// lane's reach adds +0.0 there), the same per-biome accumulation in biome order over the
+/// candidates' biomes (a lane whose biome weight is not positive adds +0.0, which changes no sum).
 #[inline(always)]
 fn blend_lanes(cands: &Cands, qx: F8, qz: F8, lt: F8, c: &RowCfg, sc: &mut Scratch) -> LaneOut {
     let len = cands.n.clamp(1, 25);
@@ -805,10 +805,10 @@ fn blend_lanes(cands: &Cands, qx: F8, qz: F8, lt: F8, c: &RowCfg, sc: &mut Scrat
         let w = (F8::splat(1.0) - t * t * (F8::splat(3.0) - F8::splat(2.0) * t)).and(inside);
         sc.wb[b] = sc.wb[b] + w;
     }
-    let touched = cands.biomes;
     let zero = F8::splat(0.0);
     let (mut wsum, mut h, mut r, mut sand) = (zero, zero, zero, zero);
-    let mut todo = touched & ((1u32 << c.count) - 1);
+    // Biomes without candidates have zero weights everywhere: skipped, as in `biome_sample`.
+    let mut todo = cands.biomes & ((1u32 << c.count) - 1);
     while todo != 0 {
         let b = todo.trailing_zeros() as usize;
         todo &= todo - 1;
