@@ -125,6 +125,8 @@ struct Maps {
     resolution: usize,
     images: [Gd<Image>; 2],
     textures: [Gd<ImageTexture>; 2],
+    /// Map 1 (the user layers) holds only zeros: an unpainted regenerate need not re-upload it.
+    zero_map_1: bool,
 }
 
 /// Both maps of an unpainted island when every generated weight sums to 255 (what
@@ -183,6 +185,7 @@ impl ProceduralIsland {
             None if r == full => unpainted_maps(&island.splat, n).map(Ok),
             _ => None,
         };
+        let unpainted = composed.is_some();
         let composed = composed.unwrap_or_else(|| {
             let empty;
             let layer = match painted {
@@ -209,9 +212,17 @@ impl ProceduralIsland {
             else {
                 return;
             };
-            self.paint_rt.maps = Some(Maps { resolution: n, images: [ia, ib], textures: [ta, tb] });
+            self.paint_rt.maps =
+                Some(Maps { resolution: n, images: [ia, ib], textures: [ta, tb], zero_map_1: unpainted });
         } else if let Some(m) = self.paint_rt.maps.as_mut() {
             for (k, bytes) in [a, b].into_iter().enumerate() {
+                if k == 1 && unpainted && m.zero_map_1 {
+                    // Still all zeros: nothing to upload.
+                    continue;
+                }
+                if k == 1 {
+                    m.zero_map_1 = unpainted;
+                }
                 if r == full {
                     // Same size and format: replace the pixels and update the texture in place.
                     m.images[k].set_data(n as i32, n as i32, false, ImageFormat::RGBA8, &PackedByteArray::from(bytes));
