@@ -12,7 +12,9 @@
 //! sites per cell, and again per small box of wiggled positions, and every lane performs
 //! exactly the operations of the per-sample definition [`biome_sample`] (tested bit for bit).
 
-use crate::gradient_noise::{fast_floor, fbm_field, fbm_point};
+use crate::gradient_noise::{fast_floor, fbm_point, FbmRows};
+#[cfg(test)]
+use crate::gradient_noise::fbm_field;
 use crate::hash::{hash2, hash_u32, stage_seed, unit};
 use crate::params::Biome;
 use crate::grid::smoothstep;
@@ -1008,26 +1010,29 @@ pub fn biome_blend(
     let table = SiteTable::new(grid, pad, distortion, biomes.len() as u32, s);
     let step = spacing / cell;
     let ws = s ^ 0x0f0f_0f0f;
-    let (wx, wz) = rayon::join(
-        || fbm_field(resolution, step, [0.0, 0.0], 3, 2.0, 0.5, ws),
-        || fbm_field(resolution, step, BIOME_WARP_OFFSET, 3, 2.0, 0.5, ws),
-    );
+    // The two warp fields, row by row (equal to `fbm_field` rows, without full-map buffers).
+    let warp_x = FbmRows::field(step, [0.0, 0.0], 3, 2.0, 0.5, ws);
+    let warp_z = FbmRows::field(step, BIOME_WARP_OFFSET, 3, 2.0, 0.5, ws);
     let mut cfg = RowCfg::new(spacing, cell, boundary_noise, blend_width, biomes);
     cfg.hoods = HoodTable::for_map(resolution, world_size, cell, boundary_noise, blend_width, &table);
     let n = resolution * resolution;
-    let mut index = vec![0u8; n];
-    let mut rough = vec![0.0f32; n];
-    let mut sand = vec![0.0f32; n];
+    let mut index = crate::memory::zeroed(n);
+    let mut rough = crate::memory::zeroed(n);
+    let mut sand = crate::memory::zeroed(n);
     base01
         .par_chunks_mut(resolution)
         .zip(index.par_chunks_mut(resolution))
         .zip(rough.par_chunks_mut(resolution).zip(sand.par_chunks_mut(resolution)))
         .enumerate()
-        .for_each(|(z, ((hrow, irow), (rrow, srow)))| {
-            let i0 = z * resolution;
-            let row = RowIn { z, wx: &wx[i0..i0 + resolution], wz: &wz[i0..i0 + resolution] };
-            biome_row(&row, hrow, irow, rrow, srow, &cfg, &table);
-        });
+        .for_each_init(
+            || (vec![0.0f32; resolution], vec![0.0f32; resolution]),
+            |(wx, wz), (z, ((hrow, irow), (rrow, srow)))| {
+                warp_x.row(z, wx);
+                warp_z.row(z, wz);
+                let row = RowIn { z, wx, wz };
+                biome_row(&row, hrow, irow, rrow, srow, &cfg, &table);
+            },
+        );
     (index, rough, sand)
 }
 
