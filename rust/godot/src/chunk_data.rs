@@ -58,6 +58,33 @@ pub struct PreparedChunks {
     pub normal_tangents: Vec<[u16; 4]>,
 }
 
+/// Data of chunk `i` (row-major index) of the island; `nt` is [`normal_tangent_table`] of its
+/// normals.
+pub fn chunk_data(
+    field: &Heightfield,
+    splat: &[[u8; 4]],
+    nt: &[[u16; 4]],
+    chunk_size: usize,
+    flat: bool,
+    collision: bool,
+    i: usize,
+) -> ChunkData {
+    let per_side = (field.resolution - 1) / chunk_size;
+    let (cx, cz) = (i % per_side, i / per_side);
+    let surface = if flat || nt.len() != field.heights.len() {
+        encode_mesh(&field.chunk_mesh(cx, cz, chunk_size, flat), splat, field.resolution)
+    } else {
+        let g = Grid { field, splat, nt, x0: cx * chunk_size, z0: cz * chunk_size, step: 1, v: chunk_size + 1 };
+        encode_grid(&g, None)
+    };
+    ChunkData {
+        cx: cx as u32,
+        cz: cz as u32,
+        surface,
+        collider: collision.then(|| field.chunk_collider(cx, cz, chunk_size)),
+    }
+}
+
 /// Build the data of every chunk in parallel.
 ///
 /// `splat` has one RGBA weight per heightfield sample (`resolution²`), or is empty (white vertex
@@ -72,24 +99,8 @@ pub fn prepare_chunks(
     let n = field.resolution;
     let per_side = (n - 1) / chunk_size;
     let nt = normal_tangent_table(&field.normals);
-    let chunks = (0..per_side * per_side)
-        .into_par_iter()
-        .map(|i| {
-            let (cx, cz) = (i % per_side, i / per_side);
-            let surface = if flat {
-                encode_mesh(&field.chunk_mesh(cx, cz, chunk_size, true), splat, n)
-            } else {
-                let g = Grid { field, splat, nt: &nt, x0: cx * chunk_size, z0: cz * chunk_size, step: 1, v: chunk_size + 1 };
-                encode_grid(&g, None)
-            };
-            ChunkData {
-                cx: cx as u32,
-                cz: cz as u32,
-                surface,
-                collider: collision.then(|| field.chunk_collider(cx, cz, chunk_size)),
-            }
-        })
-        .collect();
+    let chunks =
+        (0..per_side * per_side).into_par_iter().map(|i| chunk_data(field, splat, &nt, chunk_size, flat, collision, i)).collect();
     PreparedChunks { chunks, normal_tangents: nt }
 }
 

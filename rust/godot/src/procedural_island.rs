@@ -3,7 +3,7 @@
 use crate::chunk_data::ChunkData;
 use crate::heightmap_io::{self, HeightmapFormat};
 use island_gpu::Backend;
-use crate::worker::{import_job, run_job, JobError, Polled, Prepared, Request, Worker};
+use crate::worker::{generate_job, import_job, JobError, Polled, Prepared, Request, Worker};
 use godot::classes::file_access::ModeFlags;
 use godot::classes::image::Format as ImageFormat;
 
@@ -516,9 +516,9 @@ impl ProceduralIsland {
         let t = Instant::now();
         self.signals().generation_started().emit();
         let cancel = AtomicBool::new(false);
-        match run_job(request, &mut |_, _| {}, &cancel) {
-            Ok(prep) => {
-                self.build_now(Box::new(prep));
+        match generate_job(&request, &mut |_, _| {}, &cancel) {
+            Ok((island, warning)) => {
+                self.build_streaming(request, island, warning);
                 self.last_stats.set("regenerate_ms", t.elapsed().as_secs_f64() * 1e3);
                 true
             }
@@ -627,7 +627,9 @@ impl ProceduralIsland {
 
     /// Statistics of the last generation: `backend`, `resolution`, `chunks`, `land_fraction`,
     /// `min_height`, `max_height` (metres), `total_ms` (core generator), `stage_ms` (Dictionary
-    /// stage name → ms), `mesh_ms` (chunk surfaces and collider data, worker threads),
+    /// stage name → ms), `mesh_ms` (chunk surfaces and collider data, worker threads; after
+    /// [method regenerate], which builds the nodes while the workers prepare the data, the part
+    /// of it the main thread waited for),
     /// `build_ms` (Godot nodes, main thread), `maps_ms` (splat map textures, main thread),
     /// `regenerate_ms` (the whole [method regenerate] call; absent after [method regenerate_async]),
     /// `encoded_surfaces` / `array_surfaces` (chunk meshes set from bytes encoded on the workers /
@@ -870,6 +872,60 @@ impl ProceduralIsland {
         }
     }
 
+    /// Synchronous regenerate: the chunk data is computed on the rayon threads while the main
+    /// thread puts every finished chunk into its (pre-created) node, so the two overlap.
+    fn build_streaming(&mut self, request: Request, island: Island, warning: Option<String>) {
+        let t = Instant::now();
+        let cs = request.params.chunk_size as usize;
+        let count = ((island.field.resolution - 1) / cs).pow(2);
+        let normal_tangents = crate::surface::normal_tangent_table(&island.field.normals);
+        let prep = Box::new(Prepared { island, chunks: Vec::new(), normal_tangents, mesh_ms: 0.0, request, warning });
+        if self.pool.len() != count || self.pool.iter().any(|c| !c.instance.is_instance_valid()) {
+            self.free_chunks();
+        }
+        let surfaces0 = (self.surfaces.fast, self.surfaces.slow);
+        let mut build = Duration::ZERO;
+        while self.pool.len() < count {
+            let tb = Instant::now();
+            self.new_chunk_node();
+            build += tb.elapsed();
+        }
+        let mut missing = count;
+        {
+            let p = &*prep;
+            let (tx, rx) = std::sync::mpsc::channel::<(usize, ChunkData)>();
+            std::thread::scope(|s| {
+                let producer = s.spawn(move || {
+                    use rayon::prelude::*;
+                    let (f, sp, nt, r) = (&p.island.field, &p.island.splat, &p.normal_tangents, &p.request);
+                    (0..count).into_par_iter().for_each_with(tx, |tx, i| {
+                        let _ = tx.send((i, crate::chunk_data::chunk_data(f, sp, nt, cs, r.flat, r.collision, i)));
+                    });
+                });
+                for (i, data) in rx {
+                    let tb = Instant::now();
+                    self.build_chunk(i, &data, p);
+                    drop(data);
+                    build += tb.elapsed();
+                    missing -= 1;
+                }
+                if producer.join().is_err() {
+                    godot_error!("ProceduralIsland: internal error while preparing the chunk data");
+                }
+            });
+        }
+        if missing > 0 {
+            // Only after a bug (a panic above): the nodes are there, their meshes are stale.
+            godot_error!("ProceduralIsland: {missing} chunks were not rebuilt");
+        }
+        let mut prep = prep;
+        let build_ms = build.as_secs_f64() * 1e3;
+        // The data time the main thread did not hide behind building nodes.
+        prep.mesh_ms = (t.elapsed().as_secs_f64() * 1e3 - build_ms).max(0.0);
+        self.building = None;
+        self.finish(Build { prep, next: count, build_ms, surfaces0 });
+    }
+
     /// Build every chunk now (synchronous paths).
     fn build_now(&mut self, prep: Box<Prepared>) {
         self.start_build(prep);
@@ -885,7 +941,7 @@ impl ProceduralIsland {
     }
 
     fn finish(&mut self, b: Build) {
-        let Build { prep, build_ms, surfaces0, .. } = *Box::new(b);
+        let Build { prep, build_ms, surfaces0, next, .. } = *Box::new(b);
         let Prepared { island, chunks, normal_tangents, mesh_ms, warning, .. } = *prep;
         if let Some(w) = warning {
             // One warning per node: later fallbacks are visible in `get_last_stats().backend`.
@@ -894,7 +950,7 @@ impl ProceduralIsland {
                 godot_warn!("ProceduralIsland: {w}");
             }
         }
-        self.last_stats = stats_dictionary(&island, chunks.len(), mesh_ms, build_ms, self.backend);
+        self.last_stats = stats_dictionary(&island, next.max(chunks.len()), mesh_ms, build_ms, self.backend);
         self.last_stats.set("encoded_surfaces", (self.surfaces.fast - surfaces0.0) as i64);
         self.last_stats.set("array_surfaces", (self.surfaces.slow - surfaces0.1) as i64);
         drop(chunks);
@@ -963,14 +1019,8 @@ impl ProceduralIsland {
             // Someone freed an internal chunk: rebuild the pool from scratch.
             self.free_chunks();
         }
-        if i >= self.pool.len() {
-            let mut instance = MeshInstance3D::new_alloc();
-            let mesh = ArrayMesh::new_gd();
-            instance.set_mesh(&mesh);
-            let mat = self.material();
-            instance.set_material_override(mat.as_ref());
-            self.base_mut().add_child_ex(&instance).internal(InternalMode::BACK).done();
-            self.pool.push(ChunkNodes { instance, mesh, collider: None, named: None });
+        while i >= self.pool.len() {
+            self.new_chunk_node();
         }
         let c = &mut self.pool[i];
         if c.named != Some((data.cx, data.cz)) {
@@ -1028,6 +1078,17 @@ impl ProceduralIsland {
                 }
             }
         }
+    }
+
+    /// Append one (empty) chunk node to the pool.
+    fn new_chunk_node(&mut self) {
+        let mut instance = MeshInstance3D::new_alloc();
+        let mesh = ArrayMesh::new_gd();
+        instance.set_mesh(&mesh);
+        let mat = self.material();
+        instance.set_material_override(mat.as_ref());
+        self.base_mut().add_child_ex(&instance).internal(InternalMode::BACK).done();
+        self.pool.push(ChunkNodes { instance, mesh, collider: None, named: None });
     }
 
     /// Remove and free every chunk node.

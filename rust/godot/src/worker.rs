@@ -67,7 +67,32 @@ impl std::fmt::Display for JobError {
     }
 }
 
-/// Run one job on the calling thread (also used by the synchronous `regenerate()`).
+/// Message of a caught panic.
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+/// Only the generator, on the calling thread (the synchronous `regenerate()` then streams the
+/// chunk data into the nodes itself): the island and the GPU fallback warning.
+pub fn generate_job(
+    request: &Request,
+    progress: &mut dyn FnMut(f32, &str),
+    cancel: &AtomicBool,
+) -> Result<(Island, Option<String>), JobError> {
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        generate_with(&request.params, request.backend, progress, cancel).map_err(|e| match e {
+            GenerateError::Invalid(e) => JobError::Invalid(e.to_string()),
+            GenerateError::Cancelled => JobError::Cancelled,
+        })
+    }));
+    result.unwrap_or_else(|payload| Err(JobError::Panicked(panic_message(payload))))
+}
+
+/// Run one job on the calling thread (the worker thread of `regenerate_async()`).
 pub fn run_job(
     request: Request,
     progress: &mut dyn FnMut(f32, &str),
@@ -92,17 +117,7 @@ pub fn run_job(
         }
         Ok(Prepared { island, chunks, normal_tangents, mesh_ms, request, warning })
     }));
-    match result {
-        Ok(r) => r,
-        Err(payload) => {
-            let msg = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            Err(JobError::Panicked(msg))
-        }
-    }
+    result.unwrap_or_else(|payload| Err(JobError::Panicked(panic_message(payload))))
 }
 
 /// Build a [`Prepared`] island from imported heights (metres, `resolution²`, row-major) with the
