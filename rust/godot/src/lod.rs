@@ -166,7 +166,7 @@ impl ProceduralIsland {
         self.lod.max_cpu_us = self.lod.max_cpu_us.max(cpu);
         // LOD_PROFILE=<µs>: print the phases of every update slower than that (default 4000).
         let slow = std::env::var("LOD_PROFILE").ok().map(|v| v.parse::<f64>().unwrap_or(4000.0));
-        if slow.is_some_and(|s| us > s && !(cpu < s * 0.5)) {
+        if slow.is_some_and(|s| us > s && (cpu.is_nan() || cpu >= s * 0.5)) {
             eprintln!("lod slow frame: {us:.0} us (cpu {cpu:.0} us), phases {:?}", self.lod.phases);
         }
         self.lod.max_us = self.lod.max_us.max(us);
