@@ -137,6 +137,75 @@ pub fn generate_with(
     let t_all = Instant::now();
     let mut stage_ms = Vec::with_capacity(STAGES.len());
     let mut k = 0usize;
+
+    // Stages are fused where one consumes another row by row (same arithmetic as the separate
+    // stage functions, which `generate_fields` and the tests keep as the reference):
+    // normalisation happens in the detail pass, the shaping curve and the fine-detail noise in
+    // the coast pass. The relief (base, detail, biomes) and the coast geometry (mask,
+    // distance) do not depend on each other: they run concurrently on the rayon pool, which
+    // fills the cores while either has a serial part; their stage times therefore overlap.
+    let cancelled = || cancel.load(Ordering::Relaxed);
+    let timed = |t: &mut Instant| {
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        *t = Instant::now();
+        ms
+    };
+    let (relief, coast_geometry) = rayon::join(
+        || {
+            let mut t = Instant::now();
+            let mut base = base_height(p);
+            let norm = Normalization::of(&base);
+            let ms_base = timed(&mut t);
+            if cancelled() {
+                return None;
+            }
+            let d = &p.detail;
+            let detail = d.enabled.then(|| FbmRows::of_noise(n, p.world_size, d.scale, d.octaves, 2.0, 0.5, p.seed, tag::DETAIL));
+            base.par_chunks_mut(n).enumerate().for_each_init(
+                || vec![0.0f32; if detail.is_some() { n } else { 0 }],
+                |buf, (z, row)| match &detail {
+                    Some(rows) => {
+                        rows.row(z, buf);
+                        for (v, &dv) in row.iter_mut().zip(buf.iter()) {
+                            *v = norm.apply(*v) * detail_factor(dv, d.strength, d.cap);
+                        }
+                    }
+                    None => row.iter_mut().for_each(|v| *v = norm.apply(*v)),
+                },
+            );
+            let ms_detail = timed(&mut t);
+            if cancelled() {
+                return None;
+            }
+            let b = &p.biomes;
+            let (biomes, roughness, sandiness) =
+                biome_blend(&mut base, n, p.world_size, b.grid, b.distortion, b.boundary_noise, b.blend_width, &b.biomes, p.seed, tag::BIOME);
+            let ms_biomes = timed(&mut t);
+            Some((base, biomes, roughness, sandiness, [ms_base, ms_detail, ms_biomes]))
+        },
+        || {
+            let mut t = Instant::now();
+            let mask = island_mask(n, p.world_size, p.mask.radius, p.mask.roundness, p.mask.noise_scale, border_margin(p), p.seed, tag::MASK);
+            let ms_mask = timed(&mut t);
+            if cancelled() {
+                return None;
+            }
+            let dist = distance_to_coast(&mask, n, spacing);
+            Some((dist, [ms_mask, timed(&mut t)]))
+        },
+    );
+    let (Some((base, biomes, roughness, sandiness, relief_ms)), Some((dist, geometry_ms))) = (relief, coast_geometry) else {
+        return Err(GenerateError::Cancelled);
+    };
+    // Report the six stages in pipeline order (the shaping curve is applied in the coast pass).
+    for ms in [relief_ms[0], relief_ms[1], relief_ms[2], 0.0, geometry_ms[0], geometry_ms[1]] {
+        stage_ms.push((STAGES[k].to_string(), ms));
+        k += 1;
+        progress(k as f32 / STAGES.len() as f32, STAGES[k - 1]);
+    }
+    if cancelled() {
+        return Err(GenerateError::Cancelled);
+    }
     let mut t = Instant::now();
     let mut done = |stage_ms: &mut Vec<(String, f64)>, t: &mut Instant| -> Result<(), GenerateError> {
         stage_ms.push((STAGES[k].to_string(), t.elapsed().as_secs_f64() * 1e3));
@@ -145,44 +214,6 @@ pub fn generate_with(
         *t = Instant::now();
         if cancel.load(Ordering::Relaxed) { Err(GenerateError::Cancelled) } else { Ok(()) }
     };
-
-    // Stages are fused where one consumes another row by row (same arithmetic as the separate
-    // stage functions, which `generate_fields` and the tests keep as the reference):
-    // normalisation happens in the detail pass, the shaping curve and the fine-detail noise in
-    // the coast pass.
-    let mut base = base_height(p);
-    let norm = Normalization::of(&base);
-    done(&mut stage_ms, &mut t)?;
-
-    let d = &p.detail;
-    let detail = d.enabled.then(|| FbmRows::of_noise(n, p.world_size, d.scale, d.octaves, 2.0, 0.5, p.seed, tag::DETAIL));
-    base.par_chunks_mut(n).enumerate().for_each_init(
-        || vec![0.0f32; if detail.is_some() { n } else { 0 }],
-        |buf, (z, row)| match &detail {
-            Some(rows) => {
-                rows.row(z, buf);
-                for (v, &dv) in row.iter_mut().zip(buf.iter()) {
-                    *v = norm.apply(*v) * detail_factor(dv, d.strength, d.cap);
-                }
-            }
-            None => row.iter_mut().for_each(|v| *v = norm.apply(*v)),
-        },
-    );
-    done(&mut stage_ms, &mut t)?;
-
-    let b = &p.biomes;
-    let (biomes, roughness, sandiness) =
-        biome_blend(&mut base, n, p.world_size, b.grid, b.distortion, b.boundary_noise, b.blend_width, &b.biomes, p.seed, tag::BIOME);
-    done(&mut stage_ms, &mut t)?;
-
-    // The shaping curve is applied inside the coast pass below.
-    done(&mut stage_ms, &mut t)?;
-
-    let mask = island_mask(n, p.world_size, p.mask.radius, p.mask.roundness, p.mask.noise_scale, border_margin(p), p.seed, tag::MASK);
-    done(&mut stage_ms, &mut t)?;
-
-    let dist = distance_to_coast(&mask, n, spacing);
-    done(&mut stage_ms, &mut t)?;
 
     let fine = FbmRows::of_noise(n, p.world_size, p.coast.fine_scale, 3, 2.0, 0.5, p.seed, tag::FINE);
     let mut heights = crate::memory::zeroed(n * n);
@@ -210,7 +241,7 @@ pub fn generate_with(
     done(&mut stage_ms, &mut t)?;
 
     let (min_height, max_height) = min_max(&field.heights);
-    let land = field.heights.iter().filter(|&&h| h > 0.0).count();
+    let land = field.heights.par_iter().filter(|&&h| h > 0.0).count();
     done(&mut stage_ms, &mut t)?;
 
     let stats = Stats {
