@@ -19,6 +19,14 @@ struct ProceduralIslandExtension;
 
 #[gdextension]
 unsafe impl ExtensionLibrary for ProceduralIslandExtension {
+    fn on_stage_init(stage: InitStage) {
+        if stage == InitStage::Scene {
+            // Every regenerate() allocates the same map-sized buffers: keep freed ones for reuse
+            // instead of page-faulting them in again (glibc; bounded, see island_core::memory).
+            island_core::memory::reuse_freed_memory();
+        }
+    }
+
     fn on_stage_deinit(stage: InitStage) {
         if stage == InitStage::Scene {
             // Stop every background thread (also those of nodes still alive, e.g. when the
