@@ -22,9 +22,34 @@ pub fn lerp(a: f32, b: f32, t: f32) -> f32 {
 
 /// Min and max of a slice (deterministic, parallel).
 pub fn min_max(data: &[f32]) -> (f32, f32) {
-    data.par_chunks(4096)
-        .map(|c| c.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v))))
-        .reduce(|| (f32::INFINITY, f32::NEG_INFINITY), |(a, b), (c, d)| (a.min(c), b.max(d)))
+    min_max_count_above(data, f32::INFINITY).0
+}
+
+/// [`min_max`] and the number of samples above `level`, in one parallel pass.
+pub fn min_max_count_above(data: &[f32], level: f32) -> ((f32, f32), usize) {
+    data.par_chunks(1 << 14)
+        .map(|c| {
+            // Eight independent lanes so the loop vectorises (min/max are exact, so the
+            // grouping does not change the result).
+            let (mut lo, mut hi, mut n) = ([f32::INFINITY; 8], [f32::NEG_INFINITY; 8], [0u32; 8]);
+            let mut it = c.chunks_exact(8);
+            for block in &mut it {
+                for l in 0..8 {
+                    lo[l] = lo[l].min(block[l]);
+                    hi[l] = hi[l].max(block[l]);
+                    n[l] += (block[l] > level) as u32;
+                }
+            }
+            for &v in it.remainder() {
+                lo[0] = lo[0].min(v);
+                hi[0] = hi[0].max(v);
+                n[0] += (v > level) as u32;
+            }
+            let lo = lo.iter().fold(f32::INFINITY, |a, &b| a.min(b));
+            let hi = hi.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+            ((lo, hi), n.iter().map(|&k| k as usize).sum::<usize>())
+        })
+        .reduce(|| ((f32::INFINITY, f32::NEG_INFINITY), 0), |((a, b), n), ((c, d), m)| ((a.min(c), b.max(d)), n + m))
 }
 
 /// Rescale a field to [0, 1] by its min and max (a constant field becomes 0.5).

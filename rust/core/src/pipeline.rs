@@ -7,7 +7,7 @@ use crate::diamond_square::diamond_square;
 use crate::distance::distance_to_coast;
 use crate::gaussian_islands::gaussian_islands;
 use crate::gradient_noise::{fbm_noise, FbmRows};
-use crate::grid::{min_max, normalize_01, Normalization};
+use crate::grid::{min_max_count_above, normalize_01, Normalization};
 use crate::hash::tag;
 use crate::heightfield::Heightfield;
 use crate::mask::island_mask;
@@ -240,8 +240,7 @@ pub fn generate_with(
     let splat = auto_splat(&field.heights, &field.normals, &sandiness, n, p.world_size, p.max_height, &p.splat, p.seed, tag::SPLAT);
     done(&mut stage_ms, &mut t)?;
 
-    let (min_height, max_height) = min_max(&field.heights);
-    let land = field.heights.par_iter().filter(|&&h| h > 0.0).count();
+    let ((min_height, max_height), land) = min_max_count_above(&field.heights, 0.0);
     done(&mut stage_ms, &mut t)?;
 
     let stats = Stats {
