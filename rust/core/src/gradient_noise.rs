@@ -273,12 +273,12 @@ mod avx2 {
         (_mm256_sub_ps(_mm256_mul_ps(lo, k), one), _mm256_sub_ps(_mm256_mul_ps(hi, k), one))
     }
 
-    /// `row[i] += amp · gradient_noise((i · step + x0) · f, yy, os)` for every `i`; needs
-    /// `step · f <= WINDOW_MAX_CELLS_PER_SAMPLE`, `step, f > 0`, lattice coordinates far inside
-    /// the exact `f32` integer range and `row.len() < 2^24`.
+    /// `row[i] += amp · gradient_noise(pos0[i] · f, yy, os)` for every `i`, where
+    /// `pos0[i] = i · step + x0`; needs `step · f <= WINDOW_MAX_CELLS_PER_SAMPLE`, `step, f > 0`,
+    /// lattice coordinates far inside the exact `f32` integer range and `row.len() < 2^24`.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn octave_row_window(row: &mut [f32], yy: f32, step: f32, x0: f32, f: f32, os: u32, amp: f32) {
-        let n = row.len();
+    pub(super) unsafe fn octave_row_window(row: &mut [f32], pos0: &[f32], yy: f32, f: f32, os: u32, amp: f32) {
+        let n = row.len().min(pos0.len());
         let yi = fast_floor(yy);
         let dy = yy - yi as f32;
         let dy1 = dy - 1.0;
@@ -286,15 +286,14 @@ mod avx2 {
         let hy1 = hash_u32((yi.wrapping_add(1) as u32) ^ os);
         let v = super::fade(dy);
         let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-        let (vstep, vx0, vf) = (_mm256_set1_ps(step), _mm256_set1_ps(x0), _mm256_set1_ps(f));
+        let vf = _mm256_set1_ps(f);
         let (vdy, vdy1, vv, vamp) = (_mm256_set1_ps(dy), _mm256_set1_ps(dy1), _mm256_set1_ps(v), _mm256_set1_ps(amp));
         let (c6, c15, c10, c12) = (_mm256_set1_ps(6.0), _mm256_set1_ps(15.0), _mm256_set1_ps(10.0), _mm256_set1_ps(1.2));
         let seven = _mm256_set1_epi32(7);
-        let xs = |k: usize| ((k as i32) as f32 * step + x0) * f;
+        let xs = |k: usize| pos0[k] * f;
         // Sample positions of the block starting at `i`, their floor and cell index.
         let pos = |i: usize| {
-            let idx = _mm256_add_epi32(_mm256_set1_epi32(i as i32), lanes);
-            let x = _mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(idx), vstep), vx0), vf);
+            let x = _mm256_mul_ps(_mm256_loadu_ps(pos0.as_ptr().add(i)), vf);
             // floor is exact, so `x - floor(x)` equals the scalar `x - fast_floor(x) as f32`.
             let fl = _mm256_round_ps::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(x);
             (x, fl, _mm256_cvttps_epi32(fl))
@@ -387,6 +386,15 @@ fn fbm_row_body(row: &mut [f32], y: f32, step: f32, x0: f32, s: u32, octaves: u3
     let mut norm = 0.0f32;
     let mut f = 1.0f32;
     let n = row.len();
+    // Sample positions before the octave's frequency, `i · step + x0` (shared by the octaves
+    // of the AVX2 window kernel, which then only multiplies by `f`: the same value as computing
+    // `(i · step + x0) · f` in one go).
+    #[cfg(target_arch = "x86_64")]
+    let pos: Vec<f32> = if std::arch::is_x86_feature_detected!("avx2") && step * f <= WINDOW_MAX_CELLS_PER_SAMPLE {
+        (0..n).map(|i| (i as i32) as f32 * step + x0).collect()
+    } else {
+        Vec::new()
+    };
     for o in 0..octaves {
         let os = octave_seed(s, o);
         let yy = y * f;
@@ -396,9 +404,9 @@ fn fbm_row_body(row: &mut [f32], y: f32, step: f32, x0: f32, s: u32, octaves: u3
         };
         let lattice_ok = step > 0.0 && f > 0.0 && ends_ok && n < (1 << 24);
         #[cfg(target_arch = "x86_64")]
-        let done = lattice_ok && step * f <= WINDOW_MAX_CELLS_PER_SAMPLE && std::arch::is_x86_feature_detected!("avx2") && {
-            // SAFETY: the CPU supports AVX2 (checked just above).
-            unsafe { avx2::octave_row_window(row, yy, step, x0, f, os, amp) };
+        let done = lattice_ok && step * f <= WINDOW_MAX_CELLS_PER_SAMPLE && pos.len() == n && {
+            // SAFETY: `pos` is only filled when the CPU supports AVX2.
+            unsafe { avx2::octave_row_window(row, &pos, yy, f, os, amp) };
             true
         };
         #[cfg(not(target_arch = "x86_64"))]
@@ -515,7 +523,8 @@ mod tests {
                 let mut a: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin()).collect();
                 let mut b = a.clone();
                 // SAFETY: AVX2 checked above.
-                unsafe { avx2::octave_row_window(&mut a, yy, step, x0, f, s, 0.7) };
+                let pos: Vec<f32> = (0..n).map(|i| (i as i32) as f32 * step + x0).collect();
+                unsafe { avx2::octave_row_window(&mut a, &pos, yy, f, s, 0.7) };
                 octave_row_points(&mut b, yy, step, x0, f, s, 0.7);
                 assert!(a.iter().zip(&b).all(|(p, q)| p.to_bits() == q.to_bits()), "step {step} x0 {x0} f {f} n {n}");
             }
