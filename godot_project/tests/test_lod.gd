@@ -308,7 +308,8 @@ func _worst_gap(chunks: Array) -> float:
 
 ## With a tiny per-frame budget every new selection is built one mesh per frame: on every frame
 ## of those transitions the visible chunks still cover the island exactly, without cracks, and
-## the pool is pre-created over the frames after the first selection.
+## the pool is pre-created over the frames after the first selection. No frame does more than one
+## unit of work over the budget: at most one mesh build and at most one new pooled node.
 func test_lod_deferred_budget_keeps_the_visible_set_closed() -> void:
 	var isl := _island({"seed": 11, "lod_budget_ms": 0.01})
 	await _fly_to(isl, Vector3(-450, 30, -450))
@@ -317,6 +318,9 @@ func test_lod_deferred_budget_keeps_the_visible_set_closed() -> void:
 	var frames := 0
 	var worst := 0.0
 	var area_ok := true
+	var most_built := 0
+	var most_nodes := 0
+	var prev := isl.get_lod_stats()
 	for pos in [Vector3(300, 30, 300), Vector3(-100, 60, 350), Vector3(450, 20, -450)]:
 		_cam.global_position = pos
 		for i in 200:
@@ -324,6 +328,9 @@ func test_lod_deferred_budget_keeps_the_visible_set_closed() -> void:
 			var s := isl.get_lod_stats()
 			var chunks := isl.get_lod_chunks()
 			frames += 1
+			most_built = maxi(most_built, s.meshes_built - prev.meshes_built)
+			most_nodes = maxi(most_nodes, s.pool_size - prev.pool_size)
+			prev = s
 			if s.pending:
 				deferred += 1
 			area_ok = area_ok and absf(_area(chunks) - WORLD * WORLD) < 1.0
@@ -338,4 +345,6 @@ func test_lod_deferred_budget_keeps_the_visible_set_closed() -> void:
 	check(deferred >= 3, "transitions were spread over frames (%d pending frames of %d)" % [deferred, frames])
 	check(area_ok, "every frame shows exactly one full cover of the island")
 	check(worst <= 1e-3, "largest gap on any frame %s m" % worst)
+	check(most_built == 1, "at most one mesh built per frame over the budget (most %d)" % most_built)
+	check(most_nodes == 1, "at most one pooled node created per frame over the budget (most %d)" % most_nodes)
 	check(isl.get_lod_stats().pool_size >= 2 * first + 8, "pool pre-created over the frames: %d nodes for %d leaves" % [isl.get_lod_stats().pool_size, first])

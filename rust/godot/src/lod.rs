@@ -248,10 +248,7 @@ impl ProceduralIsland {
             if t.elapsed().as_secs_f64() * 1e6 + est > self.lod_budget_us() {
                 break;
             }
-            let nt = Instant::now();
-            self.lod_new_slot();
-            let us = nt.elapsed().as_secs_f64() * 1e6;
-            self.lod.est_node_us = if self.lod.est_node_us == 0.0 { us } else { us.max(self.lod.est_node_us * 0.9 + us * 0.1) };
+            self.lod_new_slot_timed();
         }
         self.lod_mark("prewarm", t);
     }
@@ -290,8 +287,11 @@ impl ProceduralIsland {
                 continue;
             }
             let elapsed = t.elapsed().as_secs_f64() * 1e6;
+            // A build that needs a new pooled node also pays for creating it (the pool grows
+            // during a flight when the prewarmed nodes run out).
+            let node_us = if self.lod_free_slot().is_none() { self.lod.est_node_us.max(50.0) } else { 0.0 };
             // At least one mesh per frame so a transition always completes.
-            if built_now > 0 && elapsed + self.lod.est_build_us > self.lod_budget_us() {
+            if built_now > 0 && elapsed + node_us + self.lod.est_build_us > self.lod_budget_us() {
                 break;
             }
             self.lod_mark("build", t);
@@ -306,7 +306,8 @@ impl ProceduralIsland {
             self.lod.uses[i] = Use::Reserved;
             tr.ready.insert(leaf, i);
             tr.next += 1;
-            let us = bt.elapsed().as_secs_f64() * 1e6;
+            // The build alone (a node created for it is in `est_node_us`).
+            let us = bt.elapsed().as_secs_f64() * 1e6 - if self.lod.slots.len() > slots_before { tb.as_secs_f64() * 1e6 } else { 0.0 };
             // Estimate of one build: jumps up to a slow build, decays slowly after it.
             self.lod.est_build_us =
                 if self.lod.built == 0 { us } else { us.max(self.lod.est_build_us * 0.9 + us * 0.1) };
@@ -355,19 +356,32 @@ impl ProceduralIsland {
         self.lod.phases.push((what, t.elapsed().as_micros() as u32));
     }
 
+    /// A free slot, preferring empty ones.
+    fn lod_free_slot(&self) -> Option<usize> {
+        let free = || (0..self.lod.slots.len()).filter(|&i| self.lod.uses[i] == Use::Free);
+        free().find(|&i| self.lod.slots[i].content.is_none()).or_else(|| free().next())
+    }
+
     /// A free slot (preferring empty ones), or a new pooled node.
     fn lod_take_slot(&mut self) -> usize {
-        let pick = {
-            let free = || (0..self.lod.slots.len()).filter(|&i| self.lod.uses[i] == Use::Free);
-            free().find(|&i| self.lod.slots[i].content.is_none()).or_else(|| free().next())
-        };
-        if let Some(i) = pick {
+        if let Some(i) = self.lod_free_slot() {
             if let Some(old) = self.lod.slots[i].content.take() {
                 self.lod.by_leaf.remove(&old);
             }
             return i;
         }
-        self.lod_new_slot()
+        self.lod_new_slot_timed()
+    }
+
+    /// [`Self::lod_new_slot`], updating the running estimate of one node creation.
+    fn lod_new_slot_timed(&mut self) -> usize {
+        let nt = Instant::now();
+        let i = self.lod_new_slot();
+        let us = nt.elapsed().as_secs_f64() * 1e6;
+        // Jumps up to a slow creation, decays slowly after it (like the build estimate).
+        self.lod.est_node_us =
+            if self.lod.est_node_us == 0.0 { us } else { us.max(self.lod.est_node_us * 0.9 + us * 0.1) };
+        i
     }
 
     /// Create one pooled (hidden) node.
