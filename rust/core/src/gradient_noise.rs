@@ -123,8 +123,7 @@ pub fn fbm_field(
     s: u32,
 ) -> Vec<f32> {
     let mut out = crate::memory::zeroed(resolution * resolution);
-    let rows = FbmRows { step, offset, octaves, lacunarity, persistence, s };
-    par_rows(&mut out, resolution, |z, row| rows.row(z, row));
+    fbm_into(&mut out, resolution, step, offset, octaves, lacunarity, persistence, s);
     out
 }
 
