@@ -181,6 +181,25 @@ fn grad_of(h: u32) -> (f32, f32) {
 /// shorter runs hash every sample ([`octave_row_points`]).
 const MIN_RUN: f32 = 6.0;
 
+/// The run of row samples starting at `a` that share a lattice cell: returns the cell `xi` of
+/// sample `a` and the first index `b > a` whose position is at or beyond the next lattice line
+/// (`n` if none). `xs(i)` is the (monotone) position of sample `i` in lattice units and
+/// `per_cell` the mean number of samples per cell, used for the first guess of `b`.
+#[inline(always)]
+pub(crate) fn cell_run(a: usize, n: usize, xs: &impl Fn(usize) -> f32, per_cell: f32) -> (i32, usize) {
+    let xi = fast_floor(xs(a));
+    let next = (xi + 1) as f32;
+    let guess = a as f32 + ((next - xs(a)) * per_cell).max(1.0);
+    let mut b = if guess >= n as f32 { n } else { (guess as usize).max(a + 1) };
+    while b > a + 1 && xs(b - 1) >= next {
+        b -= 1;
+    }
+    while b < n && xs(b) < next {
+        b += 1;
+    }
+    (xi, b)
+}
+
 /// `row[i] += amp · gradient_noise((i · step + x0) · f, yy, os)`, one sample at a time.
 #[inline(always)]
 fn octave_row_points(row: &mut [f32], yy: f32, step: f32, x0: f32, f: f32, os: u32, amp: f32) {
@@ -207,17 +226,7 @@ fn octave_row_runs(row: &mut [f32], yy: f32, step: f32, x0: f32, f: f32, os: u32
     let per_cell = 1.0 / (step * f);
     let mut a = 0usize;
     while a < n {
-        let xi = fast_floor(xs(a));
-        let next = (xi + 1) as f32;
-        // First sample at or beyond the next lattice line (sample positions are monotone).
-        let guess = a as f32 + ((next - xs(a)) * per_cell).max(1.0);
-        let mut b = if guess >= n as f32 { n } else { (guess as usize).max(a + 1) };
-        while b > a + 1 && xs(b - 1) >= next {
-            b -= 1;
-        }
-        while b < n && xs(b) < next {
-            b += 1;
-        }
+        let (xi, b) = cell_run(a, n, &xs, per_cell);
         let xf = xi as f32;
         let c = cell_coeffs(
             grad_of(hash_u32((xi as u32) ^ hy0)),

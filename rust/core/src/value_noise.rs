@@ -7,7 +7,7 @@
 
 use crate::grid::par_rows;
 use crate::hash::{hash2_unit, stage_seed};
-use crate::gradient_noise::{fast_floor, octave_seed};
+use crate::gradient_noise::{cell_run, fast_floor, octave_seed};
 
 /// `(1 - cos(πt)) / 2` for `t` in [0, 1], as `(1 + sin(π(t - ½))) / 2` with a degree-9 Taylor
 /// sine (error below 4e-6).
@@ -95,16 +95,7 @@ fn value_octave_runs(row: &mut [f32], yy: f32, sx: f32, os: u32, amp: f32) {
     let per_cell = 1.0 / sx;
     let mut a = 0usize;
     while a < n {
-        let xi = fast_floor(xs(a));
-        let next = (xi + 1) as f32;
-        let guess = a as f32 + ((next - xs(a)) * per_cell).max(1.0);
-        let mut b = if guess >= n as f32 { n } else { (guess as usize).max(a + 1) };
-        while b > a + 1 && xs(b - 1) >= next {
-            b -= 1;
-        }
-        while b < n && xs(b) < next {
-            b += 1;
-        }
+        let (xi, b) = cell_run(a, n, &xs, per_cell);
         let xf = xi as f32;
         let c00 = hash2_unit(xi, yi, os);
         let c10 = hash2_unit(xi.wrapping_add(1), yi, os);
