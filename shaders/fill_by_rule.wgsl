@@ -27,6 +27,26 @@ fn round_half_up(s: f32) -> f32 {
     return r;
 }
 
+// Mirrors paint::without_layer: `t` without `layer`, rescaled to sum 255, written to `out`;
+// false (and `out` untouched) when the rest sums to 0.5 or less.
+fn without_layer(t_in: array<f32, 8>, layer: u32, out: ptr<function, array<f32, 8>>) -> bool {
+    var t = t_in;
+    t[layer] = 0.0f;
+    var s = 0.0f;
+    for (var k = 0u; k < 8u; k++) {
+        s += t[k];
+    }
+    if (!(s > 0.5f)) {
+        return false;
+    }
+    let sc = 255.0f / s;
+    for (var k = 0u; k < 8u; k++) {
+        t[k] *= sc;
+    }
+    *out = t;
+    return true;
+}
+
 @compute @workgroup_size(16, 16)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let idx = sample_index(gid);
@@ -94,35 +114,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             return;
         }
         // erase_target(f, base, layer)
-        t = f;
-        t[layer] = 0.0f;
-        var s = 0.0f;
-        for (var k = 0u; k < 8u; k++) {
-            s += t[k];
-        }
-        if (s > 0.5f) {
-            let sc = 255.0f / s;
+        if (!without_layer(f, layer, &t) && !without_layer(b0, layer, &t)) {
             for (var k = 0u; k < 8u; k++) {
-                t[k] *= sc;
+                t[k] = 0.0f;
             }
-        } else {
-            t = b0;
-            t[layer] = 0.0f;
-            s = 0.0f;
-            for (var k = 0u; k < 8u; k++) {
-                s += t[k];
-            }
-            if (s > 0.5f) {
-                let sc = 255.0f / s;
-                for (var k = 0u; k < 8u; k++) {
-                    t[k] *= sc;
-                }
-            } else {
-                for (var k = 0u; k < 8u; k++) {
-                    t[k] = 0.0f;
-                }
-                t[select(1u, 0u, layer == 1u)] = 255.0f;
-            }
+            t[select(1u, 0u, layer == 1u)] = 255.0f;
         }
     }
     // apply(p, t, a)

@@ -607,23 +607,25 @@ pub fn disc_rect(field: &Heightfield, center: [f32; 2], radius: f32) -> Rect {
 /// then to grass (or sand when erasing grass).
 #[inline]
 fn erase_target(f: &[f32; LAYERS], base: [u8; 4], layer: usize) -> [f32; LAYERS] {
-    let mut t = *f;
+    without_layer(*f, layer).or_else(|| without_layer(base8(base), layer)).unwrap_or_else(|| {
+        let mut t = [0.0; LAYERS];
+        t[if layer == 1 { 0 } else { 1 }] = 255.0;
+        t
+    })
+}
+
+/// `t` with `layer` removed and the rest rescaled to sum 255; `None` when nothing is left
+/// (the rest sums to 0.5 or less).
+#[inline]
+fn without_layer(mut t: [f32; LAYERS], layer: usize) -> Option<[f32; LAYERS]> {
     t[layer] = 0.0;
     let s: f32 = t.iter().sum();
     if s > 0.5 {
         t.iter_mut().for_each(|v| *v *= 255.0 / s);
-        return t;
+        Some(t)
+    } else {
+        None
     }
-    let mut t = base8(base);
-    t[layer] = 0.0;
-    let s: f32 = t.iter().sum();
-    if s > 0.5 {
-        t.iter_mut().for_each(|v| *v *= 255.0 / s);
-        return t;
-    }
-    let mut t = [0.0; LAYERS];
-    t[if layer == 1 { 0 } else { 1 }] = 255.0;
-    t
 }
 
 /// Composite `t` (sum 255) over the texel with amount `a`; returns whether the bytes changed.
