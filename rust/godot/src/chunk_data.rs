@@ -168,4 +168,39 @@ mod timing {
             });
         }
     }
+
+    /// Best-of-10 wall time of each chunk-data part on one thread:
+    /// `cargo test -p procedural_island --lib chunk_parts_wall -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn chunk_parts_wall() {
+        let p = island_core::IslandParams::default();
+        let island = island_core::generate(&p).unwrap();
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let best = |f: &mut dyn FnMut()| {
+            (0..10)
+                .map(|_| {
+                    let t = std::time::Instant::now();
+                    f();
+                    t.elapsed().as_secs_f64() * 1e3
+                })
+                .fold(f64::INFINITY, f64::min)
+        };
+        pool.install(|| {
+            let nt = crate::surface::normal_tangent_table(&island.field.normals);
+            let t_nt = best(&mut || drop(std::hint::black_box(crate::surface::normal_tangent_table(&island.field.normals))));
+            let t_enc = best(&mut || {
+                for i in 0..256 {
+                    let d = super::chunk_data(&island.field, &island.splat, &nt, 64, false, false, i);
+                    std::hint::black_box(d);
+                }
+            });
+            let t_col = best(&mut || {
+                for i in 0..256 {
+                    std::hint::black_box(island.field.chunk_collider(i % 16, i / 16, 64));
+                }
+            });
+            eprintln!("1 thread wall, best of 10: normal table {t_nt:.2} ms, surfaces {t_enc:.2} ms, colliders {t_col:.2} ms");
+        });
+    }
 }

@@ -94,7 +94,11 @@ fn octahedron_encode(v: [f32; 3]) -> [f32; 2] {
 /// `(uint16_t)CLAMP(v * 65535, 0, 65535)`.
 #[inline]
 fn unorm16(v: f32) -> u16 {
-    (v * 65535.0).clamp(0.0, 65535.0) as u16
+    // `max` first maps NaN to 0 (as the saturating `as u16` of the clamped value would); the
+    // unchecked conversion of the in-range value then vectorises (`as` does not).
+    let c = (v * 65535.0).max(0.0).min(65535.0);
+    // SAFETY: `c` is finite and in 0..=65535, so it fits an i32.
+    unsafe { c.to_int_unchecked::<i32>() as u16 }
 }
 
 /// `Vector3::normalized` of Godot.
@@ -209,25 +213,120 @@ fn normal_tangent_exact(nrm: [f32; 3]) -> [u16; 4] {
 pub fn normal_tangent_table(normals: &[[f32; 3]]) -> Vec<[u16; 4]> {
     use rayon::prelude::*;
     let mut out = vec![[0u16; 4]; normals.len()];
-    out.par_chunks_mut(4096).zip(normals.par_chunks(4096)).for_each(|(o, n)| {
-        let mut oc = o.chunks_exact_mut(8);
-        let mut nc = n.chunks_exact(8);
-        for (o8, n8) in (&mut oc).zip(&mut nc) {
-            // Eight at a time, branch-free: the compiler vectorises this block.
-            let (mut x, mut y, mut z) = ([0f32; 8], [0f32; 8], [0f32; 8]);
-            for k in 0..8 {
-                [x[k], y[k], z[k]] = n8[k];
-            }
-            let q = normal_tangent8(&x, &y, &z);
-            for k in 0..8 {
-                o8[k] = [q[0][k], q[1][k], q[2][k], q[3][k]];
-            }
-        }
-        for (o, n) in oc.into_remainder().iter_mut().zip(nc.remainder()) {
-            *o = normal_tangent(*n);
-        }
-    });
+    out.par_chunks_mut(4096).zip(normals.par_chunks(4096)).for_each(|(o, n)| normal_tangent_block(o, n));
     out
+}
+
+/// [`normal_tangent`] of `n` into `o` (same length): explicit AVX2 when the CPU has it (the
+/// compiler leaves the branchy octahedral mapping scalar), else eight at a time portably.
+pub(crate) fn normal_tangent_block(o: &mut [[u16; 4]], n: &[[f32; 3]]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        unsafe { nt_avx2::block(o, n) };
+        return;
+    }
+    normal_tangent_block_portable(o, n);
+}
+
+fn normal_tangent_block_portable(o: &mut [[u16; 4]], n: &[[f32; 3]]) {
+    let mut oc = o.chunks_exact_mut(8);
+    let mut nc = n.chunks_exact(8);
+    for (o8, n8) in (&mut oc).zip(&mut nc) {
+        let (mut x, mut y, mut z) = ([0f32; 8], [0f32; 8], [0f32; 8]);
+        for k in 0..8 {
+            [x[k], y[k], z[k]] = n8[k];
+        }
+        let q = normal_tangent8(&x, &y, &z);
+        for k in 0..8 {
+            o8[k] = [q[0][k], q[1][k], q[2][k], q[3][k]];
+        }
+    }
+    for (o, n) in oc.into_remainder().iter_mut().zip(nc.remainder()) {
+        *o = normal_tangent(*n);
+    }
+}
+
+/// [`normal_tangent`] in AVX2 registers, eight normals at a time, with the same operations in the
+/// same order (no FMA), so the bytes are identical (pinned by a test).
+#[cfg(target_arch = "x86_64")]
+mod nt_avx2 {
+    use std::arch::x86_64::*;
+
+    /// [`super::octahedron_fast`] of eight vectors: (x, y) in 0..1.
+    #[inline(always)]
+    unsafe fn octahedron(x: __m256, y: __m256, z: __m256) -> (__m256, __m256) {
+        let abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff));
+        let (one, half, zero) = (_mm256_set1_ps(1.0), _mm256_set1_ps(0.5), _mm256_setzero_ps());
+        let l1 = _mm256_add_ps(_mm256_add_ps(_mm256_and_ps(x, abs), _mm256_and_ps(y, abs)), _mm256_and_ps(z, abs));
+        let r = _mm256_div_ps(one, l1);
+        let (a, b, c) = (_mm256_mul_ps(x, r), _mm256_mul_ps(y, r), _mm256_mul_ps(z, r));
+        // `a >= 0 ? 1 : -1` (false for NaN, as in Rust).
+        let sx = _mm256_blendv_ps(_mm256_set1_ps(-1.0), one, _mm256_cmp_ps::<_CMP_GE_OQ>(a, zero));
+        let sy = _mm256_blendv_ps(_mm256_set1_ps(-1.0), one, _mm256_cmp_ps::<_CMP_GE_OQ>(b, zero));
+        let up = _mm256_cmp_ps::<_CMP_GE_OQ>(c, zero);
+        let u = _mm256_blendv_ps(_mm256_mul_ps(_mm256_sub_ps(one, _mm256_and_ps(b, abs)), sx), a, up);
+        let v = _mm256_blendv_ps(_mm256_mul_ps(_mm256_sub_ps(one, _mm256_and_ps(a, abs)), sy), b, up);
+        (_mm256_add_ps(_mm256_mul_ps(u, half), half), _mm256_add_ps(_mm256_mul_ps(v, half), half))
+    }
+
+    /// [`super::unorm16`] of eight values, as i32 lanes (`max` first: NaN gives 0).
+    #[inline(always)]
+    unsafe fn unorm16(v: __m256) -> __m256i {
+        let m = _mm256_set1_ps(65535.0);
+        _mm256_cvttps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(v, m), _mm256_setzero_ps()), m))
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn block(o: &mut [[u16; 4]], n: &[[f32; 3]]) {
+        let len = o.len().min(n.len());
+        let full = len / 8 * 8;
+        let neg = _mm256_set1_ps(-0.0);
+        let half = _mm256_set1_ps(0.5);
+        let mut k = 0;
+        while k < full {
+            // Deinterleave x y z of normals 0..4 (low lanes) and 4..8 (high lanes).
+            let p = n.as_ptr().add(k) as *const f32;
+            let m0 = _mm256_loadu2_m128(p.add(12), p);
+            let m1 = _mm256_loadu2_m128(p.add(16), p.add(4));
+            let m2 = _mm256_loadu2_m128(p.add(20), p.add(8));
+            let xy = _mm256_shuffle_ps::<0b10_01_11_10>(m1, m2); // x2 y2 x3 y3
+            let yz = _mm256_shuffle_ps::<0b01_00_10_01>(m0, m1); // y0 z0 y1 z1
+            let x = _mm256_shuffle_ps::<0b10_00_11_00>(m0, xy);
+            let y = _mm256_shuffle_ps::<0b11_01_10_00>(yz, xy);
+            let z = _mm256_shuffle_ps::<0b11_00_11_01>(yz, m2);
+            let (ox, oy) = octahedron(x, y, z);
+            // cross([z, -x, y], [x, y, z])
+            let mx = _mm256_xor_ps(x, neg);
+            let tx = _mm256_sub_ps(_mm256_mul_ps(mx, z), _mm256_mul_ps(y, y));
+            let ty = _mm256_sub_ps(_mm256_mul_ps(y, x), _mm256_mul_ps(z, z));
+            let tz = _mm256_sub_ps(_mm256_mul_ps(z, y), _mm256_mul_ps(mx, x));
+            let (px, py) = octahedron(tx, ty, tz);
+            let py = _mm256_add_ps(_mm256_mul_ps(_mm256_max_ps(py, _mm256_set1_ps(1.0 / 32767.0)), half), half);
+            let (nx, ny) = (unorm16(ox), unorm16(oy));
+            let (a, b) = (unorm16(px), unorm16(py));
+            // Godot sanitises the tangent (0, 1) to (1, 1).
+            let fix = _mm256_and_si256(
+                _mm256_cmpeq_epi32(a, _mm256_setzero_si256()),
+                _mm256_cmpeq_epi32(b, _mm256_set1_epi32(65535)),
+            );
+            let a = _mm256_or_si256(a, _mm256_and_si256(fix, _mm256_set1_epi32(65535)));
+            // Per 128-bit lane: [nx0..3, ny0..3] and [tx0..3, ty0..3] as u16.
+            let p1 = _mm256_packus_epi32(nx, ny);
+            let p2 = _mm256_packus_epi32(a, b);
+            let lo = _mm256_unpacklo_epi16(p1, p2); // nx tx interleaved
+            let hi = _mm256_unpackhi_epi16(p1, p2); // ny ty interleaved
+            let r0 = _mm256_unpacklo_epi16(lo, hi); // vertices 0 1 | 4 5
+            let r1 = _mm256_unpackhi_epi16(lo, hi); // vertices 2 3 | 6 7
+            let out = o.as_mut_ptr().add(k) as *mut __m256i;
+            _mm256_storeu_si256(out, _mm256_permute2x128_si256::<0x20>(r0, r1));
+            _mm256_storeu_si256(out.add(1), _mm256_permute2x128_si256::<0x31>(r0, r1));
+            k += 8;
+        }
+        for i in full..len {
+            o[i] = super::normal_tangent(n[i]);
+        }
+    }
 }
 
 /// A smooth grid mesh over the heightfield: `v × v` vertices from sample `(x0, z0)` taking every
@@ -263,54 +362,65 @@ pub fn encode_grid(g: &Grid, heights: Option<&[f32]>) -> SurfaceBytes {
         return SurfaceBytes { vertex, attribute, aabb: [0.0; 6], vertex_count: 0, index_count };
     }
     // Per column: sample x, position x and u (the same on every row).
-    let cols: Vec<(usize, [u8; 4], [u8; 4])> = (0..v)
-        .map(|i| {
-            let x = g.x0 + i * g.step;
-            (x, (x as f32 * s - h).to_le_bytes(), (x as f32 * inv).to_le_bytes())
-        })
-        .collect();
+    let xs: Vec<usize> = (0..v).map(|i| g.x0 + i * g.step).collect();
+    let px: Vec<f32> = xs.iter().map(|&x| x as f32 * s - h).collect();
+    let ux: Vec<f32> = xs.iter().map(|&x| x as f32 * inv).collect();
+    // A unit-step row without replaced heights reads the field's rows in place; otherwise its
+    // samples are gathered into these first.
+    let contiguous = g.step == 1 && heights.is_none();
+    let (mut ys, mut ts, mut cs) = (vec![0f32; v], vec![[0u16; 4]; v], vec![[255u8; 4]; v]);
     let (pos, nt) = vertex.split_at_mut(nv * 12);
     let (mut ylo, mut yhi) = (f32::INFINITY, f32::NEG_INFINITY);
     let rows = pos.chunks_exact_mut(v * 12).zip(nt.chunks_exact_mut(v * 8)).zip(attribute.chunks_exact_mut(v * 12));
     for (j, ((prow, nrow), arow)) in rows.enumerate() {
         let z = g.z0 + j * g.step;
-        let pz = (z as f32 * s - h).to_le_bytes();
-        let uz = (z as f32 * inv).to_le_bytes();
-        let hrow = heights.map(|hs| &hs[j * v..j * v + v]);
-        let srow = &f.heights[z * n..z * n + n];
-        let trow = &g.nt[z * n..z * n + n];
+        let pz = z as f32 * s - h;
+        let uz = z as f32 * inv;
+        let (srow, trow) = (&f.heights[z * n..z * n + n], &g.nt[z * n..z * n + n]);
         let crow = g.splat.get(z * n..z * n + n);
-        let verts = prow.chunks_exact_mut(12).zip(nrow.chunks_exact_mut(8)).zip(arow.chunks_exact_mut(12));
-        for (i, ((p, q), a)) in verts.enumerate() {
-            let (x, px, ux) = cols[i];
-            let y = match hrow {
-                Some(r) => r[i],
-                None => srow[x],
-            };
+        let (yr, tr, cr): (&[f32], &[[u16; 4]], Option<&[[u8; 4]]>) = if contiguous {
+            let r = g.x0..g.x0 + v;
+            (&srow[r.clone()], &trow[r.clone()], crow.map(|c| &c[r]))
+        } else {
+            for (i, &x) in xs.iter().enumerate() {
+                ys[i] = match heights {
+                    Some(hs) => hs[j * v + i],
+                    None => srow[x],
+                };
+                ts[i] = trow[x];
+                if let Some(c) = crow {
+                    cs[i] = c[x];
+                }
+            }
+            (&ys, &ts, crow.map(|_| &cs[..]))
+        };
+        for &y in yr {
             ylo = ylo.min(y);
             yhi = yhi.max(y);
-            p[..4].copy_from_slice(&px);
-            p[4..8].copy_from_slice(&y.to_le_bytes());
-            p[8..].copy_from_slice(&pz);
-            let t = trow[x];
-            q[..2].copy_from_slice(&t[0].to_le_bytes());
-            q[2..4].copy_from_slice(&t[1].to_le_bytes());
-            q[4..6].copy_from_slice(&t[2].to_le_bytes());
-            q[6..].copy_from_slice(&t[3].to_le_bytes());
-            a[..4].copy_from_slice(&match crow {
-                Some(c) => {
-                    let c = c[x];
-                    [splat_byte(c[0]), splat_byte(c[1]), splat_byte(c[2]), splat_byte(c[3])]
+        }
+        for ((p, &x), &y) in prow.chunks_exact_mut(12).zip(&px).zip(yr) {
+            p.copy_from_slice(bytemuck::bytes_of(&[x, y, pz]));
+        }
+        nrow.copy_from_slice(bytemuck::cast_slice(tr));
+        let uv = |a: &mut [u8], c: [u8; 4], u: f32| {
+            a[..4].copy_from_slice(&c);
+            a[4..].copy_from_slice(bytemuck::bytes_of(&[u, uz]));
+        };
+        match cr {
+            Some(cr) => {
+                for ((a, c), &u) in arow.chunks_exact_mut(12).zip(cr).zip(&ux) {
+                    uv(a, [splat_byte(c[0]), splat_byte(c[1]), splat_byte(c[2]), splat_byte(c[3])], u);
                 }
-                None => [255; 4],
-            });
-            a[4..8].copy_from_slice(&ux);
-            a[8..].copy_from_slice(&uz);
+            }
+            None => {
+                for (a, &u) in arow.chunks_exact_mut(12).zip(&ux) {
+                    uv(a, [255; 4], u);
+                }
+            }
         }
     }
     // Positions grow with the sample index, so x and z span the first to the last column/row.
-    let xlo = f32::from_le_bytes(cols[0].1);
-    let xhi = f32::from_le_bytes(cols[v - 1].1);
+    let (xlo, xhi) = (px[0], px[v - 1]);
     let zlo = g.z0 as f32 * s - h;
     let zhi = (g.z0 + (v - 1) * g.step) as f32 * s - h;
     SurfaceBytes {
@@ -527,6 +637,30 @@ mod tests {
         assert!(q[2].abs_diff(747) <= 2 && q[3].abs_diff(48775) <= 2, "{q:?}");
         // Straight up: (0.5, 1.0).
         assert_eq!(&normal_tangent([0.0, 1.0, 0.0])[..2], &[32767, 65535]);
+    }
+
+    #[test]
+    fn normal_tangent_table_equals_the_scalar_encoding() {
+        // Random unit and non-unit normals plus the edge cases (axes, negative z, zero, NaN),
+        // through the table (AVX2 where available) and one by one.
+        let mut r = 0x2545_f491u32;
+        let mut next = || {
+            r ^= r << 13;
+            r ^= r >> 17;
+            r ^= r << 5;
+            r as f32 / u32::MAX as f32 * 2.0 - 1.0
+        };
+        let mut ns: Vec<[f32; 3]> = (0..100_003).map(|_| [next(), next(), next()]).collect();
+        for e in [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, -1.0], [1.0, 0.0, 0.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]] {
+            ns.extend([e, [0.0; 3], [f32::NAN, 0.0, 1.0], [-0.0, 1.0, -0.0], [0.3, 0.9, -0.3]]);
+        }
+        let table = normal_tangent_table(&ns);
+        for (i, n) in ns.iter().enumerate() {
+            assert_eq!(table[i], normal_tangent(*n), "normal {i}: {n:?}");
+        }
+        let mut portable = vec![[0u16; 4]; ns.len()];
+        normal_tangent_block_portable(&mut portable, &ns);
+        assert_eq!(portable, table);
     }
 
     #[test]
