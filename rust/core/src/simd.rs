@@ -6,10 +6,7 @@
 //! both copies return bit-identical results.
 
 /// Build `fn $name(args)` dispatching to an AVX2 instance of `$body` when available.
-/// Exported (as `island_core::simd_dispatch!`) so the Godot layer's encoders use the same rule.
-#[macro_export]
-#[doc(hidden)]
-macro_rules! simd_dispatch {
+macro_rules! dispatch {
     ($(#[$m:meta])* $vis:vis fn $name:ident($($a:ident : $t:ty),* $(,)?) => $body:ident) => {
         $(#[$m])*
         #[inline]
@@ -29,4 +26,4 @@ macro_rules! simd_dispatch {
         }
     };
 }
-pub(crate) use crate::simd_dispatch as dispatch;
+pub(crate) use dispatch;

@@ -94,11 +94,7 @@ fn octahedron_encode(v: [f32; 3]) -> [f32; 2] {
 /// `(uint16_t)CLAMP(v * 65535, 0, 65535)`.
 #[inline]
 fn unorm16(v: f32) -> u16 {
-    // `max` first maps NaN to 0 (as the saturating `as u16` of the clamped value would); the
-    // unchecked conversion of the in-range value then vectorises (`as` does not).
-    let c = (v * 65535.0).max(0.0).min(65535.0);
-    // SAFETY: `c` is finite and in 0..=65535, so it fits an i32.
-    unsafe { c.to_int_unchecked::<i32>() as u16 }
+    (v * 65535.0).clamp(0.0, 65535.0) as u16
 }
 
 /// `Vector3::normalized` of Godot.
@@ -344,6 +340,9 @@ pub struct Grid<'a> {
     pub v: usize,
 }
 
+/// One grid row's heights, normal/tangent words and splat weights.
+type RowSamples<'a> = (&'a [f32], &'a [[u16; 4]], Option<&'a [[u8; 4]]>);
+
 /// Encode a smooth grid mesh straight from the heightfield. `heights`, when given, replaces the
 /// vertex heights (`v²`, row-major: a LOD mesh's stitched edges). Same bytes as [`encode`] of the
 /// equivalent `ChunkMesh` with the splat colours.
@@ -378,7 +377,7 @@ pub fn encode_grid(g: &Grid, heights: Option<&[f32]>) -> SurfaceBytes {
         let uz = z as f32 * inv;
         let (srow, trow) = (&f.heights[z * n..z * n + n], &g.nt[z * n..z * n + n]);
         let crow = g.splat.get(z * n..z * n + n);
-        let (yr, tr, cr): (&[f32], &[[u16; 4]], Option<&[[u8; 4]]>) = if contiguous {
+        let (yr, tr, cr): RowSamples = if contiguous {
             let r = g.x0..g.x0 + v;
             (&srow[r.clone()], &trow[r.clone()], crow.map(|c| &c[r]))
         } else {
