@@ -8,7 +8,7 @@ use std::num::NonZeroU64;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::task::{Context as TaskContext, Poll, Waker};
 
 /// Every uniform value a pass may need (mirrors `Globals` in `shaders/common.wgsl`).
@@ -217,6 +217,11 @@ pub(crate) fn gpu() -> Result<Arc<Gpu>, GpuError> {
     }
 }
 
+/// Whether the context is open (and not lost).
+pub(crate) fn is_open() -> bool {
+    matches!(&*lock(&STATE), State::Ready(g) if !g.lost.load(Ordering::SeqCst))
+}
+
 /// Mark the context as lost (the next [`gpu`] call recreates it).
 pub(crate) fn forget(g: &Gpu) {
     g.lost.store(true, Ordering::SeqCst);
@@ -239,16 +244,40 @@ pub(crate) fn block_on<F: Future>(f: F) -> F::Output {
     }
 }
 
-fn create() -> Result<Gpu, GpuError> {
-    // Vulkan / Metal / DX12 by default (GL compute is not worth the trouble); WGPU_BACKEND
-    // overrides.
+/// The adapter [`gpu`] opens: Vulkan / Metal / DX12 by default (GL compute is not worth the
+/// trouble; `WGPU_BACKEND` overrides), high-performance preference.
+fn default_adapter() -> Result<wgpu::Adapter, GpuError> {
     let desc = wgpu::InstanceDescriptor { backends: wgpu::Backends::PRIMARY, ..wgpu::InstanceDescriptor::new_without_display_handle() };
     let instance = wgpu::Instance::new(desc.with_env());
-    let adapter = block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+    block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
         power_preference: wgpu::PowerPreference::HighPerformance,
         ..Default::default()
     }))
-    .map_err(|e| GpuError::NoAdapter(format!("no GPU adapter: {e}")))?;
+    .map_err(|e| GpuError::NoAdapter(format!("no GPU adapter: {e}")))
+}
+
+/// Whether the default adapter is a hardware one with compute shaders, asked of the adapter
+/// alone (tens of milliseconds) instead of opening the device and compiling every pipeline
+/// (about half a second on lavapipe). Answered once per process, so `Backend::Auto` never
+/// switches backends between calls.
+pub(crate) fn hardware_adapter() -> bool {
+    static PROBE: OnceLock<bool> = OnceLock::new();
+    *PROBE.get_or_init(|| {
+        if let State::Ready(g) = &*lock(&STATE) {
+            return !g.software;
+        }
+        catch_unwind(AssertUnwindSafe(|| {
+            default_adapter().is_ok_and(|a| {
+                a.get_info().device_type != wgpu::DeviceType::Cpu
+                    && a.get_downlevel_capabilities().flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
+            })
+        }))
+        .unwrap_or(false)
+    })
+}
+
+fn create() -> Result<Gpu, GpuError> {
+    let adapter = default_adapter()?;
     let info = adapter.get_info();
     let down = adapter.get_downlevel_capabilities();
     if !down.flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS) {

@@ -114,9 +114,16 @@ pub fn adapter_info() -> Option<String> {
 }
 
 /// Whether [`Backend::Auto`] runs on the GPU: a compute adapter exists and is not a software
-/// rasteriser. Creates the shared context on first call.
+/// rasteriser. A software or missing adapter is recognised without opening a device; a
+/// hardware one creates the shared context on first call.
 pub fn auto_uses_gpu() -> bool {
-    ctx::gpu().map(|g| !g.software).unwrap_or(false)
+    ctx::hardware_adapter() && ctx::gpu().map(|g| !g.software).unwrap_or(false)
+}
+
+/// Whether the shared GPU context (device and pipelines) is open (for tests).
+#[doc(hidden)]
+pub fn context_open() -> bool {
+    ctx::is_open()
 }
 
 /// Why the GPU context is unavailable (`None` when it is available).
