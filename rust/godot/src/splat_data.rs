@@ -8,6 +8,7 @@ use godot::classes::image::Format as ImageFormat;
 use godot::classes::{IResource, Image, ImageTexture, Resource, ShaderMaterial};
 use godot::prelude::*;
 use island_core::paint::{self, compose_maps, PaintLayer, Rect, Surface};
+use std::borrow::Cow;
 use std::cell::RefCell;
 
 /// Shader parameters written by the island (see `terrain.gdshader`).
@@ -129,24 +130,18 @@ struct Maps {
     zero_map_1: bool,
 }
 
-/// Both maps of an unpainted island when every generated weight sums to 255 (what
-/// `compose_maps` gives for an empty paint layer, without its per-sample work): the splat as map
-/// 0, zeros as map 1. None when some sample needs `compose_maps`' requantisation.
-fn unpainted_maps(splat: &[[u8; 4]], n: usize) -> Option<(Vec<u8>, Vec<u8>)> {
+/// Whether the maps of an unpainted island are the generated splat as map 0 and zeros as map 1
+/// (what `compose_maps` gives for an empty paint layer when every weight sums to 255, without
+/// its per-sample work). False when some sample needs `compose_maps`' requantisation.
+fn unpainted_is_splat(splat: &[[u8; 4]], n: usize) -> bool {
     use rayon::prelude::*;
-    if splat.len() != n * n || !splat.par_iter().all(|s| s.iter().map(|&v| v as u32).sum::<u32>() == 255) {
-        return None;
-    }
-    let mut a = vec![0u8; n * n * 4];
-    a.par_chunks_mut(4 * 4096).zip(splat.par_chunks(4096)).for_each(|(d, s)| {
-        for (d, s) in d.chunks_exact_mut(4).zip(s) {
-            d.copy_from_slice(s);
-        }
-    });
-    Some((a, vec![0u8; n * n * 4]))
+    splat.len() == n * n && splat.par_iter().all(|s| s.iter().map(|&v| v as u32).sum::<u32>() == 255)
 }
 
-fn rgba_image(w: usize, h: usize, bytes: Vec<u8>) -> Option<Gd<Image>> {
+/// Map 0's bytes and map 1's (`None`: all zeros).
+type MapBytes<'a> = (Cow<'a, [u8]>, Option<Vec<u8>>);
+
+fn rgba_image(w: usize, h: usize, bytes: &[u8]) -> Option<Gd<Image>> {
     Image::create_from_data(w as i32, h as i32, false, ImageFormat::RGBA8, &PackedByteArray::from(bytes))
 }
 
@@ -180,23 +175,22 @@ impl ProceduralIsland {
         if r.is_empty() {
             return;
         }
-        let composed = match painted {
-            // Nothing painted: the generated splat is map 0 as it is.
-            None if r == full => unpainted_maps(&island.splat, n).map(Ok),
-            _ => None,
+        // Nothing painted: map 0 is the generated splat as it is (no copy), map 1 all zeros
+        // (`None`, made only when an image needs it).
+        let composed: Result<MapBytes, _> = match painted {
+            None if r == full && unpainted_is_splat(&island.splat, n) => Ok((Cow::Borrowed(bytemuck::cast_slice(&island.splat)), None)),
+            _ => {
+                let empty;
+                let layer = match painted {
+                    Some(l) => l,
+                    None => {
+                        empty = PaintLayer::new(n);
+                        &empty
+                    }
+                };
+                compose_maps(layer, &island.splat, r).map(|(a, b)| (Cow::Owned(a), Some(b)))
+            }
         };
-        let unpainted = composed.is_some();
-        let composed = composed.unwrap_or_else(|| {
-            let empty;
-            let layer = match painted {
-                Some(l) => l,
-                None => {
-                    empty = PaintLayer::new(n);
-                    &empty
-                }
-            };
-            compose_maps(layer, &island.splat, r)
-        });
         let (a, b) = match composed {
             Ok(v) => v,
             Err(e) => {
@@ -204,10 +198,11 @@ impl ProceduralIsland {
                 return;
             }
         };
-        drop(guard);
+        let unpainted = b.is_none();
+        let zeros = || vec![0u8; r.w * r.h * 4];
         self.paint_rt.stale = false;
         if !same_size {
-            let (Some(ia), Some(ib)) = (rgba_image(n, n, a), rgba_image(n, n, b)) else { return };
+            let (Some(ia), Some(ib)) = (rgba_image(n, n, &a), rgba_image(n, n, &b.unwrap_or_else(zeros))) else { return };
             let (Some(ta), Some(tb)) = (ImageTexture::create_from_image(&ia), ImageTexture::create_from_image(&ib))
             else {
                 return;
@@ -215,14 +210,15 @@ impl ProceduralIsland {
             self.paint_rt.maps =
                 Some(Maps { resolution: n, images: [ia, ib], textures: [ta, tb], zero_map_1: unpainted });
         } else if let Some(m) = self.paint_rt.maps.as_mut() {
-            for (k, bytes) in [a, b].into_iter().enumerate() {
-                if k == 1 && unpainted && m.zero_map_1 {
-                    // Still all zeros: nothing to upload.
-                    continue;
-                }
-                if k == 1 {
-                    m.zero_map_1 = unpainted;
-                }
+            // Map 1 still all zeros: nothing to upload.
+            let b = if unpainted && m.zero_map_1 {
+                None
+            } else {
+                m.zero_map_1 = unpainted;
+                Some(b.unwrap_or_else(zeros))
+            };
+            for (k, bytes) in [Some(a.as_ref()), b.as_deref()].into_iter().enumerate() {
+                let Some(bytes) = bytes else { continue };
                 if r == full {
                     // Same size and format: replace the pixels and update the texture in place.
                     m.images[k].set_data(n as i32, n as i32, false, ImageFormat::RGBA8, &PackedByteArray::from(bytes));
@@ -233,6 +229,7 @@ impl ProceduralIsland {
                 m.textures[k].update(&m.images[k]);
             }
         }
+        drop(guard);
         self.apply_splat_params();
     }
 
@@ -333,12 +330,14 @@ mod tests {
                 [a, 255 - a, 0, 0]
             })
             .collect();
-        let (a, b) = unpainted_maps(&splat, n).expect("sums are 255");
+        // The shortcut (the splat bytes as map 0, zeros as map 1) is what compose_maps gives.
+        assert!(unpainted_is_splat(&splat, n));
         let all = Rect { x0: 0, z0: 0, w: n, h: n };
-        assert_eq!((a, b), compose_maps(&PaintLayer::new(n), &splat, all).unwrap());
+        let bytes: &[u8] = bytemuck::cast_slice(&splat);
+        assert_eq!((bytes.to_vec(), vec![0u8; n * n * 4]), compose_maps(&PaintLayer::new(n), &splat, all).unwrap());
         let mut odd = splat.clone();
         odd[5] = [1, 2, 3, 4];
-        assert!(unpainted_maps(&odd, n).is_none());
-        assert!(unpainted_maps(&splat[1..], n).is_none());
+        assert!(!unpainted_is_splat(&odd, n));
+        assert!(!unpainted_is_splat(&splat[1..], n));
     }
 }
