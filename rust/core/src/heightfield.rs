@@ -169,17 +169,25 @@ impl Heightfield {
 
     /// Collider of chunk `(cx, cz)`: `(chunk_size + 1)²` heights, centred on its origin.
     pub fn chunk_collider(&self, cx: usize, cz: usize, chunk_size: usize) -> ChunkCollider {
+        ChunkCollider::of(&self.heights, self.resolution, self.world_size, cx, cz, chunk_size)
+    }
+}
+
+impl ChunkCollider {
+    /// [`Heightfield::chunk_collider`] of bare heights (`resolution²`, row-major, over
+    /// `world_size` metres): usable before the normals exist.
+    pub fn of(heights: &[f32], resolution: usize, world_size: f32, cx: usize, cz: usize, chunk_size: usize) -> ChunkCollider {
         let w = chunk_size + 1;
         let (x0, z0) = (cx * chunk_size, cz * chunk_size);
-        let mut heights = Vec::with_capacity(w * w);
+        let mut rows = Vec::with_capacity(w * w);
         for j in 0..w {
-            let row = (z0 + j) * self.resolution;
-            heights.extend_from_slice(&self.heights[row + x0..row + x0 + w]);
+            let row = (z0 + j) * resolution;
+            rows.extend_from_slice(&heights[row + x0..row + x0 + w]);
         }
-        let s = self.spacing();
-        let h = self.world_size * 0.5;
+        let s = world_size / (resolution - 1) as f32;
+        let h = world_size * 0.5;
         let centre = |i0: usize| (i0 as f32 + chunk_size as f32 * 0.5) * s - h;
-        ChunkCollider { width: w, depth: w, heights, offset: [centre(x0), 0.0, centre(z0)], cell_size: s }
+        ChunkCollider { width: w, depth: w, heights: rows, offset: [centre(x0), 0.0, centre(z0)], cell_size: s }
     }
 }
 

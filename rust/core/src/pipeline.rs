@@ -130,6 +130,76 @@ pub fn generate_with(
     progress: &mut dyn FnMut(f32, &str),
     cancel: &AtomicBool,
 ) -> Result<Island, GenerateError> {
+    generate_heights_with(params, progress, cancel)?.finish(progress, cancel)
+}
+
+/// An island whose heights are final (every stage up to the river) but whose normals, splat
+/// and statistics are still to come: [`generate_heights_with`], then [`Carved::finish`]. A
+/// caller can use the heights (colliders, say) while another thread finishes the island;
+/// `generate_with` is exactly these two steps.
+pub struct Carved {
+    params: IslandParams,
+    heights: Vec<f32>,
+    biomes: Vec<u8>,
+    sandiness: Vec<f32>,
+    stage_ms: Vec<(String, f64)>,
+    t_all: Instant,
+}
+
+impl Carved {
+    /// Final heights, metres, `resolution²` row-major.
+    pub fn heights(&self) -> &[f32] {
+        &self.heights
+    }
+
+    /// Parameters being generated.
+    pub fn params(&self) -> &IslandParams {
+        &self.params
+    }
+
+    /// The remaining stages (normals, splat, statistics). Progress continues where
+    /// [`generate_heights_with`] left off; `total_ms` counts from the start of the generation.
+    pub fn finish(self, progress: &mut dyn FnMut(f32, &str), cancel: &AtomicBool) -> Result<Island, GenerateError> {
+        let Carved { params, heights, biomes, sandiness, mut stage_ms, t_all } = self;
+        let p = &params;
+        let n = p.resolution as usize;
+        let mut k = stage_ms.len();
+        let mut t = Instant::now();
+        let mut done = |stage_ms: &mut Vec<(String, f64)>, t: &mut Instant| -> Result<(), GenerateError> {
+            stage_ms.push((STAGES[k].to_string(), t.elapsed().as_secs_f64() * 1e3));
+            k += 1;
+            progress(k as f32 / STAGES.len() as f32, STAGES[k - 1]);
+            *t = Instant::now();
+            if cancel.load(Ordering::Relaxed) { Err(GenerateError::Cancelled) } else { Ok(()) }
+        };
+        let field = Heightfield::new(n, p.world_size, heights);
+        done(&mut stage_ms, &mut t)?;
+
+        let splat = auto_splat(&field.heights, &field.normals, &sandiness, n, p.world_size, p.max_height, &p.splat, p.seed, tag::SPLAT);
+        done(&mut stage_ms, &mut t)?;
+
+        let ((min_height, max_height), land) = min_max_count_above(&field.heights, 0.0);
+        done(&mut stage_ms, &mut t)?;
+
+        let stats = Stats {
+            land_fraction: land as f32 / (n * n) as f32,
+            min_height,
+            max_height,
+            stage_ms,
+            total_ms: t_all.elapsed().as_secs_f64() * 1e3,
+            backend: "cpu".into(),
+        };
+        Ok(Island { params, field, biomes, splat, stats })
+    }
+}
+
+/// The stages of [`generate_with`] up to the river: the island's final heights (see
+/// [`Carved`]).
+pub fn generate_heights_with(
+    params: &IslandParams,
+    progress: &mut dyn FnMut(f32, &str),
+    cancel: &AtomicBool,
+) -> Result<Carved, GenerateError> {
     params.validate()?;
     let p = params;
     let n = p.resolution as usize;
@@ -233,25 +303,7 @@ pub fn generate_with(
         carve_river(&mut heights, n, p.world_size, r.width, r.bank, r.depth, r.meander, r.meander_scale, p.seed, tag::RIVER);
     }
     done(&mut stage_ms, &mut t)?;
-
-    let field = Heightfield::new(n, p.world_size, heights);
-    done(&mut stage_ms, &mut t)?;
-
-    let splat = auto_splat(&field.heights, &field.normals, &sandiness, n, p.world_size, p.max_height, &p.splat, p.seed, tag::SPLAT);
-    done(&mut stage_ms, &mut t)?;
-
-    let ((min_height, max_height), land) = min_max_count_above(&field.heights, 0.0);
-    done(&mut stage_ms, &mut t)?;
-
-    let stats = Stats {
-        land_fraction: land as f32 / (n * n) as f32,
-        min_height,
-        max_height,
-        stage_ms,
-        total_ms: t_all.elapsed().as_secs_f64() * 1e3,
-        backend: "cpu".into(),
-    };
-    Ok(Island { params: p.clone(), field, biomes, splat, stats })
+    Ok(Carved { params: p.clone(), heights, biomes, sandiness, stage_ms, t_all })
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -187,3 +187,26 @@ fn fused_pipeline_equals_composition_of_stage_functions() {
         assert_eq!(island.biomes, f.biomes, "{alg:?}");
     }
 }
+
+#[test]
+fn carved_heights_then_finish_equal_the_whole_generation() {
+    use std::sync::atomic::AtomicBool;
+    let p = IslandParams { resolution: 257, seed: 77, ..IslandParams::default() };
+    let whole = generate(&p).unwrap();
+    let mut stages = Vec::new();
+    let cancel = AtomicBool::new(false);
+    let carved = island_core::generate_heights_with(&p, &mut |_, s| stages.push(s.to_string()), &cancel).unwrap();
+    // The heights are final before the last stages run.
+    assert_eq!(carved.heights(), &whole.field.heights[..]);
+    assert_eq!(carved.params(), &p);
+    let island = carved.finish(&mut |_, s| stages.push(s.to_string()), &cancel).unwrap();
+    assert_eq!(island.field.heights, whole.field.heights);
+    assert_eq!(island.field.normals, whole.field.normals);
+    assert_eq!(island.splat, whole.splat);
+    assert_eq!(island.biomes, whole.biomes);
+    assert_eq!((island.stats.min_height, island.stats.max_height, island.stats.land_fraction), (whole.stats.min_height, whole.stats.max_height, whole.stats.land_fraction));
+    // Progress walks every stage once, in order, across the two calls.
+    assert_eq!(stages, island_core::pipeline::STAGES.map(String::from).to_vec());
+    let names: Vec<&str> = island.stats.stage_ms.iter().map(|(s, _)| s.as_str()).collect();
+    assert_eq!(names, island_core::pipeline::STAGES.to_vec());
+}

@@ -3,7 +3,10 @@
 use crate::chunk_data::ChunkData;
 use crate::heightmap_io::{self, HeightmapFormat};
 use island_gpu::Backend;
-use crate::worker::{generate_job, import_job, JobError, Polled, Prepared, Request, Worker};
+use crate::worker::{finish_job, generate_job, import_job, JobError, Polled, Prepared, Request, Worker};
+use island_gpu::Staged;
+use island_core::ChunkCollider;
+use std::sync::Arc;
 use godot::classes::file_access::ModeFlags;
 use godot::classes::image::Format as ImageFormat;
 
@@ -516,9 +519,9 @@ impl ProceduralIsland {
         let t = Instant::now();
         self.signals().generation_started().emit();
         let cancel = AtomicBool::new(false);
-        match generate_job(&request, &mut |_, _| {}, &cancel) {
-            Ok((island, warning)) => {
-                self.build_streaming(request, island, warning);
+        let built = generate_job(&request, &mut |_, _| {}, &cancel).and_then(|(staged, warning)| self.build_streaming(request, staged, warning));
+        match built {
+            Ok(()) => {
                 self.last_stats.set("regenerate_ms", t.elapsed().as_secs_f64() * 1e3);
                 true
             }
@@ -872,58 +875,108 @@ impl ProceduralIsland {
         }
     }
 
-    /// Synchronous regenerate: the chunk data is computed on the rayon threads while the main
-    /// thread puts every finished chunk into its (pre-created) node, so the two overlap.
-    fn build_streaming(&mut self, request: Request, island: Island, warning: Option<String>) {
-        let t = Instant::now();
+    /// Synchronous regenerate, from the moment the heights are final. The main thread sets every
+    /// chunk's collider (they need only the heights) while a producer thread finishes the island
+    /// (normals, splat) and computes the chunk surfaces on the rayon pool; the main thread then
+    /// puts each surface into its (pre-created) node as it arrives, so the three overlap.
+    ///
+    /// An error only comes from a bug (a panic while finishing the island, caught); the colliders
+    /// may then already hold the new heights, the meshes and the island stay the previous ones.
+    fn build_streaming(&mut self, request: Request, staged: Staged, warning: Option<String>) -> Result<(), JobError> {
         let cs = request.params.chunk_size as usize;
-        let count = ((island.field.resolution - 1) / cs).pow(2);
-        let normal_tangents = crate::surface::normal_tangent_table(&island.field.normals);
-        let prep = Box::new(Prepared { island, chunks: Vec::new(), normal_tangents, mesh_ms: 0.0, request, warning });
+        let (n, world) = (request.params.resolution as usize, request.params.world_size);
+        let per_side = (n - 1) / cs;
+        let count = per_side * per_side;
         if self.pool.len() != count || self.pool.iter().any(|c| !c.instance.is_instance_valid()) {
             self.free_chunks();
         }
         let surfaces0 = (self.surfaces.fast, self.surfaces.slow);
         let mut build = Duration::ZERO;
+        let tb = Instant::now();
         while self.pool.len() < count {
-            let tb = Instant::now();
             self.new_chunk_node();
-            build += tb.elapsed();
         }
+        let heights = match &staged {
+            Staged::Carved(c) => c.heights(),
+            Staged::Done(island) => &island.field.heights[..],
+        };
+        let colliders: Vec<Option<ChunkCollider>> =
+            (0..count).map(|i| request.collision.then(|| ChunkCollider::of(heights, n, world, i % per_side, i / per_side, cs))).collect();
+        build += tb.elapsed();
+
+        enum Msg {
+            Island(Arc<(Island, Vec<[u16; 4]>)>),
+            Chunk(usize, ChunkData),
+            Failed(JobError),
+        }
+        let mut shared: Option<Arc<(Island, Vec<[u16; 4]>)>> = None;
+        let mut failure: Option<JobError> = None;
         let mut missing = count;
+        // The data time after the island was finished that the main thread waited for.
+        let (mut t_island, mut build_after) = (None::<Instant>, Duration::ZERO);
         {
-            let p = &*prep;
-            let (tx, rx) = std::sync::mpsc::channel::<(usize, ChunkData)>();
+            let (tx, rx) = std::sync::mpsc::channel::<Msg>();
+            let flat = request.flat;
             std::thread::scope(|s| {
                 let producer = s.spawn(move || {
+                    let island = match finish_job(staged) {
+                        Ok(i) => i,
+                        Err(e) => {
+                            let _ = tx.send(Msg::Failed(e));
+                            return;
+                        }
+                    };
+                    let nt = crate::surface::normal_tangent_table(&island.field.normals);
+                    let both = Arc::new((island, nt));
+                    let _ = tx.send(Msg::Island(both.clone()));
                     use rayon::prelude::*;
-                    let (f, sp, nt, r) = (&p.island.field, &p.island.splat, &p.normal_tangents, &p.request);
+                    let (f, sp, nt) = (&both.0.field, &both.0.splat, &both.1);
                     (0..count).into_par_iter().for_each_with(tx, |tx, i| {
-                        let _ = tx.send((i, crate::chunk_data::chunk_data(f, sp, nt, cs, r.flat, r.collision, i)));
+                        let _ = tx.send(Msg::Chunk(i, crate::chunk_data::chunk_data(f, sp, nt, cs, flat, false, i)));
                     });
                 });
-                for (i, data) in rx {
+                for (i, col) in colliders.iter().enumerate() {
                     let tb = Instant::now();
-                    self.build_chunk(i, &data, p);
-                    drop(data);
+                    self.set_chunk_collider(i, col.as_ref());
                     build += tb.elapsed();
-                    missing -= 1;
+                }
+                drop(colliders);
+                for msg in rx {
+                    match msg {
+                        Msg::Island(both) => {
+                            shared = Some(both);
+                            t_island = Some(Instant::now());
+                        }
+                        Msg::Chunk(i, data) => {
+                            let Some(both) = shared.as_ref() else { continue };
+                            let tb = Instant::now();
+                            self.set_chunk_surface(i, &data, &both.0, cs, flat);
+                            drop(data);
+                            let dt = tb.elapsed();
+                            build += dt;
+                            build_after += dt;
+                            missing -= 1;
+                        }
+                        Msg::Failed(e) => failure = Some(e),
+                    }
                 }
                 if producer.join().is_err() {
-                    godot_error!("ProceduralIsland: internal error while preparing the chunk data");
+                    failure.get_or_insert(JobError::Panicked("while preparing the chunk data".into()));
                 }
             });
         }
+        let Some((island, normal_tangents)) = shared.and_then(|a| Arc::try_unwrap(a).ok()) else {
+            return Err(failure.unwrap_or_else(|| JobError::Panicked("the island was not finished".into())));
+        };
         if missing > 0 {
             // Only after a bug (a panic above): the nodes are there, their meshes are stale.
             godot_error!("ProceduralIsland: {missing} chunks were not rebuilt");
         }
-        let mut prep = prep;
-        let build_ms = build.as_secs_f64() * 1e3;
-        // The data time the main thread did not hide behind building nodes.
-        prep.mesh_ms = (t.elapsed().as_secs_f64() * 1e3 - build_ms).max(0.0);
+        let waited = t_island.map_or(0.0, |t| (t.elapsed().saturating_sub(build_after)).as_secs_f64() * 1e3);
+        let prep = Box::new(Prepared { island, chunks: Vec::new(), normal_tangents, mesh_ms: waited, request, warning });
         self.building = None;
-        self.finish(Build { prep, next: count, build_ms, surfaces0 });
+        self.finish(Build { prep, next: count, build_ms: build.as_secs_f64() * 1e3, surfaces0 });
+        Ok(())
     }
 
     /// Build every chunk now (synchronous paths).
@@ -1014,7 +1067,13 @@ impl ProceduralIsland {
     }
 
     fn build_chunk(&mut self, i: usize, data: &ChunkData, prep: &Prepared) {
-        let collision = prep.request.collision;
+        let (cs, flat) = (prep.request.params.chunk_size as usize, prep.request.flat);
+        self.set_chunk_surface(i, data, &prep.island, cs, flat);
+        self.set_chunk_collider(i, data.collider.as_ref().filter(|_| prep.request.collision));
+    }
+
+    /// Pooled node `i`, (re)creating the pool when someone freed an internal chunk.
+    fn chunk_node(&mut self, i: usize) -> &mut ChunkNodes {
         if i < self.pool.len() && !self.pool[i].instance.is_instance_valid() {
             // Someone freed an internal chunk: rebuild the pool from scratch.
             self.free_chunks();
@@ -1022,6 +1081,12 @@ impl ProceduralIsland {
         while i >= self.pool.len() {
             self.new_chunk_node();
         }
+        &mut self.pool[i]
+    }
+
+    /// Chunk `i`'s mesh from its encoded surface.
+    fn set_chunk_surface(&mut self, i: usize, data: &ChunkData, island: &Island, cs: usize, flat: bool) {
+        self.chunk_node(i);
         let c = &mut self.pool[i];
         if c.named != Some((data.cx, data.cz)) {
             c.instance.set_name(&format!("Chunk_{}_{}", data.cx, data.cz));
@@ -1029,16 +1094,19 @@ impl ProceduralIsland {
         }
         // Our encoded bytes; the arrays only for the first chunk of a shape (to verify the
         // encoding against Godot's) or when the encoding does not match this Godot.
-        let (field, splat) = (&prep.island.field, &prep.island.splat);
-        let (cs, flat) = (prep.request.params.chunk_size as usize, prep.request.flat);
+        let (field, splat) = (&island.field, &island.splat);
         self.surfaces.set_surface(&mut c.mesh, &data.surface, || {
             let m = field.chunk_mesh(data.cx as usize, data.cz as usize, cs, flat);
             let colors = crate::chunk_data::mesh_colors(&m, splat, field.resolution);
             (m, colors)
         });
+    }
 
-        match (&data.collider, collision) {
-            (Some(col), true) => {
+    /// Chunk `i`'s collider: the heights of `col`, or none (the body is removed).
+    fn set_chunk_collider(&mut self, i: usize, col: Option<&ChunkCollider>) {
+        let c = self.chunk_node(i);
+        match col {
+            Some(col) => {
                 if c.collider.as_ref().is_some_and(|n| !n.body.is_instance_valid()) {
                     c.collider = None;
                 }
@@ -1069,7 +1137,7 @@ impl ProceduralIsland {
                     nodes.placed = Some(place);
                 }
             }
-            _ => {
+            None => {
                 if let Some(mut nodes) = c.collider.take() {
                     if nodes.body.is_instance_valid() {
                         c.instance.remove_child(&nodes.body);

@@ -8,7 +8,7 @@
 
 use crate::chunk_data::{prepare_chunks, ChunkData, PreparedChunks};
 use island_core::{GenerateError, Heightfield, Island, IslandParams, Stats};
-use island_gpu::{generate_with, Backend};
+use island_gpu::{generate_staged, generate_with, Backend, Staged};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, TryRecvError};
@@ -77,17 +77,29 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// Only the generator, on the calling thread (the synchronous `regenerate()` then streams the
-/// chunk data into the nodes itself): the island and the GPU fallback warning.
+/// chunk data into the nodes itself). The CPU path stops once the heights are final (see
+/// `island_gpu::generate_staged`), so the caller can set the colliders while another thread
+/// finishes the island. Also returns the GPU fallback warning.
 pub fn generate_job(
     request: &Request,
     progress: &mut dyn FnMut(f32, &str),
     cancel: &AtomicBool,
-) -> Result<(Island, Option<String>), JobError> {
+) -> Result<(Staged, Option<String>), JobError> {
     let result = catch_unwind(AssertUnwindSafe(|| {
-        generate_with(&request.params, request.backend, progress, cancel).map_err(|e| match e {
+        generate_staged(&request.params, request.backend, progress, cancel).map_err(|e| match e {
             GenerateError::Invalid(e) => JobError::Invalid(e.to_string()),
             GenerateError::Cancelled => JobError::Cancelled,
         })
+    }));
+    result.unwrap_or_else(|payload| Err(JobError::Panicked(panic_message(payload))))
+}
+
+/// [`island_core::Carved::finish`] (or the GPU's finished island) on the calling thread, with
+/// panics caught.
+pub fn finish_job(staged: Staged) -> Result<Island, JobError> {
+    let result = catch_unwind(AssertUnwindSafe(|| match staged {
+        Staged::Carved(c) => c.finish(&mut |_, _| {}, &AtomicBool::new(false)).map_err(|e| JobError::Invalid(e.to_string())),
+        Staged::Done(island) => Ok(island),
     }));
     result.unwrap_or_else(|payload| Err(JobError::Panicked(panic_message(payload))))
 }

@@ -171,15 +171,40 @@ pub fn generate_with(
     progress: &mut dyn FnMut(f32, &str),
     cancel: &AtomicBool,
 ) -> Result<(Island, Option<String>), GenerateError> {
+    let (staged, warning) = generate_staged(params, backend, progress, cancel)?;
+    let island = match staged {
+        Staged::Carved(c) => c.finish(progress, cancel)?,
+        Staged::Done(island) => island,
+    };
+    Ok((island, warning))
+}
+
+/// What [`generate_staged`] hands back.
+pub enum Staged {
+    /// The CPU path stopped once the heights were final: finish it with
+    /// [`island_core::Carved::finish`] (on any thread), using the heights meanwhile.
+    Carved(island_core::Carved),
+    /// The island made on the GPU.
+    Done(Island),
+}
+
+/// [`generate_with`] that stops the CPU path as soon as the heights are final (see
+/// [`island_core::Carved`]), so the caller can overlap its own work with the last stages.
+pub fn generate_staged(
+    params: &IslandParams,
+    backend: Backend,
+    progress: &mut dyn FnMut(f32, &str),
+    cancel: &AtomicBool,
+) -> Result<(Staged, Option<String>), GenerateError> {
     params.validate()?;
     let cpu = |warning: Option<String>, progress: &mut dyn FnMut(f32, &str)| {
-        island_core::generate_with(params, progress, cancel).map(|i| (i, warning))
+        island_core::generate_heights_with(params, progress, cancel).map(|c| (Staged::Carved(c), warning))
     };
     match backend {
         Backend::Cpu => cpu(None, progress),
         Backend::Auto if !auto_uses_gpu() => cpu(None, progress),
         Backend::Auto | Backend::Gpu => match generate_gpu_with(params, progress, cancel) {
-            Ok(island) => Ok((island, None)),
+            Ok(island) => Ok((Staged::Done(island), None)),
             Err(GpuError::Invalid(e)) => Err(GenerateError::Invalid(e)),
             Err(GpuError::Cancelled) => Err(GenerateError::Cancelled),
             Err(GpuError::NoAdapter(_)) if backend == Backend::Auto => cpu(None, progress),
