@@ -636,12 +636,12 @@ fn render(
             &mut s,
             "**`regenerate()` in the scene** (Godot, dev-profile extension)",
             format!("{} [{reps}]", fmt_ms(Some(&Timing { median: wall, min: wall, reps, cpu: f64::NAN }))),
-            &format!("default island, 256 chunk meshes + HeightMapShape3D colliders, nodes reused; first call {first:.0} ms (creates the nodes)"),
+            &format!("default island, 256 chunk meshes + HeightMapShape3D colliders, nodes reused; first call {first:.0} ms (creates the nodes; with backend AUTO it also asks the GPU adapter once)"),
         );
         for (label, v, note) in [
-            ("&nbsp;&nbsp;generator (`total_ms`)", gen, "core pipeline inside the extension"),
-            ("&nbsp;&nbsp;chunk data on worker threads (`mesh_ms`)", data, "mesh surfaces in Godot's layout + collider heights"),
-            ("&nbsp;&nbsp;scene nodes on the main thread", nodes, "surfaces, colliders, splat maps, signals (wall − generator − chunk data)"),
+            ("&nbsp;&nbsp;generator (`total_ms`)", gen, "core pipeline inside the extension; the main thread sets the colliders while its last stages (normals, splat) run"),
+            ("&nbsp;&nbsp;chunk data on worker threads (`mesh_ms`)", data, "mesh surfaces in Godot's layout: the part the main thread waited for"),
+            ("&nbsp;&nbsp;scene nodes on the main thread", nodes, "surfaces, splat maps, signals after the generator (wall − generator − chunk data)"),
         ] {
             let t = Timing { median: v, min: v, reps, cpu: f64::NAN };
             scene_row(&mut s, label, fmt_ms(Some(&t)), note);
