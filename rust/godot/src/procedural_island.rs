@@ -631,9 +631,11 @@ impl ProceduralIsland {
     /// Statistics of the last generation: `backend`, `resolution`, `chunks`, `land_fraction`,
     /// `min_height`, `max_height` (metres), `total_ms` (core generator), `stage_ms` (Dictionary
     /// stage name → ms), `mesh_ms` (chunk surfaces and collider data, worker threads; after
-    /// [method regenerate], which builds the nodes while the workers prepare the data, the part
-    /// of it the main thread waited for),
-    /// `build_ms` (Godot nodes, main thread), `maps_ms` (splat map textures, main thread),
+    /// [method regenerate], which builds the nodes while the workers prepare the surfaces, the
+    /// part of it the main thread waited for once the generator was done),
+    /// `build_ms` (Godot nodes, main thread; after [method regenerate] this includes the
+    /// colliders, set while the generator's last stages run), `maps_ms` (splat map textures,
+    /// main thread),
     /// `regenerate_ms` (the whole [method regenerate] call; absent after [method regenerate_async]),
     /// `encoded_surfaces` / `array_surfaces` (chunk meshes set from bytes encoded on the workers /
     /// through `add_surface_from_arrays`: the first chunk of each mesh shape, which checks the
