@@ -278,6 +278,24 @@ func test_chunk_nodes_are_pooled() -> void:
 	check(isl.regenerate(), "regenerate, same chunk count")
 	var ids2 := _chunks(isl).map(func(c: Node) -> int: return c.get_instance_id())
 	check_eq(ids2, ids, "same chunk nodes reused")
+	# The reused colliders and meshes hold the new island (colliders are set from the heights
+	# before the island is finished): every sample equals the new heightmap.
+	var img := isl.get_heightmap_image()
+	var max_col := 0.0
+	var max_mesh := 0.0
+	for chunk in _chunks(isl):
+		var parts := String(chunk.name).split("_")
+		var x0 := int(parts[1]) * 16
+		var z0 := int(parts[2]) * 16
+		var data := (_shape_node(chunk).shape as HeightMapShape3D).map_data
+		var verts := (chunk.mesh as ArrayMesh).surface_get_arrays(0)[Mesh.ARRAY_VERTEX] as PackedVector3Array
+		for j in 17:
+			for i in 17:
+				var h := img.get_pixel(x0 + i, z0 + j).r
+				max_col = maxf(max_col, absf(data[j * 17 + i] - h))
+				max_mesh = maxf(max_mesh, absf(verts[j * 17 + i].y - h))
+	check_eq(max_col, 0.0, "reused colliders hold the new heights")
+	check_eq(max_mesh, 0.0, "reused meshes hold the new heights")
 	isl.chunk_size = 32
 	check(isl.regenerate(), "regenerate, other chunk count")
 	await wait_frames(2)
