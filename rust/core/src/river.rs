@@ -54,9 +54,8 @@ pub fn river_polyline(ctrl: &[[f32; 2]; 3]) -> Vec<[f32; 2]> {
 const BUCKET: f32 = 32.0;
 
 /// Uniform grid over the map listing, per cell, the polyline segments that come within
-/// `reach` of it: a point only measures its distance to the few segments of its cell.
-/// Each cell's list is stored as structure-of-arrays padded to a multiple of [`LANES`] with
-/// segments at infinity, so the distance loop is straight vector code.
+/// `reach` of it: a point only measures its distance to the few segments of its cell. The
+/// lists are structure-of-arrays; [`LANES`] samples are measured against a segment at once.
 struct SegmentBuckets {
     lo: f32,
     n: usize,
@@ -69,11 +68,8 @@ struct SegmentBuckets {
     len2: Vec<f32>,
 }
 
-/// Vector width of the segment lists.
+/// Samples measured together (one vector of warped positions per segment).
 const LANES: usize = 8;
-
-/// Padding segment: a point far outside any map, of zero length.
-const FAR: f32 = 1.0e15;
 
 impl SegmentBuckets {
     fn new(line: &[[f32; 2]], extent: f32, reach: f32) -> SegmentBuckets {
@@ -102,61 +98,48 @@ impl SegmentBuckets {
                 b.dz.push(dz);
                 b.len2.push(dx * dx + dz * dz);
             }
-            while !b.ax.len().is_multiple_of(LANES) {
-                b.ax.push(FAR);
-                b.az.push(FAR);
-                b.dx.push(0.0);
-                b.dz.push(0.0);
-                b.len2.push(0.0);
-            }
         }
         b.start.push(b.ax.len() as u32);
         b
     }
 
-    /// Entries of the cell of `q`: every segment that may lie within `reach` of `q` is listed.
+    /// The cell of `q` (whose list has every segment that may lie within `reach` of `q`), or
+    /// `None` outside the grid (which extends `reach` beyond every segment).
     #[inline(always)]
-    fn near(&self, q: [f32; 2]) -> std::ops::Range<usize> {
+    fn cell(&self, q: [f32; 2]) -> Option<usize> {
         let fx = (q[0] - self.lo) / BUCKET;
         let fz = (q[1] - self.lo) / BUCKET;
         if !(fx >= 0.0 && fz >= 0.0) || fx >= self.n as f32 || fz >= self.n as f32 {
-            return 0..0;
+            return None;
         }
-        let c = fz as usize * self.n + fx as usize;
-        self.start[c] as usize..self.start[c + 1] as usize
+        Some(fz as usize * self.n + fx as usize)
     }
 
-    /// Squared distance from `q` to the nearest segment of `range` (a cell's entries), the
-    /// same value as the minimum of [`segment_distance_sq`] over them (min is exact, so the
-    /// lane order does not matter).
+    /// Lower `best[l]` to the squared distance from `(qx[l], qz[l])` to each segment of `cell`:
+    /// per segment exactly [`segment_distance_sq`] (`max`/`min` equal `clamp` for the finite
+    /// values here), and min is exact, so neither the order nor extra segments change a
+    /// distance below `reach` (a nearer segment within `reach` is in the lane's own cell).
     #[inline(always)]
-    fn min_distance_sq(&self, q: [f32; 2], range: std::ops::Range<usize>) -> f32 {
-        let mut best = [f32::INFINITY; LANES];
-        let mut c = range.start;
-        while c < range.end {
-            let (ax, az) = (&self.ax[c..c + LANES], &self.az[c..c + LANES]);
-            let (dx, dz, l2) = (&self.dx[c..c + LANES], &self.dz[c..c + LANES], &self.len2[c..c + LANES]);
-            // Lane-wise in separate steps so the loop vectorises: t is clamped with max/min
-            // (equal to `clamp` for the finite values of real segments; padding segments have
-            // len2 = 0 and take t = 0 exactly like `segment_distance_sq`).
-            let mut px = [0.0f32; LANES];
-            let mut pz = [0.0f32; LANES];
-            let mut t = [0.0f32; LANES];
+    #[allow(clippy::manual_clamp)] // max/min vectorise; equal to clamp for these finite values
+    fn lower_distance_sq(&self, cell: usize, qx: &[f32; LANES], qz: &[f32; LANES], best: &mut [f32; LANES]) {
+        for e in self.start[cell] as usize..self.start[cell + 1] as usize {
+            let (ax, az, dx, dz, l2) = (self.ax[e], self.az[e], self.dx[e], self.dz[e], self.len2[e]);
+            // Lane-wise in separate steps so each loop is one straight vector sequence.
+            let (mut px, mut pz, mut t) = ([0f32; LANES], [0f32; LANES], [0f32; LANES]);
             for l in 0..LANES {
-                px[l] = q[0] - ax[l];
-                pz[l] = q[1] - az[l];
+                px[l] = qx[l] - ax;
+                pz[l] = qz[l] - az;
+            }
+            if l2 > 0.0 {
+                for l in 0..LANES {
+                    t[l] = ((px[l] * dx + pz[l] * dz) / l2).max(0.0).min(1.0);
+                }
             }
             for l in 0..LANES {
-                let r = (px[l] * dx[l] + pz[l] * dz[l]) / l2[l];
-                t[l] = if l2[l] > 0.0 { r.max(0.0).min(1.0) } else { 0.0 };
-            }
-            for l in 0..LANES {
-                let (ex, ez) = (px[l] - t[l] * dx[l], pz[l] - t[l] * dz[l]);
+                let (ex, ez) = (px[l] - t[l] * dx, pz[l] - t[l] * dz);
                 best[l] = best[l].min(ex * ex + ez * ez);
             }
-            c += LANES;
         }
-        best.iter().fold(f32::INFINITY, |m, &v| m.min(v))
     }
 }
 
@@ -251,20 +234,44 @@ fn river_row_body(z: usize, hrow: &mut [f32], c: &RiverCfg) {
         let sx0 = (x0 as f32 * spacing - half) / ms;
         fbm_row(&mut wx, pz / ms, spacing / ms, sx0, c.s, 3, 2.0, 0.5);
         fbm_row(&mut wz, pz / ms + RIVER_WARP_OFFSET[1], spacing / ms, sx0 + RIVER_WARP_OFFSET[0], c.s, 3, 2.0, 0.5);
-        for x in x0..=x1 {
-            let px = x as f32 * spacing - half;
-            let k = x - x0;
-            let q = [px + meander * wx[k].clamp(-1.0, 1.0), pz + meander * wz[k].clamp(-1.0, 1.0)];
-            let d2 = c.buckets.min_distance_sq(q, c.buckets.near(q));
-            if d2 >= reach * reach {
-                continue;
+        // Blocks of LANES samples, each measured against the segments of the cells its warped
+        // positions fall in (usually one or two cells per block).
+        let mut x = x0;
+        while x <= x1 {
+            let m = (x1 + 1 - x).min(LANES);
+            let (mut qx, mut qz) = ([0f32; LANES], [0f32; LANES]);
+            for l in 0..LANES {
+                // Lanes past the span repeat its last sample (measured, not written).
+                let xs = x + l.min(m - 1);
+                let k = xs - x0;
+                qx[l] = (xs as f32 * spacing - half) + meander * wx[k].clamp(-1.0, 1.0);
+                qz[l] = pz + meander * wz[k].clamp(-1.0, 1.0);
             }
-            let t = 1.0 - smoothstep(c.width * 0.5, reach + 1e-3, d2.sqrt());
-            if t > 0.0 {
-                let h = hrow[x];
-                let carved = h + (-c.depth - h) * t;
-                hrow[x] = h.min(carved);
+            let (mut cells, mut nc) = ([0usize; LANES], 0);
+            for l in 0..m {
+                if let Some(cell) = c.buckets.cell([qx[l], qz[l]]) {
+                    if !cells[..nc].contains(&cell) {
+                        cells[nc] = cell;
+                        nc += 1;
+                    }
+                }
             }
+            let mut d2 = [f32::INFINITY; LANES];
+            for &cell in &cells[..nc] {
+                c.buckets.lower_distance_sq(cell, &qx, &qz, &mut d2);
+            }
+            for l in 0..m {
+                if d2[l] >= reach * reach {
+                    continue;
+                }
+                let t = 1.0 - smoothstep(c.width * 0.5, reach + 1e-3, d2[l].sqrt());
+                if t > 0.0 {
+                    let h = hrow[x + l];
+                    let carved = h + (-c.depth - h) * t;
+                    hrow[x + l] = h.min(carved);
+                }
+            }
+            x += m;
         }
     }
 }
