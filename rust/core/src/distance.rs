@@ -114,12 +114,31 @@ fn row_envelope(g: &[i32], out: &mut [u32], inf: i64, s: &mut [usize], t: &mut [
 /// transforms' column distances; each row then builds both lower envelopes in scratch and
 /// writes its signed distances directly.
 pub fn distance_to_coast(mask: &[u8], resolution: usize, spacing: f32) -> Vec<f32> {
+    signed_distance(mask, resolution, spacing, None)
+}
+
+/// [`distance_to_coast`] where only distances below `cap` metres matter (the pipeline's coastal
+/// falloff saturates beyond its coast and shelf widths): every sample whose distance is below
+/// `cap` gets exactly [`distance_to_coast`]'s value, every other one a value of the same sign
+/// at least `cap` in magnitude. Rows only build their lower envelopes over the columns that can
+/// come within `cap`, so the interior of the island and the open sea cost almost nothing.
+pub fn distance_to_coast_within(mask: &[u8], resolution: usize, spacing: f32, cap: f32) -> Vec<f32> {
+    signed_distance(mask, resolution, spacing, Some(cap))
+}
+
+fn signed_distance(mask: &[u8], resolution: usize, spacing: f32, cap: Option<f32>) -> Vec<f32> {
     let n = resolution;
     assert_eq!(mask.len(), n * n, "distance_to_coast: mask size");
     let any_land = mask.par_iter().any(|&m| m != 0);
     let any_water = mask.par_iter().any(|&m| m == 0);
     // Larger than any real column distance; (2n)² bounds every real squared distance.
     let inf = (2 * n).min(u16::MAX as usize) as u16;
+    // With a cap: columns at `near` or more samples vertically can only give distances of at
+    // least `near` samples, i.e. `(near - ½)·spacing >= cap + spacing`; they are left out of the
+    // envelopes, and samples no remaining column reaches within `near` get `near²`.
+    let near: Option<i32> = cap
+        .filter(|c| c.is_finite() && spacing > 0.0)
+        .map(|c| ((c / spacing).max(0.0).ceil() as i64 + 2).min(inf as i64) as i32);
     const STRIP: usize = 64;
     let starts: Vec<usize> = (0..n).step_by(STRIP).collect();
     let strips: Vec<Vec<u16>> = starts
@@ -150,10 +169,7 @@ pub fn distance_to_coast(mask: &[u8], resolution: usize, spacing: f32) -> Vec<f3
             let mut a = 0;
             while a < n {
                 let land = m[a] != 0;
-                let mut b = a;
-                while b + 1 < n && (m[b + 1] != 0) == land {
-                    b += 1;
-                }
+                let b = run_end(m, a);
                 let other = if land { any_water } else { any_land };
                 if other {
                     let (lo, hi) = (a.saturating_sub(1), (b + 1).min(n - 1));
@@ -164,7 +180,10 @@ pub fn distance_to_coast(mask: &[u8], resolution: usize, spacing: f32) -> Vec<f3
                     if hi > b {
                         g[hi] = 0;
                     }
-                    envelope_i32(&g[lo..=hi], &mut d[lo..=hi], sv, tv);
+                    match near {
+                        None => envelope_i32(&g[lo..=hi], &mut d[lo..=hi], sv, tv),
+                        Some(c) => envelope_i32_within(&g[lo..=hi], &mut d[lo..=hi], sv, tv, c),
+                    }
                     (g[lo], g[hi]) = saved;
                     // `d < 2^31`, so converting through i32 is exact (and vectorises).
                     let dist = |v: u32| ((v as i32 as f32).sqrt() - 0.5) * spacing;
@@ -181,6 +200,22 @@ pub fn distance_to_coast(mask: &[u8], resolution: usize, spacing: f32) -> Vec<f3
         },
     );
     out
+}
+
+/// Last index of the run of one class (land: non-zero) starting at `a`: whole blocks of 16
+/// samples are checked at once (vectorised), the block with the change one by one.
+#[inline]
+fn run_end(m: &[u8], a: usize) -> usize {
+    const BLOCK: usize = 16;
+    let land = m[a] != 0;
+    let mut b = a;
+    while b + 1 + BLOCK <= m.len() && m[b + 1..b + 1 + BLOCK].iter().all(|&v| (v != 0) == land) {
+        b += BLOCK;
+    }
+    while b + 1 < m.len() && (m[b + 1] != 0) == land {
+        b += 1;
+    }
+    b
 }
 
 /// Phase 1 of [`distance_to_coast`] on the columns `x0 .. x0 + w`: `g[y * w + x]` = vertical
@@ -251,6 +286,68 @@ fn envelope_i32(g: &[i32], out: &mut [u32], s: &mut [i32], t: &mut [i32]) {
         out[x as usize] = f(x, s[q]) as u32;
         if q > 0 && x == t[q] {
             q -= 1;
+        }
+    }
+}
+
+/// [`envelope_i32`] over only the columns with `g < near`, each output capped at `near²`: exact
+/// wherever the true value is below `near²` (its nearest column has `g < near`), `near²` where
+/// no kept column comes that close. Far stretches cost a vectorised scan and a fill.
+fn envelope_i32_within(g: &[i32], out: &mut [u32], s: &mut [i32], t: &mut [i32], near: i32) {
+    let m = g.len() as i32;
+    let f = |x: i32, i: i32| (x - i) * (x - i) + g[i as usize] * g[i as usize];
+    let sep = |i: i32, u: i32| (u * u - i * i + g[u as usize] * g[u as usize] - g[i as usize] * g[i as usize]).div_euclid(2 * (u - i));
+    let cap = (near * near) as u32;
+    // Meijster's construction over the kept columns (`q` = index of the last segment).
+    let mut q: Option<usize> = None;
+    let mut u = 0i32;
+    while u < m {
+        const BLOCK: usize = 16;
+        let k = u as usize;
+        if k + BLOCK <= g.len() && g[k..k + BLOCK].iter().all(|&v| v >= near) {
+            u += BLOCK as i32;
+            continue;
+        }
+        if g[k] < near {
+            match q {
+                None => {
+                    q = Some(0);
+                    s[0] = u;
+                    t[0] = 0;
+                }
+                Some(mut qq) => {
+                    loop {
+                        if f(t[qq], s[qq]) <= f(t[qq], u) {
+                            let w = 1 + sep(s[qq], u);
+                            if w < m {
+                                qq += 1;
+                                s[qq] = u;
+                                t[qq] = w;
+                            }
+                            break;
+                        }
+                        if qq == 0 {
+                            s[0] = u;
+                            break;
+                        }
+                        qq -= 1;
+                    }
+                    q = Some(qq);
+                }
+            }
+        }
+        u += 1;
+    }
+    out.fill(cap);
+    let Some(last) = q else { return };
+    // Segment `j` covers `t[j] .. t[j + 1]` (the last one up to `m`); outside `near` of its
+    // column every value is at least `near²`, so only that window is evaluated.
+    for j in 0..=last {
+        let end = if j < last { t[j + 1] } else { m };
+        let lo = t[j].max(s[j] - near + 1);
+        let hi = end.min(s[j] + near);
+        for x in lo..hi.max(lo) {
+            out[x as usize] = (f(x, s[j]) as u32).min(cap);
         }
     }
 }
@@ -333,6 +430,42 @@ mod tests {
             let got = distance_to_coast(&mask, 40, 2.0);
             let want = signed_reference(&mask, 40, 2.0);
             assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()));
+        }
+    }
+
+    #[test]
+    fn capped_signed_distance_is_exact_below_the_cap() {
+        let check = |mask: &[u8], res: usize, spacing: f32, cap: f32| {
+            let full = distance_to_coast(mask, res, spacing);
+            let got = distance_to_coast_within(mask, res, spacing, cap);
+            let mut exact = 0;
+            for (i, (&g, &f)) in got.iter().zip(&full).enumerate() {
+                if f.abs() < cap {
+                    assert_eq!(g.to_bits(), f.to_bits(), "res {res} cap {cap} sample {i}: {g} vs {f}");
+                    exact += 1;
+                } else {
+                    assert!(g.abs() >= cap && g.signum() == f.signum(), "res {res} cap {cap} sample {i}: {g} vs {f}");
+                }
+            }
+            exact
+        };
+        for (k, &(res, density)) in [(33usize, 0.5f32), (65, 0.02), (130, 0.3), (200, 0.97), (7, 0.5), (1, 0.5)].iter().enumerate() {
+            for seed in 0..3u32 {
+                let mask: Vec<u8> =
+                    (0..res * res).map(|i| ((hash2(i as i32, k as i32, seed) as f32 / u32::MAX as f32) < density) as u8).collect();
+                for cap in [0.0, 1.0, 3.1, 7.5, 40.0, f32::INFINITY] {
+                    check(&mask, res, 1.5, cap);
+                }
+            }
+        }
+        // An island: the band around the coast is exact, the interior and the open sea capped.
+        let res = 257;
+        let mask: Vec<u8> =
+            (0..res * res).map(|i| (((i % res) as i32 - 128).pow(2) + ((i / res) as i32 - 120).pow(2) < 90 * 90) as u8).collect();
+        let exact = check(&mask, res, 2.0, 60.0);
+        assert!(exact > 10_000 && exact < res * res * 2 / 3, "{exact} exact samples");
+        for mask in [vec![1u8; 40 * 40], vec![0u8; 40 * 40]] {
+            check(&mask, 40, 2.0, 10.0);
         }
     }
 

@@ -4,7 +4,7 @@ use crate::biomes::biome_blend;
 use crate::coast::coastal_height;
 use crate::detail::{apply_detail, detail_factor};
 use crate::diamond_square::diamond_square;
-use crate::distance::distance_to_coast;
+use crate::distance::{distance_to_coast, distance_to_coast_within};
 use crate::gaussian_islands::gaussian_islands;
 use crate::gradient_noise::{fbm_noise, FbmRows};
 use crate::grid::{min_max_count_above, normalize_01, Normalization};
@@ -260,7 +260,9 @@ pub fn generate_heights_with(
             if cancelled() {
                 return None;
             }
-            let dist = distance_to_coast(&mask, n, spacing);
+            // The coastal falloff saturates beyond the coast and shelf widths: only distances
+            // below them need to be exact.
+            let dist = distance_to_coast_within(&mask, n, spacing, p.coast.coast_width.max(p.coast.shelf_width));
             Some((dist, [ms_mask, timed(&mut t)]))
         },
     );
