@@ -316,9 +316,78 @@ fn coast_row_body(out: &mut [f32], base: &[f32], dist: &[f32], fine: &[f32], rou
     }
 }
 
-crate::simd::dispatch! {
-    /// One row of the fused shaping + coast pass (AVX2 copy when available; same results).
-    fn coast_row(out: &mut [f32], base: &[f32], dist: &[f32], fine: &[f32], rough: &[f32], curve: &[f32], max_height: f32, c: &CoastParams) => coast_row_body
+/// One row of the fused shaping + coast pass: explicit AVX2 when the CPU has it (the compiler
+/// leaves the curve lookup and the land/sea choice scalar), else [`coast_row_body`]; the same
+/// operations in the same order, so the same bits (pinned by a test).
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn coast_row(out: &mut [f32], base: &[f32], dist: &[f32], fine: &[f32], rough: &[f32], curve: &[f32], max_height: f32, c: &CoastParams) {
+    #[cfg(target_arch = "x86_64")]
+    if curve.len() >= 2 && curve.len() <= i32::MAX as usize && std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 is available (checked just above); the curve has at least 2 points.
+        let done = unsafe { coast_avx2::row(out, base, dist, fine, rough, curve, max_height, c) };
+        let (o, b, d, f, r) = (&mut out[done..], &base[done..], &dist[done..], &fine[done..], &rough[done..]);
+        return coast_row_body(o, b, d, f, r, curve, max_height, c);
+    }
+    coast_row_body(out, base, dist, fine, rough, curve, max_height, c)
+}
+
+#[cfg(target_arch = "x86_64")]
+mod coast_avx2 {
+    use crate::params::CoastParams;
+    use std::arch::x86_64::*;
+
+    /// `v.clamp(0.0, 1.0)` of Rust (NaN stays NaN, -0.0 stays -0.0): `max`/`min` with the value
+    /// second, which the instructions return when either is NaN or both are zero.
+    #[inline(always)]
+    unsafe fn clamp01(v: __m256) -> __m256 {
+        _mm256_min_ps(_mm256_set1_ps(1.0), _mm256_max_ps(_mm256_setzero_ps(), v))
+    }
+
+    /// `grid::smoothstep(0.0, e1, x)`.
+    #[inline(always)]
+    unsafe fn smoothstep0(e1: f32, x: __m256) -> __m256 {
+        let zero = _mm256_setzero_ps();
+        let t = clamp01(_mm256_div_ps(_mm256_sub_ps(x, zero), _mm256_set1_ps(e1 - 0.0)));
+        _mm256_mul_ps(_mm256_mul_ps(t, t), _mm256_sub_ps(_mm256_set1_ps(3.0), _mm256_mul_ps(_mm256_set1_ps(2.0), t)))
+    }
+
+    /// [`super::coast_row_body`] on the first multiple of 8 samples; returns how many it did.
+    #[allow(clippy::too_many_arguments)]
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn row(out: &mut [f32], base: &[f32], dist: &[f32], fine: &[f32], rough: &[f32], curve: &[f32], max_height: f32, c: &CoastParams) -> usize {
+        let len = out.len().min(base.len()).min(dist.len()).min(fine.len()).min(rough.len());
+        let full = len / 8 * 8;
+        let scale = _mm256_set1_ps((curve.len() - 1) as f32);
+        let last = _mm256_set1_epi32(curve.len() as i32 - 2);
+        let one = _mm256_set1_epi32(1);
+        let (beach, land_scale) = (c.beach_height, 0.25 * c.coast_width);
+        let mut k = 0;
+        while k < full {
+            let ld = |s: &[f32]| _mm256_loadu_ps(s.as_ptr().add(k));
+            let (b, d, f, r) = (ld(base), ld(dist), ld(fine), ld(rough));
+            // shaping::sample_curve: x = clamp(t)·(n-1), i = min(x as usize, n-2), lerp.
+            let x = _mm256_mul_ps(clamp01(b), scale);
+            // Truncation; NaN gives i32::MIN, which the max below turns into 0 like `as usize`.
+            let i = _mm256_max_epi32(_mm256_min_epi32(_mm256_cvttps_epi32(x), last), _mm256_setzero_si256());
+            let fr = _mm256_sub_ps(x, _mm256_cvtepi32_ps(i));
+            let a = _mm256_i32gather_ps::<4>(curve.as_ptr(), i);
+            let a1 = _mm256_i32gather_ps::<4>(curve.as_ptr(), _mm256_add_epi32(i, one));
+            let shaped = _mm256_add_ps(a, _mm256_mul_ps(_mm256_sub_ps(a1, a), fr));
+            // coast::coastal_height.
+            let land = _mm256_add_ps(
+                _mm256_mul_ps(_mm256_set1_ps(beach), smoothstep0(land_scale, d)),
+                _mm256_mul_ps(_mm256_mul_ps(shaped, _mm256_set1_ps(max_height)), smoothstep0(c.coast_width, d)),
+            );
+            let neg_d = _mm256_xor_ps(d, _mm256_set1_ps(-0.0));
+            let sea = _mm256_mul_ps(_mm256_set1_ps(-c.sea_depth), smoothstep0(c.shelf_width, neg_d));
+            let large = _mm256_blendv_ps(sea, land, _mm256_cmp_ps::<_CMP_GE_OQ>(d, _mm256_setzero_ps()));
+            let h = _mm256_add_ps(large, _mm256_mul_ps(_mm256_mul_ps(f, _mm256_set1_ps(c.fine_amplitude)), r));
+            _mm256_storeu_ps(out.as_mut_ptr().add(k), h);
+            k += 8;
+        }
+        full
+    }
 }
 
 /// Intermediate fields (for tests and the GPU parity suite): everything up to the distance.
@@ -338,4 +407,46 @@ pub fn generate_fields(p: &IslandParams) -> Result<Fields, ParamError> {
     let mask = island_mask(n, p.world_size, p.mask.radius, p.mask.roundness, p.mask.noise_scale, border_margin(p), p.seed, tag::MASK);
     let distance = distance_to_coast(&mask, n, p.spacing());
     Ok(Fields { land01: base, biomes, roughness, sandiness, mask, distance })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coast_row_fast_path_equals_the_scalar_row() {
+        let mut r = 0x9e37_79b9u32;
+        let mut next = || {
+            r ^= r << 13;
+            r ^= r >> 17;
+            r ^= r << 5;
+            r as f32 / u32::MAX as f32
+        };
+        let specials = [f32::NAN, -0.0, 0.0, 1.0, -1.0, 1.5, f32::INFINITY, f32::NEG_INFINITY, 1e-30, 0.999_999_9];
+        for curve_len in [2usize, 6, 17, 256] {
+            let curve: Vec<f32> = (0..curve_len).map(|_| next()).collect();
+            for len in [0usize, 1, 7, 8, 9, 1025] {
+                let mut base: Vec<f32> = (0..len).map(|_| next() * 1.4 - 0.2).collect();
+                let mut dist: Vec<f32> = (0..len).map(|_| (next() - 0.5) * 400.0).collect();
+                for (k, &v) in specials.iter().enumerate().filter(|&(k, _)| k < len) {
+                    base[k] = v;
+                    dist[len - 1 - k] = v * 50.0;
+                }
+                if len > 20 {
+                    dist[15] = 0.0;
+                    dist[16] = -0.0;
+                }
+                let fine: Vec<f32> = (0..len).map(|_| next() * 2.0 - 1.0).collect();
+                let rough: Vec<f32> = (0..len).map(|_| next() * 2.0).collect();
+                for c in [CoastParams::default(), CoastParams { coast_width: 7.0, shelf_width: 300.0, beach_height: 0.0, ..CoastParams::default() }] {
+                    let (mut fast, mut slow) = (vec![0f32; len], vec![0f32; len]);
+                    coast_row(&mut fast, &base, &dist, &fine, &rough, &curve, 120.0, &c);
+                    coast_row_body(&mut slow, &base, &dist, &fine, &rough, &curve, 120.0, &c);
+                    for k in 0..len {
+                        assert_eq!(fast[k].to_bits(), slow[k].to_bits(), "curve {curve_len} len {len} sample {k}: {} vs {}", fast[k], slow[k]);
+                    }
+                }
+            }
+        }
+    }
 }
