@@ -259,28 +259,11 @@ crate::simd::dispatch! {
 fn envelope_i32(g: &[i32], out: &mut [u32], s: &mut [i32], t: &mut [i32]) {
     let m = g.len() as i32;
     let f = |x: i32, i: i32| (x - i) * (x - i) + g[i as usize] * g[i as usize];
-    // sep(i, u): first x at which parabola u is below parabola i (floor division, u > i).
-    let sep = |i: i32, u: i32| (u * u - i * i + g[u as usize] * g[u as usize] - g[i as usize] * g[i as usize]).div_euclid(2 * (u - i));
     let mut q: usize = 0;
     s[0] = 0;
     t[0] = 0;
     for u in 1..m {
-        loop {
-            if f(t[q], s[q]) <= f(t[q], u) {
-                let w = 1 + sep(s[q], u);
-                if w < m {
-                    q += 1;
-                    s[q] = u;
-                    t[q] = w;
-                }
-                break;
-            }
-            if q == 0 {
-                s[0] = u;
-                break;
-            }
-            q -= 1;
-        }
+        q = envelope_add(g, s, t, q, u);
     }
     for x in (0..m).rev() {
         out[x as usize] = f(x, s[q]) as u32;
@@ -290,13 +273,39 @@ fn envelope_i32(g: &[i32], out: &mut [u32], s: &mut [i32], t: &mut [i32]) {
     }
 }
 
+/// Meijster's construction step: add the parabola of column `u` (right of every column added so
+/// far) to the envelope whose last segment is `q` (segment `j` starts at `t[j]`, from column
+/// `s[j]`); returns the new last segment.
+#[inline(always)]
+fn envelope_add(g: &[i32], s: &mut [i32], t: &mut [i32], mut q: usize, u: i32) -> usize {
+    let m = g.len() as i32;
+    let f = |x: i32, i: i32| (x - i) * (x - i) + g[i as usize] * g[i as usize];
+    // sep(i, u): first x at which parabola u is below parabola i (floor division, u > i).
+    let sep = |i: i32, u: i32| (u * u - i * i + g[u as usize] * g[u as usize] - g[i as usize] * g[i as usize]).div_euclid(2 * (u - i));
+    loop {
+        if f(t[q], s[q]) <= f(t[q], u) {
+            let w = 1 + sep(s[q], u);
+            if w < m {
+                q += 1;
+                s[q] = u;
+                t[q] = w;
+            }
+            return q;
+        }
+        if q == 0 {
+            s[0] = u;
+            return 0;
+        }
+        q -= 1;
+    }
+}
+
 /// [`envelope_i32`] over only the columns with `g < near`, each output capped at `near²`: exact
 /// wherever the true value is below `near²` (its nearest column has `g < near`), `near²` where
 /// no kept column comes that close. Far stretches cost a vectorised scan and a fill.
 fn envelope_i32_within(g: &[i32], out: &mut [u32], s: &mut [i32], t: &mut [i32], near: i32) {
     let m = g.len() as i32;
     let f = |x: i32, i: i32| (x - i) * (x - i) + g[i as usize] * g[i as usize];
-    let sep = |i: i32, u: i32| (u * u - i * i + g[u as usize] * g[u as usize] - g[i as usize] * g[i as usize]).div_euclid(2 * (u - i));
     let cap = (near * near) as u32;
     // Meijster's construction over the kept columns (`q` = index of the last segment).
     let mut q: Option<usize> = None;
@@ -315,25 +324,7 @@ fn envelope_i32_within(g: &[i32], out: &mut [u32], s: &mut [i32], t: &mut [i32],
                     s[0] = u;
                     t[0] = 0;
                 }
-                Some(mut qq) => {
-                    loop {
-                        if f(t[qq], s[qq]) <= f(t[qq], u) {
-                            let w = 1 + sep(s[qq], u);
-                            if w < m {
-                                qq += 1;
-                                s[qq] = u;
-                                t[qq] = w;
-                            }
-                            break;
-                        }
-                        if qq == 0 {
-                            s[0] = u;
-                            break;
-                        }
-                        qq -= 1;
-                    }
-                    q = Some(qq);
-                }
+                Some(qq) => q = Some(envelope_add(g, s, t, qq, u)),
             }
         }
         u += 1;

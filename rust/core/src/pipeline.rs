@@ -163,23 +163,15 @@ impl Carved {
         let Carved { params, heights, biomes, sandiness, mut stage_ms, t_all } = self;
         let p = &params;
         let n = p.resolution as usize;
-        let mut k = stage_ms.len();
-        let mut t = Instant::now();
-        let mut done = |stage_ms: &mut Vec<(String, f64)>, t: &mut Instant| -> Result<(), GenerateError> {
-            stage_ms.push((STAGES[k].to_string(), t.elapsed().as_secs_f64() * 1e3));
-            k += 1;
-            progress(k as f32 / STAGES.len() as f32, STAGES[k - 1]);
-            *t = Instant::now();
-            if cancel.load(Ordering::Relaxed) { Err(GenerateError::Cancelled) } else { Ok(()) }
-        };
+        let mut clock = StageClock::new();
         let field = Heightfield::new(n, p.world_size, heights);
-        done(&mut stage_ms, &mut t)?;
+        clock.done(&mut stage_ms, progress, cancel)?;
 
         let splat = auto_splat(&field.heights, &field.normals, &sandiness, n, p.world_size, p.max_height, &p.splat, p.seed, tag::SPLAT);
-        done(&mut stage_ms, &mut t)?;
+        clock.done(&mut stage_ms, progress, cancel)?;
 
         let ((min_height, max_height), land) = min_max_count_above(&field.heights, 0.0);
-        done(&mut stage_ms, &mut t)?;
+        clock.done(&mut stage_ms, progress, cancel)?;
 
         let stats = Stats {
             land_fraction: land as f32 / (n * n) as f32,
@@ -190,6 +182,27 @@ impl Carved {
             backend: "cpu".into(),
         };
         Ok(Island { params, field, biomes, splat, stats })
+    }
+}
+
+/// Times the stages after the concurrent ones, one after another: each [`StageClock::done`]
+/// records the next stage of [`STAGES`] (after those already in `stage_ms`), reports progress and
+/// checks the cancel flag.
+struct StageClock {
+    t: Instant,
+}
+
+impl StageClock {
+    fn new() -> StageClock {
+        StageClock { t: Instant::now() }
+    }
+
+    fn done(&mut self, stage_ms: &mut Vec<(String, f64)>, progress: &mut dyn FnMut(f32, &str), cancel: &AtomicBool) -> Result<(), GenerateError> {
+        let k = stage_ms.len();
+        stage_ms.push((STAGES[k].to_string(), self.t.elapsed().as_secs_f64() * 1e3));
+        progress((k + 1) as f32 / STAGES.len() as f32, STAGES[k]);
+        self.t = Instant::now();
+        if cancel.load(Ordering::Relaxed) { Err(GenerateError::Cancelled) } else { Ok(()) }
     }
 }
 
@@ -278,14 +291,7 @@ pub fn generate_heights_with(
     if cancelled() {
         return Err(GenerateError::Cancelled);
     }
-    let mut t = Instant::now();
-    let mut done = |stage_ms: &mut Vec<(String, f64)>, t: &mut Instant| -> Result<(), GenerateError> {
-        stage_ms.push((STAGES[k].to_string(), t.elapsed().as_secs_f64() * 1e3));
-        k += 1;
-        progress(k as f32 / STAGES.len() as f32, STAGES[k - 1]);
-        *t = Instant::now();
-        if cancel.load(Ordering::Relaxed) { Err(GenerateError::Cancelled) } else { Ok(()) }
-    };
+    let mut clock = StageClock::new();
 
     let fine = FbmRows::of_noise(n, p.world_size, p.coast.fine_scale, 3, 2.0, 0.5, p.seed, tag::FINE);
     let mut heights = crate::memory::zeroed(n * n);
@@ -298,13 +304,13 @@ pub fn generate_heights_with(
         },
     );
     drop(base);
-    done(&mut stage_ms, &mut t)?;
+    clock.done(&mut stage_ms, progress, cancel)?;
 
     if p.river.enabled {
         let r = &p.river;
         carve_river(&mut heights, n, p.world_size, r.width, r.bank, r.depth, r.meander, r.meander_scale, p.seed, tag::RIVER);
     }
-    done(&mut stage_ms, &mut t)?;
+    clock.done(&mut stage_ms, progress, cancel)?;
     Ok(Carved { params: p.clone(), heights, biomes, sandiness, stage_ms, t_all })
 }
 

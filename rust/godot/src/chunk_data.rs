@@ -134,41 +134,6 @@ mod tests {
 
 #[cfg(test)]
 mod timing {
-    /// CPU time of the calling thread, ms.
-    fn cpu_ms() -> f64 {
-        let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
-        s.split_whitespace().next().and_then(|v| v.parse::<f64>().ok()).unwrap_or(f64::NAN) / 1e6
-    }
-
-    /// CPU time of the chunk data on one thread:
-    /// `cargo test -p procedural_island --lib chunk_timing -- --ignored --nocapture`
-    #[test]
-    #[ignore]
-    fn chunk_timing() {
-        let p = island_core::IslandParams::default();
-        let island = island_core::generate(&p).unwrap();
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
-        for _ in 0..3 {
-            pool.install(|| {
-                let t = cpu_ms();
-                let c = super::prepare_chunks(&island.field, &island.splat, 64, false, true);
-                let t1 = cpu_ms() - t;
-                let t = cpu_ms();
-                let nt = crate::surface::normal_tangent_table(&island.field.normals);
-                let t2 = cpu_ms() - t;
-                let t = cpu_ms();
-                let col: Vec<_> = (0..256).map(|i| island.field.chunk_collider(i % 16, i / 16, 64)).collect();
-                let t3 = cpu_ms() - t;
-                eprintln!(
-                    "1 thread CPU: prepare_chunks {t1:.1} ms (normal table {t2:.1}, colliders {t3:.1}) {} {} {}",
-                    c.chunks.len(),
-                    nt.len(),
-                    col.len()
-                );
-            });
-        }
-    }
-
     /// Best-of-10 wall time of each chunk-data part on one thread:
     /// `cargo test -p procedural_island --lib chunk_parts_wall -- --ignored --nocapture`
     #[test]

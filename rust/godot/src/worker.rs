@@ -97,9 +97,8 @@ pub fn generate_job(
 /// [`island_core::Carved::finish`] (or the GPU's finished island) on the calling thread, with
 /// panics caught.
 pub fn finish_job(staged: Staged) -> Result<Island, JobError> {
-    let result = catch_unwind(AssertUnwindSafe(|| match staged {
-        Staged::Carved(c) => c.finish(&mut |_, _| {}, &AtomicBool::new(false)).map_err(|e| JobError::Invalid(e.to_string())),
-        Staged::Done(island) => Ok(island),
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        staged.finish(&mut |_, _| {}, &AtomicBool::new(false)).map_err(|e| JobError::Invalid(e.to_string()))
     }));
     result.unwrap_or_else(|payload| Err(JobError::Panicked(panic_message(payload))))
 }

@@ -172,11 +172,7 @@ pub fn generate_with(
     cancel: &AtomicBool,
 ) -> Result<(Island, Option<String>), GenerateError> {
     let (staged, warning) = generate_staged(params, backend, progress, cancel)?;
-    let island = match staged {
-        Staged::Carved(c) => c.finish(progress, cancel)?,
-        Staged::Done(island) => island,
-    };
-    Ok((island, warning))
+    Ok((staged.finish(progress, cancel)?, warning))
 }
 
 /// What [`generate_staged`] hands back.
@@ -186,6 +182,16 @@ pub enum Staged {
     Carved(island_core::Carved),
     /// The island made on the GPU.
     Done(Island),
+}
+
+impl Staged {
+    /// The whole island: [`island_core::Carved::finish`], or the GPU's island as it is.
+    pub fn finish(self, progress: &mut dyn FnMut(f32, &str), cancel: &AtomicBool) -> Result<Island, GenerateError> {
+        match self {
+            Staged::Carved(c) => c.finish(progress, cancel),
+            Staged::Done(island) => Ok(island),
+        }
+    }
 }
 
 /// [`generate_with`] that stops the CPU path as soon as the heights are final (see

@@ -140,6 +140,14 @@ fn loadavg() -> String {
         .unwrap_or_else(|_| "?".into())
 }
 
+/// Steal time of all CPUs so far, seconds (`/proc/stat`, in 1/100 s): time the hypervisor kept
+/// this VM's CPUs from running. None off Linux.
+fn steal_s() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let cpu = stat.lines().next()?.split_whitespace().collect::<Vec<_>>();
+    (cpu.first() == Some(&"cpu")).then(|| cpu.get(8)?.parse::<f64>().ok().map(|v| v / 100.0)).flatten()
+}
+
 fn nproc() -> usize {
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
 }
@@ -213,6 +221,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let o = parse_args(args)?;
     let root = workspace_root();
     let load_before = loadavg();
+    let (steal_before, t_run) = (steal_s(), std::time::Instant::now());
     // What gets built: HEAD when the run starts, plus any uncommitted change to the core.
     let commit = {
         let head = short_output({
@@ -373,7 +382,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
         notes.push("Scene rows skipped (--no-scene).".into());
     }
     let _ = std::fs::remove_dir_all(&tmp);
-    let load_after = loadavg();
+    let mut load_after = loadavg();
+    if let (Some(a), Some(b)) = (steal_before, steal_s()) {
+        // On a VM, wall times stretch by the steal time of the CPUs (2 CPUs: up to half of it).
+        load_after.push_str(&format!("; steal time of all CPUs during the run: {:.1} s in {:.0} s", b - a, t_run.elapsed().as_secs_f64()));
+    }
 
     let md = render(&o, &ours, &peers, &scene, &notes, &threads, &godot_version, &load_before, &load_after, &commit);
     println!("{md}");
