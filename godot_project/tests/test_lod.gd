@@ -174,37 +174,10 @@ func test_lod_neighbour_edges_have_no_cracks() -> void:
 	var worst := 0.0
 	for pos in [Vector3(-450, 30, -450), Vector3(100, 30, -20), Vector3(300, 80, 400)]:
 		await _fly_to(isl, pos)
-		var chunks := isl.get_lod_chunks()
-		for a in chunks:
-			for b in chunks:
-				var ra := a.rect as Rect2
-				var rb := b.rect as Rect2
-				var east := is_equal_approx(ra.end.x, rb.position.x) and maxf(ra.position.y, rb.position.y) < minf(ra.end.y, rb.end.y)
-				var south := is_equal_approx(ra.end.y, rb.position.y) and maxf(ra.position.x, rb.position.x) < minf(ra.end.x, rb.end.x)
-				if not east and not south:
-					continue
-				pairs += 1
-				if a.level != b.level:
-					mixed += 1
-				var axis := 0 if east else 2
-				var at := ra.end.x if east else ra.end.y
-				var ea := _edge(a.node, axis, at)
-				var eb := _edge(b.node, axis, at)
-				var lo := maxf(ra.position.y, rb.position.y) if east else maxf(ra.position.x, rb.position.x)
-				var hi := minf(ra.end.y, rb.end.y) if east else minf(ra.end.x, rb.end.x)
-				# Dense samples plus every vertex of both sides.
-				var ts: Array[float] = []
-				for s in 129:
-					ts.append(lerpf(lo, hi, s / 128.0))
-				for e in [ea, eb]:
-					for p in e:
-						if p.x >= lo and p.x <= hi:
-							ts.append(p.x)
-				for t in ts:
-					var d := absf(_eval(ea, t) - _eval(eb, t))
-					if is_nan(d):
-						d = INF
-					worst = maxf(worst, d)
+		var g := _edge_gaps(isl.get_lod_chunks(), 128)
+		pairs += g.pairs
+		mixed += g.mixed
+		worst = maxf(worst, g.worst)
 	check(pairs > 20, "neighbour pairs checked (%d)" % pairs)
 	check(mixed > 4, "pairs of different levels checked (%d)" % mixed)
 	check(worst <= 1e-3, "largest height gap along shared edges %s m" % worst)
@@ -282,9 +255,13 @@ func _shape(chunk: Node) -> CollisionShape3D:
 	return null
 
 
-## Largest height gap along the shared edges of the visible LOD chunks (INF if an edge is missing).
-func _worst_gap(chunks: Array) -> float:
+## Every pair of visible LOD chunks sharing an edge: the largest height gap along it (INF if an
+## edge is missing), sampled at `steps` + 1 even points plus every vertex of both sides; also how
+## many pairs there are and how many join different levels.
+func _edge_gaps(chunks: Array, steps: int) -> Dictionary:
 	var worst := 0.0
+	var pairs := 0
+	var mixed := 0
 	for a in chunks:
 		for b in chunks:
 			var ra := a.rect as Rect2
@@ -293,17 +270,26 @@ func _worst_gap(chunks: Array) -> float:
 			var south := is_equal_approx(ra.end.y, rb.position.y) and maxf(ra.position.x, rb.position.x) < minf(ra.end.x, rb.end.x)
 			if not east and not south:
 				continue
+			pairs += 1
+			if a.level != b.level:
+				mixed += 1
 			var axis := 0 if east else 2
 			var at := ra.end.x if east else ra.end.y
 			var ea := _edge(a.node, axis, at)
 			var eb := _edge(b.node, axis, at)
 			var lo := maxf(ra.position.y, rb.position.y) if east else maxf(ra.position.x, rb.position.x)
 			var hi := minf(ra.end.y, rb.end.y) if east else minf(ra.end.x, rb.end.x)
-			for s in 33:
-				var t := lerpf(lo, hi, s / 32.0)
+			var ts: Array[float] = []
+			for s in steps + 1:
+				ts.append(lerpf(lo, hi, float(s) / steps))
+			for e in [ea, eb]:
+				for p in e:
+					if p.x >= lo and p.x <= hi:
+						ts.append(p.x)
+			for t in ts:
 				var d := absf(_eval(ea, t) - _eval(eb, t))
 				worst = maxf(worst, INF if is_nan(d) else d)
-	return worst
+	return {"worst": worst, "pairs": pairs, "mixed": mixed}
 
 
 ## With a tiny per-frame budget every new selection is built one mesh per frame: on every frame
@@ -339,7 +325,7 @@ func test_lod_deferred_budget_keeps_the_visible_set_closed() -> void:
 				if mi.visible:
 					visible += 1
 			area_ok = area_ok and visible == chunks.size()
-			worst = maxf(worst, _worst_gap(chunks))
+			worst = maxf(worst, _edge_gaps(chunks, 32).worst)
 			if i >= 1 and not s.pending:
 				break
 	check(deferred >= 3, "transitions were spread over frames (%d pending frames of %d)" % [deferred, frames])
