@@ -107,7 +107,7 @@ pub fn fbm_noise(
     seed: u64,
     tag: u32,
 ) -> Vec<f32> {
-    fbm_field(resolution, world_size / (resolution - 1) as f32 / scale, [0.0, 0.0], octaves, lacunarity, persistence, stage_seed(seed, tag))
+    FbmRows::of_noise(resolution, world_size, scale, octaves, lacunarity, persistence, seed, tag).to_field(resolution)
 }
 
 /// fBm of gradient noise sampled on a grid: sample `(x, z)` is
@@ -122,18 +122,14 @@ pub fn fbm_field(
     persistence: f32,
     s: u32,
 ) -> Vec<f32> {
-    let mut out = crate::memory::zeroed(resolution * resolution);
-    fbm_into(&mut out, resolution, step, offset, octaves, lacunarity, persistence, s);
-    out
+    FbmRows::field(step, offset, octaves, lacunarity, persistence, s).to_field(resolution)
 }
 
 /// [`fbm_field`] written into `out` (`resolution²` samples, overwritten), for callers that
 /// reuse a buffer.
 #[allow(clippy::too_many_arguments)]
 pub fn fbm_into(out: &mut [f32], resolution: usize, step: f32, offset: [f32; 2], octaves: u32, lacunarity: f32, persistence: f32, s: u32) {
-    assert_eq!(out.len(), resolution * resolution, "fbm_into: buffer size");
-    let rows = FbmRows { step, offset, octaves, lacunarity, persistence, s };
-    par_rows(out, resolution, |z, row| rows.row(z, row));
+    FbmRows::field(step, offset, octaves, lacunarity, persistence, s).fill(out, resolution);
 }
 
 /// The rows of one fBm field, computed on demand: row `z` of [`FbmRows::of_noise`] equals row
@@ -161,6 +157,19 @@ impl FbmRows {
     /// Rows of [`fbm_field`]`(_, step, offset, octaves, lacunarity, persistence, s)`.
     pub fn field(step: f32, offset: [f32; 2], octaves: u32, lacunarity: f32, persistence: f32, s: u32) -> FbmRows {
         FbmRows { step, offset, octaves, lacunarity, persistence, s }
+    }
+
+    /// The whole `resolution²` field (row-major), rows in parallel.
+    pub fn to_field(&self, resolution: usize) -> Vec<f32> {
+        let mut out = crate::memory::zeroed(resolution * resolution);
+        self.fill(&mut out, resolution);
+        out
+    }
+
+    /// [`FbmRows::to_field`] written into `out` (`resolution²` samples, overwritten).
+    pub fn fill(&self, out: &mut [f32], resolution: usize) {
+        assert_eq!(out.len(), resolution * resolution, "fbm_into: buffer size");
+        par_rows(out, resolution, |z, row| self.row(z, row));
     }
 
     /// Write row `z` into `out` (overwritten; its length is the row length).

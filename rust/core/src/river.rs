@@ -192,22 +192,15 @@ struct RiverCfg<'a> {
     meander_scale: f32,
 }
 
-#[inline(always)]
-fn river_row_body(z: usize, hrow: &mut [f32], c: &RiverCfg) {
-    let (spacing, half, reach, meander) = (c.spacing, c.half, c.reach, c.meander);
-    let pz = z as f32 * spacing - half;
-    // Segments that can come within `reach` of this row after displacement.
-    let lim = reach + meander * 1.0001;
-    // x-intervals the river can reach on this row (merged by a sorted sweep).
-    let mut spans: Vec<(f32, f32)> = c
-        .line
+/// The sample ranges `x0 ..= x1` of the row at `pz` (metres) that the river can reach: the
+/// x-extents, widened by `lim`, of the polyline segments within `lim` of the row, merged by a
+/// sorted sweep and clipped to the map.
+fn row_spans(line: &[[f32; 2]], pz: f32, lim: f32, half: f32, spacing: f32, resolution: usize) -> Vec<(usize, usize)> {
+    let mut spans: Vec<(f32, f32)> = line
         .windows(2)
         .filter(|w| w[0][1].min(w[1][1]) - lim <= pz && w[0][1].max(w[1][1]) + lim >= pz)
         .map(|w| (w[0][0].min(w[1][0]) - lim, w[0][0].max(w[1][0]) + lim))
         .collect();
-    if spans.is_empty() {
-        return;
-    }
     spans.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut merged: Vec<(f32, f32)> = Vec::new();
     for sp in spans {
@@ -216,15 +209,23 @@ fn river_row_body(z: usize, hrow: &mut [f32], c: &RiverCfg) {
             _ => merged.push(sp),
         }
     }
+    merged
+        .into_iter()
+        .map(|(lo, hi)| ((((lo + half) / spacing).floor().max(0.0)) as usize, ((((hi + half) / spacing).ceil()) as usize).min(resolution - 1)))
+        .filter(|(x0, x1)| x0 <= x1)
+        .collect()
+}
+
+#[inline(always)]
+fn river_row_body(z: usize, hrow: &mut [f32], c: &RiverCfg) {
+    let (spacing, half, reach, meander) = (c.spacing, c.half, c.reach, c.meander);
+    let pz = z as f32 * spacing - half;
+    // Segments that can come within `reach` of this row after displacement.
+    let lim = reach + meander * 1.0001;
     let ms = c.meander_scale;
     let mut wx = Vec::new();
     let mut wz = Vec::new();
-    for &(lo, hi) in &merged {
-        let x0 = (((lo + half) / spacing).floor().max(0.0)) as usize;
-        let x1 = ((((hi + half) / spacing).ceil()) as usize).min(c.resolution - 1);
-        if x0 > x1 {
-            continue;
-        }
+    for (x0, x1) in row_spans(c.line, pz, lim, half, spacing, c.resolution) {
         // Displacement noise for the whole span at once (vectorised row kernel).
         let len = x1 - x0 + 1;
         wx.clear();
@@ -349,25 +350,7 @@ mod tests {
         let lim = reach + meander * 1.0001;
         for z in 0..res {
             let pz = z as f32 * spacing - half;
-            let mut spans: Vec<(f32, f32)> = line
-                .windows(2)
-                .filter(|w| w[0][1].min(w[1][1]) - lim <= pz && w[0][1].max(w[1][1]) + lim >= pz)
-                .map(|w| (w[0][0].min(w[1][0]) - lim, w[0][0].max(w[1][0]) + lim))
-                .collect();
-            spans.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let mut merged: Vec<(f32, f32)> = Vec::new();
-            for sp in spans {
-                match merged.last_mut() {
-                    Some(m) if sp.0 <= m.1 => m.1 = m.1.max(sp.1),
-                    _ => merged.push(sp),
-                }
-            }
-            for (lo, hi) in merged {
-                let x0 = (((lo + half) / spacing).floor().max(0.0)) as usize;
-                let x1 = ((((hi + half) / spacing).ceil()) as usize).min(res - 1);
-                if x0 > x1 {
-                    continue;
-                }
+            for (x0, x1) in row_spans(&line, pz, lim, half, spacing, res) {
                 let (mut wx, mut wz) = (vec![0.0f32; x1 - x0 + 1], vec![0.0f32; x1 - x0 + 1]);
                 let sx0 = (x0 as f32 * spacing - half) / ms;
                 fbm_row(&mut wx, pz / ms, spacing / ms, sx0, s, 3, 2.0, 0.5);
