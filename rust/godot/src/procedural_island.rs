@@ -976,7 +976,6 @@ impl ProceduralIsland {
         }
         let waited = t_island.map_or(0.0, |t| (t.elapsed().saturating_sub(build_after)).as_secs_f64() * 1e3);
         let prep = Box::new(Prepared { island, chunks: Vec::new(), normal_tangents, mesh_ms: waited, request, warning });
-        self.building = None;
         self.finish(Build { prep, next: count, build_ms: build.as_secs_f64() * 1e3, surfaces0 });
         Ok(())
     }

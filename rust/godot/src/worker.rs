@@ -67,6 +67,15 @@ impl std::fmt::Display for JobError {
     }
 }
 
+impl From<GenerateError> for JobError {
+    fn from(e: GenerateError) -> Self {
+        match e {
+            GenerateError::Invalid(e) => JobError::Invalid(e.to_string()),
+            GenerateError::Cancelled => JobError::Cancelled,
+        }
+    }
+}
+
 /// Message of a caught panic.
 fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
     payload
@@ -86,10 +95,7 @@ pub fn generate_job(
     cancel: &AtomicBool,
 ) -> Result<(Staged, Option<String>), JobError> {
     let result = catch_unwind(AssertUnwindSafe(|| {
-        generate_staged(&request.params, request.backend, progress, cancel).map_err(|e| match e {
-            GenerateError::Invalid(e) => JobError::Invalid(e.to_string()),
-            GenerateError::Cancelled => JobError::Cancelled,
-        })
+        generate_staged(&request.params, request.backend, progress, cancel).map_err(JobError::from)
     }));
     result.unwrap_or_else(|payload| Err(JobError::Panicked(panic_message(payload))))
 }
@@ -98,7 +104,7 @@ pub fn generate_job(
 /// panics caught.
 pub fn finish_job(staged: Staged) -> Result<Island, JobError> {
     let result = catch_unwind(AssertUnwindSafe(|| {
-        staged.finish(&mut |_, _| {}, &AtomicBool::new(false)).map_err(|e| JobError::Invalid(e.to_string()))
+        staged.finish(&mut |_, _| {}, &AtomicBool::new(false)).map_err(JobError::from)
     }));
     result.unwrap_or_else(|payload| Err(JobError::Panicked(panic_message(payload))))
 }
@@ -110,10 +116,7 @@ pub fn run_job(
     cancel: &AtomicBool,
 ) -> Result<Prepared, JobError> {
     let result = catch_unwind(AssertUnwindSafe(|| -> Result<Prepared, JobError> {
-        let (island, warning) = generate_with(&request.params, request.backend, progress, cancel).map_err(|e| match e {
-            GenerateError::Invalid(e) => JobError::Invalid(e.to_string()),
-            GenerateError::Cancelled => JobError::Cancelled,
-        })?;
+        let (island, warning) = generate_with(&request.params, request.backend, progress, cancel)?;
         let t = Instant::now();
         let PreparedChunks { chunks, normal_tangents } = prepare_chunks(
             &island.field,
@@ -156,12 +159,7 @@ pub fn import_job(request: Request, heights: Vec<f32>) -> Result<Prepared, JobEr
         p.seed,
         island_core::hash::tag::SPLAT,
     );
-    let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
-    for &h in &field.heights {
-        lo = lo.min(h);
-        hi = hi.max(h);
-    }
-    let land = field.heights.iter().filter(|&&h| h > 0.0).count();
+    let ((lo, hi), land) = island_core::grid::min_max_count_above(&field.heights, 0.0);
     let ms = t.elapsed().as_secs_f64() * 1e3;
     let stats = Stats {
         land_fraction: land as f32 / (n * n) as f32,
