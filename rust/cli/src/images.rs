@@ -3,7 +3,14 @@
 
 use island_core::Island;
 
-fn encode(width: usize, height: usize, color: png::ColorType, depth: png::BitDepth, palette: Option<Vec<u8>>, data: &[u8]) -> Result<Vec<u8>, String> {
+fn encode(
+    width: usize,
+    height: usize,
+    color: png::ColorType,
+    depth: png::BitDepth,
+    palette: Option<Vec<u8>>,
+    data: &[u8],
+) -> Result<Vec<u8>, String> {
     let mut buf = Vec::new();
     {
         let mut enc = png::Encoder::new(&mut buf, width as u32, height as u32);
@@ -12,9 +19,13 @@ fn encode(width: usize, height: usize, color: png::ColorType, depth: png::BitDep
         if let Some(p) = palette {
             enc.set_palette(p);
         }
-        let mut w = enc.write_header().map_err(|e| format!("PNG encoding failed: {e}"))?;
-        w.write_image_data(data).map_err(|e| format!("PNG encoding failed: {e}"))?;
-        w.finish().map_err(|e| format!("PNG encoding failed: {e}"))?;
+        let mut w = enc
+            .write_header()
+            .map_err(|e| format!("PNG encoding failed: {e}"))?;
+        w.write_image_data(data)
+            .map_err(|e| format!("PNG encoding failed: {e}"))?;
+        w.finish()
+            .map_err(|e| format!("PNG encoding failed: {e}"))?;
     }
     Ok(buf)
 }
@@ -22,19 +33,37 @@ fn encode(width: usize, height: usize, color: png::ColorType, depth: png::BitDep
 /// 16-bit greyscale height map: 0 = `min` metres, 65535 = `max` metres.
 pub fn height_png(heights: &[f32], n: usize, min: f32, max: f32) -> Result<Vec<u8>, String> {
     let span = max - min;
-    let scale = if span > 0.0 && span.is_finite() { 65535.0 / span } else { 0.0 };
+    let scale = if span > 0.0 && span.is_finite() {
+        65535.0 / span
+    } else {
+        0.0
+    };
     let mut data = Vec::with_capacity(heights.len() * 2);
     for &h in heights {
         let v = ((h - min) * scale).round().clamp(0.0, 65535.0) as u16;
         data.extend_from_slice(&v.to_be_bytes()); // PNG stores 16-bit samples big-endian
     }
-    encode(n, n, png::ColorType::Grayscale, png::BitDepth::Sixteen, None, &data)
+    encode(
+        n,
+        n,
+        png::ColorType::Grayscale,
+        png::BitDepth::Sixteen,
+        None,
+        &data,
+    )
 }
 
 /// RGBA8 splat map: (sand, grass, rock, snow).
 pub fn splat_png(splat: &[[u8; 4]], n: usize) -> Result<Vec<u8>, String> {
     let data: Vec<u8> = splat.iter().flatten().copied().collect();
-    encode(n, n, png::ColorType::Rgba, png::BitDepth::Eight, None, &data)
+    encode(
+        n,
+        n,
+        png::ColorType::Rgba,
+        png::BitDepth::Eight,
+        None,
+        &data,
+    )
 }
 
 /// Palette colour of biome `i` (the default table's five biomes get fitting colours).
@@ -67,11 +96,22 @@ pub fn biomes_png(biomes: &[u8], n: usize, count: usize) -> Result<Vec<u8>, Stri
     if let Some(&b) = biomes.iter().find(|&&b| b as usize >= count) {
         return Err(format!("biome index {b} out of range for {count} biomes"));
     }
-    encode(n, n, png::ColorType::Indexed, png::BitDepth::Eight, Some(palette), biomes)
+    encode(
+        n,
+        n,
+        png::ColorType::Indexed,
+        png::BitDepth::Eight,
+        Some(palette),
+        biomes,
+    )
 }
 
 fn lerp3(a: [f32; 3], b: [f32; 3], t: f32) -> [f32; 3] {
-    [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t]
+    [
+        a[0] + (b[0] - a[0]) * t,
+        a[1] + (b[1] - a[1]) * t,
+        a[2] + (b[2] - a[2]) * t,
+    ]
 }
 
 /// Colour of one preview pixel before shading.
@@ -108,7 +148,11 @@ pub fn preview_rgb(island: &Island) -> Vec<u8> {
     // Light from the north-west (map top-left), 40° above the horizon. Map x → image right,
     // map z → image down, so north-west is (-x, -z).
     let elev = 40f32.to_radians();
-    let (lx, ly, lz) = (-elev.cos() / 2f32.sqrt(), elev.sin(), -elev.cos() / 2f32.sqrt());
+    let (lx, ly, lz) = (
+        -elev.cos() / 2f32.sqrt(),
+        elev.sin(),
+        -elev.cos() / 2f32.sqrt(),
+    );
     // Vertical exaggeration so gentle relief still reads; stronger on coarse grids.
     let exaggeration = 1.6;
     let mut rgb = Vec::with_capacity(n * n * 3);
@@ -154,5 +198,12 @@ pub fn preview_rgb(island: &Island) -> Vec<u8> {
 /// The preview as an RGB8 PNG.
 pub fn preview_png(island: &Island) -> Result<Vec<u8>, String> {
     let n = island.field.resolution;
-    encode(n, n, png::ColorType::Rgb, png::BitDepth::Eight, None, &preview_rgb(island))
+    encode(
+        n,
+        n,
+        png::ColorType::Rgb,
+        png::BitDepth::Eight,
+        None,
+        &preview_rgb(island),
+    )
 }

@@ -19,7 +19,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(name = "island", version, about = "Procedural island generator (heightmap, splat, biomes, preview)")]
+#[command(
+    name = "island",
+    version,
+    about = "Procedural island generator (heightmap, splat, biomes, preview)"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -92,7 +96,8 @@ fn main() -> ExitCode {
 }
 
 fn print_params() -> Result<(), String> {
-    let s = serde_json::to_string_pretty(&IslandParams::default()).map_err(|e| format!("cannot serialise parameters: {e}"))?;
+    let s = serde_json::to_string_pretty(&IslandParams::default())
+        .map_err(|e| format!("cannot serialise parameters: {e}"))?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "{s}").map_err(|e| format!("cannot write to stdout: {e}"))
 }
@@ -102,16 +107,25 @@ fn load_params(args: &GenerateArgs) -> Result<IslandParams, String> {
     let mut chunk_size_given = false;
     let mut p = match &args.config {
         Some(path) => {
-            let text = fs::read_to_string(path).map_err(|e| format!("cannot read config `{}`: {e}", path.display()))?;
-            let value: serde_json::Value =
-                serde_json::from_str(&text).map_err(|e| format!("config `{}` is not valid JSON: {e}", path.display()))?;
+            let text = fs::read_to_string(path)
+                .map_err(|e| format!("cannot read config `{}`: {e}", path.display()))?;
+            let value: serde_json::Value = serde_json::from_str(&text)
+                .map_err(|e| format!("config `{}` is not valid JSON: {e}", path.display()))?;
             if !value.is_object() {
-                return Err(format!("config `{}` must be a JSON object of parameters", path.display()));
+                return Err(format!(
+                    "config `{}` must be a JSON object of parameters",
+                    path.display()
+                ));
             }
             chunk_size_given = value.get("chunk_size").is_some();
             serde_json::from_value::<IslandParams>(value.clone()).map_err(|e| {
-                let field = bad_field(&value).map(|f| format!(" `{f}`")).unwrap_or_default();
-                format!("config `{}` has a bad parameter{field}: {e}", path.display())
+                let field = bad_field(&value)
+                    .map(|f| format!(" `{f}`"))
+                    .unwrap_or_default();
+                format!(
+                    "config `{}` has a bad parameter{field}: {e}",
+                    path.display()
+                )
             })?
         }
         None => IslandParams::default(),
@@ -122,14 +136,18 @@ fn load_params(args: &GenerateArgs) -> Result<IslandParams, String> {
     if let Some(name) = &args.algorithm {
         p.algorithm = Algorithm::from_name(name).ok_or_else(|| {
             let names: Vec<&str> = Algorithm::ALL.iter().map(|a| a.name()).collect();
-            format!("unknown algorithm `{name}` (expected one of: {})", names.join(", "))
+            format!(
+                "unknown algorithm `{name}` (expected one of: {})",
+                names.join(", ")
+            )
         })?;
     }
     if let Some(r) = args.resolution {
         p.resolution = r;
         // The CLI writes whole maps, so the chunk size only matters for validation: when the
         // user picked a small resolution and no chunk size, shrink the default chunk to fit.
-        if !chunk_size_given && r >= 17 && (r - 1).is_power_of_two() && (r - 1) % p.chunk_size != 0 {
+        if !chunk_size_given && r >= 17 && (r - 1).is_power_of_two() && (r - 1) % p.chunk_size != 0
+        {
             p.chunk_size = (r - 1).clamp(16, 256);
         }
     }
@@ -139,7 +157,11 @@ fn load_params(args: &GenerateArgs) -> Result<IslandParams, String> {
 
 /// The dotted path of the first config field that fails to deserialise on its own.
 fn bad_field(value: &serde_json::Value) -> Option<String> {
-    fn find(v: &serde_json::Value, prefix: &str, wrap: &dyn Fn(serde_json::Value) -> serde_json::Value) -> Option<String> {
+    fn find(
+        v: &serde_json::Value,
+        prefix: &str,
+        wrap: &dyn Fn(serde_json::Value) -> serde_json::Value,
+    ) -> Option<String> {
         let obj = v.as_object()?;
         for (k, child) in obj {
             let single = wrap(serde_json::json!({ k.as_str(): child }));
@@ -196,12 +218,17 @@ fn generate(args: &GenerateArgs) -> Result<(), String> {
 
 fn prepare_out_dir(out: &Path) -> Result<(), String> {
     if out.exists() && !out.is_dir() {
-        return Err(format!("output path `{}` exists and is not a directory", out.display()));
+        return Err(format!(
+            "output path `{}` exists and is not a directory",
+            out.display()
+        ));
     }
-    fs::create_dir_all(out).map_err(|e| format!("cannot create output directory `{}`: {e}", out.display()))?;
+    fs::create_dir_all(out)
+        .map_err(|e| format!("cannot create output directory `{}`: {e}", out.display()))?;
     // Probe writability before spending time on generation.
     let probe = out.join(".island_write_probe");
-    fs::write(&probe, b"").map_err(|e| format!("output directory `{}` is not writable: {e}", out.display()))?;
+    fs::write(&probe, b"")
+        .map_err(|e| format!("output directory `{}` is not writable: {e}", out.display()))?;
     let _ = fs::remove_file(&probe);
     Ok(())
 }
@@ -231,7 +258,10 @@ fn write_outputs(island: &Island, backend: Backend, out: &Path) -> Result<Vec<Pa
     let (hmin, hmax) = (island.stats.min_height, island.stats.max_height);
     put("height.png", images::height_png(heights, n, hmin, hmax)?)?;
     put("splat.png", images::splat_png(&island.splat, n)?)?;
-    put("biomes.png", images::biomes_png(&island.biomes, n, island.params.biomes.biomes.len())?)?;
+    put(
+        "biomes.png",
+        images::biomes_png(&island.biomes, n, island.params.biomes.biomes.len())?,
+    )?;
     put("preview.png", images::preview_png(island)?)?;
 
     let palette: Vec<serde_json::Value> = island
@@ -251,7 +281,8 @@ fn write_outputs(island: &Island, backend: Backend, out: &Path) -> Result<Vec<Pa
         "splat_png": { "encoding": "RGBA8 = (sand, grass, rock, snow), channels sum to 255" },
         "biomes_png": { "encoding": "8-bit indexed, palette index = biome index", "palette": palette },
     });
-    let json = serde_json::to_string_pretty(&doc).map_err(|e| format!("cannot serialise island.json: {e}"))?;
+    let json = serde_json::to_string_pretty(&doc)
+        .map_err(|e| format!("cannot serialise island.json: {e}"))?;
     put("island.json", json.into_bytes())?;
     Ok(written)
 }

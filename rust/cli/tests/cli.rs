@@ -5,7 +5,10 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 fn island(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_island")).args(args).output().expect("run island binary")
+    Command::new(env!("CARGO_BIN_EXE_island"))
+        .args(args)
+        .output()
+        .expect("run island binary")
 }
 
 fn stderr(o: &Output) -> String {
@@ -19,14 +22,29 @@ fn read_png(path: &Path) -> (u32, u32, png::ColorType, png::BitDepth, usize, Vec
     let mut buf = vec![0; reader.output_buffer_size()];
     let info = reader.next_frame(&mut buf).unwrap();
     buf.truncate(info.buffer_size());
-    let palette = reader.info().palette.as_ref().map(|p| p.len() / 3).unwrap_or(0);
-    (info.width, info.height, info.color_type, info.bit_depth, palette, buf)
+    let palette = reader
+        .info()
+        .palette
+        .as_ref()
+        .map(|p| p.len() / 3)
+        .unwrap_or(0);
+    (
+        info.width,
+        info.height,
+        info.color_type,
+        info.bit_depth,
+        palette,
+        buf,
+    )
 }
 
 fn read_r32(path: &Path) -> Vec<f32> {
     let bytes = std::fs::read(path).unwrap();
     assert_eq!(bytes.len() % 4, 0);
-    bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
 }
 
 fn generate_ok(args: &[&str], out: &Path) -> serde_json::Value {
@@ -45,45 +63,87 @@ fn generate_writes_every_file_with_the_right_size_and_exact_heights() {
         let out = dir.path().join("nested/out");
         // `--backend cpu`: AUTO would use a hardware GPU where there is one (equal within 1e-3 ×
         // max_height, not bit-identical).
-        let json = generate_ok(&["--backend", "cpu", "--resolution", &res.to_string(), "--seed", "7", "--algorithm", algo], &out);
+        let json = generate_ok(
+            &[
+                "--backend",
+                "cpu",
+                "--resolution",
+                &res.to_string(),
+                "--seed",
+                "7",
+                "--algorithm",
+                algo,
+            ],
+            &out,
+        );
         let n = res as usize;
 
         // Same parameters in-process: the heights must be bit-identical.
-        let mut p = IslandParams { resolution: res, seed: 7, algorithm: Algorithm::from_name(algo).unwrap(), ..Default::default() };
+        let mut p = IslandParams {
+            resolution: res,
+            seed: 7,
+            algorithm: Algorithm::from_name(algo).unwrap(),
+            ..Default::default()
+        };
         if (res - 1) % p.chunk_size != 0 {
             p.chunk_size = res - 1;
         }
         let island = island_core::generate(&p).unwrap();
         let heights = read_r32(&out.join("height.r32"));
         assert_eq!(heights.len(), n * n);
-        let same = heights.iter().zip(&island.field.heights).all(|(a, b)| a.to_bits() == b.to_bits());
-        assert!(same, "height.r32 differs from island_core::generate at {res}");
+        let same = heights
+            .iter()
+            .zip(&island.field.heights)
+            .all(|(a, b)| a.to_bits() == b.to_bits());
+        assert!(
+            same,
+            "height.r32 differs from island_core::generate at {res}"
+        );
 
         // island.json records exactly these parameters and round-trips.
         let back: IslandParams = serde_json::from_value(json["params"].clone()).unwrap();
         assert_eq!(back, p);
-        let again: IslandParams = serde_json::from_str(&serde_json::to_string(&back).unwrap()).unwrap();
+        let again: IslandParams =
+            serde_json::from_str(&serde_json::to_string(&back).unwrap()).unwrap();
         assert_eq!(again, p);
         assert_eq!(json["stats"]["backend"], "cpu");
-        assert_eq!(json["height_png"]["min"].as_f64().unwrap() as f32, island.stats.min_height);
-        assert_eq!(json["height_png"]["max"].as_f64().unwrap() as f32, island.stats.max_height);
+        assert_eq!(
+            json["height_png"]["min"].as_f64().unwrap() as f32,
+            island.stats.min_height
+        );
+        assert_eq!(
+            json["height_png"]["max"].as_f64().unwrap() as f32,
+            island.stats.max_height
+        );
 
         // height.png: 16-bit grey spanning min..max.
         let (w, h, ct, bd, _, data) = read_png(&out.join("height.png"));
-        assert_eq!((w, h, ct, bd), (res, res, png::ColorType::Grayscale, png::BitDepth::Sixteen));
-        let v: Vec<u16> = data.chunks_exact(2).map(|c| u16::from_be_bytes([c[0], c[1]])).collect();
+        assert_eq!(
+            (w, h, ct, bd),
+            (res, res, png::ColorType::Grayscale, png::BitDepth::Sixteen)
+        );
+        let v: Vec<u16> = data
+            .chunks_exact(2)
+            .map(|c| u16::from_be_bytes([c[0], c[1]]))
+            .collect();
         assert_eq!(v.len(), n * n);
         assert_eq!(*v.iter().min().unwrap(), 0);
         assert_eq!(*v.iter().max().unwrap(), 65535);
         let (mn, mx) = (island.stats.min_height, island.stats.max_height);
         for (i, &q) in v.iter().enumerate().step_by(97) {
             let expect = (heights[i] - mn) / (mx - mn) * 65535.0;
-            assert!((q as f32 - expect).abs() <= 1.0, "height.png sample {i}: {q} vs {expect}");
+            assert!(
+                (q as f32 - expect).abs() <= 1.0,
+                "height.png sample {i}: {q} vs {expect}"
+            );
         }
 
         // splat.png: RGBA8 equal to the core's splat.
         let (w, h, ct, bd, _, data) = read_png(&out.join("splat.png"));
-        assert_eq!((w, h, ct, bd), (res, res, png::ColorType::Rgba, png::BitDepth::Eight));
+        assert_eq!(
+            (w, h, ct, bd),
+            (res, res, png::ColorType::Rgba, png::BitDepth::Eight)
+        );
         let splat: Vec<u8> = island.splat.iter().flatten().copied().collect();
         assert_eq!(data, splat);
 
@@ -95,12 +155,21 @@ fn generate_writes_every_file_with_the_right_size_and_exact_heights() {
 
         // preview.png: RGB8, water is blue, land is not.
         let (w, h, ct, bd, _, data) = read_png(&out.join("preview.png"));
-        assert_eq!((w, h, ct, bd), (res, res, png::ColorType::Rgb, png::BitDepth::Eight));
+        assert_eq!(
+            (w, h, ct, bd),
+            (res, res, png::ColorType::Rgb, png::BitDepth::Eight)
+        );
         let corner = &data[0..3];
-        assert!(corner[2] > corner[0] && corner[2] > corner[1], "sea corner should be blue: {corner:?}");
+        assert!(
+            corner[2] > corner[0] && corner[2] > corner[1],
+            "sea corner should be blue: {corner:?}"
+        );
         let land = heights.iter().position(|&h| h > 5.0).expect("some land");
         let px = &data[land * 3..land * 3 + 3];
-        assert!(!(px[2] > px[0] && px[2] > px[1]), "land pixel should not be blue: {px:?}");
+        assert!(
+            !(px[2] > px[0] && px[2] > px[1]),
+            "land pixel should not be blue: {px:?}"
+        );
     }
 }
 
@@ -108,21 +177,42 @@ fn generate_writes_every_file_with_the_right_size_and_exact_heights() {
 fn config_is_partial_and_flags_override_it() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("cfg.json");
-    std::fs::write(&cfg, r#"{"seed": 3, "resolution": 129, "max_height": 80.0, "fbm": {"octaves": 5}}"#).unwrap();
+    std::fs::write(
+        &cfg,
+        r#"{"seed": 3, "resolution": 129, "max_height": 80.0, "fbm": {"octaves": 5}}"#,
+    )
+    .unwrap();
     let out = dir.path().join("out");
-    let json = generate_ok(&["--config", cfg.to_str().unwrap(), "--seed", "11", "--resolution", "65"], &out);
+    let json = generate_ok(
+        &[
+            "--config",
+            cfg.to_str().unwrap(),
+            "--seed",
+            "11",
+            "--resolution",
+            "65",
+        ],
+        &out,
+    );
     let p: IslandParams = serde_json::from_value(json["params"].clone()).unwrap();
     assert_eq!(p.seed, 11, "flag overrides config");
     assert_eq!(p.resolution, 65, "flag overrides config");
     assert_eq!(p.max_height, 80.0, "config value kept");
     assert_eq!(p.fbm.octaves, 5, "nested config value kept");
-    assert_eq!(p.fbm.scale, IslandParams::default().fbm.scale, "missing nested field defaulted");
+    assert_eq!(
+        p.fbm.scale,
+        IslandParams::default().fbm.scale,
+        "missing nested field defaulted"
+    );
     assert_eq!(read_r32(&out.join("height.r32")).len(), 65 * 65);
 
     // The recorded params regenerate the same heights.
     let island = island_core::generate(&p).unwrap();
     let h = read_r32(&out.join("height.r32"));
-    assert!(h.iter().zip(&island.field.heights).all(|(a, b)| a.to_bits() == b.to_bits()));
+    assert!(h
+        .iter()
+        .zip(&island.field.heights)
+        .all(|(a, b)| a.to_bits() == b.to_bits()));
 }
 
 #[test]
@@ -131,15 +221,24 @@ fn params_prints_the_defaults_as_json() {
     assert!(o.status.success(), "{}", stderr(&o));
     let p: IslandParams = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(p, IslandParams::default());
-    assert!(String::from_utf8_lossy(&o.stdout).contains("\n  \"seed\""), "pretty-printed");
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("\n  \"seed\""),
+        "pretty-printed"
+    );
 }
 
 fn assert_fails(args: &[&str], needle: &str) {
     let o = island(args);
     assert!(!o.status.success(), "island {args:?} should fail");
     let e = stderr(&o);
-    assert!(e.contains(needle), "stderr of {args:?} should mention `{needle}`: {e}");
-    assert!(!e.contains("panicked") && !e.contains("RUST_BACKTRACE"), "no panic: {e}");
+    assert!(
+        e.contains(needle),
+        "stderr of {args:?} should mention `{needle}`: {e}"
+    );
+    assert!(
+        !e.contains("panicked") && !e.contains("RUST_BACKTRACE"),
+        "no panic: {e}"
+    );
 }
 
 #[test]
@@ -147,37 +246,100 @@ fn bad_input_fails_with_a_clear_message() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let out = out.to_str().unwrap();
-    assert_fails(&["generate", "--resolution", "100", "--out", out], "resolution");
-    assert_fails(&["generate", "--resolution", "16385", "--out", out], "resolution");
-    assert_fails(&["generate", "--algorithm", "perlin3000", "--out", out], "unknown algorithm `perlin3000`");
-    assert_fails(&["generate", "--backend", "quantum", "--out", out], "quantum");
+    assert_fails(
+        &["generate", "--resolution", "100", "--out", out],
+        "resolution",
+    );
+    assert_fails(
+        &["generate", "--resolution", "16385", "--out", out],
+        "resolution",
+    );
+    assert_fails(
+        &["generate", "--algorithm", "perlin3000", "--out", out],
+        "unknown algorithm `perlin3000`",
+    );
+    assert_fails(
+        &["generate", "--backend", "quantum", "--out", out],
+        "quantum",
+    );
 
     // A path below a regular file can never be created, even as root.
     let file = dir.path().join("plain_file");
     std::fs::write(&file, b"x").unwrap();
     let bad = file.join("sub");
-    assert_fails(&["generate", "--resolution", "65", "--out", bad.to_str().unwrap()], "output directory");
-    assert_fails(&["generate", "--resolution", "65", "--out", file.to_str().unwrap()], "not a directory");
+    assert_fails(
+        &[
+            "generate",
+            "--resolution",
+            "65",
+            "--out",
+            bad.to_str().unwrap(),
+        ],
+        "output directory",
+    );
+    assert_fails(
+        &[
+            "generate",
+            "--resolution",
+            "65",
+            "--out",
+            file.to_str().unwrap(),
+        ],
+        "not a directory",
+    );
 
     let cfg = dir.path().join("bad.json");
     std::fs::write(&cfg, r#"{"fbm": {"octaves": 40}}"#).unwrap();
-    assert_fails(&["generate", "--config", cfg.to_str().unwrap(), "--out", out], "fbm.octaves");
+    assert_fails(
+        &["generate", "--config", cfg.to_str().unwrap(), "--out", out],
+        "fbm.octaves",
+    );
     std::fs::write(&cfg, r#"{"seed": "#).unwrap();
-    assert_fails(&["generate", "--config", cfg.to_str().unwrap(), "--out", out], "not valid JSON");
+    assert_fails(
+        &["generate", "--config", cfg.to_str().unwrap(), "--out", out],
+        "not valid JSON",
+    );
     std::fs::write(&cfg, r#"{"algorithm": "nope"}"#).unwrap();
-    assert_fails(&["generate", "--config", cfg.to_str().unwrap(), "--out", out], "algorithm");
+    assert_fails(
+        &["generate", "--config", cfg.to_str().unwrap(), "--out", out],
+        "algorithm",
+    );
     let missing = dir.path().join("missing.json");
-    assert_fails(&["generate", "--config", missing.to_str().unwrap(), "--out", out], "cannot read config");
-    assert!(!Path::new(out).join("height.r32").exists(), "nothing written on failure");
+    assert_fails(
+        &[
+            "generate",
+            "--config",
+            missing.to_str().unwrap(),
+            "--out",
+            out,
+        ],
+        "cannot read config",
+    );
+    assert!(
+        !Path::new(out).join("height.r32").exists(),
+        "nothing written on failure"
+    );
 }
 
 #[test]
 fn gpu_backend_matches_cpu_or_warns_and_falls_back() {
     let dir = tempfile::tempdir().unwrap();
     let (gpu_out, cpu_out) = (dir.path().join("gpu"), dir.path().join("cpu"));
-    let o = island(&["generate", "--backend", "gpu", "--resolution", "129", "--seed", "9", "--out", gpu_out.to_str().unwrap()]);
+    let o = island(&[
+        "generate",
+        "--backend",
+        "gpu",
+        "--resolution",
+        "129",
+        "--seed",
+        "9",
+        "--out",
+        gpu_out.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(gpu_out.join("island.json")).unwrap()).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(gpu_out.join("island.json")).unwrap())
+            .unwrap();
     assert_eq!(json["backend_requested"], "gpu");
     let used = json["stats"]["backend"].as_str().unwrap().to_string();
     if used == "cpu" {
@@ -187,10 +349,23 @@ fn gpu_backend_matches_cpu_or_warns_and_falls_back() {
         assert_eq!(used, "gpu");
         assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
     }
-    let cpu_json = generate_ok(&["--backend", "cpu", "--resolution", "129", "--seed", "9"], &cpu_out);
+    let cpu_json = generate_ok(
+        &["--backend", "cpu", "--resolution", "129", "--seed", "9"],
+        &cpu_out,
+    );
     assert_eq!(cpu_json["stats"]["backend"], "cpu");
-    let (a, b) = (read_r32(&gpu_out.join("height.r32")), read_r32(&cpu_out.join("height.r32")));
-    let worst = a.iter().zip(&b).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
+    let (a, b) = (
+        read_r32(&gpu_out.join("height.r32")),
+        read_r32(&cpu_out.join("height.r32")),
+    );
+    let worst = a
+        .iter()
+        .zip(&b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0f32, f32::max);
     println!("{used}: max |heights - cpu| = {worst} m");
-    assert!(worst <= 1e-3 * 120.0, "{used} heights differ from the CPU by {worst} m");
+    assert!(
+        worst <= 1e-3 * 120.0,
+        "{used} heights differ from the CPU by {worst} m"
+    );
 }

@@ -7,16 +7,29 @@ use island_core::{generate, IslandParams};
 use std::hint::black_box;
 
 fn bench_paint(c: &mut Criterion) {
-    let params = IslandParams { resolution: 1025, ..IslandParams::default() };
+    let params = IslandParams {
+        resolution: 1025,
+        ..IslandParams::default()
+    };
     let island = generate(&params).expect("default island");
-    let surf = Surface { field: &island.field, base: &island.splat };
+    let surf = Surface {
+        field: &island.field,
+        base: &island.splat,
+    };
     let brush = Brush {
         layer: 3,
         mode: Mode::Paint,
         radius: 20.0,
         strength: 0.5,
         hardness: 0.5,
-        masks: Masks { min_height: 0.0, max_height: 1e5, height_fade: 2.0, min_slope: 0.0, max_slope: 60.0, slope_fade: 5.0 },
+        masks: Masks {
+            min_height: 0.0,
+            max_height: 1e5,
+            height_fade: 2.0,
+            min_slope: 0.0,
+            max_slope: 60.0,
+            slope_fade: 5.0,
+        },
         spacing: 0.1,
     };
     // 100 dabs: 99 steps of 2 m.
@@ -47,13 +60,16 @@ fn bench_paint(c: &mut Criterion) {
         let b2 = Brush { mode, ..brush };
         let mut base_paint = PaintLayer::new(1025);
         stroke(&mut base_paint, &surf, &brush, from, to, None).expect("stroke");
-        g.bench_function(format!("stroke_100_dabs_r20_1025_{mode:?}").to_lowercase(), |b| {
-            b.iter_batched_ref(
-                || base_paint.clone(),
-                |paint| black_box(stroke(paint, &surf, &b2, from, to, None).expect("stroke")),
-                criterion::BatchSize::LargeInput,
-            )
-        });
+        g.bench_function(
+            format!("stroke_100_dabs_r20_1025_{mode:?}").to_lowercase(),
+            |b| {
+                b.iter_batched_ref(
+                    || base_paint.clone(),
+                    |paint| black_box(stroke(paint, &surf, &b2, from, to, None).expect("stroke")),
+                    criterion::BatchSize::LargeInput,
+                )
+            },
+        );
     }
     g.finish();
 }

@@ -36,7 +36,11 @@ fn sizes() -> Vec<usize> {
 
 fn stages(c: &mut Criterion) {
     for n in sizes() {
-        let p = IslandParams { resolution: n as u32, chunk_size: 64.min(n as u32 - 1).max(16), ..Default::default() };
+        let p = IslandParams {
+            resolution: n as u32,
+            chunk_size: 64.min(n as u32 - 1).max(16),
+            ..Default::default()
+        };
         if let Err(e) = p.validate() {
             eprintln!("skipping size {n}: {e}");
             continue;
@@ -52,25 +56,82 @@ fn stages(c: &mut Criterion) {
         let mut g = c.benchmark_group(format!("{n}"));
         g.throughput(Throughput::Elements((n * n) as u64));
         let f = &p.fbm;
-        g.bench_function("fbm8", |b| b.iter(|| fbm_noise(n, ws, f.scale, 8, f.lacunarity, f.persistence, p.seed, tag::BASE)));
+        g.bench_function("fbm8", |b| {
+            b.iter(|| {
+                fbm_noise(
+                    n,
+                    ws,
+                    f.scale,
+                    8,
+                    f.lacunarity,
+                    f.persistence,
+                    p.seed,
+                    tag::BASE,
+                )
+            })
+        });
         let v = &p.value_noise;
-        g.bench_function("value_noise", |b| b.iter(|| value_noise(n, ws, v.scale, v.octaves, v.persistence, p.seed, tag::BASE)));
+        g.bench_function("value_noise", |b| {
+            b.iter(|| value_noise(n, ws, v.scale, v.octaves, v.persistence, p.seed, tag::BASE))
+        });
         let d = &p.diamond_square;
-        g.bench_function("diamond_square", |b| b.iter(|| diamond_square(n, d.roughness, d.ridge, p.seed, tag::BASE)));
+        g.bench_function("diamond_square", |b| {
+            b.iter(|| diamond_square(n, d.roughness, d.ridge, p.seed, tag::BASE))
+        });
         let gs = &p.gaussian;
         g.bench_function("gaussian_islands", |b| {
-            b.iter(|| gaussian_islands(n, ws, gs.cells, gs.density, gs.separation, p.seed, tag::BASE))
+            b.iter(|| {
+                gaussian_islands(
+                    n,
+                    ws,
+                    gs.cells,
+                    gs.density,
+                    gs.separation,
+                    p.seed,
+                    tag::BASE,
+                )
+            })
         });
         let m = &p.mask;
         let margin = border_margin(&p);
-        g.bench_function("mask", |b| b.iter(|| island_mask(n, ws, m.radius, m.roundness, m.noise_scale, margin, p.seed, tag::MASK)));
-        g.bench_function("edt", |b| b.iter(|| distance_transform_sq(black_box(&water), n, n)));
-        g.bench_function("distance_to_coast", |b| b.iter(|| distance_to_coast(black_box(&fields.mask), n, spacing)));
+        g.bench_function("mask", |b| {
+            b.iter(|| {
+                island_mask(
+                    n,
+                    ws,
+                    m.radius,
+                    m.roundness,
+                    m.noise_scale,
+                    margin,
+                    p.seed,
+                    tag::MASK,
+                )
+            })
+        });
+        g.bench_function("edt", |b| {
+            b.iter(|| distance_transform_sq(black_box(&water), n, n))
+        });
+        g.bench_function("distance_to_coast", |b| {
+            b.iter(|| distance_to_coast(black_box(&fields.mask), n, spacing))
+        });
         let bp = &p.biomes;
         g.bench_function("biome_blend", |b| {
             b.iter_batched(
                 || base.clone(),
-                |mut x| biome_blend(&mut x, n, ws, bp.grid, bp.distortion, bp.boundary_noise, bp.blend_width, &bp.biomes, p.seed, tag::BIOME),
+                |mut x| {
+                    biome_blend(
+                        &mut x,
+                        n,
+                        ws,
+                        bp.grid,
+                        bp.distortion,
+                        bp.boundary_noise,
+                        bp.blend_width,
+                        &bp.biomes,
+                        p.seed,
+                        tag::BIOME,
+                    )
+                },
                 BatchSize::LargeInput,
             )
         });
@@ -78,20 +139,51 @@ fn stages(c: &mut Criterion) {
         g.bench_function("river", |b| {
             b.iter_batched(
                 || island.field.heights.clone(),
-                |mut h| carve_river(&mut h, n, ws, r.width, r.bank, r.depth, r.meander, r.meander_scale, p.seed, tag::RIVER),
+                |mut h| {
+                    carve_river(
+                        &mut h,
+                        n,
+                        ws,
+                        r.width,
+                        r.bank,
+                        r.depth,
+                        r.meander,
+                        r.meander_scale,
+                        p.seed,
+                        tag::RIVER,
+                    )
+                },
                 BatchSize::LargeInput,
             )
         });
-        g.bench_function("normals", |b| b.iter(|| compute_normals(black_box(&island.field.heights), n, spacing)));
+        g.bench_function("normals", |b| {
+            b.iter(|| compute_normals(black_box(&island.field.heights), n, spacing))
+        });
         g.bench_function("splat", |b| {
             b.iter(|| {
-                auto_splat(&island.field.heights, &island.field.normals, &fields.sandiness, n, ws, p.max_height, &p.splat, p.seed, tag::SPLAT)
+                auto_splat(
+                    &island.field.heights,
+                    &island.field.normals,
+                    &fields.sandiness,
+                    n,
+                    ws,
+                    p.max_height,
+                    &p.splat,
+                    p.seed,
+                    tag::SPLAT,
+                )
             })
         });
-        g.bench_with_input(BenchmarkId::new("pipeline", "default"), &p, |b, p| b.iter(|| generate(p).expect("valid")));
+        g.bench_with_input(BenchmarkId::new("pipeline", "default"), &p, |b, p| {
+            b.iter(|| generate(p).expect("valid"))
+        });
 
         // Peer: the `noise` crate's Fbm<Perlin>, 8 octaves, rows in parallel like ours.
-        let peer = Fbm::<Perlin>::new(7).set_octaves(8).set_frequency(1.0).set_lacunarity(2.0).set_persistence(0.5);
+        let peer = Fbm::<Perlin>::new(7)
+            .set_octaves(8)
+            .set_frequency(1.0)
+            .set_lacunarity(2.0)
+            .set_persistence(0.5);
         let step = (ws / (n - 1) as f32 / f.scale) as f64;
         g.bench_function("peer_noise_crate_fbm8", |b| {
             b.iter(|| {

@@ -37,7 +37,11 @@ use std::time::Instant;
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let m = v.len() / 2;
-    if v.len() % 2 == 1 { v[m] } else { 0.5 * (v[m - 1] + v[m]) }
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        0.5 * (v[m - 1] + v[m])
+    }
 }
 
 /// Process CPU time (user + system, all threads) in milliseconds, from `/proc/self/stat`
@@ -55,7 +59,11 @@ fn cpu_ms() -> Option<f64> {
 type Measured = (f64, f64, f64);
 
 /// Time `f` `reps` times after one warm-up; `setup` runs before each call, untimed.
-fn time_with<S, T>(reps: usize, mut setup: impl FnMut() -> S, mut f: impl FnMut(S) -> T) -> Measured {
+fn time_with<S, T>(
+    reps: usize,
+    mut setup: impl FnMut() -> S,
+    mut f: impl FnMut(S) -> T,
+) -> Measured {
     black_box(f(setup()));
     let mut v = Vec::with_capacity(reps);
     let mut cpu = 0.0;
@@ -74,7 +82,15 @@ fn time_with<S, T>(reps: usize, mut setup: impl FnMut() -> S, mut f: impl FnMut(
     }
     let min = v.iter().cloned().fold(f64::INFINITY, f64::min);
     // Ticks are 10 ms: below ~100 ms in total the average is too coarse to print.
-    (median(v), min, if cpu_ok && cpu >= 100.0 { cpu / reps as f64 } else { f64::NAN })
+    (
+        median(v),
+        min,
+        if cpu_ok && cpu >= 100.0 {
+            cpu / reps as f64
+        } else {
+            f64::NAN
+        },
+    )
 }
 
 fn report(name: &str, n: usize, reps: usize, (med, min, cpu): Measured) {
@@ -82,7 +98,13 @@ fn report(name: &str, n: usize, reps: usize, (med, min, cpu): Measured) {
 }
 
 fn parse_list(s: &str) -> Result<Vec<usize>, String> {
-    s.split(',').map(|x| x.trim().parse::<usize>().map_err(|e| format!("bad number `{x}`: {e}"))).collect()
+    s.split(',')
+        .map(|x| {
+            x.trim()
+                .parse::<usize>()
+                .map_err(|e| format!("bad number `{x}`: {e}"))
+        })
+        .collect()
 }
 
 fn main() {
@@ -103,7 +125,9 @@ fn run() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
     while i < args.len() {
-        let v = args.get(i + 1).ok_or_else(|| format!("missing value after {}", args[i]))?;
+        let v = args
+            .get(i + 1)
+            .ok_or_else(|| format!("missing value after {}", args[i]))?;
         match args[i].as_str() {
             "--res" => res = parse_list(v)?,
             "--reps" => reps = parse_list(v)?,
@@ -116,14 +140,25 @@ fn run() -> Result<(), String> {
     println!("threads\t{}", rayon::current_num_threads());
     for (k, &n) in res.iter().enumerate() {
         let r = *reps.get(k).or(reps.last()).unwrap_or(&5);
-        let p = IslandParams { resolution: n as u32, chunk_size: 64.min(n as u32 - 1).max(16), ..Default::default() };
+        let p = IslandParams {
+            resolution: n as u32,
+            chunk_size: 64.min(n as u32 - 1).max(16),
+            ..Default::default()
+        };
         p.validate().map_err(|e| e.to_string())?;
-        bench_resolution(&p, r, dump.as_deref(), &|name: &str| only.as_ref().is_none_or(|o| o.iter().any(|x| x == name)))?;
+        bench_resolution(&p, r, dump.as_deref(), &|name: &str| {
+            only.as_ref().is_none_or(|o| o.iter().any(|x| x == name))
+        })?;
     }
     Ok(())
 }
 
-fn bench_resolution(p: &IslandParams, reps: usize, dump: Option<&std::path::Path>, want: &dyn Fn(&str) -> bool) -> Result<(), String> {
+fn bench_resolution(
+    p: &IslandParams,
+    reps: usize,
+    dump: Option<&std::path::Path>,
+    want: &dyn Fn(&str) -> bool,
+) -> Result<(), String> {
     let n = p.resolution as usize;
     let ws = p.world_size;
     let spacing = p.spacing();
@@ -160,20 +195,58 @@ fn bench_resolution(p: &IslandParams, reps: usize, dump: Option<&std::path::Path
         report("pipeline", n, preps, (median(totals), tmin, cpu));
         for (name, v) in stages {
             let m = v.iter().cloned().fold(f64::INFINITY, f64::min);
-            report(&format!("pipeline.{name}"), n, preps, (median(v), m, f64::NAN));
+            report(
+                &format!("pipeline.{name}"),
+                n,
+                preps,
+                (median(v), m, f64::NAN),
+            );
         }
     }
 
     // Base algorithms.
     let f = &p.fbm;
-    measure("fbm8", &mut || time_with(reps, || (), |_| fbm_noise(n, ws, f.scale, 8, f.lacunarity, f.persistence, p.seed, tag::BASE)));
+    measure("fbm8", &mut || {
+        time_with(
+            reps,
+            || (),
+            |_| {
+                fbm_noise(
+                    n,
+                    ws,
+                    f.scale,
+                    8,
+                    f.lacunarity,
+                    f.persistence,
+                    p.seed,
+                    tag::BASE,
+                )
+            },
+        )
+    });
     let v = &p.value_noise;
-    measure("value_noise", &mut || time_with(reps, || (), |_| value_noise(n, ws, v.scale, v.octaves, v.persistence, p.seed, tag::BASE)));
+    measure("value_noise", &mut || {
+        time_with(
+            reps,
+            || (),
+            |_| value_noise(n, ws, v.scale, v.octaves, v.persistence, p.seed, tag::BASE),
+        )
+    });
     let d = &p.diamond_square;
-    measure("diamond_square", &mut || time_with(reps, || (), |_| diamond_square(n, d.roughness, d.ridge, p.seed, tag::BASE)));
+    measure("diamond_square", &mut || {
+        time_with(
+            reps,
+            || (),
+            |_| diamond_square(n, d.roughness, d.ridge, p.seed, tag::BASE),
+        )
+    });
     let g = &p.gaussian;
     measure("gaussian_islands", &mut || {
-        time_with(reps, || (), |_| gaussian_islands(n, ws, g.cells, g.density, g.separation, p.seed, tag::BASE))
+        time_with(
+            reps,
+            || (),
+            |_| gaussian_islands(n, ws, g.cells, g.density, g.separation, p.seed, tag::BASE),
+        )
     });
 
     // Later stages on the real intermediate fields of the default island.
@@ -181,57 +254,135 @@ fn bench_resolution(p: &IslandParams, reps: usize, dump: Option<&std::path::Path
     normalize_01(&mut base);
     let b = &p.biomes;
     measure("biome_blend", &mut || {
-        time_with(reps, || base.clone(), |mut x| {
-            biome_blend(&mut x, n, ws, b.grid, b.distortion, b.boundary_noise, b.blend_width, &b.biomes, p.seed, tag::BIOME)
-        })
+        time_with(
+            reps,
+            || base.clone(),
+            |mut x| {
+                biome_blend(
+                    &mut x,
+                    n,
+                    ws,
+                    b.grid,
+                    b.distortion,
+                    b.boundary_noise,
+                    b.blend_width,
+                    &b.biomes,
+                    p.seed,
+                    tag::BIOME,
+                )
+            },
+        )
     });
     let m = &p.mask;
     let margin = border_margin(p);
     measure("mask", &mut || {
-        time_with(reps, || (), |_| island_mask(n, ws, m.radius, m.roundness, m.noise_scale, margin, p.seed, tag::MASK))
+        time_with(
+            reps,
+            || (),
+            |_| {
+                island_mask(
+                    n,
+                    ws,
+                    m.radius,
+                    m.roundness,
+                    m.noise_scale,
+                    margin,
+                    p.seed,
+                    tag::MASK,
+                )
+            },
+        )
     });
     let fields = generate_fields(p).map_err(|e| e.to_string())?;
     let water: Vec<bool> = fields.mask.iter().map(|&v| v == 0).collect();
-    measure("edt", &mut || time_with(reps, || (), |_| distance_transform_sq(&water, n, n)));
-    measure("distance_to_coast", &mut || time_with(reps, || (), |_| distance_to_coast(&fields.mask, n, spacing)));
+    measure("edt", &mut || {
+        time_with(reps, || (), |_| distance_transform_sq(&water, n, n))
+    });
+    measure("distance_to_coast", &mut || {
+        time_with(reps, || (), |_| distance_to_coast(&fields.mask, n, spacing))
+    });
     let r = &p.river;
     let heights = &island.field.heights;
     measure("river", &mut || {
-        time_with(reps, || heights.clone(), |mut h| {
-            carve_river(&mut h, n, ws, r.width, r.bank, r.depth, r.meander, r.meander_scale, p.seed, tag::RIVER);
-            h
-        })
+        time_with(
+            reps,
+            || heights.clone(),
+            |mut h| {
+                carve_river(
+                    &mut h,
+                    n,
+                    ws,
+                    r.width,
+                    r.bank,
+                    r.depth,
+                    r.meander,
+                    r.meander_scale,
+                    p.seed,
+                    tag::RIVER,
+                );
+                h
+            },
+        )
     });
-    measure("normals", &mut || time_with(reps, || (), |_| compute_normals(heights, n, spacing)));
+    measure("normals", &mut || {
+        time_with(reps, || (), |_| compute_normals(heights, n, spacing))
+    });
     let normals = &island.field.normals;
     measure("splat", &mut || {
-        time_with(reps, || (), |_| auto_splat(heights, normals, &fields.sandiness, n, ws, p.max_height, &p.splat, p.seed, tag::SPLAT))
+        time_with(
+            reps,
+            || (),
+            |_| {
+                auto_splat(
+                    heights,
+                    normals,
+                    &fields.sandiness,
+                    n,
+                    ws,
+                    p.max_height,
+                    &p.splat,
+                    p.seed,
+                    tag::SPLAT,
+                )
+            },
+        )
     });
 
     // Peer: the `noise` crate's Fbm<Perlin>, 8 octaves, same grid, rows in parallel like ours.
-    let peer = Fbm::<Perlin>::new(7).set_octaves(8).set_frequency(1.0).set_lacunarity(2.0).set_persistence(0.5);
+    let peer = Fbm::<Perlin>::new(7)
+        .set_octaves(8)
+        .set_frequency(1.0)
+        .set_lacunarity(2.0)
+        .set_persistence(0.5);
     let step = (ws / (n - 1) as f32 / f.scale) as f64;
     measure("noise_crate_fbm8", &mut || {
-        time_with(reps, || (), |_| {
-            let mut out = vec![0.0f32; n * n];
-            out.par_chunks_mut(n).enumerate().for_each(|(z, row)| {
-                let y = z as f64 * step;
-                for (x, v) in row.iter_mut().enumerate() {
-                    *v = peer.get([x as f64 * step, y]) as f32;
-                }
-            });
-            out
-        })
+        time_with(
+            reps,
+            || (),
+            |_| {
+                let mut out = vec![0.0f32; n * n];
+                out.par_chunks_mut(n).enumerate().for_each(|(z, row)| {
+                    let y = z as f64 * step;
+                    for (x, v) in row.iter_mut().enumerate() {
+                        *v = peer.get([x as f64 * step, y]) as f32;
+                    }
+                });
+                out
+            },
+        )
     });
 
     if let Some(dir) = dump {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let mask_path = dir.join(format!("mask_{n}.u8"));
-        std::fs::write(&mask_path, &fields.mask).map_err(|e| format!("cannot write {}: {e}", mask_path.display()))?;
+        std::fs::write(&mask_path, &fields.mask)
+            .map_err(|e| format!("cannot write {}: {e}", mask_path.display()))?;
         let edt = distance_transform_sq(&water, n, n);
         let bytes: Vec<u8> = edt.iter().flat_map(|v| v.to_le_bytes()).collect();
         let edt_path = dir.join(format!("edt_{n}.u32"));
-        std::fs::write(&edt_path, bytes).map_err(|e| format!("cannot write {}: {e}", edt_path.display()))?;
+        std::fs::write(&edt_path, bytes)
+            .map_err(|e| format!("cannot write {}: {e}", edt_path.display()))?;
         println!("dump\t{n}\t{}\t{}", mask_path.display(), edt_path.display());
     }
     Ok(())

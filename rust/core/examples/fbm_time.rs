@@ -2,7 +2,10 @@
 //! Prints the best of 5 for `fbm_noise` (fresh output allocation per call) and `fbm_into`
 //! (output buffer reused, as repeated generations do).
 fn main() {
-    let n: usize = std::env::args().nth(1).map(|s| s.parse().unwrap()).unwrap_or(1025);
+    let n: usize = std::env::args()
+        .nth(1)
+        .map(|s| s.parse().unwrap())
+        .unwrap_or(1025);
     let step = 1024.0 / (n - 1) as f32 / 500.0;
     let s = island_core::hash::stage_seed(1, 1);
     let per = |t: f64| t * 1e9 / (n * n * 8) as f64;
@@ -13,7 +16,11 @@ fn main() {
         std::hint::black_box(&f);
         best = best.min(t.elapsed().as_secs_f64());
     }
-    println!("fbm_noise 8 oct {n}^2: {:.2} ms, {:.3} ns/octave-sample", best * 1e3, per(best));
+    println!(
+        "fbm_noise 8 oct {n}^2: {:.2} ms, {:.3} ns/octave-sample",
+        best * 1e3,
+        per(best)
+    );
     let mut out = vec![0.0f32; n * n];
     let mut best = f64::MAX;
     for _ in 0..5 {
@@ -22,5 +29,9 @@ fn main() {
         std::hint::black_box(&out);
         best = best.min(t.elapsed().as_secs_f64());
     }
-    println!("fbm_into  8 oct {n}^2: {:.2} ms, {:.3} ns/octave-sample", best * 1e3, per(best));
+    println!(
+        "fbm_into  8 oct {n}^2: {:.2} ms, {:.3} ns/octave-sample",
+        best * 1e3,
+        per(best)
+    );
 }

@@ -17,26 +17,54 @@ fn main() {
     if std::env::var_os("DEFAULT_MALLOC").is_none() {
         island_core::memory::reuse_freed_memory();
     }
-    let n: u32 = std::env::args().nth(1).map(|s| s.parse().unwrap()).unwrap_or(1025);
-    let reps: usize = std::env::args().nth(2).map(|s| s.parse().unwrap()).unwrap_or(9);
-    let p = island_core::IslandParams { resolution: n, ..Default::default() };
+    let n: u32 = std::env::args()
+        .nth(1)
+        .map(|s| s.parse().unwrap())
+        .unwrap_or(1025);
+    let reps: usize = std::env::args()
+        .nth(2)
+        .map(|s| s.parse().unwrap())
+        .unwrap_or(9);
+    let p = island_core::IslandParams {
+        resolution: n,
+        ..Default::default()
+    };
     let mut per: Vec<Vec<f64>> = vec![];
     let mut totals = vec![];
     for _ in 0..reps + 1 {
         let mut marks = vec![cpu_ns()];
         let t0 = marks[0];
-        let isl = island_core::generate_with(&p, &mut |_, _| marks.push(cpu_ns()), &AtomicBool::new(false)).unwrap();
+        let isl = island_core::generate_with(
+            &p,
+            &mut |_, _| marks.push(cpu_ns()),
+            &AtomicBool::new(false),
+        )
+        .unwrap();
         std::hint::black_box(&isl);
         drop(isl);
         totals.push((cpu_ns() - t0) as f64 / 1e6);
         for (k, w) in marks.windows(2).enumerate() {
-            if per.len() <= k { per.push(vec![]); }
+            if per.len() <= k {
+                per.push(vec![]);
+            }
             per[k].push((w[1] - w[0]) as f64 / 1e6);
         }
     }
-    let med = |v: &mut Vec<f64>| { v.remove(0); v.sort_by(f64::total_cmp); v[v.len() / 2] };
+    let med = |v: &mut Vec<f64>| {
+        v.remove(0);
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
     for (k, v) in per.iter_mut().enumerate() {
-        println!("{:10} {:7.2} ms cpu", island_core::pipeline::STAGES[k], med(v));
+        println!(
+            "{:10} {:7.2} ms cpu",
+            island_core::pipeline::STAGES[k],
+            med(v)
+        );
     }
-    println!("{:10} {:7.2} ms cpu (incl. drop)", "total", med(&mut totals));
+    println!(
+        "{:10} {:7.2} ms cpu (incl. drop)",
+        "total",
+        med(&mut totals)
+    );
 }

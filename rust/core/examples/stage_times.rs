@@ -3,25 +3,43 @@ use island_core::{generate, Algorithm, IslandParams};
 fn main() {
     let a: Vec<String> = std::env::args().collect();
     let mut p = IslandParams::default();
-    if let Some(r) = a.get(1) { p.resolution = r.parse().unwrap(); }
-    if let Some(s) = a.get(2) { p.seed = s.parse().unwrap(); }
-    if let Some(s) = a.get(3) { p.algorithm = Algorithm::from_name(s).unwrap(); }
+    if let Some(r) = a.get(1) {
+        p.resolution = r.parse().unwrap();
+    }
+    if let Some(s) = a.get(2) {
+        p.seed = s.parse().unwrap();
+    }
+    if let Some(s) = a.get(3) {
+        p.algorithm = Algorithm::from_name(s).unwrap();
+    }
     let _ = generate(&p).unwrap();
     let mut best = f64::MAX;
     let mut island = None;
     for _ in 0..5 {
         let i = generate(&p).unwrap();
-        if i.stats.total_ms < best { best = i.stats.total_ms; island = Some(i); }
+        if i.stats.total_ms < best {
+            best = i.stats.total_ms;
+            island = Some(i);
+        }
     }
     let i = island.unwrap();
-    for (s, ms) in &i.stats.stage_ms { println!("{s:>10} {ms:8.2} ms"); }
-    println!("{:>10} {:8.2} ms  land {:.3} min {:.1} max {:.1}", "total", i.stats.total_ms, i.stats.land_fraction, i.stats.min_height, i.stats.max_height);
+    for (s, ms) in &i.stats.stage_ms {
+        println!("{s:>10} {ms:8.2} ms");
+    }
+    println!(
+        "{:>10} {:8.2} ms  land {:.3} min {:.1} max {:.1}",
+        "total", i.stats.total_ms, i.stats.land_fraction, i.stats.min_height, i.stats.max_height
+    );
     if let Some(path) = a.get(4) {
         let mut bytes = Vec::new();
-        for h in &i.field.heights { bytes.extend_from_slice(&h.to_le_bytes()); }
+        for h in &i.field.heights {
+            bytes.extend_from_slice(&h.to_le_bytes());
+        }
         std::fs::write(path, bytes).unwrap();
         let mut s = Vec::new();
-        for w in &i.splat { s.extend_from_slice(w); }
+        for w in &i.splat {
+            s.extend_from_slice(w);
+        }
         std::fs::write(format!("{path}.splat"), s).unwrap();
     }
 }

@@ -12,12 +12,12 @@
 //! sites per cell, and again per small box of wiggled positions, and every lane performs
 //! exactly the operations of the per-sample definition [`biome_sample`] (tested bit for bit).
 
-use crate::gradient_noise::{fast_floor, fbm_point, FbmRows};
 #[cfg(test)]
 use crate::gradient_noise::fbm_field;
+use crate::gradient_noise::{fast_floor, fbm_point, FbmRows};
+use crate::grid::smoothstep;
 use crate::hash::{hash2, hash_u32, stage_seed, unit};
 use crate::params::Biome;
-use crate::grid::smoothstep;
 use rayon::prelude::*;
 
 /// Site of cell `(i, j)` in cell units.
@@ -26,7 +26,10 @@ pub fn biome_site(i: i32, j: i32, distortion: f32, s: u32) -> [f32; 2] {
     let h = hash2(i, j, s);
     let ox = unit(hash_u32(h ^ 0x5555_1111)) - 0.5;
     let oz = unit(hash_u32(h ^ 0x2222_9999)) - 0.5;
-    [i as f32 + 0.5 + ox * distortion, j as f32 + 0.5 + oz * distortion]
+    [
+        i as f32 + 0.5 + ox * distortion,
+        j as f32 + 0.5 + oz * distortion,
+    ]
 }
 
 /// Biome of the region of cell `(i, j)`.
@@ -79,7 +82,11 @@ mod lanes {
     }
 
     #[inline(always)]
-    fn zip<T: Copy, U: Copy, V: Copy + Default>(a: [T; N], b: [U; N], f: impl Fn(T, U) -> V) -> [V; N] {
+    fn zip<T: Copy, U: Copy, V: Copy + Default>(
+        a: [T; N],
+        b: [U; N],
+        f: impl Fn(T, U) -> V,
+    ) -> [V; N] {
         let mut r = [V::default(); N];
         for l in 0..N {
             r[l] = f(a[l], b[l]);
@@ -166,12 +173,16 @@ mod lanes {
         /// Smallest lane (`b < a ? b : a` from the first lane on).
         #[inline(always)]
         pub fn hmin(self) -> f32 {
-            self.0.iter().fold(self.0[0], |a, &b| if b < a { b } else { a })
+            self.0
+                .iter()
+                .fold(self.0[0], |a, &b| if b < a { b } else { a })
         }
         /// Largest lane (`b > a ? b : a` from the first lane on).
         #[inline(always)]
         pub fn hmax(self) -> f32 {
-            self.0.iter().fold(self.0[0], |a, &b| if b > a { b } else { a })
+            self.0
+                .iter()
+                .fold(self.0[0], |a, &b| if b > a { b } else { a })
         }
         #[inline(always)]
         pub fn to_bits(self) -> I8 {
@@ -182,11 +193,17 @@ mod lanes {
     impl M8 {
         #[inline(always)]
         pub fn select(self, a: F8, b: F8) -> F8 {
-            F8(zip(self.0, zip(a.0, b.0, |x, y| (x.to_bits(), y.to_bits())), |k, (x, y)| f32::from_bits((x & k) | (y & !k))))
+            F8(zip(
+                self.0,
+                zip(a.0, b.0, |x, y| (x.to_bits(), y.to_bits())),
+                |k, (x, y)| f32::from_bits((x & k) | (y & !k)),
+            ))
         }
         #[inline(always)]
         pub fn select_i(self, a: I8, b: I8) -> I8 {
-            I8(zip(self.0, zip(a.0, b.0, |x, y| (x, y)), |k, (x, y)| ((x as u32 & k) | (y as u32 & !k)) as i32))
+            I8(zip(self.0, zip(a.0, b.0, |x, y| (x, y)), |k, (x, y)| {
+                ((x as u32 & k) | (y as u32 & !k)) as i32
+            }))
         }
         #[inline(always)]
         pub fn and_mask(self, o: M8) -> M8 {
@@ -198,11 +215,17 @@ mod lanes {
             #[cfg(target_arch = "x86_64")]
             {
                 use std::arch::x86_64::{__m128, _mm_movemask_ps};
-                let [a, b]: [[u32; 4]; 2] = [[self.0[0], self.0[1], self.0[2], self.0[3]], [self.0[4], self.0[5], self.0[6], self.0[7]]];
+                let [a, b]: [[u32; 4]; 2] = [
+                    [self.0[0], self.0[1], self.0[2], self.0[3]],
+                    [self.0[4], self.0[5], self.0[6], self.0[7]],
+                ];
                 // SAFETY: [u32; 4] and __m128 have the same size and every bit pattern is valid
                 // for both; SSE is part of the x86_64 baseline, so the intrinsic is available.
                 unsafe {
-                    let (a, b) = (std::mem::transmute::<[u32; 4], __m128>(a), std::mem::transmute::<[u32; 4], __m128>(b));
+                    let (a, b) = (
+                        std::mem::transmute::<[u32; 4], __m128>(a),
+                        std::mem::transmute::<[u32; 4], __m128>(b),
+                    );
                     (_mm_movemask_ps(a) | (_mm_movemask_ps(b) << 4)) as u32
                 }
             }
@@ -270,7 +293,10 @@ fn log2_x8(t: F8) -> F8 {
     let small = t.lt(F8::splat(f32::MIN_POSITIVE));
     let ts = small.select(t * F8::splat(8_388_608.0), t);
     let bits = ts.to_bits();
-    let e0 = bits.shr(23).and(0xff).sub(small.select_i(I8::splat(150), I8::splat(127)));
+    let e0 = bits
+        .shr(23)
+        .and(0xff)
+        .sub(small.select_i(I8::splat(150), I8::splat(127)));
     let m0 = bits.and(0x007f_ffff).or(0x3f80_0000).bits_to_f32();
     // Mantissa in [sqrt(1/2), sqrt(2)).
     let big = m0.gt(F8::splat(std::f32::consts::SQRT_2));
@@ -370,10 +396,20 @@ impl SiteTable {
         for j in 0..size {
             for i in 0..size {
                 let (ci, cj) = (lo + i, lo + j);
-                sites.push((biome_site(ci, cj, distortion, s), region_biome(ci, cj, count, s)));
+                sites.push((
+                    biome_site(ci, cj, distortion, s),
+                    region_biome(ci, cj, count, s),
+                ));
             }
         }
-        SiteTable { lo, size, sites, distortion, count, s }
+        SiteTable {
+            lo,
+            size,
+            sites,
+            distortion,
+            count,
+            s,
+        }
     }
 
     #[inline(always)]
@@ -382,7 +418,10 @@ impl SiteTable {
         if a >= 0 && b >= 0 && a < self.size && b < self.size {
             self.sites[(b * self.size + a) as usize]
         } else {
-            (biome_site(i, j, self.distortion, self.s), region_biome(i, j, self.count, self.s))
+            (
+                biome_site(i, j, self.distortion, self.s),
+                region_biome(i, j, self.count, self.s),
+            )
         }
     }
 }
@@ -396,7 +435,14 @@ pub const BIOME_WARP_OFFSET: [f32; 2] = [19.1, -7.3];
 pub fn biome_warp(px: f32, pz: f32, cell: f32, s: u32) -> [f32; 2] {
     let ns = cell;
     let wx = fbm_point(px / ns, pz / ns, s ^ 0x0f0f_0f0f, 3, 2.0, 0.5);
-    let wz = fbm_point(px / ns + BIOME_WARP_OFFSET[0], pz / ns + BIOME_WARP_OFFSET[1], s ^ 0x0f0f_0f0f, 3, 2.0, 0.5);
+    let wz = fbm_point(
+        px / ns + BIOME_WARP_OFFSET[0],
+        pz / ns + BIOME_WARP_OFFSET[1],
+        s ^ 0x0f0f_0f0f,
+        3,
+        2.0,
+        0.5,
+    );
     [wx, wz]
 }
 
@@ -421,7 +467,15 @@ pub struct Neighbourhood {
 impl Neighbourhood {
     /// An empty cache (filled on first use).
     pub fn new() -> Neighbourhood {
-        Neighbourhood { cell: (i32::MIN, i32::MIN), extra: f32::NAN, len: 0, last: 0, sx: [0.0; 32], sz: [0.0; 32], b: [0; 32] }
+        Neighbourhood {
+            cell: (i32::MIN, i32::MIN),
+            extra: f32::NAN,
+            len: 0,
+            last: 0,
+            sx: [0.0; 32],
+            sz: [0.0; 32],
+            b: [0; 32],
+        }
     }
 
     /// Whether the cache holds the candidate sites of cell `(ci, cj)` for `extra`.
@@ -556,7 +610,12 @@ pub fn biome_sample(
         }
     }
     let inv = 1.0 / wsum;
-    BiomeSample { index: hood.b[kmin] as u8, height01: h * inv, roughness: r * inv, sandiness: sand * inv }
+    BiomeSample {
+        index: hood.b[kmin] as u8,
+        height01: h * inv,
+        roughness: r * inv,
+        sandiness: sand * inv,
+    }
 }
 
 /// Per-map constants of [`biome_row`].
@@ -587,7 +646,13 @@ struct HoodTable {
 
 impl HoodTable {
     fn empty() -> HoodTable {
-        HoodTable { i0: 0, j0: 0, w: 0, h: 0, hoods: Vec::new() }
+        HoodTable {
+            i0: 0,
+            j0: 0,
+            w: 0,
+            h: 0,
+            hoods: Vec::new(),
+        }
     }
 
     /// The neighbourhoods of cells `lo..=hi` (both axes) for the blend reach `extra`.
@@ -604,13 +669,26 @@ impl HoodTable {
                 nb
             })
             .collect();
-        HoodTable { i0: lo[0], j0: lo[1], w, h, hoods }
+        HoodTable {
+            i0: lo[0],
+            j0: lo[1],
+            w,
+            h,
+            hoods,
+        }
     }
 
     /// The table for a map: the cells the wiggled positions reach (the wiggle stays well inside
     /// ±2 · boundary_noise; cells outside the table are still handled, row by row), unless
     /// that is many cells for the map's size.
-    fn for_map(resolution: usize, world_size: f32, cell: f32, boundary_noise: f32, blend_width: f32, table: &SiteTable) -> HoodTable {
+    fn for_map(
+        resolution: usize,
+        world_size: f32,
+        cell: f32,
+        boundary_noise: f32,
+        blend_width: f32,
+        table: &SiteTable,
+    ) -> HoodTable {
         let reach = 2.0 * boundary_noise.abs();
         let lo = fast_floor(-reach / cell) as i64 - 1;
         let hi = fast_floor((world_size + reach) / cell) as i64 + 1;
@@ -634,7 +712,13 @@ impl HoodTable {
 }
 
 impl RowCfg {
-    fn new(spacing: f32, cell: f32, boundary_noise: f32, blend_width: f32, biomes: &[Biome]) -> RowCfg {
+    fn new(
+        spacing: f32,
+        cell: f32,
+        boundary_noise: f32,
+        blend_width: f32,
+        biomes: &[Biome],
+    ) -> RowCfg {
         let mut c = RowCfg {
             spacing,
             cell,
@@ -674,7 +758,15 @@ struct Cands {
 
 impl Cands {
     fn new() -> Cands {
-        Cands { cell: (i32::MIN, i32::MIN), bx: [f32::NAN; 4], n: 0, sx: [0.0; 25], sz: [0.0; 25], b: [0; 25], biomes: 0 }
+        Cands {
+            cell: (i32::MIN, i32::MIN),
+            bx: [f32::NAN; 4],
+            n: 0,
+            sx: [0.0; 25],
+            sz: [0.0; 25],
+            b: [0; 25],
+            biomes: 0,
+        }
     }
 
     /// The candidates of `hood` for the box `bx`. Exact for the same reason as the pruning of
@@ -686,10 +778,18 @@ impl Cands {
     fn prune(&mut self, hood: &Neighbourhood, bx: [f32; 4]) {
         let len = hood.len.min(25);
         let groups = len.div_ceil(LANES);
-        let (x0, x1, z0, z1) = (F8::splat(bx[0]), F8::splat(bx[1]), F8::splat(bx[2]), F8::splat(bx[3]));
+        let (x0, x1, z0, z1) = (
+            F8::splat(bx[0]),
+            F8::splat(bx[1]),
+            F8::splat(bx[2]),
+            F8::splat(bx[3]),
+        );
         let mut u2 = F8::splat(f32::INFINITY);
         for g in 0..groups {
-            let (sx, sz) = (F8::load(&hood.sx[g * LANES..]), F8::load(&hood.sz[g * LANES..]));
+            let (sx, sz) = (
+                F8::load(&hood.sx[g * LANES..]),
+                F8::load(&hood.sz[g * LANES..]),
+            );
             let fx = (sx - x0).abs().max((sx - x1).abs());
             let fz = (sz - z0).abs().max((sz - z1).abs());
             u2 = u2.min(fx * fx + fz * fz);
@@ -699,7 +799,10 @@ impl Cands {
         let limit2 = F8::splat(limit * limit);
         let mut keep = 0u32;
         for g in 0..groups {
-            let (sx, sz) = (F8::load(&hood.sx[g * LANES..]), F8::load(&hood.sz[g * LANES..]));
+            let (sx, sz) = (
+                F8::load(&hood.sx[g * LANES..]),
+                F8::load(&hood.sz[g * LANES..]),
+            );
             let dx = (x0 - sx).max(F8::splat(0.0)).max(sx - x1);
             let dz = (z0 - sz).max(F8::splat(0.0)).max(sz - z1);
             let far = (dx * dx + dz * dz).gt(limit2).bits();
@@ -780,7 +883,12 @@ fn blend_lanes(cands: &Cands, qx: F8, qz: F8, lt: F8, c: &RowCfg, sc: &mut Scrat
     let (cell, bw) = (F8::splat(c.cell), F8::splat(c.blend_width));
     let d2 = &mut sc.d2[..len];
     let (mut best, mut bi) = (F8::splat(0.0), I8::splat(hood.b[0] as i32));
-    for (k, ((row, &sx), &sz)) in d2.iter_mut().zip(&hood.sx[..len]).zip(&hood.sz[..len]).enumerate() {
+    for (k, ((row, &sx), &sz)) in d2
+        .iter_mut()
+        .zip(&hood.sx[..len])
+        .zip(&hood.sz[..len])
+        .enumerate()
+    {
         let (dx, dz) = (F8::splat(sx) - qx, F8::splat(sz) - qz);
         let v = dx * dx + dz * dz;
         *row = v;
@@ -824,7 +932,12 @@ fn blend_lanes(cands: &Cands, qx: F8, qz: F8, lt: F8, c: &RowCfg, sc: &mut Scrat
         sand = sand + (w * F8::splat(c.sandiness[b])).and(keep);
     }
     let inv = F8::splat(1.0) / wsum;
-    LaneOut { height01: h * inv, index: bi, roughness: r * inv, sandiness: sand * inv }
+    LaneOut {
+        height01: h * inv,
+        index: bi,
+        roughness: r * inv,
+        sandiness: sand * inv,
+    }
 }
 
 /// Lanes of one run of samples, prepared by the first pass of [`biome_row`].
@@ -843,7 +956,11 @@ struct Run {
 /// and base height.
 #[inline(always)]
 fn prep_run(x0: usize, wx8: F8, wz8: F8, base8: F8, pz: F8, c: &RowCfg) -> Run {
-    let (spacing, bn, cell) = (F8::splat(c.spacing), F8::splat(c.boundary_noise), F8::splat(c.cell));
+    let (spacing, bn, cell) = (
+        F8::splat(c.spacing),
+        F8::splat(c.boundary_noise),
+        F8::splat(c.cell),
+    );
     let xs = I8(std::array::from_fn(|l| l as i32)).add(I8::splat(x0 as i32));
     let qx = (xs.to_f32() * spacing + bn * wx8) / cell;
     let qz = (pz + bn * wz8) / cell;
@@ -855,9 +972,19 @@ fn prep_run(x0: usize, wx8: F8, wz8: F8, base8: F8, pz: F8, c: &RowCfg) -> Run {
     let (ci, cj) = if sane {
         (floor_x8(qx), floor_x8(qz))
     } else {
-        (I8(std::array::from_fn(|l| fast_floor(qx.0[l]))), I8(std::array::from_fn(|l| fast_floor(qz.0[l]))))
+        (
+            I8(std::array::from_fn(|l| fast_floor(qx.0[l]))),
+            I8(std::array::from_fn(|l| fast_floor(qz.0[l]))),
+        )
     };
-    Run { qx, qz, lt, ci, cj, sane }
+    Run {
+        qx,
+        qz,
+        lt,
+        ci,
+        cj,
+        sane,
+    }
 }
 
 /// New candidates for `run` (when it leaves the box of the last ones).
@@ -865,7 +992,15 @@ fn prep_run(x0: usize, wx8: F8, wz8: F8, base8: F8, pz: F8, c: &RowCfg) -> Run {
 fn reprune(cd: &mut Cands, hood: &Neighbourhood, run: &Run) {
     if run.sane {
         let (x0, x1) = (run.qx.hmin() - BOX_BEHIND, run.qx.hmax() + BOX_AHEAD);
-        cd.prune(hood, [x0, x1, run.qz.hmin() - BOX_ACROSS, run.qz.hmax() + BOX_ACROSS]);
+        cd.prune(
+            hood,
+            [
+                x0,
+                x1,
+                run.qz.hmin() - BOX_ACROSS,
+                run.qz.hmax() + BOX_ACROSS,
+            ],
+        );
     } else {
         // No box: all candidates of the cell, for this run only.
         let inf = f32::INFINITY;
@@ -882,9 +1017,23 @@ struct RowIn<'a> {
 }
 
 #[inline(always)]
-fn biome_row_body(row: &RowIn, hrow: &mut [f32], irow: &mut [u8], rrow: &mut [f32], srow: &mut [f32], c: &RowCfg, table: &SiteTable) {
+fn biome_row_body(
+    row: &RowIn,
+    hrow: &mut [f32],
+    irow: &mut [u8],
+    rrow: &mut [f32],
+    srow: &mut [f32],
+    c: &RowCfg,
+    table: &SiteTable,
+) {
     let RowIn { z, wx, wz } = *row;
-    let n = hrow.len().min(irow.len()).min(rrow.len()).min(srow.len()).min(wx.len()).min(wz.len());
+    let n = hrow
+        .len()
+        .min(irow.len())
+        .min(rrow.len())
+        .min(srow.len())
+        .min(wx.len())
+        .min(wz.len());
     if n == 0 {
         return;
     }
@@ -894,14 +1043,32 @@ fn biome_row_body(row: &RowIn, hrow: &mut [f32], irow: &mut [u8], rrow: &mut [f3
     // First pass: wiggled positions (cell units), log2 of the clamped base, cells. Lane l of
     // run g is sample 8g + l (the last sample repeated past the end of the row).
     let mut runs: Vec<Run> = Vec::with_capacity(n.div_ceil(LANES));
-    for ((a, b), h) in wx[..n].chunks_exact(LANES).zip(wz[..n].chunks_exact(LANES)).zip(hrow[..n].chunks_exact(LANES)) {
-        runs.push(prep_run(runs.len() * LANES, F8::load(a), F8::load(b), F8::load(h), pz, c));
+    for ((a, b), h) in wx[..n]
+        .chunks_exact(LANES)
+        .zip(wz[..n].chunks_exact(LANES))
+        .zip(hrow[..n].chunks_exact(LANES))
+    {
+        runs.push(prep_run(
+            runs.len() * LANES,
+            F8::load(a),
+            F8::load(b),
+            F8::load(h),
+            pz,
+            c,
+        ));
     }
     if !n.is_multiple_of(LANES) {
         // The last samples, the last one repeated in the spare lanes (its position too).
         let x0 = n - n % LANES;
         let at = |l: usize| (x0 + l).min(n - 1);
-        let mut r = prep_run(x0, F8(std::array::from_fn(|l| wx[at(l)])), F8(std::array::from_fn(|l| wz[at(l)])), F8(std::array::from_fn(|l| hrow[at(l)])), pz, c);
+        let mut r = prep_run(
+            x0,
+            F8(std::array::from_fn(|l| wx[at(l)])),
+            F8(std::array::from_fn(|l| wz[at(l)])),
+            F8(std::array::from_fn(|l| hrow[at(l)])),
+            pz,
+            c,
+        );
         let last = n - 1 - x0;
         for l in last + 1..LANES {
             r.qx.0[l] = r.qx.0[last];
@@ -917,7 +1084,10 @@ fn biome_row_body(row: &RowIn, hrow: &mut [f32], irow: &mut [u8], rrow: &mut [f3
     let mut cands = [Cands::new(), Cands::new()];
     let mut local = [Neighbourhood::new(), Neighbourhood::new()];
     let mut victim = 0;
-    let mut sc = Scratch { d2: [F8::splat(0.0); 25], wb: [F8::splat(0.0); 16] };
+    let mut sc = Scratch {
+        d2: [F8::splat(0.0); 25],
+        wb: [F8::splat(0.0); 16],
+    };
     for (g, run) in runs.iter().enumerate() {
         let x0 = g * LANES;
         let cnt = (n - x0).min(LANES);
@@ -925,7 +1095,12 @@ fn biome_row_body(row: &RowIn, hrow: &mut [f32], irow: &mut [u8], rrow: &mut [f3
         while pending != 0 {
             let l0 = pending.trailing_zeros() as usize;
             let (i0, j0) = (run.ci.0[l0], run.cj.0[l0]);
-            let mine = run.ci.eq(I8::splat(i0)).and_mask(run.cj.eq(I8::splat(j0))).bits() & pending;
+            let mine = run
+                .ci
+                .eq(I8::splat(i0))
+                .and_mask(run.cj.eq(I8::splat(j0)))
+                .bits()
+                & pending;
             let slot = if cands[0].cell == (i0, j0) {
                 0
             } else if cands[1].cell == (i0, j0) {
@@ -939,7 +1114,9 @@ fn biome_row_body(row: &RowIn, hrow: &mut [f32], irow: &mut [u8], rrow: &mut [f3
             };
             let cd = &mut cands[slot];
             let b = cd.bx;
-            let inside = run.qx.ge(F8::splat(b[0]))
+            let inside = run
+                .qx
+                .ge(F8::splat(b[0]))
                 .and_mask(run.qx.le(F8::splat(b[1])))
                 .and_mask(run.qz.ge(F8::splat(b[2])))
                 .and_mask(run.qz.le(F8::splat(b[3])));
@@ -1014,7 +1191,14 @@ pub fn biome_blend(
     let warp_x = FbmRows::field(step, [0.0, 0.0], 3, 2.0, 0.5, ws);
     let warp_z = FbmRows::field(step, BIOME_WARP_OFFSET, 3, 2.0, 0.5, ws);
     let mut cfg = RowCfg::new(spacing, cell, boundary_noise, blend_width, biomes);
-    cfg.hoods = HoodTable::for_map(resolution, world_size, cell, boundary_noise, blend_width, &table);
+    cfg.hoods = HoodTable::for_map(
+        resolution,
+        world_size,
+        cell,
+        boundary_noise,
+        blend_width,
+        &table,
+    );
     let n = resolution * resolution;
     let mut index = crate::memory::zeroed(n);
     let mut rough = crate::memory::zeroed(n);
@@ -1022,7 +1206,11 @@ pub fn biome_blend(
     base01
         .par_chunks_mut(resolution)
         .zip(index.par_chunks_mut(resolution))
-        .zip(rough.par_chunks_mut(resolution).zip(sand.par_chunks_mut(resolution)))
+        .zip(
+            rough
+                .par_chunks_mut(resolution)
+                .zip(sand.par_chunks_mut(resolution)),
+        )
         .enumerate()
         .for_each_init(
             || (vec![0.0f32; resolution], vec![0.0f32; resolution]),
@@ -1045,17 +1233,44 @@ mod tests {
     fn several_regions_and_weights_normalised() {
         let res = 129;
         let mut base = vec![0.5f32; res * res];
-        let (idx, rough, _) = biome_blend(&mut base, res, 1024.0, 5, 0.8, 40.0, 80.0, &default_biomes(), 3, 6);
+        let (idx, rough, _) = biome_blend(
+            &mut base,
+            res,
+            1024.0,
+            5,
+            0.8,
+            40.0,
+            80.0,
+            &default_biomes(),
+            3,
+            6,
+        );
         let mut seen = [false; 16];
         idx.iter().for_each(|&i| seen[i as usize] = true);
         assert!(seen.iter().filter(|&&s| s).count() >= 3);
-        let (mn, mx) = default_biomes().iter().fold((f32::MAX, f32::MIN), |(a, b), bi| (a.min(bi.roughness), b.max(bi.roughness)));
+        let (mn, mx) = default_biomes()
+            .iter()
+            .fold((f32::MAX, f32::MIN), |(a, b), bi| {
+                (a.min(bi.roughness), b.max(bi.roughness))
+            });
         assert!(rough.iter().all(|&r| r >= mn - 1e-5 && r <= mx + 1e-5));
     }
 
     /// The definition: all 5×5 sites, no cache, no pruning.
     #[allow(clippy::too_many_arguments)]
-    fn sample_reference(px: f32, pz: f32, warp: [f32; 2], base01: f32, world: f32, grid: u32, bn: f32, bw: f32, biomes: &[Biome], dist: f32, s: u32) -> BiomeSample {
+    fn sample_reference(
+        px: f32,
+        pz: f32,
+        warp: [f32; 2],
+        base01: f32,
+        world: f32,
+        grid: u32,
+        bn: f32,
+        bw: f32,
+        biomes: &[Biome],
+        dist: f32,
+        s: u32,
+    ) -> BiomeSample {
         let cell = world / grid as f32;
         let qx = (px + bn * warp[0]) / cell;
         let qz = (pz + bn * warp[1]) / cell;
@@ -1095,26 +1310,55 @@ mod tests {
                 sa += w * b.sandiness;
             }
         }
-        BiomeSample { index: bk[kmin] as u8, height01: h / ws, roughness: r / ws, sandiness: sa / ws }
+        BiomeSample {
+            index: bk[kmin] as u8,
+            height01: h / ws,
+            roughness: r / ws,
+            sandiness: sa / ws,
+        }
     }
 
     #[test]
     fn pruned_neighbourhood_matches_full_definition() {
         let biomes = default_biomes();
-        for &(grid, dist, bn, bw) in &[(5u32, 0.8f32, 100.0f32, 120.0f32), (3, 1.0, 0.0, 5.0), (16, 0.5, 30.0, 400.0), (64, 1.0, 10.0, 1.0)] {
+        for &(grid, dist, bn, bw) in &[
+            (5u32, 0.8f32, 100.0f32, 120.0f32),
+            (3, 1.0, 0.0, 5.0),
+            (16, 0.5, 30.0, 400.0),
+            (64, 1.0, 10.0, 1.0),
+        ] {
             let s = stage_seed(17, 6);
-            let table = SiteTable::new(grid, 3 + (bn * 1.5 / (1024.0 / grid as f32)).ceil() as i32, dist, biomes.len() as u32, s);
+            let table = SiteTable::new(
+                grid,
+                3 + (bn * 1.5 / (1024.0 / grid as f32)).ceil() as i32,
+                dist,
+                biomes.len() as u32,
+                s,
+            );
             let mut hood = Neighbourhood::new();
             for i in 0..20_000u32 {
                 let px = (i % 200) as f32 * 5.13 + 0.37;
                 let pz = (i / 200) as f32 * 10.27 + 0.11;
-                let warp = [unit(hash_u32(i)) * 2.4 - 1.2, unit(hash_u32(i ^ 0xffff)) * 2.4 - 1.2];
+                let warp = [
+                    unit(hash_u32(i)) * 2.4 - 1.2,
+                    unit(hash_u32(i ^ 0xffff)) * 2.4 - 1.2,
+                ];
                 let base = unit(hash_u32(i.wrapping_mul(7)));
-                let a = biome_sample(px, pz, warp, base, 1024.0, grid, bn, bw, &biomes, &table, &mut hood);
-                let mut e = sample_reference(px, pz, warp, base, 1024.0, grid, bn, bw, &biomes, dist, s);
+                let a = biome_sample(
+                    px, pz, warp, base, 1024.0, grid, bn, bw, &biomes, &table, &mut hood,
+                );
+                let mut e =
+                    sample_reference(px, pz, warp, base, 1024.0, grid, bn, bw, &biomes, dist, s);
                 // `x / w` in the reference vs `x * (1 / w)`: allow that rounding only.
-                for (got, want) in [(a.height01, &mut e.height01), (a.roughness, &mut e.roughness), (a.sandiness, &mut e.sandiness)] {
-                    assert!((got - *want).abs() <= 1e-6, "grid {grid} i {i}: {got} vs {want}");
+                for (got, want) in [
+                    (a.height01, &mut e.height01),
+                    (a.roughness, &mut e.roughness),
+                    (a.sandiness, &mut e.sandiness),
+                ] {
+                    assert!(
+                        (got - *want).abs() <= 1e-6,
+                        "grid {grid} i {i}: {got} vs {want}"
+                    );
                     *want = got;
                 }
                 assert_eq!(a, e, "grid {grid} i {i}");
@@ -1128,7 +1372,12 @@ mod tests {
     #[test]
     fn rows_match_per_sample_definition() {
         let many: Vec<Biome> = (0..16)
-            .map(|i| Biome { exponent: 0.1 + i as f32 * 0.5, height_scale: 1.0 - i as f32 * 0.05, sandiness: (i % 3) as f32 * 0.5, ..Biome::default() })
+            .map(|i| Biome {
+                exponent: 0.1 + i as f32 * 0.5,
+                height_scale: 1.0 - i as f32 * 0.05,
+                sandiness: (i % 3) as f32 * 0.5,
+                ..Biome::default()
+            })
             .collect();
         let cases: [(usize, f32, u32, f32, f32, f32, Vec<Biome>); 5] = [
             (257, 1024.0, 5, 0.8, 100.0, 120.0, default_biomes()),
@@ -1139,22 +1388,52 @@ mod tests {
         ];
         for (res, world, grid, dist, bn, bw, biomes) in cases {
             let seed = 23;
-            let base: Vec<f32> = (0..res * res).map(|i| unit(hash_u32(i as u32 ^ 0x5eed)) * 1.2 - 0.1).collect();
+            let base: Vec<f32> = (0..res * res)
+                .map(|i| unit(hash_u32(i as u32 ^ 0x5eed)) * 1.2 - 0.1)
+                .collect();
             let mut got = base.clone();
-            let (idx, rough, sand) = biome_blend(&mut got, res, world, grid, dist, bn, bw, &biomes, seed, 6);
+            let (idx, rough, sand) =
+                biome_blend(&mut got, res, world, grid, dist, bn, bw, &biomes, seed, 6);
             let s = stage_seed(seed, 6);
             let spacing = world / (res - 1) as f32;
             let cell = world / grid as f32;
-            let table = SiteTable::new(grid, 3 + (bn * 1.5 / cell).ceil() as i32, dist, biomes.len() as u32, s);
+            let table = SiteTable::new(
+                grid,
+                3 + (bn * 1.5 / cell).ceil() as i32,
+                dist,
+                biomes.len() as u32,
+                s,
+            );
             let ws = s ^ 0x0f0f_0f0f;
             let wx = fbm_field(res, spacing / cell, [0.0, 0.0], 3, 2.0, 0.5, ws);
             let wz = fbm_field(res, spacing / cell, BIOME_WARP_OFFSET, 3, 2.0, 0.5, ws);
             let mut hood = Neighbourhood::new();
             for i in 0..res * res {
                 let (x, z) = (i % res, i / res);
-                let e = biome_sample(x as f32 * spacing, z as f32 * spacing, [wx[i], wz[i]], base[i], world, grid, bn, bw, &biomes, &table, &mut hood);
-                let a = BiomeSample { index: idx[i], height01: got[i], roughness: rough[i], sandiness: sand[i] };
-                assert_eq!(a.height01.to_bits(), e.height01.to_bits(), "res {res} grid {grid} sample {x},{z}: {a:?} vs {e:?}");
+                let e = biome_sample(
+                    x as f32 * spacing,
+                    z as f32 * spacing,
+                    [wx[i], wz[i]],
+                    base[i],
+                    world,
+                    grid,
+                    bn,
+                    bw,
+                    &biomes,
+                    &table,
+                    &mut hood,
+                );
+                let a = BiomeSample {
+                    index: idx[i],
+                    height01: got[i],
+                    roughness: rough[i],
+                    sandiness: sand[i],
+                };
+                assert_eq!(
+                    a.height01.to_bits(),
+                    e.height01.to_bits(),
+                    "res {res} grid {grid} sample {x},{z}: {a:?} vs {e:?}"
+                );
                 assert_eq!(a, e, "res {res} grid {grid} sample {x},{z}");
             }
         }
@@ -1166,7 +1445,11 @@ mod tests {
         let (mut worst, mut worst_abs) = (0.0f64, 0.0f64);
         for i in 0..=4000 {
             // Bases from 1e-12 to 1 (log-spaced) plus linear ones.
-            let t = if i % 2 == 0 { 10f64.powf(-12.0 * (i as f64 / 4000.0)) as f32 } else { i as f32 / 4000.0 };
+            let t = if i % 2 == 0 {
+                10f64.powf(-12.0 * (i as f64 / 4000.0)) as f32
+            } else {
+                i as f32 / 4000.0
+            };
             for k in 0..=79 {
                 let e = 0.1 + k as f32 * 0.1;
                 let want = (t as f64).powf(e as f64);
@@ -1190,7 +1473,11 @@ mod tests {
         assert_eq!(exp2_approx(-3.0), 0.125);
         assert_eq!(log2_approx(0.0), f32::NEG_INFINITY);
         assert!((log2_approx(1e-40) - (1e-40f64).log2() as f32).abs() < 1e-4);
-        assert!(log2_approx(f32::NAN).is_nan() && log2_approx(-1.0).is_nan() && exp2_approx(f32::NAN).is_nan());
+        assert!(
+            log2_approx(f32::NAN).is_nan()
+                && log2_approx(-1.0).is_nan()
+                && exp2_approx(f32::NAN).is_nan()
+        );
         assert_eq!(exp2_approx(-200.0), 0.0);
         assert_eq!(exp2_approx(1000.0), exp2_approx(127.0));
     }
@@ -1201,12 +1488,21 @@ mod tests {
         // AVX2 copy where the CPU has it. Both must give the same bits.
         let (res, world, grid, bn, bw) = (161usize, 1024.0f32, 5u32, 100.0f32, 120.0f32);
         let biomes = default_biomes();
-        let base: Vec<f32> = (0..res * res).map(|i| unit(hash_u32(i as u32 ^ 0xba5e))).collect();
+        let base: Vec<f32> = (0..res * res)
+            .map(|i| unit(hash_u32(i as u32 ^ 0xba5e)))
+            .collect();
         let mut got = base.clone();
-        let (idx, rough, sand) = biome_blend(&mut got, res, world, grid, 0.8, bn, bw, &biomes, 5, 6);
+        let (idx, rough, sand) =
+            biome_blend(&mut got, res, world, grid, 0.8, bn, bw, &biomes, 5, 6);
         let s = stage_seed(5, 6);
         let (spacing, cell) = (world / (res - 1) as f32, world / grid as f32);
-        let table = SiteTable::new(grid, 3 + (bn * 1.5 / cell).ceil() as i32, 0.8, biomes.len() as u32, s);
+        let table = SiteTable::new(
+            grid,
+            3 + (bn * 1.5 / cell).ceil() as i32,
+            0.8,
+            biomes.len() as u32,
+            s,
+        );
         let ws = s ^ 0x0f0f_0f0f;
         let wx = fbm_field(res, spacing / cell, [0.0, 0.0], 3, 2.0, 0.5, ws);
         let wz = fbm_field(res, spacing / cell, BIOME_WARP_OFFSET, 3, 2.0, 0.5, ws);
@@ -1215,9 +1511,30 @@ mod tests {
             let r = z * res..(z + 1) * res;
             let mut h = base[r.clone()].to_vec();
             let (mut i, mut ro, mut sa) = (vec![0u8; res], vec![0.0f32; res], vec![0.0f32; res]);
-            biome_row_body(&RowIn { z, wx: &wx[r.clone()], wz: &wz[r.clone()] }, &mut h, &mut i, &mut ro, &mut sa, &cfg, &table);
-            assert!(h.iter().zip(&got[r.clone()]).all(|(a, b)| a.to_bits() == b.to_bits()), "row {z}");
-            assert_eq!((&i[..], &ro[..], &sa[..]), (&idx[r.clone()], &rough[r.clone()], &sand[r]), "row {z}");
+            biome_row_body(
+                &RowIn {
+                    z,
+                    wx: &wx[r.clone()],
+                    wz: &wz[r.clone()],
+                },
+                &mut h,
+                &mut i,
+                &mut ro,
+                &mut sa,
+                &cfg,
+                &table,
+            );
+            assert!(
+                h.iter()
+                    .zip(&got[r.clone()])
+                    .all(|(a, b)| a.to_bits() == b.to_bits()),
+                "row {z}"
+            );
+            assert_eq!(
+                (&i[..], &ro[..], &sa[..]),
+                (&idx[r.clone()], &rough[r.clone()], &sand[r]),
+                "row {z}"
+            );
         }
     }
 
@@ -1246,7 +1563,18 @@ mod tests {
         let res = 257;
         let mut base = vec![0.7f32; res * res];
         let world = 1024.0;
-        biome_blend(&mut base, res, world, 5, 0.8, 0.0, 80.0, &default_biomes(), 9, 6);
+        biome_blend(
+            &mut base,
+            res,
+            world,
+            5,
+            0.8,
+            0.0,
+            80.0,
+            &default_biomes(),
+            9,
+            6,
+        );
         let spacing = world / (res - 1) as f32;
         // Each weight is a smoothstep (max slope 1.5 / 80 per metre) of d - d_min, which changes
         // by at most 2 m per metre; relief values differ by at most 1. A hard border would jump
@@ -1260,4 +1588,3 @@ mod tests {
         }
     }
 }
-

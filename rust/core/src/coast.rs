@@ -12,7 +12,14 @@ use rayon::prelude::*;
 /// * `dist` — signed distance to the coast, metres (positive on land);
 /// * `fine` — fine detail noise, -1..1; `roughness` — its biome multiplier.
 #[inline(always)]
-pub fn coastal_height(land01: f32, dist: f32, fine: f32, roughness: f32, max_height: f32, c: &CoastParams) -> f32 {
+pub fn coastal_height(
+    land01: f32,
+    dist: f32,
+    fine: f32,
+    roughness: f32,
+    max_height: f32,
+    c: &CoastParams,
+) -> f32 {
     let large = if dist >= 0.0 {
         c.beach_height * smoothstep(0.0, 0.25 * c.coast_width, dist)
             + land01 * max_height * smoothstep(0.0, c.coast_width, dist)
@@ -49,7 +56,10 @@ mod tests {
         assert_eq!(coastal_height(0.8, 0.0, 0.0, 1.0, 100.0, &c), 0.0);
         let inland = coastal_height(0.8, c.coast_width * 2.0, 0.0, 1.0, 100.0, &c);
         assert!((inland - (80.0 + c.beach_height)).abs() < 1e-4);
-        assert_eq!(coastal_height(0.8, -c.shelf_width * 2.0, 0.0, 1.0, 100.0, &c), -c.sea_depth);
+        assert_eq!(
+            coastal_height(0.8, -c.shelf_width * 2.0, 0.0, 1.0, 100.0, &c),
+            -c.sea_depth
+        );
     }
 
     #[test]

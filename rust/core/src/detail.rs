@@ -8,7 +8,9 @@ use rayon::prelude::*;
 /// * `strength` — 0..=1, 0 leaves the base unchanged;
 /// * `cap` — 0..=1; detail values above it count as full (plateaus instead of spikes).
 pub fn apply_detail(base: &mut [f32], detail: &[f32], strength: f32, cap: f32) {
-    base.par_iter_mut().zip(detail.par_iter()).for_each(|(b, &d)| *b *= detail_factor(d, strength, cap));
+    base.par_iter_mut()
+        .zip(detail.par_iter())
+        .for_each(|(b, &d)| *b *= detail_factor(d, strength, cap));
 }
 
 /// The factor [`apply_detail`] multiplies one base sample by, for detail noise `d`.

@@ -19,7 +19,11 @@ fn jitter(x: usize, z: usize, seed: u32) -> f32 {
 #[inline(always)]
 fn average(vals: &[f32], ridge: bool) -> f32 {
     if ridge {
-        let (mn, mx) = vals.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+        let (mn, mx) = vals
+            .iter()
+            .fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &v| {
+                (a.min(v), b.max(v))
+            });
         (mn + mx) * 0.5
     } else {
         vals.iter().sum::<f32>() / vals.len() as f32
@@ -40,7 +44,13 @@ pub fn level_amplitude(resolution: usize, half: usize, roughness: f32) -> f32 {
 /// * `ridge` — use the neighbours' midrange instead of their mean.
 ///
 /// Corners are seeded from the hash; output is unnormalised (roughly [-2, 2]), row-major.
-pub fn diamond_square(resolution: usize, roughness: f32, ridge: bool, seed: u64, tag: u32) -> Vec<f32> {
+pub fn diamond_square(
+    resolution: usize,
+    roughness: f32,
+    ridge: bool,
+    seed: u64,
+    tag: u32,
+) -> Vec<f32> {
     diamond_square_counted(resolution, roughness, ridge, seed, tag, None)
 }
 
@@ -142,7 +152,10 @@ pub fn square_pass(h: &mut [f32], n: usize, step: usize, amp: f32, ridge: bool, 
                 vals[k] = g.get((z + half) * n + x);
                 k += 1;
             }
-            g.set(z * n + x, average(&vals[..k], ridge) + amp * jitter(x, z, seed));
+            g.set(
+                z * n + x,
+                average(&vals[..k], ridge) + amp * jitter(x, z, seed),
+            );
         }
     });
 }
@@ -210,7 +223,10 @@ mod tests {
         let im = in_sum / in_n as f64;
         let es = (edge_sq / edge_n as f64 - em * em).sqrt();
         let is = (in_sq / in_n as f64 - im * im).sqrt();
-        assert!((em - im).abs() < 0.1 * is, "edge mean {em} interior mean {im} (sd {is})");
+        assert!(
+            (em - im).abs() < 0.1 * is,
+            "edge mean {em} interior mean {im} (sd {is})"
+        );
         // An implementation that treats missing neighbours as 0 shrinks the edge spread.
         assert!((es / is - 1.0).abs() < 0.2, "edge sd {es} interior sd {is}");
     }

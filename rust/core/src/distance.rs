@@ -15,11 +15,14 @@ pub const NO_FEATURE: u32 = u32::MAX;
 pub fn distance_transform_sq(feature: &[bool], width: usize, height: usize) -> Vec<u32> {
     assert_eq!(feature.len(), width * height);
     let inf = (width + height) as i64; // larger than any real distance
-    // Phase 1: per column, vertical distance to the nearest feature (g), stored transposed-free.
+                                       // Phase 1: per column, vertical distance to the nearest feature (g), stored transposed-free.
     let mut g = vec![0i32; width * height];
     // Work column-blocks in parallel: split columns into strips for cache friendliness.
     let strip = 64usize;
-    let strips: Vec<(usize, usize)> = (0..width).step_by(strip).map(|x0| (x0, (x0 + strip).min(width))).collect();
+    let strips: Vec<(usize, usize)> = (0..width)
+        .step_by(strip)
+        .map(|x0| (x0, (x0 + strip).min(width)))
+        .collect();
     let cols: Vec<Vec<i32>> = strips
         .par_iter()
         .map(|&(x0, x1)| {
@@ -31,7 +34,11 @@ pub fn distance_transform_sq(feature: &[bool], width: usize, height: usize) -> V
             }
             for y in 1..height {
                 for x in 0..w {
-                    col[y * w + x] = if feature[y * width + x0 + x] { 0 } else { col[(y - 1) * w + x] + 1 };
+                    col[y * w + x] = if feature[y * width + x0 + x] {
+                        0
+                    } else {
+                        col[(y - 1) * w + x] + 1
+                    };
                 }
             }
             // bottom-up
@@ -55,10 +62,12 @@ pub fn distance_transform_sq(feature: &[bool], width: usize, height: usize) -> V
     // Phase 2: per row, lower envelope of parabolas f(x) = (x - i)² + g(i)².
     let mut out = vec![0u32; width * height];
     // Envelope scratch is reused per worker instead of two zeroed allocations per row.
-    out.par_chunks_mut(width).zip(g.par_chunks(width)).for_each_init(
-        || (vec![0usize; width], vec![0i64; width]),
-        |(sv, tv), (o, gr)| row_envelope(gr, o, inf, sv, tv),
-    );
+    out.par_chunks_mut(width)
+        .zip(g.par_chunks(width))
+        .for_each_init(
+            || (vec![0usize; width], vec![0i64; width]),
+            |(sv, tv), (o, gr)| row_envelope(gr, o, inf, sv, tv),
+        );
     if feature.iter().all(|&f| !f) {
         out.iter_mut().for_each(|v| *v = NO_FEATURE);
     }
@@ -122,7 +131,12 @@ pub fn distance_to_coast(mask: &[u8], resolution: usize, spacing: f32) -> Vec<f3
 /// `cap` gets exactly [`distance_to_coast`]'s value, every other one a value of the same sign
 /// at least `cap` in magnitude. Rows only build their lower envelopes over the columns that can
 /// come within `cap`, so the interior of the island and the open sea cost almost nothing.
-pub fn distance_to_coast_within(mask: &[u8], resolution: usize, spacing: f32, cap: f32) -> Vec<f32> {
+pub fn distance_to_coast_within(
+    mask: &[u8],
+    resolution: usize,
+    spacing: f32,
+    cap: f32,
+) -> Vec<f32> {
     signed_distance(mask, resolution, spacing, Some(cap))
 }
 
@@ -188,9 +202,15 @@ fn signed_distance(mask: &[u8], resolution: usize, spacing: f32, cap: Option<f32
                     // `d < 2^31`, so converting through i32 is exact (and vectorises).
                     let dist = |v: u32| ((v as i32 as f32).sqrt() - 0.5) * spacing;
                     if land {
-                        row[a..=b].iter_mut().zip(&d[a..=b]).for_each(|(o, &v)| *o = dist(v));
+                        row[a..=b]
+                            .iter_mut()
+                            .zip(&d[a..=b])
+                            .for_each(|(o, &v)| *o = dist(v));
                     } else {
-                        row[a..=b].iter_mut().zip(&d[a..=b]).for_each(|(o, &v)| *o = -dist(v));
+                        row[a..=b]
+                            .iter_mut()
+                            .zip(&d[a..=b])
+                            .for_each(|(o, &v)| *o = -dist(v));
                     }
                 } else {
                     row[a..=b].fill(if land { far } else { -far });
@@ -281,7 +301,10 @@ fn envelope_add(g: &[i32], s: &mut [i32], t: &mut [i32], mut q: usize, u: i32) -
     let m = g.len() as i32;
     let f = |x: i32, i: i32| (x - i) * (x - i) + g[i as usize] * g[i as usize];
     // sep(i, u): first x at which parabola u is below parabola i (floor division, u > i).
-    let sep = |i: i32, u: i32| (u * u - i * i + g[u as usize] * g[u as usize] - g[i as usize] * g[i as usize]).div_euclid(2 * (u - i));
+    let sep = |i: i32, u: i32| {
+        (u * u - i * i + g[u as usize] * g[u as usize] - g[i as usize] * g[i as usize])
+            .div_euclid(2 * (u - i))
+    };
     loop {
         if f(t[q], s[q]) <= f(t[q], u) {
             let w = 1 + sep(s[q], u);
@@ -349,28 +372,43 @@ mod tests {
     use crate::hash::hash2;
 
     fn brute(feature: &[bool], w: usize, h: usize) -> Vec<u32> {
-        let pts: Vec<(i64, i64)> =
-            (0..w * h).filter(|&i| feature[i]).map(|i| ((i % w) as i64, (i / w) as i64)).collect();
+        let pts: Vec<(i64, i64)> = (0..w * h)
+            .filter(|&i| feature[i])
+            .map(|i| ((i % w) as i64, (i / w) as i64))
+            .collect();
         (0..w * h)
             .map(|i| {
                 let (x, y) = ((i % w) as i64, (i / w) as i64);
-                pts.iter().map(|&(a, b)| ((a - x).pow(2) + (b - y).pow(2)) as u32).min().unwrap_or(NO_FEATURE)
+                pts.iter()
+                    .map(|&(a, b)| ((a - x).pow(2) + (b - y).pow(2)) as u32)
+                    .min()
+                    .unwrap_or(NO_FEATURE)
             })
             .collect()
     }
 
     #[test]
     fn equals_brute_force_on_random_masks() {
-        for (k, &(w, h, density)) in
-            [(37usize, 23usize, 0.02f32), (64, 64, 0.005), (50, 80, 0.3), (1, 40, 0.1), (40, 1, 0.1), (97, 31, 0.001)]
-                .iter()
-                .enumerate()
+        for (k, &(w, h, density)) in [
+            (37usize, 23usize, 0.02f32),
+            (64, 64, 0.005),
+            (50, 80, 0.3),
+            (1, 40, 0.1),
+            (40, 1, 0.1),
+            (97, 31, 0.001),
+        ]
+        .iter()
+        .enumerate()
         {
             for seed in 0..4u32 {
                 let f: Vec<bool> = (0..w * h)
                     .map(|i| (hash2(i as i32, k as i32, seed) as f32 / u32::MAX as f32) < density)
                     .collect();
-                assert_eq!(distance_transform_sq(&f, w, h), brute(&f, w, h), "{w}x{h} seed {seed}");
+                assert_eq!(
+                    distance_transform_sq(&f, w, h),
+                    brute(&f, w, h),
+                    "{w}x{h} seed {seed}"
+                );
             }
         }
     }
@@ -378,7 +416,9 @@ mod tests {
     #[test]
     fn single_point_and_empty() {
         let mut f = vec![false; 25];
-        assert!(distance_transform_sq(&f, 5, 5).iter().all(|&v| v == NO_FEATURE));
+        assert!(distance_transform_sq(&f, 5, 5)
+            .iter()
+            .all(|&v| v == NO_FEATURE));
         f[0] = true;
         let d = distance_transform_sq(&f, 5, 5);
         assert_eq!(d[24], 32);
@@ -395,7 +435,11 @@ mod tests {
         (0..res * res)
             .map(|i| {
                 if mask[i] != 0 {
-                    if din[i] == NO_FEATURE { far } else { ((din[i] as f32).sqrt() - 0.5) * spacing }
+                    if din[i] == NO_FEATURE {
+                        far
+                    } else {
+                        ((din[i] as f32).sqrt() - 0.5) * spacing
+                    }
                 } else if dout[i] == NO_FEATURE {
                     -far
                 } else {
@@ -407,20 +451,49 @@ mod tests {
 
     #[test]
     fn one_pass_signed_distance_equals_two_transforms() {
-        for (k, &(res, density)) in [(33usize, 0.5f32), (65, 0.02), (130, 0.3), (200, 0.97), (7, 0.5), (1, 0.5)].iter().enumerate() {
+        for (k, &(res, density)) in [
+            (33usize, 0.5f32),
+            (65, 0.02),
+            (130, 0.3),
+            (200, 0.97),
+            (7, 0.5),
+            (1, 0.5),
+        ]
+        .iter()
+        .enumerate()
+        {
             for seed in 0..3u32 {
-                let mask: Vec<u8> =
-                    (0..res * res).map(|i| ((hash2(i as i32, k as i32, seed) as f32 / u32::MAX as f32) < density) as u8).collect();
+                let mask: Vec<u8> = (0..res * res)
+                    .map(|i| {
+                        ((hash2(i as i32, k as i32, seed) as f32 / u32::MAX as f32) < density) as u8
+                    })
+                    .collect();
                 let got = distance_to_coast(&mask, res, 1.5);
                 let want = signed_reference(&mask, res, 1.5);
-                assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "res {res} seed {seed}");
+                assert!(
+                    got.iter()
+                        .zip(&want)
+                        .all(|(a, b)| a.to_bits() == b.to_bits()),
+                    "res {res} seed {seed}"
+                );
             }
         }
         // All land, all water, and one blob (the island case).
-        for mask in [vec![1u8; 40 * 40], vec![0u8; 40 * 40], (0..40 * 40usize).map(|i| (((i % 40) as i32 - 20).pow(2) + ((i / 40) as i32 - 18).pow(2) < 150) as u8).collect()] {
+        for mask in [
+            vec![1u8; 40 * 40],
+            vec![0u8; 40 * 40],
+            (0..40 * 40usize)
+                .map(|i| {
+                    (((i % 40) as i32 - 20).pow(2) + ((i / 40) as i32 - 18).pow(2) < 150) as u8
+                })
+                .collect(),
+        ] {
             let got = distance_to_coast(&mask, 40, 2.0);
             let want = signed_reference(&mask, 40, 2.0);
-            assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()));
+            assert!(got
+                .iter()
+                .zip(&want)
+                .all(|(a, b)| a.to_bits() == b.to_bits()));
         }
     }
 
@@ -432,18 +505,38 @@ mod tests {
             let mut exact = 0;
             for (i, (&g, &f)) in got.iter().zip(&full).enumerate() {
                 if f.abs() < cap {
-                    assert_eq!(g.to_bits(), f.to_bits(), "res {res} cap {cap} sample {i}: {g} vs {f}");
+                    assert_eq!(
+                        g.to_bits(),
+                        f.to_bits(),
+                        "res {res} cap {cap} sample {i}: {g} vs {f}"
+                    );
                     exact += 1;
                 } else {
-                    assert!(g.abs() >= cap && g.signum() == f.signum(), "res {res} cap {cap} sample {i}: {g} vs {f}");
+                    assert!(
+                        g.abs() >= cap && g.signum() == f.signum(),
+                        "res {res} cap {cap} sample {i}: {g} vs {f}"
+                    );
                 }
             }
             exact
         };
-        for (k, &(res, density)) in [(33usize, 0.5f32), (65, 0.02), (130, 0.3), (200, 0.97), (7, 0.5), (1, 0.5)].iter().enumerate() {
+        for (k, &(res, density)) in [
+            (33usize, 0.5f32),
+            (65, 0.02),
+            (130, 0.3),
+            (200, 0.97),
+            (7, 0.5),
+            (1, 0.5),
+        ]
+        .iter()
+        .enumerate()
+        {
             for seed in 0..3u32 {
-                let mask: Vec<u8> =
-                    (0..res * res).map(|i| ((hash2(i as i32, k as i32, seed) as f32 / u32::MAX as f32) < density) as u8).collect();
+                let mask: Vec<u8> = (0..res * res)
+                    .map(|i| {
+                        ((hash2(i as i32, k as i32, seed) as f32 / u32::MAX as f32) < density) as u8
+                    })
+                    .collect();
                 for cap in [0.0, 1.0, 3.1, 7.5, 40.0, f32::INFINITY] {
                     check(&mask, res, 1.5, cap);
                 }
@@ -451,10 +544,16 @@ mod tests {
         }
         // An island: the band around the coast is exact, the interior and the open sea capped.
         let res = 257;
-        let mask: Vec<u8> =
-            (0..res * res).map(|i| (((i % res) as i32 - 128).pow(2) + ((i / res) as i32 - 120).pow(2) < 90 * 90) as u8).collect();
+        let mask: Vec<u8> = (0..res * res)
+            .map(|i| {
+                (((i % res) as i32 - 128).pow(2) + ((i / res) as i32 - 120).pow(2) < 90 * 90) as u8
+            })
+            .collect();
         let exact = check(&mask, res, 2.0, 60.0);
-        assert!(exact > 10_000 && exact < res * res * 2 / 3, "{exact} exact samples");
+        assert!(
+            exact > 10_000 && exact < res * res * 2 / 3,
+            "{exact} exact samples"
+        );
         for mask in [vec![1u8; 40 * 40], vec![0u8; 40 * 40]] {
             check(&mask, 40, 2.0, 10.0);
         }

@@ -24,7 +24,14 @@ pub struct Mountain {
 }
 
 /// The mountains for a map of `world_size` metres (also used by the GPU path).
-pub fn gaussian_mountains(world_size: f32, cells: u32, density: f32, separation: f32, seed: u64, tag: u32) -> Vec<Mountain> {
+pub fn gaussian_mountains(
+    world_size: f32,
+    cells: u32,
+    density: f32,
+    separation: f32,
+    seed: u64,
+    tag: u32,
+) -> Vec<Mountain> {
     let s = stage_seed(seed, tag);
     let cell = world_size / cells as f32;
     let mut m = Vec::new();
@@ -47,7 +54,12 @@ pub fn gaussian_mountains(world_size: f32, cells: u32, density: f32, separation:
     }
     if m.is_empty() {
         // An empty draw still gives an island: one mountain in the middle.
-        m.push(Mountain { x: world_size * 0.5, z: world_size * 0.5, radius: 0.0, amplitude: 1.0 });
+        m.push(Mountain {
+            x: world_size * 0.5,
+            z: world_size * 0.5,
+            radius: 0.0,
+            amplitude: 1.0,
+        });
     }
     let n = m.len();
     for a in 0..n {
@@ -99,7 +111,10 @@ pub fn gaussian_islands(
     par_rows(&mut out, resolution, |z, row| {
         let pz = z as f32 * spacing;
         // Only mountains whose support reaches this row.
-        let near: Vec<&Mountain> = mountains.iter().filter(|m| (m.z - pz).abs() <= 3.0 * m.radius).collect();
+        let near: Vec<&Mountain> = mountains
+            .iter()
+            .filter(|m| (m.z - pz).abs() <= 3.0 * m.radius)
+            .collect();
         for (x, v) in row.iter_mut().enumerate() {
             let px = x as f32 * spacing;
             let mut sum = 0.0;

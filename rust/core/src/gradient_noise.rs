@@ -28,7 +28,15 @@ pub fn fade(t: f32) -> f32 {
 /// `a(dx) = n00 + v (n01 - n00) = a0 + a1 dx` and `b(dx) = n10 + v (n11 - n10)` are linear in
 /// `dx`, and `d = b - a = d0 + d1 dx`. Gradients are `(x, y)` pairs; `dy1 = dy - 1`, `v = fade(dy)`.
 #[inline(always)]
-fn cell_coeffs(g00: (f32, f32), g10: (f32, f32), g01: (f32, f32), g11: (f32, f32), dy: f32, dy1: f32, v: f32) -> [f32; 4] {
+fn cell_coeffs(
+    g00: (f32, f32),
+    g10: (f32, f32),
+    g01: (f32, f32),
+    g11: (f32, f32),
+    dy: f32,
+    dy1: f32,
+    v: f32,
+) -> [f32; 4] {
     let (c00, c10, c01, c11) = (g00.1 * dy, g10.1 * dy, g01.1 * dy1, g11.1 * dy1);
     let a0 = c00 + v * (c01 - c00);
     let a1 = g00.0 + v * (g01.0 - g00.0);
@@ -76,7 +84,14 @@ pub fn octave_seed(seed: u32, o: u32) -> u32 {
 ///
 /// `x`, `y` are in units of the first octave's wavelength. Result roughly in [-1, 1].
 #[inline(always)]
-pub fn fbm_point(x: f32, y: f32, seed: u32, octaves: u32, lacunarity: f32, persistence: f32) -> f32 {
+pub fn fbm_point(
+    x: f32,
+    y: f32,
+    seed: u32,
+    octaves: u32,
+    lacunarity: f32,
+    persistence: f32,
+) -> f32 {
     let mut sum = 0.0;
     let mut amp = 1.0;
     let mut norm = 0.0;
@@ -87,7 +102,11 @@ pub fn fbm_point(x: f32, y: f32, seed: u32, octaves: u32, lacunarity: f32, persi
         amp *= persistence;
         f *= lacunarity;
     }
-    if norm > 0.0 { sum / norm } else { 0.0 }
+    if norm > 0.0 {
+        sum / norm
+    } else {
+        0.0
+    }
 }
 
 /// Fractal gradient noise over a `resolution²` grid covering `world_size` metres.
@@ -107,7 +126,17 @@ pub fn fbm_noise(
     seed: u64,
     tag: u32,
 ) -> Vec<f32> {
-    FbmRows::of_noise(resolution, world_size, scale, octaves, lacunarity, persistence, seed, tag).to_field(resolution)
+    FbmRows::of_noise(
+        resolution,
+        world_size,
+        scale,
+        octaves,
+        lacunarity,
+        persistence,
+        seed,
+        tag,
+    )
+    .to_field(resolution)
 }
 
 /// fBm of gradient noise sampled on a grid: sample `(x, z)` is
@@ -128,7 +157,16 @@ pub fn fbm_field(
 /// [`fbm_field`] written into `out` (`resolution²` samples, overwritten), for callers that
 /// reuse a buffer.
 #[allow(clippy::too_many_arguments)]
-pub fn fbm_into(out: &mut [f32], resolution: usize, step: f32, offset: [f32; 2], octaves: u32, lacunarity: f32, persistence: f32, s: u32) {
+pub fn fbm_into(
+    out: &mut [f32],
+    resolution: usize,
+    step: f32,
+    offset: [f32; 2],
+    octaves: u32,
+    lacunarity: f32,
+    persistence: f32,
+    s: u32,
+) {
     FbmRows::field(step, offset, octaves, lacunarity, persistence, s).fill(out, resolution);
 }
 
@@ -149,14 +187,44 @@ pub struct FbmRows {
 impl FbmRows {
     /// Rows of [`fbm_noise`]`(resolution, world_size, scale, octaves, lacunarity, persistence, seed, tag)`.
     #[allow(clippy::too_many_arguments)]
-    pub fn of_noise(resolution: usize, world_size: f32, scale: f32, octaves: u32, lacunarity: f32, persistence: f32, seed: u64, tag: u32) -> FbmRows {
+    pub fn of_noise(
+        resolution: usize,
+        world_size: f32,
+        scale: f32,
+        octaves: u32,
+        lacunarity: f32,
+        persistence: f32,
+        seed: u64,
+        tag: u32,
+    ) -> FbmRows {
         let step = world_size / (resolution - 1) as f32 / scale;
-        FbmRows { step, offset: [0.0, 0.0], octaves, lacunarity, persistence, s: stage_seed(seed, tag) }
+        FbmRows {
+            step,
+            offset: [0.0, 0.0],
+            octaves,
+            lacunarity,
+            persistence,
+            s: stage_seed(seed, tag),
+        }
     }
 
     /// Rows of [`fbm_field`]`(_, step, offset, octaves, lacunarity, persistence, s)`.
-    pub fn field(step: f32, offset: [f32; 2], octaves: u32, lacunarity: f32, persistence: f32, s: u32) -> FbmRows {
-        FbmRows { step, offset, octaves, lacunarity, persistence, s }
+    pub fn field(
+        step: f32,
+        offset: [f32; 2],
+        octaves: u32,
+        lacunarity: f32,
+        persistence: f32,
+        s: u32,
+    ) -> FbmRows {
+        FbmRows {
+            step,
+            offset,
+            octaves,
+            lacunarity,
+            persistence,
+            s,
+        }
     }
 
     /// The whole `resolution²` field (row-major), rows in parallel.
@@ -176,14 +244,26 @@ impl FbmRows {
     #[inline]
     pub fn row(&self, z: usize, out: &mut [f32]) {
         out.fill(0.0);
-        fbm_row(out, z as f32 * self.step + self.offset[1], self.step, self.offset[0], self.s, self.octaves, self.lacunarity, self.persistence);
+        fbm_row(
+            out,
+            z as f32 * self.step + self.offset[1],
+            self.step,
+            self.offset[0],
+            self.s,
+            self.octaves,
+            self.lacunarity,
+            self.persistence,
+        );
     }
 }
 
 /// Components of the lattice gradient of hash `h`, in [-1, 1].
 #[inline(always)]
 fn grad_of(h: u32) -> (f32, f32) {
-    ((h & 0xffff) as f32 * (2.0 / 65535.0) - 1.0, (h >> 16) as f32 * (2.0 / 65535.0) - 1.0)
+    (
+        (h & 0xffff) as f32 * (2.0 / 65535.0) - 1.0,
+        (h >> 16) as f32 * (2.0 / 65535.0) - 1.0,
+    )
 }
 
 /// Shortest mean run of samples per lattice cell for which [`octave_row_runs`] is used;
@@ -195,11 +275,20 @@ const MIN_RUN: f32 = 6.0;
 /// (`n` if none). `xs(i)` is the (monotone) position of sample `i` in lattice units and
 /// `per_cell` the mean number of samples per cell, used for the first guess of `b`.
 #[inline(always)]
-pub(crate) fn cell_run(a: usize, n: usize, xs: &impl Fn(usize) -> f32, per_cell: f32) -> (i32, usize) {
+pub(crate) fn cell_run(
+    a: usize,
+    n: usize,
+    xs: &impl Fn(usize) -> f32,
+    per_cell: f32,
+) -> (i32, usize) {
     let xi = fast_floor(xs(a));
     let next = (xi + 1) as f32;
     let guess = a as f32 + ((next - xs(a)) * per_cell).max(1.0);
-    let mut b = if guess >= n as f32 { n } else { (guess as usize).max(a + 1) };
+    let mut b = if guess >= n as f32 {
+        n
+    } else {
+        (guess as usize).max(a + 1)
+    };
     while b > a + 1 && xs(b - 1) >= next {
         b -= 1;
     }
@@ -287,14 +376,24 @@ mod avx2 {
         let one = _mm256_set1_ps(1.0);
         let lo = _mm256_cvtepi32_ps(_mm256_and_si256(h, _mm256_set1_epi32(0xffff)));
         let hi = _mm256_cvtepi32_ps(_mm256_srli_epi32(h, 16));
-        (_mm256_sub_ps(_mm256_mul_ps(lo, k), one), _mm256_sub_ps(_mm256_mul_ps(hi, k), one))
+        (
+            _mm256_sub_ps(_mm256_mul_ps(lo, k), one),
+            _mm256_sub_ps(_mm256_mul_ps(hi, k), one),
+        )
     }
 
     /// `row[i] += amp · gradient_noise(pos0[i] · f, yy, os)` for every `i`, where
     /// `pos0[i] = i · step + x0`; needs `step · f <= WINDOW_MAX_CELLS_PER_SAMPLE`, `step, f > 0`,
     /// lattice coordinates far inside the exact `f32` integer range and `row.len() < 2^24`.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn octave_row_window(row: &mut [f32], pos0: &[f32], yy: f32, f: f32, os: u32, amp: f32) {
+    pub(super) unsafe fn octave_row_window(
+        row: &mut [f32],
+        pos0: &[f32],
+        yy: f32,
+        f: f32,
+        os: u32,
+        amp: f32,
+    ) {
         let n = row.len().min(pos0.len());
         let yi = fast_floor(yy);
         let dy = yy - yi as f32;
@@ -304,8 +403,18 @@ mod avx2 {
         let v = super::fade(dy);
         let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
         let vf = _mm256_set1_ps(f);
-        let (vdy, vdy1, vv, vamp) = (_mm256_set1_ps(dy), _mm256_set1_ps(dy1), _mm256_set1_ps(v), _mm256_set1_ps(amp));
-        let (c6, c15, c10, c12) = (_mm256_set1_ps(6.0), _mm256_set1_ps(15.0), _mm256_set1_ps(10.0), _mm256_set1_ps(1.2));
+        let (vdy, vdy1, vv, vamp) = (
+            _mm256_set1_ps(dy),
+            _mm256_set1_ps(dy1),
+            _mm256_set1_ps(v),
+            _mm256_set1_ps(amp),
+        );
+        let (c6, c15, c10, c12) = (
+            _mm256_set1_ps(6.0),
+            _mm256_set1_ps(15.0),
+            _mm256_set1_ps(10.0),
+            _mm256_set1_ps(1.2),
+        );
         let seven = _mm256_set1_epi32(7);
         let xs = |k: usize| pos0[k] * f;
         // Sample positions of the block starting at `i`, their floor and cell index.
@@ -317,18 +426,36 @@ mod avx2 {
         };
         // amp · cell_eval of one block, cell coefficients picked from window slot k.
         let eval = |x: __m256, fl: __m256, k: __m256i, w: &[__m256; 4]| {
-            let (a0, a1) = (_mm256_permutevar8x32_ps(w[0], k), _mm256_permutevar8x32_ps(w[1], k));
-            let (d0, d1) = (_mm256_permutevar8x32_ps(w[2], k), _mm256_permutevar8x32_ps(w[3], k));
+            let (a0, a1) = (
+                _mm256_permutevar8x32_ps(w[0], k),
+                _mm256_permutevar8x32_ps(w[1], k),
+            );
+            let (d0, d1) = (
+                _mm256_permutevar8x32_ps(w[2], k),
+                _mm256_permutevar8x32_ps(w[3], k),
+            );
             let dx = _mm256_sub_ps(x, fl);
             // fade(dx) = dx·dx·dx · (dx · (dx · 6 - 15) + 10), in the scalar's order.
             let d3 = _mm256_mul_ps(_mm256_mul_ps(dx, dx), dx);
-            let u = _mm256_mul_ps(d3, _mm256_add_ps(_mm256_mul_ps(dx, _mm256_sub_ps(_mm256_mul_ps(dx, c6), c15)), c10));
+            let u = _mm256_mul_ps(
+                d3,
+                _mm256_add_ps(
+                    _mm256_mul_ps(dx, _mm256_sub_ps(_mm256_mul_ps(dx, c6), c15)),
+                    c10,
+                ),
+            );
             let a = _mm256_add_ps(a0, _mm256_mul_ps(a1, dx));
             let d = _mm256_add_ps(d0, _mm256_mul_ps(d1, dx));
-            _mm256_mul_ps(vamp, _mm256_mul_ps(_mm256_add_ps(a, _mm256_mul_ps(u, d)), c12))
+            _mm256_mul_ps(
+                vamp,
+                _mm256_mul_ps(_mm256_add_ps(a, _mm256_mul_ps(u, d)), c12),
+            )
         };
         let outside = |k: __m256i| {
-            _mm256_movemask_epi8(_mm256_or_si256(_mm256_cmpgt_epi32(_mm256_setzero_si256(), k), _mm256_cmpgt_epi32(k, seven))) != 0
+            _mm256_movemask_epi8(_mm256_or_si256(
+                _mm256_cmpgt_epi32(_mm256_setzero_si256(), k),
+                _mm256_cmpgt_epi32(k, seven),
+            )) != 0
         };
         // Window: the cell_coeffs of cells w0 ..= w0 + 7 (lane j = cell w0 + j), same operations.
         let window = |w0: i32| {
@@ -398,7 +525,16 @@ mod avx2 {
 
 /// One row of [`fbm_noise`]: octave-outer so the inner loop is a straight, vectorisable map.
 #[inline(always)]
-fn fbm_row_body(row: &mut [f32], y: f32, step: f32, x0: f32, s: u32, octaves: u32, lacunarity: f32, persistence: f32) {
+fn fbm_row_body(
+    row: &mut [f32],
+    y: f32,
+    step: f32,
+    x0: f32,
+    s: u32,
+    octaves: u32,
+    lacunarity: f32,
+    persistence: f32,
+) {
     let mut amp = 1.0f32;
     let mut norm = 0.0f32;
     let mut f = 1.0f32;
@@ -407,16 +543,20 @@ fn fbm_row_body(row: &mut [f32], y: f32, step: f32, x0: f32, s: u32, octaves: u3
     // of the AVX2 window kernel, which then only multiplies by `f`: the same value as computing
     // `(i · step + x0) · f` in one go).
     #[cfg(target_arch = "x86_64")]
-    let pos: Vec<f32> = if std::arch::is_x86_feature_detected!("avx2") && step * f <= WINDOW_MAX_CELLS_PER_SAMPLE {
-        (0..n).map(|i| (i as i32) as f32 * step + x0).collect()
-    } else {
-        Vec::new()
-    };
+    let pos: Vec<f32> =
+        if std::arch::is_x86_feature_detected!("avx2") && step * f <= WINDOW_MAX_CELLS_PER_SAMPLE {
+            (0..n).map(|i| (i as i32) as f32 * step + x0).collect()
+        } else {
+            Vec::new()
+        };
     for o in 0..octaves {
         let os = octave_seed(s, o);
         let yy = y * f;
         let ends_ok = n > 0 && {
-            let (first, last) = ((x0 * f).abs(), ((((n - 1) as i32) as f32 * step + x0) * f).abs());
+            let (first, last) = (
+                (x0 * f).abs(),
+                ((((n - 1) as i32) as f32 * step + x0) * f).abs(),
+            );
             first < 4.0e6 && last < 4.0e6
         };
         let lattice_ok = step > 0.0 && f > 0.0 && ends_ok && n < (1 << 24);
@@ -481,19 +621,29 @@ mod tests {
         // Odd steps and offsets (negative too), from hundreds of samples per cell to several
         // cells per sample, so both row paths and every run boundary case are exercised.
         let s = stage_seed(5, 9);
-        for &(step, x0, y) in &[(0.002f32, 0.0f32, 0.37f32), (0.0137, -3.71, -12.9), (0.31, 17.3, 2.5), (1.7, -0.5, 0.0), (0.000_97, 1234.567, -88.1)] {
+        for &(step, x0, y) in &[
+            (0.002f32, 0.0f32, 0.37f32),
+            (0.0137, -3.71, -12.9),
+            (0.31, 17.3, 2.5),
+            (1.7, -0.5, 0.0),
+            (0.000_97, 1234.567, -88.1),
+        ] {
             for octaves in 1..=16u32 {
                 for &(lac, per) in &[(2.0f32, 0.5f32), (1.37, 0.71), (3.9, 0.3)] {
                     let n = 301;
                     // Stay inside the range where lattice coordinates fit an i32.
-                    if (x0.abs() + n as f32 * step + y.abs()) * lac.powi(octaves as i32 - 1) > 1.0e6 {
+                    if (x0.abs() + n as f32 * step + y.abs()) * lac.powi(octaves as i32 - 1) > 1.0e6
+                    {
                         continue;
                     }
                     let mut row = vec![0.0f32; n];
                     fbm_row(&mut row, y, step, x0, s, octaves, lac, per);
                     for (i, &v) in row.iter().enumerate() {
                         let p = fbm_point((i as f32) * step + x0, y, s, octaves, lac, per);
-                        assert!((v - p).abs() < 1e-5, "step {step} x0 {x0} oct {octaves} lac {lac} i {i}: {v} vs {p}");
+                        assert!(
+                            (v - p).abs() < 1e-5,
+                            "step {step} x0 {x0} oct {octaves} lac {lac} i {i}: {v} vs {p}"
+                        );
                     }
                 }
             }
@@ -503,7 +653,12 @@ mod tests {
     #[test]
     fn run_and_point_paths_agree_bitwise() {
         let s = 0xabcd_1234;
-        for &(step, x0, f) in &[(0.002f32, 0.0f32, 1.0f32), (0.0131, -7.77, 2.0), (0.05, 3.3, 1.37), (0.0007, -0.001, 64.0)] {
+        for &(step, x0, f) in &[
+            (0.002f32, 0.0f32, 1.0f32),
+            (0.0131, -7.77, 2.0),
+            (0.05, 3.3, 1.37),
+            (0.0007, -0.001, 64.0),
+        ] {
             let n = 777;
             let mut a = vec![0.25f32; n];
             let mut b = a.clone();
@@ -543,7 +698,10 @@ mod tests {
                 let pos: Vec<f32> = (0..n).map(|i| (i as i32) as f32 * step + x0).collect();
                 unsafe { avx2::octave_row_window(&mut a, &pos, yy, f, s, 0.7) };
                 octave_row_points(&mut b, yy, step, x0, f, s, 0.7);
-                assert!(a.iter().zip(&b).all(|(p, q)| p.to_bits() == q.to_bits()), "step {step} x0 {x0} f {f} n {n}");
+                assert!(
+                    a.iter().zip(&b).all(|(p, q)| p.to_bits() == q.to_bits()),
+                    "step {step} x0 {x0} f {f} n {n}"
+                );
             }
         }
     }
@@ -551,7 +709,9 @@ mod tests {
     #[test]
     fn range_and_variety() {
         let f = fbm_noise(129, 1000.0, 200.0, 6, 2.0, 0.5, 3, 1);
-        let (mn, mx) = f.iter().fold((f32::MAX, f32::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+        let (mn, mx) = f
+            .iter()
+            .fold((f32::MAX, f32::MIN), |(a, b), &v| (a.min(v), b.max(v)));
         assert!(mn > -1.5 && mx < 1.5, "{mn} {mx}");
         assert!(mx - mn > 0.5, "{mn} {mx}");
     }

@@ -4,7 +4,9 @@ use rayon::prelude::*;
 
 /// Run `f(row_index, row)` over every row of a row-major `width`-wide grid, rows in parallel.
 pub fn par_rows<T: Send>(data: &mut [T], width: usize, f: impl Fn(usize, &mut [T]) + Sync + Send) {
-    data.par_chunks_mut(width).enumerate().for_each(|(z, row)| f(z, row));
+    data.par_chunks_mut(width)
+        .enumerate()
+        .for_each(|(z, row)| f(z, row));
 }
 
 /// Cubic Hermite smoothstep of `x` between `e0` and `e1` (GLSL/WGSL semantics, `e0 != e1`).
@@ -49,7 +51,10 @@ pub fn min_max_count_above(data: &[f32], level: f32) -> ((f32, f32), usize) {
             let hi = hi.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
             ((lo, hi), n.iter().map(|&k| k as usize).sum::<usize>())
         })
-        .reduce(|| ((f32::INFINITY, f32::NEG_INFINITY), 0), |((a, b), n), ((c, d), m)| ((a.min(c), b.max(d)), n + m))
+        .reduce(
+            || ((f32::INFINITY, f32::NEG_INFINITY), 0),
+            |((a, b), n), ((c, d), m)| ((a.min(c), b.max(d)), n + m),
+        )
 }
 
 /// Rescale a field to [0, 1] by its min and max (a constant field becomes 0.5).
@@ -73,15 +78,27 @@ impl Normalization {
         let (mn, mx) = min_max(data);
         let span = mx - mn;
         if span > 0.0 && span.is_finite() {
-            Normalization { min: mn, inv: 1.0 / span, constant: false }
+            Normalization {
+                min: mn,
+                inv: 1.0 / span,
+                constant: false,
+            }
         } else {
-            Normalization { min: 0.0, inv: 0.0, constant: true }
+            Normalization {
+                min: 0.0,
+                inv: 0.0,
+                constant: true,
+            }
         }
     }
 
     /// Normalised value of one sample.
     #[inline(always)]
     pub fn apply(&self, v: f32) -> f32 {
-        if self.constant { 0.5 } else { (v - self.min) * self.inv }
+        if self.constant {
+            0.5
+        } else {
+            (v - self.min) * self.inv
+        }
     }
 }

@@ -58,7 +58,12 @@ impl Heightfield {
     pub fn new(resolution: usize, world_size: f32, heights: Vec<f32>) -> Heightfield {
         assert_eq!(heights.len(), resolution * resolution);
         let normals = compute_normals(&heights, resolution, world_size / (resolution - 1) as f32);
-        Heightfield { resolution, world_size, heights, normals }
+        Heightfield {
+            resolution,
+            world_size,
+            heights,
+            normals,
+        }
     }
 
     /// Distance between samples, metres.
@@ -115,7 +120,8 @@ impl Heightfield {
     pub fn height_bilinear(&self, x: f32, z: f32) -> f32 {
         let (ix, iz, fx, fz) = self.locate(x, z);
         let a = self.sample(ix, iz) + fx * (self.sample(ix + 1, iz) - self.sample(ix, iz));
-        let b = self.sample(ix, iz + 1) + fx * (self.sample(ix + 1, iz + 1) - self.sample(ix, iz + 1));
+        let b =
+            self.sample(ix, iz + 1) + fx * (self.sample(ix + 1, iz + 1) - self.sample(ix, iz + 1));
         a + fz * (b - a)
     }
 
@@ -144,7 +150,14 @@ impl Heightfield {
 
     /// Render mesh of the region starting at sample `(x0, z0)` with `cells` cells per side,
     /// taking every `step`-th sample (LOD). `cells` must be a multiple of `step`.
-    pub fn region_mesh(&self, x0: usize, z0: usize, cells: usize, step: usize, flat: bool) -> ChunkMesh {
+    pub fn region_mesh(
+        &self,
+        x0: usize,
+        z0: usize,
+        cells: usize,
+        step: usize,
+        flat: bool,
+    ) -> ChunkMesh {
         let n = self.resolution;
         let v = cells / step + 1;
         let inv = 1.0 / (n - 1) as f32;
@@ -159,7 +172,11 @@ impl Heightfield {
             }
         }
         m.indices = grid_indices(v);
-        if flat { flat_shaded(&m.positions, &m.uvs, &m.indices) } else { m }
+        if flat {
+            flat_shaded(&m.positions, &m.uvs, &m.indices)
+        } else {
+            m
+        }
     }
 
     /// Render mesh of chunk `(cx, cz)` with `chunk_size` cells per side at full resolution.
@@ -169,14 +186,28 @@ impl Heightfield {
 
     /// Collider of chunk `(cx, cz)`: `(chunk_size + 1)²` heights, centred on its origin.
     pub fn chunk_collider(&self, cx: usize, cz: usize, chunk_size: usize) -> ChunkCollider {
-        ChunkCollider::of(&self.heights, self.resolution, self.world_size, cx, cz, chunk_size)
+        ChunkCollider::of(
+            &self.heights,
+            self.resolution,
+            self.world_size,
+            cx,
+            cz,
+            chunk_size,
+        )
     }
 }
 
 impl ChunkCollider {
     /// [`Heightfield::chunk_collider`] of bare heights (`resolution²`, row-major, over
     /// `world_size` metres): usable before the normals exist.
-    pub fn of(heights: &[f32], resolution: usize, world_size: f32, cx: usize, cz: usize, chunk_size: usize) -> ChunkCollider {
+    pub fn of(
+        heights: &[f32],
+        resolution: usize,
+        world_size: f32,
+        cx: usize,
+        cz: usize,
+        chunk_size: usize,
+    ) -> ChunkCollider {
         let w = chunk_size + 1;
         let (x0, z0) = (cx * chunk_size, cz * chunk_size);
         let mut rows = Vec::with_capacity(w * w);
@@ -187,7 +218,13 @@ impl ChunkCollider {
         let s = world_size / (resolution - 1) as f32;
         let h = world_size * 0.5;
         let centre = |i0: usize| (i0 as f32 + chunk_size as f32 * 0.5) * s - h;
-        ChunkCollider { width: w, depth: w, heights: rows, offset: [centre(x0), 0.0, centre(z0)], cell_size: s }
+        ChunkCollider {
+            width: w,
+            depth: w,
+            heights: rows,
+            offset: [centre(x0), 0.0, centre(z0)],
+            cell_size: s,
+        }
     }
 }
 
@@ -212,7 +249,11 @@ pub(crate) fn flat_shaded(positions: &[[f32; 3]], uvs: &[[f32; 2]], indices: &[u
     let mut m = ChunkMesh::default();
     m.positions.reserve(indices.len());
     for tri in indices.chunks(3) {
-        let p = [positions[tri[0] as usize], positions[tri[1] as usize], positions[tri[2] as usize]];
+        let p = [
+            positions[tri[0] as usize],
+            positions[tri[1] as usize],
+            positions[tri[2] as usize],
+        ];
         let nrm = face_normal(p[0], p[1], p[2]);
         for &k in tri {
             m.indices.push(m.positions.len() as u32);
@@ -227,7 +268,11 @@ pub(crate) fn flat_shaded(positions: &[[f32; 3]], uvs: &[[f32; 2]], indices: &[u
 fn face_normal(a: [f32; 3], b: [f32; 3], c: [f32; 3]) -> [f32; 3] {
     let u = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
     let v = [c[0] - a[0], c[1] - a[1], c[2] - a[2]];
-    let mut n = [u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]];
+    let mut n = [
+        u[1] * v[2] - u[2] * v[1],
+        u[2] * v[0] - u[0] * v[2],
+        u[0] * v[1] - u[1] * v[0],
+    ];
     if n[1] < 0.0 {
         n = [-n[0], -n[1], -n[2]];
     }
@@ -241,7 +286,9 @@ mod tests {
 
     fn field() -> Heightfield {
         let n = 33;
-        let h: Vec<f32> = (0..n * n).map(|i| ((i % n) as f32 * 0.3).sin() * 5.0 + (i / n) as f32 * 0.2).collect();
+        let h: Vec<f32> = (0..n * n)
+            .map(|i| ((i % n) as f32 * 0.3).sin() * 5.0 + (i / n) as f32 * 0.2)
+            .collect();
         Heightfield::new(n, 64.0, h)
     }
 
@@ -257,7 +304,10 @@ mod tests {
             assert_eq!(a.normals[j * 17 + 16], b.normals[j * 17]);
         }
         assert_eq!(a.positions[0], [-32.0, f.sample(0, 0), -32.0]);
-        assert_eq!(f.chunk_mesh(1, 1, 16, false).positions[16 * 17 + 16][0], 32.0);
+        assert_eq!(
+            f.chunk_mesh(1, 1, 16, false).positions[16 * 17 + 16][0],
+            32.0
+        );
         assert_eq!(a.uvs[0], [0.0, 0.0]);
         assert_eq!(f.chunk_mesh(1, 1, 16, false).uvs[17 * 17 - 1], [1.0, 1.0]);
     }
@@ -267,7 +317,11 @@ mod tests {
         let f = field();
         let m = f.chunk_mesh(0, 0, 16, false);
         for t in m.indices.chunks(3) {
-            let (a, b, c) = (m.positions[t[0] as usize], m.positions[t[1] as usize], m.positions[t[2] as usize]);
+            let (a, b, c) = (
+                m.positions[t[0] as usize],
+                m.positions[t[1] as usize],
+                m.positions[t[2] as usize],
+            );
             // Clockwise seen from +Y: cross(b - a, c - a) points down.
             let u = [b[0] - a[0], b[2] - a[2]];
             let v = [c[0] - a[0], c[2] - a[2]];

@@ -35,4 +35,6 @@ pub mod value_noise;
 
 pub use heightfield::{ChunkCollider, ChunkMesh, Heightfield};
 pub use params::{Algorithm, IslandParams, ParamError};
-pub use pipeline::{generate, generate_heights_with, generate_with, Carved, GenerateError, Island, Stats};
+pub use pipeline::{
+    generate, generate_heights_with, generate_with, Carved, GenerateError, Island, Stats,
+};

@@ -78,9 +78,16 @@ impl LodLayout {
     /// Layout for a `resolution²` map (2^n + 1) with chunks of `chunk_cells` cells (a power of
     /// two, at least 2, dividing `resolution - 1`) and `levels` (1..=6; clamped down so a level-0
     /// node fits in the map).
-    pub fn new(resolution: usize, world_size: f32, chunk_cells: usize, levels: u32) -> Result<LodLayout, LodError> {
+    pub fn new(
+        resolution: usize,
+        world_size: f32,
+        chunk_cells: usize,
+        levels: u32,
+    ) -> Result<LodLayout, LodError> {
         if resolution < 3 || !(resolution - 1).is_power_of_two() {
-            return Err(LodError(format!("resolution must be 2^n + 1, got {resolution}")));
+            return Err(LodError(format!(
+                "resolution must be 2^n + 1, got {resolution}"
+            )));
         }
         if chunk_cells < 2 || !chunk_cells.is_power_of_two() || chunk_cells > resolution - 1 {
             return Err(LodError(format!(
@@ -89,15 +96,26 @@ impl LodLayout {
             )));
         }
         if !(1..=MAX_LEVELS).contains(&levels) {
-            return Err(LodError(format!("lod levels must be 1..={MAX_LEVELS}, got {levels}")));
+            return Err(LodError(format!(
+                "lod levels must be 1..={MAX_LEVELS}, got {levels}"
+            )));
         }
         if !(world_size.is_finite() && world_size > 0.0) {
-            return Err(LodError(format!("world size must be positive, got {world_size}")));
+            return Err(LodError(format!(
+                "world size must be positive, got {world_size}"
+            )));
         }
         let max_levels = ((resolution - 1) / chunk_cells).trailing_zeros() + 1;
         let levels = levels.min(max_levels);
         let root_cells = chunk_cells << (levels - 1);
-        Ok(LodLayout { resolution, chunk_cells, levels, root_cells, roots: (resolution - 1) / root_cells, world_size })
+        Ok(LodLayout {
+            resolution,
+            chunk_cells,
+            levels,
+            root_cells,
+            roots: (resolution - 1) / root_cells,
+            world_size,
+        })
     }
 
     /// Cells per side of a node at `level`.
@@ -127,7 +145,12 @@ impl LodLayout {
         let h = self.world_size * 0.5;
         let (x0, z0) = self.origin(k);
         let c = self.cells(k.level);
-        [x0 as f32 * s - h, z0 as f32 * s - h, (x0 + c) as f32 * s - h, (z0 + c) as f32 * s - h]
+        [
+            x0 as f32 * s - h,
+            z0 as f32 * s - h,
+            (x0 + c) as f32 * s - h,
+            (z0 + c) as f32 * s - h,
+        ]
     }
 }
 
@@ -149,21 +172,44 @@ fn distance_to_box(layout: &LodLayout, k: NodeKey, v: &LodView) -> f32 {
     let dz = (r[1] - cz).max(cz - r[3]).max(0.0);
     let dy = (v.y_range[0] - cy).max(cy - v.y_range[1]).max(0.0);
     let d = (dx * dx + dy * dy + dz * dz).sqrt();
-    if d.is_finite() { d } else { f32::INFINITY }
+    if d.is_finite() {
+        d
+    } else {
+        f32::INFINITY
+    }
 }
 
 /// Leaf of `set` covering the cell `(x, z)` of `level` (itself or an ancestor), if any.
 fn covering(set: &HashSet<NodeKey>, level: u32, x: u32, z: u32) -> Option<NodeKey> {
-    (0..=level).rev().map(|l| NodeKey { level: l, x: x >> (level - l), z: z >> (level - l) }).find(|k| set.contains(k))
+    (0..=level)
+        .rev()
+        .map(|l| NodeKey {
+            level: l,
+            x: x >> (level - l),
+            z: z >> (level - l),
+        })
+        .find(|k| set.contains(k))
 }
 
 fn children(k: NodeKey) -> [NodeKey; 4] {
     let (l, x, z) = (k.level + 1, k.x * 2, k.z * 2);
     [
         NodeKey { level: l, x, z },
-        NodeKey { level: l, x: x + 1, z },
-        NodeKey { level: l, x, z: z + 1 },
-        NodeKey { level: l, x: x + 1, z: z + 1 },
+        NodeKey {
+            level: l,
+            x: x + 1,
+            z,
+        },
+        NodeKey {
+            level: l,
+            x,
+            z: z + 1,
+        },
+        NodeKey {
+            level: l,
+            x: x + 1,
+            z: z + 1,
+        },
     ]
 }
 
@@ -188,7 +234,11 @@ pub fn select(layout: &LodLayout, view: &LodView) -> Vec<Leaf> {
             stack.push(NodeKey { level: 0, x, z });
         }
     }
-    let dist = if view.lod_distance.is_finite() { view.lod_distance.max(0.0) } else { 0.0 };
+    let dist = if view.lod_distance.is_finite() {
+        view.lod_distance.max(0.0)
+    } else {
+        0.0
+    };
     while let Some(k) = stack.pop() {
         let split_at = dist / (1u32 << k.level) as f32;
         if k.level + 1 < layout.levels && distance_to_box(layout, k, view) < split_at {
@@ -198,7 +248,13 @@ pub fn select(layout: &LodLayout, view: &LodView) -> Vec<Leaf> {
         }
     }
     balance(layout, &mut set);
-    let mut leaves: Vec<Leaf> = set.iter().map(|&k| Leaf { key: k, stitch: stitch_mask(layout, &set, k) }).collect();
+    let mut leaves: Vec<Leaf> = set
+        .iter()
+        .map(|&k| Leaf {
+            key: k,
+            stitch: stitch_mask(layout, &set, k),
+        })
+        .collect();
     leaves.sort();
     leaves
 }
@@ -285,7 +341,12 @@ pub fn node_mesh(field: &Heightfield, layout: &LodLayout, leaf: Leaf, flat: bool
     if flat {
         flat_shaded(&pos, &uvs, &indices)
     } else {
-        ChunkMesh { positions: pos, normals: nrm, uvs, indices }
+        ChunkMesh {
+            positions: pos,
+            normals: nrm,
+            uvs,
+            indices,
+        }
     }
 }
 
@@ -304,7 +365,11 @@ mod tests {
     }
 
     fn view(cam: [f32; 3], dist: f32) -> LodView {
-        LodView { camera: cam, lod_distance: dist, y_range: [-10.0, 20.0] }
+        LodView {
+            camera: cam,
+            lod_distance: dist,
+            y_range: [-10.0, 20.0],
+        }
     }
 
     fn cams() -> Vec<[f32; 3]> {
@@ -328,8 +393,18 @@ mod tests {
                 _ => t * v + v - 1,
             })
             .collect();
-        let along = |p: [f32; 3]| if edge == EDGE_NORTH || edge == EDGE_SOUTH { p[0] } else { p[2] };
-        let q = if edge == EDGE_NORTH || edge == EDGE_SOUTH { x } else { z };
+        let along = |p: [f32; 3]| {
+            if edge == EDGE_NORTH || edge == EDGE_SOUTH {
+                p[0]
+            } else {
+                p[2]
+            }
+        };
+        let q = if edge == EDGE_NORTH || edge == EDGE_SOUTH {
+            x
+        } else {
+            z
+        };
         for w in idx.windows(2) {
             let (a, b) = (m.positions[w[0]], m.positions[w[1]]);
             let (ta, tb) = (along(a), along(b));
@@ -374,7 +449,10 @@ mod tests {
                     }
                     assert_eq!(node_mesh(&f, &layout, *lf, false).positions.len(), 17 * 17);
                 }
-                assert!(cover.iter().all(|&c| c == 1), "levels {levels}, cam {cam:?}");
+                assert!(
+                    cover.iter().all(|&c| c == 1),
+                    "levels {levels}, cam {cam:?}"
+                );
                 // Balance: for every leaf cell edge, the neighbouring leaf differs by ≤ 1 level.
                 let set: HashSet<NodeKey> = leaves.iter().map(|l| l.key).collect();
                 for lf in &leaves {
@@ -397,13 +475,14 @@ mod tests {
         let far = select(&layout, &view([250.0, 5.0, 250.0], 300.0));
         assert_ne!(near, far);
         let finest = |ls: &[Leaf], x: f32, z: f32| {
-            ls.iter().find(|l| {
-                let r = layout.rect(l.key);
-                x >= r[0] && x < r[2] && z >= r[1] && z < r[3]
-            })
-            .unwrap()
-            .key
-            .level
+            ls.iter()
+                .find(|l| {
+                    let r = layout.rect(l.key);
+                    x >= r[0] && x < r[2] && z >= r[1] && z < r[3]
+                })
+                .unwrap()
+                .key
+                .level
         };
         assert_eq!(finest(&near, -250.0, -250.0), 3);
         assert!(finest(&near, 250.0, 250.0) < 3);
@@ -430,7 +509,10 @@ mod tests {
             for cam in cams() {
                 for dist in [150.0, 400.0, 900.0] {
                     let leaves = select(&layout, &view(cam, dist));
-                    let meshes: Vec<ChunkMesh> = leaves.iter().map(|l| node_mesh(&f, &layout, *l, false)).collect();
+                    let meshes: Vec<ChunkMesh> = leaves
+                        .iter()
+                        .map(|l| node_mesh(&f, &layout, *l, false))
+                        .collect();
                     for (ia, a) in leaves.iter().enumerate() {
                         for (ib, b) in leaves.iter().enumerate() {
                             let (ra, rb) = (layout.rect(a.key), layout.rect(b.key));
@@ -444,15 +526,26 @@ mod tests {
                             if a.key.level != b.key.level {
                                 mixed += 1;
                             }
-                            let (lo, hi) = if east { (ra[1].max(rb[1]), ra[3].min(rb[3])) } else { (ra[0].max(rb[0]), ra[2].min(rb[2])) };
+                            let (lo, hi) = if east {
+                                (ra[1].max(rb[1]), ra[3].min(rb[3]))
+                            } else {
+                                (ra[0].max(rb[0]), ra[2].min(rb[2]))
+                            };
                             let samples = 256;
                             for s in 0..=samples {
                                 let t = lo + (hi - lo) * s as f32 / samples as f32;
                                 let (x, z) = if east { (ra[2], t) } else { (t, ra[3]) };
-                                let (ea, eb) = if east { (EDGE_EAST, EDGE_WEST) } else { (EDGE_SOUTH, EDGE_NORTH) };
+                                let (ea, eb) = if east {
+                                    (EDGE_EAST, EDGE_WEST)
+                                } else {
+                                    (EDGE_SOUTH, EDGE_NORTH)
+                                };
                                 let ha = edge_height(&meshes[ia], 17, ea, x, z);
                                 let hb = edge_height(&meshes[ib], 17, eb, x, z);
-                                assert!((ha - hb).abs() <= 1e-4, "crack {a:?}|{b:?} at ({x},{z}): {ha} vs {hb}");
+                                assert!(
+                                    (ha - hb).abs() <= 1e-4,
+                                    "crack {a:?}|{b:?} at ({x},{z}): {ha} vs {hb}"
+                                );
                             }
                         }
                     }
@@ -466,7 +559,14 @@ mod tests {
     fn stitching_only_moves_odd_edge_vertices_and_flat_matches() {
         let f = field(129);
         let layout = LodLayout::new(129, 512.0, 16, 3).unwrap();
-        let leaf = Leaf { key: NodeKey { level: 2, x: 1, z: 2 }, stitch: EDGE_WEST | EDGE_SOUTH };
+        let leaf = Leaf {
+            key: NodeKey {
+                level: 2,
+                x: 1,
+                z: 2,
+            },
+            stitch: EDGE_WEST | EDGE_SOUTH,
+        };
         let plain = node_mesh(&f, &layout, Leaf { stitch: 0, ..leaf }, false);
         let st = node_mesh(&f, &layout, leaf, false);
         let (x0, z0) = layout.origin(leaf.key);
@@ -477,7 +577,12 @@ mod tests {
                 let k = j * 17 + i;
                 let on = (i == 0 && j % 2 == 1) || (j == 16 && i % 2 == 1);
                 if on {
-                    assert_eq!(st.positions[k][1], (plain.positions[k - if i == 0 { 17 } else { 1 }][1] + plain.positions[k + if i == 0 { 17 } else { 1 }][1]) * 0.5);
+                    assert_eq!(
+                        st.positions[k][1],
+                        (plain.positions[k - if i == 0 { 17 } else { 1 }][1]
+                            + plain.positions[k + if i == 0 { 17 } else { 1 }][1])
+                            * 0.5
+                    );
                     moved += 1;
                 } else {
                     assert_eq!(st.positions[k], plain.positions[k]);

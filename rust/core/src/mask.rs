@@ -19,7 +19,8 @@ pub const MASK_NOISE_GAIN: f32 = 1.8;
 /// The deforming noise at `(px, pz)` metres from the centre, amplified and clamped to [-1, 1].
 #[inline(always)]
 pub fn mask_noise(px: f32, pz: f32, noise_scale: f32, s: u32) -> f32 {
-    (MASK_NOISE_GAIN * fbm_point(px / noise_scale, pz / noise_scale, s, 4, 2.0, 0.5)).clamp(-1.0, 1.0)
+    (MASK_NOISE_GAIN * fbm_point(px / noise_scale, pz / noise_scale, s, 4, 2.0, 0.5))
+        .clamp(-1.0, 1.0)
 }
 
 /// Land (1) / water (0) mask over a `resolution²` grid covering `world_size` metres.
@@ -44,7 +45,15 @@ pub fn island_mask(
     let r = radius * half;
     let amp = MASK_DEFORMATION * (1.0 - roundness);
     let mut out = vec![0u8; resolution * resolution];
-    let cfg = MaskCfg { s, spacing, half, r, amp, ns: noise_scale, margin };
+    let cfg = MaskCfg {
+        s,
+        spacing,
+        half,
+        r,
+        amp,
+        ns: noise_scale,
+        margin,
+    };
     par_rows(&mut out, resolution, |z, row| mask_row(z, row, &cfg));
     out
 }
@@ -68,7 +77,13 @@ fn mask_row_body(z: usize, row: &mut [u8], c: &MaskCfg) {
     for (x, v) in row.iter_mut().enumerate() {
         let px = x as f32 * spacing - half;
         let d0 = (px * px + pz * pz).sqrt() / r;
-        *v = if d0 - amp >= 1.0 { 0 } else if d0 + amp < 1.0 { 1 } else { 2 };
+        *v = if d0 - amp >= 1.0 {
+            0
+        } else if d0 + amp < 1.0 {
+            1
+        } else {
+            2
+        };
     }
     // The ring's runs of samples get the deforming noise from the vectorised row kernel.
     let mut noise = Vec::new();
@@ -84,7 +99,16 @@ fn mask_row_body(z: usize, row: &mut [u8], c: &MaskCfg) {
         }
         noise.clear();
         noise.resize(x - start, 0.0f32);
-        fbm_row(&mut noise, pz / ns, spacing / ns, (start as f32 * spacing - half) / ns, c.s, 4, 2.0, 0.5);
+        fbm_row(
+            &mut noise,
+            pz / ns,
+            spacing / ns,
+            (start as f32 * spacing - half) / ns,
+            c.s,
+            4,
+            2.0,
+            0.5,
+        );
         for (k, &nv) in noise.iter().enumerate() {
             let px = (start + k) as f32 * spacing - half;
             let d0 = (px * px + pz * pz).sqrt() / r;
@@ -123,7 +147,8 @@ mod tests {
     fn matches_point_definition() {
         // The ring noise comes from the row kernel; the definition is `mask_noise` per sample.
         // Both agree except where the deformed radius passes within float rounding of a sample.
-        let (res, world, radius, round, ns, margin) = (257usize, 1024.0f32, 0.66f32, 0.35f32, 300.0f32, 20.0f32);
+        let (res, world, radius, round, ns, margin) =
+            (257usize, 1024.0f32, 0.66f32, 0.35f32, 300.0f32, 20.0f32);
         let m = island_mask(res, world, radius, round, ns, margin, 42, 3);
         let s = stage_seed(42, 3);
         let spacing = world / (res - 1) as f32;

@@ -30,7 +30,10 @@ pub fn reuse_freed_memory() -> bool {
         const M_MMAP_THRESHOLD: i32 = -3;
         // SAFETY: mallopt only changes allocator tuning parameters; both values are in the
         // ranges glibc documents (it returns 0 and changes nothing otherwise).
-        unsafe { mallopt(M_MMAP_THRESHOLD, REUSE_BLOCK_LIMIT as i32) == 1 && mallopt(M_TRIM_THRESHOLD, KEEP_FREE_LIMIT as i32) == 1 }
+        unsafe {
+            mallopt(M_MMAP_THRESHOLD, REUSE_BLOCK_LIMIT as i32) == 1
+                && mallopt(M_TRIM_THRESHOLD, KEEP_FREE_LIMIT as i32) == 1
+        }
     }
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     {
@@ -50,11 +53,13 @@ pub const HUGE_PAGE_MIN: usize = REUSE_BLOCK_LIMIT;
 pub fn zeroed<T: Copy + Default + Send + Sync>(len: usize) -> Vec<T> {
     use rayon::prelude::*;
     let mut v: Vec<T> = with_capacity(len);
-    v.spare_capacity_mut()[..len].par_chunks_mut(1 << 16).for_each(|c| {
-        for x in c {
-            x.write(T::default());
-        }
-    });
+    v.spare_capacity_mut()[..len]
+        .par_chunks_mut(1 << 16)
+        .for_each(|c| {
+            for x in c {
+                x.write(T::default());
+            }
+        });
     // SAFETY: the first `len` elements were initialised just above (capacity >= len).
     unsafe { v.set_len(len) };
     v

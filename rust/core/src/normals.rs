@@ -17,7 +17,10 @@ pub fn compute_normals(heights: &[f32], resolution: usize, spacing: f32) -> Vec<
     // Written once, row by row in parallel, without zero-filling first (a 12 MB memset on one
     // thread cost as much as the kernel).
     let mut out: Vec<[f32; 3]> = crate::memory::with_capacity(n * n);
-    out.spare_capacity_mut()[..n * n].par_chunks_mut(n).enumerate().for_each(|(z, row)| normals_row(heights, n, spacing, z, row));
+    out.spare_capacity_mut()[..n * n]
+        .par_chunks_mut(n)
+        .enumerate()
+        .for_each(|(z, row)| normals_row(heights, n, spacing, z, row));
     // SAFETY: every row chunk of the first n² slots was fully written by `normals_row`
     // (border columns and the interior span cover 0..n; narrow maps write every sample).
     unsafe { out.set_len(n * n) };
@@ -30,7 +33,13 @@ crate::simd::dispatch! {
 }
 
 #[inline(always)]
-fn normals_row_body(h: &[f32], n: usize, spacing: f32, z: usize, row: &mut [MaybeUninit<[f32; 3]>]) {
+fn normals_row_body(
+    h: &[f32],
+    n: usize,
+    spacing: f32,
+    z: usize,
+    row: &mut [MaybeUninit<[f32; 3]>],
+) {
     if n < 3 {
         for (x, o) in row.iter_mut().enumerate() {
             o.write(normal_at_sample(h, n, spacing, x, z));
@@ -47,7 +56,13 @@ fn normals_row_body(h: &[f32], n: usize, spacing: f32, z: usize, row: &mut [Mayb
     row[n - 1].write(normal_at_sample(h, n, spacing, n - 1, z));
     let m = n - 2;
     let (left, right, up, down) = (&hr[..m], &hr[2..], &ha[1..n - 1], &hb[1..n - 1]);
-    for ((((o, &l), &r), &u), &d) in row[1..n - 1].iter_mut().zip(left).zip(right).zip(up).zip(down) {
+    for ((((o, &l), &r), &u), &d) in row[1..n - 1]
+        .iter_mut()
+        .zip(left)
+        .zip(right)
+        .zip(up)
+        .zip(down)
+    {
         let dx = (r - l) / dx_den;
         let dz = (d - u) / dz_den;
         let len = (dx * dx + 1.0 + dz * dz).sqrt();
@@ -91,7 +106,10 @@ mod tests {
 
     #[test]
     fn too_few_heights_give_flat_normals() {
-        assert_eq!(compute_normals(&[1.0, 2.0, 3.0], 2, 1.0), vec![[0.0, 1.0, 0.0]; 4]);
+        assert_eq!(
+            compute_normals(&[1.0, 2.0, 3.0], 2, 1.0),
+            vec![[0.0, 1.0, 0.0]; 4]
+        );
         assert!(compute_normals(&[], 0, 1.0).is_empty());
     }
 
@@ -103,7 +121,10 @@ mod tests {
         for n in [1usize, 2, 3, 4, 5, 17, 40] {
             for spacing in [0.37f32, 1.0, 2.5] {
                 let mut h: Vec<f32> = (0..n * n)
-                    .map(|i| ((i as u64 * 2_654_435_761) % 10_007) as f32 * 0.013 - 40.0 + (i % 7) as f32 * 3.1)
+                    .map(|i| {
+                        ((i as u64 * 2_654_435_761) % 10_007) as f32 * 0.013 - 40.0
+                            + (i % 7) as f32 * 3.1
+                    })
                     .collect();
                 if n > 4 {
                     h[n + 2] = f32::NAN;
@@ -115,8 +136,14 @@ mod tests {
                     for x in 0..n {
                         let want = normal_at_sample(&h, n, spacing, x, z);
                         let g = got[z * n + x];
-                        let same = (0..3).all(|k| g[k].to_bits() == want[k].to_bits() || (g[k].is_nan() && want[k].is_nan()));
-                        assert!(same, "n {n} spacing {spacing} ({x}, {z}): {g:?} vs {want:?}");
+                        let same = (0..3).all(|k| {
+                            g[k].to_bits() == want[k].to_bits()
+                                || (g[k].is_nan() && want[k].is_nan())
+                        });
+                        assert!(
+                            same,
+                            "n {n} spacing {spacing} ({x}, {z}): {g:?} vs {want:?}"
+                        );
                     }
                 }
                 // The baseline copy (no AVX2) must agree with the dispatched one bit for bit.
@@ -124,10 +151,16 @@ mod tests {
                     let mut row = vec![MaybeUninit::new([0.0f32; 3]); n];
                     normals_row_body(&h, n, spacing, z, &mut row);
                     // SAFETY: initialised above (and overwritten by the kernel).
-                    let row: Vec<[f32; 3]> = row.into_iter().map(|v| unsafe { v.assume_init() }).collect();
+                    let row: Vec<[f32; 3]> = row
+                        .into_iter()
+                        .map(|v| unsafe { v.assume_init() })
+                        .collect();
                     for x in 0..n {
                         let g = got[z * n + x];
-                        let same = (0..3).all(|k| g[k].to_bits() == row[x][k].to_bits() || (g[k].is_nan() && row[x][k].is_nan()));
+                        let same = (0..3).all(|k| {
+                            g[k].to_bits() == row[x][k].to_bits()
+                                || (g[k].is_nan() && row[x][k].is_nan())
+                        });
                         assert!(same, "baseline row n {n} ({x}, {z})");
                     }
                 }

@@ -143,10 +143,16 @@ impl Masks {
             }
         }
         if self.min_height > self.max_height {
-            return bad(format!("min_height {} > max_height {}", self.min_height, self.max_height));
+            return bad(format!(
+                "min_height {} > max_height {}",
+                self.min_height, self.max_height
+            ));
         }
         if self.min_slope > self.max_slope {
-            return bad(format!("min_slope_degrees {} > max_slope_degrees {}", self.min_slope, self.max_slope));
+            return bad(format!(
+                "min_slope_degrees {} > max_slope_degrees {}",
+                self.min_slope, self.max_slope
+            ));
         }
         if self.height_fade < 0.0 || self.slope_fade < 0.0 {
             return bad("fades must be >= 0".into());
@@ -191,7 +197,15 @@ pub struct Brush {
 
 impl Default for Brush {
     fn default() -> Self {
-        Brush { layer: 0, mode: Mode::Paint, radius: 10.0, strength: 0.5, hardness: 0.5, masks: Masks::default(), spacing: 0.25 }
+        Brush {
+            layer: 0,
+            mode: Mode::Paint,
+            radius: 10.0,
+            strength: 0.5,
+            hardness: 0.5,
+            masks: Masks::default(),
+            spacing: 0.25,
+        }
     }
 }
 
@@ -200,7 +214,11 @@ impl Brush {
     pub fn validate(&self) -> Result<(), PaintError> {
         let bad = |m: String| Err(PaintError::InvalidBrush(m));
         if self.layer >= LAYERS {
-            return bad(format!("`layer` must be 0..{}, got {}", LAYERS - 1, self.layer));
+            return bad(format!(
+                "`layer` must be 0..{}, got {}",
+                LAYERS - 1,
+                self.layer
+            ));
         }
         if !(self.radius.is_finite() && self.radius > 0.0) {
             return bad(format!("`radius` must be > 0, got {}", self.radius));
@@ -254,7 +272,12 @@ impl Rect {
         let z0 = self.z0.min(o.z0);
         let x1 = (self.x0 + self.w).max(o.x0 + o.w);
         let z1 = (self.z0 + self.h).max(o.z0 + o.h);
-        Rect { x0, z0, w: x1 - x0, h: z1 - z0 }
+        Rect {
+            x0,
+            z0,
+            w: x1 - x0,
+            h: z1 - z0,
+        }
     }
 }
 
@@ -306,7 +329,16 @@ pub fn quantize_to_total(v: &[f32; LAYERS], total: u32) -> [u8; LAYERS] {
 /// Eight base weights (sum 255) of a generator splat texel (layers 4..7 empty).
 #[inline]
 fn base8(b: [u8; 4]) -> [f32; LAYERS] {
-    [b[0] as f32, b[1] as f32, b[2] as f32, b[3] as f32, 0.0, 0.0, 0.0, 0.0]
+    [
+        b[0] as f32,
+        b[1] as f32,
+        b[2] as f32,
+        b[3] as f32,
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+    ]
 }
 
 /// Visible weights (sum 255, as floats) of a texel from its base and paint.
@@ -342,7 +374,10 @@ const MAGIC: &[u8; 4] = b"ISP1";
 impl PaintLayer {
     /// Empty paint (nothing painted).
     pub fn new(resolution: usize) -> PaintLayer {
-        PaintLayer { resolution, data: vec![[0; LAYERS]; resolution * resolution] }
+        PaintLayer {
+            resolution,
+            data: vec![[0; LAYERS]; resolution * resolution],
+        }
     }
 
     /// Whether no texel is painted.
@@ -394,7 +429,10 @@ impl PaintLayer {
     /// was all the paint). Returns the number of texels changed.
     pub fn clear_layer(&mut self, layer: usize) -> Result<usize, PaintError> {
         if layer >= LAYERS {
-            return Err(PaintError::InvalidBrush(format!("`layer` must be 0..{}, got {layer}", LAYERS - 1)));
+            return Err(PaintError::InvalidBrush(format!(
+                "`layer` must be 0..{}, got {layer}",
+                LAYERS - 1
+            )));
         }
         Ok(self
             .data
@@ -435,8 +473,13 @@ impl PaintLayer {
                 bytes.len()
             )));
         }
-        if bytes.chunks_exact(TEXEL_BYTES).any(|t| t.iter().map(|&v| v as u32).sum::<u32>() > 255) {
-            return Err(PaintError::Corrupt("a texel's paint sums to more than 255".into()));
+        if bytes
+            .chunks_exact(TEXEL_BYTES)
+            .any(|t| t.iter().map(|&v| v as u32).sum::<u32>() > 255)
+        {
+            return Err(PaintError::Corrupt(
+                "a texel's paint sums to more than 255".into(),
+            ));
         }
         let mut it = bytes.chunks_exact(TEXEL_BYTES);
         for z in r.z0..r.z0 + r.h {
@@ -512,7 +555,9 @@ impl PaintLayer {
                 let mut run: u64 = 0;
                 let mut shift = 0;
                 loop {
-                    let Some(&c) = bytes.get(i) else { return bad("truncated run length") };
+                    let Some(&c) = bytes.get(i) else {
+                        return bad("truncated run length");
+                    };
                     i += 1;
                     if shift > 35 {
                         return bad("run length too long");
@@ -543,10 +588,16 @@ impl PaintLayer {
                 t
             })
             .collect();
-        if data.iter().any(|t| t.iter().map(|&v| v as u32).sum::<u32>() > 255) {
+        if data
+            .iter()
+            .any(|t| t.iter().map(|&v| v as u32).sum::<u32>() > 255)
+        {
             return bad("a texel's paint sums to more than 255");
         }
-        Ok(PaintLayer { resolution: n, data })
+        Ok(PaintLayer {
+            resolution: n,
+            data,
+        })
     }
 }
 
@@ -563,10 +614,17 @@ impl<'a> Surface<'a> {
     fn check(&self, paint: &PaintLayer) -> Result<(), PaintError> {
         let n = self.field.resolution;
         if paint.resolution != n || paint.data.len() != n * n {
-            return Err(PaintError::Mismatch(format!("paint is {}², heightfield {}²", paint.resolution, n)));
+            return Err(PaintError::Mismatch(format!(
+                "paint is {}², heightfield {}²",
+                paint.resolution, n
+            )));
         }
         if !self.base.is_empty() && self.base.len() != n * n {
-            return Err(PaintError::Mismatch(format!("base splat has {} samples, expected {}", self.base.len(), n * n)));
+            return Err(PaintError::Mismatch(format!(
+                "base splat has {} samples, expected {}",
+                self.base.len(),
+                n * n
+            )));
         }
         if self.field.normals.len() != n * n {
             return Err(PaintError::Mismatch("heightfield normals missing".into()));
@@ -600,18 +658,25 @@ pub fn disc_rect(field: &Heightfield, center: [f32; 2], radius: f32) -> Rect {
     if x1 < x0 || z1 < z0 {
         return Rect::default();
     }
-    Rect { x0: x0 as usize, z0: z0 as usize, w: (x1 - x0 + 1) as usize, h: (z1 - z0 + 1) as usize }
+    Rect {
+        x0: x0 as usize,
+        z0: z0 as usize,
+        w: (x1 - x0 + 1) as usize,
+        h: (z1 - z0 + 1) as usize,
+    }
 }
 
 /// Erase target: `f` without `layer`, renormalised; falls back to the base without the layer,
 /// then to grass (or sand when erasing grass).
 #[inline]
 fn erase_target(f: &[f32; LAYERS], base: [u8; 4], layer: usize) -> [f32; LAYERS] {
-    without_layer(*f, layer).or_else(|| without_layer(base8(base), layer)).unwrap_or_else(|| {
-        let mut t = [0.0; LAYERS];
-        t[if layer == 1 { 0 } else { 1 }] = 255.0;
-        t
-    })
+    without_layer(*f, layer)
+        .or_else(|| without_layer(base8(base), layer))
+        .unwrap_or_else(|| {
+            let mut t = [0.0; LAYERS];
+            t[if layer == 1 { 0 } else { 1 }] = 255.0;
+            t
+        })
 }
 
 /// `t` with `layer` removed and the rest rescaled to sum 255; `None` when nothing is left
@@ -656,7 +721,12 @@ pub fn smooth_kernel(radius_texels: f32) -> usize {
 }
 
 /// Box-averaged visible weights over `rect` expanded by `k`, returned for the texels of `rect`.
-fn smoothed_targets(paint: &PaintLayer, surf: &Surface, rect: Rect, k: usize) -> Vec<[f32; LAYERS]> {
+fn smoothed_targets(
+    paint: &PaintLayer,
+    surf: &Surface,
+    rect: Rect,
+    k: usize,
+) -> Vec<[f32; LAYERS]> {
     let n = paint.resolution;
     let ex0 = rect.x0.saturating_sub(k);
     let ez0 = rect.z0.saturating_sub(k);
@@ -731,7 +801,12 @@ fn add8(acc: &mut [f32; LAYERS], v: &[f32; LAYERS], sign: f32) {
 }
 
 /// One dab of `brush` centred on node-local `(x, z)` metres.
-pub fn stamp(paint: &mut PaintLayer, surf: &Surface, brush: &Brush, center: [f32; 2]) -> Result<Changed, PaintError> {
+pub fn stamp(
+    paint: &mut PaintLayer,
+    surf: &Surface,
+    brush: &Brush,
+    center: [f32; 2],
+) -> Result<Changed, PaintError> {
     brush.validate()?;
     surf.check(paint)?;
     let rect = disc_rect(surf.field, center, brush.radius);
@@ -743,7 +818,12 @@ pub fn stamp(paint: &mut PaintLayer, surf: &Surface, brush: &Brush, center: [f32
     let half = surf.field.world_size * 0.5;
     let inv_r = 1.0 / brush.radius;
     let smooth = if brush.mode == Mode::Smooth {
-        Some(smoothed_targets(paint, surf, rect, smooth_kernel(brush.radius / s)))
+        Some(smoothed_targets(
+            paint,
+            surf,
+            rect,
+            smooth_kernel(brush.radius / s),
+        ))
     } else {
         None
     };
@@ -777,21 +857,34 @@ pub fn stamp(paint: &mut PaintLayer, surf: &Surface, brush: &Brush, center: [f32
                     }
                 }
                 Mode::Smooth => {
-                    let tgt = &smooth.as_ref().expect("smooth targets")[(z - rect.z0) * rect.w + (x - rect.x0)];
+                    let tgt = &smooth.as_ref().expect("smooth targets")
+                        [(z - rect.z0) * rect.w + (x - rect.x0)];
                     apply(&mut paint.data[i], tgt, a)
                 }
             };
             changed += did as usize;
         }
     }
-    Ok(Changed { texels: changed, rect })
+    Ok(Changed {
+        texels: changed,
+        rect,
+    })
 }
 
 /// Dab centres of a stroke from `from` to `to` (node-local x, z metres) every `step` metres.
 /// `carry` is the distance already travelled since the last dab of a previous segment (`None`
 /// for a new stroke: the first dab is at `from`). Returns the centres and the new carry.
-pub fn stroke_points(from: [f32; 2], to: [f32; 2], step: f32, carry: Option<f32>) -> (Vec<[f32; 2]>, f32) {
-    let step = if step.is_finite() && step > 0.0 { step.max(1e-3) } else { 1.0 };
+pub fn stroke_points(
+    from: [f32; 2],
+    to: [f32; 2],
+    step: f32,
+    carry: Option<f32>,
+) -> (Vec<[f32; 2]>, f32) {
+    let step = if step.is_finite() && step > 0.0 {
+        step.max(1e-3)
+    } else {
+        1.0
+    };
     let (dx, dz) = (to[0] - from[0], to[1] - from[1]);
     let len = (dx * dx + dz * dz).sqrt();
     if !len.is_finite() {
@@ -810,7 +903,11 @@ pub fn stroke_points(from: [f32; 2], to: [f32; 2], step: f32, carry: Option<f32>
         d += step;
     }
     let last = d - step; // distance of the last dab (may be negative when none)
-    let carry_out = if pts.is_empty() { carry.unwrap_or(0.0) + len } else { len - last };
+    let carry_out = if pts.is_empty() {
+        carry.unwrap_or(0.0) + len
+    } else {
+        len - last
+    };
     (pts, carry_out.max(0.0))
 }
 
@@ -839,16 +936,33 @@ pub fn stroke(
 
 /// Apply the brush's mode over the whole island at once with amount `strength · mask` (no
 /// radius, no falloff). Returns the texels changed.
-pub fn fill_by_rule(paint: &mut PaintLayer, surf: &Surface, brush: &Brush) -> Result<Changed, PaintError> {
+pub fn fill_by_rule(
+    paint: &mut PaintLayer,
+    surf: &Surface,
+    brush: &Brush,
+) -> Result<Changed, PaintError> {
     brush.validate()?;
     surf.check(paint)?;
     let n = paint.resolution;
-    let all = Rect { x0: 0, z0: 0, w: n, h: n };
+    let all = Rect {
+        x0: 0,
+        z0: 0,
+        w: n,
+        h: n,
+    };
     if brush.strength <= 0.0 {
-        return Ok(Changed { texels: 0, rect: all });
+        return Ok(Changed {
+            texels: 0,
+            rect: all,
+        });
     }
     let smooth = if brush.mode == Mode::Smooth {
-        Some(smoothed_targets(paint, surf, all, smooth_kernel(brush.radius / surf.field.spacing())))
+        Some(smoothed_targets(
+            paint,
+            surf,
+            all,
+            smooth_kernel(brush.radius / surf.field.spacing()),
+        ))
     } else {
         None
     };
@@ -885,35 +999,47 @@ pub fn fill_by_rule(paint: &mut PaintLayer, surf: &Surface, brush: &Brush) -> Re
 
 /// Visible weights of `rect` quantised to two RGBA8 maps (layers 0..3 and 4..7, each texel's
 /// eight bytes summing to 255), row by row.
-pub fn compose_maps(paint: &PaintLayer, base: &[[u8; 4]], rect: Rect) -> Result<(Vec<u8>, Vec<u8>), PaintError> {
+pub fn compose_maps(
+    paint: &PaintLayer,
+    base: &[[u8; 4]],
+    rect: Rect,
+) -> Result<(Vec<u8>, Vec<u8>), PaintError> {
     paint.check_rect(rect)?;
     let n = paint.resolution;
     let mut a = vec![0u8; rect.w * rect.h * 4];
     let mut b = vec![0u8; rect.w * rect.h * 4];
-    a.par_chunks_mut(rect.w * 4).zip(b.par_chunks_mut(rect.w * 4)).enumerate().for_each(|(z, (ra, rb))| {
-        for x in 0..rect.w {
-            let i = (rect.z0 + z) * n + rect.x0 + x;
-            let p = paint.data[i];
-            let q = if p == [0; LAYERS] {
-                let bb = base.get(i).copied().unwrap_or([0, 255, 0, 0]);
-                let s: u32 = bb.iter().map(|&v| v as u32).sum();
-                if s == 255 {
-                    [bb[0], bb[1], bb[2], bb[3], 0, 0, 0, 0]
+    a.par_chunks_mut(rect.w * 4)
+        .zip(b.par_chunks_mut(rect.w * 4))
+        .enumerate()
+        .for_each(|(z, (ra, rb))| {
+            for x in 0..rect.w {
+                let i = (rect.z0 + z) * n + rect.x0 + x;
+                let p = paint.data[i];
+                let q = if p == [0; LAYERS] {
+                    let bb = base.get(i).copied().unwrap_or([0, 255, 0, 0]);
+                    let s: u32 = bb.iter().map(|&v| v as u32).sum();
+                    if s == 255 {
+                        [bb[0], bb[1], bb[2], bb[3], 0, 0, 0, 0]
+                    } else {
+                        quantize_to_total(&composite(bb, p), 255)
+                    }
                 } else {
-                    quantize_to_total(&composite(bb, p), 255)
-                }
-            } else {
-                quantize_to_total(&paint.weights(base, i), 255)
-            };
-            ra[x * 4..x * 4 + 4].copy_from_slice(&q[..4]);
-            rb[x * 4..x * 4 + 4].copy_from_slice(&q[4..]);
-        }
-    });
+                    quantize_to_total(&paint.weights(base, i), 255)
+                };
+                ra[x * 4..x * 4 + 4].copy_from_slice(&q[..4]);
+                rb[x * 4..x * 4 + 4].copy_from_slice(&q[4..]);
+            }
+        });
     Ok((a, b))
 }
 
 /// Bilinearly interpolated visible weights (sum 1) at node-local `(x, z)` metres (clamped).
-pub fn weights_at(paint: &PaintLayer, surf: &Surface, x: f32, z: f32) -> Result<[f32; LAYERS], PaintError> {
+pub fn weights_at(
+    paint: &PaintLayer,
+    surf: &Surface,
+    x: f32,
+    z: f32,
+) -> Result<[f32; LAYERS], PaintError> {
     surf.check(paint)?;
     let n = paint.resolution;
     let s = surf.field.spacing();
@@ -926,7 +1052,12 @@ pub fn weights_at(paint: &PaintLayer, surf: &Surface, x: f32, z: f32) -> Result<
     let iz = (gz as usize).min(n - 2);
     let (fx, fz) = (gx - ix as f32, gz - iz as f32);
     let w = |i: usize| paint.weights(surf.base, i);
-    let (a, b, c, d) = (w(iz * n + ix), w(iz * n + ix + 1), w((iz + 1) * n + ix), w((iz + 1) * n + ix + 1));
+    let (a, b, c, d) = (
+        w(iz * n + ix),
+        w(iz * n + ix + 1),
+        w((iz + 1) * n + ix),
+        w((iz + 1) * n + ix + 1),
+    );
     let mut out = [0.0f32; LAYERS];
     for k in 0..LAYERS {
         let top = a[k] + (b[k] - a[k]) * fx;
@@ -943,10 +1074,19 @@ pub fn weights_at(paint: &PaintLayer, surf: &Surface, x: f32, z: f32) -> Result<
 /// First intersection of a ray (node-local origin and direction) with the heightfield surface
 /// ([`Heightfield::height_at`]) within `max_distance` metres, found by marching half-sample steps
 /// across the map's square and bisecting the crossing. `None` when it misses.
-pub fn ray_march(field: &Heightfield, origin: [f32; 3], dir: [f32; 3], max_distance: f32) -> Option<[f32; 3]> {
+pub fn ray_march(
+    field: &Heightfield,
+    origin: [f32; 3],
+    dir: [f32; 3],
+    max_distance: f32,
+) -> Option<[f32; 3]> {
     let len = (dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]).sqrt();
     let bad_dir = !len.is_finite() || len <= 0.0;
-    if bad_dir || !origin.iter().all(|v| v.is_finite()) || max_distance.is_nan() || max_distance <= 0.0 {
+    if bad_dir
+        || !origin.iter().all(|v| v.is_finite())
+        || max_distance.is_nan()
+        || max_distance <= 0.0
+    {
         return None;
     }
     let d = [dir[0] / len, dir[1] / len, dir[2] / len];
@@ -967,7 +1107,13 @@ pub fn ray_march(field: &Heightfield, origin: [f32; 3], dir: [f32; 3], max_dista
     if t0 > t1 {
         return None;
     }
-    let at = |t: f32| [origin[0] + d[0] * t, origin[1] + d[1] * t, origin[2] + d[2] * t];
+    let at = |t: f32| {
+        [
+            origin[0] + d[0] * t,
+            origin[1] + d[1] * t,
+            origin[2] + d[2] * t,
+        ]
+    };
     let above = |t: f32| {
         let p = at(t);
         p[1] - field.height_at(p[0], p[2])
@@ -1011,16 +1157,46 @@ mod tests {
     fn smoothed_targets_match_direct_average() {
         let n = 33;
         let field = Heightfield::new(n, 32.0, vec![1.0; n * n]);
-        let base: Vec<[u8; 4]> = (0..n * n).map(|i| [(i * 7 % 256) as u8, 0, 0, 0]).map(|[a, ..]| [a, 255 - a, 0, 0]).collect();
+        let base: Vec<[u8; 4]> = (0..n * n)
+            .map(|i| [(i * 7 % 256) as u8, 0, 0, 0])
+            .map(|[a, ..]| [a, 255 - a, 0, 0])
+            .collect();
         let mut paint = PaintLayer::new(n);
         for (i, p) in paint.data.iter_mut().enumerate() {
             p[5] = (i * 13 % 120) as u8;
         }
-        let surf = Surface { field: &field, base: &base };
+        let surf = Surface {
+            field: &field,
+            base: &base,
+        };
         for (rect, k) in [
-            (Rect { x0: 0, z0: 0, w: n, h: n }, 3),
-            (Rect { x0: 5, z0: 9, w: 11, h: 7 }, 2),
-            (Rect { x0: 28, z0: 0, w: 5, h: 4 }, 4),
+            (
+                Rect {
+                    x0: 0,
+                    z0: 0,
+                    w: n,
+                    h: n,
+                },
+                3,
+            ),
+            (
+                Rect {
+                    x0: 5,
+                    z0: 9,
+                    w: 11,
+                    h: 7,
+                },
+                2,
+            ),
+            (
+                Rect {
+                    x0: 28,
+                    z0: 0,
+                    w: 5,
+                    h: 4,
+                },
+                4,
+            ),
         ] {
             let got = smoothed_targets(&paint, &surf, rect, k);
             for z in 0..rect.h {
@@ -1039,7 +1215,10 @@ mod tests {
                     }
                     for c in 0..LAYERS {
                         let want = acc[c] / cnt;
-                        assert!((got[z * rect.w + x][c] as f64 - want).abs() < 1e-2, "{rect:?} k {k} ({x},{z}) c {c}");
+                        assert!(
+                            (got[z * rect.w + x][c] as f64 - want).abs() < 1e-2,
+                            "{rect:?} k {k} ({x},{z}) c {c}"
+                        );
                     }
                 }
             }

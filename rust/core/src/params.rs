@@ -73,7 +73,12 @@ pub struct FbmParams {
 }
 impl Default for FbmParams {
     fn default() -> Self {
-        FbmParams { octaves: 8, scale: 500.0, lacunarity: 2.0, persistence: 0.5 }
+        FbmParams {
+            octaves: 8,
+            scale: 500.0,
+            lacunarity: 2.0,
+            persistence: 0.5,
+        }
     }
 }
 
@@ -90,7 +95,11 @@ pub struct ValueNoiseParams {
 }
 impl Default for ValueNoiseParams {
     fn default() -> Self {
-        ValueNoiseParams { octaves: 6, scale: 350.0, persistence: 0.5 }
+        ValueNoiseParams {
+            octaves: 6,
+            scale: 350.0,
+            persistence: 0.5,
+        }
     }
 }
 
@@ -105,7 +114,10 @@ pub struct DiamondSquareParams {
 }
 impl Default for DiamondSquareParams {
     fn default() -> Self {
-        DiamondSquareParams { roughness: 0.707, ridge: false }
+        DiamondSquareParams {
+            roughness: 0.707,
+            ridge: false,
+        }
     }
 }
 
@@ -123,7 +135,11 @@ pub struct GaussianParams {
 }
 impl Default for GaussianParams {
     fn default() -> Self {
-        GaussianParams { cells: 6, density: 0.6, separation: -0.2 }
+        GaussianParams {
+            cells: 6,
+            density: 0.6,
+            separation: -0.2,
+        }
     }
 }
 
@@ -144,7 +160,13 @@ pub struct DetailParams {
 }
 impl Default for DetailParams {
     fn default() -> Self {
-        DetailParams { enabled: true, scale: 90.0, octaves: 4, strength: 0.35, cap: 0.85 }
+        DetailParams {
+            enabled: true,
+            scale: 90.0,
+            octaves: 4,
+            strength: 0.35,
+            cap: 0.85,
+        }
     }
 }
 
@@ -161,7 +183,11 @@ pub struct MaskParams {
 }
 impl Default for MaskParams {
     fn default() -> Self {
-        MaskParams { radius: 0.66, roundness: 0.35, noise_scale: 300.0 }
+        MaskParams {
+            radius: 0.66,
+            roundness: 0.35,
+            noise_scale: 300.0,
+        }
     }
 }
 
@@ -214,7 +240,14 @@ pub struct RiverParams {
 }
 impl Default for RiverParams {
     fn default() -> Self {
-        RiverParams { enabled: true, width: 12.0, bank: 35.0, depth: 3.0, meander: 45.0, meander_scale: 260.0 }
+        RiverParams {
+            enabled: true,
+            width: 12.0,
+            bank: 35.0,
+            depth: 3.0,
+            meander: 45.0,
+            meander_scale: 260.0,
+        }
     }
 }
 
@@ -235,7 +268,13 @@ pub struct Biome {
 }
 impl Default for Biome {
     fn default() -> Self {
-        Biome { name: "plains".into(), height_scale: 0.5, exponent: 1.2, roughness: 0.5, sandiness: 0.0 }
+        Biome {
+            name: "plains".into(),
+            height_scale: 0.5,
+            exponent: 1.2,
+            roughness: 0.5,
+            sandiness: 0.0,
+        }
     }
 }
 
@@ -274,7 +313,13 @@ pub struct BiomeParams {
 }
 impl Default for BiomeParams {
     fn default() -> Self {
-        BiomeParams { grid: 5, distortion: 0.8, boundary_noise: 100.0, blend_width: 120.0, biomes: default_biomes() }
+        BiomeParams {
+            grid: 5,
+            distortion: 0.8,
+            boundary_noise: 100.0,
+            blend_width: 120.0,
+            biomes: default_biomes(),
+        }
     }
 }
 
@@ -295,7 +340,13 @@ pub struct SplatParams {
 }
 impl Default for SplatParams {
     fn default() -> Self {
-        SplatParams { sand_height: 3.5, snow_height: 0.5, jitter: 4.0, rock_slope: 34.0, blur_passes: 2 }
+        SplatParams {
+            sand_height: 3.5,
+            snow_height: 0.5,
+            jitter: 4.0,
+            rock_slope: 34.0,
+            blur_passes: 2,
+        }
     }
 }
 
@@ -383,7 +434,10 @@ impl fmt::Display for ParamError {
 impl std::error::Error for ParamError {}
 
 fn err(field: &str, message: impl Into<String>) -> Result<(), ParamError> {
-    Err(ParamError { field: field.into(), message: message.into() })
+    Err(ParamError {
+        field: field.into(),
+        message: message.into(),
+    })
 }
 
 fn range(field: &str, v: f32, lo: f32, hi: f32) -> Result<(), ParamError> {
@@ -410,7 +464,13 @@ fn positive(field: &str, v: f32) -> Result<(), ParamError> {
 /// f32 coordinates lose the fractional part the noise interpolates with.
 pub const MAX_LATTICE_SPAN: f32 = 1.0e6;
 
-fn lattice_span(field: &str, world: f32, scale: f32, lacunarity: f32, octaves: u32) -> Result<(), ParamError> {
+fn lattice_span(
+    field: &str,
+    world: f32,
+    scale: f32,
+    lacunarity: f32,
+    octaves: u32,
+) -> Result<(), ParamError> {
     let span = world / scale * lacunarity.powi(octaves as i32 - 1);
     if !(span <= MAX_LATTICE_SPAN) {
         return err(
@@ -451,10 +511,16 @@ impl IslandParams {
         }
         let c = self.chunk_size;
         if !(16..=256).contains(&c) || !c.is_power_of_two() {
-            return err("chunk_size", format!("must be a power of two from 16 to 256, got {c}"));
+            return err(
+                "chunk_size",
+                format!("must be a power of two from 16 to 256, got {c}"),
+            );
         }
         if (r - 1) % c != 0 {
-            return err("chunk_size", format!("{c} does not divide resolution - 1 = {}", r - 1));
+            return err(
+                "chunk_size",
+                format!("{c} does not divide resolution - 1 = {}", r - 1),
+            );
         }
         positive("world_size", self.world_size)?;
         positive("max_height", self.max_height)?;
@@ -466,12 +532,25 @@ impl IslandParams {
 
         octaves("value_noise.octaves", self.value_noise.octaves)?;
         positive("value_noise.scale", self.value_noise.scale)?;
-        range("value_noise.persistence", self.value_noise.persistence, 0.0, 1.0)?;
+        range(
+            "value_noise.persistence",
+            self.value_noise.persistence,
+            0.0,
+            1.0,
+        )?;
 
-        range("diamond_square.roughness", self.diamond_square.roughness, 0.0, 1.0)?;
+        range(
+            "diamond_square.roughness",
+            self.diamond_square.roughness,
+            0.0,
+            1.0,
+        )?;
 
         if !(1..=64).contains(&self.gaussian.cells) {
-            return err("gaussian.cells", format!("must be between 1 and 64, got {}", self.gaussian.cells));
+            return err(
+                "gaussian.cells",
+                format!("must be between 1 and 64, got {}", self.gaussian.cells),
+            );
         }
         range("gaussian.density", self.gaussian.density, 0.0, 1.0)?;
         range("gaussian.separation", self.gaussian.separation, -1.0, 0.9)?;
@@ -482,7 +561,10 @@ impl IslandParams {
         range("detail.cap", self.detail.cap, 0.0, 1.0)?;
 
         if self.shaping_curve.len() < 2 || self.shaping_curve.len() > 4096 {
-            return err("shaping_curve", format!("needs 2 to 4096 points, got {}", self.shaping_curve.len()));
+            return err(
+                "shaping_curve",
+                format!("needs 2 to 4096 points, got {}", self.shaping_curve.len()),
+            );
         }
         for (i, &v) in self.shaping_curve.iter().enumerate() {
             range(&format!("shaping_curve[{i}]"), v, 0.0, 1.0)?;
@@ -496,7 +578,12 @@ impl IslandParams {
         range("coast.beach_height", self.coast.beach_height, 0.0, 1.0e6)?;
         positive("coast.shelf_width", self.coast.shelf_width)?;
         positive("coast.sea_depth", self.coast.sea_depth)?;
-        range("coast.fine_amplitude", self.coast.fine_amplitude, 0.0, 1.0e6)?;
+        range(
+            "coast.fine_amplitude",
+            self.coast.fine_amplitude,
+            0.0,
+            1.0e6,
+        )?;
         positive("coast.fine_scale", self.coast.fine_scale)?;
         if self.coast.fine_amplitude * 4.0 >= self.coast.sea_depth {
             return err(
@@ -515,25 +602,74 @@ impl IslandParams {
         positive("river.meander_scale", self.river.meander_scale)?;
 
         if !(1..=64).contains(&self.biomes.grid) {
-            return err("biomes.grid", format!("must be between 1 and 64, got {}", self.biomes.grid));
+            return err(
+                "biomes.grid",
+                format!("must be between 1 and 64, got {}", self.biomes.grid),
+            );
         }
         range("biomes.distortion", self.biomes.distortion, 0.0, 1.0)?;
-        range("biomes.boundary_noise", self.biomes.boundary_noise, 0.0, 1.0e6)?;
+        range(
+            "biomes.boundary_noise",
+            self.biomes.boundary_noise,
+            0.0,
+            1.0e6,
+        )?;
         positive("biomes.blend_width", self.biomes.blend_width)?;
         if self.biomes.biomes.is_empty() || self.biomes.biomes.len() > 16 {
-            return err("biomes.biomes", format!("needs 1 to 16 biomes, got {}", self.biomes.biomes.len()));
+            return err(
+                "biomes.biomes",
+                format!("needs 1 to 16 biomes, got {}", self.biomes.biomes.len()),
+            );
         }
         for (i, b) in self.biomes.biomes.iter().enumerate() {
-            range(&format!("biomes.biomes[{i}].height_scale"), b.height_scale, 0.0, 1.0)?;
-            range(&format!("biomes.biomes[{i}].exponent"), b.exponent, 0.1, 8.0)?;
-            range(&format!("biomes.biomes[{i}].roughness"), b.roughness, 0.0, 4.0)?;
-            range(&format!("biomes.biomes[{i}].sandiness"), b.sandiness, 0.0, 1.0)?;
+            range(
+                &format!("biomes.biomes[{i}].height_scale"),
+                b.height_scale,
+                0.0,
+                1.0,
+            )?;
+            range(
+                &format!("biomes.biomes[{i}].exponent"),
+                b.exponent,
+                0.1,
+                8.0,
+            )?;
+            range(
+                &format!("biomes.biomes[{i}].roughness"),
+                b.roughness,
+                0.0,
+                4.0,
+            )?;
+            range(
+                &format!("biomes.biomes[{i}].sandiness"),
+                b.sandiness,
+                0.0,
+                1.0,
+            )?;
         }
 
         let w = self.world_size;
-        lattice_span("fbm.scale", w, self.fbm.scale, self.fbm.lacunarity, self.fbm.octaves)?;
-        lattice_span("value_noise.scale", w, self.value_noise.scale, 2.0, self.value_noise.octaves)?;
-        lattice_span("detail.scale", w, self.detail.scale, 2.0, self.detail.octaves)?;
+        lattice_span(
+            "fbm.scale",
+            w,
+            self.fbm.scale,
+            self.fbm.lacunarity,
+            self.fbm.octaves,
+        )?;
+        lattice_span(
+            "value_noise.scale",
+            w,
+            self.value_noise.scale,
+            2.0,
+            self.value_noise.octaves,
+        )?;
+        lattice_span(
+            "detail.scale",
+            w,
+            self.detail.scale,
+            2.0,
+            self.detail.octaves,
+        )?;
         lattice_span("mask.noise_scale", w, self.mask.noise_scale, 2.0, 4)?;
         lattice_span("coast.fine_scale", w, self.coast.fine_scale, 2.0, 3)?;
         lattice_span("river.meander_scale", w, self.river.meander_scale, 2.0, 3)?;
@@ -543,7 +679,10 @@ impl IslandParams {
         range("splat.jitter", self.splat.jitter, 0.0, 1.0e6)?;
         range("splat.rock_slope", self.splat.rock_slope, 0.0, 90.0)?;
         if self.splat.blur_passes > 8 {
-            return err("splat.blur_passes", format!("must be between 0 and 8, got {}", self.splat.blur_passes));
+            return err(
+                "splat.blur_passes",
+                format!("must be between 0 and 8, got {}", self.splat.blur_passes),
+            );
         }
         Ok(())
     }
@@ -567,22 +706,31 @@ mod tests {
             (Box::new(|p| p.resolution = 16385), "resolution"),
             (Box::new(|p| p.chunk_size = 7), "chunk_size"),
             (Box::new(|p| p.chunk_size = 512), "chunk_size"),
-            (Box::new(|p| {
-                p.resolution = 33;
-                p.chunk_size = 64
-            }), "chunk_size"),
+            (
+                Box::new(|p| {
+                    p.resolution = 33;
+                    p.chunk_size = 64
+                }),
+                "chunk_size",
+            ),
             (Box::new(|p| p.max_height = f32::NAN), "max_height"),
             (Box::new(|p| p.world_size = f32::INFINITY), "world_size"),
             (Box::new(|p| p.world_size = -1.0), "world_size"),
             (Box::new(|p| p.fbm.octaves = 0), "fbm.octaves"),
             (Box::new(|p| p.fbm.octaves = 17), "fbm.octaves"),
             (Box::new(|p| p.shaping_curve = vec![0.5]), "shaping_curve"),
-            (Box::new(|p| p.shaping_curve[1] = f32::NAN), "shaping_curve[1]"),
+            (
+                Box::new(|p| p.shaping_curve[1] = f32::NAN),
+                "shaping_curve[1]",
+            ),
             (Box::new(|p| p.biomes.biomes.clear()), "biomes.biomes"),
-            (Box::new(|p| {
-                p.fbm.octaves = 16;
-                p.fbm.lacunarity = 3.9
-            }), "fbm.scale"),
+            (
+                Box::new(|p| {
+                    p.fbm.octaves = 16;
+                    p.fbm.lacunarity = 3.9
+                }),
+                "fbm.scale",
+            ),
             (Box::new(|p| p.coast.fine_scale = 1e-4), "coast.fine_scale"),
         ];
         for (f, field) in cases {
@@ -596,7 +744,10 @@ mod tests {
 
     #[test]
     fn accepts_every_valid_resolution() {
-        let mut p = IslandParams { chunk_size: 16, ..Default::default() };
+        let mut p = IslandParams {
+            chunk_size: 16,
+            ..Default::default()
+        };
         for n in 5..=13 {
             p.resolution = (1 << n) + 1;
             p.validate().unwrap();
@@ -609,7 +760,8 @@ mod tests {
         let s = serde_json::to_string(&p).unwrap();
         let q: IslandParams = serde_json::from_str(&s).unwrap();
         assert_eq!(p, q);
-        let partial: IslandParams = serde_json::from_str(r#"{"seed": 42, "fbm": {"octaves": 3}}"#).unwrap();
+        let partial: IslandParams =
+            serde_json::from_str(r#"{"seed": 42, "fbm": {"octaves": 3}}"#).unwrap();
         assert_eq!(partial.seed, 42);
         assert_eq!(partial.fbm.octaves, 3);
         assert_eq!(partial.fbm.scale, FbmParams::default().scale);

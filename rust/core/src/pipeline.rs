@@ -78,7 +78,8 @@ impl From<ParamError> for GenerateError {
 
 /// Stage names reported in [`Stats::stage_ms`] and progress callbacks, in order.
 pub const STAGES: [&str; 11] = [
-    "base", "detail", "biomes", "shaping", "mask", "distance", "coast", "river", "normals", "splat", "stats",
+    "base", "detail", "biomes", "shaping", "mask", "distance", "coast", "river", "normals",
+    "splat", "stats",
 ];
 
 /// Generate an island on the CPU (rayon).
@@ -111,10 +112,41 @@ pub struct Fields {
 pub fn base_height(p: &IslandParams) -> Vec<f32> {
     let n = p.resolution as usize;
     match p.algorithm {
-        Algorithm::Fbm => fbm_noise(n, p.world_size, p.fbm.scale, p.fbm.octaves, p.fbm.lacunarity, p.fbm.persistence, p.seed, tag::BASE),
-        Algorithm::ValueNoise => value_noise(n, p.world_size, p.value_noise.scale, p.value_noise.octaves, p.value_noise.persistence, p.seed, tag::BASE),
-        Algorithm::DiamondSquare => diamond_square(n, p.diamond_square.roughness, p.diamond_square.ridge, p.seed, tag::BASE),
-        Algorithm::GaussianIslands => gaussian_islands(n, p.world_size, p.gaussian.cells, p.gaussian.density, p.gaussian.separation, p.seed, tag::BASE),
+        Algorithm::Fbm => fbm_noise(
+            n,
+            p.world_size,
+            p.fbm.scale,
+            p.fbm.octaves,
+            p.fbm.lacunarity,
+            p.fbm.persistence,
+            p.seed,
+            tag::BASE,
+        ),
+        Algorithm::ValueNoise => value_noise(
+            n,
+            p.world_size,
+            p.value_noise.scale,
+            p.value_noise.octaves,
+            p.value_noise.persistence,
+            p.seed,
+            tag::BASE,
+        ),
+        Algorithm::DiamondSquare => diamond_square(
+            n,
+            p.diamond_square.roughness,
+            p.diamond_square.ridge,
+            p.seed,
+            tag::BASE,
+        ),
+        Algorithm::GaussianIslands => gaussian_islands(
+            n,
+            p.world_size,
+            p.gaussian.cells,
+            p.gaussian.density,
+            p.gaussian.separation,
+            p.seed,
+            tag::BASE,
+        ),
     }
 }
 
@@ -159,15 +191,36 @@ impl Carved {
 
     /// The remaining stages (normals, splat, statistics). Progress continues where
     /// [`generate_heights_with`] left off; `total_ms` counts from the start of the generation.
-    pub fn finish(self, progress: &mut dyn FnMut(f32, &str), cancel: &AtomicBool) -> Result<Island, GenerateError> {
-        let Carved { params, heights, biomes, sandiness, mut stage_ms, t_all } = self;
+    pub fn finish(
+        self,
+        progress: &mut dyn FnMut(f32, &str),
+        cancel: &AtomicBool,
+    ) -> Result<Island, GenerateError> {
+        let Carved {
+            params,
+            heights,
+            biomes,
+            sandiness,
+            mut stage_ms,
+            t_all,
+        } = self;
         let p = &params;
         let n = p.resolution as usize;
         let mut clock = StageClock::new();
         let field = Heightfield::new(n, p.world_size, heights);
         clock.done(&mut stage_ms, progress, cancel)?;
 
-        let splat = auto_splat(&field.heights, &field.normals, &sandiness, n, p.world_size, p.max_height, &p.splat, p.seed, tag::SPLAT);
+        let splat = auto_splat(
+            &field.heights,
+            &field.normals,
+            &sandiness,
+            n,
+            p.world_size,
+            p.max_height,
+            &p.splat,
+            p.seed,
+            tag::SPLAT,
+        );
         clock.done(&mut stage_ms, progress, cancel)?;
 
         let ((min_height, max_height), land) = min_max_count_above(&field.heights, 0.0);
@@ -181,7 +234,13 @@ impl Carved {
             total_ms: t_all.elapsed().as_secs_f64() * 1e3,
             backend: "cpu".into(),
         };
-        Ok(Island { params, field, biomes, splat, stats })
+        Ok(Island {
+            params,
+            field,
+            biomes,
+            splat,
+            stats,
+        })
     }
 }
 
@@ -197,12 +256,21 @@ impl StageClock {
         StageClock { t: Instant::now() }
     }
 
-    fn done(&mut self, stage_ms: &mut Vec<(String, f64)>, progress: &mut dyn FnMut(f32, &str), cancel: &AtomicBool) -> Result<(), GenerateError> {
+    fn done(
+        &mut self,
+        stage_ms: &mut Vec<(String, f64)>,
+        progress: &mut dyn FnMut(f32, &str),
+        cancel: &AtomicBool,
+    ) -> Result<(), GenerateError> {
         let k = stage_ms.len();
         stage_ms.push((STAGES[k].to_string(), self.t.elapsed().as_secs_f64() * 1e3));
         progress((k + 1) as f32 / STAGES.len() as f32, STAGES[k]);
         self.t = Instant::now();
-        if cancel.load(Ordering::Relaxed) { Err(GenerateError::Cancelled) } else { Ok(()) }
+        if cancel.load(Ordering::Relaxed) {
+            Err(GenerateError::Cancelled)
+        } else {
+            Ok(())
+        }
     }
 }
 
@@ -243,7 +311,18 @@ pub fn generate_heights_with(
                 return None;
             }
             let d = &p.detail;
-            let detail = d.enabled.then(|| FbmRows::of_noise(n, p.world_size, d.scale, d.octaves, 2.0, 0.5, p.seed, tag::DETAIL));
+            let detail = d.enabled.then(|| {
+                FbmRows::of_noise(
+                    n,
+                    p.world_size,
+                    d.scale,
+                    d.octaves,
+                    2.0,
+                    0.5,
+                    p.seed,
+                    tag::DETAIL,
+                )
+            });
             base.par_chunks_mut(n).enumerate().for_each_init(
                 || vec![0.0f32; if detail.is_some() { n } else { 0 }],
                 |buf, (z, row)| match &detail {
@@ -261,29 +340,68 @@ pub fn generate_heights_with(
                 return None;
             }
             let b = &p.biomes;
-            let (biomes, roughness, sandiness) =
-                biome_blend(&mut base, n, p.world_size, b.grid, b.distortion, b.boundary_noise, b.blend_width, &b.biomes, p.seed, tag::BIOME);
+            let (biomes, roughness, sandiness) = biome_blend(
+                &mut base,
+                n,
+                p.world_size,
+                b.grid,
+                b.distortion,
+                b.boundary_noise,
+                b.blend_width,
+                &b.biomes,
+                p.seed,
+                tag::BIOME,
+            );
             let ms_biomes = timed(&mut t);
-            Some((base, biomes, roughness, sandiness, [ms_base, ms_detail, ms_biomes]))
+            Some((
+                base,
+                biomes,
+                roughness,
+                sandiness,
+                [ms_base, ms_detail, ms_biomes],
+            ))
         },
         || {
             let mut t = Instant::now();
-            let mask = island_mask(n, p.world_size, p.mask.radius, p.mask.roundness, p.mask.noise_scale, border_margin(p), p.seed, tag::MASK);
+            let mask = island_mask(
+                n,
+                p.world_size,
+                p.mask.radius,
+                p.mask.roundness,
+                p.mask.noise_scale,
+                border_margin(p),
+                p.seed,
+                tag::MASK,
+            );
             let ms_mask = timed(&mut t);
             if cancelled() {
                 return None;
             }
             // The coastal falloff saturates beyond the coast and shelf widths: only distances
             // below them need to be exact.
-            let dist = distance_to_coast_within(&mask, n, spacing, p.coast.coast_width.max(p.coast.shelf_width));
+            let dist = distance_to_coast_within(
+                &mask,
+                n,
+                spacing,
+                p.coast.coast_width.max(p.coast.shelf_width),
+            );
             Some((dist, [ms_mask, timed(&mut t)]))
         },
     );
-    let (Some((base, biomes, roughness, sandiness, relief_ms)), Some((dist, geometry_ms))) = (relief, coast_geometry) else {
+    let (Some((base, biomes, roughness, sandiness, relief_ms)), Some((dist, geometry_ms))) =
+        (relief, coast_geometry)
+    else {
         return Err(GenerateError::Cancelled);
     };
     // Report the six stages in pipeline order (the shaping curve is applied in the coast pass).
-    for ms in [relief_ms[0], relief_ms[1], relief_ms[2], 0.0, geometry_ms[0], geometry_ms[1]] {
+    for ms in [
+        relief_ms[0],
+        relief_ms[1],
+        relief_ms[2],
+        0.0,
+        geometry_ms[0],
+        geometry_ms[1],
+    ] {
         stage_ms.push((STAGES[k].to_string(), ms));
         k += 1;
         progress(k as f32 / STAGES.len() as f32, STAGES[k - 1]);
@@ -293,14 +411,32 @@ pub fn generate_heights_with(
     }
     let mut clock = StageClock::new();
 
-    let fine = FbmRows::of_noise(n, p.world_size, p.coast.fine_scale, 3, 2.0, 0.5, p.seed, tag::FINE);
+    let fine = FbmRows::of_noise(
+        n,
+        p.world_size,
+        p.coast.fine_scale,
+        3,
+        2.0,
+        0.5,
+        p.seed,
+        tag::FINE,
+    );
     let mut heights = crate::memory::zeroed(n * n);
     heights.par_chunks_mut(n).enumerate().for_each_init(
         || vec![0.0f32; n],
         |buf, (z, row)| {
             fine.row(z, buf);
             let i0 = z * n;
-            coast_row(row, &base[i0..i0 + n], &dist[i0..i0 + n], buf, &roughness[i0..i0 + n], &p.shaping_curve, p.max_height, &p.coast);
+            coast_row(
+                row,
+                &base[i0..i0 + n],
+                &dist[i0..i0 + n],
+                buf,
+                &roughness[i0..i0 + n],
+                &p.shaping_curve,
+                p.max_height,
+                &p.coast,
+            );
         },
     );
     drop(base);
@@ -308,15 +444,42 @@ pub fn generate_heights_with(
 
     if p.river.enabled {
         let r = &p.river;
-        carve_river(&mut heights, n, p.world_size, r.width, r.bank, r.depth, r.meander, r.meander_scale, p.seed, tag::RIVER);
+        carve_river(
+            &mut heights,
+            n,
+            p.world_size,
+            r.width,
+            r.bank,
+            r.depth,
+            r.meander,
+            r.meander_scale,
+            p.seed,
+            tag::RIVER,
+        );
     }
     clock.done(&mut stage_ms, progress, cancel)?;
-    Ok(Carved { params: p.clone(), heights, biomes, sandiness, stage_ms, t_all })
+    Ok(Carved {
+        params: p.clone(),
+        heights,
+        biomes,
+        sandiness,
+        stage_ms,
+        t_all,
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn coast_row_body(out: &mut [f32], base: &[f32], dist: &[f32], fine: &[f32], rough: &[f32], curve: &[f32], max_height: f32, c: &CoastParams) {
+fn coast_row_body(
+    out: &mut [f32],
+    base: &[f32],
+    dist: &[f32],
+    fine: &[f32],
+    rough: &[f32],
+    curve: &[f32],
+    max_height: f32,
+    c: &CoastParams,
+) {
     for ((((o, &b), &d), &f), &r) in out.iter_mut().zip(base).zip(dist).zip(fine).zip(rough) {
         *o = coastal_height(sample_curve(curve, b), d, f, r, max_height, c);
     }
@@ -327,12 +490,30 @@ fn coast_row_body(out: &mut [f32], base: &[f32], dist: &[f32], fine: &[f32], rou
 /// operations in the same order, so the same bits (pinned by a test).
 #[allow(clippy::too_many_arguments)]
 #[inline]
-fn coast_row(out: &mut [f32], base: &[f32], dist: &[f32], fine: &[f32], rough: &[f32], curve: &[f32], max_height: f32, c: &CoastParams) {
+fn coast_row(
+    out: &mut [f32],
+    base: &[f32],
+    dist: &[f32],
+    fine: &[f32],
+    rough: &[f32],
+    curve: &[f32],
+    max_height: f32,
+    c: &CoastParams,
+) {
     #[cfg(target_arch = "x86_64")]
-    if curve.len() >= 2 && curve.len() <= i32::MAX as usize && std::arch::is_x86_feature_detected!("avx2") {
+    if curve.len() >= 2
+        && curve.len() <= i32::MAX as usize
+        && std::arch::is_x86_feature_detected!("avx2")
+    {
         // SAFETY: AVX2 is available (checked just above); the curve has at least 2 points.
         let done = unsafe { coast_avx2::row(out, base, dist, fine, rough, curve, max_height, c) };
-        let (o, b, d, f, r) = (&mut out[done..], &base[done..], &dist[done..], &fine[done..], &rough[done..]);
+        let (o, b, d, f, r) = (
+            &mut out[done..],
+            &base[done..],
+            &dist[done..],
+            &fine[done..],
+            &rough[done..],
+        );
         return coast_row_body(o, b, d, f, r, curve, max_height, c);
     }
     coast_row_body(out, base, dist, fine, rough, curve, max_height, c)
@@ -354,15 +535,35 @@ mod coast_avx2 {
     #[inline(always)]
     unsafe fn smoothstep0(e1: f32, x: __m256) -> __m256 {
         let zero = _mm256_setzero_ps();
-        let t = clamp01(_mm256_div_ps(_mm256_sub_ps(x, zero), _mm256_set1_ps(e1 - 0.0)));
-        _mm256_mul_ps(_mm256_mul_ps(t, t), _mm256_sub_ps(_mm256_set1_ps(3.0), _mm256_mul_ps(_mm256_set1_ps(2.0), t)))
+        let t = clamp01(_mm256_div_ps(
+            _mm256_sub_ps(x, zero),
+            _mm256_set1_ps(e1 - 0.0),
+        ));
+        _mm256_mul_ps(
+            _mm256_mul_ps(t, t),
+            _mm256_sub_ps(_mm256_set1_ps(3.0), _mm256_mul_ps(_mm256_set1_ps(2.0), t)),
+        )
     }
 
     /// [`super::coast_row_body`] on the first multiple of 8 samples; returns how many it did.
     #[allow(clippy::too_many_arguments)]
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn row(out: &mut [f32], base: &[f32], dist: &[f32], fine: &[f32], rough: &[f32], curve: &[f32], max_height: f32, c: &CoastParams) -> usize {
-        let len = out.len().min(base.len()).min(dist.len()).min(fine.len()).min(rough.len());
+    pub(super) unsafe fn row(
+        out: &mut [f32],
+        base: &[f32],
+        dist: &[f32],
+        fine: &[f32],
+        rough: &[f32],
+        curve: &[f32],
+        max_height: f32,
+        c: &CoastParams,
+    ) -> usize {
+        let len = out
+            .len()
+            .min(base.len())
+            .min(dist.len())
+            .min(fine.len())
+            .min(rough.len());
         let full = len / 8 * 8;
         let scale = _mm256_set1_ps((curve.len() - 1) as f32);
         let last = _mm256_set1_epi32(curve.len() as i32 - 2);
@@ -375,7 +576,10 @@ mod coast_avx2 {
             // shaping::sample_curve: x = clamp(t)·(n-1), i = min(x as usize, n-2), lerp.
             let x = _mm256_mul_ps(clamp01(b), scale);
             // Truncation; NaN gives i32::MIN, which the max below turns into 0 like `as usize`.
-            let i = _mm256_max_epi32(_mm256_min_epi32(_mm256_cvttps_epi32(x), last), _mm256_setzero_si256());
+            let i = _mm256_max_epi32(
+                _mm256_min_epi32(_mm256_cvttps_epi32(x), last),
+                _mm256_setzero_si256(),
+            );
             let fr = _mm256_sub_ps(x, _mm256_cvtepi32_ps(i));
             let a = _mm256_i32gather_ps::<4>(curve.as_ptr(), i);
             let a1 = _mm256_i32gather_ps::<4>(curve.as_ptr(), _mm256_add_epi32(i, one));
@@ -383,12 +587,25 @@ mod coast_avx2 {
             // coast::coastal_height.
             let land = _mm256_add_ps(
                 _mm256_mul_ps(_mm256_set1_ps(beach), smoothstep0(land_scale, d)),
-                _mm256_mul_ps(_mm256_mul_ps(shaped, _mm256_set1_ps(max_height)), smoothstep0(c.coast_width, d)),
+                _mm256_mul_ps(
+                    _mm256_mul_ps(shaped, _mm256_set1_ps(max_height)),
+                    smoothstep0(c.coast_width, d),
+                ),
             );
             let neg_d = _mm256_xor_ps(d, _mm256_set1_ps(-0.0));
-            let sea = _mm256_mul_ps(_mm256_set1_ps(-c.sea_depth), smoothstep0(c.shelf_width, neg_d));
-            let large = _mm256_blendv_ps(sea, land, _mm256_cmp_ps::<_CMP_GE_OQ>(d, _mm256_setzero_ps()));
-            let h = _mm256_add_ps(large, _mm256_mul_ps(_mm256_mul_ps(f, _mm256_set1_ps(c.fine_amplitude)), r));
+            let sea = _mm256_mul_ps(
+                _mm256_set1_ps(-c.sea_depth),
+                smoothstep0(c.shelf_width, neg_d),
+            );
+            let large = _mm256_blendv_ps(
+                sea,
+                land,
+                _mm256_cmp_ps::<_CMP_GE_OQ>(d, _mm256_setzero_ps()),
+            );
+            let h = _mm256_add_ps(
+                large,
+                _mm256_mul_ps(_mm256_mul_ps(f, _mm256_set1_ps(c.fine_amplitude)), r),
+            );
             _mm256_storeu_ps(out.as_mut_ptr().add(k), h);
             k += 8;
         }
@@ -403,16 +620,51 @@ pub fn generate_fields(p: &IslandParams) -> Result<Fields, ParamError> {
     let mut base = base_height(p);
     normalize_01(&mut base);
     if p.detail.enabled {
-        let d = fbm_noise(n, p.world_size, p.detail.scale, p.detail.octaves, 2.0, 0.5, p.seed, tag::DETAIL);
+        let d = fbm_noise(
+            n,
+            p.world_size,
+            p.detail.scale,
+            p.detail.octaves,
+            2.0,
+            0.5,
+            p.seed,
+            tag::DETAIL,
+        );
         apply_detail(&mut base, &d, p.detail.strength, p.detail.cap);
     }
     let b = &p.biomes;
-    let (biomes, roughness, sandiness) =
-        biome_blend(&mut base, n, p.world_size, b.grid, b.distortion, b.boundary_noise, b.blend_width, &b.biomes, p.seed, tag::BIOME);
+    let (biomes, roughness, sandiness) = biome_blend(
+        &mut base,
+        n,
+        p.world_size,
+        b.grid,
+        b.distortion,
+        b.boundary_noise,
+        b.blend_width,
+        &b.biomes,
+        p.seed,
+        tag::BIOME,
+    );
     apply_shaping_curve(&mut base, &p.shaping_curve);
-    let mask = island_mask(n, p.world_size, p.mask.radius, p.mask.roundness, p.mask.noise_scale, border_margin(p), p.seed, tag::MASK);
+    let mask = island_mask(
+        n,
+        p.world_size,
+        p.mask.radius,
+        p.mask.roundness,
+        p.mask.noise_scale,
+        border_margin(p),
+        p.seed,
+        tag::MASK,
+    );
     let distance = distance_to_coast(&mask, n, p.spacing());
-    Ok(Fields { land01: base, biomes, roughness, sandiness, mask, distance })
+    Ok(Fields {
+        land01: base,
+        biomes,
+        roughness,
+        sandiness,
+        mask,
+        distance,
+    })
 }
 
 #[cfg(test)]
@@ -428,7 +680,18 @@ mod tests {
             r ^= r << 5;
             r as f32 / u32::MAX as f32
         };
-        let specials = [f32::NAN, -0.0, 0.0, 1.0, -1.0, 1.5, f32::INFINITY, f32::NEG_INFINITY, 1e-30, 0.999_999_9];
+        let specials = [
+            f32::NAN,
+            -0.0,
+            0.0,
+            1.0,
+            -1.0,
+            1.5,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            1e-30,
+            0.999_999_9,
+        ];
         for curve_len in [2usize, 6, 17, 256] {
             let curve: Vec<f32> = (0..curve_len).map(|_| next()).collect();
             for len in [0usize, 1, 7, 8, 9, 1025] {
@@ -444,12 +707,26 @@ mod tests {
                 }
                 let fine: Vec<f32> = (0..len).map(|_| next() * 2.0 - 1.0).collect();
                 let rough: Vec<f32> = (0..len).map(|_| next() * 2.0).collect();
-                for c in [CoastParams::default(), CoastParams { coast_width: 7.0, shelf_width: 300.0, beach_height: 0.0, ..CoastParams::default() }] {
+                for c in [
+                    CoastParams::default(),
+                    CoastParams {
+                        coast_width: 7.0,
+                        shelf_width: 300.0,
+                        beach_height: 0.0,
+                        ..CoastParams::default()
+                    },
+                ] {
                     let (mut fast, mut slow) = (vec![0f32; len], vec![0f32; len]);
                     coast_row(&mut fast, &base, &dist, &fine, &rough, &curve, 120.0, &c);
                     coast_row_body(&mut slow, &base, &dist, &fine, &rough, &curve, 120.0, &c);
                     for k in 0..len {
-                        assert_eq!(fast[k].to_bits(), slow[k].to_bits(), "curve {curve_len} len {len} sample {k}: {} vs {}", fast[k], slow[k]);
+                        assert_eq!(
+                            fast[k].to_bits(),
+                            slow[k].to_bits(),
+                            "curve {curve_len} len {len} sample {k}: {} vs {}",
+                            fast[k],
+                            slow[k]
+                        );
                     }
                 }
             }

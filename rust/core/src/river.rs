@@ -78,15 +78,30 @@ impl SegmentBuckets {
         let mut cells = vec![Vec::new(); n * n];
         let cell_of = |v: f32| (((v - lo) / BUCKET).floor().max(0.0) as usize).min(n - 1);
         for (k, w) in line.windows(2).enumerate() {
-            let (x0, x1) = (cell_of(w[0][0].min(w[1][0]) - reach), cell_of(w[0][0].max(w[1][0]) + reach));
-            let (z0, z1) = (cell_of(w[0][1].min(w[1][1]) - reach), cell_of(w[0][1].max(w[1][1]) + reach));
+            let (x0, x1) = (
+                cell_of(w[0][0].min(w[1][0]) - reach),
+                cell_of(w[0][0].max(w[1][0]) + reach),
+            );
+            let (z0, z1) = (
+                cell_of(w[0][1].min(w[1][1]) - reach),
+                cell_of(w[0][1].max(w[1][1]) + reach),
+            );
             for z in z0..=z1 {
                 for x in x0..=x1 {
                     cells[z * n + x].push(k);
                 }
             }
         }
-        let mut b = SegmentBuckets { lo, n, start: Vec::with_capacity(n * n + 1), ax: vec![], az: vec![], dx: vec![], dz: vec![], len2: vec![] };
+        let mut b = SegmentBuckets {
+            lo,
+            n,
+            start: Vec::with_capacity(n * n + 1),
+            ax: vec![],
+            az: vec![],
+            dx: vec![],
+            dz: vec![],
+            len2: vec![],
+        };
         for list in &cells {
             b.start.push(b.ax.len() as u32);
             for &k in list {
@@ -121,9 +136,16 @@ impl SegmentBuckets {
     /// distance below `reach` (a nearer segment within `reach` is in the lane's own cell).
     #[inline(always)]
     #[allow(clippy::manual_clamp)] // max/min vectorise; equal to clamp for these finite values
-    fn lower_distance_sq(&self, cell: usize, qx: &[f32; LANES], qz: &[f32; LANES], best: &mut [f32; LANES]) {
+    fn lower_distance_sq(
+        &self,
+        cell: usize,
+        qx: &[f32; LANES],
+        qz: &[f32; LANES],
+        best: &mut [f32; LANES],
+    ) {
         for e in self.start[cell] as usize..self.start[cell + 1] as usize {
-            let (ax, az, dx, dz, l2) = (self.ax[e], self.az[e], self.dx[e], self.dz[e], self.len2[e]);
+            let (ax, az, dx, dz, l2) =
+                (self.ax[e], self.az[e], self.dx[e], self.dz[e], self.len2[e]);
             // Lane-wise in separate steps so each loop is one straight vector sequence.
             let (mut px, mut pz, mut t) = ([0f32; LANES], [0f32; LANES], [0f32; LANES]);
             for l in 0..LANES {
@@ -149,7 +171,11 @@ pub fn segment_distance_sq(p: [f32; 2], a: [f32; 2], b: [f32; 2]) -> f32 {
     let (dx, dz) = (b[0] - a[0], b[1] - a[1]);
     let (px, pz) = (p[0] - a[0], p[1] - a[1]);
     let len2 = dx * dx + dz * dz;
-    let t = if len2 > 0.0 { ((px * dx + pz * dz) / len2).clamp(0.0, 1.0) } else { 0.0 };
+    let t = if len2 > 0.0 {
+        ((px * dx + pz * dz) / len2).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
     let (ex, ez) = (px - t * dx, pz - t * dz);
     ex * ex + ez * ez
 }
@@ -160,7 +186,11 @@ pub fn segment_distance(p: [f32; 2], a: [f32; 2], b: [f32; 2]) -> f32 {
     let (dx, dz) = (b[0] - a[0], b[1] - a[1]);
     let (px, pz) = (p[0] - a[0], p[1] - a[1]);
     let len2 = dx * dx + dz * dz;
-    let t = if len2 > 0.0 { ((px * dx + pz * dz) / len2).clamp(0.0, 1.0) } else { 0.0 };
+    let t = if len2 > 0.0 {
+        ((px * dx + pz * dz) / len2).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
     let (ex, ez) = (px - t * dx, pz - t * dz);
     (ex * ex + ez * ez).sqrt()
 }
@@ -172,8 +202,15 @@ pub const RIVER_WARP_OFFSET: [f32; 2] = [31.7, -17.3];
 #[inline(always)]
 pub fn river_warp(px: f32, pz: f32, meander: f32, meander_scale: f32, s: u32) -> [f32; 2] {
     let nx = fbm_point(px / meander_scale, pz / meander_scale, s, 3, 2.0, 0.5).clamp(-1.0, 1.0);
-    let nz = fbm_point(px / meander_scale + RIVER_WARP_OFFSET[0], pz / meander_scale + RIVER_WARP_OFFSET[1], s, 3, 2.0, 0.5)
-        .clamp(-1.0, 1.0);
+    let nz = fbm_point(
+        px / meander_scale + RIVER_WARP_OFFSET[0],
+        pz / meander_scale + RIVER_WARP_OFFSET[1],
+        s,
+        3,
+        2.0,
+        0.5,
+    )
+    .clamp(-1.0, 1.0);
     [px + meander * nx, pz + meander * nz]
 }
 
@@ -195,7 +232,14 @@ struct RiverCfg<'a> {
 /// The sample ranges `x0 ..= x1` of the row at `pz` (metres) that the river can reach: the
 /// x-extents, widened by `lim`, of the polyline segments within `lim` of the row, merged by a
 /// sorted sweep and clipped to the map.
-fn row_spans(line: &[[f32; 2]], pz: f32, lim: f32, half: f32, spacing: f32, resolution: usize) -> Vec<(usize, usize)> {
+fn row_spans(
+    line: &[[f32; 2]],
+    pz: f32,
+    lim: f32,
+    half: f32,
+    spacing: f32,
+    resolution: usize,
+) -> Vec<(usize, usize)> {
     let mut spans: Vec<(f32, f32)> = line
         .windows(2)
         .filter(|w| w[0][1].min(w[1][1]) - lim <= pz && w[0][1].max(w[1][1]) + lim >= pz)
@@ -211,7 +255,12 @@ fn row_spans(line: &[[f32; 2]], pz: f32, lim: f32, half: f32, spacing: f32, reso
     }
     merged
         .into_iter()
-        .map(|(lo, hi)| ((((lo + half) / spacing).floor().max(0.0)) as usize, ((((hi + half) / spacing).ceil()) as usize).min(resolution - 1)))
+        .map(|(lo, hi)| {
+            (
+                (((lo + half) / spacing).floor().max(0.0)) as usize,
+                ((((hi + half) / spacing).ceil()) as usize).min(resolution - 1),
+            )
+        })
         .filter(|(x0, x1)| x0 <= x1)
         .collect()
 }
@@ -234,7 +283,16 @@ fn river_row_body(z: usize, hrow: &mut [f32], c: &RiverCfg) {
         wz.resize(len, 0.0f32);
         let sx0 = (x0 as f32 * spacing - half) / ms;
         fbm_row(&mut wx, pz / ms, spacing / ms, sx0, c.s, 3, 2.0, 0.5);
-        fbm_row(&mut wz, pz / ms + RIVER_WARP_OFFSET[1], spacing / ms, sx0 + RIVER_WARP_OFFSET[0], c.s, 3, 2.0, 0.5);
+        fbm_row(
+            &mut wz,
+            pz / ms + RIVER_WARP_OFFSET[1],
+            spacing / ms,
+            sx0 + RIVER_WARP_OFFSET[0],
+            c.s,
+            3,
+            2.0,
+            0.5,
+        );
         // Blocks of LANES samples, each measured against the segments of the cells its warped
         // positions fall in (usually one or two cells per block).
         let mut x = x0;
@@ -341,7 +399,17 @@ mod tests {
 
     /// The definition: each sample's distance to *every* polyline segment (no buckets), on the
     /// same row spans and the same displacement noise.
-    fn carve_reference(h: &mut [f32], res: usize, world: f32, width: f32, bank: f32, depth: f32, meander: f32, ms: f32, seed: u64) {
+    fn carve_reference(
+        h: &mut [f32],
+        res: usize,
+        world: f32,
+        width: f32,
+        bank: f32,
+        depth: f32,
+        meander: f32,
+        ms: f32,
+        seed: u64,
+    ) {
         let line = river_polyline(&river_control_points(world, seed, 5));
         let s = stage_seed(seed, 5);
         let spacing = world / (res - 1) as f32;
@@ -354,11 +422,26 @@ mod tests {
                 let (mut wx, mut wz) = (vec![0.0f32; x1 - x0 + 1], vec![0.0f32; x1 - x0 + 1]);
                 let sx0 = (x0 as f32 * spacing - half) / ms;
                 fbm_row(&mut wx, pz / ms, spacing / ms, sx0, s, 3, 2.0, 0.5);
-                fbm_row(&mut wz, pz / ms + RIVER_WARP_OFFSET[1], spacing / ms, sx0 + RIVER_WARP_OFFSET[0], s, 3, 2.0, 0.5);
+                fbm_row(
+                    &mut wz,
+                    pz / ms + RIVER_WARP_OFFSET[1],
+                    spacing / ms,
+                    sx0 + RIVER_WARP_OFFSET[0],
+                    s,
+                    3,
+                    2.0,
+                    0.5,
+                );
                 for x in x0..=x1 {
                     let px = x as f32 * spacing - half;
-                    let q = [px + meander * wx[x - x0].clamp(-1.0, 1.0), pz + meander * wz[x - x0].clamp(-1.0, 1.0)];
-                    let d2 = line.windows(2).map(|w| segment_distance_sq(q, w[0], w[1])).fold(f32::INFINITY, f32::min);
+                    let q = [
+                        px + meander * wx[x - x0].clamp(-1.0, 1.0),
+                        pz + meander * wz[x - x0].clamp(-1.0, 1.0),
+                    ];
+                    let d2 = line
+                        .windows(2)
+                        .map(|w| segment_distance_sq(q, w[0], w[1]))
+                        .fold(f32::INFINITY, f32::min);
                     if d2 >= reach * reach {
                         continue;
                     }
@@ -374,13 +457,23 @@ mod tests {
 
     #[test]
     fn bucketed_carve_equals_full_scan() {
-        for (seed, width, bank, meander, ms) in [(1u64, 12.0f32, 35.0f32, 45.0f32, 260.0f32), (77, 3.0, 2.0, 0.0, 100.0), (u64::MAX, 60.0, 120.0, 200.0, 90.0), (5, 1.0, 80.0, 10.0, 1000.0)] {
+        for (seed, width, bank, meander, ms) in [
+            (1u64, 12.0f32, 35.0f32, 45.0f32, 260.0f32),
+            (77, 3.0, 2.0, 0.0, 100.0),
+            (u64::MAX, 60.0, 120.0, 200.0, 90.0),
+            (5, 1.0, 80.0, 10.0, 1000.0),
+        ] {
             let res = 257;
-            let h0: Vec<f32> = (0..res * res).map(|i| ((i * 7919) % 101) as f32 * 0.3 - 5.0).collect();
+            let h0: Vec<f32> = (0..res * res)
+                .map(|i| ((i * 7919) % 101) as f32 * 0.3 - 5.0)
+                .collect();
             let (mut a, mut b) = (h0.clone(), h0.clone());
             carve_river(&mut a, res, 1024.0, width, bank, 3.0, meander, ms, seed, 5);
             carve_reference(&mut b, res, 1024.0, width, bank, 3.0, meander, ms, seed);
-            assert!(a.iter().zip(&b).all(|(p, q)| p.to_bits() == q.to_bits()), "seed {seed}");
+            assert!(
+                a.iter().zip(&b).all(|(p, q)| p.to_bits() == q.to_bits()),
+                "seed {seed}"
+            );
             assert!(a != h0, "seed {seed}: nothing carved");
         }
     }

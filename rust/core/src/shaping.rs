@@ -14,7 +14,9 @@ pub fn sample_curve(lut: &[f32], t: f32) -> f32 {
 
 /// Remap every normalised height (0..1) in place through `lut` (≥ 2 points, values 0..1).
 pub fn apply_shaping_curve(heights: &mut [f32], lut: &[f32]) {
-    heights.par_iter_mut().for_each(|h| *h = sample_curve(lut, *h));
+    heights
+        .par_iter_mut()
+        .for_each(|h| *h = sample_curve(lut, *h));
 }
 
 #[cfg(test)]

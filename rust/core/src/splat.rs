@@ -24,17 +24,34 @@ pub const SNOW: usize = 3;
 
 /// Unblurred weights of one sample (sum 1).
 #[inline(always)]
-pub fn splat_weights(height: f32, slope_deg: f32, sandiness: f32, jitter: f32, max_height: f32, p: &SplatParams) -> [f32; 4] {
+pub fn splat_weights(
+    height: f32,
+    slope_deg: f32,
+    sandiness: f32,
+    jitter: f32,
+    max_height: f32,
+    p: &SplatParams,
+) -> [f32; 4] {
     let hj = height + jitter;
     let sand = 1.0 - smoothstep(p.sand_height - 1.5, p.sand_height + 1.5, hj);
     let snow_h = p.snow_height * max_height;
-    let snow = smoothstep(snow_h - 4.0, snow_h + 4.0, hj) * (1.0 - smoothstep(p.rock_slope + 4.0, p.rock_slope + 14.0, slope_deg));
+    let snow = smoothstep(snow_h - 4.0, snow_h + 4.0, hj)
+        * (1.0 - smoothstep(p.rock_slope + 4.0, p.rock_slope + 14.0, slope_deg));
     let rock = smoothstep(p.rock_slope - 6.0, p.rock_slope + 6.0, slope_deg);
     let rest = (1.0 - rock) * (1.0 - snow);
     let sandy = sand.max(sandiness);
-    let w = [rest * sandy, rest * (1.0 - sandy), rock, (1.0 - rock) * snow];
+    let w = [
+        rest * sandy,
+        rest * (1.0 - sandy),
+        rock,
+        (1.0 - rock) * snow,
+    ];
     let s = w[0] + w[1] + w[2] + w[3];
-    if s > 0.0 { [w[0] / s, w[1] / s, w[2] / s, w[3] / s] } else { [0.0, 1.0, 0.0, 0.0] }
+    if s > 0.0 {
+        [w[0] / s, w[1] / s, w[2] / s, w[3] / s]
+    } else {
+        [0.0, 1.0, 0.0, 0.0]
+    }
 }
 
 /// One separable box-blur pass (radius 1, clamped at borders) over a 4-channel field.
@@ -61,7 +78,11 @@ fn blur_rows(src: &[[f32; 4]], dst: &mut [[f32; 4]], n: usize) {
 #[inline(always)]
 fn blur_columns_row(src: &[[f32; 4]], n: usize, z: usize, out: &mut [[f32; 4]]) {
     let (z0, z1) = (z.saturating_sub(1), (z + 1).min(n - 1));
-    let (ra, rb, rc) = (&src[z0 * n..z0 * n + n], &src[z * n..z * n + n], &src[z1 * n..z1 * n + n]);
+    let (ra, rb, rc) = (
+        &src[z0 * n..z0 * n + n],
+        &src[z * n..z * n + n],
+        &src[z1 * n..z1 * n + n],
+    );
     for (((o, a), b), c) in out.iter_mut().zip(ra).zip(rb).zip(rc) {
         for k in 0..4 {
             o[k] = (a[k] + b[k] + c[k]) * (1.0 / 3.0);
@@ -128,14 +149,28 @@ pub fn auto_splat(
     tag: u32,
 ) -> Vec<[u8; 4]> {
     let n = resolution;
-    auto_splat_strips(heights, normals, sandiness, n, world_size, max_height, p, seed, tag, strip_rows(n, p.blur_passes))
+    auto_splat_strips(
+        heights,
+        normals,
+        sandiness,
+        n,
+        world_size,
+        max_height,
+        p,
+        seed,
+        tag,
+        strip_rows(n, p.blur_passes),
+    )
 }
 
 /// Rows per strip: about four strips per worker thread, at least 32 rows (the blur halo of
 /// `passes` rows on each side is recomputed per strip). Any value gives the same result.
 fn strip_rows(n: usize, passes: u32) -> usize {
     let strips = (rayon::current_num_threads() * 4).max(1);
-    n.div_ceil(strips).max(32).max(8 * passes as usize).min(n.max(1))
+    n.div_ceil(strips)
+        .max(32)
+        .max(8 * passes as usize)
+        .min(n.max(1))
 }
 
 /// Passes above this (beyond the validated 0..=8) blur whole maps instead of strips, whose
@@ -163,7 +198,16 @@ fn auto_splat_strips(
     // The jitter noise (`fbm_noise(n, world_size, SPLAT_JITTER_SCALE, 3, 2.0, 0.5, seed, tag)`)
     // is computed row by row where the weights need it, not as a full map.
     let jitter = FbmRows::of_noise(n, world_size, SPLAT_JITTER_SCALE, 3, 2.0, 0.5, seed, tag);
-    let c = Ctx { heights, normals, sandiness, jitter, n, max_height, p, slope: SlopeSkip::new(p) };
+    let c = Ctx {
+        heights,
+        normals,
+        sandiness,
+        jitter,
+        n,
+        max_height,
+        p,
+        slope: SlopeSkip::new(p),
+    };
     let mut out: Vec<[u8; 4]> = crate::memory::with_capacity(nn);
     let slots = &mut out.spare_capacity_mut()[..nn];
     if p.blur_passes > MAX_STRIP_PASSES {
@@ -175,7 +219,12 @@ fn auto_splat_strips(
                 let x1 = (x0 + CHUNK).min(n);
                 weights_span(&c, &scr.jitter, &scr.slope, &mut scr.buf, z, x0, x1);
                 for (i, o) in row[x0..x1].iter_mut().enumerate() {
-                    *o = [scr.buf[i], scr.buf[CB + i], scr.buf[2 * CB + i], scr.buf[3 * CB + i]];
+                    *o = [
+                        scr.buf[i],
+                        scr.buf[CB + i],
+                        scr.buf[2 * CB + i],
+                        scr.buf[3 * CB + i],
+                    ];
                 }
             }
         });
@@ -232,7 +281,12 @@ struct Scratch {
 
 impl Scratch {
     fn new(n: usize, passes: usize) -> Scratch {
-        Scratch { jitter: vec![0.0; n], slope: vec![0.0; n], buf: vec![0.0; 4 * CB], rings: vec![0.0; passes * 12 * n] }
+        Scratch {
+            jitter: vec![0.0; n],
+            slope: vec![0.0; n],
+            buf: vec![0.0; 4 * CB],
+            rings: vec![0.0; passes * 12 * n],
+        }
     }
 }
 
@@ -246,7 +300,15 @@ fn prepare_row(c: &Ctx, scr: &mut Scratch, z: usize) {
 
 /// Planar weights of row `z`, columns `lo..hi` (at most `CB`), into `buf` (after [`prepare_row`]).
 #[inline(always)]
-fn weights_span(c: &Ctx, jitter: &[f32], slope: &[f32], buf: &mut [f32], z: usize, lo: usize, hi: usize) {
+fn weights_span(
+    c: &Ctx,
+    jitter: &[f32],
+    slope: &[f32],
+    buf: &mut [f32],
+    z: usize,
+    lo: usize,
+    hi: usize,
+) {
     let i0 = z * c.n;
     let (hr, sr) = (&c.heights[i0 + lo..i0 + hi], &c.sandiness[i0 + lo..i0 + hi]);
     let (jr, sl) = (&jitter[lo..hi], &slope[lo..hi]);
@@ -272,7 +334,12 @@ fn vblur_span(a: &[f32], b: &[f32], c: &[f32], n: usize, lo: usize, hi: usize, b
     for k in 0..4 {
         let r = k * n + lo..k * n + hi;
         let d = &mut buf[k * CB..k * CB + (hi - lo)];
-        for (((o, &a), &b), &c) in d.iter_mut().zip(&a[r.clone()]).zip(&b[r.clone()]).zip(&c[r]) {
+        for (((o, &a), &b), &c) in d
+            .iter_mut()
+            .zip(&a[r.clone()])
+            .zip(&b[r.clone()])
+            .zip(&c[r])
+        {
             *o = (a + b + c) * THIRD;
         }
     }
@@ -290,7 +357,11 @@ fn hblur_span(buf: &[f32], n: usize, x0: usize, x1: usize, dst: &mut [f32]) {
         let d = &mut dst[k * n..k * n + n];
         if i0 < i1 {
             let m = i1 - i0;
-            let (l, c, r) = (&s[i0 - 1 - lo..][..m], &s[i0 - lo..][..m], &s[i0 + 1 - lo..][..m]);
+            let (l, c, r) = (
+                &s[i0 - 1 - lo..][..m],
+                &s[i0 - lo..][..m],
+                &s[i0 + 1 - lo..][..m],
+            );
             for (((o, &a), &b), &c) in d[i0..i1].iter_mut().zip(l).zip(c).zip(r) {
                 *o = (a + b + c) * THIRD;
             }
@@ -343,7 +414,12 @@ fn quantize_lane(w: [f32; 4]) -> ([u8; 4], bool) {
 #[inline(always)]
 fn quantize_planar(w: &[f32], stride: usize, out: &mut [MaybeUninit<[u8; 4]>]) {
     let m = out.len();
-    let (w0, w1, w2, w3) = (&w[..m], &w[stride..stride + m], &w[2 * stride..2 * stride + m], &w[3 * stride..3 * stride + m]);
+    let (w0, w1, w2, w3) = (
+        &w[..m],
+        &w[stride..stride + m],
+        &w[2 * stride..2 * stride + m],
+        &w[3 * stride..3 * stride + m],
+    );
     let mut any_bad = false;
     for x in 0..m {
         let (q, bad) = quantize_lane([w0[x], w1[x], w2[x], w3[x]]);
@@ -403,14 +479,31 @@ fn splat_strip_body(c: &Ctx<'_>, scr: &mut Scratch, a: usize, out: &mut [MaybeUn
             if q == 1 {
                 prepare_row(c, scr, r);
             }
-            let (ra, rb, rc, d) = if q > 1 { (slot(q - 1, up(r)), slot(q - 1, r), slot(q - 1, down(r)), slot(q, r)) } else { (0, 0, 0, slot(q, r)) };
+            let (ra, rb, rc, d) = if q > 1 {
+                (
+                    slot(q - 1, up(r)),
+                    slot(q - 1, r),
+                    slot(q - 1, down(r)),
+                    slot(q, r),
+                )
+            } else {
+                (0, 0, 0, slot(q, r))
+            };
             for (x0, x1) in chunks(()) {
                 let (lo, hi) = (x0.saturating_sub(1), (x1 + 1).min(n));
                 if q == 1 {
                     weights_span(c, &scr.jitter, &scr.slope, &mut scr.buf, r, lo, hi);
                 } else {
                     let rg = &scr.rings;
-                    vblur_span(&rg[ra..ra + row], &rg[rb..rb + row], &rg[rc..rc + row], n, lo, hi, &mut scr.buf);
+                    vblur_span(
+                        &rg[ra..ra + row],
+                        &rg[rb..rb + row],
+                        &rg[rc..rc + row],
+                        n,
+                        lo,
+                        hi,
+                        &mut scr.buf,
+                    );
                 }
                 hblur_span(&scr.buf, n, x0, x1, &mut scr.rings[d..d + row]);
             }
@@ -420,7 +513,15 @@ fn splat_strip_body(c: &Ctx<'_>, scr: &mut Scratch, a: usize, out: &mut [MaybeUn
                 let (ra, rb, rc) = (slot(passes, up(r)), slot(passes, r), slot(passes, down(r)));
                 for (x0, x1) in chunks(()) {
                     let rg = &scr.rings;
-                    vblur_span(&rg[ra..ra + row], &rg[rb..rb + row], &rg[rc..rc + row], n, x0, x1, &mut scr.buf);
+                    vblur_span(
+                        &rg[ra..ra + row],
+                        &rg[rb..rb + row],
+                        &rg[rc..rc + row],
+                        n,
+                        x0,
+                        x1,
+                        &mut scr.buf,
+                    );
                     quantize_planar(&scr.buf, CB, &mut out[(r - a) * n + x0..(r - a) * n + x1]);
                 }
             }
@@ -441,9 +542,20 @@ impl SlopeSkip {
     fn new(p: &SplatParams) -> SlopeSkip {
         let lo = p.rock_slope - 6.0;
         let hi = p.rock_slope + 14.0;
-        let flat_above = if lo > 0.5 && lo < 89.5 { lo.to_radians().cos() + 1e-4 } else { f32::INFINITY };
-        let steep_below = if hi > 0.5 && hi < 89.5 { hi.to_radians().cos() - 1e-4 } else { f32::NEG_INFINITY };
-        SlopeSkip { flat_above, steep_below }
+        let flat_above = if lo > 0.5 && lo < 89.5 {
+            lo.to_radians().cos() + 1e-4
+        } else {
+            f32::INFINITY
+        };
+        let steep_below = if hi > 0.5 && hi < 89.5 {
+            hi.to_radians().cos() - 1e-4
+        } else {
+            f32::NEG_INFINITY
+        };
+        SlopeSkip {
+            flat_above,
+            steep_below,
+        }
     }
 
     /// Slopes of a row of normals: saturated ones without branches, eight at a time, `acos`
@@ -487,7 +599,12 @@ mod tests {
 
     #[test]
     fn quantized_sums_to_255() {
-        for w in [[0.25f32; 4], [1.0, 0.0, 0.0, 0.0], [0.1, 0.2, 0.3, 0.4], [1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0, 0.0]] {
+        for w in [
+            [0.25f32; 4],
+            [1.0, 0.0, 0.0, 0.0],
+            [0.1, 0.2, 0.3, 0.4],
+            [1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0, 0.0],
+        ] {
             let q = quantize_weights(w);
             assert_eq!(q.iter().map(|&v| v as u32).sum::<u32>(), 255, "{w:?}");
         }
@@ -520,7 +637,12 @@ mod tests {
     fn quantize_matches_floor_definition() {
         for i in 0..5000 {
             let t = (i as f32 * 0.000_731).fract();
-            for w in [[t, 1.0 - t, (t * 7.0).fract(), 0.5 * t], [t * 1e-3, 0.0, 3.0 * t, -t], [t, t, t, t], [1.0, t, 0.0, 0.0]] {
+            for w in [
+                [t, 1.0 - t, (t * 7.0).fract(), 0.5 * t],
+                [t * 1e-3, 0.0, 3.0 * t, -t],
+                [t, t, t, t],
+                [1.0, t, 0.0, 0.0],
+            ] {
                 assert_eq!(quantize_weights(w), quantize_reference(w), "{w:?}");
             }
         }
@@ -544,7 +666,12 @@ mod tests {
             for &h in &[1.0f32, 20.0, 70.0] {
                 let a = splat_weights(h, sl, 0.2, 0.0, 100.0, &p);
                 let b = splat_weights(h, slope_degrees(nv), 0.2, 0.0, 100.0, &p);
-                assert_eq!(a.map(f32::to_bits), b.map(f32::to_bits), "y {} h {h}", nv[1]);
+                assert_eq!(
+                    a.map(f32::to_bits),
+                    b.map(f32::to_bits),
+                    "y {} h {h}",
+                    nv[1]
+                );
             }
         }
     }
@@ -552,10 +679,29 @@ mod tests {
     /// The definition of [`auto_splat`]: per-sample weights with the exact slope, whole-map
     /// blur passes, then [`quantize_weights`].
     #[allow(clippy::too_many_arguments)]
-    fn splat_reference(heights: &[f32], normals: &[[f32; 3]], sand: &[f32], n: usize, world: f32, max_h: f32, p: &SplatParams, seed: u64, tag: u32) -> Vec<[u8; 4]> {
+    fn splat_reference(
+        heights: &[f32],
+        normals: &[[f32; 3]],
+        sand: &[f32],
+        n: usize,
+        world: f32,
+        max_h: f32,
+        p: &SplatParams,
+        seed: u64,
+        tag: u32,
+    ) -> Vec<[u8; 4]> {
         let jitter = fbm_noise(n, world, SPLAT_JITTER_SCALE, 3, 2.0, 0.5, seed, tag);
         let mut w: Vec<[f32; 4]> = (0..n * n)
-            .map(|i| splat_weights(heights[i], slope_degrees(normals[i]), sand[i], p.jitter * jitter[i], max_h, p))
+            .map(|i| {
+                splat_weights(
+                    heights[i],
+                    slope_degrees(normals[i]),
+                    sand[i],
+                    p.jitter * jitter[i],
+                    max_h,
+                    p,
+                )
+            })
             .collect();
         for _ in 0..p.blur_passes {
             box_blur_pass(&mut w, n);
@@ -566,7 +712,9 @@ mod tests {
     /// Rough terrain hitting every rule (sand, rock, snow, all slope bands), plus non-finite
     /// heights, normals and sandiness at a few samples.
     fn rough_inputs(n: usize) -> (Vec<f32>, Vec<[f32; 3]>, Vec<f32>) {
-        let mut heights: Vec<f32> = (0..n * n).map(|i| ((i * 7919) % 97) as f32 - 10.0).collect();
+        let mut heights: Vec<f32> = (0..n * n)
+            .map(|i| ((i * 7919) % 97) as f32 - 10.0)
+            .collect();
         let mut sand: Vec<f32> = (0..n * n).map(|i| (i % 5) as f32 / 4.0).collect();
         if n > 6 {
             heights[n + 1] = f32::NAN;
@@ -587,7 +735,10 @@ mod tests {
         let n = 37;
         let (heights, normals, sand) = rough_inputs(n);
         for passes in 0..4 {
-            let p = SplatParams { blur_passes: passes, ..SplatParams::default() };
+            let p = SplatParams {
+                blur_passes: passes,
+                ..SplatParams::default()
+            };
             let got = auto_splat(&heights, &normals, &sand, n, 72.0, 100.0, &p, 3, 7);
             let want = splat_reference(&heights, &normals, &sand, n, 72.0, 100.0, &p, 3, 7);
             assert_eq!(got, want, "passes {passes}");
@@ -602,10 +753,15 @@ mod tests {
         for n in [1usize, 2, 3, 8, 23] {
             let (heights, normals, sand) = rough_inputs(n);
             for passes in [0u32, 1, 2, 3, 5, 9, MAX_STRIP_PASSES, MAX_STRIP_PASSES + 1] {
-                let p = SplatParams { blur_passes: passes, ..SplatParams::default() };
+                let p = SplatParams {
+                    blur_passes: passes,
+                    ..SplatParams::default()
+                };
                 let want = splat_reference(&heights, &normals, &sand, n, 50.0, 80.0, &p, 11, 5);
                 for strip in [1usize, 2, 3, 5, 7, n, n + 4] {
-                    let got = auto_splat_strips(&heights, &normals, &sand, n, 50.0, 80.0, &p, 11, 5, strip);
+                    let got = auto_splat_strips(
+                        &heights, &normals, &sand, n, 50.0, 80.0, &p, 11, 5, strip,
+                    );
                     assert_eq!(got, want, "n {n} passes {passes} strip {strip}");
                 }
             }
@@ -619,10 +775,15 @@ mod tests {
         for n in [CHUNK + 1, 2 * CHUNK + 2] {
             let (heights, normals, sand) = rough_inputs(n);
             for passes in [0u32, 1, 2, 3, 9] {
-                let p = SplatParams { blur_passes: passes, ..SplatParams::default() };
+                let p = SplatParams {
+                    blur_passes: passes,
+                    ..SplatParams::default()
+                };
                 let want = splat_reference(&heights, &normals, &sand, n, 300.0, 60.0, &p, 4, 1);
                 for strip in [7usize, 64] {
-                    let got = auto_splat_strips(&heights, &normals, &sand, n, 300.0, 60.0, &p, 4, 1, strip);
+                    let got = auto_splat_strips(
+                        &heights, &normals, &sand, n, 300.0, 60.0, &p, 4, 1, strip,
+                    );
                     assert_eq!(got, want, "n {n} passes {passes} strip {strip}");
                 }
             }
@@ -636,7 +797,16 @@ mod tests {
         let (heights, normals, sand) = rough_inputs(n);
         let p = SplatParams::default();
         let jitter = FbmRows::of_noise(n, 60.0, SPLAT_JITTER_SCALE, 3, 2.0, 0.5, 2, 9);
-        let c = Ctx { heights: &heights, normals: &normals, sandiness: &sand, jitter, n, max_height: 90.0, p: &p, slope: SlopeSkip::new(&p) };
+        let c = Ctx {
+            heights: &heights,
+            normals: &normals,
+            sandiness: &sand,
+            jitter,
+            n,
+            max_height: 90.0,
+            p: &p,
+            slope: SlopeSkip::new(&p),
+        };
         let mut out = vec![MaybeUninit::new([0u8; 4]); n * n];
         let mut scr = Scratch::new(n, p.blur_passes as usize);
         for a in (0..n).step_by(6) {
@@ -644,8 +814,14 @@ mod tests {
             splat_strip_body(&c, &mut scr, a, &mut out[a * n..b * n]);
         }
         // SAFETY: initialised at creation (and overwritten by the kernel).
-        let got: Vec<[u8; 4]> = out.into_iter().map(|v| unsafe { v.assume_init() }).collect();
-        assert_eq!(got, auto_splat(&heights, &normals, &sand, n, 60.0, 90.0, &p, 2, 9));
+        let got: Vec<[u8; 4]> = out
+            .into_iter()
+            .map(|v| unsafe { v.assume_init() })
+            .collect();
+        assert_eq!(
+            got,
+            auto_splat(&heights, &normals, &sand, n, 60.0, 90.0, &p, 2, 9)
+        );
     }
 
     /// The branch-free row quantiser equals [`quantize_weights`] on ordinary weights and on
@@ -655,16 +831,41 @@ mod tests {
         let mut rows: Vec<[f32; 4]> = Vec::new();
         for i in 0..4000 {
             let t = (i as f32 * 0.000_917).fract();
-            rows.extend([[t, 1.0 - t, (t * 7.0).fract(), 0.5 * t], [t * 1e-3, 0.0, 3.0 * t, -t], [t, t, t, t], [1.0, t, 0.0, 0.0]]);
+            rows.extend([
+                [t, 1.0 - t, (t * 7.0).fract(), 0.5 * t],
+                [t * 1e-3, 0.0, 3.0 * t, -t],
+                [t, t, t, t],
+                [1.0, t, 0.0, 0.0],
+            ]);
         }
-        let odd = [0.0f32, -0.0, -1.0, 1e-45, 1e-30, 0.25, 1.0 / 3.0, 1.0, 3.0e38, f32::MAX, f32::INFINITY, f32::NAN];
+        let odd = [
+            0.0f32,
+            -0.0,
+            -1.0,
+            1e-45,
+            1e-30,
+            0.25,
+            1.0 / 3.0,
+            1.0,
+            3.0e38,
+            f32::MAX,
+            f32::INFINITY,
+            f32::NAN,
+        ];
         for &a in &odd {
             for &b in &odd {
-                rows.extend([[a, b, 0.5, b], [b, a, a, 0.0], [a, a, b, b], [0.0, 0.0, a, b]]);
+                rows.extend([
+                    [a, b, 0.5, b],
+                    [b, a, a, 0.0],
+                    [a, a, b, b],
+                    [0.0, 0.0, a, b],
+                ]);
             }
         }
         let n = rows.len();
-        let planar: Vec<f32> = (0..4).flat_map(|k| rows.iter().map(move |r| r[k])).collect();
+        let planar: Vec<f32> = (0..4)
+            .flat_map(|k| rows.iter().map(move |r| r[k]))
+            .collect();
         let mut out = vec![MaybeUninit::new([0u8; 4]); n];
         quantize_planar(&planar, n, &mut out);
         let mut part = vec![MaybeUninit::new([0u8; 4]); n - 5];

@@ -5,9 +5,9 @@
 //! port computes the same numbers. Octave `i` has amplitude `persistence^i` and twice the
 //! frequency of octave `i - 1`.
 
+use crate::gradient_noise::{cell_run, fast_floor, octave_seed};
 use crate::grid::par_rows;
 use crate::hash::{hash2_unit, stage_seed};
-use crate::gradient_noise::{cell_run, fast_floor, octave_seed};
 
 /// `(1 - cos(πt)) / 2` for `t` in [0, 1], as `(1 + sin(π(t - ½))) / 2` with a degree-9 Taylor
 /// sine (error below 4e-6).
@@ -15,7 +15,10 @@ use crate::gradient_noise::{cell_run, fast_floor, octave_seed};
 pub fn cosine_fade(t: f32) -> f32 {
     let x = std::f32::consts::PI * (t - 0.5);
     let x2 = x * x;
-    let s = x * (1.0 + x2 * (-1.0 / 6.0 + x2 * (1.0 / 120.0 + x2 * (-1.0 / 5040.0 + x2 * (1.0 / 362_880.0)))));
+    let s = x
+        * (1.0
+            + x2 * (-1.0 / 6.0
+                + x2 * (1.0 / 120.0 + x2 * (-1.0 / 5040.0 + x2 * (1.0 / 362_880.0)))));
     // Clamp so the lattice values are hit exactly (the series overshoots ±1 by 3.5e-6).
     (0.5 + 0.5 * s).clamp(0.0, 1.0)
 }
@@ -54,7 +57,9 @@ pub fn value_noise(
     let s = stage_seed(seed, tag);
     let step = world_size / (resolution - 1) as f32 / scale;
     let mut out = vec![0.0f32; resolution * resolution];
-    par_rows(&mut out, resolution, |z, row| value_row(row, z as f32 * step, step, s, octaves, persistence));
+    par_rows(&mut out, resolution, |z, row| {
+        value_row(row, z as f32 * step, step, s, octaves, persistence)
+    });
     out
 }
 
@@ -149,7 +154,8 @@ mod tests {
             for (i, &got) in row.iter().enumerate() {
                 let (mut want, mut amp, mut norm, mut f) = (0.0f32, 1.0f32, 0.0f32, 1.0f32);
                 for o in 0..6 {
-                    want += amp * value_noise_point(i as f32 * (step * f), y * f, octave_seed(s, o));
+                    want +=
+                        amp * value_noise_point(i as f32 * (step * f), y * f, octave_seed(s, o));
                     norm += amp;
                     amp *= 0.5;
                     f *= 2.0;

@@ -46,7 +46,12 @@ pub fn mesh_colors(mesh: &ChunkMesh, splat: &[[u8; 4]], n: usize) -> Vec<Color> 
 /// Encode a mesh with the splat weights as vertex colours (same colours as [`mesh_colors`]).
 pub fn encode_mesh(mesh: &ChunkMesh, splat: &[[u8; 4]], n: usize) -> SurfaceBytes {
     encode(mesh, |k| match splat.get(uv_sample(mesh.uvs[k], n)) {
-        Some(s) => [splat_byte(s[0]), splat_byte(s[1]), splat_byte(s[2]), splat_byte(s[3])],
+        Some(s) => [
+            splat_byte(s[0]),
+            splat_byte(s[1]),
+            splat_byte(s[2]),
+            splat_byte(s[3]),
+        ],
         None => [255; 4],
     })
 }
@@ -72,9 +77,21 @@ pub fn chunk_data(
     let per_side = (field.resolution - 1) / chunk_size;
     let (cx, cz) = (i % per_side, i / per_side);
     let surface = if flat || nt.len() != field.heights.len() {
-        encode_mesh(&field.chunk_mesh(cx, cz, chunk_size, flat), splat, field.resolution)
+        encode_mesh(
+            &field.chunk_mesh(cx, cz, chunk_size, flat),
+            splat,
+            field.resolution,
+        )
     } else {
-        let g = Grid { field, splat, nt, x0: cx * chunk_size, z0: cz * chunk_size, step: 1, v: chunk_size + 1 };
+        let g = Grid {
+            field,
+            splat,
+            nt,
+            x0: cx * chunk_size,
+            z0: cz * chunk_size,
+            step: 1,
+            v: chunk_size + 1,
+        };
         encode_grid(&g, None)
     };
     ChunkData {
@@ -99,9 +116,14 @@ pub fn prepare_chunks(
     let n = field.resolution;
     let per_side = (n - 1) / chunk_size;
     let nt = normal_tangent_table(&field.normals);
-    let chunks =
-        (0..per_side * per_side).into_par_iter().map(|i| chunk_data(field, splat, &nt, chunk_size, flat, collision, i)).collect();
-    PreparedChunks { chunks, normal_tangents: nt }
+    let chunks = (0..per_side * per_side)
+        .into_par_iter()
+        .map(|i| chunk_data(field, splat, &nt, chunk_size, flat, collision, i))
+        .collect();
+    PreparedChunks {
+        chunks,
+        normal_tangents: nt,
+    }
 }
 
 #[cfg(test)]
@@ -113,7 +135,9 @@ mod tests {
         let n = 33;
         let h: Vec<f32> = (0..n * n).map(|i| (i % 7) as f32).collect();
         let f = Heightfield::new(n, 64.0, h);
-        let splat: Vec<[u8; 4]> = (0..n * n).map(|i| [(i % 256) as u8, 0, 0, 255 - (i % 256) as u8]).collect();
+        let splat: Vec<[u8; 4]> = (0..n * n)
+            .map(|i| [(i % 256) as u8, 0, 0, 255 - (i % 256) as u8])
+            .collect();
         let c = prepare_chunks(&f, &splat, 16, false, true).chunks;
         assert_eq!(c.len(), 4);
         assert_eq!((c[1].cx, c[1].cz, c[2].cx, c[2].cz), (1, 0, 0, 1));
@@ -121,7 +145,10 @@ mod tests {
         assert_eq!(c[1].surface.vertex[4..8], f.sample(16, 0).to_le_bytes());
         assert_eq!(c[1].surface.attribute[..4], [16, 0, 0, 239]);
         let m = f.chunk_mesh(1, 0, 16, false);
-        assert_eq!(mesh_colors(&m, &splat, n)[0], Color::from_rgba8(16, 0, 0, 239));
+        assert_eq!(
+            mesh_colors(&m, &splat, n)[0],
+            Color::from_rgba8(16, 0, 0, 239)
+        );
         let col = c[3].collider.as_ref().unwrap();
         assert_eq!((col.width, col.depth), (17, 17));
         assert_eq!(col.heights[0], f.sample(16, 16));
@@ -141,7 +168,10 @@ mod timing {
     fn chunk_parts_wall() {
         let p = island_core::IslandParams::default();
         let island = island_core::generate(&p).unwrap();
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
         let best = |f: &mut dyn FnMut()| {
             (0..10)
                 .map(|_| {

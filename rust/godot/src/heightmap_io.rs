@@ -35,7 +35,10 @@ pub enum HeightmapFormat {
 impl HeightmapFormat {
     /// Format of `path` by its extension (case-insensitive).
     pub fn from_path(path: &str) -> Result<HeightmapFormat, String> {
-        let ext = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+        let ext = path
+            .rsplit_once('.')
+            .map(|(_, e)| e.to_ascii_lowercase())
+            .unwrap_or_default();
         match ext.as_str() {
             "png" => Ok(HeightmapFormat::Png16),
             "r16" => Ok(HeightmapFormat::R16),
@@ -51,7 +54,10 @@ impl HeightmapFormat {
 /// Heights (metres) mapped to 0 and 65535 by the 16-bit formats, for the given parameters.
 pub fn quantization_range(p: &IslandParams) -> (f32, f32) {
     let fine = 4.0 * p.coast.fine_amplitude;
-    (-(p.coast.sea_depth + fine), p.max_height + p.coast.beach_height + fine)
+    (
+        -(p.coast.sea_depth + fine),
+        p.max_height + p.coast.beach_height + fine,
+    )
 }
 
 /// Height in metres → 16-bit code over `lo..hi` (clamped, rounded to nearest).
@@ -68,7 +74,10 @@ pub fn dequantize(v: u16, lo: f32, hi: f32) -> f32 {
 
 fn check_len(heights: &[f32], resolution: usize) -> Result<(), String> {
     if resolution < 2 || heights.len() != resolution * resolution {
-        return Err(format!("expected {resolution}² heights, got {}", heights.len()));
+        return Err(format!(
+            "expected {resolution}² heights, got {}",
+            heights.len()
+        ));
     }
     Ok(())
 }
@@ -83,7 +92,10 @@ fn check_range(lo: f32, hi: f32) -> Result<(), String> {
 /// Encode heights as raw little-endian u16 (R16).
 pub fn encode_r16(heights: &[f32], lo: f32, hi: f32) -> Result<Vec<u8>, String> {
     check_range(lo, hi)?;
-    Ok(heights.iter().flat_map(|&h| quantize(h, lo, hi).to_le_bytes()).collect())
+    Ok(heights
+        .iter()
+        .flat_map(|&h| quantize(h, lo, hi).to_le_bytes())
+        .collect())
 }
 
 /// Decode raw little-endian u16 (R16) of exactly `resolution²` samples.
@@ -97,7 +109,10 @@ pub fn decode_r16(bytes: &[u8], resolution: usize, lo: f32, hi: f32) -> Result<V
             guess_side(bytes.len(), 2)
         ));
     }
-    Ok(bytes.chunks_exact(2).map(|c| dequantize(u16::from_le_bytes([c[0], c[1]]), lo, hi)).collect())
+    Ok(bytes
+        .chunks_exact(2)
+        .map(|c| dequantize(u16::from_le_bytes([c[0], c[1]]), lo, hi))
+        .collect())
 }
 
 /// Encode heights as raw little-endian f32 metres (R32).
@@ -110,8 +125,14 @@ pub const MAX_ABS_HEIGHT: f32 = 1.0e6;
 
 /// Check that decoded heights are finite and within ±[`MAX_ABS_HEIGHT`].
 pub fn check_heights(heights: &[f32]) -> Result<(), String> {
-    if let Some((i, h)) = heights.iter().enumerate().find(|(_, h)| !h.is_finite() || h.abs() > MAX_ABS_HEIGHT) {
-        return Err(format!("height #{i} is {h}: heights must be finite and within ±{MAX_ABS_HEIGHT} m"));
+    if let Some((i, h)) = heights
+        .iter()
+        .enumerate()
+        .find(|(_, h)| !h.is_finite() || h.abs() > MAX_ABS_HEIGHT)
+    {
+        return Err(format!(
+            "height #{i} is {h}: heights must be finite and within ±{MAX_ABS_HEIGHT} m"
+        ));
     }
     Ok(())
 }
@@ -126,7 +147,10 @@ pub fn decode_r32(bytes: &[u8], resolution: usize) -> Result<Vec<f32>, String> {
             guess_side(bytes.len(), 4)
         ));
     }
-    let h: Vec<f32> = bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let h: Vec<f32> = bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
     check_heights(&h)?;
     Ok(h)
 }
@@ -145,7 +169,12 @@ fn guess_side(len: usize, bpp: usize) -> String {
 }
 
 /// Encode heights as a 16-bit greyscale PNG.
-pub fn encode_png16(heights: &[f32], resolution: usize, lo: f32, hi: f32) -> Result<Vec<u8>, String> {
+pub fn encode_png16(
+    heights: &[f32],
+    resolution: usize,
+    lo: f32,
+    hi: f32,
+) -> Result<Vec<u8>, String> {
     check_len(heights, resolution)?;
     check_range(lo, hi)?;
     let mut data = Vec::with_capacity(heights.len() * 2);
@@ -157,9 +186,13 @@ pub fn encode_png16(heights: &[f32], resolution: usize, lo: f32, hi: f32) -> Res
         let mut enc = png::Encoder::new(&mut out, resolution as u32, resolution as u32);
         enc.set_color(png::ColorType::Grayscale);
         enc.set_depth(png::BitDepth::Sixteen);
-        let mut w = enc.write_header().map_err(|e| format!("PNG encoding failed: {e}"))?;
-        w.write_image_data(&data).map_err(|e| format!("PNG encoding failed: {e}"))?;
-        w.finish().map_err(|e| format!("PNG encoding failed: {e}"))?;
+        let mut w = enc
+            .write_header()
+            .map_err(|e| format!("PNG encoding failed: {e}"))?;
+        w.write_image_data(&data)
+            .map_err(|e| format!("PNG encoding failed: {e}"))?;
+        w.finish()
+            .map_err(|e| format!("PNG encoding failed: {e}"))?;
     }
     Ok(out)
 }
@@ -169,13 +202,19 @@ pub fn decode_png16(bytes: &[u8], resolution: usize, lo: f32, hi: f32) -> Result
     check_range(lo, hi)?;
     let mut dec = png::Decoder::new(std::io::Cursor::new(bytes));
     dec.set_transformations(png::Transformations::IDENTITY);
-    let mut reader = dec.read_info().map_err(|e| format!("not a readable PNG file: {e}"))?;
+    let mut reader = dec
+        .read_info()
+        .map_err(|e| format!("not a readable PNG file: {e}"))?;
     let info = reader.info();
     let (w, h) = (info.width as usize, info.height as usize);
     if (w, h) != (resolution, resolution) {
         return Err(format!(
             "PNG is {w}×{h} pixels, expected {resolution}×{resolution}{}",
-            if w == h { format!("; set `resolution` to {w} first") } else { String::new() }
+            if w == h {
+                format!("; set `resolution` to {w} first")
+            } else {
+                String::new()
+            }
         ));
     }
     if info.color_type != png::ColorType::Grayscale || info.bit_depth != png::BitDepth::Sixteen {
@@ -185,7 +224,9 @@ pub fn decode_png16(bytes: &[u8], resolution: usize, lo: f32, hi: f32) -> Result
         ));
     }
     let mut buf = vec![0u8; reader.output_buffer_size()];
-    let frame = reader.next_frame(&mut buf).map_err(|e| format!("corrupt PNG data: {e}"))?;
+    let frame = reader
+        .next_frame(&mut buf)
+        .map_err(|e| format!("corrupt PNG data: {e}"))?;
     let row = frame.line_size;
     if row < w * 2 || buf.len() < row * h {
         return Err("corrupt PNG data: short image".into());
@@ -193,7 +234,10 @@ pub fn decode_png16(bytes: &[u8], resolution: usize, lo: f32, hi: f32) -> Result
     let mut out = Vec::with_capacity(w * h);
     for z in 0..h {
         let line = &buf[z * row..z * row + w * 2];
-        out.extend(line.chunks_exact(2).map(|c| dequantize(u16::from_be_bytes([c[0], c[1]]), lo, hi)));
+        out.extend(
+            line.chunks_exact(2)
+                .map(|c| dequantize(u16::from_be_bytes([c[0], c[1]]), lo, hi)),
+        );
     }
     Ok(out)
 }
@@ -203,25 +247,48 @@ mod tests {
     use super::*;
 
     fn sample(n: usize) -> Vec<f32> {
-        (0..n * n).map(|i| ((i % n) as f32 * 0.37).sin() * 40.0 + (i / n) as f32 * 0.5 - 10.0).collect()
+        (0..n * n)
+            .map(|i| ((i % n) as f32 * 0.37).sin() * 40.0 + (i / n) as f32 * 0.5 - 10.0)
+            .collect()
     }
 
     #[test]
     fn format_by_extension() {
-        assert_eq!(HeightmapFormat::from_path("user://a/b.PNG"), Ok(HeightmapFormat::Png16));
-        assert_eq!(HeightmapFormat::from_path("x.r16"), Ok(HeightmapFormat::R16));
-        assert_eq!(HeightmapFormat::from_path("x.r32"), Ok(HeightmapFormat::R32));
-        assert_eq!(HeightmapFormat::from_path("x.exr"), Ok(HeightmapFormat::Exr));
-        assert!(HeightmapFormat::from_path("x.jpg").unwrap_err().contains(".r16"));
+        assert_eq!(
+            HeightmapFormat::from_path("user://a/b.PNG"),
+            Ok(HeightmapFormat::Png16)
+        );
+        assert_eq!(
+            HeightmapFormat::from_path("x.r16"),
+            Ok(HeightmapFormat::R16)
+        );
+        assert_eq!(
+            HeightmapFormat::from_path("x.r32"),
+            Ok(HeightmapFormat::R32)
+        );
+        assert_eq!(
+            HeightmapFormat::from_path("x.exr"),
+            Ok(HeightmapFormat::Exr)
+        );
+        assert!(HeightmapFormat::from_path("x.jpg")
+            .unwrap_err()
+            .contains(".r16"));
         assert!(HeightmapFormat::from_path("noext").is_err());
     }
 
     #[test]
     fn default_range_contains_all_generated_heights() {
-        let p = IslandParams { resolution: 129, ..Default::default() };
+        let p = IslandParams {
+            resolution: 129,
+            ..Default::default()
+        };
         let island = island_core::generate(&p).unwrap();
         let (lo, hi) = quantization_range(&p);
-        assert!(island.stats.min_height >= lo && island.stats.max_height <= hi, "{lo}..{hi} vs {:?}", island.stats);
+        assert!(
+            island.stats.min_height >= lo && island.stats.max_height <= hi,
+            "{lo}..{hi} vs {:?}",
+            island.stats
+        );
     }
 
     #[test]
@@ -242,7 +309,10 @@ mod tests {
         let r16 = encode_r16(&h, lo, hi).unwrap();
         assert_eq!(r16.len(), n * n * 2);
         let png = encode_png16(&h, n, lo, hi).unwrap();
-        for back in [decode_r16(&r16, n, lo, hi).unwrap(), decode_png16(&png, n, lo, hi).unwrap()] {
+        for back in [
+            decode_r16(&r16, n, lo, hi).unwrap(),
+            decode_png16(&png, n, lo, hi).unwrap(),
+        ] {
             for (a, b) in h.iter().zip(&back) {
                 assert!((a - b).abs() <= step * 0.5 + 1e-5, "{a} vs {b}");
             }
@@ -262,7 +332,9 @@ mod tests {
         assert!(e.contains("set `resolution` to 33"), "{e}");
         assert!(decode_r16(&[1, 2, 3], 33, 0.0, 1.0).is_err());
         let png = encode_png16(&h, 33, 0.0, 1.0).unwrap();
-        assert!(decode_png16(&png, 65, 0.0, 1.0).unwrap_err().contains("33×33"));
+        assert!(decode_png16(&png, 65, 0.0, 1.0)
+            .unwrap_err()
+            .contains("33×33"));
         assert!(decode_png16(&png[..png.len() / 2], 33, 0.0, 1.0).is_err());
         assert!(decode_png16(b"garbage", 33, 0.0, 1.0).is_err());
         let mut bad = encode_r32(&h);
@@ -281,6 +353,8 @@ mod tests {
             let mut w = enc.write_header().unwrap();
             w.write_image_data(&[0u8; 33 * 33]).unwrap();
         }
-        assert!(decode_png16(&out, 33, 0.0, 1.0).unwrap_err().contains("16-bit greyscale"));
+        assert!(decode_png16(&out, 33, 0.0, 1.0)
+            .unwrap_err()
+            .contains("16-bit greyscale"));
     }
 }

@@ -128,10 +128,15 @@ impl CpuClock {
     fn now_us(&mut self) -> Option<f64> {
         #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
         {
-            let mut ts = thread_clock::Timespec { tv_sec: 0, tv_nsec: 0 };
+            let mut ts = thread_clock::Timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
             // SAFETY: `ts` is a valid, writable timespec (the C layout on 64-bit Linux) and the
             // clock id is a constant the kernel knows; the call writes only `ts`.
-            let r = unsafe { thread_clock::clock_gettime(thread_clock::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+            let r = unsafe {
+                thread_clock::clock_gettime(thread_clock::CLOCK_THREAD_CPUTIME_ID, &mut ts)
+            };
             (r == 0).then(|| ts.tv_sec as f64 * 1e6 + ts.tv_nsec as f64 / 1e3)
         }
         #[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
@@ -165,16 +170,23 @@ impl ProceduralIsland {
         self.lod.last_cpu_us = cpu;
         self.lod.max_cpu_us = self.lod.max_cpu_us.max(cpu);
         // LOD_PROFILE=<µs>: print the phases of every update slower than that (default 4000).
-        let slow = std::env::var("LOD_PROFILE").ok().map(|v| v.parse::<f64>().unwrap_or(4000.0));
+        let slow = std::env::var("LOD_PROFILE")
+            .ok()
+            .map(|v| v.parse::<f64>().unwrap_or(4000.0));
         if slow.is_some_and(|s| us > s && (cpu.is_nan() || cpu >= s * 0.5)) {
-            eprintln!("lod slow frame: {us:.0} us (cpu {cpu:.0} us), phases {:?}", self.lod.phases);
+            eprintln!(
+                "lod slow frame: {us:.0} us (cpu {cpu:.0} us), phases {:?}",
+                self.lod.phases
+            );
         }
         self.lod.max_us = self.lod.max_us.max(us);
     }
 
     fn lod_update(&mut self, t: Instant) {
         self.lod.phases.clear();
-        let Some(island) = self.island.as_ref() else { return };
+        let Some(island) = self.island.as_ref() else {
+            return;
+        };
         let (n, world) = (island.field.resolution, island.field.world_size);
         let y_range = [island.stats.min_height, island.stats.max_height];
         let chunk = island.params.chunk_size as usize;
@@ -199,7 +211,9 @@ impl ProceduralIsland {
             }
             self.lod.config = Some(key);
         }
-        let Some(layout) = self.lod.layout else { return };
+        let Some(layout) = self.lod.layout else {
+            return;
+        };
         self.lod.active = true;
         self.lod_hide_base();
         self.lod_sync_material();
@@ -211,20 +225,30 @@ impl ProceduralIsland {
                 (Some(c), Some(l)) => (0..3).any(|k| (c[k] - l[k]).abs() > MOVE_EPSILON),
                 _ => true,
             };
-            let changed = self.lod.last_distance != self.lod_distance || self.lod.collision_mode != self.collision_mode;
+            let changed = self.lod.last_distance != self.lod_distance
+                || self.lod.collision_mode != self.collision_mode;
             if moved || changed || self.lod.shown.is_empty() {
                 // No camera: everything at the coarsest level.
                 let camera = cam.unwrap_or([f32::INFINITY; 3]);
                 self.lod.last_camera = cam;
                 self.lod.last_distance = self.lod_distance;
-                let view = LodView { camera, lod_distance: self.lod_distance, y_range };
+                let view = LodView {
+                    camera,
+                    lod_distance: self.lod_distance,
+                    y_range,
+                };
                 self.lod_mark("camera", t);
                 let leaves = lod::select(&layout, &view);
                 self.lod_mark("select", t);
                 let same = !self.lod.stale
-                    && leaves.len() == self.lod.shown.len() && leaves.iter().all(|l| self.lod.shown.contains_key(l));
+                    && leaves.len() == self.lod.shown.len()
+                    && leaves.iter().all(|l| self.lod.shown.contains_key(l));
                 if !same {
-                    self.lod.transition = Some(Transition { leaves, ready: HashMap::new(), next: 0 });
+                    self.lod.transition = Some(Transition {
+                        leaves,
+                        ready: HashMap::new(),
+                        next: 0,
+                    });
                 } else if changed {
                     self.lod.collision_mode = self.collision_mode;
                     self.lod_apply_colliders();
@@ -238,7 +262,11 @@ impl ProceduralIsland {
     /// `lod_budget_ms` in µs (non-finite or negative: nothing beyond the one mesh per frame).
     fn lod_budget_us(&self) -> f64 {
         let ms = self.lod_budget_ms as f64;
-        if ms.is_finite() { ms.max(0.0) * 1e3 } else { 0.0 }
+        if ms.is_finite() {
+            ms.max(0.0) * 1e3
+        } else {
+            0.0
+        }
     }
 
     /// Grow the pool towards `prewarm_to` with the time left in this frame's build budget.
@@ -273,7 +301,9 @@ impl ProceduralIsland {
     }
 
     fn lod_continue(&mut self, t: Instant, layout: &LodLayout) {
-        let Some(mut tr) = self.lod.transition.take() else { return };
+        let Some(mut tr) = self.lod.transition.take() else {
+            return;
+        };
         let mut built_now = 0;
         while tr.next < tr.leaves.len() {
             let leaf = tr.leaves[tr.next];
@@ -289,7 +319,11 @@ impl ProceduralIsland {
             let elapsed = t.elapsed().as_secs_f64() * 1e6;
             // A build that needs a new pooled node also pays for creating it (the pool grows
             // during a flight when the prewarmed nodes run out).
-            let node_us = if self.lod_free_slot().is_none() { self.lod.est_node_us.max(50.0) } else { 0.0 };
+            let node_us = if self.lod_free_slot().is_none() {
+                self.lod.est_node_us.max(50.0)
+            } else {
+                0.0
+            };
             // At least one mesh per frame so a transition always completes.
             if built_now > 0 && elapsed + node_us + self.lod.est_build_us > self.lod_budget_us() {
                 break;
@@ -301,16 +335,29 @@ impl ProceduralIsland {
             let tb = bt.elapsed();
             self.lod_build(i, leaf, layout);
             if std::env::var_os("LOD_PROFILE_BUILDS").is_some() && bt.elapsed().as_micros() > 1500 {
-                eprintln!("slow lod build: {:?} (take slot {:?}, new slot {})", bt.elapsed(), tb, self.lod.slots.len() > slots_before);
+                eprintln!(
+                    "slow lod build: {:?} (take slot {:?}, new slot {})",
+                    bt.elapsed(),
+                    tb,
+                    self.lod.slots.len() > slots_before
+                );
             }
             self.lod.uses[i] = Use::Reserved;
             tr.ready.insert(leaf, i);
             tr.next += 1;
             // The build alone (a node created for it is in `est_node_us`).
-            let us = bt.elapsed().as_secs_f64() * 1e6 - if self.lod.slots.len() > slots_before { tb.as_secs_f64() * 1e6 } else { 0.0 };
+            let us = bt.elapsed().as_secs_f64() * 1e6
+                - if self.lod.slots.len() > slots_before {
+                    tb.as_secs_f64() * 1e6
+                } else {
+                    0.0
+                };
             // Estimate of one build: jumps up to a slow build, decays slowly after it.
-            self.lod.est_build_us =
-                if self.lod.built == 0 { us } else { us.max(self.lod.est_build_us * 0.9 + us * 0.1) };
+            self.lod.est_build_us = if self.lod.built == 0 {
+                us
+            } else {
+                us.max(self.lod.est_build_us * 0.9 + us * 0.1)
+            };
             self.lod.built += 1;
             built_now += 1;
             if t.elapsed().as_secs_f64() * 1e6 + self.lod.est_build_us > self.lod_budget_us() {
@@ -359,7 +406,9 @@ impl ProceduralIsland {
     /// A free slot, preferring empty ones.
     fn lod_free_slot(&self) -> Option<usize> {
         let free = || (0..self.lod.slots.len()).filter(|&i| self.lod.uses[i] == Use::Free);
-        free().find(|&i| self.lod.slots[i].content.is_none()).or_else(|| free().next())
+        free()
+            .find(|&i| self.lod.slots[i].content.is_none())
+            .or_else(|| free().next())
     }
 
     /// A free slot (preferring empty ones), or a new pooled node.
@@ -379,8 +428,11 @@ impl ProceduralIsland {
         let i = self.lod_new_slot();
         let us = nt.elapsed().as_secs_f64() * 1e6;
         // Jumps up to a slow creation, decays slowly after it (like the build estimate).
-        self.lod.est_node_us =
-            if self.lod.est_node_us == 0.0 { us } else { us.max(self.lod.est_node_us * 0.9 + us * 0.1) };
+        self.lod.est_node_us = if self.lod.est_node_us == 0.0 {
+            us
+        } else {
+            us.max(self.lod.est_node_us * 0.9 + us * 0.1)
+        };
         i
     }
 
@@ -395,14 +447,23 @@ impl ProceduralIsland {
         instance.set_name(&format!("Lod_{}", self.lod.slots.len()));
         let mat = self.lod_base_material();
         instance.set_material_override(mat.as_ref());
-        self.base_mut().add_child_ex(&instance).internal(InternalMode::BACK).done();
-        self.lod.slots.push(Slot { instance, mesh, content: None });
+        self.base_mut()
+            .add_child_ex(&instance)
+            .internal(InternalMode::BACK)
+            .done();
+        self.lod.slots.push(Slot {
+            instance,
+            mesh,
+            content: None,
+        });
         self.lod.uses.push(Use::Free);
         self.lod.slots.len() - 1
     }
 
     fn lod_build(&mut self, i: usize, leaf: Leaf, layout: &LodLayout) {
-        let Some(island) = self.island.as_ref() else { return };
+        let Some(island) = self.island.as_ref() else {
+            return;
+        };
         let t0 = Instant::now();
         let flat = self.flat_shading;
         let m = lod::node_mesh(&island.field, layout, leaf, flat);
@@ -434,9 +495,14 @@ impl ProceduralIsland {
             instance.set_visible(false);
             let inst = instance.clone();
             s.instance = instance;
-            self.base_mut().add_child_ex(&inst).internal(InternalMode::BACK).done();
+            self.base_mut()
+                .add_child_ex(&inst)
+                .internal(InternalMode::BACK)
+                .done();
         }
-        let Some(island) = self.island.as_ref() else { return };
+        let Some(island) = self.island.as_ref() else {
+            return;
+        };
         let s = &mut self.lod.slots[i];
         self.surfaces.set_surface(&mut s.mesh, &bytes, || {
             let colors = crate::chunk_data::mesh_colors(&m, &island.splat, n);
@@ -450,7 +516,10 @@ impl ProceduralIsland {
     }
 
     fn lod_base_material(&self) -> Option<Gd<Material>> {
-        self.pool.first().filter(|c| c.instance.is_instance_valid()).and_then(|c| c.instance.get_material_override())
+        self.pool
+            .first()
+            .filter(|c| c.instance.is_instance_valid())
+            .and_then(|c| c.instance.get_material_override())
     }
 
     fn lod_sync_material(&mut self) {
@@ -487,7 +556,9 @@ impl ProceduralIsland {
 
     /// Enable the colliders of every chunk (ALL) or only under finest-level leaves (NEAR).
     fn lod_apply_colliders(&mut self) {
-        let Some(layout) = self.lod.layout else { return };
+        let Some(layout) = self.lod.layout else {
+            return;
+        };
         let per_side = layout.per_side(layout.levels - 1);
         let finest: HashSet<(u32, u32)> = self
             .lod
@@ -502,7 +573,11 @@ impl ProceduralIsland {
             // Force every entry to be written once.
             for (i, c) in self.pool.iter_mut().enumerate() {
                 let want = all || finest.contains(&((i % per_side) as u32, (i / per_side) as u32));
-                if let Some(col) = c.collider.as_mut().filter(|col| col.shape_node.is_instance_valid()) {
+                if let Some(col) = c
+                    .collider
+                    .as_mut()
+                    .filter(|col| col.shape_node.is_instance_valid())
+                {
                     col.shape_node.set_disabled(!want);
                 }
                 self.lod.colliders[i] = want;
@@ -512,7 +587,11 @@ impl ProceduralIsland {
         for (i, c) in self.pool.iter_mut().enumerate() {
             let want = all || finest.contains(&((i % per_side) as u32, (i / per_side) as u32));
             if self.lod.colliders[i] != want {
-                if let Some(col) = c.collider.as_mut().filter(|col| col.shape_node.is_instance_valid()) {
+                if let Some(col) = c
+                    .collider
+                    .as_mut()
+                    .filter(|col| col.shape_node.is_instance_valid())
+                {
                     col.shape_node.set_disabled(!want);
                 }
                 self.lod.colliders[i] = want;
@@ -535,7 +614,11 @@ impl ProceduralIsland {
             if c.instance.is_instance_valid() {
                 c.instance.set_visible(true);
             }
-            if let Some(col) = c.collider.as_mut().filter(|col| col.shape_node.is_instance_valid()) {
+            if let Some(col) = c
+                .collider
+                .as_mut()
+                .filter(|col| col.shape_node.is_instance_valid())
+            {
                 col.shape_node.set_disabled(false);
             }
         }
@@ -591,7 +674,9 @@ impl ProceduralIsland {
     #[func]
     pub fn get_lod_chunks(&self) -> VarArray {
         let mut out = VarArray::new();
-        let Some(layout) = self.lod.layout else { return out };
+        let Some(layout) = self.lod.layout else {
+            return out;
+        };
         let mut leaves: Vec<(&Leaf, &usize)> = self.lod.shown.iter().collect();
         leaves.sort();
         for (leaf, &i) in leaves {
@@ -601,7 +686,13 @@ impl ProceduralIsland {
             d.set("level", leaf.key.level as i64);
             d.set("x", leaf.key.x as i64);
             d.set("z", leaf.key.z as i64);
-            d.set("rect", Rect2::new(Vector2::new(r[0], r[1]), Vector2::new(r[2] - r[0], r[3] - r[1])));
+            d.set(
+                "rect",
+                Rect2::new(
+                    Vector2::new(r[0], r[1]),
+                    Vector2::new(r[2] - r[0], r[3] - r[1]),
+                ),
+            );
             d.set("stitch", leaf.stitch as i64);
             out.push(&d.to_variant());
         }

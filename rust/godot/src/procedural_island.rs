@@ -2,18 +2,20 @@
 
 use crate::chunk_data::ChunkData;
 use crate::heightmap_io::{self, HeightmapFormat};
-use island_gpu::Backend;
-use crate::worker::{finish_job, generate_job, import_job, JobError, Polled, Prepared, Request, Worker};
-use island_gpu::Staged;
-use island_core::ChunkCollider;
-use std::sync::Arc;
+use crate::worker::{
+    finish_job, generate_job, import_job, JobError, Polled, Prepared, Request, Worker,
+};
 use godot::classes::file_access::ModeFlags;
 use godot::classes::image::Format as ImageFormat;
+use island_core::ChunkCollider;
+use island_gpu::Backend;
+use island_gpu::Staged;
+use std::sync::Arc;
 
 use godot::classes::node::InternalMode;
 use godot::classes::{
-    ArrayMesh, CollisionShape3D, Curve, Engine, FileAccess, HeightMapShape3D, INode3D, Image, Material,
-    MeshInstance3D, Node3D, ResourceLoader, Shader, ShaderMaterial, StaticBody3D,
+    ArrayMesh, CollisionShape3D, Curve, Engine, FileAccess, HeightMapShape3D, INode3D, Image,
+    Material, MeshInstance3D, Node3D, ResourceLoader, Shader, ShaderMaterial, StaticBody3D,
 };
 use godot::global::Error;
 use godot::prelude::*;
@@ -519,10 +521,12 @@ impl ProceduralIsland {
         let t = Instant::now();
         self.signals().generation_started().emit();
         let cancel = AtomicBool::new(false);
-        let built = generate_job(&request, &mut |_, _| {}, &cancel).and_then(|(staged, warning)| self.build_streaming(request, staged, warning));
+        let built = generate_job(&request, &mut |_, _| {}, &cancel)
+            .and_then(|(staged, warning)| self.build_streaming(request, staged, warning));
         match built {
             Ok(()) => {
-                self.last_stats.set("regenerate_ms", t.elapsed().as_secs_f64() * 1e3);
+                self.last_stats
+                    .set("regenerate_ms", t.elapsed().as_secs_f64() * 1e3);
                 true
             }
             Err(e) => {
@@ -586,7 +590,9 @@ impl ProceduralIsland {
     /// triangles; clamped to the map edge. 0 when no island has been generated yet.
     #[func]
     pub fn get_height_at(&self, x: f32, z: f32) -> f32 {
-        self.island.as_ref().map_or(0.0, |i| i.field.height_at(x, z))
+        self.island
+            .as_ref()
+            .map_or(0.0, |i| i.field.height_at(x, z))
     }
 
     /// Smooth surface normal at node-local `(x, z)`. `Vector3.UP` when there is no island yet.
@@ -614,7 +620,12 @@ impl ProceduralIsland {
     pub fn get_heightmap_image(&self) -> Option<Gd<Image>> {
         let island = self.island.as_ref()?;
         let n = island.field.resolution as i32;
-        let bytes: Vec<u8> = island.field.heights.iter().flat_map(|h| h.to_le_bytes()).collect();
+        let bytes: Vec<u8> = island
+            .field
+            .heights
+            .iter()
+            .flat_map(|h| h.to_le_bytes())
+            .collect();
         Image::create_from_data(n, n, false, ImageFormat::RF, &PackedByteArray::from(bytes))
     }
 
@@ -625,7 +636,13 @@ impl ProceduralIsland {
         let island = self.island.as_ref()?;
         let n = island.field.resolution as i32;
         let bytes: Vec<u8> = island.splat.iter().flatten().copied().collect();
-        Image::create_from_data(n, n, false, ImageFormat::RGBA8, &PackedByteArray::from(bytes))
+        Image::create_from_data(
+            n,
+            n,
+            false,
+            ImageFormat::RGBA8,
+            &PackedByteArray::from(bytes),
+        )
     }
 
     /// Statistics of the last generation: `backend`, `resolution`, `chunks`, `land_fraction`,
@@ -687,15 +704,23 @@ impl ProceduralIsland {
     fn params(&self) -> Result<IslandParams, String> {
         let d = IslandParams::default();
         let nonneg = |name: &str, v: i32| -> Result<u32, String> {
-            u32::try_from(v).map_err(|_| format!("invalid parameter `{name}`: must be >= 0, got {v}"))
+            u32::try_from(v)
+                .map_err(|_| format!("invalid parameter `{name}`: must be >= 0, got {v}"))
         };
         let algorithm = usize::try_from(self.algorithm)
             .ok()
             .and_then(|i| Algorithm::ALL.get(i).copied())
-            .ok_or_else(|| format!("invalid parameter `algorithm`: must be 0..=3, got {}", self.algorithm))?;
+            .ok_or_else(|| {
+                format!(
+                    "invalid parameter `algorithm`: must be 0..=3, got {}",
+                    self.algorithm
+                )
+            })?;
         let shaping_curve = match &self.shaping_curve {
             None => d.shaping_curve.clone(),
-            Some(c) => (0..CURVE_SAMPLES).map(|i| c.sample(i as f32 / (CURVE_SAMPLES - 1) as f32)).collect(),
+            Some(c) => (0..CURVE_SAMPLES)
+                .map(|i| c.sample(i as f32 / (CURVE_SAMPLES - 1) as f32))
+                .collect(),
         };
         Ok(IslandParams {
             seed: self.seed as u64,
@@ -782,14 +807,22 @@ impl ProceduralIsland {
             ));
         }
         if !(0..=2).contains(&self.backend) {
-            return Err(format!("invalid parameter `backend`: must be 0..=2, got {}", self.backend));
+            return Err(format!(
+                "invalid parameter `backend`: must be 0..=2, got {}",
+                self.backend
+            ));
         }
         let backend = match self.backend {
             Self::BACKEND_GPU => Backend::Gpu,
             Self::BACKEND_CPU => Backend::Cpu,
             _ => Backend::Auto,
         };
-        Ok(Request { params, flat: self.flat_shading, collision: self.collision_enabled, backend })
+        Ok(Request {
+            params,
+            flat: self.flat_shading,
+            collision: self.collision_enabled,
+            backend,
+        })
     }
 
     fn report_failure(&mut self, msg: &str) {
@@ -813,7 +846,9 @@ impl ProceduralIsland {
     }
 
     fn poll_worker(&mut self) {
-        let Some(w) = self.worker.as_mut() else { return };
+        let Some(w) = self.worker.as_mut() else {
+            return;
+        };
         match w.poll() {
             Polled::Running(progress) => {
                 if self.pending.is_none() {
@@ -839,7 +874,9 @@ impl ProceduralIsland {
 
     fn emit_progress(&mut self, progress: Vec<(f32, String)>) {
         for (f, stage) in progress {
-            self.signals().generation_progress().emit(f as f64 * CORE_SHARE, stage.as_str());
+            self.signals()
+                .generation_progress()
+                .emit(f as f64 * CORE_SHARE, stage.as_str());
         }
     }
 
@@ -848,11 +885,18 @@ impl ProceduralIsland {
             self.free_chunks();
         }
         let surfaces0 = (self.surfaces.fast, self.surfaces.slow);
-        self.building = Some(Build { prep, next: 0, build_ms: 0.0, surfaces0 });
+        self.building = Some(Build {
+            prep,
+            next: 0,
+            build_ms: 0.0,
+            surfaces0,
+        });
     }
 
     fn continue_build(&mut self) {
-        let Some(mut b) = self.building.take() else { return };
+        let Some(mut b) = self.building.take() else {
+            return;
+        };
         let budget = Duration::from_secs_f64((self.build_budget_ms.max(0.0) as f64) / 1e3);
         let t = Instant::now();
         while b.next < b.prep.chunks.len() {
@@ -884,9 +928,17 @@ impl ProceduralIsland {
     ///
     /// An error only comes from a bug (a panic while finishing the island, caught); the colliders
     /// may then already hold the new heights, the meshes and the island stay the previous ones.
-    fn build_streaming(&mut self, request: Request, staged: Staged, warning: Option<String>) -> Result<(), JobError> {
+    fn build_streaming(
+        &mut self,
+        request: Request,
+        staged: Staged,
+        warning: Option<String>,
+    ) -> Result<(), JobError> {
         let cs = request.params.chunk_size as usize;
-        let (n, world) = (request.params.resolution as usize, request.params.world_size);
+        let (n, world) = (
+            request.params.resolution as usize,
+            request.params.world_size,
+        );
         let per_side = (n - 1) / cs;
         let count = per_side * per_side;
         if self.pool.len() != count || self.pool.iter().any(|c| !c.instance.is_instance_valid()) {
@@ -902,8 +954,13 @@ impl ProceduralIsland {
             Staged::Carved(c) => c.heights(),
             Staged::Done(island) => &island.field.heights[..],
         };
-        let colliders: Vec<Option<ChunkCollider>> =
-            (0..count).map(|i| request.collision.then(|| ChunkCollider::of(heights, n, world, i % per_side, i / per_side, cs))).collect();
+        let colliders: Vec<Option<ChunkCollider>> = (0..count)
+            .map(|i| {
+                request
+                    .collision
+                    .then(|| ChunkCollider::of(heights, n, world, i % per_side, i / per_side, cs))
+            })
+            .collect();
         build += tb.elapsed();
 
         enum Msg {
@@ -934,7 +991,10 @@ impl ProceduralIsland {
                     use rayon::prelude::*;
                     let (f, sp, nt) = (&both.0.field, &both.0.splat, &both.1);
                     (0..count).into_par_iter().for_each_with(tx, |tx, i| {
-                        let _ = tx.send(Msg::Chunk(i, crate::chunk_data::chunk_data(f, sp, nt, cs, flat, false, i)));
+                        let _ = tx.send(Msg::Chunk(
+                            i,
+                            crate::chunk_data::chunk_data(f, sp, nt, cs, flat, false, i),
+                        ));
                     });
                 });
                 for (i, col) in colliders.iter().enumerate() {
@@ -950,7 +1010,9 @@ impl ProceduralIsland {
                             t_island = Some(Instant::now());
                         }
                         Msg::Chunk(i, data) => {
-                            let Some(both) = shared.as_ref() else { continue };
+                            let Some(both) = shared.as_ref() else {
+                                continue;
+                            };
                             let tb = Instant::now();
                             self.set_chunk_surface(i, &data, &both.0, cs, flat);
                             drop(data);
@@ -963,27 +1025,46 @@ impl ProceduralIsland {
                     }
                 }
                 if producer.join().is_err() {
-                    failure.get_or_insert(JobError::Panicked("while preparing the chunk data".into()));
+                    failure
+                        .get_or_insert(JobError::Panicked("while preparing the chunk data".into()));
                 }
             });
         }
         let Some((island, normal_tangents)) = shared.and_then(|a| Arc::try_unwrap(a).ok()) else {
-            return Err(failure.unwrap_or_else(|| JobError::Panicked("the island was not finished".into())));
+            return Err(
+                failure.unwrap_or_else(|| JobError::Panicked("the island was not finished".into()))
+            );
         };
         if missing > 0 {
             // Only after a bug (a panic above): the nodes are there, their meshes are stale.
             godot_error!("ProceduralIsland: {missing} chunks were not rebuilt");
         }
-        let waited = t_island.map_or(0.0, |t| (t.elapsed().saturating_sub(build_after)).as_secs_f64() * 1e3);
-        let prep = Box::new(Prepared { island, chunks: Vec::new(), normal_tangents, mesh_ms: waited, request, warning });
-        self.finish(Build { prep, next: count, build_ms: build.as_secs_f64() * 1e3, surfaces0 });
+        let waited = t_island.map_or(0.0, |t| {
+            (t.elapsed().saturating_sub(build_after)).as_secs_f64() * 1e3
+        });
+        let prep = Box::new(Prepared {
+            island,
+            chunks: Vec::new(),
+            normal_tangents,
+            mesh_ms: waited,
+            request,
+            warning,
+        });
+        self.finish(Build {
+            prep,
+            next: count,
+            build_ms: build.as_secs_f64() * 1e3,
+            surfaces0,
+        });
         Ok(())
     }
 
     /// Build every chunk now (synchronous paths).
     fn build_now(&mut self, prep: Box<Prepared>) {
         self.start_build(prep);
-        let Some(mut b) = self.building.take() else { return };
+        let Some(mut b) = self.building.take() else {
+            return;
+        };
         let t = Instant::now();
         for i in 0..b.prep.chunks.len() {
             let data = std::mem::take(&mut b.prep.chunks[i]);
@@ -995,8 +1076,21 @@ impl ProceduralIsland {
     }
 
     fn finish(&mut self, b: Build) {
-        let Build { prep, build_ms, surfaces0, next, .. } = *Box::new(b);
-        let Prepared { island, chunks, normal_tangents, mesh_ms, warning, .. } = *prep;
+        let Build {
+            prep,
+            build_ms,
+            surfaces0,
+            next,
+            ..
+        } = *Box::new(b);
+        let Prepared {
+            island,
+            chunks,
+            normal_tangents,
+            mesh_ms,
+            warning,
+            ..
+        } = *prep;
         if let Some(w) = warning {
             // One warning per node: later fallbacks are visible in `get_last_stats().backend`.
             if !self.gpu_warned {
@@ -1004,23 +1098,40 @@ impl ProceduralIsland {
                 godot_warn!("ProceduralIsland: {w}");
             }
         }
-        self.last_stats = stats_dictionary(&island, next.max(chunks.len()), mesh_ms, build_ms, self.backend);
-        self.last_stats.set("encoded_surfaces", (self.surfaces.fast - surfaces0.0) as i64);
-        self.last_stats.set("array_surfaces", (self.surfaces.slow - surfaces0.1) as i64);
+        self.last_stats = stats_dictionary(
+            &island,
+            next.max(chunks.len()),
+            mesh_ms,
+            build_ms,
+            self.backend,
+        );
+        self.last_stats.set(
+            "encoded_surfaces",
+            (self.surfaces.fast - surfaces0.0) as i64,
+        );
+        self.last_stats
+            .set("array_surfaces", (self.surfaces.slow - surfaces0.1) as i64);
         drop(chunks);
         let old_nt = std::mem::replace(&mut self.normal_tangents, normal_tangents);
         if let Some(old) = self.island.replace(island) {
             // A large island takes milliseconds to free: do it off the main thread.
             if old.field.heights.len() >= 1 << 20 {
-                if let Ok(h) = std::thread::Builder::new().name("procedural_island_free".into()).spawn(move || drop((old, old_nt))) {
-                    crate::worker::track(std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)), h);
+                if let Ok(h) = std::thread::Builder::new()
+                    .name("procedural_island_free".into())
+                    .spawn(move || drop((old, old_nt)))
+                {
+                    crate::worker::track(
+                        std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+                        h,
+                    );
                 }
             }
         }
         self.series_active = false;
         let t = Instant::now();
         self.splat_island_changed();
-        self.last_stats.set("maps_ms", t.elapsed().as_secs_f64() * 1e3);
+        self.last_stats
+            .set("maps_ms", t.elapsed().as_secs_f64() * 1e3);
         self.lod.invalidate();
         let stats = self.last_stats.clone();
         self.signals().generation_progress().emit(1.0, "done");
@@ -1034,7 +1145,9 @@ impl ProceduralIsland {
         if self.default_material.is_none() {
             let mut loader = ResourceLoader::singleton();
             let shader = if loader.exists(SHADER_PATH) {
-                loader.load(SHADER_PATH).and_then(|r| r.try_cast::<Shader>().ok())
+                loader
+                    .load(SHADER_PATH)
+                    .and_then(|r| r.try_cast::<Shader>().ok())
             } else {
                 None
             };
@@ -1086,11 +1199,19 @@ impl ProceduralIsland {
     }
 
     /// Chunk `i`'s mesh from its encoded surface.
-    fn set_chunk_surface(&mut self, i: usize, data: &ChunkData, island: &Island, cs: usize, flat: bool) {
+    fn set_chunk_surface(
+        &mut self,
+        i: usize,
+        data: &ChunkData,
+        island: &Island,
+        cs: usize,
+        flat: bool,
+    ) {
         self.chunk_node(i);
         let c = &mut self.pool[i];
         if c.named != Some((data.cx, data.cz)) {
-            c.instance.set_name(&format!("Chunk_{}_{}", data.cx, data.cz));
+            c.instance
+                .set_name(&format!("Chunk_{}_{}", data.cx, data.cz));
             c.named = Some((data.cx, data.cz));
         }
         // Our encoded bytes; the arrays only for the first chunk of a shape (to verify the
@@ -1108,7 +1229,10 @@ impl ProceduralIsland {
         let c = self.chunk_node(i);
         match col {
             Some(col) => {
-                if c.collider.as_ref().is_some_and(|n| !n.body.is_instance_valid()) {
+                if c.collider
+                    .as_ref()
+                    .is_some_and(|n| !n.body.is_instance_valid())
+                {
                     c.collider = None;
                 }
                 let nodes = c.collider.get_or_insert_with(|| {
@@ -1120,7 +1244,12 @@ impl ProceduralIsland {
                     shape_node.set_shape(&shape);
                     body.add_child(&shape_node);
                     c.instance.add_child(&body);
-                    ColliderNodes { body, shape_node, shape, placed: None }
+                    ColliderNodes {
+                        body,
+                        shape_node,
+                        shape,
+                        placed: None,
+                    }
                 });
                 let (w, d) = (col.width as i32, col.depth as i32);
                 if nodes.shape.get_map_width() != w {
@@ -1129,12 +1258,20 @@ impl ProceduralIsland {
                 if nodes.shape.get_map_depth() != d {
                     nodes.shape.set_map_depth(d);
                 }
-                nodes.shape.set_map_data(&PackedFloat32Array::from(&col.heights[..]));
+                nodes
+                    .shape
+                    .set_map_data(&PackedFloat32Array::from(&col.heights[..]));
                 // Pooled nodes keep their chunk: the transform rarely changes.
                 let place = (col.offset, col.cell_size);
                 if nodes.placed != Some(place) || !nodes.shape_node.is_instance_valid() {
-                    nodes.shape_node.set_position(Vector3::new(col.offset[0], col.offset[1], col.offset[2]));
-                    nodes.shape_node.set_scale(Vector3::new(col.cell_size, 1.0, col.cell_size));
+                    nodes.shape_node.set_position(Vector3::new(
+                        col.offset[0],
+                        col.offset[1],
+                        col.offset[2],
+                    ));
+                    nodes
+                        .shape_node
+                        .set_scale(Vector3::new(col.cell_size, 1.0, col.cell_size));
                     nodes.placed = Some(place);
                 }
             }
@@ -1156,8 +1293,16 @@ impl ProceduralIsland {
         instance.set_mesh(&mesh);
         let mat = self.material();
         instance.set_material_override(mat.as_ref());
-        self.base_mut().add_child_ex(&instance).internal(InternalMode::BACK).done();
-        self.pool.push(ChunkNodes { instance, mesh, collider: None, named: None });
+        self.base_mut()
+            .add_child_ex(&instance)
+            .internal(InternalMode::BACK)
+            .done();
+        self.pool.push(ChunkNodes {
+            instance,
+            mesh,
+            collider: None,
+            named: None,
+        });
     }
 
     /// Remove and free every chunk node.
@@ -1189,11 +1334,14 @@ impl ProceduralIsland {
     }
 
     fn export_impl(&mut self, path: &str) -> Result<(), (Error, String)> {
-        let format = HeightmapFormat::from_path(path).map_err(|m| (Error::ERR_FILE_UNRECOGNIZED, m))?;
-        let island = self
-            .island
-            .as_ref()
-            .ok_or_else(|| (Error::ERR_UNCONFIGURED, "no island generated yet".to_string()))?;
+        let format =
+            HeightmapFormat::from_path(path).map_err(|m| (Error::ERR_FILE_UNRECOGNIZED, m))?;
+        let island = self.island.as_ref().ok_or_else(|| {
+            (
+                Error::ERR_UNCONFIGURED,
+                "no island generated yet".to_string(),
+            )
+        })?;
         let n = island.field.resolution;
         let (lo, hi) = heightmap_io::quantization_range(&island.params);
         let bytes = match format {
@@ -1201,17 +1349,31 @@ impl ProceduralIsland {
             HeightmapFormat::R16 => heightmap_io::encode_r16(&island.field.heights, lo, hi),
             HeightmapFormat::R32 => Ok(heightmap_io::encode_r32(&island.field.heights)),
             HeightmapFormat::Exr => {
-                let img = self
-                    .get_heightmap_image()
-                    .ok_or_else(|| (Error::ERR_CANT_CREATE, "could not create the image".to_string()))?;
+                let img = self.get_heightmap_image().ok_or_else(|| {
+                    (
+                        Error::ERR_CANT_CREATE,
+                        "could not create the image".to_string(),
+                    )
+                })?;
                 let e = img.save_exr_ex(path).grayscale(true).done();
-                return if e == Error::OK { Ok(()) } else { Err((e, format!("saving EXR failed: {e:?}"))) };
+                return if e == Error::OK {
+                    Ok(())
+                } else {
+                    Err((e, format!("saving EXR failed: {e:?}")))
+                };
             }
         }
         .map_err(|m| (Error::ERR_INVALID_DATA, m))?;
         let mut file = FileAccess::open(path, ModeFlags::WRITE).ok_or_else(|| {
             let e = FileAccess::get_open_error();
-            (if e == Error::OK { Error::ERR_FILE_CANT_WRITE } else { e }, "cannot open the file for writing".to_string())
+            (
+                if e == Error::OK {
+                    Error::ERR_FILE_CANT_WRITE
+                } else {
+                    e
+                },
+                "cannot open the file for writing".to_string(),
+            )
         })?;
         file.store_buffer(&PackedByteArray::from(bytes));
         let e = file.get_error();
@@ -1223,8 +1385,11 @@ impl ProceduralIsland {
     }
 
     fn import_impl(&mut self, path: &str) -> Result<(), (Error, String)> {
-        let format = HeightmapFormat::from_path(path).map_err(|m| (Error::ERR_FILE_UNRECOGNIZED, m))?;
-        let request = self.make_request().map_err(|m| (Error::ERR_INVALID_PARAMETER, m))?;
+        let format =
+            HeightmapFormat::from_path(path).map_err(|m| (Error::ERR_FILE_UNRECOGNIZED, m))?;
+        let request = self
+            .make_request()
+            .map_err(|m| (Error::ERR_INVALID_PARAMETER, m))?;
         let p = &request.params;
         let n = p.resolution as usize;
         if !FileAccess::file_exists(path) {
@@ -1258,7 +1423,8 @@ impl ProceduralIsland {
                 .map_err(bad)?
             }
         };
-        let prep = import_job(request, heights).map_err(|e| (Error::ERR_INVALID_DATA, e.to_string()))?;
+        let prep =
+            import_job(request, heights).map_err(|e| (Error::ERR_INVALID_DATA, e.to_string()))?;
         self.abort_async();
         self.series_active = false;
         self.build_now(Box::new(prep));
@@ -1266,7 +1432,13 @@ impl ProceduralIsland {
     }
 }
 
-fn stats_dictionary(island: &Island, chunks: usize, mesh_ms: f64, build_ms: f64, backend: i32) -> VarDictionary {
+fn stats_dictionary(
+    island: &Island,
+    chunks: usize,
+    mesh_ms: f64,
+    build_ms: f64,
+    backend: i32,
+) -> VarDictionary {
     let s = &island.stats;
     let mut stage_ms = VarDictionary::new();
     for (name, ms) in &s.stage_ms {
@@ -1274,7 +1446,13 @@ fn stats_dictionary(island: &Island, chunks: usize, mesh_ms: f64, build_ms: f64,
     }
     let mut d = VarDictionary::new();
     d.set("backend", s.backend.as_str());
-    d.set("requested_backend", ["auto", "gpu", "cpu"].get(backend as usize).copied().unwrap_or("auto"));
+    d.set(
+        "requested_backend",
+        ["auto", "gpu", "cpu"]
+            .get(backend as usize)
+            .copied()
+            .unwrap_or("auto"),
+    );
     d.set("resolution", island.field.resolution as i64);
     d.set("chunks", chunks as i64);
     d.set("seed", island.params.seed as i64);
@@ -1297,7 +1475,12 @@ fn stats_dictionary(island: &Island, chunks: usize, mesh_ms: f64, build_ms: f64,
 mod tests {
     #[test]
     fn addon_shader_is_the_repository_shader() {
-        let addon = include_str!("../../../godot_project/addons/procedural_island/terrain.gdshader");
-        assert_eq!(addon, super::SHADER_CODE, "copy shaders/terrain.gdshader into the addon");
+        let addon =
+            include_str!("../../../godot_project/addons/procedural_island/terrain.gdshader");
+        assert_eq!(
+            addon,
+            super::SHADER_CODE,
+            "copy shaders/terrain.gdshader into the addon"
+        );
     }
 }

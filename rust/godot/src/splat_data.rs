@@ -42,7 +42,12 @@ pub struct SplatPaint {
 #[godot_api]
 impl IResource for SplatPaint {
     fn init(base: Base<Resource>) -> Self {
-        SplatPaint { base, data: PackedByteArray::new(), layer: None, cache: RefCell::new(None) }
+        SplatPaint {
+            base,
+            data: PackedByteArray::new(),
+            layer: None,
+            cache: RefCell::new(None),
+        }
     }
 }
 
@@ -51,7 +56,9 @@ impl SplatPaint {
     /// The encoded paint (what is saved).
     #[func]
     pub fn get_data(&self) -> PackedByteArray {
-        let Some(layer) = &self.layer else { return PackedByteArray::new() };
+        let Some(layer) = &self.layer else {
+            return PackedByteArray::new();
+        };
         if let Some(c) = self.cache.borrow().as_ref() {
             return c.clone();
         }
@@ -99,7 +106,9 @@ impl SplatPaint {
     /// The paint at `resolution`, created empty or resampled as needed.
     pub(crate) fn layer_mut(&mut self, resolution: usize) -> &mut PaintLayer {
         *self.cache.borrow_mut() = None;
-        let l = self.layer.get_or_insert_with(|| PaintLayer::new(resolution));
+        let l = self
+            .layer
+            .get_or_insert_with(|| PaintLayer::new(resolution));
         if l.resolution != resolution {
             *l = l.resample(resolution);
         }
@@ -135,20 +144,31 @@ struct Maps {
 /// its per-sample work). False when some sample needs `compose_maps`' requantisation.
 fn unpainted_is_splat(splat: &[[u8; 4]], n: usize) -> bool {
     use rayon::prelude::*;
-    splat.len() == n * n && splat.par_iter().all(|s| s.iter().map(|&v| v as u32).sum::<u32>() == 255)
+    splat.len() == n * n
+        && splat
+            .par_iter()
+            .all(|s| s.iter().map(|&v| v as u32).sum::<u32>() == 255)
 }
 
 /// Map 0's bytes and map 1's (`None`: all zeros).
 type MapBytes<'a> = (Cow<'a, [u8]>, Option<Vec<u8>>);
 
 fn rgba_image(w: usize, h: usize, bytes: &[u8]) -> Option<Gd<Image>> {
-    Image::create_from_data(w as i32, h as i32, false, ImageFormat::RGBA8, &PackedByteArray::from(bytes))
+    Image::create_from_data(
+        w as i32,
+        h as i32,
+        false,
+        ImageFormat::RGBA8,
+        &PackedByteArray::from(bytes),
+    )
 }
 
 impl ProceduralIsland {
     /// After a (re)generation: resample the paint to the new resolution and rebuild both maps.
     pub(crate) fn splat_island_changed(&mut self) {
-        let Some(n) = self.island.as_ref().map(|i| i.field.resolution) else { return };
+        let Some(n) = self.island.as_ref().map(|i| i.field.resolution) else {
+            return;
+        };
         if let Some(mut p) = self.splat_paint.clone() {
             let mut b = p.bind_mut();
             if b.layer.as_ref().is_some_and(|l| l.resolution != n) {
@@ -163,22 +183,42 @@ impl ProceduralIsland {
 
     /// Recompose the maps in `rect` (None: everything) and upload them.
     pub(crate) fn update_splat_maps(&mut self, rect: Option<Rect>) {
-        let Some(island) = self.island.as_ref() else { return };
+        let Some(island) = self.island.as_ref() else {
+            return;
+        };
         let n = island.field.resolution;
         let paint_gd = self.splat_paint.clone();
         let guard = paint_gd.as_ref().map(|p| p.bind());
-        let painted = guard.as_ref().and_then(|g| g.layer.as_ref()).filter(|l| l.resolution == n);
-        let full = Rect { x0: 0, z0: 0, w: n, h: n };
-        let same_size = self.paint_rt.maps.as_ref().is_some_and(|m| m.resolution == n);
+        let painted = guard
+            .as_ref()
+            .and_then(|g| g.layer.as_ref())
+            .filter(|l| l.resolution == n);
+        let full = Rect {
+            x0: 0,
+            z0: 0,
+            w: n,
+            h: n,
+        };
+        let same_size = self
+            .paint_rt
+            .maps
+            .as_ref()
+            .is_some_and(|m| m.resolution == n);
         let needs_full = !same_size || self.paint_rt.stale;
-        let r = if needs_full { full } else { rect.unwrap_or(full) };
+        let r = if needs_full {
+            full
+        } else {
+            rect.unwrap_or(full)
+        };
         if r.is_empty() {
             return;
         }
         // Nothing painted: map 0 is the generated splat as it is (no copy), map 1 all zeros
         // (`None`, made only when an image needs it).
         let composed: Result<MapBytes, _> = match painted {
-            None if r == full && unpainted_is_splat(&island.splat, n) => Ok((Cow::Borrowed(bytemuck::cast_slice(&island.splat)), None)),
+            None if r == full && unpainted_is_splat(&island.splat, n) => {
+                Ok((Cow::Borrowed(bytemuck::cast_slice(&island.splat)), None))
+            }
             _ => {
                 let empty;
                 let layer = match painted {
@@ -202,13 +242,24 @@ impl ProceduralIsland {
         let zeros = || vec![0u8; r.w * r.h * 4];
         self.paint_rt.stale = false;
         if !same_size {
-            let (Some(ia), Some(ib)) = (rgba_image(n, n, &a), rgba_image(n, n, &b.unwrap_or_else(zeros))) else { return };
-            let (Some(ta), Some(tb)) = (ImageTexture::create_from_image(&ia), ImageTexture::create_from_image(&ib))
-            else {
+            let (Some(ia), Some(ib)) = (
+                rgba_image(n, n, &a),
+                rgba_image(n, n, &b.unwrap_or_else(zeros)),
+            ) else {
                 return;
             };
-            self.paint_rt.maps =
-                Some(Maps { resolution: n, images: [ia, ib], textures: [ta, tb], zero_map_1: unpainted });
+            let (Some(ta), Some(tb)) = (
+                ImageTexture::create_from_image(&ia),
+                ImageTexture::create_from_image(&ib),
+            ) else {
+                return;
+            };
+            self.paint_rt.maps = Some(Maps {
+                resolution: n,
+                images: [ia, ib],
+                textures: [ta, tb],
+                zero_map_1: unpainted,
+            });
         } else if let Some(m) = self.paint_rt.maps.as_mut() {
             // Map 1 still all zeros: nothing to upload.
             let b = if unpainted && m.zero_map_1 {
@@ -221,10 +272,22 @@ impl ProceduralIsland {
                 let Some(bytes) = bytes else { continue };
                 if r == full {
                     // Same size and format: replace the pixels and update the texture in place.
-                    m.images[k].set_data(n as i32, n as i32, false, ImageFormat::RGBA8, &PackedByteArray::from(bytes));
+                    m.images[k].set_data(
+                        n as i32,
+                        n as i32,
+                        false,
+                        ImageFormat::RGBA8,
+                        &PackedByteArray::from(bytes),
+                    );
                 } else {
-                    let Some(src) = rgba_image(r.w, r.h, bytes) else { continue };
-                    m.images[k].blit_rect(&src, Rect2i::from_components(0, 0, r.w as i32, r.h as i32), Vector2i::new(r.x0 as i32, r.z0 as i32));
+                    let Some(src) = rgba_image(r.w, r.h, bytes) else {
+                        continue;
+                    };
+                    m.images[k].blit_rect(
+                        &src,
+                        Rect2i::from_components(0, 0, r.w as i32, r.h as i32),
+                        Vector2i::new(r.x0 as i32, r.z0 as i32),
+                    );
                 }
                 m.textures[k].update(&m.images[k]);
             }
@@ -235,12 +298,18 @@ impl ProceduralIsland {
 
     /// Point the terrain material(s) at the maps.
     pub(crate) fn apply_splat_params(&mut self) {
-        let Some(m) = self.paint_rt.maps.as_ref() else { return };
+        let Some(m) = self.paint_rt.maps.as_ref() else {
+            return;
+        };
         let mut mats: Vec<Gd<ShaderMaterial>> = Vec::new();
         if let Some(d) = &self.default_material {
             mats.push(d.clone());
         }
-        if let Some(t) = self.terrain_material.as_ref().and_then(|t| t.clone().try_cast::<ShaderMaterial>().ok()) {
+        if let Some(t) = self
+            .terrain_material
+            .as_ref()
+            .and_then(|t| t.clone().try_cast::<ShaderMaterial>().ok())
+        {
             mats.push(t);
         }
         for mut mat in mats {
@@ -269,12 +338,21 @@ impl ProceduralIsland {
     /// including the paint of [member splat_paint]. Empty when no island has been generated.
     #[func]
     pub fn get_splat_weights_at(&self, x: f32, z: f32) -> PackedFloat32Array {
-        let Some(island) = self.island.as_ref() else { return PackedFloat32Array::new() };
+        let Some(island) = self.island.as_ref() else {
+            return PackedFloat32Array::new();
+        };
         let n = island.field.resolution;
-        let surf = Surface { field: &island.field, base: &island.splat };
+        let surf = Surface {
+            field: &island.field,
+            base: &island.splat,
+        };
         let guard = self.splat_paint.as_ref().map(|p| p.bind());
         let empty;
-        let layer = match guard.as_ref().and_then(|g| g.layer.as_ref()).filter(|l| l.resolution == n) {
+        let layer = match guard
+            .as_ref()
+            .and_then(|g| g.layer.as_ref())
+            .filter(|l| l.resolution == n)
+        {
             Some(l) => l,
             None => {
                 empty = PaintLayer::new(n);
@@ -332,9 +410,17 @@ mod tests {
             .collect();
         // The shortcut (the splat bytes as map 0, zeros as map 1) is what compose_maps gives.
         assert!(unpainted_is_splat(&splat, n));
-        let all = Rect { x0: 0, z0: 0, w: n, h: n };
+        let all = Rect {
+            x0: 0,
+            z0: 0,
+            w: n,
+            h: n,
+        };
         let bytes: &[u8] = bytemuck::cast_slice(&splat);
-        assert_eq!((bytes.to_vec(), vec![0u8; n * n * 4]), compose_maps(&PaintLayer::new(n), &splat, all).unwrap());
+        assert_eq!(
+            (bytes.to_vec(), vec![0u8; n * n * 4]),
+            compose_maps(&PaintLayer::new(n), &splat, all).unwrap()
+        );
         let mut odd = splat.clone();
         odd[5] = [1, 2, 3, 4];
         assert!(!unpainted_is_splat(&odd, n));

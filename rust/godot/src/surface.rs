@@ -14,7 +14,9 @@
 //! shape built from our bytes; on any difference (another Godot version) every chunk keeps using
 //! `add_surface_from_arrays`.
 
-use godot::builtin::{Aabb, Color, PackedByteArray, Variant, VarArray, VarDictionary, Vector2, Vector3};
+use godot::builtin::{
+    Aabb, Color, PackedByteArray, VarArray, VarDictionary, Variant, Vector2, Vector3,
+};
 use godot::classes::mesh::{ArrayType, PrimitiveType};
 use godot::classes::ArrayMesh;
 use godot::meta::ToGodot;
@@ -110,7 +112,11 @@ fn normalized(v: [f32; 3]) -> [f32; 3] {
 
 #[inline]
 fn cross(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
-    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+    [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ]
 }
 
 /// Octahedral normal, then the tangent Godot generates for a mesh without tangents (an arbitrary
@@ -209,7 +215,9 @@ fn normal_tangent_exact(nrm: [f32; 3]) -> [u16; 4] {
 pub fn normal_tangent_table(normals: &[[f32; 3]]) -> Vec<[u16; 4]> {
     use rayon::prelude::*;
     let mut out = vec![[0u16; 4]; normals.len()];
-    out.par_chunks_mut(4096).zip(normals.par_chunks(4096)).for_each(|(o, n)| normal_tangent_block(o, n));
+    out.par_chunks_mut(4096)
+        .zip(normals.par_chunks(4096))
+        .for_each(|(o, n)| normal_tangent_block(o, n));
     out
 }
 
@@ -253,24 +261,57 @@ mod nt_avx2 {
     #[inline(always)]
     unsafe fn octahedron(x: __m256, y: __m256, z: __m256) -> (__m256, __m256) {
         let abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff));
-        let (one, half, zero) = (_mm256_set1_ps(1.0), _mm256_set1_ps(0.5), _mm256_setzero_ps());
-        let l1 = _mm256_add_ps(_mm256_add_ps(_mm256_and_ps(x, abs), _mm256_and_ps(y, abs)), _mm256_and_ps(z, abs));
+        let (one, half, zero) = (
+            _mm256_set1_ps(1.0),
+            _mm256_set1_ps(0.5),
+            _mm256_setzero_ps(),
+        );
+        let l1 = _mm256_add_ps(
+            _mm256_add_ps(_mm256_and_ps(x, abs), _mm256_and_ps(y, abs)),
+            _mm256_and_ps(z, abs),
+        );
         let r = _mm256_div_ps(one, l1);
-        let (a, b, c) = (_mm256_mul_ps(x, r), _mm256_mul_ps(y, r), _mm256_mul_ps(z, r));
+        let (a, b, c) = (
+            _mm256_mul_ps(x, r),
+            _mm256_mul_ps(y, r),
+            _mm256_mul_ps(z, r),
+        );
         // `a >= 0 ? 1 : -1` (false for NaN, as in Rust).
-        let sx = _mm256_blendv_ps(_mm256_set1_ps(-1.0), one, _mm256_cmp_ps::<_CMP_GE_OQ>(a, zero));
-        let sy = _mm256_blendv_ps(_mm256_set1_ps(-1.0), one, _mm256_cmp_ps::<_CMP_GE_OQ>(b, zero));
+        let sx = _mm256_blendv_ps(
+            _mm256_set1_ps(-1.0),
+            one,
+            _mm256_cmp_ps::<_CMP_GE_OQ>(a, zero),
+        );
+        let sy = _mm256_blendv_ps(
+            _mm256_set1_ps(-1.0),
+            one,
+            _mm256_cmp_ps::<_CMP_GE_OQ>(b, zero),
+        );
         let up = _mm256_cmp_ps::<_CMP_GE_OQ>(c, zero);
-        let u = _mm256_blendv_ps(_mm256_mul_ps(_mm256_sub_ps(one, _mm256_and_ps(b, abs)), sx), a, up);
-        let v = _mm256_blendv_ps(_mm256_mul_ps(_mm256_sub_ps(one, _mm256_and_ps(a, abs)), sy), b, up);
-        (_mm256_add_ps(_mm256_mul_ps(u, half), half), _mm256_add_ps(_mm256_mul_ps(v, half), half))
+        let u = _mm256_blendv_ps(
+            _mm256_mul_ps(_mm256_sub_ps(one, _mm256_and_ps(b, abs)), sx),
+            a,
+            up,
+        );
+        let v = _mm256_blendv_ps(
+            _mm256_mul_ps(_mm256_sub_ps(one, _mm256_and_ps(a, abs)), sy),
+            b,
+            up,
+        );
+        (
+            _mm256_add_ps(_mm256_mul_ps(u, half), half),
+            _mm256_add_ps(_mm256_mul_ps(v, half), half),
+        )
     }
 
     /// [`super::unorm16`] of eight values, as i32 lanes (`max` first: NaN gives 0).
     #[inline(always)]
     unsafe fn unorm16(v: __m256) -> __m256i {
         let m = _mm256_set1_ps(65535.0);
-        _mm256_cvttps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(v, m), _mm256_setzero_ps()), m))
+        _mm256_cvttps_epi32(_mm256_min_ps(
+            _mm256_max_ps(_mm256_mul_ps(v, m), _mm256_setzero_ps()),
+            m,
+        ))
     }
 
     #[target_feature(enable = "avx2")]
@@ -298,7 +339,10 @@ mod nt_avx2 {
             let ty = _mm256_sub_ps(_mm256_mul_ps(y, x), _mm256_mul_ps(z, z));
             let tz = _mm256_sub_ps(_mm256_mul_ps(z, y), _mm256_mul_ps(mx, x));
             let (px, py) = octahedron(tx, ty, tz);
-            let py = _mm256_add_ps(_mm256_mul_ps(_mm256_max_ps(py, _mm256_set1_ps(1.0 / 32767.0)), half), half);
+            let py = _mm256_add_ps(
+                _mm256_mul_ps(_mm256_max_ps(py, _mm256_set1_ps(1.0 / 32767.0)), half),
+                half,
+            );
             let (nx, ny) = (unorm16(ox), unorm16(oy));
             let (a, b) = (unorm16(px), unorm16(py));
             // Godot sanitises the tangent (0, 1) to (1, 1).
@@ -358,7 +402,13 @@ pub fn encode_grid(g: &Grid, heights: Option<&[f32]>) -> SurfaceBytes {
     let mut attribute = vec![0u8; nv * 12];
     let index_count = v.saturating_sub(1) * v.saturating_sub(1) * 6;
     if nv == 0 {
-        return SurfaceBytes { vertex, attribute, aabb: [0.0; 6], vertex_count: 0, index_count };
+        return SurfaceBytes {
+            vertex,
+            attribute,
+            aabb: [0.0; 6],
+            vertex_count: 0,
+            index_count,
+        };
     }
     // Per column: sample x, position x and u (the same on every row).
     let xs: Vec<usize> = (0..v).map(|i| g.x0 + i * g.step).collect();
@@ -370,7 +420,10 @@ pub fn encode_grid(g: &Grid, heights: Option<&[f32]>) -> SurfaceBytes {
     let (mut ys, mut ts, mut cs) = (vec![0f32; v], vec![[0u16; 4]; v], vec![[255u8; 4]; v]);
     let (pos, nt) = vertex.split_at_mut(nv * 12);
     let (mut ylo, mut yhi) = (f32::INFINITY, f32::NEG_INFINITY);
-    let rows = pos.chunks_exact_mut(v * 12).zip(nt.chunks_exact_mut(v * 8)).zip(attribute.chunks_exact_mut(v * 12));
+    let rows = pos
+        .chunks_exact_mut(v * 12)
+        .zip(nt.chunks_exact_mut(v * 8))
+        .zip(attribute.chunks_exact_mut(v * 12));
     for (j, ((prow, nrow), arow)) in rows.enumerate() {
         let z = g.z0 + j * g.step;
         let pz = z as f32 * s - h;
@@ -408,7 +461,16 @@ pub fn encode_grid(g: &Grid, heights: Option<&[f32]>) -> SurfaceBytes {
         match cr {
             Some(cr) => {
                 for ((a, c), &u) in arow.chunks_exact_mut(12).zip(cr).zip(&ux) {
-                    uv(a, [splat_byte(c[0]), splat_byte(c[1]), splat_byte(c[2]), splat_byte(c[3])], u);
+                    uv(
+                        a,
+                        [
+                            splat_byte(c[0]),
+                            splat_byte(c[1]),
+                            splat_byte(c[2]),
+                            splat_byte(c[3]),
+                        ],
+                        u,
+                    );
                 }
             }
             None => {
@@ -465,7 +527,14 @@ pub fn encode(mesh: &ChunkMesh, colors: impl Fn(usize) -> [u8; 4]) -> SurfaceByt
     SurfaceBytes {
         vertex,
         attribute,
-        aabb: [lo[0], lo[1], lo[2], hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]],
+        aabb: [
+            lo[0],
+            lo[1],
+            lo[2],
+            hi[0] - lo[0],
+            hi[1] - lo[1],
+            hi[2] - lo[2],
+        ],
         vertex_count: nv,
         index_count: mesh.indices.len(),
     }
@@ -475,7 +544,10 @@ pub fn encode(mesh: &ChunkMesh, colors: impl Fn(usize) -> [u8; 4]) -> SurfaceByt
 /// vertices, else 32-bit).
 pub fn index_bytes(indices: &[u32], vertex_count: usize) -> Vec<u8> {
     if vertex_count <= 1 << 16 {
-        indices.iter().flat_map(|&i| (i as u16).to_le_bytes()).collect()
+        indices
+            .iter()
+            .flat_map(|&i| (i as u16).to_le_bytes())
+            .collect()
     } else {
         indices.iter().flat_map(|&i| i.to_le_bytes()).collect()
     }
@@ -491,11 +563,26 @@ pub fn surface_arrays(mesh: &ChunkMesh, colors: &[Color]) -> VarArray {
     let idx: Vec<i32> = mesh.indices.iter().map(|&i| i as i32).collect();
     let mut arrays = VarArray::new();
     arrays.resize(ArrayType::MAX.ord() as usize, &Variant::nil());
-    arrays.set(ArrayType::VERTEX.ord() as usize, &v3(&mesh.positions).to_variant());
-    arrays.set(ArrayType::NORMAL.ord() as usize, &v3(&mesh.normals).to_variant());
-    arrays.set(ArrayType::TEX_UV.ord() as usize, &PackedVector2Array::from(&uvs[..]).to_variant());
-    arrays.set(ArrayType::COLOR.ord() as usize, &PackedColorArray::from(colors).to_variant());
-    arrays.set(ArrayType::INDEX.ord() as usize, &PackedInt32Array::from(&idx[..]).to_variant());
+    arrays.set(
+        ArrayType::VERTEX.ord() as usize,
+        &v3(&mesh.positions).to_variant(),
+    );
+    arrays.set(
+        ArrayType::NORMAL.ord() as usize,
+        &v3(&mesh.normals).to_variant(),
+    );
+    arrays.set(
+        ArrayType::TEX_UV.ord() as usize,
+        &PackedVector2Array::from(&uvs[..]).to_variant(),
+    );
+    arrays.set(
+        ArrayType::COLOR.ord() as usize,
+        &PackedColorArray::from(colors).to_variant(),
+    );
+    arrays.set(
+        ArrayType::INDEX.ord() as usize,
+        &PackedInt32Array::from(&idx[..]).to_variant(),
+    );
     arrays
 }
 
@@ -503,7 +590,11 @@ pub fn surface_arrays(mesh: &ChunkMesh, colors: &[Color]) -> VarArray {
 #[derive(Clone)]
 enum Probe {
     /// Our bytes match Godot's: the surface format and Godot's own (shared) index buffer.
-    Verified { format: Variant, index: PackedByteArray, uv_scale: Option<Variant> },
+    Verified {
+        format: Variant,
+        index: PackedByteArray,
+        uv_scale: Option<Variant>,
+    },
     /// Godot stores this shape differently: always use `add_surface_from_arrays`.
     Mismatch,
 }
@@ -524,7 +615,10 @@ impl SurfaceCache {
 
     /// Whether the fast path is known to work for this shape.
     pub fn verified(&self, s: &SurfaceBytes) -> bool {
-        matches!(self.get((s.vertex_count, s.index_count)), Some(Probe::Verified { .. }))
+        matches!(
+            self.get((s.vertex_count, s.index_count)),
+            Some(Probe::Verified { .. })
+        )
     }
 
     /// Replace `mesh`'s surfaces by `bytes`. `reference` gives the mesh and colours for the
@@ -537,13 +631,21 @@ impl SurfaceCache {
         reference: impl FnOnce() -> (ChunkMesh, Vec<Color>),
     ) {
         let key = (bytes.vertex_count, bytes.index_count);
-        if let Some(Probe::Verified { format, index, uv_scale }) = self.get(key) {
+        if let Some(Probe::Verified {
+            format,
+            index,
+            uv_scale,
+        }) = self.get(key)
+        {
             let mut d = VarDictionary::new();
             d.set("format", format);
             d.set("primitive", PrimitiveType::TRIANGLES.ord() as i64);
             d.set("vertex_data", &PackedByteArray::from(&bytes.vertex[..]));
             d.set("vertex_count", bytes.vertex_count as i64);
-            d.set("attribute_data", &PackedByteArray::from(&bytes.attribute[..]));
+            d.set(
+                "attribute_data",
+                &PackedByteArray::from(&bytes.attribute[..]),
+            );
             d.set("aabb", aabb(&bytes.aabb));
             if let Some(u) = uv_scale {
                 d.set("uv_scale", u);
@@ -576,23 +678,40 @@ impl SurfaceCache {
 }
 
 fn aabb(a: &[f32; 6]) -> Aabb {
-    Aabb::new(Vector3::new(a[0], a[1], a[2]), Vector3::new(a[3], a[4], a[5]))
+    Aabb::new(
+        Vector3::new(a[0], a[1], a[2]),
+        Vector3::new(a[3], a[4], a[5]),
+    )
 }
 
 /// Compare Godot's stored surface 0 of `mesh` with our bytes.
 fn compare(mesh: &Gd<ArrayMesh>, ours: &SurfaceBytes, our_index: &[u8]) -> Result<Probe, String> {
-    let surfaces: VarArray = mesh.get(SURFACES).try_to().map_err(|_| "no surface array".to_string())?;
+    let surfaces: VarArray = mesh
+        .get(SURFACES)
+        .try_to()
+        .map_err(|_| "no surface array".to_string())?;
     if surfaces.len() != 1 {
         return Err(format!("{} surfaces", surfaces.len()));
     }
-    let d: VarDictionary = surfaces.at(0).try_to().map_err(|_| "surface is not a Dictionary".to_string())?;
+    let d: VarDictionary = surfaces
+        .at(0)
+        .try_to()
+        .map_err(|_| "surface is not a Dictionary".to_string())?;
     let bytes = |k: &str| -> Result<PackedByteArray, String> {
-        d.get(k).ok_or_else(|| format!("no `{k}`"))?.try_to().map_err(|_| format!("`{k}` is not bytes"))
+        d.get(k)
+            .ok_or_else(|| format!("no `{k}`"))?
+            .try_to()
+            .map_err(|_| format!("`{k}` is not bytes"))
     };
     let int = |k: &str| -> Result<i64, String> {
-        d.get(k).ok_or_else(|| format!("no `{k}`"))?.try_to().map_err(|_| format!("`{k}` is not an int"))
+        d.get(k)
+            .ok_or_else(|| format!("no `{k}`"))?
+            .try_to()
+            .map_err(|_| format!("`{k}` is not an int"))
     };
-    if int("vertex_count")? != ours.vertex_count as i64 || int("index_count")? != ours.index_count as i64 {
+    if int("vertex_count")? != ours.vertex_count as i64
+        || int("index_count")? != ours.index_count as i64
+    {
         return Err("vertex or index count".into());
     }
     let vertex = bytes("vertex_data")?;
@@ -602,10 +721,16 @@ fn compare(mesh: &Gd<ArrayMesh>, ours: &SurfaceBytes, our_index: &[u8]) -> Resul
         return Err("vertex positions".into());
     }
     // Normals and tangents: 16-bit units, allow one unit of rounding difference.
-    let close = theirs[nv * 12..].chunks_exact(2).zip(ours.vertex[nv * 12..].chunks_exact(2)).all(|(a, b)| {
-        let (a, b) = (u16::from_le_bytes([a[0], a[1]]), u16::from_le_bytes([b[0], b[1]]));
-        a.abs_diff(b) <= 1
-    });
+    let close = theirs[nv * 12..]
+        .chunks_exact(2)
+        .zip(ours.vertex[nv * 12..].chunks_exact(2))
+        .all(|(a, b)| {
+            let (a, b) = (
+                u16::from_le_bytes([a[0], a[1]]),
+                u16::from_le_bytes([b[0], b[1]]),
+            );
+            a.abs_diff(b) <= 1
+        });
     if !close {
         return Err("normals/tangents".into());
     }
@@ -616,12 +741,19 @@ fn compare(mesh: &Gd<ArrayMesh>, ours: &SurfaceBytes, our_index: &[u8]) -> Resul
     if index.as_slice() != our_index {
         return Err("indices".into());
     }
-    let their_aabb: Aabb = d.get("aabb").and_then(|v| v.try_to().ok()).ok_or("no aabb")?;
+    let their_aabb: Aabb = d
+        .get("aabb")
+        .and_then(|v| v.try_to().ok())
+        .ok_or("no aabb")?;
     if their_aabb != aabb(&ours.aabb) {
         return Err(format!("aabb {their_aabb:?} vs {:?}", aabb(&ours.aabb)));
     }
     let format = d.get("format").ok_or("no format")?;
-    Ok(Probe::Verified { format, index, uv_scale: d.get("uv_scale") })
+    Ok(Probe::Verified {
+        format,
+        index,
+        uv_scale: d.get("uv_scale"),
+    })
 }
 
 #[cfg(test)]
@@ -632,8 +764,14 @@ mod tests {
     fn octahedral_matches_godot_sample() {
         // Bytes Godot 4.6 stored for this normal (read back from a chunk mesh).
         let q = normal_tangent_exact([-0.023_369, 0.999_727, -0.000_64]);
-        assert!(q[0].abs_diff(31998) <= 2 && q[1].abs_diff(64787) <= 2, "{q:?}");
-        assert!(q[2].abs_diff(747) <= 2 && q[3].abs_diff(48775) <= 2, "{q:?}");
+        assert!(
+            q[0].abs_diff(31998) <= 2 && q[1].abs_diff(64787) <= 2,
+            "{q:?}"
+        );
+        assert!(
+            q[2].abs_diff(747) <= 2 && q[3].abs_diff(48775) <= 2,
+            "{q:?}"
+        );
         // Straight up: (0.5, 1.0).
         assert_eq!(&normal_tangent([0.0, 1.0, 0.0])[..2], &[32767, 65535]);
     }
@@ -650,8 +788,21 @@ mod tests {
             r as f32 / u32::MAX as f32 * 2.0 - 1.0
         };
         let mut ns: Vec<[f32; 3]> = (0..100_003).map(|_| [next(), next(), next()]).collect();
-        for e in [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, -1.0], [1.0, 0.0, 0.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]] {
-            ns.extend([e, [0.0; 3], [f32::NAN, 0.0, 1.0], [-0.0, 1.0, -0.0], [0.3, 0.9, -0.3]]);
+        for e in [
+            [0.0, 1.0, 0.0],
+            [0.0, 0.0, 1.0],
+            [0.0, 0.0, -1.0],
+            [1.0, 0.0, 0.0],
+            [-1.0, 0.0, 0.0],
+            [0.0, -1.0, 0.0],
+        ] {
+            ns.extend([
+                e,
+                [0.0; 3],
+                [f32::NAN, 0.0, 1.0],
+                [-0.0, 1.0, -0.0],
+                [0.3, 0.9, -0.3],
+            ]);
         }
         let table = normal_tangent_table(&ns);
         for (i, n) in ns.iter().enumerate() {
@@ -668,7 +819,11 @@ mod tests {
         for i in 0..20000u32 {
             let a = (i as f32 * 0.618_034).fract() * std::f32::consts::TAU;
             let b = ((i as f32 * 0.754_878).fract() * 2.0 - 1.0) * 1.5;
-            let n = [b.cos() * a.cos(), b.sin().abs() + 0.01 * (i % 3) as f32, b.cos() * a.sin()];
+            let n = [
+                b.cos() * a.cos(),
+                b.sin().abs() + 0.01 * (i % 3) as f32,
+                b.cos() * a.sin(),
+            ];
             let mut n = normalized(if i % 7 == 0 { [n[0], -n[1], n[2]] } else { n });
             // Signed zeros (flat ground has exactly 0 components).
             if i % 11 == 0 {
@@ -683,12 +838,23 @@ mod tests {
             }
         }
         assert!(worst <= 1, "worst difference {worst}");
-        for n in [[-0.0, 1.0, -0.0], [0.0, 1.0, -0.0], [-0.0, 0.6, -0.8], [0.6, 0.8, 0.0], [0.0, -1.0, 0.0]] {
+        for n in [
+            [-0.0, 1.0, -0.0],
+            [0.0, 1.0, -0.0],
+            [-0.0, 0.6, -0.8],
+            [0.6, 0.8, 0.0],
+            [0.0, -1.0, 0.0],
+        ] {
             assert_eq!(normal_tangent(n), normal_tangent_exact(n), "{n:?}");
         }
-        let many: Vec<[f32; 3]> = (0..1000).map(|i| normalized([(i as f32 * 0.1).sin(), 1.0, (i as f32 * 0.07).cos()])).collect();
+        let many: Vec<[f32; 3]> = (0..1000)
+            .map(|i| normalized([(i as f32 * 0.1).sin(), 1.0, (i as f32 * 0.07).cos()]))
+            .collect();
         let table = normal_tangent_table(&many);
-        assert!(many.iter().zip(&table).all(|(n, t)| normal_tangent(*n) == *t));
+        assert!(many
+            .iter()
+            .zip(&table)
+            .all(|(n, t)| normal_tangent(*n) == *t));
         for s in 0..=255u8 {
             assert_eq!(splat_byte(s), color_byte(s as f32 / 255.0));
         }
@@ -697,19 +863,42 @@ mod tests {
     #[test]
     fn grid_encoding_matches_chunk_mesh_encoding() {
         let n = 33;
-        let h: Vec<f32> = (0..n * n).map(|i| ((i * 7919) % 97) as f32 * 0.37 - 9.0).collect();
+        let h: Vec<f32> = (0..n * n)
+            .map(|i| ((i * 7919) % 97) as f32 * 0.37 - 9.0)
+            .collect();
         let f = Heightfield::new(n, 100.0, h);
-        let splat: Vec<[u8; 4]> = (0..n * n).map(|i| [(i % 251) as u8, (i % 7) as u8, 3, 255 - (i % 251) as u8]).collect();
+        let splat: Vec<[u8; 4]> = (0..n * n)
+            .map(|i| [(i % 251) as u8, (i % 7) as u8, 3, 255 - (i % 251) as u8])
+            .collect();
         let nt = normal_tangent_table(&f.normals);
-        for (x0, z0, cells, step) in [(0, 0, 16, 1), (16, 16, 16, 1), (0, 16, 16, 2), (0, 0, 32, 4)] {
+        for (x0, z0, cells, step) in [
+            (0, 0, 16, 1),
+            (16, 16, 16, 1),
+            (0, 16, 16, 2),
+            (0, 0, 32, 4),
+        ] {
             let m = f.region_mesh(x0, z0, cells, step, false);
             let last = (n - 1) as f32;
             let want = encode(&m, |k| {
                 let uv = m.uvs[k];
-                let s = splat[(uv[1] * last).round() as usize * n + (uv[0] * last).round() as usize];
-                [splat_byte(s[0]), splat_byte(s[1]), splat_byte(s[2]), splat_byte(s[3])]
+                let s =
+                    splat[(uv[1] * last).round() as usize * n + (uv[0] * last).round() as usize];
+                [
+                    splat_byte(s[0]),
+                    splat_byte(s[1]),
+                    splat_byte(s[2]),
+                    splat_byte(s[3]),
+                ]
             });
-            let g = Grid { field: &f, splat: &splat, nt: &nt, x0, z0, step, v: cells / step + 1 };
+            let g = Grid {
+                field: &f,
+                splat: &splat,
+                nt: &nt,
+                x0,
+                z0,
+                step,
+                v: cells / step + 1,
+            };
             assert_eq!(encode_grid(&g, None), want);
             let hs: Vec<f32> = m.positions.iter().map(|p| p[1]).collect();
             assert_eq!(encode_grid(&g, Some(&hs)), want);
@@ -728,18 +917,31 @@ mod tests {
 
     #[test]
     fn encode_layout() {
-        let f = island_core::Heightfield::new(3, 2.0, vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]);
+        let f = island_core::Heightfield::new(
+            3,
+            2.0,
+            vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0],
+        );
         let m = f.chunk_mesh(0, 0, 2, false);
         let s = encode(&m, |k| [k as u8, 0, 0, 255]);
         assert_eq!((s.vertex_count, s.index_count), (9, 24));
         assert_eq!(s.vertex.len(), 9 * 20);
         assert_eq!(s.attribute.len(), 9 * 12);
         // Vertex 4 (the centre): position, colour, UV.
-        assert_eq!(&s.vertex[48..60], &[0f32.to_le_bytes(), 4f32.to_le_bytes(), 0f32.to_le_bytes()].concat()[..]);
+        assert_eq!(
+            &s.vertex[48..60],
+            &[0f32.to_le_bytes(), 4f32.to_le_bytes(), 0f32.to_le_bytes()].concat()[..]
+        );
         assert_eq!(&s.attribute[48..52], &[4, 0, 0, 255]);
-        assert_eq!(&s.attribute[52..60], &[0.5f32.to_le_bytes(), 0.5f32.to_le_bytes()].concat()[..]);
+        assert_eq!(
+            &s.attribute[52..60],
+            &[0.5f32.to_le_bytes(), 0.5f32.to_le_bytes()].concat()[..]
+        );
         assert_eq!(s.aabb, [-1.0, 0.0, -1.0, 2.0, 8.0, 2.0]);
         assert_eq!(index_bytes(&m.indices, 9).len(), 48);
-        assert_eq!(index_bytes(&[1, 70000], 70000), vec![1, 0, 0, 0, 0x70, 0x11, 1, 0]);
+        assert_eq!(
+            index_bytes(&[1, 70000], 70000),
+            vec![1, 0, 0, 0, 0x70, 0x11, 1, 0]
+        );
     }
 }

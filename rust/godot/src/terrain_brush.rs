@@ -131,8 +131,9 @@ impl TerrainBrush {
             let c = s.to_local_xz(&isl, world_position);
             let brush = s.brush()?;
             let carry_active = s.stroke_before.is_some();
-            let (changed, rect) =
-                with_paint(&mut isl, true, |layer, surf| paint::stamp(layer, surf, &brush, c).map(|ch| (ch.texels, ch.rect)))?;
+            let (changed, rect) = with_paint(&mut isl, true, |layer, surf| {
+                paint::stamp(layer, surf, &brush, c).map(|ch| (ch.texels, ch.rect))
+            })?;
             if carry_active {
                 s.stroke_carry = Some(0.0);
             }
@@ -152,9 +153,14 @@ impl TerrainBrush {
             let a = s.to_local_xz(&isl, from);
             let b = s.to_local_xz(&isl, to);
             let brush = s.brush()?;
-            let carry = if s.stroke_before.is_some() { s.stroke_carry } else { None };
+            let carry = if s.stroke_before.is_some() {
+                s.stroke_carry
+            } else {
+                None
+            };
             let ((changed, carry), rect) = with_paint(&mut isl, true, |layer, surf| {
-                paint::stroke(layer, surf, &brush, a, b, carry).map(|(ch, c)| ((ch.texels, c), ch.rect))
+                paint::stroke(layer, surf, &brush, a, b, carry)
+                    .map(|(ch, c)| ((ch.texels, c), ch.rect))
             })?;
             if s.stroke_before.is_some() {
                 s.stroke_carry = Some(carry);
@@ -172,8 +178,9 @@ impl TerrainBrush {
         self.report("fill_by_rule", |s| {
             let mut isl = s.island_node()?;
             let brush = s.brush()?;
-            let (changed, rect) =
-                with_paint(&mut isl, true, |layer, surf| paint::fill_by_rule(layer, surf, &brush).map(|ch| (ch.texels, ch.rect)))?;
+            let (changed, rect) = with_paint(&mut isl, true, |layer, surf| {
+                paint::fill_by_rule(layer, surf, &brush).map(|ch| (ch.texels, ch.rect))
+            })?;
             s.note(rect);
             Ok(changed as i64)
         })
@@ -185,10 +192,23 @@ impl TerrainBrush {
     pub fn clear_layer(&mut self, layer: i32) -> i64 {
         self.report("clear_layer", |s| {
             let mut isl = s.island_node()?;
-            let l = usize::try_from(layer).ok().filter(|&l| l < LAYERS).ok_or(format!("layer must be 0..7, got {layer}"))?;
+            let l = usize::try_from(layer)
+                .ok()
+                .filter(|&l| l < LAYERS)
+                .ok_or(format!("layer must be 0..7, got {layer}"))?;
             let (changed, rect) = with_paint(&mut isl, true, |p, _| {
                 let n = p.resolution;
-                p.clear_layer(l).map(|c| (c, Rect { x0: 0, z0: 0, w: n, h: n }))
+                p.clear_layer(l).map(|c| {
+                    (
+                        c,
+                        Rect {
+                            x0: 0,
+                            z0: 0,
+                            w: n,
+                            h: n,
+                        },
+                    )
+                })
             })?;
             s.note(rect);
             Ok(changed as i64)
@@ -223,7 +243,9 @@ impl TerrainBrush {
     /// [method apply_snapshot] to undo or redo.
     #[func]
     pub fn end_stroke(&mut self) -> VarDictionary {
-        let Some(before) = self.stroke_before.take() else { return VarDictionary::new() };
+        let Some(before) = self.stroke_before.take() else {
+            return VarDictionary::new();
+        };
         let rect = std::mem::take(&mut self.stroke_rect);
         self.stroke_carry = None;
         if rect.is_empty() {
@@ -234,7 +256,15 @@ impl TerrainBrush {
             let (after, _) = with_paint(&mut isl, false, |p, _| p.region(rect).map(|v| (v, rect)))?;
             let before = before.region(rect).map_err(|e| e.to_string())?;
             let mut d = VarDictionary::new();
-            d.set("rect", Rect2i::from_components(rect.x0 as i32, rect.z0 as i32, rect.w as i32, rect.h as i32));
+            d.set(
+                "rect",
+                Rect2i::from_components(
+                    rect.x0 as i32,
+                    rect.z0 as i32,
+                    rect.w as i32,
+                    rect.h as i32,
+                ),
+            );
             d.set("before", &PackedByteArray::from(before));
             d.set("after", &PackedByteArray::from(after));
             Ok(d)
@@ -251,10 +281,15 @@ impl TerrainBrush {
     #[func]
     pub fn apply_snapshot(&mut self, snapshot: VarDictionary, redo: bool) -> bool {
         let r = self.report("apply_snapshot", |s| {
-            let rect: Rect2i = snapshot.get("rect").and_then(|v| v.try_to().ok()).ok_or("snapshot has no `rect`")?;
+            let rect: Rect2i = snapshot
+                .get("rect")
+                .and_then(|v| v.try_to().ok())
+                .ok_or("snapshot has no `rect`")?;
             let key = if redo { "after" } else { "before" };
-            let bytes: PackedByteArray =
-                snapshot.get(key).and_then(|v| v.try_to().ok()).ok_or(format!("snapshot has no `{key}`"))?;
+            let bytes: PackedByteArray = snapshot
+                .get(key)
+                .and_then(|v| v.try_to().ok())
+                .ok_or(format!("snapshot has no `{key}`"))?;
             if rect.position.x < 0 || rect.position.y < 0 || rect.size.x < 0 || rect.size.y < 0 {
                 return Err("negative snapshot rect".into());
             }
@@ -265,7 +300,9 @@ impl TerrainBrush {
                 h: rect.size.y as usize,
             };
             let mut isl = s.island_node()?;
-            with_paint(&mut isl, true, |p, _| p.set_region(r, bytes.as_slice()).map(|_| ((), r)))?;
+            with_paint(&mut isl, true, |p, _| {
+                p.set_region(r, bytes.as_slice()).map(|_| ((), r))
+            })?;
             Ok(1)
         });
         r == 1
@@ -276,12 +313,16 @@ impl TerrainBrush {
     /// there is no island.
     #[func]
     pub fn raycast(&self, origin: Vector3, direction: Vector3) -> Variant {
-        let Ok(isl) = self.island_node() else { return Variant::nil() };
+        let Ok(isl) = self.island_node() else {
+            return Variant::nil();
+        };
         let xf = isl.get_global_transform();
         let o = xf.affine_inverse() * origin;
         let d = xf.basis.inverse() * direction;
         let b = isl.bind();
-        let Some(island) = b.island.as_ref() else { return Variant::nil() };
+        let Some(island) = b.island.as_ref() else {
+            return Variant::nil();
+        };
         let far = island.field.world_size * 4.0 + (o.length());
         match paint::ray_march(&island.field, [o.x, o.y, o.z], [d.x, d.y, d.z], far) {
             Some(p) => (xf * Vector3::new(p[0], p[1], p[2])).to_variant(),
@@ -293,15 +334,21 @@ impl TerrainBrush {
     /// there is no island.
     #[func]
     pub fn get_mask_at(&self, world_position: Vector3) -> f32 {
-        let Ok(isl) = self.island_node() else { return 0.0 };
+        let Ok(isl) = self.island_node() else {
+            return 0.0;
+        };
         let Ok(brush) = self.brush() else { return 0.0 };
         let c = self.to_local_xz(&isl, world_position);
         let b = isl.bind();
-        let Some(island) = b.island.as_ref() else { return 0.0 };
+        let Some(island) = b.island.as_ref() else {
+            return 0.0;
+        };
         let f = &island.field;
         let h = f.height_at(c[0], c[1]);
         let n = f.normal_at(c[0], c[1]);
-        brush.masks.weight(h, island_core::normals::slope_degrees(n))
+        brush
+            .masks
+            .weight(h, island_core::normals::slope_degrees(n))
     }
 
     /// The brush falloff (1 at the centre, 0 at the rim) at `distance / radius` for the current
@@ -321,7 +368,9 @@ impl TerrainBrush {
         let xf = isl.get_global_transform();
         let pts: Vec<Vector3> = {
             let b = isl.bind();
-            let Some(island) = b.island.as_ref() else { return };
+            let Some(island) = b.island.as_ref() else {
+                return;
+            };
             (0..=RING_SEGMENTS)
                 .map(|k| {
                     let a = k as f32 / RING_SEGMENTS as f32 * std::f32::consts::TAU;
@@ -331,7 +380,11 @@ impl TerrainBrush {
                 .collect()
         };
         let (mut inst, mut mesh) = self.cursor_nodes();
-        let color = if mask > 0.0 { Color::from_rgb(0.2, 1.0, 0.3) } else { Color::from_rgb(1.0, 0.2, 0.2) };
+        let color = if mask > 0.0 {
+            Color::from_rgb(0.2, 1.0, 0.3)
+        } else {
+            Color::from_rgb(1.0, 0.2, 0.2)
+        };
         mesh.clear_surfaces();
         mesh.surface_begin(PrimitiveType::LINE_STRIP);
         for p in pts {
@@ -361,8 +414,10 @@ impl TerrainBrush {
 
 impl TerrainBrush {
     fn brush(&self) -> BrushResult<Brush> {
-        let layer = usize::try_from(self.layer).map_err(|_| format!("layer must be 0..7, got {}", self.layer))?;
-        let mode = Mode::from_index(self.mode as i64).ok_or(format!("mode must be 0..2, got {}", self.mode))?;
+        let layer = usize::try_from(self.layer)
+            .map_err(|_| format!("layer must be 0..7, got {}", self.layer))?;
+        let mode = Mode::from_index(self.mode as i64)
+            .ok_or(format!("mode must be 0..2, got {}", self.mode))?;
         let b = Brush {
             layer,
             mode,
@@ -389,13 +444,21 @@ impl TerrainBrush {
         } else {
             self.base().get_node_or_null(&self.island)
         };
-        node.ok_or_else(|| "no island: set `island` or make the brush a child of a ProceduralIsland".to_string())?
-            .try_cast::<ProceduralIsland>()
-            .map_err(|_| "no island: the `island` node (or the parent) is not a ProceduralIsland".to_string())
+        node.ok_or_else(|| {
+            "no island: set `island` or make the brush a child of a ProceduralIsland".to_string()
+        })?
+        .try_cast::<ProceduralIsland>()
+        .map_err(|_| {
+            "no island: the `island` node (or the parent) is not a ProceduralIsland".to_string()
+        })
     }
 
     fn to_local_xz(&self, isl: &Gd<ProceduralIsland>, p: Vector3) -> [f32; 2] {
-        let l = if isl.is_inside_tree() { isl.to_local(p) } else { isl.get_transform().affine_inverse() * p };
+        let l = if isl.is_inside_tree() {
+            isl.to_local(p)
+        } else {
+            isl.get_transform().affine_inverse() * p
+        };
         [l.x, l.z]
     }
 
@@ -432,8 +495,13 @@ impl TerrainBrush {
         mat.set_transparency(Transparency::DISABLED);
         inst.set_material_override(&mat);
         inst.set_as_top_level(true);
-        inst.set_cast_shadows_setting(godot::classes::geometry_instance_3d::ShadowCastingSetting::OFF);
-        self.base_mut().add_child_ex(&inst).internal(InternalMode::BACK).done();
+        inst.set_cast_shadows_setting(
+            godot::classes::geometry_instance_3d::ShadowCastingSetting::OFF,
+        );
+        self.base_mut()
+            .add_child_ex(&inst)
+            .internal(InternalMode::BACK)
+            .done();
         self.cursor = Some((inst.clone(), mesh.clone()));
         (inst, mesh)
     }
@@ -454,7 +522,10 @@ fn with_paint<T>(
     let mut res: Gd<SplatPaint> = b.paint_resource();
     let (out, rect) = {
         let island = b.island.as_ref().expect("checked above");
-        let surf = Surface { field: &island.field, base: &island.splat };
+        let surf = Surface {
+            field: &island.field,
+            base: &island.splat,
+        };
         let mut pb = res.bind_mut();
         let layer = pb.layer_mut(island.field.resolution);
         let r = f(layer, &surf).map_err(|e| e.to_string())?;

@@ -104,7 +104,9 @@ pub fn generate_job(
 /// panics caught.
 pub fn finish_job(staged: Staged) -> Result<Island, JobError> {
     let result = catch_unwind(AssertUnwindSafe(|| {
-        staged.finish(&mut |_, _| {}, &AtomicBool::new(false)).map_err(JobError::from)
+        staged
+            .finish(&mut |_, _| {}, &AtomicBool::new(false))
+            .map_err(JobError::from)
     }));
     result.unwrap_or_else(|payload| Err(JobError::Panicked(panic_message(payload))))
 }
@@ -118,7 +120,10 @@ pub fn run_job(
     let result = catch_unwind(AssertUnwindSafe(|| -> Result<Prepared, JobError> {
         let (island, warning) = generate_with(&request.params, request.backend, progress, cancel)?;
         let t = Instant::now();
-        let PreparedChunks { chunks, normal_tangents } = prepare_chunks(
+        let PreparedChunks {
+            chunks,
+            normal_tangents,
+        } = prepare_chunks(
             &island.field,
             &island.splat,
             request.params.chunk_size as usize,
@@ -129,7 +134,14 @@ pub fn run_job(
         if cancel.load(Ordering::Relaxed) {
             return Err(JobError::Cancelled);
         }
-        Ok(Prepared { island, chunks, normal_tangents, mesh_ms, request, warning })
+        Ok(Prepared {
+            island,
+            chunks,
+            normal_tangents,
+            mesh_ms,
+            request,
+            warning,
+        })
     }));
     result.unwrap_or_else(|payload| Err(JobError::Panicked(panic_message(payload))))
 }
@@ -143,7 +155,10 @@ pub fn import_job(request: Request, heights: Vec<f32>) -> Result<Prepared, JobEr
     p.validate().map_err(|e| JobError::Invalid(e.to_string()))?;
     let n = p.resolution as usize;
     if heights.len() != n * n {
-        return Err(JobError::Invalid(format!("expected {n}×{n} heights, got {}", heights.len())));
+        return Err(JobError::Invalid(format!(
+            "expected {n}×{n} heights, got {}",
+            heights.len()
+        )));
     }
     crate::heightmap_io::check_heights(&heights).map_err(JobError::Invalid)?;
     let field = Heightfield::new(n, p.world_size, heights);
@@ -169,11 +184,32 @@ pub fn import_job(request: Request, heights: Vec<f32>) -> Result<Prepared, JobEr
         total_ms: ms,
         backend: "import".into(),
     };
-    let island = Island { params: p.clone(), field, biomes: Vec::new(), splat, stats };
+    let island = Island {
+        params: p.clone(),
+        field,
+        biomes: Vec::new(),
+        splat,
+        stats,
+    };
     let t = Instant::now();
-    let PreparedChunks { chunks, normal_tangents } =
-        prepare_chunks(&island.field, &island.splat, p.chunk_size as usize, request.flat, request.collision);
-    Ok(Prepared { island, chunks, normal_tangents, mesh_ms: t.elapsed().as_secs_f64() * 1e3, request, warning: None })
+    let PreparedChunks {
+        chunks,
+        normal_tangents,
+    } = prepare_chunks(
+        &island.field,
+        &island.splat,
+        p.chunk_size as usize,
+        request.flat,
+        request.collision,
+    );
+    Ok(Prepared {
+        island,
+        chunks,
+        normal_tangents,
+        mesh_ms: t.elapsed().as_secs_f64() * 1e3,
+        request,
+        warning: None,
+    })
 }
 
 /// Message from the worker thread.
@@ -259,7 +295,12 @@ impl Worker {
                 Ok(Msg::Done(r)) => return Polled::Done(progress, r),
                 Err(TryRecvError::Empty) => return Polled::Running(progress),
                 Err(TryRecvError::Disconnected) => {
-                    return Polled::Done(progress, Err(JobError::Panicked("worker thread ended without a result".into())))
+                    return Polled::Done(
+                        progress,
+                        Err(JobError::Panicked(
+                            "worker thread ended without a result".into(),
+                        )),
+                    )
                 }
             }
         }
@@ -285,7 +326,11 @@ mod tests {
 
     fn request(resolution: u32) -> Request {
         Request {
-            params: IslandParams { resolution, chunk_size: 32, ..Default::default() },
+            params: IslandParams {
+                resolution,
+                chunk_size: 32,
+                ..Default::default()
+            },
             flat: false,
             collision: true,
             backend: Backend::Cpu,
@@ -332,7 +377,10 @@ mod tests {
             other => panic!("{other:?}"),
         }
         let cancel = AtomicBool::new(true);
-        assert_eq!(run_job(request(65), &mut |_, _| {}, &cancel).unwrap_err(), JobError::Cancelled);
+        assert_eq!(
+            run_job(request(65), &mut |_, _| {}, &cancel).unwrap_err(),
+            JobError::Cancelled
+        );
     }
 
     #[test]

@@ -20,7 +20,13 @@ fn main() {
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
-            "--runs" => runs = args.next().and_then(|v| v.parse().ok()).unwrap_or(runs).max(1),
+            "--runs" => {
+                runs = args
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(runs)
+                    .max(1)
+            }
             "--algorithm" => {
                 let name = args.next().unwrap_or_default();
                 algorithm = Algorithm::from_name(&name).unwrap_or_else(|| {
@@ -38,23 +44,45 @@ fn main() {
         }
     }
     let Some(adapter) = island_gpu::adapter_info() else {
-        println!("SKIPPED: gpu_bench: no GPU adapter ({})", island_gpu::adapter_error().unwrap_or_default());
+        println!(
+            "SKIPPED: gpu_bench: no GPU adapter ({})",
+            island_gpu::adapter_error().unwrap_or_default()
+        );
         return;
     };
     let lower = adapter.to_ascii_lowercase();
-    let software = ["llvmpipe", "lavapipe", "swiftshader", "software"].iter().any(|s| lower.contains(s));
+    let software = ["llvmpipe", "lavapipe", "swiftshader", "software"]
+        .iter()
+        .any(|s| lower.contains(s));
     if sizes.is_empty() {
         sizes = vec![1025, 4097];
         if !software {
             sizes.push(8193);
         }
     }
-    println!("adapter: {adapter}{}", if software { " (software rasteriser: smoke check only)" } else { "" });
-    println!("cpu threads: {}", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    println!(
+        "adapter: {adapter}{}",
+        if software {
+            " (software rasteriser: smoke check only)"
+        } else {
+            ""
+        }
+    );
+    println!(
+        "cpu threads: {}",
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    );
     println!("algorithm: {}, runs per size: {runs}", algorithm.name());
 
     for res in sizes {
-        let p = IslandParams { resolution: res, algorithm, seed: 42, ..Default::default() };
+        let p = IslandParams {
+            resolution: res,
+            algorithm,
+            seed: 42,
+            ..Default::default()
+        };
         if let Err(e) = p.validate() {
             println!("\n{res}²: {e}");
             continue;
@@ -68,7 +96,10 @@ fn main() {
                 continue;
             }
         };
-        println!("first GPU run (warm-up, buffer allocation): {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
+        println!(
+            "first GPU run (warm-up, buffer allocation): {:.1} ms",
+            t.elapsed().as_secs_f64() * 1e3
+        );
         drop(cold);
 
         let mut gpu: BTreeMap<String, f64> = BTreeMap::new();
@@ -93,10 +124,19 @@ fn main() {
             }
             gpu_total += g.stats.total_ms / runs as f64;
             cpu_total += c.stats.total_ms / runs as f64;
-            let e = g.field.heights.iter().zip(&c.field.heights).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+            let e = g
+                .field
+                .heights
+                .iter()
+                .zip(&c.field.heights)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0f32, f32::max);
             max_err = max_err.max(e);
         }
-        println!("{:<12} {:>11} {:>11} {:>9}", "stage", "cpu ms", "gpu ms", "cpu/gpu");
+        println!(
+            "{:<12} {:>11} {:>11} {:>9}",
+            "stage", "cpu ms", "gpu ms", "cpu/gpu"
+        );
         for k in &order {
             let c = cpu.get(k).copied();
             let g = gpu.get(k).copied();
@@ -107,7 +147,13 @@ fn main() {
             };
             println!("{:<12} {:>11} {:>11} {:>9}", k, f(c), f(g), ratio);
         }
-        println!("{:<12} {:>11.2} {:>11.2} {:>8.2}x", "total", cpu_total, gpu_total, cpu_total / gpu_total);
+        println!(
+            "{:<12} {:>11.2} {:>11.2} {:>8.2}x",
+            "total",
+            cpu_total,
+            gpu_total,
+            cpu_total / gpu_total
+        );
         println!("max |gpu - cpu| height: {max_err:.3e} m");
     }
 }

@@ -109,22 +109,67 @@ const COMMON: &str = include_str!("../../../shaders/common.wgsl");
 
 /// Shader sources, embedded in the binary.
 const SOURCES: &[(&str, &str)] = &[
-    ("hash_probe", include_str!("../../../shaders/hash_probe.wgsl")),
+    (
+        "hash_probe",
+        include_str!("../../../shaders/hash_probe.wgsl"),
+    ),
     ("fbm_noise", include_str!("../../../shaders/fbm_noise.wgsl")),
-    ("value_noise", include_str!("../../../shaders/value_noise.wgsl")),
-    ("diamond_square", include_str!("../../../shaders/diamond_square.wgsl")),
-    ("gaussian_islands", include_str!("../../../shaders/gaussian_islands.wgsl")),
-    ("normalize_01", include_str!("../../../shaders/normalize_01.wgsl")),
-    ("apply_detail", include_str!("../../../shaders/apply_detail.wgsl")),
-    ("biome_blend", include_str!("../../../shaders/biome_blend.wgsl")),
-    ("apply_shaping_curve", include_str!("../../../shaders/apply_shaping_curve.wgsl")),
-    ("island_mask", include_str!("../../../shaders/island_mask.wgsl")),
-    ("distance_to_coast", include_str!("../../../shaders/distance_to_coast.wgsl")),
-    ("coastal_falloff", include_str!("../../../shaders/coastal_falloff.wgsl")),
-    ("carve_river", include_str!("../../../shaders/carve_river.wgsl")),
-    ("compute_normals", include_str!("../../../shaders/compute_normals.wgsl")),
-    ("auto_splat", include_str!("../../../shaders/auto_splat.wgsl")),
-    ("fill_by_rule", include_str!("../../../shaders/fill_by_rule.wgsl")),
+    (
+        "value_noise",
+        include_str!("../../../shaders/value_noise.wgsl"),
+    ),
+    (
+        "diamond_square",
+        include_str!("../../../shaders/diamond_square.wgsl"),
+    ),
+    (
+        "gaussian_islands",
+        include_str!("../../../shaders/gaussian_islands.wgsl"),
+    ),
+    (
+        "normalize_01",
+        include_str!("../../../shaders/normalize_01.wgsl"),
+    ),
+    (
+        "apply_detail",
+        include_str!("../../../shaders/apply_detail.wgsl"),
+    ),
+    (
+        "biome_blend",
+        include_str!("../../../shaders/biome_blend.wgsl"),
+    ),
+    (
+        "apply_shaping_curve",
+        include_str!("../../../shaders/apply_shaping_curve.wgsl"),
+    ),
+    (
+        "island_mask",
+        include_str!("../../../shaders/island_mask.wgsl"),
+    ),
+    (
+        "distance_to_coast",
+        include_str!("../../../shaders/distance_to_coast.wgsl"),
+    ),
+    (
+        "coastal_falloff",
+        include_str!("../../../shaders/coastal_falloff.wgsl"),
+    ),
+    (
+        "carve_river",
+        include_str!("../../../shaders/carve_river.wgsl"),
+    ),
+    (
+        "compute_normals",
+        include_str!("../../../shaders/compute_normals.wgsl"),
+    ),
+    (
+        "auto_splat",
+        include_str!("../../../shaders/auto_splat.wgsl"),
+    ),
+    (
+        "fill_by_rule",
+        include_str!("../../../shaders/fill_by_rule.wgsl"),
+    ),
 ];
 
 /// Every compute pipeline, built once per context.
@@ -229,7 +274,11 @@ pub(crate) fn forget(g: &Gpu) {
 
 /// wgpu's multi-line error reports as one line ("Validation Error: Caused by: ...").
 pub(crate) fn one_line(s: &str) -> String {
-    s.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
+    s.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Minimal executor: wgpu's native futures resolve without an event loop.
@@ -247,7 +296,10 @@ pub(crate) fn block_on<F: Future>(f: F) -> F::Output {
 /// The adapter [`gpu`] opens: Vulkan / Metal / DX12 by default (GL compute is not worth the
 /// trouble; `WGPU_BACKEND` overrides), high-performance preference.
 fn default_adapter() -> Result<wgpu::Adapter, GpuError> {
-    let desc = wgpu::InstanceDescriptor { backends: wgpu::Backends::PRIMARY, ..wgpu::InstanceDescriptor::new_without_display_handle() };
+    let desc = wgpu::InstanceDescriptor {
+        backends: wgpu::Backends::PRIMARY,
+        ..wgpu::InstanceDescriptor::new_without_display_handle()
+    };
     let instance = wgpu::Instance::new(desc.with_env());
     block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
         power_preference: wgpu::PowerPreference::HighPerformance,
@@ -269,7 +321,9 @@ pub(crate) fn hardware_adapter() -> bool {
         catch_unwind(AssertUnwindSafe(|| {
             default_adapter().is_ok_and(|a| {
                 a.get_info().device_type != wgpu::DeviceType::Cpu
-                    && a.get_downlevel_capabilities().flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
+                    && a.get_downlevel_capabilities()
+                        .flags
+                        .contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
             })
         }))
         .unwrap_or(false)
@@ -281,7 +335,10 @@ fn create() -> Result<Gpu, GpuError> {
     let info = adapter.get_info();
     let down = adapter.get_downlevel_capabilities();
     if !down.flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS) {
-        return Err(GpuError::NoAdapter(format!("adapter {} has no compute shaders", info.name)));
+        return Err(GpuError::NoAdapter(format!(
+            "adapter {} has no compute shaders",
+            info.name
+        )));
     }
     let limits = adapter.limits();
     if limits.max_storage_buffers_per_shader_stage < STORAGE_SLOTS as u32 {
@@ -306,7 +363,9 @@ fn create() -> Result<Gpu, GpuError> {
         let l = lost.clone();
         device.set_device_lost_callback(move |_, _| l.store(true, Ordering::SeqCst));
         let u = uncaptured.clone();
-        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| lock(&u).push(one_line(&e.to_string()))));
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            lock(&u).push(one_line(&e.to_string()))
+        }));
     }
 
     let scope = Scopes::push(&device);
@@ -344,7 +403,10 @@ fn create() -> Result<Gpu, GpuError> {
             count: None,
         });
     }
-    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some("island"), entries: &entries });
+    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("island"),
+        entries: &entries,
+    });
     let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some("island"),
         bind_group_layouts: &[Some(&layout)],
@@ -361,7 +423,11 @@ fn create() -> Result<Gpu, GpuError> {
         })
         .collect();
     let pipe = |module: &str, entry: &str| {
-        let m = &modules.iter().find(|(n, _)| *n == module).expect("known shader").1;
+        let m = &modules
+            .iter()
+            .find(|(n, _)| *n == module)
+            .expect("known shader")
+            .1;
         device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some(entry),
             layout: Some(&pl),
@@ -407,8 +473,14 @@ fn create() -> Result<Gpu, GpuError> {
             })
         })
         .collect();
-    scope.pop().map_err(|e| GpuError::Wgpu(format!("building the compute pipelines on {}: {e}", info.name)))?;
-    let d_align = (limits.min_uniform_buffer_offset_alignment as u64).max(std::mem::size_of::<Dispatch>() as u64);
+    scope.pop().map_err(|e| {
+        GpuError::Wgpu(format!(
+            "building the compute pipelines on {}: {e}",
+            info.name
+        ))
+    })?;
+    let d_align = (limits.min_uniform_buffer_offset_alignment as u64)
+        .max(std::mem::size_of::<Dispatch>() as u64);
     let backend = format!("{:?}", info.backend);
     Ok(Gpu {
         device,
@@ -481,7 +553,11 @@ impl Gpu {
         match popped {
             Ok(Ok(())) => {}
             Ok(Err(e)) => return Err(GpuError::Wgpu(e)),
-            Err(_) => return Err(GpuError::Wgpu("wgpu panicked while popping error scopes".into())),
+            Err(_) => {
+                return Err(GpuError::Wgpu(
+                    "wgpu panicked while popping error scopes".into(),
+                ))
+            }
         }
         if let Some(e) = lock(&self.uncaptured).drain(..).next() {
             return Err(GpuError::Wgpu(e));
@@ -493,7 +569,9 @@ impl Gpu {
         self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some(label),
             size: size.max(16).next_multiple_of(4),
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         })
     }
@@ -507,16 +585,25 @@ impl Gpu {
     }
 
     pub fn encoder(&self) -> wgpu::CommandEncoder {
-        self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("island") })
+        self.device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("island"),
+            })
     }
 
     /// Submit and wait for completion.
     pub fn submit_wait(&self, enc: wgpu::CommandEncoder) -> Result<(), GpuError> {
         let idx = self.queue.submit([enc.finish()]);
         self.device
-            .poll(wgpu::PollType::Wait { submission_index: Some(idx), timeout: Some(POLL_TIMEOUT) })
+            .poll(wgpu::PollType::Wait {
+                submission_index: Some(idx),
+                timeout: Some(POLL_TIMEOUT),
+            })
             .map_err(|e| match e {
-                wgpu::PollError::Timeout => GpuError::Wgpu(format!("{} did not finish within {POLL_TIMEOUT:?}", self.name)),
+                wgpu::PollError::Timeout => GpuError::Wgpu(format!(
+                    "{} did not finish within {POLL_TIMEOUT:?}",
+                    self.name
+                )),
                 e => GpuError::DeviceLost(format!("waiting for the GPU: {e}")),
             })?;
         if self.lost.load(Ordering::SeqCst) {
@@ -526,7 +613,11 @@ impl Gpu {
     }
 
     /// Copy `(buffer, bytes)` regions into one staging buffer, map it once, return the bytes.
-    pub fn read_back(&self, parts: &[(&wgpu::Buffer, u64)], staging: Option<&wgpu::Buffer>) -> Result<Vec<Vec<u8>>, GpuError> {
+    pub fn read_back(
+        &self,
+        parts: &[(&wgpu::Buffer, u64)],
+        staging: Option<&wgpu::Buffer>,
+    ) -> Result<Vec<Vec<u8>>, GpuError> {
         let total: u64 = parts.iter().map(|p| p.1.next_multiple_of(4)).sum();
         let own;
         let staging = match staging {
@@ -555,7 +646,10 @@ impl Gpu {
             *lock(&d2) = Some(r.map_err(|e| e.to_string()));
         });
         self.device
-            .poll(wgpu::PollType::Wait { submission_index: None, timeout: Some(POLL_TIMEOUT) })
+            .poll(wgpu::PollType::Wait {
+                submission_index: None,
+                timeout: Some(POLL_TIMEOUT),
+            })
             .map_err(|e| GpuError::DeviceLost(format!("waiting for the readback: {e}")))?;
         // Another thread's poll may have taken the completion and be about to run our callback:
         // keep polling until it has run (or the timeout passes).
@@ -567,7 +661,9 @@ impl Gpu {
         let r = lock(&done).take();
         match r {
             Some(Ok(())) => {}
-            Some(Err(e)) => return Err(GpuError::Wgpu(format!("mapping the readback buffer: {e}"))),
+            Some(Err(e)) => {
+                return Err(GpuError::Wgpu(format!("mapping the readback buffer: {e}")))
+            }
             None => return Err(GpuError::Wgpu("readback buffer never mapped".into())),
         }
         let out = {
@@ -628,9 +724,14 @@ impl<'a> Frame<'a> {
         }
         let off = self.next * self.gpu.d_align;
         self.next += 1;
-        self.gpu.queue.write_buffer(&self.d, off, bytemuck::bytes_of(&d));
+        self.gpu
+            .queue
+            .write_buffer(&self.d, off, bytemuck::bytes_of(&d));
         let mut entries = vec![
-            wgpu::BindGroupEntry { binding: 0, resource: self.g.as_entire_binding() },
+            wgpu::BindGroupEntry {
+                binding: 0,
+                resource: self.g.as_entire_binding(),
+            },
             wgpu::BindGroupEntry {
                 binding: 1,
                 resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
@@ -641,19 +742,34 @@ impl<'a> Frame<'a> {
             },
         ];
         for k in 0..STORAGE_SLOTS {
-            let b = bufs.get(k).copied().flatten().unwrap_or(&self.gpu.dummies[k]);
-            entries.push(wgpu::BindGroupEntry { binding: 2 + k as u32, resource: b.as_entire_binding() });
+            let b = bufs
+                .get(k)
+                .copied()
+                .flatten()
+                .unwrap_or(&self.gpu.dummies[k]);
+            entries.push(wgpu::BindGroupEntry {
+                binding: 2 + k as u32,
+                resource: b.as_entire_binding(),
+            });
         }
-        let bg = self.gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: None,
-            layout: &self.gpu.layout,
-            entries: &entries,
-        });
+        let bg = self
+            .gpu
+            .device
+            .create_bind_group(&wgpu::BindGroupDescriptor {
+                label: None,
+                layout: &self.gpu.layout,
+                entries: &entries,
+            });
         let max = self.gpu.limits.max_compute_workgroups_per_dimension;
         if groups.0 > max || groups.1 > max || groups.2 > max {
-            return Err(GpuError::TooLarge(format!("dispatch of {groups:?} workgroups exceeds {max}")));
+            return Err(GpuError::TooLarge(format!(
+                "dispatch of {groups:?} workgroups exceeds {max}"
+            )));
         }
-        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
+        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: None,
+            timestamp_writes: None,
+        });
         pass.set_pipeline(pipe);
         pass.set_bind_group(0, &bg, &[off as u32]);
         pass.dispatch_workgroups(groups.0, groups.1, groups.2);

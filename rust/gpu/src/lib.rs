@@ -155,7 +155,10 @@ pub fn generate_gpu_with(
 
 /// Generate with the chosen backend. Returns the island and, when the GPU was asked for (or
 /// failed mid-generation) and the CPU had to do the job, one warning line.
-pub fn generate(params: &IslandParams, backend: Backend) -> Result<(Island, Option<String>), ParamError> {
+pub fn generate(
+    params: &IslandParams,
+    backend: Backend,
+) -> Result<(Island, Option<String>), ParamError> {
     match generate_with(params, backend, &mut |_, _| {}, &AtomicBool::new(false)) {
         Ok(r) => Ok(r),
         Err(GenerateError::Invalid(e)) => Err(e),
@@ -186,7 +189,11 @@ pub enum Staged {
 
 impl Staged {
     /// The whole island: [`island_core::Carved::finish`], or the GPU's island as it is.
-    pub fn finish(self, progress: &mut dyn FnMut(f32, &str), cancel: &AtomicBool) -> Result<Island, GenerateError> {
+    pub fn finish(
+        self,
+        progress: &mut dyn FnMut(f32, &str),
+        cancel: &AtomicBool,
+    ) -> Result<Island, GenerateError> {
         match self {
             Staged::Carved(c) => c.finish(progress, cancel),
             Staged::Done(island) => Ok(island),
@@ -204,7 +211,8 @@ pub fn generate_staged(
 ) -> Result<(Staged, Option<String>), GenerateError> {
     params.validate()?;
     let cpu = |warning: Option<String>, progress: &mut dyn FnMut(f32, &str)| {
-        island_core::generate_heights_with(params, progress, cancel).map(|c| (Staged::Carved(c), warning))
+        island_core::generate_heights_with(params, progress, cancel)
+            .map(|c| (Staged::Carved(c), warning))
     };
     match backend {
         Backend::Cpu => cpu(None, progress),
@@ -214,7 +222,12 @@ pub fn generate_staged(
             Err(GpuError::Invalid(e)) => Err(GenerateError::Invalid(e)),
             Err(GpuError::Cancelled) => Err(GenerateError::Cancelled),
             Err(GpuError::NoAdapter(_)) if backend == Backend::Auto => cpu(None, progress),
-            Err(e) => cpu(Some(format!("GPU generation unavailable ({e}); generated on the CPU instead")), progress),
+            Err(e) => cpu(
+                Some(format!(
+                    "GPU generation unavailable ({e}); generated on the CPU instead"
+                )),
+                progress,
+            ),
         },
     }
 }

@@ -9,7 +9,10 @@ use island_core::paint::{Brush, Changed, Mode, PaintError, PaintLayer, Rect, Sur
 use island_core::params::{Biome, CoastParams, ParamError, SplatParams};
 
 fn bad(field: &str, message: impl Into<String>) -> GpuError {
-    GpuError::Invalid(ParamError { field: field.into(), message: message.into() })
+    GpuError::Invalid(ParamError {
+        field: field.into(),
+        message: message.into(),
+    })
 }
 
 fn check_n(n: usize) -> Result<(), GpuError> {
@@ -26,7 +29,10 @@ fn check_len(field: &str, len: usize, want: usize) -> Result<(), GpuError> {
     Ok(())
 }
 
-fn with_gpu<T>(g: Globals, f: impl FnOnce(&Gpu, &mut Rec) -> Result<T, GpuError>) -> Result<T, GpuError> {
+fn with_gpu<T>(
+    g: Globals,
+    f: impl FnOnce(&Gpu, &mut Rec) -> Result<T, GpuError>,
+) -> Result<T, GpuError> {
     check_n(g.n as usize)?;
     let gpu = ctx::gpu()?;
     gpu.guarded(|| {
@@ -38,12 +44,16 @@ fn with_gpu<T>(g: Globals, f: impl FnOnce(&Gpu, &mut Rec) -> Result<T, GpuError>
 
 fn read_f32(gpu: &Gpu, rec: &mut Rec, b: &wgpu::Buffer, len: usize) -> Result<Vec<f32>, GpuError> {
     rec.flush()?;
-    Ok(f32s(&gpu.read_back(&[(b, len as u64 * 4)], None)?.remove(0)))
+    Ok(f32s(
+        &gpu.read_back(&[(b, len as u64 * 4)], None)?.remove(0),
+    ))
 }
 
 fn read_u32(gpu: &Gpu, rec: &mut Rec, b: &wgpu::Buffer, len: usize) -> Result<Vec<u32>, GpuError> {
     rec.flush()?;
-    Ok(u32s(&gpu.read_back(&[(b, len as u64 * 4)], None)?.remove(0)))
+    Ok(u32s(
+        &gpu.read_back(&[(b, len as u64 * 4)], None)?.remove(0),
+    ))
 }
 
 /// For each input `v`: `[hash_u32(v), hash2(v, !v, 12345), stage_seed(v | (v*3) << 32, 5),
@@ -54,24 +64,57 @@ pub fn hash_probe(inputs: &[u32]) -> Result<Vec<[u32; 4]>, GpuError> {
         let inb = gpu.storage_init("probe_in", bytemuck::cast_slice(inputs));
         let out = gpu.storage("probe_out", inputs.len() as u64 * 16);
         let groups = (inputs.len() as u32).div_ceil(64);
-        rec.fr.dispatch(&mut rec.enc, &gpu.pipes.hash_probe, Default::default(), &[Some(&inb), Some(&out)], (groups.max(1), 1, 1))?;
+        rec.fr.dispatch(
+            &mut rec.enc,
+            &gpu.pipes.hash_probe,
+            Default::default(),
+            &[Some(&inb), Some(&out)],
+            (groups.max(1), 1, 1),
+        )?;
         let v = read_u32(gpu, rec, &out, inputs.len() * 4)?;
-        Ok(v.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect())
+        Ok(v.chunks_exact(4)
+            .map(|c| [c[0], c[1], c[2], c[3]])
+            .collect())
     })
 }
 
 /// GPU [`island_core::gradient_noise::fbm_noise`].
 #[allow(clippy::too_many_arguments)]
-pub fn fbm_noise(resolution: usize, world_size: f32, scale: f32, octaves: u32, lacunarity: f32, persistence: f32, seed: u64, tag: u32) -> Result<Vec<f32>, GpuError> {
+pub fn fbm_noise(
+    resolution: usize,
+    world_size: f32,
+    scale: f32,
+    octaves: u32,
+    lacunarity: f32,
+    persistence: f32,
+    seed: u64,
+    tag: u32,
+) -> Result<Vec<f32>, GpuError> {
     with_gpu(Globals::grid(resolution, world_size, seed), |gpu, rec| {
         let out = gpu.storage("out", (resolution * resolution) as u64 * 4);
-        rec.fbm(&out, world_size, scale, octaves, lacunarity, persistence, tag)?;
+        rec.fbm(
+            &out,
+            world_size,
+            scale,
+            octaves,
+            lacunarity,
+            persistence,
+            tag,
+        )?;
         read_f32(gpu, rec, &out, resolution * resolution)
     })
 }
 
 /// GPU [`island_core::value_noise::value_noise`].
-pub fn value_noise(resolution: usize, world_size: f32, scale: f32, octaves: u32, persistence: f32, seed: u64, tag: u32) -> Result<Vec<f32>, GpuError> {
+pub fn value_noise(
+    resolution: usize,
+    world_size: f32,
+    scale: f32,
+    octaves: u32,
+    persistence: f32,
+    seed: u64,
+    tag: u32,
+) -> Result<Vec<f32>, GpuError> {
     with_gpu(Globals::grid(resolution, world_size, seed), |gpu, rec| {
         let out = gpu.storage("out", (resolution * resolution) as u64 * 4);
         rec.value(&out, world_size, scale, octaves, persistence, tag)?;
@@ -80,9 +123,18 @@ pub fn value_noise(resolution: usize, world_size: f32, scale: f32, octaves: u32,
 }
 
 /// GPU [`island_core::diamond_square::diamond_square`].
-pub fn diamond_square(resolution: usize, roughness: f32, ridge: bool, seed: u64, tag: u32) -> Result<Vec<f32>, GpuError> {
+pub fn diamond_square(
+    resolution: usize,
+    roughness: f32,
+    ridge: bool,
+    seed: u64,
+    tag: u32,
+) -> Result<Vec<f32>, GpuError> {
     if resolution < 3 || !(resolution - 1).is_power_of_two() {
-        return Err(bad("resolution", format!("must be 2^n+1, got {resolution}")));
+        return Err(bad(
+            "resolution",
+            format!("must be 2^n+1, got {resolution}"),
+        ));
     }
     let mut g = Globals::grid(resolution, 1.0, seed);
     g.ridge = ridge as u32;
@@ -96,7 +148,15 @@ pub fn diamond_square(resolution: usize, roughness: f32, ridge: bool, seed: u64,
 /// GPU [`island_core::gaussian_islands::gaussian_islands`] (mountains drawn on the CPU by the
 /// shared `gaussian_mountains`).
 #[allow(clippy::too_many_arguments)]
-pub fn gaussian_islands(resolution: usize, world_size: f32, cells: u32, density: f32, separation: f32, seed: u64, tag: u32) -> Result<Vec<f32>, GpuError> {
+pub fn gaussian_islands(
+    resolution: usize,
+    world_size: f32,
+    cells: u32,
+    density: f32,
+    separation: f32,
+    seed: u64,
+    tag: u32,
+) -> Result<Vec<f32>, GpuError> {
     let m = pipeline::mountains_data(world_size, cells, density, separation, seed, tag);
     let mut g = Globals::grid(resolution, world_size, seed);
     g.mountain_count = m.len() as u32;
@@ -121,7 +181,13 @@ pub fn normalize_01(data: &[f32], resolution: usize) -> Result<Vec<f32>, GpuErro
 }
 
 /// GPU [`island_core::detail::apply_detail`] (returns the new base).
-pub fn apply_detail(base: &[f32], detail: &[f32], strength: f32, cap: f32, resolution: usize) -> Result<Vec<f32>, GpuError> {
+pub fn apply_detail(
+    base: &[f32],
+    detail: &[f32],
+    strength: f32,
+    cap: f32,
+    resolution: usize,
+) -> Result<Vec<f32>, GpuError> {
     check_len("base", base.len(), resolution * resolution)?;
     check_len("detail", detail.len(), resolution * resolution)?;
     let mut g = Globals::grid(resolution, 1.0, 0);
@@ -156,27 +222,48 @@ pub fn biome_blend(
         return Err(bad("biomes", "need 1..=16 biomes and grid >= 1"));
     }
     let mut g = Globals::grid(resolution, world_size, seed);
-    pipeline::set_biomes(&mut g, world_size, grid, distortion, boundary_noise, blend_width, biomes);
+    pipeline::set_biomes(
+        &mut g,
+        world_size,
+        grid,
+        distortion,
+        boundary_noise,
+        blend_width,
+        biomes,
+    );
     with_gpu(g, |gpu, rec| {
         let b = gpu.storage_init("base", bytemuck::cast_slice(base01));
         let idx = gpu.storage("index", nn as u64 * 4);
         let r = gpu.storage("rough", nn as u64 * 4);
         let s = gpu.storage("sand", nn as u64 * 4);
-        let table = gpu.storage_init("table", bytemuck::cast_slice(&pipeline::biome_table(biomes)));
+        let table = gpu.storage_init(
+            "table",
+            bytemuck::cast_slice(&pipeline::biome_table(biomes)),
+        );
         rec.biomes(&b, &idx, &r, &s, &table, grid, tag)?;
         rec.flush()?;
         let bytes = nn as u64 * 4;
-        let mut parts = gpu.read_back(&[(&b, bytes), (&idx, bytes), (&r, bytes), (&s, bytes)], None)?;
+        let mut parts = gpu.read_back(
+            &[(&b, bytes), (&idx, bytes), (&r, bytes), (&s, bytes)],
+            None,
+        )?;
         let sand = f32s(&parts.pop().expect("4"));
         let rough = f32s(&parts.pop().expect("4"));
-        let index = u32s(&parts.pop().expect("4")).into_iter().map(|v| v as u8).collect();
+        let index = u32s(&parts.pop().expect("4"))
+            .into_iter()
+            .map(|v| v as u8)
+            .collect();
         let base = f32s(&parts.pop().expect("4"));
         Ok((base, index, rough, sand))
     })
 }
 
 /// GPU [`island_core::shaping::apply_shaping_curve`] (returns the remapped heights).
-pub fn apply_shaping_curve(heights: &[f32], resolution: usize, lut: &[f32]) -> Result<Vec<f32>, GpuError> {
+pub fn apply_shaping_curve(
+    heights: &[f32],
+    resolution: usize,
+    lut: &[f32],
+) -> Result<Vec<f32>, GpuError> {
     check_len("heights", heights.len(), resolution * resolution)?;
     if lut.len() < 2 {
         return Err(bad("shaping_curve", "needs at least 2 points"));
@@ -193,7 +280,16 @@ pub fn apply_shaping_curve(heights: &[f32], resolution: usize, lut: &[f32]) -> R
 
 /// GPU [`island_core::mask::island_mask`].
 #[allow(clippy::too_many_arguments)]
-pub fn island_mask(resolution: usize, world_size: f32, radius: f32, roundness: f32, noise_scale: f32, margin: f32, seed: u64, tag: u32) -> Result<Vec<u8>, GpuError> {
+pub fn island_mask(
+    resolution: usize,
+    world_size: f32,
+    radius: f32,
+    roundness: f32,
+    noise_scale: f32,
+    margin: f32,
+    seed: u64,
+    tag: u32,
+) -> Result<Vec<u8>, GpuError> {
     let mut g = Globals::grid(resolution, world_size, seed);
     g.mask_radius = radius;
     g.mask_amp = island_core::mask::MASK_DEFORMATION * (1.0 - roundness);
@@ -202,12 +298,19 @@ pub fn island_mask(resolution: usize, world_size: f32, radius: f32, roundness: f
     with_gpu(g, |gpu, rec| {
         let out = gpu.storage("mask", (resolution * resolution) as u64 * 4);
         rec.mask(&out, tag)?;
-        Ok(read_u32(gpu, rec, &out, resolution * resolution)?.into_iter().map(|v| v as u8).collect())
+        Ok(read_u32(gpu, rec, &out, resolution * resolution)?
+            .into_iter()
+            .map(|v| v as u8)
+            .collect())
     })
 }
 
 /// GPU [`island_core::distance::distance_to_coast`] (exact EDT, signed, metres).
-pub fn distance_to_coast(mask: &[u8], resolution: usize, spacing: f32) -> Result<Vec<f32>, GpuError> {
+pub fn distance_to_coast(
+    mask: &[u8],
+    resolution: usize,
+    spacing: f32,
+) -> Result<Vec<f32>, GpuError> {
     let nn = resolution * resolution;
     check_len("mask", mask.len(), nn)?;
     let mut g = Globals::grid(resolution, 1.0, 0);
@@ -226,9 +329,22 @@ pub fn distance_to_coast(mask: &[u8], resolution: usize, spacing: f32) -> Result
 }
 
 /// GPU [`island_core::coast::coastal_falloff`].
-pub fn coastal_falloff(land01: &[f32], dist: &[f32], fine: &[f32], roughness: &[f32], resolution: usize, max_height: f32, c: &CoastParams) -> Result<Vec<f32>, GpuError> {
+pub fn coastal_falloff(
+    land01: &[f32],
+    dist: &[f32],
+    fine: &[f32],
+    roughness: &[f32],
+    resolution: usize,
+    max_height: f32,
+    c: &CoastParams,
+) -> Result<Vec<f32>, GpuError> {
     let nn = resolution * resolution;
-    for (f, v) in [("land01", land01), ("dist", dist), ("fine", fine), ("roughness", roughness)] {
+    for (f, v) in [
+        ("land01", land01),
+        ("dist", dist),
+        ("fine", fine),
+        ("roughness", roughness),
+    ] {
         check_len(f, v.len(), nn)?;
     }
     let mut g = Globals::grid(resolution, 1.0, 0);
@@ -273,18 +389,33 @@ pub fn carve_river(
 }
 
 /// GPU [`island_core::normals::compute_normals`].
-pub fn compute_normals(heights: &[f32], resolution: usize, spacing: f32) -> Result<Vec<[f32; 3]>, GpuError> {
+pub fn compute_normals(
+    heights: &[f32],
+    resolution: usize,
+    spacing: f32,
+) -> Result<Vec<[f32; 3]>, GpuError> {
     let nn = resolution * resolution;
     check_len("heights", heights.len(), nn)?;
     let mut g = Globals::grid(resolution, 1.0, 0);
     g.spacing = spacing;
     with_gpu(g, |gpu, rec| {
         let h = gpu.storage_init("heights", bytemuck::cast_slice(heights));
-        let planes = [gpu.storage("nx", nn as u64 * 4), gpu.storage("ny", nn as u64 * 4), gpu.storage("nz", nn as u64 * 4)];
+        let planes = [
+            gpu.storage("nx", nn as u64 * 4),
+            gpu.storage("ny", nn as u64 * 4),
+            gpu.storage("nz", nn as u64 * 4),
+        ];
         rec.normals(&h, &planes[0], &planes[1], &planes[2])?;
         rec.flush()?;
         let bytes = nn as u64 * 4;
-        let parts = gpu.read_back(&[(&planes[0], bytes), (&planes[1], bytes), (&planes[2], bytes)], None)?;
+        let parts = gpu.read_back(
+            &[
+                (&planes[0], bytes),
+                (&planes[1], bytes),
+                (&planes[2], bytes),
+            ],
+            None,
+        )?;
         let (x, y, z) = (f32s(&parts[0]), f32s(&parts[1]), f32s(&parts[2]));
         Ok((0..nn).map(|i| [x[i], y[i], z[i]]).collect())
     })
@@ -316,8 +447,20 @@ pub fn auto_splat(
         let s = gpu.storage_init("sand", bytemuck::cast_slice(sandiness));
         let w: Vec<wgpu::Buffer> = (0..5).map(|_| gpu.storage("w", nn as u64 * 4)).collect();
         let out = gpu.storage("splat", nn as u64 * 4);
-        rec.splat(&h, &nb, &s, [&w[0], &w[1], &w[2], &w[3]], &w[4], &out, p.blur_passes, tag)?;
-        Ok(read_u32(gpu, rec, &out, nn)?.into_iter().map(|v| v.to_le_bytes()).collect())
+        rec.splat(
+            &h,
+            &nb,
+            &s,
+            [&w[0], &w[1], &w[2], &w[3]],
+            &w[4],
+            &out,
+            p.blur_passes,
+            tag,
+        )?;
+        Ok(read_u32(gpu, rec, &out, nn)?
+            .into_iter()
+            .map(|v| v.to_le_bytes())
+            .collect())
     })
 }
 
@@ -328,23 +471,43 @@ fn paint_err(e: PaintError) -> GpuError {
 /// GPU [`island_core::paint::fill_by_rule`] for [`Mode::Paint`] and [`Mode::Erase`] (the brush
 /// over the whole island with amount `strength · mask`); [`Mode::Smooth`] is CPU-only
 /// ([`GpuError::Unsupported`]). On error `paint` is left untouched.
-pub fn fill_by_rule(paint: &mut PaintLayer, surf: &Surface, brush: &Brush) -> Result<Changed, GpuError> {
+pub fn fill_by_rule(
+    paint: &mut PaintLayer,
+    surf: &Surface,
+    brush: &Brush,
+) -> Result<Changed, GpuError> {
     brush.validate().map_err(paint_err)?;
     let field = surf.field;
     let n = field.resolution;
     let nn = n * n;
     if paint.resolution != n || paint.data.len() != nn {
-        return Err(paint_err(PaintError::Mismatch(format!("paint is {}², heightfield {n}²", paint.resolution))));
+        return Err(paint_err(PaintError::Mismatch(format!(
+            "paint is {}², heightfield {n}²",
+            paint.resolution
+        ))));
     }
     if !surf.base.is_empty() && surf.base.len() != nn {
-        return Err(paint_err(PaintError::Mismatch(format!("base splat has {} samples, expected {nn}", surf.base.len()))));
+        return Err(paint_err(PaintError::Mismatch(format!(
+            "base splat has {} samples, expected {nn}",
+            surf.base.len()
+        ))));
     }
     if field.normals.len() != nn || field.heights.len() != nn {
-        return Err(paint_err(PaintError::Mismatch("heightfield normals missing".into())));
+        return Err(paint_err(PaintError::Mismatch(
+            "heightfield normals missing".into(),
+        )));
     }
-    let all = Rect { x0: 0, z0: 0, w: n, h: n };
+    let all = Rect {
+        x0: 0,
+        z0: 0,
+        w: n,
+        h: n,
+    };
     if brush.strength <= 0.0 {
-        return Ok(Changed { texels: 0, rect: all });
+        return Ok(Changed {
+            texels: 0,
+            rect: all,
+        });
     }
     let mode = match brush.mode {
         Mode::Paint => 0,
@@ -369,8 +532,16 @@ pub fn fill_by_rule(paint: &mut PaintLayer, surf: &Surface, brush: &Brush) -> Re
         } else {
             surf.base.iter().map(|b| u32::from_le_bytes(*b)).collect()
         };
-        let pa: Vec<u32> = paint.data.iter().map(|p| u32::from_le_bytes([p[0], p[1], p[2], p[3]])).collect();
-        let pb: Vec<u32> = paint.data.iter().map(|p| u32::from_le_bytes([p[4], p[5], p[6], p[7]])).collect();
+        let pa: Vec<u32> = paint
+            .data
+            .iter()
+            .map(|p| u32::from_le_bytes([p[0], p[1], p[2], p[3]]))
+            .collect();
+        let pb: Vec<u32> = paint
+            .data
+            .iter()
+            .map(|p| u32::from_le_bytes([p[4], p[5], p[6], p[7]]))
+            .collect();
         let hb = gpu.storage_init("heights", bytemuck::cast_slice(&field.heights));
         let nb = gpu.storage_init("normal_y", bytemuck::cast_slice(&ny));
         let bb = gpu.storage_init("base", bytemuck::cast_slice(&base));
@@ -378,8 +549,21 @@ pub fn fill_by_rule(paint: &mut PaintLayer, surf: &Surface, brush: &Brush) -> Re
         let bb2 = gpu.storage_init("paint_b", bytemuck::cast_slice(&pb));
         let cb = gpu.storage("changed", 16);
         rec.enc.clear_buffer(&cb, 0, None);
-        let bufs = [Some(&hb), Some(&nb), Some(&bb), Some(&ab), Some(&bb2), Some(&cb)];
-        rec.fr.dispatch(&mut rec.enc, &gpu.pipes.fill_by_rule, Default::default(), &bufs, crate::ctx::grid2(n))?;
+        let bufs = [
+            Some(&hb),
+            Some(&nb),
+            Some(&bb),
+            Some(&ab),
+            Some(&bb2),
+            Some(&cb),
+        ];
+        rec.fr.dispatch(
+            &mut rec.enc,
+            &gpu.pipes.fill_by_rule,
+            Default::default(),
+            &bufs,
+            crate::ctx::grid2(n),
+        )?;
         rec.flush()?;
         let bytes = nn as u64 * 4;
         let parts = gpu.read_back(&[(&ab, bytes), (&bb2, bytes), (&cb, 4)], None)?;

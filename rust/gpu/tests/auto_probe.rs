@@ -9,9 +9,15 @@ use island_gpu::{generate, Backend};
 fn auto_decides_without_opening_a_software_device() {
     let auto = island_gpu::auto_uses_gpu();
     if !auto {
-        assert!(!island_gpu::context_open(), "a software or missing adapter must not be opened for Auto");
+        assert!(
+            !island_gpu::context_open(),
+            "a software or missing adapter must not be opened for Auto"
+        );
     }
-    let p = IslandParams { resolution: 129, ..IslandParams::default() };
+    let p = IslandParams {
+        resolution: 129,
+        ..IslandParams::default()
+    };
     let (island, warning) = generate(&p, Backend::Auto).unwrap();
     assert!(warning.is_none());
     assert_eq!(island.stats.backend, if auto { "gpu" } else { "cpu" });

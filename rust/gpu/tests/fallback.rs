@@ -7,7 +7,12 @@ use island_gpu::{Backend, GpuError};
 
 #[test]
 fn wgpu_error_mid_generation_falls_back_to_cpu() {
-    let p = IslandParams { resolution: 65, chunk_size: 16, seed: 9, ..Default::default() };
+    let p = IslandParams {
+        resolution: 65,
+        chunk_size: 16,
+        seed: 9,
+        ..Default::default()
+    };
     if island_gpu::adapter_info().is_none() {
         if std::env::var("ISLAND_REQUIRE_GPU").is_ok_and(|v| v == "1") {
             panic!("ISLAND_REQUIRE_GPU=1 but no GPU adapter");

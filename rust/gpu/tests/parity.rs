@@ -32,10 +32,17 @@ fn gpu(name: &str) -> bool {
 /// Largest absolute difference and where.
 fn max_err(a: &[f32], b: &[f32]) -> (f32, usize) {
     assert_eq!(a.len(), b.len());
-    a.iter().zip(b).enumerate().fold((0.0f32, 0), |(m, mi), (i, (x, y))| {
-        let d = (x - y).abs();
-        if d > m || (d.is_nan() && !m.is_nan()) { (d, i) } else { (m, mi) }
-    })
+    a.iter()
+        .zip(b)
+        .enumerate()
+        .fold((0.0f32, 0), |(m, mi), (i, (x, y))| {
+            let d = (x - y).abs();
+            if d > m || (d.is_nan() && !m.is_nan()) {
+                (d, i)
+            } else {
+                (m, mi)
+            }
+        })
 }
 
 fn count_over(a: &[f32], b: &[f32], tol: f32) -> usize {
@@ -55,13 +62,28 @@ fn count_ne<T: PartialEq>(a: &[T], b: &[T]) -> usize {
 
 fn assert_close(name: &str, gpu: &[f32], cpu: &[f32], tol: f32) -> f32 {
     let (e, i) = max_err(gpu, cpu);
-    println!("{name}: max abs error {e:.3e} (tol {tol:.1e}) at {i}: gpu {} cpu {}", gpu[i], cpu[i]);
-    assert!(e <= tol, "{name}: max abs error {e} > {tol} at {i}: gpu {} cpu {}", gpu[i], cpu[i]);
+    println!(
+        "{name}: max abs error {e:.3e} (tol {tol:.1e}) at {i}: gpu {} cpu {}",
+        gpu[i], cpu[i]
+    );
+    assert!(
+        e <= tol,
+        "{name}: max abs error {e} > {tol} at {i}: gpu {} cpu {}",
+        gpu[i],
+        cpu[i]
+    );
     e
 }
 
 fn p(res: u32, seed: u64, algorithm: Algorithm) -> IslandParams {
-    IslandParams { resolution: res, world_size: 1024.0, seed, algorithm, chunk_size: 32, ..Default::default() }
+    IslandParams {
+        resolution: res,
+        world_size: 1024.0,
+        seed,
+        algorithm,
+        chunk_size: 32,
+        ..Default::default()
+    }
 }
 
 #[test]
@@ -69,10 +91,24 @@ fn hash_is_bit_identical() {
     if !gpu("hash_is_bit_identical") {
         return;
     }
-    let inputs: Vec<u32> = vec![0, 1, 2, 3, 7, 255, 256, 0xdead_beef, 0x8000_0000, u32::MAX, u32::MAX - 7, 12_345_678, 0x9e37_79b9]
-        .into_iter()
-        .chain((0..200u32).map(|i| hash_u32(i ^ 0x5555)))
-        .collect();
+    let inputs: Vec<u32> = vec![
+        0,
+        1,
+        2,
+        3,
+        7,
+        255,
+        256,
+        0xdead_beef,
+        0x8000_0000,
+        u32::MAX,
+        u32::MAX - 7,
+        12_345_678,
+        0x9e37_79b9,
+    ]
+    .into_iter()
+    .chain((0..200u32).map(|i| hash_u32(i ^ 0x5555)))
+    .collect();
     let out = stages::hash_probe(&inputs).expect("probe");
     // Known answers computed independently (Python) of both ports.
     assert_eq!(out[1][0], 0x6889_90c0, "hash_u32(1) pinned value");
@@ -102,12 +138,19 @@ fn noise_stages_match() {
     }
     let n = 129;
     for &seed in &SEEDS {
-        let c = island_core::gradient_noise::fbm_noise(n, 1024.0, 300.0, 8, 2.0, 0.5, seed, tag::BASE);
+        let c =
+            island_core::gradient_noise::fbm_noise(n, 1024.0, 300.0, 8, 2.0, 0.5, seed, tag::BASE);
         let g = stages::fbm_noise(n, 1024.0, 300.0, 8, 2.0, 0.5, seed, tag::BASE).unwrap();
         assert_close(&format!("fbm_noise seed {seed}"), &g, &c, 1e-4);
-        let c = island_core::gradient_noise::fbm_noise(n, 1024.0, 90.0, 5, 2.7, 0.6, seed, tag::DETAIL);
+        let c =
+            island_core::gradient_noise::fbm_noise(n, 1024.0, 90.0, 5, 2.7, 0.6, seed, tag::DETAIL);
         let g = stages::fbm_noise(n, 1024.0, 90.0, 5, 2.7, 0.6, seed, tag::DETAIL).unwrap();
-        assert_close(&format!("fbm_noise (lacunarity 2.7) seed {seed}"), &g, &c, 1e-4);
+        assert_close(
+            &format!("fbm_noise (lacunarity 2.7) seed {seed}"),
+            &g,
+            &c,
+            1e-4,
+        );
         let c = island_core::value_noise::value_noise(n, 1024.0, 350.0, 6, 0.5, seed, tag::BASE);
         let g = stages::value_noise(n, 1024.0, 350.0, 6, 0.5, seed, tag::BASE).unwrap();
         assert_close(&format!("value_noise seed {seed}"), &g, &c, 1e-4);
@@ -122,9 +165,15 @@ fn diamond_square_matches() {
     for &n in &[65usize, 257] {
         for &seed in &SEEDS {
             for ridge in [false, true] {
-                let c = island_core::diamond_square::diamond_square(n, 0.707, ridge, seed, tag::BASE);
+                let c =
+                    island_core::diamond_square::diamond_square(n, 0.707, ridge, seed, tag::BASE);
                 let g = stages::diamond_square(n, 0.707, ridge, seed, tag::BASE).unwrap();
-                assert_close(&format!("diamond_square n {n} seed {seed} ridge {ridge}"), &g, &c, 1e-4);
+                assert_close(
+                    &format!("diamond_square n {n} seed {seed} ridge {ridge}"),
+                    &g,
+                    &c,
+                    1e-4,
+                );
             }
         }
     }
@@ -137,9 +186,23 @@ fn gaussian_islands_match() {
     }
     for &seed in &SEEDS {
         for (cells, density, sep) in [(6, 0.6, -0.2), (16, 0.9, 0.3), (1, 0.0, 0.0)] {
-            let c = island_core::gaussian_islands::gaussian_islands(129, 1024.0, cells, density, sep, seed, tag::BASE);
-            let g = stages::gaussian_islands(129, 1024.0, cells, density, sep, seed, tag::BASE).unwrap();
-            assert_close(&format!("gaussian_islands cells {cells} seed {seed}"), &g, &c, 1e-5);
+            let c = island_core::gaussian_islands::gaussian_islands(
+                129,
+                1024.0,
+                cells,
+                density,
+                sep,
+                seed,
+                tag::BASE,
+            );
+            let g = stages::gaussian_islands(129, 1024.0, cells, density, sep, seed, tag::BASE)
+                .unwrap();
+            assert_close(
+                &format!("gaussian_islands cells {cells} seed {seed}"),
+                &g,
+                &c,
+                1e-5,
+            );
         }
     }
 }
@@ -156,7 +219,8 @@ fn normalize_detail_shaping_match() {
         island_core::grid::normalize_01(&mut c);
         let g = stages::normalize_01(&raw, n).unwrap();
         assert_close(&format!("normalize_01 seed {seed}"), &g, &c, 1e-6);
-        let detail = island_core::gradient_noise::fbm_noise(n, 1024.0, 90.0, 4, 2.0, 0.5, seed, tag::DETAIL);
+        let detail =
+            island_core::gradient_noise::fbm_noise(n, 1024.0, 90.0, 4, 2.0, 0.5, seed, tag::DETAIL);
         let mut cd = c.clone();
         island_core::detail::apply_detail(&mut cd, &detail, 0.35, 0.85);
         let gd = stages::apply_detail(&c, &detail, 0.35, 0.85, n).unwrap();
@@ -169,7 +233,10 @@ fn normalize_detail_shaping_match() {
     }
     // A constant field normalises to 0.5 on both.
     let flat = vec![3.0f32; 33 * 33];
-    assert!(stages::normalize_01(&flat, 33).unwrap().iter().all(|&v| v == 0.5));
+    assert!(stages::normalize_01(&flat, 33)
+        .unwrap()
+        .iter()
+        .all(|&v| v == 0.5));
 }
 
 #[test]
@@ -180,17 +247,54 @@ fn biome_blend_matches() {
     let n = 129;
     let biomes = default_biomes();
     for &seed in &SEEDS {
-        let mut base = island_core::gradient_noise::fbm_noise(n, 1024.0, 300.0, 6, 2.0, 0.5, seed, tag::BASE);
+        let mut base =
+            island_core::gradient_noise::fbm_noise(n, 1024.0, 300.0, 6, 2.0, 0.5, seed, tag::BASE);
         island_core::grid::normalize_01(&mut base);
         let mut cb = base.clone();
-        let (ci, cr, cs) = island_core::biomes::biome_blend(&mut cb, n, 1024.0, 5, 0.8, 40.0, 80.0, &biomes, seed, tag::BIOME);
-        let (gb, gi, gr, gs) = stages::biome_blend(&base, n, 1024.0, 5, 0.8, 40.0, 80.0, &biomes, seed, tag::BIOME).unwrap();
+        let (ci, cr, cs) = island_core::biomes::biome_blend(
+            &mut cb,
+            n,
+            1024.0,
+            5,
+            0.8,
+            40.0,
+            80.0,
+            &biomes,
+            seed,
+            tag::BIOME,
+        );
+        let (gb, gi, gr, gs) = stages::biome_blend(
+            &base,
+            n,
+            1024.0,
+            5,
+            0.8,
+            40.0,
+            80.0,
+            &biomes,
+            seed,
+            tag::BIOME,
+        )
+        .unwrap();
         assert_close(&format!("biome_blend relief seed {seed}"), &gb, &cb, 1e-4);
-        assert_close(&format!("biome_blend roughness seed {seed}"), &gr, &cr, 1e-4);
-        assert_close(&format!("biome_blend sandiness seed {seed}"), &gs, &cs, 1e-4);
+        assert_close(
+            &format!("biome_blend roughness seed {seed}"),
+            &gr,
+            &cr,
+            1e-4,
+        );
+        assert_close(
+            &format!("biome_blend sandiness seed {seed}"),
+            &gs,
+            &cs,
+            1e-4,
+        );
         let diff = count_ne(&gi, &ci);
         println!("biome_blend index seed {seed}: {diff} of {} differ", n * n);
-        assert!(diff * 1000 <= n * n, "biome index differs at {diff} samples");
+        assert!(
+            diff * 1000 <= n * n,
+            "biome index differs at {diff} samples"
+        );
     }
 }
 
@@ -203,8 +307,10 @@ fn mask_and_distance_match() {
         let world = 1024.0;
         let spacing = world / (n - 1) as f32;
         for &seed in &SEEDS {
-            let c = island_core::mask::island_mask(n, world, 0.72, 0.55, 260.0, 64.0, seed, tag::MASK);
-            let g = stages::island_mask(n, world, 0.72, 0.55, 260.0, 64.0, seed, tag::MASK).unwrap();
+            let c =
+                island_core::mask::island_mask(n, world, 0.72, 0.55, 260.0, 64.0, seed, tag::MASK);
+            let g =
+                stages::island_mask(n, world, 0.72, 0.55, 260.0, 64.0, seed, tag::MASK).unwrap();
             let diff = count_ne(&g, &c);
             println!("island_mask n {n} seed {seed}: {diff} of {} differ", n * n);
             assert!(diff * 1000 <= n * n, "mask differs at {diff} samples");
@@ -218,11 +324,15 @@ fn mask_and_distance_match() {
     }
     // Degenerate masks: all water / all land / a single land sample.
     let n = 33;
-    for (name, m) in [("all water", vec![0u8; n * n]), ("all land", vec![1u8; n * n]), ("one sample", {
-        let mut v = vec![0u8; n * n];
-        v[5 * n + 7] = 1;
-        v
-    })] {
+    for (name, m) in [
+        ("all water", vec![0u8; n * n]),
+        ("all land", vec![1u8; n * n]),
+        ("one sample", {
+            let mut v = vec![0u8; n * n];
+            v[5 * n + 7] = 1;
+            v
+        }),
+    ] {
         let cd = island_core::distance::distance_to_coast(&m, n, 2.0);
         let gd = stages::distance_to_coast(&m, n, 2.0).unwrap();
         assert_close(&format!("distance_to_coast {name}"), &gd, &cd, 1e-4);
@@ -238,39 +348,144 @@ fn coast_river_normals_splat_match() {
     for &seed in &SEEDS {
         let params = p(n as u32, seed, Algorithm::Fbm);
         let f = generate_fields(&params).unwrap();
-        let fine = island_core::gradient_noise::fbm_noise(n, params.world_size, params.coast.fine_scale, 3, 2.0, 0.5, seed, tag::FINE);
+        let fine = island_core::gradient_noise::fbm_noise(
+            n,
+            params.world_size,
+            params.coast.fine_scale,
+            3,
+            2.0,
+            0.5,
+            seed,
+            tag::FINE,
+        );
         let c = CoastParams::default();
-        let ch = island_core::coast::coastal_falloff(&f.land01, &f.distance, &fine, &f.roughness, params.max_height, &c);
-        let gh = stages::coastal_falloff(&f.land01, &f.distance, &fine, &f.roughness, n, params.max_height, &c).unwrap();
-        assert_close(&format!("coastal_falloff seed {seed}"), &gh, &ch, 1e-3 * params.max_height);
+        let ch = island_core::coast::coastal_falloff(
+            &f.land01,
+            &f.distance,
+            &fine,
+            &f.roughness,
+            params.max_height,
+            &c,
+        );
+        let gh = stages::coastal_falloff(
+            &f.land01,
+            &f.distance,
+            &fine,
+            &f.roughness,
+            n,
+            params.max_height,
+            &c,
+        )
+        .unwrap();
+        assert_close(
+            &format!("coastal_falloff seed {seed}"),
+            &gh,
+            &ch,
+            1e-3 * params.max_height,
+        );
 
         let r = &params.river;
         let mut cr = ch.clone();
-        island_core::river::carve_river(&mut cr, n, params.world_size, r.width, r.bank, r.depth, r.meander, r.meander_scale, seed, tag::RIVER);
-        let gr = stages::carve_river(&ch, n, params.world_size, r.width, r.bank, r.depth, r.meander, r.meander_scale, seed, tag::RIVER).unwrap();
-        assert_close(&format!("carve_river seed {seed}"), &gr, &cr, 1e-3 * params.max_height);
+        island_core::river::carve_river(
+            &mut cr,
+            n,
+            params.world_size,
+            r.width,
+            r.bank,
+            r.depth,
+            r.meander,
+            r.meander_scale,
+            seed,
+            tag::RIVER,
+        );
+        let gr = stages::carve_river(
+            &ch,
+            n,
+            params.world_size,
+            r.width,
+            r.bank,
+            r.depth,
+            r.meander,
+            r.meander_scale,
+            seed,
+            tag::RIVER,
+        )
+        .unwrap();
+        assert_close(
+            &format!("carve_river seed {seed}"),
+            &gr,
+            &cr,
+            1e-3 * params.max_height,
+        );
 
         let spacing = params.spacing();
         let cn = island_core::normals::compute_normals(&cr, n, spacing);
         let gn = stages::compute_normals(&cr, n, spacing).unwrap();
         let flat = |v: &[[f32; 3]]| v.iter().flatten().copied().collect::<Vec<f32>>();
-        assert_close(&format!("compute_normals seed {seed}"), &flat(&gn), &flat(&cn), 1e-5);
+        assert_close(
+            &format!("compute_normals seed {seed}"),
+            &flat(&gn),
+            &flat(&cn),
+            1e-5,
+        );
 
         let sp = SplatParams::default();
-        let cs = island_core::splat::auto_splat(&cr, &cn, &f.sandiness, n, params.world_size, params.max_height, &sp, seed, tag::SPLAT);
-        let gs = stages::auto_splat(&cr, &cn, &f.sandiness, n, params.world_size, params.max_height, &sp, seed, tag::SPLAT).unwrap();
+        let cs = island_core::splat::auto_splat(
+            &cr,
+            &cn,
+            &f.sandiness,
+            n,
+            params.world_size,
+            params.max_height,
+            &sp,
+            seed,
+            tag::SPLAT,
+        );
+        let gs = stages::auto_splat(
+            &cr,
+            &cn,
+            &f.sandiness,
+            n,
+            params.world_size,
+            params.max_height,
+            &sp,
+            seed,
+            tag::SPLAT,
+        )
+        .unwrap();
         splat_report(&format!("auto_splat seed {seed}"), &gs, &cs);
     }
 }
 
 /// Splat bytes: every texel sums to 255; at most 0.1% of texels differ by more than 2/255.
 fn splat_report(name: &str, g: &[[u8; 4]], c: &[[u8; 4]]) {
-    assert!(g.iter().all(|t| t.iter().map(|&v| v as u32).sum::<u32>() == 255), "{name}: GPU splat does not sum to 255");
-    let maxd = g.iter().zip(c).map(|(a, b)| (0..4).map(|k| (a[k] as i32 - b[k] as i32).abs()).max().unwrap()).max().unwrap();
+    assert!(
+        g.iter()
+            .all(|t| t.iter().map(|&v| v as u32).sum::<u32>() == 255),
+        "{name}: GPU splat does not sum to 255"
+    );
+    let maxd = g
+        .iter()
+        .zip(c)
+        .map(|(a, b)| {
+            (0..4)
+                .map(|k| (a[k] as i32 - b[k] as i32).abs())
+                .max()
+                .unwrap()
+        })
+        .max()
+        .unwrap();
     let exact = g.iter().zip(c).filter(|(a, b)| a == b).count();
-    let over = g.iter().zip(c).filter(|(a, b)| (0..4).any(|k| (a[k] as i32 - b[k] as i32).abs() > 2)).count();
+    let over = g
+        .iter()
+        .zip(c)
+        .filter(|(a, b)| (0..4).any(|k| (a[k] as i32 - b[k] as i32).abs() > 2))
+        .count();
     println!("{name}: {exact} of {} texels identical, max channel difference {maxd}, {over} differ by > 2", g.len());
-    assert!(over * 1000 <= g.len(), "{name}: {over} texels differ by more than 2");
+    assert!(
+        over * 1000 <= g.len(),
+        "{name}: {over} texels differ by more than 2"
+    );
 }
 
 #[test]
@@ -280,7 +495,12 @@ fn whole_pipeline_matches_for_every_algorithm() {
     }
     let mut worst = 0.0f32;
     for algorithm in Algorithm::ALL {
-        for (res, seed) in [(129u32, 0u64), (129, 7), (129, u64::MAX - 7), (257, 0x1234_5678_9abc_def0)] {
+        for (res, seed) in [
+            (129u32, 0u64),
+            (129, 7),
+            (129, u64::MAX - 7),
+            (257, 0x1234_5678_9abc_def0),
+        ] {
             let params = p(res, seed, algorithm);
             let c = island_core::generate(&params).unwrap();
             let g = island_gpu::generate_gpu(&params).unwrap();
@@ -295,7 +515,10 @@ fn whole_pipeline_matches_for_every_algorithm() {
                 "{name}: heights max abs error {e:.3e} m (tol {tol:.2e}, {over} of {nn} over), biome index {bdiff} differ, land {:.4} vs {:.4}",
                 g.stats.land_fraction, c.stats.land_fraction
             );
-            assert!(over * 1000 <= nn, "{name}: {over} heights off by more than {tol} (max {e} at {i})");
+            assert!(
+                over * 1000 <= nn,
+                "{name}: {over} heights off by more than {tol} (max {e} at {i})"
+            );
             assert!(bdiff * 1000 <= nn, "{name}: {bdiff} biome indices differ");
             splat_report(&name, &g.splat, &c.splat);
             if over == 0 {
@@ -317,9 +540,15 @@ fn generate_backends_and_errors() {
     let (cpu, w) = island_gpu::generate(&params, island_gpu::Backend::Cpu).unwrap();
     assert_eq!(cpu.stats.backend, "cpu");
     assert!(w.is_none());
-    let bad = IslandParams { resolution: 100, ..params.clone() };
+    let bad = IslandParams {
+        resolution: 100,
+        ..params.clone()
+    };
     assert!(island_gpu::generate(&bad, island_gpu::Backend::Gpu).is_err());
-    assert!(matches!(island_gpu::generate_gpu(&bad), Err(island_gpu::GpuError::Invalid(_))));
+    assert!(matches!(
+        island_gpu::generate_gpu(&bad),
+        Err(island_gpu::GpuError::Invalid(_))
+    ));
     if !gpu("generate_backends_and_errors") {
         // Without a GPU, asking for it falls back with exactly one warning.
         let (i, w) = island_gpu::generate(&params, island_gpu::Backend::Gpu).unwrap();
@@ -332,28 +561,44 @@ fn generate_backends_and_errors() {
     assert!(w.is_none(), "{w:?}");
     // Auto takes a hardware adapter, and the rayon CPU path over a software one (lavapipe).
     let (a, _) = island_gpu::generate(&params, island_gpu::Backend::Auto).unwrap();
-    let expect = if island_gpu::auto_uses_gpu() { "gpu" } else { "cpu" };
+    let expect = if island_gpu::auto_uses_gpu() {
+        "gpu"
+    } else {
+        "cpu"
+    };
     assert_eq!(a.stats.backend, expect);
     println!("Auto backend on this adapter: {expect}");
     // Buffers are reused between runs of one size, and a new size works after it.
     let again = island_gpu::generate_gpu(&params).unwrap();
-    assert_eq!(again.field.heights, g.field.heights, "GPU generation is deterministic");
+    assert_eq!(
+        again.field.heights, g.field.heights,
+        "GPU generation is deterministic"
+    );
     let other = island_gpu::generate_gpu(&p(129, 3, Algorithm::Fbm)).unwrap();
     assert_eq!(other.field.heights.len(), 129 * 129);
     assert_eq!(g.stats.stage_ms.first().map(|s| s.0.as_str()), Some("base"));
     // Progress covers every stage in order and ends at 1; cancel stops after a stage.
     let mut seen = Vec::new();
     let cancel = std::sync::atomic::AtomicBool::new(false);
-    island_gpu::generate_gpu_with(&params, &mut |f, s| seen.push((f, s.to_string())), &cancel).unwrap();
+    island_gpu::generate_gpu_with(&params, &mut |f, s| seen.push((f, s.to_string())), &cancel)
+        .unwrap();
     let names: Vec<&str> = seen.iter().map(|(_, s)| s.as_str()).collect();
     assert_eq!(names, island_gpu::GPU_STAGES.to_vec());
     assert!(seen.windows(2).all(|w| w[0].0 < w[1].0) && seen.last().unwrap().0 == 1.0);
     let mut calls = 0;
-    let r = island_gpu::generate_gpu_with(&params, &mut |_, _| {
-        calls += 1;
-        cancel.store(true, std::sync::atomic::Ordering::Relaxed);
-    }, &cancel);
-    assert!(matches!(r, Err(island_gpu::GpuError::Cancelled)), "{:?}", r.err());
+    let r = island_gpu::generate_gpu_with(
+        &params,
+        &mut |_, _| {
+            calls += 1;
+            cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+        },
+        &cancel,
+    );
+    assert!(
+        matches!(r, Err(island_gpu::GpuError::Cancelled)),
+        "{:?}",
+        r.err()
+    );
     assert_eq!(calls, 1);
     let r = island_gpu::generate_with(&params, island_gpu::Backend::Gpu, &mut |_, _| {}, &cancel);
     assert!(matches!(r, Err(island_core::GenerateError::Cancelled)));
@@ -375,7 +620,10 @@ fn concurrent_generations_share_one_context() {
             std::thread::spawn(move || island_gpu::generate_gpu(&q).map(|i| i.field.heights))
         })
         .collect();
-    let out: Vec<_> = handles.into_iter().map(|h| h.join().expect("no panic").expect("GPU ok")).collect();
+    let out: Vec<_> = handles
+        .into_iter()
+        .map(|h| h.join().expect("no panic").expect("GPU ok"))
+        .collect();
     assert_eq!(out[0], expect);
     assert_eq!(out[1], expect);
     assert_eq!(out[2].len(), 129 * 129);
@@ -402,7 +650,13 @@ fn pipeline_matches_with_varied_parameters() {
     v.max_height = 400.0;
     variants.push(("one biome, linear curve, 8 blur passes, 3 km", v));
     let mut v = base.clone();
-    v.biomes.biomes = (0..16).map(|i| Biome { exponent: 0.5 + i as f32 * 0.2, sandiness: (i % 2) as f32, ..Biome::default() }).collect();
+    v.biomes.biomes = (0..16)
+        .map(|i| Biome {
+            exponent: 0.5 + i as f32 * 0.2,
+            sandiness: (i % 2) as f32,
+            ..Biome::default()
+        })
+        .collect();
     v.biomes.grid = 13;
     v.mask.roundness = 0.0;
     v.mask.radius = 0.95;

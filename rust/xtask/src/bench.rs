@@ -48,15 +48,31 @@ struct Options {
 }
 
 fn parse_list(s: &str) -> Result<Vec<usize>, String> {
-    s.split(',').map(|x| x.trim().parse::<usize>().map_err(|e| format!("bad number `{x}`: {e}"))).collect()
+    s.split(',')
+        .map(|x| {
+            x.trim()
+                .parse::<usize>()
+                .map_err(|e| format!("bad number `{x}`: {e}"))
+        })
+        .collect()
 }
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
-    let mut o =
-        Options { res: vec![1025, 4097], reps: vec![15, 3], write: None, only: None, python: true, godot: true, scene: true };
+    let mut o = Options {
+        res: vec![1025, 4097],
+        reps: vec![15, 3],
+        write: None,
+        only: None,
+        python: true,
+        godot: true,
+        scene: true,
+    };
     let mut i = 0;
     while i < args.len() {
-        let value = || args.get(i + 1).ok_or_else(|| format!("missing value after {}", args[i]));
+        let value = || {
+            args.get(i + 1)
+                .ok_or_else(|| format!("missing value after {}", args[i]))
+        };
         match args[i].as_str() {
             "--res" => {
                 o.res = parse_list(value()?)?;
@@ -100,7 +116,10 @@ fn reps_for(o: &Options, k: usize) -> usize {
 }
 
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap_or_else(|_| PathBuf::from("."))
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap_or_else(|_| PathBuf::from("."))
 }
 
 fn cargo() -> Command {
@@ -109,7 +128,10 @@ fn cargo() -> Command {
 
 /// Run a command, stderr passed through; returns stdout.
 fn run_capture(mut c: Command, what: &str) -> Result<String, String> {
-    let out = c.stderr(Stdio::inherit()).output().map_err(|e| format!("cannot start {what}: {e}"))?;
+    let out = c
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot start {what}: {e}"))?;
     if !out.status.success() {
         return Err(format!("{what} failed ({})", out.status));
     }
@@ -123,14 +145,29 @@ fn parse_time_line(fields: &[&str]) -> Option<(usize, Timing)> {
     let median = fields.get(1)?.parse().ok()?;
     let min = fields.get(2)?.parse().ok()?;
     let reps = fields.get(3)?.parse().ok()?;
-    let cpu = fields.get(4).and_then(|c| c.parse().ok()).unwrap_or(f64::NAN);
-    Some((n, Timing { median, min, reps, cpu }))
+    let cpu = fields
+        .get(4)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(f64::NAN);
+    Some((
+        n,
+        Timing {
+            median,
+            min,
+            reps,
+            cpu,
+        },
+    ))
 }
 
 fn cpu_model() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
         .unwrap_or_else(|| "unknown CPU".into())
 }
 
@@ -145,11 +182,15 @@ fn loadavg() -> String {
 fn steal_s() -> Option<f64> {
     let stat = std::fs::read_to_string("/proc/stat").ok()?;
     let cpu = stat.lines().next()?.split_whitespace().collect::<Vec<_>>();
-    (cpu.first() == Some(&"cpu")).then(|| cpu.get(8)?.parse::<f64>().ok().map(|v| v / 100.0)).flatten()
+    (cpu.first() == Some(&"cpu"))
+        .then(|| cpu.get(8)?.parse::<f64>().ok().map(|v| v / 100.0))
+        .flatten()
 }
 
 fn nproc() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
 }
 
 fn short_output(c: Command) -> String {
@@ -165,7 +206,9 @@ fn venv_dir() -> PathBuf {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into())).join(".cache"));
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into())).join(".cache")
+        });
     base.join("procedural_island").join("venv")
 }
 
@@ -173,14 +216,29 @@ fn venv_dir() -> PathBuf {
 fn ensure_scipy() -> Result<PathBuf, String> {
     let venv = venv_dir();
     let py = venv.join("bin").join("python");
-    let has_scipy =
-        |py: &Path| Command::new(py).args(["-c", "import numpy, scipy.ndimage"]).stdout(Stdio::null()).stderr(Stdio::null()).status().map(|s| s.success()).unwrap_or(false);
+    let has_scipy = |py: &Path| {
+        Command::new(py)
+            .args(["-c", "import numpy, scipy.ndimage"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false)
+    };
     if py.is_file() && has_scipy(&py) {
         return Ok(py);
     }
-    eprintln!("xtask bench: installing numpy + scipy into {}", venv.display());
+    eprintln!(
+        "xtask bench: installing numpy + scipy into {}",
+        venv.display()
+    );
     if !py.is_file() {
-        let ok = Command::new("python3").arg("-m").arg("venv").arg(&venv).status().map_err(|e| format!("cannot run python3: {e}"))?;
+        let ok = Command::new("python3")
+            .arg("-m")
+            .arg("venv")
+            .arg(&venv)
+            .status()
+            .map_err(|e| format!("cannot run python3: {e}"))?;
         if !ok.success() {
             return Err(format!("python3 -m venv {} failed", venv.display()));
         }
@@ -230,7 +288,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
             c
         });
         let mut c = Command::new("git");
-        c.current_dir(&root).args(["status", "--porcelain", "--", "rust/core"]);
+        c.current_dir(&root)
+            .args(["status", "--porcelain", "--", "rust/core"]);
         let dirty = c.output().map(|o| !o.stdout.is_empty()).unwrap_or(false);
         let started = short_output({
             let mut c = Command::new("date");
@@ -248,17 +307,37 @@ pub fn run(args: &[String]) -> Result<(), String> {
 
     // 1. Our stages and the noise crate (release build).
     eprintln!("xtask bench: building and running the bench_table example (release) ...");
-    let res_list = o.res.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(",");
-    let reps_list = (0..o.res.len()).map(|k| reps_for(&o, k).to_string()).collect::<Vec<_>>().join(",");
+    let res_list = o
+        .res
+        .iter()
+        .map(|n| n.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let reps_list = (0..o.res.len())
+        .map(|k| reps_for(&o, k).to_string())
+        .collect::<Vec<_>>()
+        .join(",");
     let mut c = cargo();
     c.current_dir(&root)
-        .args(["run", "--release", "--quiet", "-p", "island_core", "--example", "bench_table", "--"])
+        .args([
+            "run",
+            "--release",
+            "--quiet",
+            "-p",
+            "island_core",
+            "--example",
+            "bench_table",
+            "--",
+        ])
         .args(["--res", &res_list, "--reps", &reps_list, "--dump"])
         .arg(&tmp);
     if let Some(only) = &o.only {
         // `scene` is ours (the Godot rows); the core table gets the pipeline it splits.
-        let core: Vec<&str> =
-            only.split(',').map(str::trim).map(|x| if x == "scene" { "pipeline" } else { x }).collect();
+        let core: Vec<&str> = only
+            .split(',')
+            .map(str::trim)
+            .map(|x| if x == "scene" { "pipeline" } else { x })
+            .collect();
         c.args(["--only", &core.join(",")]);
     }
     let out = run_capture(c, "bench_table")?;
@@ -283,7 +362,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut notes: Vec<String> = Vec::new();
 
     // 2. scipy's EDT on the same masks.
-    let wants = |name: &str| o.only.as_ref().is_none_or(|l| l.split(',').any(|x| x.trim() == name));
+    let wants = |name: &str| {
+        o.only
+            .as_ref()
+            .is_none_or(|l| l.split(',').any(|x| x.trim() == name))
+    };
     if o.python && wants("edt") {
         eprintln!("xtask bench: scipy distance_transform_edt ...");
         match ensure_scipy() {
@@ -291,7 +374,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 for (k, &n) in o.res.iter().enumerate() {
                     let reps = reps_for(&o, k).clamp(1, 5);
                     let mut c = Command::new(&py);
-                    c.arg(root.join("tests/bench/scipy_edt.py")).arg(&tmp).arg(n.to_string()).arg(reps.to_string());
+                    c.arg(root.join("tests/bench/scipy_edt.py"))
+                        .arg(&tmp)
+                        .arg(n.to_string())
+                        .arg(reps.to_string());
                     match run_capture(c, "scipy_edt.py") {
                         Ok(s) => {
                             for line in s.lines() {
@@ -324,7 +410,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut godot_version = String::new();
     if o.godot && wants("fbm8") {
         eprintln!("xtask bench: Godot FastNoiseLite.get_image ...");
-        match crate::godot::godot_launcher().and_then(|l| godot_bench_project(&root, &tmp).map(|p| (l, p))) {
+        match crate::godot::godot_launcher()
+            .and_then(|l| godot_bench_project(&root, &tmp).map(|p| (l, p)))
+        {
             Ok((l, project)) => {
                 godot_version = l.version.clone();
                 for (k, &n) in o.res.iter().enumerate() {
@@ -358,13 +446,20 @@ pub fn run(args: &[String]) -> Result<(), String> {
                         Ok(out) => notes.push(format!(
                             "Godot FastNoiseLite at {n}² skipped: Godot exited with {}: {}",
                             out.status,
-                            String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("")
+                            String::from_utf8_lossy(&out.stderr)
+                                .lines()
+                                .last()
+                                .unwrap_or("")
                         )),
-                        Err(e) => notes.push(format!("Godot FastNoiseLite at {n}² skipped: cannot start Godot: {e}")),
+                        Err(e) => notes.push(format!(
+                            "Godot FastNoiseLite at {n}² skipped: cannot start Godot: {e}"
+                        )),
                     }
                 }
             }
-            Err(e) => notes.push(format!("Godot FastNoiseLite rows skipped: Godot is not available ({e}).")),
+            Err(e) => notes.push(format!(
+                "Godot FastNoiseLite rows skipped: Godot is not available ({e})."
+            )),
         }
     } else if !o.godot {
         notes.push("Godot rows skipped (--no-godot).".into());
@@ -373,7 +468,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     // 4. The scene side: regenerate() and the LOD update in headless Godot.
     let mut scene = Scene::default();
     if o.godot && o.scene && wants("scene") {
-        eprintln!("xtask bench: scene regenerate() and LOD fly-over in Godot (dev-profile extension) ...");
+        eprintln!(
+            "xtask bench: scene regenerate() and LOD fly-over in Godot (dev-profile extension) ..."
+        );
         match run_scene(&root, &tmp, &mut scene) {
             Ok(()) => {}
             Err(e) => notes.push(format!("Scene rows skipped: {e}")),
@@ -385,26 +482,47 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut load_after = loadavg();
     if let (Some(a), Some(b)) = (steal_before, steal_s()) {
         // On a VM, wall times stretch by the steal time of the CPUs (2 CPUs: up to half of it).
-        load_after.push_str(&format!("; steal time of all CPUs during the run: {:.1} s in {:.0} s", b - a, t_run.elapsed().as_secs_f64()));
+        load_after.push_str(&format!(
+            "; steal time of all CPUs during the run: {:.1} s in {:.0} s",
+            b - a,
+            t_run.elapsed().as_secs_f64()
+        ));
     }
 
-    let md = render(&o, &ours, &peers, &scene, &notes, &threads, &godot_version, &load_before, &load_after, &commit);
+    let md = render(
+        &o,
+        &ours,
+        &peers,
+        &scene,
+        &notes,
+        &threads,
+        &godot_version,
+        &load_before,
+        &load_after,
+        &commit,
+    );
     println!("{md}");
     if let Some(path) = &o.write {
-        let path = if path.is_absolute() { path.clone() } else { root.join(path) };
+        let path = if path.is_absolute() {
+            path.clone()
+        } else {
+            root.join(path)
+        };
         write_between_markers(&path, &md)?;
         eprintln!("xtask bench: wrote {}", path.display());
     }
     Ok(())
 }
 
-const BEGIN: &str = "<!-- bench:begin (generated by `cargo xtask bench`; text outside the markers is kept) -->";
+const BEGIN: &str =
+    "<!-- bench:begin (generated by `cargo xtask bench`; text outside the markers is kept) -->";
 const END: &str = "<!-- bench:end -->";
 
 /// Write `md` into `path` between the markers, keeping whatever surrounds them.
 fn write_between_markers(path: &Path, md: &str) -> Result<(), String> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
     let old = std::fs::read_to_string(path).unwrap_or_default();
     let block = format!("{BEGIN}\n{}\n{END}", md.trim_end());
@@ -420,10 +538,14 @@ fn write_between_markers(path: &Path, md: &str) -> Result<(), String> {
 fn godot_bench_project(root: &Path, tmp: &Path) -> Result<PathBuf, String> {
     let dir = tmp.join("godot_bench_project");
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    std::fs::write(dir.join("project.godot"), "config_version=5\n\n[application]\n\nconfig/name=\"fastnoise_bench\"\n")
-        .map_err(|e| format!("cannot write the Godot bench project: {e}"))?;
+    std::fs::write(
+        dir.join("project.godot"),
+        "config_version=5\n\n[application]\n\nconfig/name=\"fastnoise_bench\"\n",
+    )
+    .map_err(|e| format!("cannot write the Godot bench project: {e}"))?;
     let src = root.join("godot_project/bench/fastnoise_bench.gd");
-    std::fs::copy(&src, dir.join("fastnoise_bench.gd")).map_err(|e| format!("cannot copy {}: {e}", src.display()))?;
+    std::fs::copy(&src, dir.join("fastnoise_bench.gd"))
+        .map_err(|e| format!("cannot copy {}: {e}", src.display()))?;
     Ok(dir)
 }
 
@@ -441,7 +563,8 @@ struct Scene {
 /// with the bench scripts, and run both scene benchmarks.
 fn run_scene(root: &Path, tmp: &Path, scene: &mut Scene) -> Result<(), String> {
     let mut c = cargo();
-    c.current_dir(root).args(["build", "--quiet", "-p", "procedural_island"]);
+    c.current_dir(root)
+        .args(["build", "--quiet", "-p", "procedural_island"]);
     run_capture(c, "cargo build -p procedural_island")?;
     let lib = crate::run::target_dir().join("debug/libprocedural_island.so");
     if !lib.is_file() {
@@ -455,10 +578,15 @@ fn run_scene(root: &Path, tmp: &Path, scene: &mut Scene) -> Result<(), String> {
     }
     let src = root.join("godot_project");
     let copy = |from: PathBuf, to: PathBuf| {
-        std::fs::copy(&from, &to).map(|_| ()).map_err(|e| format!("cannot copy {}: {e}", from.display()))
+        std::fs::copy(&from, &to)
+            .map(|_| ())
+            .map_err(|e| format!("cannot copy {}: {e}", from.display()))
     };
-    std::fs::write(dir.join("project.godot"), "config_version=5\n\n[application]\n\nconfig/name=\"scene_bench\"\n")
-        .map_err(|e| format!("cannot write the scene bench project: {e}"))?;
+    std::fs::write(
+        dir.join("project.godot"),
+        "config_version=5\n\n[application]\n\nconfig/name=\"scene_bench\"\n",
+    )
+    .map_err(|e| format!("cannot write the scene bench project: {e}"))?;
     for f in ["procedural_island.gdextension", "terrain.gdshader"] {
         copy(src.join("addons/procedural_island").join(f), addon.join(f))?;
     }
@@ -467,15 +595,33 @@ fn run_scene(root: &Path, tmp: &Path, scene: &mut Scene) -> Result<(), String> {
         copy(src.join("bench").join(f), dir.join("bench").join(f))?;
     }
     // What an import would record: load the extension at startup (no import, no editor scan).
-    std::fs::write(dir.join(".godot/extension_list.cfg"), "res://addons/procedural_island/procedural_island.gdextension\n")
-        .map_err(|e| format!("cannot write extension_list.cfg: {e}"))?;
+    std::fs::write(
+        dir.join(".godot/extension_list.cfg"),
+        "res://addons/procedural_island/procedural_island.gdextension\n",
+    )
+    .map_err(|e| format!("cannot write extension_list.cfg: {e}"))?;
     let run = |script: &str, args: &[&str]| -> Result<(String, bool), String> {
         let mut c = launcher.command();
-        c.arg("--headless").arg("--path").arg(&dir).args(["--script", script, "--"]).args(args).stdin(Stdio::null());
-        let out = c.stderr(Stdio::piped()).output().map_err(|e| format!("cannot start Godot: {e}"))?;
-        Ok((String::from_utf8_lossy(&out.stdout).into_owned(), out.status.success()))
+        c.arg("--headless")
+            .arg("--path")
+            .arg(&dir)
+            .args(["--script", script, "--"])
+            .args(args)
+            .stdin(Stdio::null());
+        let out = c
+            .stderr(Stdio::piped())
+            .output()
+            .map_err(|e| format!("cannot start Godot: {e}"))?;
+        Ok((
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            out.status.success(),
+        ))
     };
-    let nums = |f: &[&str]| -> Vec<f64> { f.iter().map(|x| x.parse::<f64>().unwrap_or(f64::NAN)).collect() };
+    let nums = |f: &[&str]| -> Vec<f64> {
+        f.iter()
+            .map(|x| x.parse::<f64>().unwrap_or(f64::NAN))
+            .collect()
+    };
     let (out, _) = run("res://bench/regenerate_bench.gd", &["1025", "64", "5"])?;
     for line in out.lines() {
         let f: Vec<&str> = line.split('\t').collect();
@@ -555,10 +701,15 @@ fn render(
          about cpu / 2 of wall time.\n\n"
     ));
     let cols: Vec<String> = o.res.iter().map(|n| format!("{n}²")).collect();
-    s.push_str(&format!("| measurement | {} | note ({big}²) |\n", cols.join(" | ")));
+    s.push_str(&format!(
+        "| measurement | {} | note ({big}²) |\n",
+        cols.join(" | ")
+    ));
     s.push_str(&format!("|---|{}---|\n", "---:|".repeat(o.res.len())));
     let cell = |t: Option<&Timing>| match t {
-        Some(t) if t.cpu.is_finite() => format!("{} [{}] · cpu {:.0}", fmt_ms(Some(t)), t.reps, t.cpu),
+        Some(t) if t.cpu.is_finite() => {
+            format!("{} [{}] · cpu {:.0}", fmt_ms(Some(t)), t.reps, t.cpu)
+        }
         Some(t) => format!("{} [{}]", fmt_ms(Some(t)), t.reps),
         None => "—".into(),
     };
@@ -571,7 +722,10 @@ fn render(
             Some(t) => {
                 let samples = (big * big) as f64;
                 if oct > 0 {
-                    format!("{:.2} ns per octave-sample", t.median * 1e6 / (samples * oct as f64))
+                    format!(
+                        "{:.2} ns per octave-sample",
+                        t.median * 1e6 / (samples * oct as f64)
+                    )
                 } else {
                     format!("{:.2} ns per sample", t.median * 1e6 / samples)
                 }
@@ -582,7 +736,10 @@ fn render(
     }
     if o.res.iter().any(|&n| get("pipeline", n).is_some()) {
         let cells: Vec<String> = o.res.iter().map(|&n| cell(get("pipeline", n))).collect();
-        s.push_str(&format!("| **whole default pipeline** (`generate`) | {} | |\n", cells.join(" | ")));
+        s.push_str(&format!(
+            "| **whole default pipeline** (`generate`) | {} | |\n",
+            cells.join(" | ")
+        ));
     }
     let split: Vec<String> = ours
         .keys()
@@ -590,8 +747,15 @@ fn render(
         .map(|(k, _)| k.clone())
         .collect();
     // Keep pipeline order (stage_ms order) rather than alphabetical.
-    let order = ["base", "detail", "biomes", "shaping", "mask", "distance", "coast", "river", "normals", "splat", "stats"];
-    let mut names: Vec<&str> = order.iter().copied().filter(|st| split.iter().any(|k| k == &format!("pipeline.{st}"))).collect();
+    let order = [
+        "base", "detail", "biomes", "shaping", "mask", "distance", "coast", "river", "normals",
+        "splat", "stats",
+    ];
+    let mut names: Vec<&str> = order
+        .iter()
+        .copied()
+        .filter(|st| split.iter().any(|k| k == &format!("pipeline.{st}")))
+        .collect();
     for k in &split {
         let st = &k["pipeline.".len()..];
         if !names.contains(&st) {
@@ -602,18 +766,41 @@ fn render(
         let key = format!("pipeline.{st}");
         let cells: Vec<String> = o.res.iter().map(|&n| fmt_ms(get(&key, n))).collect();
         let share = match (get(&key, big), get("pipeline", big)) {
-            (Some(a), Some(b)) if b.median > 0.0 => format!("{:.0}% of the pipeline", 100.0 * a.median / b.median),
+            (Some(a), Some(b)) if b.median > 0.0 => {
+                format!("{:.0}% of the pipeline", 100.0 * a.median / b.median)
+            }
             _ => String::new(),
         };
-        s.push_str(&format!("| &nbsp;&nbsp;pipeline stage `{st}` | {} | {share} |\n", cells.join(" | ")));
+        s.push_str(&format!(
+            "| &nbsp;&nbsp;pipeline stage `{st}` | {} | {share} |\n",
+            cells.join(" | ")
+        ));
     }
     let peer_rows: [(&str, &str, &str); 3] = [
-        ("scipy_edt", "edt", "peer: scipy `ndimage.distance_transform_edt` (same mask)"),
-        ("noise_crate_fbm8", "fbm8", "peer: `noise` crate `Fbm<Perlin>` 8 oct (rayon rows)"),
-        ("fastnoise", "fbm8", "peer: Godot `FastNoiseLite.get_image` Perlin fBm 8 oct"),
+        (
+            "scipy_edt",
+            "edt",
+            "peer: scipy `ndimage.distance_transform_edt` (same mask)",
+        ),
+        (
+            "noise_crate_fbm8",
+            "fbm8",
+            "peer: `noise` crate `Fbm<Perlin>` 8 oct (rayon rows)",
+        ),
+        (
+            "fastnoise",
+            "fbm8",
+            "peer: Godot `FastNoiseLite.get_image` Perlin fBm 8 oct",
+        ),
     ];
     for (pkey, okey, label) in peer_rows {
-        let t = |n: usize| if pkey == "noise_crate_fbm8" { get(pkey, n) } else { peer(pkey, n) };
+        let t = |n: usize| {
+            if pkey == "noise_crate_fbm8" {
+                get(pkey, n)
+            } else {
+                peer(pkey, n)
+            }
+        };
         if o.res.iter().all(|&n| t(n).is_none()) {
             continue;
         }
@@ -621,14 +808,21 @@ fn render(
             .res
             .iter()
             .map(|&n| match t(n) {
-                Some(p) => format!("{} [{}] ({})", fmt_ms(Some(p)), p.reps, fmt_ratio(ratio(get(okey, n), Some(p)))),
+                Some(p) => format!(
+                    "{} [{}] ({})",
+                    fmt_ms(Some(p)),
+                    p.reps,
+                    fmt_ratio(ratio(get(okey, n), Some(p)))
+                ),
                 None => "—".into(),
             })
             .collect();
         let note = match pkey {
             "scipy_edt" => "float64 distances, single-threaded".to_string(),
             "noise_crate_fbm8" => "f64, `NoiseFn::get` per sample".to_string(),
-            _ if !godot_version.is_empty() => format!("Godot {godot_version}, includes the L8 image conversion"),
+            _ if !godot_version.is_empty() => {
+                format!("Godot {godot_version}, includes the L8 image conversion")
+            }
             _ => String::new(),
         };
         s.push_str(&format!("| {label} | {} | {note} |\n", cells.join(" | ")));
@@ -637,11 +831,24 @@ fn render(
     // Scene rows (always the default 1025² island): value in the 1025² column when there is one.
     let scene_row = |s: &mut String, label: &str, value: String, note: &str| {
         let cells: Vec<String> = if o.res.contains(&1025) {
-            o.res.iter().map(|&n| if n == 1025 { value.clone() } else { "—".into() }).collect()
+            o.res
+                .iter()
+                .map(|&n| {
+                    if n == 1025 {
+                        value.clone()
+                    } else {
+                        "—".into()
+                    }
+                })
+                .collect()
         } else {
             o.res.iter().map(|_| "—".into()).collect()
         };
-        let note = if o.res.contains(&1025) { note.to_string() } else { format!("1025²: {value}; {note}") };
+        let note = if o.res.contains(&1025) {
+            note.to_string()
+        } else {
+            format!("1025²: {value}; {note}")
+        };
         s.push_str(&format!("| {label} | {} | {note} |\n", cells.join(" | ")));
     };
     if let Some(([wall, gen, data, nodes, first], reps)) = scene.regen {
@@ -677,23 +884,55 @@ fn render(
         None => "not measured",
     };
     if let Some(t) = get("pipeline", 1025) {
-        s.push_str(&format!("- default 1025² island, all stages ≤ 60 ms: {:.1} ms — {}\n", t.median, status(Some(t.median <= 60.0))));
+        s.push_str(&format!(
+            "- default 1025² island, all stages ≤ 60 ms: {:.1} ms — {}\n",
+            t.median,
+            status(Some(t.median <= 60.0))
+        ));
     }
     if let Some(t) = get("fbm8", 4097) {
         let ns = t.median * 1e6 / (4097.0 * 4097.0 * 8.0);
-        s.push_str(&format!("- fBm 8 octaves at 4097² ≤ 1.3 ns per octave-sample: {ns:.2} ns — {}\n", status(Some(ns <= 1.3))));
+        s.push_str(&format!(
+            "- fBm 8 octaves at 4097² ≤ 1.3 ns per octave-sample: {ns:.2} ns — {}\n",
+            status(Some(ns <= 1.3))
+        ));
     }
     for (n, what, pkey, okey, target) in [
-        (4097usize, "EDT at 4097² ≥ 5× faster than scipy", "scipy_edt", "edt", 5.0),
-        (4097, "fBm ≥ 20× faster than FastNoiseLite.get_image (4097²)", "fastnoise", "fbm8", 20.0),
-        (4097, "fBm ahead of the `noise` crate (4097²)", "noise_crate_fbm8", "fbm8", 1.0),
+        (
+            4097usize,
+            "EDT at 4097² ≥ 5× faster than scipy",
+            "scipy_edt",
+            "edt",
+            5.0,
+        ),
+        (
+            4097,
+            "fBm ≥ 20× faster than FastNoiseLite.get_image (4097²)",
+            "fastnoise",
+            "fbm8",
+            20.0,
+        ),
+        (
+            4097,
+            "fBm ahead of the `noise` crate (4097²)",
+            "noise_crate_fbm8",
+            "fbm8",
+            1.0,
+        ),
     ] {
         if !o.res.contains(&n) {
             continue;
         }
-        let p = if pkey == "noise_crate_fbm8" { get(pkey, n) } else { peer(pkey, n) };
+        let p = if pkey == "noise_crate_fbm8" {
+            get(pkey, n)
+        } else {
+            peer(pkey, n)
+        };
         match ratio(get(okey, n), p) {
-            Some(r) => s.push_str(&format!("- {what}: {r:.1}× — {}\n", status(Some(r >= target)))),
+            Some(r) => s.push_str(&format!(
+                "- {what}: {r:.1}× — {}\n",
+                status(Some(r >= target))
+            )),
             None => s.push_str(&format!("- {what}: {}\n", status(None))),
         }
     }

@@ -52,7 +52,8 @@ impl GodotLauncher {
 
 fn shell_quote(s: &str) -> String {
     if !s.is_empty()
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c))
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c))
     {
         s.to_string()
     } else {
@@ -69,7 +70,11 @@ pub fn godot_command() -> Result<Command, String> {
 /// Locate (or install) Godot and report how it is started.
 pub fn godot_launcher() -> Result<GodotLauncher, String> {
     if let Some(g) = std::env::var_os("GODOT").filter(|g| !g.is_empty()) {
-        let l = GodotLauncher { program: PathBuf::from(&g), pre_args: vec![], version: String::new() };
+        let l = GodotLauncher {
+            program: PathBuf::from(&g),
+            pre_args: vec![],
+            version: String::new(),
+        };
         return match probe(l) {
             Ok(l) => Ok(l),
             Err(e) => Err(format!("$GODOT={}: {e}", PathBuf::from(g).display())),
@@ -77,7 +82,11 @@ pub fn godot_launcher() -> Result<GodotLauncher, String> {
     }
     for name in ["godot", "godot4"] {
         if let Some(p) = find_on_path(name) {
-            let l = GodotLauncher { program: p.clone(), pre_args: vec![], version: String::new() };
+            let l = GodotLauncher {
+                program: p.clone(),
+                pre_args: vec![],
+                version: String::new(),
+            };
             match probe(l) {
                 Ok(l) => return Ok(l),
                 Err(e) => eprintln!("xtask: ignoring {}: {e}", p.display()),
@@ -89,11 +98,15 @@ pub fn godot_launcher() -> Result<GodotLauncher, String> {
     if prefix.join(".complete").is_file() {
         match probe(prefix_launcher(&prefix)) {
             Ok(l) => return Ok(l),
-            Err(e) => eprintln!("xtask: cached Godot in {} does not work ({e}); reinstalling", prefix.display()),
+            Err(e) => eprintln!(
+                "xtask: cached Godot in {} does not work ({e}); reinstalling",
+                prefix.display()
+            ),
         }
     }
     install_into(&dir)?;
-    probe(prefix_launcher(&prefix)).map_err(|e| format!("freshly installed Godot does not start: {e}"))
+    probe(prefix_launcher(&prefix))
+        .map_err(|e| format!("freshly installed Godot does not start: {e}"))
 }
 
 /// `${XDG_CACHE_HOME:-$HOME/.cache}/procedural_island/godot`
@@ -112,12 +125,16 @@ pub fn cache_dir() -> Result<PathBuf, String> {
 
 fn find_on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| is_executable(p))
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| is_executable(p))
 }
 
 fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    fs::metadata(p).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+    fs::metadata(p)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
 }
 
 fn prefix_launcher(prefix: &Path) -> GodotLauncher {
@@ -158,7 +175,10 @@ fn probe(mut l: GodotLauncher) -> Result<GodotLauncher, String> {
         })?;
     let (maj, min) = parse_version(&version).unwrap();
     if (maj, min) < MIN_VERSION {
-        return Err(format!("version {version} is older than {}.{}", MIN_VERSION.0, MIN_VERSION.1));
+        return Err(format!(
+            "version {version} is older than {}.{}",
+            MIN_VERSION.0, MIN_VERSION.1
+        ));
     }
     l.version = version;
     Ok(l)
@@ -190,13 +210,17 @@ fn mirror_from_deb822(text: &str) -> Option<Mirror> {
             if line.trim_start().starts_with('#') {
                 continue;
             }
-            let Some((k, v)) = line.split_once(':') else { continue };
+            let Some((k, v)) = line.split_once(':') else {
+                continue;
+            };
             let v = v.trim();
             match k.trim().to_ascii_lowercase().as_str() {
                 "types" => types = v,
                 "uris" => uris = v,
                 "suites" => suites = v,
-                "signed-by" if v.starts_with('/') && !v.contains('\n') => keyring = Some(v.to_string()),
+                "signed-by" if v.starts_with('/') && !v.contains('\n') => {
+                    keyring = Some(v.to_string())
+                }
                 _ => {}
             }
         }
@@ -207,7 +231,10 @@ fn mirror_from_deb822(text: &str) -> Option<Mirror> {
             continue;
         }
         if let Some(uri) = uris.split_whitespace().find(|u| !u.contains("security")) {
-            return Some(Mirror { uri: uri.to_string(), keyring });
+            return Some(Mirror {
+                uri: uri.to_string(),
+                keyring,
+            });
         }
     }
     None
@@ -217,7 +244,9 @@ fn mirror_from_deb822(text: &str) -> Option<Mirror> {
 fn mirror_from_one_line(text: &str) -> Option<Mirror> {
     for line in text.lines() {
         let line = line.trim();
-        let Some(rest) = line.strip_prefix("deb ") else { continue };
+        let Some(rest) = line.strip_prefix("deb ") else {
+            continue;
+        };
         let mut rest = rest.trim_start();
         let mut keyring = None;
         if rest.starts_with('[') {
@@ -230,11 +259,16 @@ fn mirror_from_one_line(text: &str) -> Option<Mirror> {
             rest = rest[end + 1..].trim_start();
         }
         let mut f = rest.split_whitespace();
-        let (Some(uri), Some(suite)) = (f.next(), f.next()) else { continue };
+        let (Some(uri), Some(suite)) = (f.next(), f.next()) else {
+            continue;
+        };
         if uri.contains("security") || suite.contains("security") {
             continue;
         }
-        return Some(Mirror { uri: uri.to_string(), keyring });
+        return Some(Mirror {
+            uri: uri.to_string(),
+            keyring,
+        });
     }
     None
 }
@@ -250,11 +284,15 @@ fn machine_mirror() -> Result<Mirror, String> {
             return Ok(m);
         }
     }
-    Err(format!("no Debian archive URI found in {DEB822_SOURCES} or {ONE_LINE_SOURCES}"))
+    Err(format!(
+        "no Debian archive URI found in {DEB822_SOURCES} or {ONE_LINE_SOURCES}"
+    ))
 }
 
 fn run_checked(cmd: &mut Command, what: &str) -> Result<(), String> {
-    let status = cmd.status().map_err(|e| format!("{what}: cannot start: {e}"))?;
+    let status = cmd
+        .status()
+        .map_err(|e| format!("{what}: cannot start: {e}"))?;
     if status.success() {
         Ok(())
     } else {
@@ -277,11 +315,16 @@ fn install_into(dir: &Path) -> Result<(), String> {
         .clone()
         .filter(|k| Path::new(k).is_file())
         .unwrap_or_else(|| DEFAULT_KEYRING.to_string());
-    eprintln!("xtask: installing Godot from Debian sid ({}) into {}", mirror.uri, dir.display());
+    eprintln!(
+        "xtask: installing Godot from Debian sid ({}) into {}",
+        mirror.uri,
+        dir.display()
+    );
 
     let apt = dir.join("apt");
     for sub in ["lists/partial", "archives/partial", "cache", "state"] {
-        fs::create_dir_all(apt.join(sub)).map_err(|e| format!("create {}: {e}", apt.join(sub).display()))?;
+        fs::create_dir_all(apt.join(sub))
+            .map_err(|e| format!("create {}: {e}", apt.join(sub).display()))?;
     }
     let status = apt.join("status");
     fs::write(&status, "").map_err(|e| format!("write {}: {e}", status.display()))?;
@@ -310,7 +353,10 @@ fn install_into(dir: &Path) -> Result<(), String> {
         c.args(extra);
         c
     };
-    run_checked(&mut apt_get(&["-q", "update"]), "apt-get update (sid, private lists)")?;
+    run_checked(
+        &mut apt_get(&["-q", "update"]),
+        "apt-get update (sid, private lists)",
+    )?;
     run_checked(
         &mut apt_get(&["-q", "-y", "install", "--download-only", "godot"]),
         "apt-get install --download-only godot",
@@ -326,22 +372,36 @@ fn install_into(dir: &Path) -> Result<(), String> {
         .filter(|p| p.extension().is_some_and(|x| x == "deb"))
         .collect();
     debs.sort();
-    if !debs.iter().any(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("godot_"))) {
+    if !debs.iter().any(|p| {
+        p.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("godot_"))
+    }) {
         return Err("apt downloaded no godot_*.deb".into());
     }
     for deb in &debs {
-        run_checked(Command::new("dpkg-deb").arg("-x").arg(deb).arg(&staging), &format!("dpkg-deb -x {}", deb.display()))?;
+        run_checked(
+            Command::new("dpkg-deb").arg("-x").arg(deb).arg(&staging),
+            &format!("dpkg-deb -x {}", deb.display()),
+        )?;
     }
     let ld = staging.join("usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2");
     let bin = staging.join("usr/bin/godot");
     if !ld.exists() || !bin.is_file() {
-        return Err(format!("unpacked prefix lacks {} or {}", ld.display(), bin.display()));
+        return Err(format!(
+            "unpacked prefix lacks {} or {}",
+            ld.display(),
+            bin.display()
+        ));
     }
-    fs::write(staging.join(".complete"), format!("{} packages\n", debs.len()))
-        .map_err(|e| format!("write marker: {e}"))?;
+    fs::write(
+        staging.join(".complete"),
+        format!("{} packages\n", debs.len()),
+    )
+    .map_err(|e| format!("write marker: {e}"))?;
     let prefix = dir.join("prefix");
     let _ = fs::remove_dir_all(&prefix);
-    fs::rename(&staging, &prefix).map_err(|e| format!("move {} -> {}: {e}", staging.display(), prefix.display()))?;
+    fs::rename(&staging, &prefix)
+        .map_err(|e| format!("move {} -> {}: {e}", staging.display(), prefix.display()))?;
     // The downloaded archives and package lists are no longer needed (the prefix is the cache).
     for deb in &debs {
         let _ = fs::remove_file(deb);
@@ -373,7 +433,11 @@ pub const RENDER_PACKAGES: [&str; 4] = ["mesa-vulkan-drivers", "libvulkan1", "xv
 
 /// Install the rendering packages with the machine's apt when they are missing.
 pub fn ensure_render_deps() -> Result<(), String> {
-    let missing: Vec<&str> = RENDER_PACKAGES.iter().copied().filter(|p| !dpkg_installed(p)).collect();
+    let missing: Vec<&str> = RENDER_PACKAGES
+        .iter()
+        .copied()
+        .filter(|p| !dpkg_installed(p))
+        .collect();
     if missing.is_empty() {
         return Ok(());
     }
@@ -385,7 +449,10 @@ pub fn ensure_render_deps() -> Result<(), String> {
         ));
     }
     eprintln!("xtask: installing {}", missing.join(" "));
-    run_checked(Command::new("apt-get").args(["-q", "update"]), "apt-get update")?;
+    run_checked(
+        Command::new("apt-get").args(["-q", "update"]),
+        "apt-get update",
+    )?;
     run_checked(
         Command::new("apt-get")
             .env("DEBIAN_FRONTEND", "noninteractive")
@@ -401,7 +468,10 @@ pub fn lavapipe_icd() -> Option<PathBuf> {
     let mut found: Vec<PathBuf> = fs::read_dir(dir)
         .ok()?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("lvp_icd")))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("lvp_icd"))
+        })
         .collect();
     found.sort();
     found.into_iter().next()
@@ -426,15 +496,30 @@ mod tests {
                  Components: main\nSigned-By: /usr/share/keyrings/x.gpg\n";
         assert_eq!(
             mirror_from_deb822(t),
-            Some(Mirror { uri: "http://mirror.example/debian".into(), keyring: Some("/usr/share/keyrings/x.gpg".into()) })
+            Some(Mirror {
+                uri: "http://mirror.example/debian".into(),
+                keyring: Some("/usr/share/keyrings/x.gpg".into())
+            })
         );
-        assert_eq!(mirror_from_deb822("Types: deb-src\nURIs: http://a/\nSuites: x\n"), None);
+        assert_eq!(
+            mirror_from_deb822("Types: deb-src\nURIs: http://a/\nSuites: x\n"),
+            None
+        );
     }
 
     #[test]
     fn one_line_sources() {
         let t = "# x\ndeb [arch=amd64 signed-by=/k.gpg] http://m.example/debian bookworm main\n";
-        assert_eq!(mirror_from_one_line(t), Some(Mirror { uri: "http://m.example/debian".into(), keyring: Some("/k.gpg".into()) }));
-        assert_eq!(mirror_from_one_line("deb http://m.example/debian-security bookworm-security main\n"), None);
+        assert_eq!(
+            mirror_from_one_line(t),
+            Some(Mirror {
+                uri: "http://m.example/debian".into(),
+                keyring: Some("/k.gpg".into())
+            })
+        );
+        assert_eq!(
+            mirror_from_one_line("deb http://m.example/debian-security bookworm-security main\n"),
+            None
+        );
     }
 }

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Duration;
 
-use run::{godot_output_problems, parse_summary, run_captured, run_inherit, workspace_root, Finished};
+use run::{
+    godot_output_problems, parse_summary, run_captured, run_inherit, workspace_root, Finished,
+};
 
 const USAGE: &str = "usage: cargo xtask <command> [args]
 
@@ -104,13 +106,21 @@ fn build(scope: BuildScope) -> Result<godot::GodotLauncher, String> {
     let root = workspace_root();
     match scope {
         BuildScope::Addon => run_inherit(cargo().args(["build", "-p", "procedural_island"]))?,
-        BuildScope::AfterTests => {
-            run_inherit(cargo().args(["build", "--workspace", "--lib", "--bins", "--tests", "--examples"]))?
-        }
+        BuildScope::AfterTests => run_inherit(cargo().args([
+            "build",
+            "--workspace",
+            "--lib",
+            "--bins",
+            "--tests",
+            "--examples",
+        ]))?,
     }
     let built = run::target_dir().join("debug/libprocedural_island.so");
     if !built.is_file() {
-        return Err(format!("cargo build succeeded but {} is missing", built.display()));
+        return Err(format!(
+            "cargo build succeeded but {} is missing",
+            built.display()
+        ));
     }
     let dest = root.join(ADDON_LIB);
     install_library(&built, &dest)?;
@@ -134,7 +144,10 @@ fn install_library(src: &Path, dest: &Path) -> Result<(), String> {
     if same {
         return Ok(());
     }
-    let tmp = dir.join(format!(".libprocedural_island.so.tmp{}", std::process::id()));
+    let tmp = dir.join(format!(
+        ".libprocedural_island.so.tmp{}",
+        std::process::id()
+    ));
     fs::copy(src, &tmp).map_err(|e| format!("copy {} -> {}: {e}", src.display(), tmp.display()))?;
     fs::rename(&tmp, dest).map_err(|e| {
         let _ = fs::remove_file(&tmp);
@@ -167,10 +180,15 @@ fn import_project(launcher: &godot::GodotLauncher) -> Result<(), String> {
         eprintln!("{}", f.text);
     }
     res?;
-    let ext_list = workspace_root().join(PROJECT).join(".godot/extension_list.cfg");
+    let ext_list = workspace_root()
+        .join(PROJECT)
+        .join(".godot/extension_list.cfg");
     let listed = fs::read_to_string(&ext_list).unwrap_or_default();
     if !listed.contains("procedural_island.gdextension") {
-        return Err(format!("import did not register the extension ({} lacks it)", ext_list.display()));
+        return Err(format!(
+            "import did not register the extension ({} lacks it)",
+            ext_list.display()
+        ));
     }
     eprintln!("xtask: project imported ({:.1} s)", f.elapsed.as_secs_f64());
     Ok(())
@@ -185,18 +203,30 @@ fn test(args: &[String]) -> Result<(), String> {
         } else if a == "--no-cargo-tests" {
             skip_cargo = true;
         } else {
-            return Err(format!("unknown argument `{a}` (known: --filter=SUBSTRING, --no-cargo-tests)"));
+            return Err(format!(
+                "unknown argument `{a}` (known: --filter=SUBSTRING, --no-cargo-tests)"
+            ));
         }
     }
     if !skip_cargo {
         run_inherit(cargo().args(["test", "--workspace"]))?;
     }
-    let launcher = build(if skip_cargo { BuildScope::Addon } else { BuildScope::AfterTests })?;
+    let launcher = build(if skip_cargo {
+        BuildScope::Addon
+    } else {
+        BuildScope::AfterTests
+    })?;
     runner_self_check(&launcher)?;
 
     // The GDScript suite.
     let mut c = godot(&launcher);
-    c.args(["--headless", "--path", PROJECT, "-s", "res://tests/run_tests.gd"]);
+    c.args([
+        "--headless",
+        "--path",
+        PROJECT,
+        "-s",
+        "res://tests/run_tests.gd",
+    ]);
     if let Some(f) = &filter {
         c.arg("--").arg(format!("--filter={f}"));
     }
@@ -204,8 +234,11 @@ fn test(args: &[String]) -> Result<(), String> {
     let summary = parse_summary(&f.text);
     let mut problems = Vec::new();
     match summary {
-        None => problems.push("the suite printed no `N passed, N failed` summary (crashed?)".to_string()),
-        Some((_, failed)) if failed > 0 => problems.push(format!("{failed} GDScript test(s) failed")),
+        None => problems
+            .push("the suite printed no `N passed, N failed` summary (crashed?)".to_string()),
+        Some((_, failed)) if failed > 0 => {
+            problems.push(format!("{failed} GDScript test(s) failed"))
+        }
         Some((0, 0)) => problems.push("no GDScript test ran".to_string()),
         Some(_) => {}
     }
@@ -217,7 +250,10 @@ fn test(args: &[String]) -> Result<(), String> {
         return Err(format!("{}\n{}", failing.join("\n"), problems.join("\n")));
     }
     let (passed, failed) = summary.unwrap();
-    eprintln!("xtask: GDScript suite finished in {:.1} s", f.elapsed.as_secs_f64());
+    eprintln!(
+        "xtask: GDScript suite finished in {:.1} s",
+        f.elapsed.as_secs_f64()
+    );
 
     if filter.is_none() {
         editor_check(&launcher)?;
@@ -229,25 +265,56 @@ fn test(args: &[String]) -> Result<(), String> {
 /// Run the runner against a fixture with known outcomes, so a runner that cannot fail is caught.
 fn runner_self_check(launcher: &godot::GodotLauncher) -> Result<(), String> {
     let root = workspace_root();
-    let dir = std::env::temp_dir().join(format!("procedural_island_runner_check_{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!(
+        "procedural_island_runner_check_{}",
+        std::process::id()
+    ));
     let _ = fs::remove_dir_all(&dir);
     let tests = dir.join("tests");
     fs::create_dir_all(&tests).map_err(|e| format!("create {}: {e}", tests.display()))?;
-    let copy = |from: PathBuf, to: PathBuf| fs::copy(&from, &to).map(|_| ()).map_err(|e| format!("copy {}: {e}", from.display()));
-    copy(root.join(PROJECT).join("tests/run_tests.gd"), tests.join("run_tests.gd"))?;
-    copy(root.join(PROJECT).join("tests/test_case.gd"), tests.join("test_case.gd"))?;
-    copy(root.join("rust/xtask/fixtures/runner_fixture.gd"), tests.join("test_fixture.gd"))?;
-    fs::write(dir.join("project.godot"), "config_version=5\n\n[application]\n\nconfig/name=\"runner check\"\n")
-        .map_err(|e| format!("write project.godot: {e}"))?;
+    let copy = |from: PathBuf, to: PathBuf| {
+        fs::copy(&from, &to)
+            .map(|_| ())
+            .map_err(|e| format!("copy {}: {e}", from.display()))
+    };
+    copy(
+        root.join(PROJECT).join("tests/run_tests.gd"),
+        tests.join("run_tests.gd"),
+    )?;
+    copy(
+        root.join(PROJECT).join("tests/test_case.gd"),
+        tests.join("test_case.gd"),
+    )?;
+    copy(
+        root.join("rust/xtask/fixtures/runner_fixture.gd"),
+        tests.join("test_fixture.gd"),
+    )?;
+    fs::write(
+        dir.join("project.godot"),
+        "config_version=5\n\n[application]\n\nconfig/name=\"runner check\"\n",
+    )
+    .map_err(|e| format!("write project.godot: {e}"))?;
 
     let mut imp = launcher.command();
-    imp.args(GODOT_COMMON).arg("--headless").arg("--path").arg(&dir).arg("--import");
+    imp.args(GODOT_COMMON)
+        .arg("--headless")
+        .arg("--path")
+        .arg(&dir)
+        .arg("--import");
     let f = run_captured(imp, Duration::from_secs(300), true)?;
     if !f.success() {
-        return Err(format!("runner check: import failed ({})\n{}", f.describe_exit(), f.text));
+        return Err(format!(
+            "runner check: import failed ({})\n{}",
+            f.describe_exit(),
+            f.text
+        ));
     }
     let mut c = launcher.command();
-    c.args(GODOT_COMMON).arg("--headless").arg("--path").arg(&dir).args(["-s", "res://tests/run_tests.gd"]);
+    c.args(GODOT_COMMON)
+        .arg("--headless")
+        .arg("--path")
+        .arg(&dir)
+        .args(["-s", "res://tests/run_tests.gd"]);
     let f = run_captured(c, Duration::from_secs(300), true)?;
     let _ = fs::remove_dir_all(&dir);
 
@@ -262,7 +329,11 @@ fn runner_self_check(launcher: &godot::GodotLauncher) -> Result<(), String> {
         "FAIL test_fixture.gd::test_h_expected_error_missing: expected an error containing 'never'",
         "PASS test_fixture.gd::test_i_coroutine",
     ];
-    let mut missing: Vec<&str> = expect.iter().copied().filter(|e| !f.text.lines().any(|l| l.starts_with(e))).collect();
+    let mut missing: Vec<&str> = expect
+        .iter()
+        .copied()
+        .filter(|e| !f.text.lines().any(|l| l.starts_with(e)))
+        .collect();
     if parse_summary(&f.text) != Some((3, 6)) {
         missing.push("summary `3 passed, 6 failed`");
     }
@@ -270,9 +341,16 @@ fn runner_self_check(launcher: &godot::GodotLauncher) -> Result<(), String> {
         missing.push("exit code 1");
     }
     if !missing.is_empty() {
-        return Err(format!("test runner self-check: missing {:?} ({})\n{}", missing, f.describe_exit(), f.text));
+        return Err(format!(
+            "test runner self-check: missing {:?} ({})\n{}",
+            missing,
+            f.describe_exit(),
+            f.text
+        ));
     }
-    eprintln!("xtask: test runner self-check ok (passes, failures, timeouts and errors are reported)");
+    eprintln!(
+        "xtask: test runner self-check ok (passes, failures, timeouts and errors are reported)"
+    );
     Ok(())
 }
 
@@ -281,14 +359,25 @@ fn runner_self_check(launcher: &godot::GodotLauncher) -> Result<(), String> {
 /// must print it (with the island node really being a `ProceduralIsland`) and report no problems.
 fn editor_check(launcher: &godot::GodotLauncher) -> Result<(), String> {
     let mut c = godot(launcher);
-    c.args(["--headless", "--editor", "--path", PROJECT, "res://demo/demo.tscn", "--quit-after", "300"]);
+    c.args([
+        "--headless",
+        "--editor",
+        "--path",
+        PROJECT,
+        "res://demo/demo.tscn",
+        "--quit-after",
+        "300",
+    ]);
     let f = run_captured(c, Duration::from_secs(600), false)?;
     check_godot_run("headless editor check", &f, &[])?;
     const OPENED: &str = "demo: scene opened in the editor, island node class ProceduralIsland";
     if !f.text.lines().any(|l| l.trim() == OPENED) {
         return Err(format!("headless editor check: the editor did not open res://demo/demo.tscn (no `{OPENED}` line)"));
     }
-    eprintln!("xtask: editor opened res://demo/demo.tscn and quit cleanly ({:.1} s)", f.elapsed.as_secs_f64());
+    eprintln!(
+        "xtask: editor opened res://demo/demo.tscn and quit cleanly ({:.1} s)",
+        f.elapsed.as_secs_f64()
+    );
     Ok(())
 }
 
@@ -296,7 +385,10 @@ fn demo(args: &[String]) -> Result<(), String> {
     let mut seed = None;
     for a in args {
         if let Some(s) = a.strip_prefix("--seed=") {
-            seed = Some(s.parse::<u64>().map_err(|_| format!("--seed needs a whole number, got `{s}`"))?);
+            seed = Some(
+                s.parse::<u64>()
+                    .map_err(|_| format!("--seed needs a whole number, got `{s}`"))?,
+            );
         } else {
             return Err(format!("unknown argument `{a}` (known: --seed=N)"));
         }
@@ -308,7 +400,8 @@ fn demo(args: &[String]) -> Result<(), String> {
 
     // CLI outputs for the same island.
     let mut cli = cargo();
-    cli.args(["run", "-p", "island", "--", "generate", "--out"]).arg(&out);
+    cli.args(["run", "-p", "island", "--", "generate", "--out"])
+        .arg(&out);
     if let Some(s) = seed {
         cli.arg("--seed").arg(s.to_string());
     }
@@ -323,8 +416,17 @@ fn demo(args: &[String]) -> Result<(), String> {
     let _ = fs::remove_file(&png);
     let mut gargs: Vec<String> = GODOT_COMMON.iter().map(|s| s.to_string()).collect();
     gargs.extend(
-        ["--rendering-driver", "vulkan", "--rendering-method", "forward_plus", "--path", PROJECT, "res://demo/demo.tscn", "--"]
-            .map(String::from),
+        [
+            "--rendering-driver",
+            "vulkan",
+            "--rendering-method",
+            "forward_plus",
+            "--path",
+            PROJECT,
+            "res://demo/demo.tscn",
+            "--",
+        ]
+        .map(String::from),
     );
     gargs.push(format!("--screenshot={}", png.display()));
     if let Some(s) = seed {
@@ -340,14 +442,18 @@ fn demo(args: &[String]) -> Result<(), String> {
         godot::ensure_render_deps()?;
         let mut c = Command::new("xvfb-run");
         c.args(["-a", "-s", "-screen 0 1280x720x24"]);
-        c.arg(&launcher.program).args(&launcher.pre_args).args(&gargs);
+        c.arg(&launcher.program)
+            .args(&launcher.pre_args)
+            .args(&gargs);
         // No real display: render with lavapipe (Mesa's software Vulkan) unless told otherwise.
         if std::env::var_os("VK_ICD_FILENAMES").is_none() {
             match godot::lavapipe_icd() {
                 Some(icd) => {
                     c.env("VK_ICD_FILENAMES", icd);
                 }
-                None => eprintln!("xtask: warning: no lavapipe ICD found; Vulkan may fail under Xvfb"),
+                None => {
+                    eprintln!("xtask: warning: no lavapipe ICD found; Vulkan may fail under Xvfb")
+                }
             }
         }
         c
@@ -361,7 +467,13 @@ fn demo(args: &[String]) -> Result<(), String> {
     }
     eprintln!("xtask: rendered in {:.0} s", f.elapsed.as_secs_f64());
     println!("{} ({} bytes)", png.display(), size);
-    for name in ["preview.png", "height.png", "splat.png", "biomes.png", "island.json"] {
+    for name in [
+        "preview.png",
+        "height.png",
+        "splat.png",
+        "biomes.png",
+        "island.json",
+    ] {
         let p = out.join(name);
         if p.is_file() {
             println!("{}", p.display());

@@ -53,9 +53,14 @@ pub fn run_captured(mut cmd: Command, limit: Duration, quiet: bool) -> Result<Fi
     eprintln!("xtask: $ {what}");
     let (reader, writer) = std::io::pipe().map_err(|e| format!("pipe: {e}"))?;
     let writer2 = writer.try_clone().map_err(|e| format!("pipe: {e}"))?;
-    cmd.stdin(Stdio::null()).stdout(writer).stderr(writer2).process_group(0);
+    cmd.stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(writer2)
+        .process_group(0);
     let start = Instant::now();
-    let mut child = cmd.spawn().map_err(|e| format!("cannot start `{what}`: {e}"))?;
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start `{what}`: {e}"))?;
     // Drop our copies of the write ends (moved into `cmd`) so the reader sees EOF.
     drop(cmd);
     let captured = Arc::new(Mutex::new(String::new()));
@@ -89,7 +94,10 @@ pub fn run_captured(mut cmd: Command, limit: Duration, quiet: bool) -> Result<Fi
         }
         if start.elapsed() > limit {
             timed_out = true;
-            eprintln!("xtask: `{what}` ran past {} s, killing its process group", limit.as_secs());
+            eprintln!(
+                "xtask: `{what}` ran past {} s, killing its process group",
+                limit.as_secs()
+            );
             kill_group(pid);
             break child.wait().ok();
         }
@@ -105,18 +113,29 @@ pub fn run_captured(mut cmd: Command, limit: Duration, quiet: bool) -> Result<Fi
     }
     let _ = reader_thread.join();
     let text = std::mem::take(&mut *captured.lock().unwrap());
-    Ok(Finished { status, timed_out, text, elapsed: start.elapsed() })
+    Ok(Finished {
+        status,
+        timed_out,
+        text,
+        elapsed: start.elapsed(),
+    })
 }
 
 fn kill_group(pgid: u32) {
-    let _ = Command::new("kill").arg("-KILL").arg("--").arg(format!("-{pgid}")).status();
+    let _ = Command::new("kill")
+        .arg("-KILL")
+        .arg("--")
+        .arg(format!("-{pgid}"))
+        .status();
 }
 
 /// Run a command with inherited stdio; error unless it succeeds.
 pub fn run_inherit(cmd: &mut Command) -> Result<(), String> {
     let what = describe(cmd);
     eprintln!("xtask: $ {what}");
-    let status = cmd.status().map_err(|e| format!("cannot start `{what}`: {e}"))?;
+    let status = cmd
+        .status()
+        .map_err(|e| format!("cannot start `{what}`: {e}"))?;
     if status.success() {
         Ok(())
     } else {
@@ -146,7 +165,9 @@ pub fn godot_output_problems(text: &str, allowed: &[&str]) -> Vec<String> {
             "Parse Error",
             "panicked at",
         ];
-        if FATAL.iter().any(|f| t.contains(f)) || (t.contains("RID allocations") && t.contains("leaked")) {
+        if FATAL.iter().any(|f| t.contains(f))
+            || (t.contains("RID allocations") && t.contains("leaked"))
+        {
             problems.push(t.to_string());
             continue;
         }
@@ -175,7 +196,10 @@ pub fn parse_summary(text: &str) -> Option<(u32, u32)> {
 /// Workspace root (two levels above this crate).
 pub fn workspace_root() -> PathBuf {
     let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    here.parent().and_then(|p| p.parent()).map(PathBuf::from).unwrap_or(here)
+    here.parent()
+        .and_then(|p| p.parent())
+        .map(PathBuf::from)
+        .unwrap_or(here)
 }
 
 /// Cargo's target directory: `$CARGO_TARGET_DIR` (relative to the workspace root) or `target/`.
