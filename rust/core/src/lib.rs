@@ -20,6 +20,7 @@ pub mod gradient_noise;
 pub mod grid;
 pub mod hash;
 pub mod heightfield;
+pub mod heightmap_io;
 pub mod lod;
 pub mod mask;
 pub mod memory;
