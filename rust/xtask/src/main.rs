@@ -2,6 +2,7 @@
 
 mod bench;
 mod godot;
+mod package;
 mod run;
 
 use std::fs;
@@ -18,7 +19,10 @@ const USAGE: &str = "usage: cargo xtask <command> [args]
 commands:
   godot-path   print how Godot 4 is started (installs a private copy when needed)
   build        build the GDExtension (dev profile), copy it into the addon, import the project
-  test         cargo tests, build, the GDScript suite in headless Godot, the editor check
+  test         cargo fmt --check, clippy -D warnings, cargo tests (fuzz targets bounded), build,
+               the GDScript suite in headless Godot, the editor check
+  package      release build, then dist/procedural_island-<version>.zip (addons/procedural_island/)
+  fuzz [N]     the proptest fuzz targets with N cases each (default 20000), release build
   demo         build, write the CLI outputs to out/, render the demo scene to out/demo.png
   bench [..]   run the benchmark suite";
 
@@ -39,6 +43,8 @@ fn main() -> ExitCode {
         "godot-path" => godot_path(),
         "build" => build(BuildScope::Addon).map(|_| ()),
         "test" => test(rest),
+        "fuzz" => fuzz(rest),
+        "package" => package::run(rest),
         "demo" => demo(rest),
         "bench" => bench::run(rest),
         "-h" | "--help" | "help" => {
@@ -209,6 +215,7 @@ fn test(args: &[String]) -> Result<(), String> {
         }
     }
     if !skip_cargo {
+        lint()?;
         run_inherit(cargo().args(["test", "--workspace"]))?;
     }
     let launcher = build(if skip_cargo {
@@ -257,9 +264,47 @@ fn test(args: &[String]) -> Result<(), String> {
 
     if filter.is_none() {
         editor_check(&launcher)?;
+        package::package_check(&launcher)?;
     }
     println!("{passed} passed, {failed} failed");
     Ok(())
+}
+
+/// `cargo fmt --check` and `cargo clippy -D warnings` over every crate and target.
+fn lint() -> Result<(), String> {
+    run_inherit(cargo().args(["fmt", "--all", "--", "--check"]))
+        .map_err(|e| format!("{e}\n(run `cargo fmt --all` to fix the formatting)"))?;
+    run_inherit(cargo().args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))
+}
+
+/// The proptest fuzz targets of the core (heightmap and paint decoders, paint operations,
+/// parameter validation and generation) with many more cases than `cargo test` runs.
+fn fuzz(args: &[String]) -> Result<(), String> {
+    let cases: u32 = match args {
+        [] => 20_000,
+        [n] => n
+            .parse()
+            .map_err(|_| format!("`{n}` is not a number of cases"))?,
+        _ => return Err("usage: cargo xtask fuzz [CASES]".into()),
+    };
+    eprintln!("xtask: fuzzing with {cases} cases per target");
+    run_inherit(cargo().env("PROPTEST_CASES", cases.to_string()).args([
+        "test",
+        "--release",
+        "-p",
+        "island_core",
+        "--test",
+        "fuzz",
+        "--test",
+        "proptest_params",
+    ]))
 }
 
 /// Run the runner against a fixture with known outcomes, so a runner that cannot fail is caught.
