@@ -21,7 +21,8 @@ commands:
   build        build the GDExtension (dev profile), copy it into the addon, import the project
   test         cargo fmt --check, clippy -D warnings, cargo tests (fuzz targets bounded), build,
                the GDScript suite in headless Godot, the editor check
-  package      release build, then dist/procedural_island-<version>.zip (addons/procedural_island/)
+  package      release build, then dist/procedural_island-<version>.zip (addons/procedural_island/);
+               --lib PATH adds another platform's library, --check-debug runs the test's check
   fuzz [N]     the proptest fuzz targets with N cases each (default 20000), release build
   demo         build, write the CLI outputs to out/, render the demo scene to out/demo.png
   bench [..]   run the benchmark suite";

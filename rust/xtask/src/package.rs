@@ -71,10 +71,18 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
+            "--check-debug" => {
+                let launcher = crate::build(crate::BuildScope::Addon)?;
+                return package_check(&launcher);
+            }
             "--lib" => extra.push(PathBuf::from(
                 it.next().ok_or("--lib needs a path to a built library")?,
             )),
-            other => return Err(format!("unknown argument `{other}` (known: --lib PATH)")),
+            other => {
+                return Err(format!(
+                    "unknown argument `{other}` (known: --lib PATH, --check-debug)"
+                ))
+            }
         }
     }
     run_inherit(cargo().args(["build", "--release", "-p", "procedural_island"]))?;
