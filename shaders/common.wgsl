@@ -1,77 +1,15 @@
-// Shared by every compute pass (prepended to each pass file at build time).
+// Shared by every compute pass (prepended to each pass file when the pipelines are built).
 // Ported bit-for-bit from rust/core/src/{hash,gradient_noise,value_noise,grid}.rs.
 // Float constants are the exact f32 values the Rust code uses (printed from Rust).
 
-struct Globals {
-    n: u32,
-    seed_lo: u32,
-    seed_hi: u32,
-    biome_count: u32,
-    lut_len: u32,
-    mountain_count: u32,
-    river_points: u32,
-    ridge: u32,
-    biome_grid: u32,
-    blur_passes: u32,
-    _pad0: u32,
-    _pad1: u32,
-    world_size: f32,
-    spacing: f32,
-    max_height: f32,
-    detail_strength: f32,
-    detail_cap: f32,
-    biome_distortion: f32,
-    boundary_noise: f32,
-    blend_width: f32,
-    mask_radius: f32,
-    mask_amp: f32,
-    mask_noise_scale: f32,
-    mask_margin: f32,
-    coast_width: f32,
-    beach_height: f32,
-    shelf_width: f32,
-    sea_depth: f32,
-    fine_amplitude: f32,
-    river_width: f32,
-    river_bank: f32,
-    river_depth: f32,
-    river_meander: f32,
-    river_meander_scale: f32,
-    sand_height: f32,
-    snow_height: f32,
-    splat_jitter: f32,
-    rock_slope: f32,
-    biome_cell: f32,
-    _padf: f32,
-    // Brush of fill_by_rule.wgsl.
-    brush_layer: u32,
-    brush_mode: u32,
-    brush_strength: f32,
-    mask_min_height: f32,
-    mask_max_height: f32,
-    mask_height_fade: f32,
-    mask_min_slope: f32,
-    mask_max_slope: f32,
-    mask_slope_fade: f32,
-    _padb0: f32,
-    _padb1: f32,
-    _padb2: f32,
-}
-
-// Per-dispatch values (noise step/octaves/tag, diamond-square level, EDT / blur direction).
-struct Dispatch {
-    step: f32,
-    lacunarity: f32,
-    persistence: f32,
-    amp: f32,
-    octaves: u32,
-    tag: u32,
-    level: u32,
-    which: u32,
-}
-
-@group(0) @binding(0) var<uniform> G: Globals;
-@group(0) @binding(1) var<uniform> D: Dispatch;
+// The prelude generated from rust/gpu/src/uniforms.rs comes first: the constants shared with
+// the Rust side (RIVER_SEGMENTS, NORM_PER_GROUP, ...) and every uniform struct (Grid and one
+// per pass: Noise, Diamond, Biomes, Mask, Coast, River, Splat, Brush, ...).
+//
+// Bindings of every pass module (group 0): `G` (0) the grid; `P` (1) the pass's own uniform
+// struct, declared in the pass file; storage buffers from 2 on, by name, `read` when the pass
+// only reads them. The Rust side binds them by these names (rust/gpu/src/passes.rs).
+@group(0) @binding(0) var<uniform> G: Grid;
 
 const GRAD_K: f32 = 3.051804378628731e-5f;    // 2.0f32 / 65535.0
 const C6: f32 = 0.1666666716337204f;           // 1.0f32 / 6.0

@@ -1,5 +1,5 @@
 // Test-only probe: hash functions of given inputs, to pin the port bit-for-bit.
-@group(0) @binding(2) var<storage, read_write> probe_in: array<u32>;
+@group(0) @binding(2) var<storage, read> probe_in: array<u32>;
 @group(0) @binding(3) var<storage, read_write> probe_out: array<u32>;
 
 @compute @workgroup_size(64)
