@@ -123,6 +123,10 @@ pub(crate) struct EntryLayout {
     pub storage: Vec<StorageSlot>,
 }
 
+/// A WGSL struct's layout: `(name, [(member, offset)], size)`.
+#[cfg(test)]
+pub(crate) type StructLayout = (String, Vec<(String, u32)>, u32);
+
 /// A parsed and validated module.
 pub(crate) struct Reflected {
     module: naga::Module,
@@ -199,9 +203,9 @@ impl Reflected {
         Ok(out)
     }
 
-    /// Every struct type of the module: `(name, [(member, offset)], span)`.
+    /// Every struct type of the module.
     #[cfg(test)]
-    pub fn structs(&self) -> Vec<(String, Vec<(String, u32)>, u32)> {
+    pub fn structs(&self) -> Vec<StructLayout> {
         self.module
             .types
             .iter()
