@@ -57,7 +57,7 @@ fn weights(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let s = stage_seed(G.seed_lo, G.seed_hi, P.tag);
     // Jitter noise = fbm_noise(n, world, SPLAT_JITTER_SCALE, 3, 2, 0.5): P.jitter_step = world / (n - 1) / SPLAT_JITTER_SCALE.
-    let j = P.jitter * fbm_grid(f32(gid.x) * P.jitter_step, f32(gid.y) * P.jitter_step, s, 3u, 2.0f, 0.5f);
+    let j = P.jitter * fbm_grid(grid_pos(gid.x, P.jitter_step), grid_pos(gid.y, P.jitter_step), s, 3u, 2.0f, 0.5f);
     let ny = normal_y[i];
     let slope = acos(clamp(ny, -1.0f, 1.0f)) * TO_DEG;
     let w = splat_weights(heights[i], slope, sandiness[i], j);

@@ -89,17 +89,17 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     let s = stage_seed(G.seed_lo, G.seed_hi, P.tag);
-    let px = f32(gid.x) * G.spacing;
-    let pz = f32(gid.y) * G.spacing;
+    let px = grid_pos(gid.x, G.spacing);
+    let pz = grid_pos(gid.y, G.spacing);
     let base01 = base[idx];
     let cell = P.cell;
     let ws = s ^ 0x0f0f0f0fu;
-    let xs = f32(gid.x) * P.warp_step;
-    let zs = f32(gid.y) * P.warp_step;
+    let xs = grid_pos(gid.x, P.warp_step);
+    let zs = grid_pos(gid.y, P.warp_step);
     let wx = fbm_grid(xs + 0.0f, zs + 0.0f, ws, 3u, 2.0f, 0.5f);
     let wz = fbm_grid(xs + BIOME_WARP_OFFSET.x, zs + BIOME_WARP_OFFSET.y, ws, 3u, 2.0f, 0.5f);
-    let qx = (px + P.boundary_noise * wx) / cell;
-    let qz = (pz + P.boundary_noise * wz) / cell;
+    let qx = (px + mul_r(P.boundary_noise, wx)) / cell;
+    let qz = (pz + mul_r(P.boundary_noise, wz)) / cell;
     let ci = f2i(floor(qx));
     let cj = f2i(floor(qz));
     // Squared distances (cell units) to the 5x5 surrounding sites.

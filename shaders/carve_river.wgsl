@@ -43,7 +43,7 @@ fn rows(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     let half = G.world_size * 0.5f;
-    let pz = f32(z) * G.spacing - half;
+    let pz = grid_pos(z, G.spacing) - half;
     let lim = river_lim();
     var segs = vec4<u32>(0u, 0u, 0u, 0u);
     var lo = 3.4028234663852886e38f;
@@ -77,7 +77,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let info = row_info[gid.y];
     let half = G.world_size * 0.5f;
-    let px = f32(gid.x) * G.spacing - half;
+    let px = grid_pos(gid.x, G.spacing) - half;
     if (px < info.lo || px > info.hi) {
         return;
     }
@@ -102,7 +102,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let meander = P.meander;
     let ms = P.meander_scale;
     let reach = width * 0.5f + P.bank;
-    let pz = f32(gid.y) * G.spacing - half;
+    let pz = grid_pos(gid.y, G.spacing) - half;
     let nx = clamp(fbm_point(px / ms, pz / ms, s, 3u, 2.0f, 0.5f), -1.0f, 1.0f);
     let nz = clamp(fbm_point(px / ms + RIVER_WARP_OFFSET.x, pz / ms + RIVER_WARP_OFFSET.y, s, 3u, 2.0f, 0.5f), -1.0f, 1.0f);
     let q = vec2<f32>(px + meander * nx, pz + meander * nz);

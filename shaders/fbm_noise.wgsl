@@ -9,7 +9,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     let s = stage_seed(G.seed_lo, G.seed_hi, P.tag);
-    let y = f32(gid.y) * P.step;
-    let xs = f32(gid.x) * P.step;
+    let y = grid_pos(gid.y, P.step);
+    let xs = grid_pos(gid.x, P.step);
     out_f[i] = fbm_grid(xs, y, s, P.octaves, P.lacunarity, P.persistence);
 }

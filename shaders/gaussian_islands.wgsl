@@ -10,8 +10,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (i < 0) {
         return;
     }
-    let pz = f32(gid.y) * G.spacing;
-    let px = f32(gid.x) * G.spacing;
+    let pz = grid_pos(gid.y, G.spacing);
+    let px = grid_pos(gid.x, G.spacing);
     var sum = 0.0f;
     for (var k = 0u; k < P.mountain_count; k++) {
         let m = mountains[k];

@@ -12,5 +12,5 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     probe_out[i * 4u] = hash_u32(v);
     probe_out[i * 4u + 1u] = hash2(bitcast<i32>(v), bitcast<i32>(~v), 12345u);
     probe_out[i * 4u + 2u] = stage_seed(v, v * 3u, 5u);
-    probe_out[i * 4u + 3u] = bitcast<u32>(gradient_noise(f32(v & 0xffffu) * 0.37f - 900.0f, f32(v >> 16u) * 0.11f, v));
+    probe_out[i * 4u + 3u] = bitcast<u32>(gradient_noise(mul_r(f32(v & 0xffffu), 0.37f) - 900.0f, f32(v >> 16u) * 0.11f, v));
 }

@@ -12,8 +12,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let half = G.world_size * 0.5f;
     let r = P.radius * half;
     let amp = P.amp; // MASK_DEFORMATION * (1 - roundness), computed on the CPU
-    let pz = f32(gid.y) * G.spacing - half;
-    let px = f32(gid.x) * G.spacing - half;
+    let pz = grid_pos(gid.y, G.spacing) - half;
+    let px = grid_pos(gid.x, G.spacing) - half;
     let border = min(half - abs(px), half - abs(pz));
     let d0 = sqrt(px * px + pz * pz) / r;
     var land: bool;

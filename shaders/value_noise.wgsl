@@ -9,14 +9,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     let s = stage_seed(G.seed_lo, G.seed_hi, P.tag);
-    let y = f32(gid.y) * P.step;
-    let xs = f32(gid.x) * P.step;
+    let y = grid_pos(gid.y, P.step);
+    let xs = grid_pos(gid.x, P.step);
     var v = 0.0f;
     var amp = 1.0f;
     var norm = 0.0f;
     var f = 1.0f;
     for (var o = 0u; o < P.octaves; o++) {
-        v += amp * value_noise_point(xs * f, y * f, octave_seed(s, o));
+        v += mul_r(amp, value_noise_point(xs * f, y * f, octave_seed(s, o)));
         norm += amp;
         amp *= P.persistence;
         f *= 2.0f;

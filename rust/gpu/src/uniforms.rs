@@ -76,6 +76,10 @@ uniforms! {
         world_size: f32,
         /// `world_size / (n - 1)`, computed exactly as the CPU does.
         spacing: f32,
+        /// Always 0, but unknown to the shader compiler: `rounded()` in `common.wgsl` ORs it
+        /// into a value's bits so that the driver cannot fuse the multiply that produced the
+        /// value into a later add (FMA contraction, which the CPU never does).
+        zero: u32,
     }
 
     /// `fbm_noise.wgsl`, `value_noise.wgsl`: one noise field.
@@ -213,6 +217,7 @@ impl Grid {
             seed_hi: (seed >> 32) as u32,
             world_size,
             spacing: world_size / (n - 1) as f32,
+            zero: 0,
         }
     }
 }
