@@ -1152,3 +1152,96 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod binding_checks {
+    use super::*;
+
+    /// A dispatch whose buffers do not match the shader's bindings (wrong name, wrong access,
+    /// missing, extra, wrong uniform type) is an error, recorded nothing.
+    #[test]
+    fn mismatched_bindings_are_errors() {
+        let gpu = match crate::ctx::gpu() {
+            Ok(g) => g,
+            Err(e) => {
+                if std::env::var("ISLAND_REQUIRE_GPU").is_ok_and(|v| v == "1") {
+                    panic!("ISLAND_REQUIRE_GPU=1 but no GPU adapter ({e})");
+                }
+                println!("SKIPPED: mismatched_bindings_are_errors: {e}");
+                return;
+            }
+        };
+        let n = 17;
+        let mut rec = Rec::new(&gpu, &u::Grid::new(n, 1.0, 0));
+        let a = gpu.storage("a", (n * n * 4) as u64);
+        let b = gpu.storage("b", (n * n * 4) as u64);
+        let p = &gpu.pipes;
+        let det = u::Detail {
+            strength: 1.0,
+            cap: 1.0,
+        };
+        let cases: Vec<(&str, Result<(), GpuError>)> = vec![
+            (
+                "wrong name",
+                rec.pass(&p.detail)
+                    .params(&det)
+                    .read("detail", &b)
+                    .read_write("heights", &a)
+                    .run(grid2(n)),
+            ),
+            (
+                "read given as read_write",
+                rec.pass(&p.detail)
+                    .params(&det)
+                    .read_write("detail", &b)
+                    .read_write("base", &a)
+                    .run(grid2(n)),
+            ),
+            (
+                "missing buffer",
+                rec.pass(&p.detail)
+                    .params(&det)
+                    .read_write("base", &a)
+                    .run(grid2(n)),
+            ),
+            (
+                "missing params",
+                rec.pass(&p.detail)
+                    .read("detail", &b)
+                    .read_write("base", &a)
+                    .run(grid2(n)),
+            ),
+            (
+                "wrong params type",
+                rec.pass(&p.detail)
+                    .params(&u::Shaping { lut_len: 2 })
+                    .read("detail", &b)
+                    .read_write("base", &a)
+                    .run(grid2(n)),
+            ),
+            (
+                "params not used",
+                rec.pass(&p.normals)
+                    .params(&det)
+                    .read("heights", &a)
+                    .write("normal_x", &b)
+                    .write("normal_y", &b)
+                    .write("normal_z", &b)
+                    .run(grid2(n)),
+            ),
+        ];
+        for (what, r) in cases {
+            match r {
+                Err(GpuError::Wgpu(e)) => println!("{what}: {e}"),
+                r => panic!("{what}: expected a binding error, got {r:?}"),
+            }
+        }
+        rec.pass(&p.detail)
+            .params(&det)
+            .read("detail", &b)
+            .read_write("base", &a)
+            .run(grid2(n))
+            .expect("matching bindings");
+        rec.flush().expect("nothing invalid was recorded");
+    }
+}
