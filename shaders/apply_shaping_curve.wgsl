@@ -3,7 +3,7 @@
 @group(0) @binding(2) var<storage, read_write> heights: array<f32>;
 @group(0) @binding(3) var<storage, read> lut: array<f32>;
 
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let idx = sample_index(gid);
     if (idx < 0) {

@@ -49,7 +49,7 @@ fn splat_weights(height: f32, slope_deg: f32, sandy_biome: f32, jit: f32) -> vec
     return vec4<f32>(0.0f, 1.0f, 0.0f, 0.0f);
 }
 
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
 fn weights(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = sample_index(gid);
     if (i < 0) {
@@ -69,7 +69,7 @@ fn weights(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 // Channel P.channel. P.vertical = 0: blur_tmp = horizontal blur of the channel; 1: the
 // channel = vertical blur of blur_tmp. One CPU box_blur_pass = both, for each channel.
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
 fn blur(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = sample_index(gid);
     if (i < 0) {
@@ -92,7 +92,7 @@ fn blur(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
 }
 
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
 fn quantize(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = sample_index(gid);
     if (i < 0) {

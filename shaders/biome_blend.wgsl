@@ -82,7 +82,7 @@ fn biome_relief(b: vec4<f32>, base01: f32) -> f32 {
 
 // P.warp_step = spacing / cell: the boundary wiggle is `fbm_field(n, step, offset, 3, 2, 0.5,
 // s ^ 0x0f0f0f0f)` on the CPU, offsets (0, 0) and BIOME_WARP_OFFSET = (19.1, -7.3).
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let idx = sample_index(gid);
     if (idx < 0) {

@@ -36,7 +36,7 @@ fn river_lim() -> f32 {
 }
 
 // One invocation per row: the segments that can reach it.
-@compute @workgroup_size(64)
+@compute @workgroup_size(LINE_GROUP)
 fn rows(@builtin(global_invocation_id) gid: vec3<u32>) {
     let z = gid.x;
     if (z >= G.n) {
@@ -69,7 +69,7 @@ fn reaches_x(k: u32, px: f32, lim: f32) -> bool {
     return min(a.x, b.x) - lim <= px && max(a.x, b.x) + lim >= px;
 }
 
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let idx = sample_index(gid);
     if (idx < 0) {

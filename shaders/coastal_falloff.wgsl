@@ -5,7 +5,7 @@
 @group(0) @binding(4) var<storage, read> fine: array<f32>;
 @group(0) @binding(5) var<storage, read> rough: array<f32>;
 
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = sample_index(gid);
     if (i < 0) {

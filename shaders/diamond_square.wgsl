@@ -23,7 +23,7 @@ fn corners(@builtin(global_invocation_id) gid: vec3<u32>) {
     h[z * G.n + x] = jitter(x, z, ds_seed());
 }
 
-@compute @workgroup_size(8, 8)
+@compute @workgroup_size(DS_TILE, DS_TILE)
 fn diamond_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
     let n = G.n;
     let step = P.step;
@@ -49,7 +49,7 @@ fn diamond_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
     h[z * n + x] = avg + P.amp * jitter(x, z, ds_seed());
 }
 
-@compute @workgroup_size(8, 8)
+@compute @workgroup_size(DS_TILE, DS_TILE)
 fn square_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
     let n = G.n;
     let step = P.step;

@@ -15,7 +15,7 @@ fn is_feature(i: u32) -> bool {
     return select(land, !land, P.feature_is_land == 0u);
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(LINE_GROUP)
 fn columns(@builtin(global_invocation_id) gid: vec3<u32>) {
     let n = G.n;
     let x = gid.x;
@@ -65,7 +65,7 @@ fn floor_div(a: i32, b: i32) -> i32 {
     return q;
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(LINE_GROUP)
 fn rows(@builtin(global_invocation_id) gid: vec3<u32>) {
     let n = G.n;
     let y = gid.x;

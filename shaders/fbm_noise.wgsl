@@ -2,7 +2,7 @@
 @group(0) @binding(1) var<uniform> P: Noise;
 @group(0) @binding(2) var<storage, read_write> out_f: array<f32>;
 
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = sample_index(gid);
     if (i < 0) {

@@ -48,7 +48,7 @@ fn without_layer(t_in: array<f32, 8>, layer: u32, out: ptr<function, array<f32, 
     return true;
 }
 
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let idx = sample_index(gid);
     if (idx < 0) {

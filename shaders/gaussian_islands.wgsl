@@ -4,7 +4,7 @@
 @group(0) @binding(2) var<storage, read_write> out_f: array<f32>;
 @group(0) @binding(3) var<storage, read> mountains: array<vec4<f32>>;
 
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = sample_index(gid);
     if (i < 0) {

@@ -2,7 +2,7 @@
 @group(0) @binding(2) var<storage, read> probe_in: array<u32>;
 @group(0) @binding(3) var<storage, read_write> probe_out: array<u32>;
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(LINE_GROUP)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if (i >= arrayLength(&probe_in)) {

@@ -2,7 +2,7 @@
 @group(0) @binding(1) var<uniform> P: Mask;
 @group(0) @binding(2) var<storage, read_write> mask: array<u32>;
 
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let idx = sample_index(gid);
     if (idx < 0) {

@@ -582,6 +582,6 @@ impl<'r, 'b> Pass<'r, 'b> {
 
 /// Workgroups covering an `n × n` grid with 16×16 groups.
 pub(crate) fn grid2(n: usize) -> (u32, u32, u32) {
-    let g = (n as u32).div_ceil(16);
+    let g = (n as u32).div_ceil(crate::uniforms::GRID_TILE);
     (g, g, 1)
 }

@@ -447,7 +447,23 @@ mod tests {
                 assert_eq!(members, &want, "{name}: members of {ty}");
                 assert_eq!(*span as usize, *size, "{name}: size of {ty}");
             }
+            if let Some((_, _, span)) = structs.iter().find(|s| s.0 == "RowInfo") {
+                assert_eq!(*span as u64, uniforms::RIVER_ROW_BYTES, "RowInfo");
+            }
             for ep in &r.module.entry_points {
+                let wg = ep.workgroup_size;
+                assert!(
+                    [
+                        [uniforms::GRID_TILE, uniforms::GRID_TILE, 1],
+                        [uniforms::LINE_GROUP, 1, 1],
+                        [uniforms::DS_TILE, uniforms::DS_TILE, 1],
+                        [uniforms::NORM_WORKGROUP as u32, 1, 1],
+                        [4, 1, 1],
+                    ]
+                    .contains(&wg),
+                    "{name}::{}: workgroup size {wg:?}",
+                    ep.name
+                );
                 let el = r.entry(&ep.name).unwrap();
                 if let Some(p) = &el.params {
                     let (_, _, size) = uniforms::ALL

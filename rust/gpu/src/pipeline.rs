@@ -2,7 +2,9 @@
 
 use crate::ctx::{grid2, Frame, Gpu, Pass};
 use crate::passes::Pipe;
-use crate::uniforms::{self as u, NORM_PER_GROUP, NORM_WORKGROUP, RIVER_ROW_BYTES};
+use crate::uniforms::{
+    self as u, DS_TILE, LINE_GROUP, NORM_PER_GROUP, NORM_WORKGROUP, RIVER_ROW_BYTES,
+};
 use crate::GpuError;
 use island_core::diamond_square::level_amplitude;
 use island_core::gaussian_islands::gaussian_mountains;
@@ -467,7 +469,7 @@ impl<'g> Rec<'g> {
             self.pass(&p.ds_diamond)
                 .params(&diamond)
                 .read_write("h", out)
-                .run((cnt.div_ceil(8), cnt.div_ceil(8), 1))?;
+                .run((cnt.div_ceil(DS_TILE), cnt.div_ceil(DS_TILE), 1))?;
             let rows = ((n - 1) / half + 1) as u32;
             let square = u::Diamond {
                 amp: amp * roughness,
@@ -476,7 +478,7 @@ impl<'g> Rec<'g> {
             self.pass(&p.ds_square)
                 .params(&square)
                 .read_write("h", out)
-                .run(((cnt + 1).div_ceil(8), rows.div_ceil(8), 1))?;
+                .run(((cnt + 1).div_ceil(DS_TILE), rows.div_ceil(DS_TILE), 1))?;
             step = half;
         }
         Ok(())
@@ -607,7 +609,7 @@ impl<'g> Rec<'g> {
     ) -> Result<(), GpuError> {
         let gpu = self.gpu;
         self.enc.clear_buffer(flags, 0, None);
-        let lines = (self.n as u32).div_ceil(64);
+        let lines = (self.n as u32).div_ceil(LINE_GROUP);
         let p = &gpu.pipes;
         for feature_is_land in 0..2 {
             let d = u::Distance { feature_is_land };
@@ -663,7 +665,7 @@ impl<'g> Rec<'g> {
             .params(p)
             .read("line", line)
             .write("row_info", rows)
-            .run(((n as u32).div_ceil(64), 1, 1))?;
+            .run(((n as u32).div_ceil(LINE_GROUP), 1, 1))?;
         self.pass(&gpu.pipes.river)
             .params(p)
             .read("line", line)

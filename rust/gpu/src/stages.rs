@@ -4,7 +4,7 @@
 
 use crate::ctx::{self, Gpu};
 use crate::pipeline::{self, f32s, u32s, Rec};
-use crate::uniforms::{self as u, Grid, MAX_BIOMES, NORM_PER_GROUP, RIVER_ROW_BYTES};
+use crate::uniforms::{self as u, Grid, LINE_GROUP, MAX_BIOMES, NORM_PER_GROUP, RIVER_ROW_BYTES};
 use crate::GpuError;
 use island_core::paint::{Brush, Changed, Mode, PaintError, PaintLayer, Rect, Surface};
 use island_core::params::{Biome, CoastParams, ParamError, SplatParams};
@@ -62,7 +62,7 @@ pub fn hash_probe(inputs: &[u32]) -> Result<Vec<[u32; 4]>, GpuError> {
     with_gpu(Grid::new(2, 1.0, 0), |gpu, rec| {
         let inb = gpu.storage_init("probe_in", bytemuck::cast_slice(inputs));
         let out = gpu.storage("probe_out", inputs.len() as u64 * 16);
-        let groups = (inputs.len() as u32).div_ceil(64);
+        let groups = (inputs.len() as u32).div_ceil(LINE_GROUP);
         let pipes = &rec.gpu.pipes;
         rec.pass(&pipes.hash_probe)
             .read("probe_in", &inb)

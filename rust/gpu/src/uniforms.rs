@@ -222,6 +222,12 @@ impl Grid {
     }
 }
 
+/// Side of the square workgroups of the per-sample passes (`@workgroup_size(GRID_TILE, GRID_TILE)`).
+pub(crate) const GRID_TILE: u32 = 16;
+/// Invocations of the one-dimensional passes (one per row or column, hash probe).
+pub(crate) const LINE_GROUP: u32 = 64;
+/// Side of the diamond-square passes' workgroups.
+pub(crate) const DS_TILE: u32 = 8;
 /// Samples one `normalize_01` workgroup reduces.
 pub(crate) const NORM_PER_GROUP: usize = 4096;
 /// Invocations of one `normalize_01` workgroup.
@@ -261,6 +267,9 @@ fn constants() -> String {
         ),
         format!("const MASK_NOISE_GAIN: f32 = {};", f32_lit(MASK_NOISE_GAIN)),
         format!("const MAX_BIOMES: u32 = {MAX_BIOMES}u;"),
+        format!("const GRID_TILE: u32 = {GRID_TILE}u;"),
+        format!("const LINE_GROUP: u32 = {LINE_GROUP}u;"),
+        format!("const DS_TILE: u32 = {DS_TILE}u;"),
         format!("const NORM_PER_GROUP: u32 = {NORM_PER_GROUP}u;"),
         format!("const NORM_WORKGROUP: u32 = {NORM_WORKGROUP}u;"),
     ]
