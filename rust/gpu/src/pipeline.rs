@@ -27,78 +27,44 @@ struct Stage {
     /// Records GPU work (submitted and waited for at the end of the stage); the cancel flag and
     /// the failure hook are checked after these.
     gpu: bool,
-    run: fn(&mut Run) -> Result<(), GpuError>,
+    run: StageFn,
 }
 
 /// The GPU pipeline, in order: `island_core::pipeline::STAGES` up to `splat` (same names, one
 /// GPU stage each), then the read-back and the CPU-side heightfield and statistics.
 const STAGES: [Stage; 13] = [
-    Stage {
-        name: "base",
-        gpu: true,
-        run: stage_base,
-    },
-    Stage {
-        name: "detail",
-        gpu: true,
-        run: stage_detail,
-    },
-    Stage {
-        name: "biomes",
-        gpu: true,
-        run: stage_biomes,
-    },
-    Stage {
-        name: "shaping",
-        gpu: true,
-        run: stage_shaping,
-    },
-    Stage {
-        name: "mask",
-        gpu: true,
-        run: stage_mask,
-    },
-    Stage {
-        name: "distance",
-        gpu: true,
-        run: stage_distance,
-    },
-    Stage {
-        name: "coast",
-        gpu: true,
-        run: stage_coast,
-    },
-    Stage {
-        name: "river",
-        gpu: true,
-        run: stage_river,
-    },
-    Stage {
-        name: "normals",
-        gpu: true,
-        run: stage_normals,
-    },
-    Stage {
-        name: "splat",
-        gpu: true,
-        run: stage_splat,
-    },
-    Stage {
-        name: "readback",
-        gpu: false,
-        run: stage_readback,
-    },
-    Stage {
-        name: "heightfield",
-        gpu: false,
-        run: stage_heightfield,
-    },
-    Stage {
-        name: "stats",
-        gpu: false,
-        run: stage_stats,
-    },
+    gpu_stage("base", stage_base),
+    gpu_stage("detail", stage_detail),
+    gpu_stage("biomes", stage_biomes),
+    gpu_stage("shaping", stage_shaping),
+    gpu_stage("mask", stage_mask),
+    gpu_stage("distance", stage_distance),
+    gpu_stage("coast", stage_coast),
+    gpu_stage("river", stage_river),
+    gpu_stage("normals", stage_normals),
+    gpu_stage("splat", stage_splat),
+    cpu_stage("readback", stage_readback),
+    cpu_stage("heightfield", stage_heightfield),
+    cpu_stage("stats", stage_stats),
 ];
+
+type StageFn = fn(&mut Run) -> Result<(), GpuError>;
+
+const fn gpu_stage(name: &'static str, run: StageFn) -> Stage {
+    Stage {
+        name,
+        gpu: true,
+        run,
+    }
+}
+
+const fn cpu_stage(name: &'static str, run: StageFn) -> Stage {
+    Stage {
+        name,
+        gpu: false,
+        run,
+    }
+}
 
 const fn stage_names<const N: usize>(s: &[Stage; N]) -> [&'static str; N] {
     let mut out = [""; N];
