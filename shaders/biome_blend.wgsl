@@ -1,10 +1,11 @@
 // Mirrors island_core::biomes::biome_blend (displaced-grid Voronoi, smooth blend).
 // table[b] = (height_scale, exponent, roughness, sandiness).
+@group(0) @binding(1) var<uniform> P: Biomes;
 @group(0) @binding(2) var<storage, read_write> base: array<f32>;
 @group(0) @binding(3) var<storage, read_write> biome_index: array<u32>;
 @group(0) @binding(4) var<storage, read_write> rough: array<f32>;
 @group(0) @binding(5) var<storage, read_write> sand: array<f32>;
-@group(0) @binding(6) var<storage, read_write> table: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read> table: array<vec4<f32>>;
 
 fn biome_site(i: i32, j: i32, distortion: f32, s: u32) -> vec2<f32> {
     let h = hash2(i, j, s);
@@ -79,26 +80,26 @@ fn biome_relief(b: vec4<f32>, base01: f32) -> f32 {
     return b.x * p;
 }
 
-// D.step = spacing / cell: the boundary wiggle is `fbm_field(n, step, offset, 3, 2, 0.5,
+// P.warp_step = spacing / cell: the boundary wiggle is `fbm_field(n, step, offset, 3, 2, 0.5,
 // s ^ 0x0f0f0f0f)` on the CPU, offsets (0, 0) and BIOME_WARP_OFFSET = (19.1, -7.3).
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let idx = sample_index(gid);
     if (idx < 0) {
         return;
     }
-    let s = stage_seed(G.seed_lo, G.seed_hi, D.tag);
-    let px = f32(gid.x) * G.spacing;
-    let pz = f32(gid.y) * G.spacing;
+    let s = stage_seed(G.seed_lo, G.seed_hi, P.tag);
+    let px = grid_pos(gid.x, G.spacing);
+    let pz = grid_pos(gid.y, G.spacing);
     let base01 = base[idx];
-    let cell = G.biome_cell;
+    let cell = P.cell;
     let ws = s ^ 0x0f0f0f0fu;
-    let xs = f32(gid.x) * D.step;
-    let zs = f32(gid.y) * D.step;
+    let xs = grid_pos(gid.x, P.warp_step);
+    let zs = grid_pos(gid.y, P.warp_step);
     let wx = fbm_grid(xs + 0.0f, zs + 0.0f, ws, 3u, 2.0f, 0.5f);
-    let wz = fbm_grid(xs + 19.1f, zs + -7.3f, ws, 3u, 2.0f, 0.5f);
-    let qx = (px + G.boundary_noise * wx) / cell;
-    let qz = (pz + G.boundary_noise * wz) / cell;
+    let wz = fbm_grid(xs + BIOME_WARP_OFFSET.x, zs + BIOME_WARP_OFFSET.y, ws, 3u, 2.0f, 0.5f);
+    let qx = (px + mul_r(P.boundary_noise, wx)) / cell;
+    let qz = (pz + mul_r(P.boundary_noise, wz)) / cell;
     let ci = f2i(floor(qx));
     let cj = f2i(floor(qz));
     // Squared distances (cell units) to the 5x5 surrounding sites.
@@ -110,11 +111,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         for (var di = -2; di <= 2; di++) {
             let i = ci + di;
             let j = cj + dj;
-            let site = biome_site(i, j, G.biome_distortion, s);
+            let site = biome_site(i, j, P.distortion, s);
             let dx = site.x - qx;
             let dz = site.y - qz;
             d2[k] = dx * dx + dz * dz;
-            bi[k] = region_biome(i, j, G.biome_count, s);
+            bi[k] = region_biome(i, j, P.count, s);
             if (d2[k] < d2[kmin]) {
                 kmin = k;
             }
@@ -122,24 +123,24 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         }
     }
     let dmin = sqrt(d2[kmin]) * cell;
-    let reach = (dmin + G.blend_width) / cell;
+    let reach = (dmin + P.blend_width) / cell;
     let reach2 = reach * reach;
     // Weight per biome: 1 - smoothstep(0, blend, d - d_min) for every site within reach.
-    var wb: array<f32, 16>;
-    for (var m = 0u; m < 16u; m++) {
+    var wb: array<f32, MAX_BIOMES>;
+    for (var m = 0u; m < MAX_BIOMES; m++) {
         wb[m] = 0.0f;
     }
     for (var m = 0u; m < 25u; m++) {
         if (d2[m] < reach2) {
             let d = sqrt(d2[m]) * cell;
-            wb[bi[m]] += 1.0f - smoothstep_(0.0f, G.blend_width, d - dmin);
+            wb[bi[m]] += 1.0f - smoothstep_(0.0f, P.blend_width, d - dmin);
         }
     }
     var wsum = 0.0f;
     var hh = 0.0f;
     var r = 0.0f;
     var sd = 0.0f;
-    for (var m = 0u; m < G.biome_count && m < 16u; m++) {
+    for (var m = 0u; m < P.count && m < MAX_BIOMES; m++) {
         let w = wb[m];
         if (w > 0.0f) {
             let t = table[m];

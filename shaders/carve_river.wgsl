@@ -1,9 +1,11 @@
 // Mirrors island_core::river::carve_river: distance of the noise-warped sample to the river
-// polyline (computed on the CPU from the seed, 129 points), carving only ever lowers.
+// polyline (computed on the CPU from the seed, RIVER_SEGMENTS + 1 points), carving only ever lowers.
+@group(0) @binding(1) var<uniform> P: River;
 @group(0) @binding(2) var<storage, read_write> heights: array<f32>;
-@group(0) @binding(3) var<storage, read_write> line: array<vec2<f32>>;
+@group(0) @binding(3) var<storage, read> line: array<vec2<f32>>;
 // Per row: bit k of `segs` set when segment k's z-range (± lim) reaches the row (the CPU's
-// per-row segment list, at most 128 segments); [lo, hi] = union of their x-ranges (± lim).
+// per-row segment list; RIVER_SEGMENTS <= 128 is checked on the Rust side); [lo, hi] = union
+// of their x-ranges (± lim).
 struct RowInfo {
     segs: vec4<u32>,
     lo: f32,
@@ -29,24 +31,24 @@ fn segment_distance(p: vec2<f32>, a: vec2<f32>, b: vec2<f32>) -> f32 {
 }
 
 fn river_lim() -> f32 {
-    let reach = G.river_width * 0.5f + G.river_bank;
-    return reach + G.river_meander * 1.0001f;
+    let reach = P.width * 0.5f + P.bank;
+    return reach + P.meander * 1.0001f;
 }
 
 // One invocation per row: the segments that can reach it.
-@compute @workgroup_size(64)
+@compute @workgroup_size(LINE_GROUP)
 fn rows(@builtin(global_invocation_id) gid: vec3<u32>) {
     let z = gid.x;
     if (z >= G.n) {
         return;
     }
     let half = G.world_size * 0.5f;
-    let pz = f32(z) * G.spacing - half;
+    let pz = grid_pos(z, G.spacing) - half;
     let lim = river_lim();
     var segs = vec4<u32>(0u, 0u, 0u, 0u);
     var lo = 3.4028234663852886e38f;
     var hi = -3.4028234663852886e38f;
-    for (var k = 0u; k + 1u < G.river_points && k < 128u; k++) {
+    for (var k = 0u; k + 1u < P.points && k < RIVER_SEGMENTS; k++) {
         let a = line[k];
         let b = line[k + 1u];
         if (min(a.y, b.y) - lim <= pz && max(a.y, b.y) + lim >= pz) {
@@ -67,7 +69,7 @@ fn reaches_x(k: u32, px: f32, lim: f32) -> bool {
     return min(a.x, b.x) - lim <= px && max(a.x, b.x) + lim >= px;
 }
 
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let idx = sample_index(gid);
     if (idx < 0) {
@@ -75,7 +77,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let info = row_info[gid.y];
     let half = G.world_size * 0.5f;
-    let px = f32(gid.x) * G.spacing - half;
+    let px = grid_pos(gid.x, G.spacing) - half;
     if (px < info.lo || px > info.hi) {
         return;
     }
@@ -95,14 +97,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (!any) {
         return;
     }
-    let s = stage_seed(G.seed_lo, G.seed_hi, D.tag);
-    let width = G.river_width;
-    let meander = G.river_meander;
-    let ms = G.river_meander_scale;
-    let reach = width * 0.5f + G.river_bank;
-    let pz = f32(gid.y) * G.spacing - half;
+    let s = stage_seed(G.seed_lo, G.seed_hi, P.tag);
+    let width = P.width;
+    let meander = P.meander;
+    let ms = P.meander_scale;
+    let reach = width * 0.5f + P.bank;
+    let pz = grid_pos(gid.y, G.spacing) - half;
     let nx = clamp(fbm_point(px / ms, pz / ms, s, 3u, 2.0f, 0.5f), -1.0f, 1.0f);
-    let nz = clamp(fbm_point(px / ms + 31.7f, pz / ms - 17.3f, s, 3u, 2.0f, 0.5f), -1.0f, 1.0f);
+    let nz = clamp(fbm_point(px / ms + RIVER_WARP_OFFSET.x, pz / ms + RIVER_WARP_OFFSET.y, s, 3u, 2.0f, 0.5f), -1.0f, 1.0f);
     let q = vec2<f32>(px + meander * nx, pz + meander * nz);
     var d = 3.4028234663852886e38f;
     for (var w = 0u; w < 4u; w++) {
@@ -118,7 +120,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let t = 1.0f - smoothstep_(width * 0.5f, reach + 1e-3f, d);
     if (t > 0.0f) {
         let h = heights[idx];
-        let carved = h + (-G.river_depth - h) * t;
+        let carved = h + (-P.depth - h) * t;
         heights[idx] = min(h, carved);
     }
 }

@@ -1,77 +1,15 @@
-// Shared by every compute pass (prepended to each pass file at build time).
+// Shared by every compute pass (prepended to each pass file when the pipelines are built).
 // Ported bit-for-bit from rust/core/src/{hash,gradient_noise,value_noise,grid}.rs.
 // Float constants are the exact f32 values the Rust code uses (printed from Rust).
 
-struct Globals {
-    n: u32,
-    seed_lo: u32,
-    seed_hi: u32,
-    biome_count: u32,
-    lut_len: u32,
-    mountain_count: u32,
-    river_points: u32,
-    ridge: u32,
-    biome_grid: u32,
-    blur_passes: u32,
-    _pad0: u32,
-    _pad1: u32,
-    world_size: f32,
-    spacing: f32,
-    max_height: f32,
-    detail_strength: f32,
-    detail_cap: f32,
-    biome_distortion: f32,
-    boundary_noise: f32,
-    blend_width: f32,
-    mask_radius: f32,
-    mask_amp: f32,
-    mask_noise_scale: f32,
-    mask_margin: f32,
-    coast_width: f32,
-    beach_height: f32,
-    shelf_width: f32,
-    sea_depth: f32,
-    fine_amplitude: f32,
-    river_width: f32,
-    river_bank: f32,
-    river_depth: f32,
-    river_meander: f32,
-    river_meander_scale: f32,
-    sand_height: f32,
-    snow_height: f32,
-    splat_jitter: f32,
-    rock_slope: f32,
-    biome_cell: f32,
-    _padf: f32,
-    // Brush of fill_by_rule.wgsl.
-    brush_layer: u32,
-    brush_mode: u32,
-    brush_strength: f32,
-    mask_min_height: f32,
-    mask_max_height: f32,
-    mask_height_fade: f32,
-    mask_min_slope: f32,
-    mask_max_slope: f32,
-    mask_slope_fade: f32,
-    _padb0: f32,
-    _padb1: f32,
-    _padb2: f32,
-}
-
-// Per-dispatch values (noise step/octaves/tag, diamond-square level, EDT / blur direction).
-struct Dispatch {
-    step: f32,
-    lacunarity: f32,
-    persistence: f32,
-    amp: f32,
-    octaves: u32,
-    tag: u32,
-    level: u32,
-    which: u32,
-}
-
-@group(0) @binding(0) var<uniform> G: Globals;
-@group(0) @binding(1) var<uniform> D: Dispatch;
+// The prelude generated from rust/gpu/src/uniforms.rs comes first: the constants shared with
+// the Rust side (RIVER_SEGMENTS, NORM_PER_GROUP, ...) and every uniform struct (Grid and one
+// per pass: Noise, Diamond, Biomes, Mask, Coast, River, Splat, Brush, ...).
+//
+// Bindings of every pass module (group 0): `G` (0) the grid; `P` (1) the pass's own uniform
+// struct, declared in the pass file; storage buffers from 2 on, by name, `read` when the pass
+// only reads them. The Rust side binds them by these names (rust/gpu/src/passes.rs).
+@group(0) @binding(0) var<uniform> G: Grid;
 
 const GRAD_K: f32 = 3.051804378628731e-5f;    // 2.0f32 / 65535.0
 const C6: f32 = 0.1666666716337204f;           // 1.0f32 / 6.0
@@ -83,6 +21,25 @@ const THIRD: f32 = 0.3333333432674408f;        // 1.0f32 / 3.0
 const TO_DEG: f32 = 57.295780181884766f;       // f32::to_degrees factor
 const UNIT: f32 = 5.960464477539063e-8f;       // 1 / 2^24
 const F32_MAX: f32 = 3.4028234663852886e38f;
+
+// ---- exact rounding ----
+// Drivers may fuse `a * b + c` into one FMA (SPIR-V allows contraction; NVIDIA does it), which
+// skips the rounding of the product; Rust never does. Every product that feeds an add or a
+// subtract in the shared noise goes through `mul_r`, whose result is the rounded product made
+// opaque to the optimiser (its bits OR-ed with `G.zero`, a uniform that is always 0), so the
+// sum is computed from the same rounded product as on the CPU.
+fn rounded(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) | G.zero);
+}
+
+fn mul_r(a: f32, b: f32) -> f32 {
+    return rounded(a * b);
+}
+
+// Position of sample `i` on a grid of `step` units per sample (rounded as `i as f32 * step`).
+fn grid_pos(i: u32, step: f32) -> f32 {
+    return mul_r(f32(i), step);
+}
 
 // ---- hash.rs ----
 fn hash_u32(x0: u32) -> u32 {
@@ -126,21 +83,26 @@ fn f2i(f: f32) -> i32 {
 // ---- grid.rs ----
 fn smoothstep_(e0: f32, e1: f32, x: f32) -> f32 {
     let t = clamp((x - e0) / (e1 - e0), 0.0f, 1.0f);
-    return t * t * (3.0f - 2.0f * t);
+    return t * t * (3.0f - mul_r(2.0f, t));
 }
 
 // ---- gradient_noise.rs ----
 fn fade(t: f32) -> f32 {
-    return t * t * t * (t * (t * 6.0f - 15.0f) + 10.0f);
+    return t * t * t * (mul_r(t, mul_r(t, 6.0f) - 15.0f) + 10.0f);
 }
 
 fn grad_of(h: u32) -> vec2<f32> {
-    return vec2<f32>(f32(h & 0xffffu) * GRAD_K - 1.0f, f32(h >> 16u) * GRAD_K - 1.0f);
+    return vec2<f32>(mul_r(f32(h & 0xffffu), GRAD_K) - 1.0f, mul_r(f32(h >> 16u), GRAD_K) - 1.0f);
 }
 // Mirrors gradient_noise::cell_coeffs + cell_eval: with n_ij the corner dot products,
 // a(dx) = n00 + v (n01 - n00) = a0 + a1 dx, d(dx) = (n10 + v (n11 - n10)) - a(dx) = d0 + d1 dx,
 // noise = (a(dx) + fade(dx) d(dx)) * 1.2, in the same order of operations.
-fn gradient_noise(x: f32, y: f32, seed: u32) -> f32 {
+// The coordinates are taken as rounded f32 values (`rounded`): the lattice cell is their floor
+// and the fraction their exact difference to it, whatever expression produced them; every
+// product that feeds a sum is rounded first (`mul_r`), as on the CPU.
+fn gradient_noise(x_in: f32, y_in: f32, seed: u32) -> f32 {
+    let x = rounded(x_in);
+    let y = rounded(y_in);
     let xf = floor(x);
     let yf = floor(y);
     let xi = bitcast<u32>(f2i(xf));
@@ -155,18 +117,18 @@ fn gradient_noise(x: f32, y: f32, seed: u32) -> f32 {
     let g10 = grad_of(hash_u32((xi + 1u) ^ hy0));
     let g01 = grad_of(hash_u32(xi ^ hy1));
     let g11 = grad_of(hash_u32((xi + 1u) ^ hy1));
-    let c00 = g00.y * dy;
-    let c10 = g10.y * dy;
-    let c01 = g01.y * dy1;
-    let c11 = g11.y * dy1;
-    let a0 = c00 + v * (c01 - c00);
-    let a1 = g00.x + v * (g01.x - g00.x);
+    let c00 = mul_r(g00.y, dy);
+    let c10 = mul_r(g10.y, dy);
+    let c01 = mul_r(g01.y, dy1);
+    let c11 = mul_r(g11.y, dy1);
+    let a0 = c00 + mul_r(v, c01 - c00);
+    let a1 = g00.x + mul_r(v, g01.x - g00.x);
     let e10 = c10 - g10.x;
     let e11 = c11 - g11.x;
-    let b0 = e10 + v * (e11 - e10);
-    let b1 = g10.x + v * (g11.x - g10.x);
+    let b0 = e10 + mul_r(v, e11 - e10);
+    let b1 = g10.x + mul_r(v, g11.x - g10.x);
     let u = fade(dx);
-    return (a0 + a1 * dx + u * ((b0 - a0) + (b1 - a1) * dx)) * 1.2f;
+    return (a0 + mul_r(a1, dx) + mul_r(u, (b0 - a0) + mul_r(b1 - a1, dx))) * 1.2f;
 }
 fn octave_seed(seed: u32, o: u32) -> u32 {
     return hash_u32(seed ^ (o * 0x68e31da4u));
@@ -178,7 +140,7 @@ fn fbm_point(x: f32, y: f32, seed: u32, octaves: u32, lacunarity: f32, persisten
     var norm = 0.0f;
     var f = 1.0f;
     for (var o = 0u; o < octaves; o++) {
-        sum += amp * gradient_noise(x * f, y * f, octave_seed(seed, o));
+        sum += mul_r(amp, gradient_noise(x * f, y * f, octave_seed(seed, o)));
         norm += amp;
         amp *= persistence;
         f *= lacunarity;
@@ -197,7 +159,7 @@ fn fbm_grid(x: f32, y: f32, seed: u32, octaves: u32, lacunarity: f32, persistenc
     var norm = 0.0f;
     var f = 1.0f;
     for (var o = 0u; o < octaves; o++) {
-        v += amp * gradient_noise(x * f, y * f, octave_seed(seed, o));
+        v += mul_r(amp, gradient_noise(x * f, y * f, octave_seed(seed, o)));
         norm += amp;
         amp *= persistence;
         f *= lacunarity;
@@ -213,12 +175,14 @@ fn fbm_grid(x: f32, y: f32, seed: u32, octaves: u32, lacunarity: f32, persistenc
 fn cosine_fade(t: f32) -> f32 {
     let x = PI * (t - 0.5f);
     let x2 = x * x;
-    let s = x * (1.0f + x2 * (-C6 + x2 * (C120 + x2 * (-C5040 + x2 * C362880))));
+    let s = x * (1.0f + mul_r(x2, -C6 + mul_r(x2, C120 + mul_r(x2, -C5040 + mul_r(x2, C362880)))));
     // Clamped so lattice values are hit exactly (the series overshoots ±1 by 3.5e-6).
-    return clamp(0.5f + 0.5f * s, 0.0f, 1.0f);
+    return clamp(0.5f + mul_r(0.5f, s), 0.0f, 1.0f);
 }
 
-fn value_noise_point(x: f32, y: f32, seed: u32) -> f32 {
+fn value_noise_point(x_in: f32, y_in: f32, seed: u32) -> f32 {
+    let x = rounded(x_in);
+    let y = rounded(y_in);
     let xf = floor(x);
     let yf = floor(y);
     let xi = f2i(xf);
@@ -231,9 +195,9 @@ fn value_noise_point(x: f32, y: f32, seed: u32) -> f32 {
     let b = hash2_unit(x1, yi, seed);
     let c = hash2_unit(xi, y1, seed);
     let d = hash2_unit(x1, y1, seed);
-    let top = a + u * (b - a);
-    let bot = c + u * (d - c);
-    return top + v * (bot - top);
+    let top = a + mul_r(u, b - a);
+    let bot = c + mul_r(u, d - c);
+    return top + mul_r(v, bot - top);
 }
 
 // Sample index of a 2-D invocation, or -1 when outside the grid.

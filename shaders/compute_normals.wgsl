@@ -1,11 +1,11 @@
 // Mirrors island_core::normals::compute_normals (central differences, one-sided at borders).
 // Planar output (one f32 per sample per plane keeps every binding at 4 bytes per sample).
-@group(0) @binding(2) var<storage, read_write> heights: array<f32>;
-@group(0) @binding(3) var<storage, read_write> nx_out: array<f32>;
-@group(0) @binding(4) var<storage, read_write> ny_out: array<f32>;
-@group(0) @binding(5) var<storage, read_write> nz_out: array<f32>;
+@group(0) @binding(2) var<storage, read> heights: array<f32>;
+@group(0) @binding(3) var<storage, read_write> normal_x: array<f32>;
+@group(0) @binding(4) var<storage, read_write> normal_y: array<f32>;
+@group(0) @binding(5) var<storage, read_write> normal_z: array<f32>;
 
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let idx = sample_index(gid);
     if (idx < 0) {
@@ -21,7 +21,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let dx = (heights[z * n + x1] - heights[z * n + x0]) / (f32(x1 - x0) * G.spacing);
     let dz = (heights[z1 * n + x] - heights[z0 * n + x]) / (f32(z1 - z0) * G.spacing);
     let len = sqrt(dx * dx + 1.0f + dz * dz);
-    nx_out[idx] = -dx / len;
-    ny_out[idx] = 1.0f / len;
-    nz_out[idx] = -dz / len;
+    normal_x[idx] = -dx / len;
+    normal_y[idx] = 1.0f / len;
+    normal_z[idx] = -dz / len;
 }

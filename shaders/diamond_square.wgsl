@@ -1,6 +1,7 @@
 // Mirrors island_core::diamond_square: corners, then per level a diamond pass and a square
-// pass (D.level = step, D.amp = amplitude of the pass). At the map edge the square pass
+// pass (P.step = distance between known corners, P.amp = amplitude of the pass). At the map edge the square pass
 // averages only its in-bounds neighbours, in the CPU order (left, right, up, down).
+@group(0) @binding(1) var<uniform> P: Diamond;
 @group(0) @binding(2) var<storage, read_write> h: array<f32>;
 
 fn jitter(x: u32, z: u32, seed: u32) -> f32 {
@@ -8,7 +9,7 @@ fn jitter(x: u32, z: u32, seed: u32) -> f32 {
 }
 
 fn ds_seed() -> u32 {
-    return stage_seed(G.seed_lo, G.seed_hi, D.tag);
+    return stage_seed(G.seed_lo, G.seed_hi, P.tag);
 }
 
 @compute @workgroup_size(4)
@@ -22,10 +23,10 @@ fn corners(@builtin(global_invocation_id) gid: vec3<u32>) {
     h[z * G.n + x] = jitter(x, z, ds_seed());
 }
 
-@compute @workgroup_size(8, 8)
+@compute @workgroup_size(DS_TILE, DS_TILE)
 fn diamond_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
     let n = G.n;
-    let step = D.level;
+    let step = P.step;
     let half = step / 2u;
     let cnt = (n - 1u) / step;
     if (gid.x >= cnt || gid.y >= cnt) {
@@ -38,20 +39,20 @@ fn diamond_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
     let v2 = h[(z + half) * n + x - half];
     let v3 = h[(z + half) * n + x + half];
     var avg: f32;
-    if (G.ridge != 0u) {
+    if (P.ridge != 0u) {
         let mn = min(min(min(v0, v1), v2), v3);
         let mx = max(max(max(v0, v1), v2), v3);
         avg = (mn + mx) * 0.5f;
     } else {
         avg = (((v0 + v1) + v2) + v3) / 4.0f;
     }
-    h[z * n + x] = avg + D.amp * jitter(x, z, ds_seed());
+    h[z * n + x] = avg + P.amp * jitter(x, z, ds_seed());
 }
 
-@compute @workgroup_size(8, 8)
+@compute @workgroup_size(DS_TILE, DS_TILE)
 fn square_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
     let n = G.n;
-    let step = D.level;
+    let step = P.step;
     let half = step / 2u;
     let rows = (n - 1u) / half + 1u;
     if (gid.y >= rows) {
@@ -82,7 +83,7 @@ fn square_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
         k += 1u;
     }
     var avg: f32;
-    if (G.ridge != 0u) {
+    if (P.ridge != 0u) {
         var mn = 3.4028234663852886e38f;
         var mx = -3.4028234663852886e38f;
         for (var j = 0u; j < k; j++) {
@@ -97,5 +98,5 @@ fn square_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
         }
         avg = sum / f32(k);
     }
-    h[z * n + x] = avg + D.amp * jitter(x, z, ds_seed());
+    h[z * n + x] = avg + P.amp * jitter(x, z, ds_seed());
 }

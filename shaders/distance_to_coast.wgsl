@@ -1,8 +1,9 @@
 // Mirrors island_core::distance::distance_to_coast: the exact Meijster EDT (same integer
 // algorithm as the CPU), one invocation per column (phase 1) then one per row (phase 2).
-// D.which = 0: feature = water, writes the distance of land samples (positive);
-// D.which = 1: feature = land, writes the distance of water samples (negative).
-@group(0) @binding(2) var<storage, read_write> mask: array<u32>;
+// P.feature_is_land = 0: feature = water, writes the distance of land samples (positive);
+// P.feature_is_land = 1: feature = land, writes the distance of water samples (negative).
+@group(0) @binding(1) var<uniform> P: Distance;
+@group(0) @binding(2) var<storage, read> mask: array<u32>;
 @group(0) @binding(3) var<storage, read_write> g: array<i32>;
 @group(0) @binding(4) var<storage, read_write> s_buf: array<i32>;
 @group(0) @binding(5) var<storage, read_write> t_buf: array<i32>;
@@ -11,10 +12,10 @@
 
 fn is_feature(i: u32) -> bool {
     let land = mask[i] != 0u;
-    return select(land, !land, D.which == 0u);
+    return select(land, !land, P.feature_is_land == 0u);
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(LINE_GROUP)
 fn columns(@builtin(global_invocation_id) gid: vec3<u32>) {
     let n = G.n;
     let x = gid.x;
@@ -51,7 +52,7 @@ fn columns(@builtin(global_invocation_id) gid: vec3<u32>) {
         carry = cur;
     }
     if (found) {
-        atomicOr(&any_feature[D.which], 1u);
+        atomicOr(&any_feature[P.feature_is_land], 1u);
     }
 }
 
@@ -64,7 +65,7 @@ fn floor_div(a: i32, b: i32) -> i32 {
     return q;
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(LINE_GROUP)
 fn rows(@builtin(global_invocation_id) gid: vec3<u32>) {
     let n = G.n;
     let y = gid.x;
@@ -107,7 +108,7 @@ fn rows(@builtin(global_invocation_id) gid: vec3<u32>) {
             }
         }
     }
-    let has = atomicLoad(&any_feature[D.which]) != 0u;
+    let has = atomicLoad(&any_feature[P.feature_is_land]) != 0u;
     let far = f32(2u * n) * G.spacing;
     for (var x = m - 1; x >= 0; x--) {
         let sq = s_buf[row + u32(q)];
@@ -115,13 +116,13 @@ fn rows(@builtin(global_invocation_id) gid: vec3<u32>) {
         let d = (x - sq) * (x - sq) + gs * gs;
         let i = row + u32(x);
         let land = mask[i] != 0u;
-        if (D.which == 0u && land) {
+        if (P.feature_is_land == 0u && land) {
             if (has) {
                 dist[i] = (sqrt(f32(u32(d))) - 0.5f) * G.spacing;
             } else {
                 dist[i] = far;
             }
-        } else if (D.which == 1u && !land) {
+        } else if (P.feature_is_land == 1u && !land) {
             if (has) {
                 dist[i] = -(sqrt(f32(u32(d))) - 0.5f) * G.spacing;
             } else {

@@ -1,9 +1,10 @@
 // Mirrors island_core::paint::fill_by_rule for the Paint and Erase modes: the brush applied over
 // the whole island with amount strength * mask(height, slope) (no radius, no falloff).
 // Paint texels: 8 bytes, layers 0..3 packed little-endian in paint_a, 4..7 in paint_b.
-@group(0) @binding(2) var<storage, read_write> heights: array<f32>;
-@group(0) @binding(3) var<storage, read_write> normal_y: array<f32>;
-@group(0) @binding(4) var<storage, read_write> base_splat: array<u32>;
+@group(0) @binding(1) var<uniform> P: Brush;
+@group(0) @binding(2) var<storage, read> heights: array<f32>;
+@group(0) @binding(3) var<storage, read> normal_y: array<f32>;
+@group(0) @binding(4) var<storage, read> base_splat: array<u32>;
 @group(0) @binding(5) var<storage, read_write> paint_a: array<u32>;
 @group(0) @binding(6) var<storage, read_write> paint_b: array<u32>;
 @group(0) @binding(7) var<storage, read_write> changed: array<atomic<u32>>;
@@ -47,7 +48,7 @@ fn without_layer(t_in: array<f32, 8>, layer: u32, out: ptr<function, array<f32, 
     return true;
 }
 
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let idx = sample_index(gid);
     if (idx < 0) {
@@ -55,9 +56,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let i = u32(idx);
     let slope = acos(clamp(normal_y[i], -1.0f, 1.0f)) * TO_DEG;
-    let m = range_weight(heights[i], G.mask_min_height, G.mask_max_height, G.mask_height_fade)
-        * range_weight(slope, G.mask_min_slope, G.mask_max_slope, G.mask_slope_fade);
-    let a = G.brush_strength * m;
+    let m = range_weight(heights[i], P.min_height, P.max_height, P.height_fade)
+        * range_weight(slope, P.min_slope, P.max_slope, P.slope_fade);
+    let a = P.strength * m;
     if (a <= 0.0f) {
         return;
     }
@@ -68,12 +69,12 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         p[k] = (pa >> (8u * k)) & 255u;
         p[k + 4u] = (pb >> (8u * k)) & 255u;
     }
-    let layer = G.brush_layer;
+    let layer = P.layer;
     var t: array<f32, 8>;
     for (var k = 0u; k < 8u; k++) {
         t[k] = 0.0f;
     }
-    if (G.brush_mode == 0u) {
+    if (P.mode == 0u) {
         t[layer] = 255.0f;
     } else {
         // composite(base, p)

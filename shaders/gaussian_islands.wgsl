@@ -1,18 +1,19 @@
 // Mirrors island_core::gaussian_islands: sum of the (CPU-drawn) mountains' truncated gaussians.
 // mountains[i] = (x, z, radius, amplitude), metres from the map corner.
+@group(0) @binding(1) var<uniform> P: Gaussian;
 @group(0) @binding(2) var<storage, read_write> out_f: array<f32>;
-@group(0) @binding(3) var<storage, read_write> mountains: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read> mountains: array<vec4<f32>>;
 
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = sample_index(gid);
     if (i < 0) {
         return;
     }
-    let pz = f32(gid.y) * G.spacing;
-    let px = f32(gid.x) * G.spacing;
+    let pz = grid_pos(gid.y, G.spacing);
+    let px = grid_pos(gid.x, G.spacing);
     var sum = 0.0f;
-    for (var k = 0u; k < G.mountain_count; k++) {
+    for (var k = 0u; k < P.mountain_count; k++) {
         let m = mountains[k];
         // Same row filter as the CPU (mountains whose support reaches this row).
         if (abs(m.y - pz) > 3.0f * m.z) {

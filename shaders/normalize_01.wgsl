@@ -1,13 +1,15 @@
 // Mirrors island_core::grid::normalize_01: min/max reduction (two passes), then rescale.
+@group(0) @binding(1) var<uniform> P: Normalize;
 @group(0) @binding(2) var<storage, read_write> data: array<f32>;
 @group(0) @binding(3) var<storage, read_write> partial: array<vec2<f32>>;
 @group(0) @binding(4) var<storage, read_write> minmax: array<vec2<f32>>;
 
-const WG: u32 = 256u;
-const PER_GROUP: u32 = 4096u; // samples reduced by one workgroup
+// NORM_WORKGROUP invocations reduce NORM_NORM_PER_GROUP samples per workgroup (constants shared with
+// the Rust side, which sizes the partial buffer and the dispatches with them).
+const WG: u32 = NORM_WORKGROUP;
 
-var<workgroup> smn: array<f32, 256>;
-var<workgroup> smx: array<f32, 256>;
+var<workgroup> smn: array<f32, NORM_WORKGROUP>;
+var<workgroup> smx: array<f32, NORM_WORKGROUP>;
 
 fn tree_reduce(lid: u32) {
     for (var s = WG / 2u; s > 0u; s = s / 2u) {
@@ -20,14 +22,14 @@ fn tree_reduce(lid: u32) {
     workgroupBarrier();
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(NORM_WORKGROUP)
 fn reduce_partial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid3: vec3<u32>) {
     let lid = lid3.x;
     let len = G.n * G.n;
-    let start = wid.x * PER_GROUP;
+    let start = wid.x * NORM_PER_GROUP;
     var mn = F32_MAX;
     var mx = -F32_MAX;
-    for (var k = lid; k < PER_GROUP; k += WG) {
+    for (var k = lid; k < NORM_PER_GROUP; k += WG) {
         let j = start + k;
         if (j < len) {
             let v = data[j];
@@ -43,13 +45,13 @@ fn reduce_partial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocati
     }
 }
 
-// One workgroup; D.level = number of partial results.
-@compute @workgroup_size(256)
+// One workgroup; P.partials = number of partial results.
+@compute @workgroup_size(NORM_WORKGROUP)
 fn reduce_final(@builtin(local_invocation_id) lid3: vec3<u32>) {
     let lid = lid3.x;
     var mn = F32_MAX;
     var mx = -F32_MAX;
-    for (var k = lid; k < D.level; k += WG) {
+    for (var k = lid; k < P.partials; k += WG) {
         let p = partial[k];
         mn = min(mn, p.x);
         mx = max(mx, p.y);
@@ -62,7 +64,7 @@ fn reduce_final(@builtin(local_invocation_id) lid3: vec3<u32>) {
     }
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(NORM_WORKGROUP)
 fn apply(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let j = gid.x + gid.y * nwg.x * WG;
     if (j >= G.n * G.n) {

@@ -1,8 +1,8 @@
 //! The one GPU context of the process: device, queue, pipelines, error capture.
 
+use crate::passes::{self, Pipe, Pipes};
+use crate::uniforms::{Grid, Uniform};
 use crate::GpuError;
-use bytemuck::{Pod, Zeroable};
-use std::borrow::Cow;
 use std::future::Future;
 use std::num::NonZeroU64;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -11,194 +11,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::task::{Context as TaskContext, Poll, Waker};
 
-/// Every uniform value a pass may need (mirrors `Globals` in `shaders/common.wgsl`).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
-pub(crate) struct Globals {
-    pub n: u32,
-    pub seed_lo: u32,
-    pub seed_hi: u32,
-    pub biome_count: u32,
-    pub lut_len: u32,
-    pub mountain_count: u32,
-    pub river_points: u32,
-    pub ridge: u32,
-    pub biome_grid: u32,
-    pub blur_passes: u32,
-    pub _pad0: u32,
-    pub _pad1: u32,
-    pub world_size: f32,
-    pub spacing: f32,
-    pub max_height: f32,
-    pub detail_strength: f32,
-    pub detail_cap: f32,
-    pub biome_distortion: f32,
-    pub boundary_noise: f32,
-    pub blend_width: f32,
-    pub mask_radius: f32,
-    pub mask_amp: f32,
-    pub mask_noise_scale: f32,
-    pub mask_margin: f32,
-    pub coast_width: f32,
-    pub beach_height: f32,
-    pub shelf_width: f32,
-    pub sea_depth: f32,
-    pub fine_amplitude: f32,
-    pub river_width: f32,
-    pub river_bank: f32,
-    pub river_depth: f32,
-    pub river_meander: f32,
-    pub river_meander_scale: f32,
-    pub sand_height: f32,
-    pub snow_height: f32,
-    pub splat_jitter: f32,
-    pub rock_slope: f32,
-    pub biome_cell: f32,
-    pub _padf: f32,
-    pub brush_layer: u32,
-    pub brush_mode: u32,
-    pub brush_strength: f32,
-    pub mask_min_height: f32,
-    pub mask_max_height: f32,
-    pub mask_height_fade: f32,
-    pub mask_min_slope: f32,
-    pub mask_max_slope: f32,
-    pub mask_slope_fade: f32,
-    pub _padb0: f32,
-    pub _padb1: f32,
-    pub _padb2: f32,
-}
-
-impl Globals {
-    /// Grid size, spacing (computed exactly as the CPU does) and seed.
-    pub fn grid(n: usize, world_size: f32, seed: u64) -> Globals {
-        Globals {
-            n: n as u32,
-            seed_lo: seed as u32,
-            seed_hi: (seed >> 32) as u32,
-            world_size,
-            spacing: world_size / (n - 1) as f32,
-            ..Default::default()
-        }
-    }
-}
-
-/// Per-dispatch values (mirrors `Dispatch` in `shaders/common.wgsl`).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
-pub(crate) struct Dispatch {
-    pub step: f32,
-    pub lacunarity: f32,
-    pub persistence: f32,
-    pub amp: f32,
-    pub octaves: u32,
-    pub tag: u32,
-    pub level: u32,
-    pub which: u32,
-}
-
 /// Longest wait for one submission before the GPU is given up on (the CPU then finishes).
 const POLL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
 
-/// Storage bindings 2..=9 of the one bind group layout.
-pub(crate) const STORAGE_SLOTS: usize = 8;
-/// Dispatch slots in the per-dispatch uniform buffer of one [`Frame`].
+/// Slots of the per-dispatch uniform buffer of one [`Frame`].
 const DISPATCH_SLOTS: u64 = 256;
-
-const COMMON: &str = include_str!("../../../shaders/common.wgsl");
-
-/// Shader sources, embedded in the binary.
-const SOURCES: &[(&str, &str)] = &[
-    (
-        "hash_probe",
-        include_str!("../../../shaders/hash_probe.wgsl"),
-    ),
-    ("fbm_noise", include_str!("../../../shaders/fbm_noise.wgsl")),
-    (
-        "value_noise",
-        include_str!("../../../shaders/value_noise.wgsl"),
-    ),
-    (
-        "diamond_square",
-        include_str!("../../../shaders/diamond_square.wgsl"),
-    ),
-    (
-        "gaussian_islands",
-        include_str!("../../../shaders/gaussian_islands.wgsl"),
-    ),
-    (
-        "normalize_01",
-        include_str!("../../../shaders/normalize_01.wgsl"),
-    ),
-    (
-        "apply_detail",
-        include_str!("../../../shaders/apply_detail.wgsl"),
-    ),
-    (
-        "biome_blend",
-        include_str!("../../../shaders/biome_blend.wgsl"),
-    ),
-    (
-        "apply_shaping_curve",
-        include_str!("../../../shaders/apply_shaping_curve.wgsl"),
-    ),
-    (
-        "island_mask",
-        include_str!("../../../shaders/island_mask.wgsl"),
-    ),
-    (
-        "distance_to_coast",
-        include_str!("../../../shaders/distance_to_coast.wgsl"),
-    ),
-    (
-        "coastal_falloff",
-        include_str!("../../../shaders/coastal_falloff.wgsl"),
-    ),
-    (
-        "carve_river",
-        include_str!("../../../shaders/carve_river.wgsl"),
-    ),
-    (
-        "compute_normals",
-        include_str!("../../../shaders/compute_normals.wgsl"),
-    ),
-    (
-        "auto_splat",
-        include_str!("../../../shaders/auto_splat.wgsl"),
-    ),
-    (
-        "fill_by_rule",
-        include_str!("../../../shaders/fill_by_rule.wgsl"),
-    ),
-];
-
-/// Every compute pipeline, built once per context.
-pub(crate) struct Pipes {
-    pub hash_probe: wgpu::ComputePipeline,
-    pub fbm: wgpu::ComputePipeline,
-    pub value: wgpu::ComputePipeline,
-    pub ds_corners: wgpu::ComputePipeline,
-    pub ds_diamond: wgpu::ComputePipeline,
-    pub ds_square: wgpu::ComputePipeline,
-    pub gaussian: wgpu::ComputePipeline,
-    pub norm_partial: wgpu::ComputePipeline,
-    pub norm_final: wgpu::ComputePipeline,
-    pub norm_apply: wgpu::ComputePipeline,
-    pub detail: wgpu::ComputePipeline,
-    pub biome: wgpu::ComputePipeline,
-    pub shaping: wgpu::ComputePipeline,
-    pub mask: wgpu::ComputePipeline,
-    pub edt_columns: wgpu::ComputePipeline,
-    pub edt_rows: wgpu::ComputePipeline,
-    pub coast: wgpu::ComputePipeline,
-    pub river_rows: wgpu::ComputePipeline,
-    pub river: wgpu::ComputePipeline,
-    pub normals: wgpu::ComputePipeline,
-    pub splat_weights: wgpu::ComputePipeline,
-    pub splat_blur: wgpu::ComputePipeline,
-    pub splat_quantize: wgpu::ComputePipeline,
-    pub fill_by_rule: wgpu::ComputePipeline,
-}
+/// Bytes of one slot: WebGPU's largest `min_uniform_buffer_offset_alignment`, and at least the
+/// largest uniform struct (checked in `uniforms.rs`).
+const SLOT_BYTES: u64 = 256;
 
 /// The process-wide GPU context.
 pub(crate) struct Gpu {
@@ -208,11 +28,8 @@ pub(crate) struct Gpu {
     /// The adapter is a software rasteriser (lavapipe, WARP, SwiftShader): `Backend::Auto`
     /// prefers the rayon CPU path over it.
     pub software: bool,
-    pub layout: wgpu::BindGroupLayout,
     pub pipes: Pipes,
     pub limits: wgpu::Limits,
-    dummies: Vec<wgpu::Buffer>,
-    d_align: u64,
     lost: Arc<AtomicBool>,
     uncaptured: Arc<Mutex<Vec<String>>>,
     /// Buffers of the last resolution generated, reused by the next run of that size.
@@ -341,12 +158,6 @@ fn create() -> Result<Gpu, GpuError> {
         )));
     }
     let limits = adapter.limits();
-    if limits.max_storage_buffers_per_shader_stage < STORAGE_SLOTS as u32 {
-        return Err(GpuError::NoAdapter(format!(
-            "adapter {} allows only {} storage buffers per stage",
-            info.name, limits.max_storage_buffers_per_shader_stage
-        )));
-    }
     let (device, queue) = block_on(adapter.request_device(&wgpu::DeviceDescriptor {
         label: Some("island_gpu"),
         required_features: wgpu::Features::empty(),
@@ -369,129 +180,32 @@ fn create() -> Result<Gpu, GpuError> {
     }
 
     let scope = Scopes::push(&device);
-    let mut entries = vec![
-        wgpu::BindGroupLayoutEntry {
-            binding: 0,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Uniform,
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        },
-        wgpu::BindGroupLayoutEntry {
-            binding: 1,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Uniform,
-                has_dynamic_offset: true,
-                min_binding_size: NonZeroU64::new(std::mem::size_of::<Dispatch>() as u64),
-            },
-            count: None,
-        },
-    ];
-    for k in 0..STORAGE_SLOTS as u32 {
-        entries.push(wgpu::BindGroupLayoutEntry {
-            binding: 2 + k,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Storage { read_only: false },
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        });
+    let built = passes::Builder::new(&device).and_then(|b| Pipes::new(&b));
+    let popped = scope.pop();
+    let pipes = match (built, popped) {
+        (Ok(p), Ok(())) => p,
+        (Err(e), _) | (_, Err(e)) => {
+            return Err(GpuError::Wgpu(format!(
+                "building the compute pipelines on {}: {e}",
+                info.name
+            )))
+        }
+    };
+    let need = pipes.max_storage() as u32;
+    if limits.max_storage_buffers_per_shader_stage < need {
+        return Err(GpuError::NoAdapter(format!(
+            "adapter {} allows only {} storage buffers per stage, the passes need {need}",
+            info.name, limits.max_storage_buffers_per_shader_stage
+        )));
     }
-    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-        label: Some("island"),
-        entries: &entries,
-    });
-    let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-        label: Some("island"),
-        bind_group_layouts: &[Some(&layout)],
-        immediate_size: 0,
-    });
-    let modules: Vec<(&str, wgpu::ShaderModule)> = SOURCES
-        .iter()
-        .map(|&(name, src)| {
-            let m = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(name),
-                source: wgpu::ShaderSource::Wgsl(Cow::Owned(format!("{COMMON}\n{src}"))),
-            });
-            (name, m)
-        })
-        .collect();
-    let pipe = |module: &str, entry: &str| {
-        let m = &modules
-            .iter()
-            .find(|(n, _)| *n == module)
-            .expect("known shader")
-            .1;
-        device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(entry),
-            layout: Some(&pl),
-            module: m,
-            entry_point: Some(entry),
-            compilation_options: Default::default(),
-            cache: None,
-        })
-    };
-    let pipes = Pipes {
-        hash_probe: pipe("hash_probe", "main"),
-        fbm: pipe("fbm_noise", "main"),
-        value: pipe("value_noise", "main"),
-        ds_corners: pipe("diamond_square", "corners"),
-        ds_diamond: pipe("diamond_square", "diamond_pass"),
-        ds_square: pipe("diamond_square", "square_pass"),
-        gaussian: pipe("gaussian_islands", "main"),
-        norm_partial: pipe("normalize_01", "reduce_partial"),
-        norm_final: pipe("normalize_01", "reduce_final"),
-        norm_apply: pipe("normalize_01", "apply"),
-        detail: pipe("apply_detail", "main"),
-        biome: pipe("biome_blend", "main"),
-        shaping: pipe("apply_shaping_curve", "main"),
-        mask: pipe("island_mask", "main"),
-        edt_columns: pipe("distance_to_coast", "columns"),
-        edt_rows: pipe("distance_to_coast", "rows"),
-        coast: pipe("coastal_falloff", "main"),
-        river_rows: pipe("carve_river", "rows"),
-        river: pipe("carve_river", "main"),
-        normals: pipe("compute_normals", "main"),
-        splat_weights: pipe("auto_splat", "weights"),
-        splat_blur: pipe("auto_splat", "blur"),
-        splat_quantize: pipe("auto_splat", "quantize"),
-        fill_by_rule: pipe("fill_by_rule", "main"),
-    };
-    let dummies = (0..STORAGE_SLOTS)
-        .map(|_| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("dummy"),
-                size: 16,
-                usage: wgpu::BufferUsages::STORAGE,
-                mapped_at_creation: false,
-            })
-        })
-        .collect();
-    scope.pop().map_err(|e| {
-        GpuError::Wgpu(format!(
-            "building the compute pipelines on {}: {e}",
-            info.name
-        ))
-    })?;
-    let d_align = (limits.min_uniform_buffer_offset_alignment as u64)
-        .max(std::mem::size_of::<Dispatch>() as u64);
     let backend = format!("{:?}", info.backend);
     Ok(Gpu {
         device,
         queue,
         name: format!("{} ({backend})", info.name),
         software: info.device_type == wgpu::DeviceType::Cpu,
-        layout,
         pipes,
         limits,
-        dummies,
-        d_align,
         lost,
         uncaptured,
         cache: Mutex::new(None),
@@ -683,95 +397,184 @@ impl Gpu {
     }
 }
 
-/// One recording session: the global uniforms and the per-dispatch uniform slots.
+/// One recording session: the grid uniform and the per-dispatch uniform slots.
 pub(crate) struct Frame<'a> {
     gpu: &'a Gpu,
-    g: wgpu::Buffer,
-    d: wgpu::Buffer,
+    grid: wgpu::Buffer,
+    slots: wgpu::Buffer,
     next: u64,
 }
 
 impl<'a> Frame<'a> {
-    pub fn new(gpu: &'a Gpu, globals: &Globals) -> Frame<'a> {
+    pub fn new(gpu: &'a Gpu, grid: &Grid) -> Frame<'a> {
         let g = gpu.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("globals"),
-            size: std::mem::size_of::<Globals>() as u64,
+            label: Some("grid"),
+            size: std::mem::size_of::<Grid>() as u64,
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        gpu.queue.write_buffer(&g, 0, bytemuck::bytes_of(globals));
-        let d = gpu.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("dispatch"),
-            size: gpu.d_align * DISPATCH_SLOTS,
+        gpu.queue.write_buffer(&g, 0, bytemuck::bytes_of(grid));
+        let slots = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("pass uniforms"),
+            size: SLOT_BYTES * DISPATCH_SLOTS,
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        Frame { gpu, g, d, next: 0 }
+        Frame {
+            gpu,
+            grid: g,
+            slots,
+            next: 0,
+        }
+    }
+}
+
+/// How a pass uses a storage buffer (checked against the shader).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Access {
+    Read,
+    Write,
+    ReadWrite,
+}
+
+/// One dispatch being described: the pipeline, its uniform `P` and its storage buffers by
+/// WGSL name. [`Pass::run`] checks them against the entry point's bindings (every binding
+/// given once, with the access the shader makes of it) and records the dispatch.
+#[must_use = "a pass does nothing until run"]
+pub(crate) struct Pass<'r, 'b> {
+    fr: &'r mut Frame<'b>,
+    enc: &'r mut wgpu::CommandEncoder,
+    pipe: &'b Pipe,
+    params: Option<(&'static str, Vec<u8>)>,
+    bufs: Vec<(&'static str, Access, &'r wgpu::Buffer)>,
+}
+
+impl<'r, 'b> Pass<'r, 'b> {
+    pub fn new(fr: &'r mut Frame<'b>, enc: &'r mut wgpu::CommandEncoder, pipe: &'b Pipe) -> Self {
+        Pass {
+            fr,
+            enc,
+            pipe,
+            params: None,
+            bufs: Vec::new(),
+        }
     }
 
-    /// Record one dispatch of `pipe` with storage slots `bufs` (binding 2 + index; `None` binds
-    /// a private dummy) over `groups` workgroups.
-    pub fn dispatch(
-        &mut self,
-        enc: &mut wgpu::CommandEncoder,
-        pipe: &wgpu::ComputePipeline,
-        d: Dispatch,
-        bufs: &[Option<&wgpu::Buffer>],
-        groups: (u32, u32, u32),
-    ) -> Result<(), GpuError> {
-        if self.next >= DISPATCH_SLOTS {
-            return Err(GpuError::Wgpu("too many dispatches in one frame".into()));
-        }
-        let off = self.next * self.gpu.d_align;
-        self.next += 1;
-        self.gpu
-            .queue
-            .write_buffer(&self.d, off, bytemuck::bytes_of(&d));
-        let mut entries = vec![
-            wgpu::BindGroupEntry {
-                binding: 0,
-                resource: self.g.as_entire_binding(),
-            },
-            wgpu::BindGroupEntry {
-                binding: 1,
-                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                    buffer: &self.d,
-                    offset: 0,
-                    size: NonZeroU64::new(std::mem::size_of::<Dispatch>() as u64),
-                }),
-            },
-        ];
-        for k in 0..STORAGE_SLOTS {
-            let b = bufs
-                .get(k)
-                .copied()
-                .flatten()
-                .unwrap_or(&self.gpu.dummies[k]);
+    /// The pass's uniform `P`.
+    pub fn params<U: Uniform>(mut self, u: &U) -> Self {
+        self.params = Some((U::NAME, bytemuck::bytes_of(u).to_vec()));
+        self
+    }
+
+    /// A storage buffer the pass only reads.
+    pub fn read(mut self, name: &'static str, b: &'r wgpu::Buffer) -> Self {
+        self.bufs.push((name, Access::Read, b));
+        self
+    }
+
+    /// A storage buffer the pass only writes.
+    pub fn write(mut self, name: &'static str, b: &'r wgpu::Buffer) -> Self {
+        self.bufs.push((name, Access::Write, b));
+        self
+    }
+
+    /// A storage buffer the pass reads and writes (in place, or atomics).
+    pub fn read_write(mut self, name: &'static str, b: &'r wgpu::Buffer) -> Self {
+        self.bufs.push((name, Access::ReadWrite, b));
+        self
+    }
+
+    fn mismatch(&self, what: String) -> GpuError {
+        GpuError::Wgpu(format!("bindings of {}: {what}", self.pipe.label))
+    }
+
+    /// Record the dispatch over `groups` workgroups.
+    pub fn run(self, groups: (u32, u32, u32)) -> Result<(), GpuError> {
+        let el = &self.pipe.entry;
+        let gpu = self.fr.gpu;
+        let mut entries = Vec::new();
+        if el.grid {
             entries.push(wgpu::BindGroupEntry {
-                binding: 2 + k as u32,
-                resource: b.as_entire_binding(),
+                binding: passes::GRID_BINDING,
+                resource: self.fr.grid.as_entire_binding(),
             });
         }
-        let bg = self
-            .gpu
-            .device
-            .create_bind_group(&wgpu::BindGroupDescriptor {
-                label: None,
-                layout: &self.gpu.layout,
-                entries: &entries,
+        let mut offsets = Vec::new();
+        match (&el.params, &self.params) {
+            (None, None) => {}
+            (Some(want), Some((name, bytes))) => {
+                if want.ty != *name || want.size != bytes.len() as u64 {
+                    return Err(self.mismatch(format!("P is {}, given {name}", want.ty)));
+                }
+                if self.fr.next >= DISPATCH_SLOTS {
+                    return Err(GpuError::Wgpu("too many dispatches in one frame".into()));
+                }
+                let off = self.fr.next * SLOT_BYTES;
+                self.fr.next += 1;
+                gpu.queue.write_buffer(&self.fr.slots, off, bytes);
+                offsets.push(off as u32);
+                entries.push(wgpu::BindGroupEntry {
+                    binding: passes::PARAMS_BINDING,
+                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                        buffer: &self.fr.slots,
+                        offset: 0,
+                        size: NonZeroU64::new(want.size),
+                    }),
+                });
+            }
+            (Some(want), None) => return Err(self.mismatch(format!("P ({}) not given", want.ty))),
+            (None, Some((name, _))) => {
+                return Err(self.mismatch(format!("P ({name}) given but not used")))
+            }
+        }
+        for s in &el.storage {
+            let mut given = self.bufs.iter().filter(|b| b.0 == s.name);
+            let Some(&(_, access, buf)) = given.next() else {
+                return Err(self.mismatch(format!("{} not given", s.name)));
+            };
+            if given.next().is_some() {
+                return Err(self.mismatch(format!("{} given twice", s.name)));
+            }
+            let want = match (s.reads, s.writes) {
+                (true, false) => Access::Read,
+                (false, true) => Access::Write,
+                _ => Access::ReadWrite,
+            };
+            if access != want {
+                return Err(self.mismatch(format!(
+                    "{} given as {access:?}, the shader's use is {want:?}",
+                    s.name
+                )));
+            }
+            entries.push(wgpu::BindGroupEntry {
+                binding: s.binding,
+                resource: buf.as_entire_binding(),
             });
-        let max = self.gpu.limits.max_compute_workgroups_per_dimension;
+        }
+        if let Some(b) = self
+            .bufs
+            .iter()
+            .find(|b| !el.storage.iter().any(|s| s.name == b.0))
+        {
+            return Err(self.mismatch(format!("{} is not used by the entry point", b.0)));
+        }
+        let bg = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(&self.pipe.label),
+            layout: &self.pipe.layout,
+            entries: &entries,
+        });
+        let max = gpu.limits.max_compute_workgroups_per_dimension;
         if groups.0 > max || groups.1 > max || groups.2 > max {
             return Err(GpuError::TooLarge(format!(
                 "dispatch of {groups:?} workgroups exceeds {max}"
             )));
         }
-        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: None,
+        let mut pass = self.enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some(&self.pipe.label),
             timestamp_writes: None,
         });
-        pass.set_pipeline(pipe);
-        pass.set_bind_group(0, &bg, &[off as u32]);
+        pass.set_pipeline(&self.pipe.pipeline);
+        pass.set_bind_group(0, &bg, &offsets);
         pass.dispatch_workgroups(groups.0, groups.1, groups.2);
         Ok(())
     }
@@ -779,6 +582,6 @@ impl<'a> Frame<'a> {
 
 /// Workgroups covering an `n × n` grid with 16×16 groups.
 pub(crate) fn grid2(n: usize) -> (u32, u32, u32) {
-    let g = (n as u32).div_ceil(16);
+    let g = (n as u32).div_ceil(crate::uniforms::GRID_TILE);
     (g, g, 1)
 }

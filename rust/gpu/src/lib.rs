@@ -14,8 +14,10 @@
 //! error scopes and become [`GpuError`]s; nothing here panics on bad input.
 
 mod ctx;
+mod passes;
 mod pipeline;
 pub mod stages;
+mod uniforms;
 
 use island_core::{GenerateError, Island, IslandParams, ParamError};
 use std::fmt;

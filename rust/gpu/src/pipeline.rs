@@ -1,50 +1,166 @@
 //! Recording of every GPU stage, and the whole pipeline in `island_core::pipeline` order.
 
-use crate::ctx::{grid2, Dispatch, Frame, Globals, Gpu};
+use crate::ctx::{grid2, Frame, Gpu, Pass};
+use crate::passes::Pipe;
+use crate::uniforms::{
+    self as u, DS_TILE, LINE_GROUP, NORM_PER_GROUP, NORM_WORKGROUP, RIVER_ROW_BYTES,
+};
 use crate::GpuError;
 use island_core::diamond_square::level_amplitude;
 use island_core::gaussian_islands::gaussian_mountains;
 use island_core::grid::min_max;
 use island_core::hash::tag;
 use island_core::heightfield::Heightfield;
-use island_core::params::{Algorithm, Biome, IslandParams};
+use island_core::params::{Algorithm, Biome, CoastParams, IslandParams, SplatParams};
 use island_core::pipeline::{border_margin, Island, Stats};
-use island_core::river::{river_control_points, river_polyline};
+use island_core::river::{river_control_points, river_polyline, RIVER_SEGMENTS};
+use island_core::splat::SPLAT_JITTER_SCALE;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::MutexGuard;
 use std::time::Instant;
 
-/// Wavelength of the splat threshold jitter, metres (`island_core::splat`'s jitter noise).
-const SPLAT_JITTER_SCALE: f32 = 40.0;
+// ---- the stage list -------------------------------------------------------------------------
 
-/// Samples one normalisation workgroup reduces (matches `PER_GROUP` in normalize_01.wgsl).
-const NORM_PER_GROUP: usize = 4096;
+/// One stage of the GPU pipeline: its name (progress and `Stats::stage_ms`) and what it does.
+struct Stage {
+    name: &'static str,
+    /// Records GPU work (submitted and waited for at the end of the stage); the cancel flag and
+    /// the failure hook are checked after these.
+    gpu: bool,
+    run: StageFn,
+}
 
-/// Buffers of one resolution, reused between runs. Every per-sample buffer holds 4 bytes per
+/// The GPU pipeline, in order: `island_core::pipeline::STAGES` up to `splat` (same names, one
+/// GPU stage each), then the read-back and the CPU-side heightfield and statistics.
+const STAGES: [Stage; 13] = [
+    gpu_stage("base", stage_base),
+    gpu_stage("detail", stage_detail),
+    gpu_stage("biomes", stage_biomes),
+    gpu_stage("shaping", stage_shaping),
+    gpu_stage("mask", stage_mask),
+    gpu_stage("distance", stage_distance),
+    gpu_stage("coast", stage_coast),
+    gpu_stage("river", stage_river),
+    gpu_stage("normals", stage_normals),
+    gpu_stage("splat", stage_splat),
+    cpu_stage("readback", stage_readback),
+    cpu_stage("heightfield", stage_heightfield),
+    cpu_stage("stats", stage_stats),
+];
+
+type StageFn = fn(&mut Run) -> Result<(), GpuError>;
+
+const fn gpu_stage(name: &'static str, run: StageFn) -> Stage {
+    Stage {
+        name,
+        gpu: true,
+        run,
+    }
+}
+
+const fn cpu_stage(name: &'static str, run: StageFn) -> Stage {
+    Stage {
+        name,
+        gpu: false,
+        run,
+    }
+}
+
+const fn stage_names<const N: usize>(s: &[Stage; N]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = s[i].name;
+        i += 1;
+    }
+    out
+}
+
+/// Stage names reported by the GPU pipeline (progress and `Stats::stage_ms`), in order.
+pub const GPU_STAGES: [&str; STAGES.len()] = stage_names(&STAGES);
+
+// ---- per-sample buffers ---------------------------------------------------------------------
+
+/// A per-sample buffer role: which plane holds it and the stages from its first write to its
+/// last read (inclusive). Roles whose stage ranges never overlap share a plane (a 4097² plane
+/// is 64 MiB); the `plane_roles_never_overlap` test checks the ranges.
+struct Role {
+    name: &'static str,
+    plane: usize,
+    #[cfg_attr(not(test), allow(dead_code))]
+    from: &'static str,
+    #[cfg_attr(not(test), allow(dead_code))]
+    to: &'static str,
+}
+
+const fn role(name: &'static str, plane: usize, from: &'static str, to: &'static str) -> Role {
+    Role {
+        name,
+        plane,
+        from,
+        to,
+    }
+}
+
+/// Planes of 4 bytes per sample.
+const PLANES: usize = 10;
+
+const ROLES: [Role; 22] = [
+    role("heights", 0, "base", "readback"),
+    role("detail_noise", 1, "detail", "detail"),
+    role("edt_columns", 1, "distance", "distance"),
+    role("fine_noise", 1, "coast", "coast"),
+    role("splat_w0", 1, "splat", "splat"),
+    role("biome_index", 2, "biomes", "readback"),
+    role("roughness", 3, "biomes", "coast"),
+    role("splat_w1", 3, "splat", "splat"),
+    role("sandiness", 4, "biomes", "splat"),
+    role("mask", 5, "mask", "distance"),
+    role("packed_splat", 5, "splat", "readback"),
+    role("distance", 6, "distance", "coast"),
+    role("splat_w2", 6, "splat", "splat"),
+    role("edt_s", 7, "distance", "distance"),
+    role("normal_x", 7, "normals", "normals"),
+    role("splat_w3", 7, "splat", "splat"),
+    role("edt_t", 8, "distance", "distance"),
+    role("normal_y", 8, "normals", "splat"),
+    role("normal_z", 9, "normals", "normals"),
+    role("blur_tmp", 9, "splat", "splat"),
+    // Not per-sample: own buffers (listed for the names only).
+    role("river_rows", usize::MAX, "river", "river"),
+    role("normalize_partials", usize::MAX, "base", "base"),
+];
+
+/// Buffers of one resolution, reused between runs: one field per role (roles sharing a plane
+/// are handles of the same buffer, see [`ROLES`]). Every per-sample buffer holds 4 bytes per
 /// sample (software adapters cap one storage binding at 128 MiB).
 pub(crate) struct Resources {
     pub n: usize,
-    /// Base relief → land01 → heights (metres).
-    h: wgpu::Buffer,
-    /// Detail noise; EDT column distances; fine noise; splat weight 0.
-    tmp: wgpu::Buffer,
-    bidx: wgpu::Buffer,
-    /// Biome roughness; splat weight 1.
-    rough: wgpu::Buffer,
-    sand: wgpu::Buffer,
-    /// Land mask; the packed splat.
+    heights: wgpu::Buffer,
+    detail_noise: wgpu::Buffer,
+    edt_columns: wgpu::Buffer,
+    fine_noise: wgpu::Buffer,
+    biome_index: wgpu::Buffer,
+    roughness: wgpu::Buffer,
+    sandiness: wgpu::Buffer,
     mask: wgpu::Buffer,
-    /// Signed distance; splat weight 2.
-    dist: wgpu::Buffer,
-    /// EDT scratch s; normal x; splat weight 3.
-    e1: wgpu::Buffer,
-    /// EDT scratch t; normal y.
-    e2: wgpu::Buffer,
-    /// Normal z; splat blur scratch.
-    e3: wgpu::Buffer,
-    partial: wgpu::Buffer,
+    packed_splat: wgpu::Buffer,
+    distance: wgpu::Buffer,
+    edt_s: wgpu::Buffer,
+    edt_t: wgpu::Buffer,
+    normal_x: wgpu::Buffer,
+    normal_y: wgpu::Buffer,
+    normal_z: wgpu::Buffer,
+    splat_w: [wgpu::Buffer; 4],
+    blur_tmp: wgpu::Buffer,
+    /// Per-row segment masks of the river pass.
     river_rows: wgpu::Buffer,
+    /// Per-workgroup (min, max) of the normalisation.
+    normalize_partials: wgpu::Buffer,
+    /// The normalisation's (min, max).
     minmax: wgpu::Buffer,
-    flags: wgpu::Buffer,
+    /// The EDT's "any feature" flags.
+    edt_flags: wgpu::Buffer,
     staging: wgpu::Buffer,
 }
 
@@ -62,23 +178,54 @@ impl Resources {
                 lim.max_buffer_size
             )));
         }
-        let f = |l: &str| gpu.storage(l, plane);
+        let planes: Vec<wgpu::Buffer> = (0..PLANES)
+            .map(|k| {
+                let names: Vec<&str> = ROLES
+                    .iter()
+                    .filter(|r| r.plane == k)
+                    .map(|r| r.name)
+                    .collect();
+                gpu.storage(&names.join("|"), plane)
+            })
+            .collect();
+        let get = |name: &str| {
+            let r = ROLES
+                .iter()
+                .find(|r| r.name == name)
+                .expect("role listed in ROLES");
+            planes[r.plane].clone()
+        };
         Ok(Resources {
             n,
-            h: f("heights"),
-            tmp: f("tmp"),
-            bidx: f("biome_index"),
-            rough: f("roughness"),
-            sand: f("sandiness"),
-            mask: f("mask"),
-            dist: f("distance"),
-            e1: f("e1"),
-            e2: f("e2"),
-            e3: f("e3"),
-            partial: gpu.storage("partial", (n * n).div_ceil(NORM_PER_GROUP) as u64 * 8),
-            river_rows: gpu.storage("river_rows", n as u64 * 32),
+            heights: get("heights"),
+            detail_noise: get("detail_noise"),
+            edt_columns: get("edt_columns"),
+            fine_noise: get("fine_noise"),
+            biome_index: get("biome_index"),
+            roughness: get("roughness"),
+            sandiness: get("sandiness"),
+            mask: get("mask"),
+            packed_splat: get("packed_splat"),
+            distance: get("distance"),
+            edt_s: get("edt_s"),
+            edt_t: get("edt_t"),
+            normal_x: get("normal_x"),
+            normal_y: get("normal_y"),
+            normal_z: get("normal_z"),
+            splat_w: [
+                get("splat_w0"),
+                get("splat_w1"),
+                get("splat_w2"),
+                get("splat_w3"),
+            ],
+            blur_tmp: get("blur_tmp"),
+            river_rows: gpu.storage("river_rows", n as u64 * RIVER_ROW_BYTES),
+            normalize_partials: gpu.storage(
+                "normalize_partials",
+                (n * n).div_ceil(NORM_PER_GROUP) as u64 * 8,
+            ),
             minmax: gpu.storage("minmax", 16),
-            flags: gpu.storage("flags", 16),
+            edt_flags: gpu.storage("edt_flags", 16),
             staging: gpu.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("staging"),
                 size: nn * 12,
@@ -89,84 +236,89 @@ impl Resources {
     }
 }
 
-/// Global uniforms of a whole generation.
-pub(crate) fn globals(p: &IslandParams) -> Globals {
-    let n = p.resolution as usize;
-    let mut g = Globals::grid(n, p.world_size, p.seed);
-    g.max_height = p.max_height;
-    g.detail_strength = p.detail.strength;
-    g.detail_cap = p.detail.cap;
-    g.ridge = p.diamond_square.ridge as u32;
-    set_biomes(
-        &mut g,
-        p.world_size,
-        p.biomes.grid,
-        p.biomes.distortion,
-        p.biomes.boundary_noise,
-        p.biomes.blend_width,
-        &p.biomes.biomes,
-    );
-    g.lut_len = p.shaping_curve.len() as u32;
-    g.mask_radius = p.mask.radius;
-    g.mask_amp = island_core::mask::MASK_DEFORMATION * (1.0 - p.mask.roundness);
-    g.mask_noise_scale = p.mask.noise_scale;
-    g.mask_margin = border_margin(p);
-    set_coast(&mut g, p.max_height, &p.coast);
-    let r = &p.river;
-    set_river(&mut g, r.width, r.bank, r.depth, r.meander, r.meander_scale);
-    g.river_points = (island_core::river::RIVER_SEGMENTS + 1) as u32;
-    set_splat(&mut g, p.max_height, &p.splat);
-    g
+// ---- pass uniforms from the parameters ------------------------------------------------------
+
+/// Noise units per sample for a wavelength of `scale` metres (as `fbm_noise` computes it).
+fn noise_step(n: usize, world: f32, scale: f32) -> f32 {
+    world / (n - 1) as f32 / scale
 }
 
-pub(crate) fn set_biomes(
-    g: &mut Globals,
+pub(crate) fn noise(
+    n: usize,
+    world: f32,
+    scale: f32,
+    octaves: u32,
+    lacunarity: f32,
+    persistence: f32,
+    tg: u32,
+) -> u::Noise {
+    u::Noise {
+        tag: tg,
+        octaves,
+        step: noise_step(n, world, scale),
+        lacunarity,
+        persistence,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn biomes(
+    n: usize,
     world: f32,
     grid: u32,
     distortion: f32,
     boundary_noise: f32,
     blend_width: f32,
-    b: &[Biome],
-) {
-    g.biome_grid = grid;
-    g.biome_cell = world / grid as f32;
-    g.biome_distortion = distortion;
-    g.boundary_noise = boundary_noise;
-    g.blend_width = blend_width;
-    g.biome_count = b.len() as u32;
+    count: usize,
+    tg: u32,
+) -> u::Biomes {
+    // Warp noise step per sample, as island_core::biomes::biome_blend computes it.
+    let spacing = world / (n - 1) as f32;
+    let cell = world / grid as f32;
+    u::Biomes {
+        tag: tg,
+        count: count as u32,
+        cell,
+        distortion,
+        boundary_noise,
+        blend_width,
+        warp_step: spacing / cell,
+    }
 }
 
-pub(crate) fn set_coast(g: &mut Globals, max_height: f32, c: &island_core::params::CoastParams) {
-    g.max_height = max_height;
-    g.coast_width = c.coast_width;
-    g.beach_height = c.beach_height;
-    g.shelf_width = c.shelf_width;
-    g.sea_depth = c.sea_depth;
-    g.fine_amplitude = c.fine_amplitude;
+pub(crate) fn mask(radius: f32, roundness: f32, noise_scale: f32, margin: f32, tg: u32) -> u::Mask {
+    u::Mask {
+        tag: tg,
+        radius,
+        amp: island_core::mask::MASK_DEFORMATION * (1.0 - roundness),
+        noise_scale,
+        margin,
+    }
 }
 
-pub(crate) fn set_river(
-    g: &mut Globals,
-    width: f32,
-    bank: f32,
-    depth: f32,
-    meander: f32,
-    meander_scale: f32,
-) {
-    g.river_width = width;
-    g.river_bank = bank;
-    g.river_depth = depth;
-    g.river_meander = meander;
-    g.river_meander_scale = meander_scale;
+pub(crate) fn coast(max_height: f32, c: &CoastParams) -> u::Coast {
+    u::Coast {
+        max_height,
+        coast_width: c.coast_width,
+        beach_height: c.beach_height,
+        shelf_width: c.shelf_width,
+        sea_depth: c.sea_depth,
+        fine_amplitude: c.fine_amplitude,
+    }
 }
 
-pub(crate) fn set_splat(g: &mut Globals, max_height: f32, s: &island_core::params::SplatParams) {
-    g.max_height = max_height;
-    g.sand_height = s.sand_height;
-    g.snow_height = s.snow_height;
-    g.splat_jitter = s.jitter;
-    g.rock_slope = s.rock_slope;
-    g.blur_passes = s.blur_passes;
+pub(crate) fn splat(n: usize, world: f32, max_height: f32, s: &SplatParams, tg: u32) -> u::Splat {
+    u::Splat {
+        tag: tg,
+        channel: 0,
+        vertical: 0,
+        jitter_step: noise_step(n, world, SPLAT_JITTER_SCALE),
+        max_height,
+        sand_height: s.sand_height,
+        snow_height: s.snow_height,
+        jitter: s.jitter,
+        rock_slope: s.rock_slope,
+    }
 }
 
 pub(crate) fn biome_table(b: &[Biome]) -> Vec<[f32; 4]> {
@@ -189,53 +341,42 @@ pub(crate) fn mountains_data(
         .collect()
 }
 
-/// The river polyline; the shader handles at most 128 segments (a 128-bit row mask).
+/// The river polyline; the shader handles at most `RIVER_SEGMENTS` segments.
 pub(crate) fn river_line(world: f32, seed: u64, tg: u32) -> Result<Vec<[f32; 2]>, GpuError> {
     let line = river_polyline(&river_control_points(world, seed, tg));
-    if line.len() > 129 {
+    if line.len() > RIVER_SEGMENTS + 1 {
         return Err(GpuError::TooLarge(format!(
-            "river polyline has {} points; the GPU pass handles 129",
-            line.len()
+            "river polyline has {} points; the GPU pass handles {}",
+            line.len(),
+            RIVER_SEGMENTS + 1
         )));
     }
     Ok(line)
 }
 
-/// Records stages into one command encoder.
-pub(crate) struct Rec<'f, 'g> {
+// ---- recording ------------------------------------------------------------------------------
+
+/// Records passes into one command encoder.
+pub(crate) struct Rec<'g> {
     pub gpu: &'g Gpu,
-    pub fr: &'f mut Frame<'g>,
+    fr: Frame<'g>,
     pub enc: wgpu::CommandEncoder,
     pub n: usize,
-    pub world_size: f32,
 }
 
-type B<'a> = Option<&'a wgpu::Buffer>;
-
-impl<'f, 'g> Rec<'f, 'g> {
-    pub fn new(gpu: &'g Gpu, fr: &'f mut Frame<'g>, n: usize, world_size: f32) -> Self {
+impl<'g> Rec<'g> {
+    pub fn new(gpu: &'g Gpu, grid: &u::Grid) -> Self {
         Rec {
             gpu,
-            fr,
+            fr: Frame::new(gpu, grid),
             enc: gpu.encoder(),
-            n,
-            world_size,
+            n: grid.n as usize,
         }
     }
 
-    /// Noise step per sample for a wavelength of `scale` metres (as `fbm_noise` computes it).
-    fn gpu_world_step(&self, scale: f32) -> f32 {
-        self.world_size / (self.n - 1) as f32 / scale
-    }
-
-    fn go(
-        &mut self,
-        pipe: &wgpu::ComputePipeline,
-        d: Dispatch,
-        bufs: &[B<'_>],
-        groups: (u32, u32, u32),
-    ) -> Result<(), GpuError> {
-        self.fr.dispatch(&mut self.enc, pipe, d, bufs, groups)
+    /// Describe one dispatch of `pipe` (see [`Pass`]).
+    pub fn pass<'r>(&'r mut self, pipe: &'g Pipe) -> Pass<'r, 'g> {
+        Pass::new(&mut self.fr, &mut self.enc, pipe)
     }
 
     /// Submit what was recorded and wait; start a new encoder.
@@ -244,97 +385,66 @@ impl<'f, 'g> Rec<'f, 'g> {
         self.gpu.submit_wait(enc)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub fn fbm(
-        &mut self,
-        out: &wgpu::Buffer,
-        world: f32,
-        scale: f32,
-        octaves: u32,
-        lacunarity: f32,
-        persistence: f32,
-        tg: u32,
-    ) -> Result<(), GpuError> {
-        let step = world / (self.n - 1) as f32 / scale;
-        let d = Dispatch {
-            step,
-            lacunarity,
-            persistence,
-            octaves,
-            tag: tg,
-            ..Default::default()
-        };
-        self.go(&self.gpu.pipes.fbm, d, &[Some(out)], grid2(self.n))
+    pub fn fbm(&mut self, out: &wgpu::Buffer, p: &u::Noise) -> Result<(), GpuError> {
+        let gpu = self.gpu;
+        let n = self.n;
+        self.pass(&gpu.pipes.fbm)
+            .params(p)
+            .write("out_f", out)
+            .run(grid2(n))
     }
 
-    pub fn value(
-        &mut self,
-        out: &wgpu::Buffer,
-        world: f32,
-        scale: f32,
-        octaves: u32,
-        persistence: f32,
-        tg: u32,
-    ) -> Result<(), GpuError> {
-        let step = world / (self.n - 1) as f32 / scale;
-        let d = Dispatch {
-            step,
-            persistence,
-            octaves,
-            tag: tg,
-            ..Default::default()
-        };
-        self.go(&self.gpu.pipes.value, d, &[Some(out)], grid2(self.n))
+    pub fn value(&mut self, out: &wgpu::Buffer, p: &u::Noise) -> Result<(), GpuError> {
+        let gpu = self.gpu;
+        let n = self.n;
+        self.pass(&gpu.pipes.value)
+            .params(p)
+            .write("out_f", out)
+            .run(grid2(n))
     }
 
-    /// Diamond-square (the ridge flag is in the globals).
     pub fn diamond_square(
         &mut self,
         out: &wgpu::Buffer,
         roughness: f32,
+        ridge: bool,
         tg: u32,
     ) -> Result<(), GpuError> {
+        let gpu = self.gpu;
         let n = self.n;
-        let p = &self.gpu.pipes;
-        self.go(
-            &p.ds_corners,
-            Dispatch {
-                tag: tg,
-                ..Default::default()
-            },
-            &[Some(out)],
-            (1, 1, 1),
-        )?;
+        let p = &gpu.pipes;
+        let corners = u::Diamond {
+            tag: tg,
+            ridge: ridge as u32,
+            ..Default::default()
+        };
+        self.pass(&p.ds_corners)
+            .params(&corners)
+            .write("h", out)
+            .run((1, 1, 1))?;
         let mut step = n - 1;
         while step > 1 {
             let half = step / 2;
             let amp = level_amplitude(n, half, roughness);
             let cnt = ((n - 1) / step) as u32;
-            let d = Dispatch {
+            let diamond = u::Diamond {
+                step: step as u32,
                 amp,
-                tag: tg,
-                level: step as u32,
-                ..Default::default()
+                ..corners
             };
-            self.go(
-                &p.ds_diamond,
-                d,
-                &[Some(out)],
-                (cnt.div_ceil(8), cnt.div_ceil(8), 1),
-            )?;
+            self.pass(&p.ds_diamond)
+                .params(&diamond)
+                .read_write("h", out)
+                .run((cnt.div_ceil(DS_TILE), cnt.div_ceil(DS_TILE), 1))?;
             let rows = ((n - 1) / half + 1) as u32;
-            let d = Dispatch {
+            let square = u::Diamond {
                 amp: amp * roughness,
-                tag: tg,
-                level: step as u32,
-                ..Default::default()
+                ..diamond
             };
-            self.go(
-                &p.ds_square,
-                d,
-                &[Some(out)],
-                ((cnt + 1).div_ceil(8), rows.div_ceil(8), 1),
-            )?;
+            self.pass(&p.ds_square)
+                .params(&square)
+                .read_write("h", out)
+                .run(((cnt + 1).div_ceil(DS_TILE), rows.div_ceil(DS_TILE), 1))?;
             step = half;
         }
         Ok(())
@@ -344,109 +454,115 @@ impl<'f, 'g> Rec<'f, 'g> {
         &mut self,
         out: &wgpu::Buffer,
         mountains: &wgpu::Buffer,
+        count: usize,
     ) -> Result<(), GpuError> {
-        self.go(
-            &self.gpu.pipes.gaussian,
-            Dispatch::default(),
-            &[Some(out), Some(mountains)],
-            grid2(self.n),
-        )
+        let gpu = self.gpu;
+        let n = self.n;
+        self.pass(&gpu.pipes.gaussian)
+            .params(&u::Gaussian {
+                mountain_count: count as u32,
+            })
+            .read("mountains", mountains)
+            .write("out_f", out)
+            .run(grid2(n))
     }
 
+    /// Rescale `data` to [0, 1] in place; `partials` holds 8 bytes per `NORM_PER_GROUP`
+    /// samples, `minmax` 8 bytes.
     pub fn normalize(
         &mut self,
         data: &wgpu::Buffer,
-        partial: &wgpu::Buffer,
+        partials: &wgpu::Buffer,
         minmax: &wgpu::Buffer,
     ) -> Result<(), GpuError> {
+        let gpu = self.gpu;
         let nn = self.n * self.n;
         let groups = nn.div_ceil(NORM_PER_GROUP) as u32;
-        let p = &self.gpu.pipes;
-        let bufs = [Some(data), Some(partial), Some(minmax)];
-        self.go(&p.norm_partial, Dispatch::default(), &bufs, (groups, 1, 1))?;
-        self.go(
-            &p.norm_final,
-            Dispatch {
-                level: groups,
-                ..Default::default()
-            },
-            &bufs,
-            (1, 1, 1),
-        )?;
-        let wgs = nn.div_ceil(256) as u32;
+        let p = &gpu.pipes;
+        self.pass(&p.norm_partial)
+            .read("data", data)
+            .write("partial", partials)
+            .run((groups, 1, 1))?;
+        self.pass(&p.norm_final)
+            .params(&u::Normalize { partials: groups })
+            .read("partial", partials)
+            .write("minmax", minmax)
+            .run((1, 1, 1))?;
+        let wgs = nn.div_ceil(NORM_WORKGROUP) as u32;
         let gx = wgs.min(32768);
-        self.go(
-            &p.norm_apply,
-            Dispatch::default(),
-            &bufs,
-            (gx, wgs.div_ceil(gx), 1),
-        )
+        self.pass(&p.norm_apply)
+            .read("minmax", minmax)
+            .read_write("data", data)
+            .run((gx, wgs.div_ceil(gx), 1))
     }
 
-    pub fn detail(&mut self, base: &wgpu::Buffer, detail: &wgpu::Buffer) -> Result<(), GpuError> {
-        self.go(
-            &self.gpu.pipes.detail,
-            Dispatch::default(),
-            &[Some(base), Some(detail)],
-            grid2(self.n),
-        )
+    pub fn detail(
+        &mut self,
+        base: &wgpu::Buffer,
+        detail: &wgpu::Buffer,
+        p: &u::Detail,
+    ) -> Result<(), GpuError> {
+        let gpu = self.gpu;
+        let n = self.n;
+        self.pass(&gpu.pipes.detail)
+            .params(p)
+            .read("detail", detail)
+            .read_write("base", base)
+            .run(grid2(n))
     }
 
+    /// Biome blend: `base` relief rescaled in place; index, roughness and sandiness written.
     #[allow(clippy::too_many_arguments)]
     pub fn biomes(
         &mut self,
         base: &wgpu::Buffer,
+        table: &wgpu::Buffer,
         index: &wgpu::Buffer,
         rough: &wgpu::Buffer,
         sand: &wgpu::Buffer,
-        table: &wgpu::Buffer,
-        grid: u32,
-        tg: u32,
+        p: &u::Biomes,
     ) -> Result<(), GpuError> {
-        // Warp noise step per sample, as island_core::biomes::biome_blend computes it.
-        let spacing = self.world_size / (self.n - 1) as f32;
-        let cell = self.world_size / grid as f32;
-        let d = Dispatch {
-            tag: tg,
-            step: spacing / cell,
-            ..Default::default()
-        };
-        self.go(
-            &self.gpu.pipes.biome,
-            d,
-            &[
-                Some(base),
-                Some(index),
-                Some(rough),
-                Some(sand),
-                Some(table),
-            ],
-            grid2(self.n),
-        )
+        let gpu = self.gpu;
+        let n = self.n;
+        self.pass(&gpu.pipes.biome)
+            .params(p)
+            .read("table", table)
+            .read_write("base", base)
+            .write("biome_index", index)
+            .write("rough", rough)
+            .write("sand", sand)
+            .run(grid2(n))
     }
 
-    pub fn shaping(&mut self, heights: &wgpu::Buffer, lut: &wgpu::Buffer) -> Result<(), GpuError> {
-        self.go(
-            &self.gpu.pipes.shaping,
-            Dispatch::default(),
-            &[Some(heights), Some(lut)],
-            grid2(self.n),
-        )
+    /// Shaping curve: `lut` holds `lut_len` f32 values.
+    pub fn shaping(
+        &mut self,
+        heights: &wgpu::Buffer,
+        lut: &wgpu::Buffer,
+        lut_len: usize,
+    ) -> Result<(), GpuError> {
+        let gpu = self.gpu;
+        let n = self.n;
+        self.pass(&gpu.pipes.shaping)
+            .params(&u::Shaping {
+                lut_len: lut_len as u32,
+            })
+            .read("lut", lut)
+            .read_write("heights", heights)
+            .run(grid2(n))
     }
 
-    pub fn mask(&mut self, mask: &wgpu::Buffer, tg: u32) -> Result<(), GpuError> {
-        self.go(
-            &self.gpu.pipes.mask,
-            Dispatch {
-                tag: tg,
-                ..Default::default()
-            },
-            &[Some(mask)],
-            grid2(self.n),
-        )
+    pub fn mask(&mut self, mask: &wgpu::Buffer, p: &u::Mask) -> Result<(), GpuError> {
+        let gpu = self.gpu;
+        let n = self.n;
+        self.pass(&gpu.pipes.mask)
+            .params(p)
+            .write("mask", mask)
+            .run(grid2(n))
     }
 
-    /// Exact signed distance; `g`, `s`, `t` are scratch buffers of at least n² i32.
+    /// Exact signed distance; `g`, `s`, `t` are scratch buffers of at least n² i32, `flags`
+    /// 8 bytes.
     #[allow(clippy::too_many_arguments)]
     pub fn distance(
         &mut self,
@@ -454,27 +570,30 @@ impl<'f, 'g> Rec<'f, 'g> {
         g: &wgpu::Buffer,
         s: &wgpu::Buffer,
         t: &wgpu::Buffer,
-        dist: &wgpu::Buffer,
         flags: &wgpu::Buffer,
+        dist: &wgpu::Buffer,
     ) -> Result<(), GpuError> {
+        let gpu = self.gpu;
         self.enc.clear_buffer(flags, 0, None);
-        let lines = (self.n as u32).div_ceil(64);
-        let p = &self.gpu.pipes;
-        for which in 0..2 {
-            let d = Dispatch {
-                which,
-                ..Default::default()
-            };
-            let bufs = [
-                Some(mask),
-                Some(g),
-                Some(s),
-                Some(t),
-                Some(dist),
-                Some(flags),
-            ];
-            self.go(&p.edt_columns, d, &bufs, (lines, 1, 1))?;
-            self.go(&p.edt_rows, d, &bufs, (lines, 1, 1))?;
+        let lines = (self.n as u32).div_ceil(LINE_GROUP);
+        let p = &gpu.pipes;
+        for feature_is_land in 0..2 {
+            let d = u::Distance { feature_is_land };
+            self.pass(&p.edt_columns)
+                .params(&d)
+                .read("mask", mask)
+                .read_write("g", g)
+                .read_write("any_feature", flags)
+                .run((lines, 1, 1))?;
+            self.pass(&p.edt_rows)
+                .params(&d)
+                .read("mask", mask)
+                .read("g", g)
+                .read_write("s_buf", s)
+                .read_write("t_buf", t)
+                .read("any_feature", flags)
+                .write("dist", dist)
+                .run((lines, 1, 1))?;
         }
         Ok(())
     }
@@ -485,35 +604,40 @@ impl<'f, 'g> Rec<'f, 'g> {
         dist: &wgpu::Buffer,
         fine: &wgpu::Buffer,
         rough: &wgpu::Buffer,
+        p: &u::Coast,
     ) -> Result<(), GpuError> {
-        self.go(
-            &self.gpu.pipes.coast,
-            Dispatch::default(),
-            &[Some(land01), Some(dist), Some(fine), Some(rough)],
-            grid2(self.n),
-        )
+        let gpu = self.gpu;
+        let n = self.n;
+        self.pass(&gpu.pipes.coast)
+            .params(p)
+            .read("dist", dist)
+            .read("fine", fine)
+            .read("rough", rough)
+            .read_write("land01", land01)
+            .run(grid2(n))
     }
 
-    /// River carving; `rows` is scratch of at least 32 bytes per row.
+    /// River carving; `rows` is scratch of `RIVER_ROW_BYTES` per row.
     pub fn river(
         &mut self,
         heights: &wgpu::Buffer,
         line: &wgpu::Buffer,
         rows: &wgpu::Buffer,
-        tg: u32,
+        p: &u::River,
     ) -> Result<(), GpuError> {
-        let d = Dispatch {
-            tag: tg,
-            ..Default::default()
-        };
-        let bufs = [Some(heights), Some(line), Some(rows)];
-        self.go(
-            &self.gpu.pipes.river_rows,
-            d,
-            &bufs,
-            ((self.n as u32).div_ceil(64), 1, 1),
-        )?;
-        self.go(&self.gpu.pipes.river, d, &bufs, grid2(self.n))
+        let gpu = self.gpu;
+        let n = self.n;
+        self.pass(&gpu.pipes.river_rows)
+            .params(p)
+            .read("line", line)
+            .write("row_info", rows)
+            .run(((n as u32).div_ceil(LINE_GROUP), 1, 1))?;
+        self.pass(&gpu.pipes.river)
+            .params(p)
+            .read("line", line)
+            .read("row_info", rows)
+            .read_write("heights", heights)
+            .run(grid2(n))
     }
 
     /// Normals as three planes.
@@ -524,15 +648,18 @@ impl<'f, 'g> Rec<'f, 'g> {
         ny: &wgpu::Buffer,
         nz: &wgpu::Buffer,
     ) -> Result<(), GpuError> {
-        self.go(
-            &self.gpu.pipes.normals,
-            Dispatch::default(),
-            &[Some(heights), Some(nx), Some(ny), Some(nz)],
-            grid2(self.n),
-        )
+        let gpu = self.gpu;
+        let n = self.n;
+        self.pass(&gpu.pipes.normals)
+            .read("heights", heights)
+            .write("normal_x", nx)
+            .write("normal_y", ny)
+            .write("normal_z", nz)
+            .run(grid2(n))
     }
 
-    /// Splat weights into the planes `w`, blur passes through `wtmp`, packed RGBA8 into `packed`.
+    /// Splat weights into the planes `w`, `blur_passes` box blurs through `blur_tmp`, packed
+    /// RGBA8 into `packed`.
     #[allow(clippy::too_many_arguments)]
     pub fn splat(
         &mut self,
@@ -540,66 +667,49 @@ impl<'f, 'g> Rec<'f, 'g> {
         ny: &wgpu::Buffer,
         sand: &wgpu::Buffer,
         w: [&wgpu::Buffer; 4],
-        wtmp: &wgpu::Buffer,
+        blur_tmp: &wgpu::Buffer,
         packed: &wgpu::Buffer,
         blur_passes: u32,
-        tg: u32,
+        p: &u::Splat,
     ) -> Result<(), GpuError> {
-        let p = &self.gpu.pipes;
-        let step = self.gpu_world_step(SPLAT_JITTER_SCALE);
-        let d = Dispatch {
-            tag: tg,
-            step,
-            ..Default::default()
-        };
-        let planes = [Some(w[0]), Some(w[1]), Some(w[2]), Some(w[3]), Some(wtmp)];
-        self.go(
-            &p.splat_weights,
-            d,
-            &[
-                Some(heights),
-                Some(ny),
-                Some(sand),
-                planes[0],
-                planes[1],
-                planes[2],
-                planes[3],
-            ],
-            grid2(self.n),
-        )?;
+        let gpu = self.gpu;
+        let n = self.n;
+        let pipes = &gpu.pipes;
+        self.pass(&pipes.splat_weights)
+            .params(p)
+            .read("heights", heights)
+            .read("normal_y", ny)
+            .read("sandiness", sand)
+            .write("w0", w[0])
+            .write("w1", w[1])
+            .write("w2", w[2])
+            .write("w3", w[3])
+            .run(grid2(n))?;
         for _ in 0..blur_passes {
             for channel in 0..4 {
-                for which in 0..2 {
-                    let d = Dispatch {
-                        which,
-                        level: channel,
-                        ..Default::default()
-                    };
-                    self.go(
-                        &p.splat_blur,
-                        d,
-                        &[
-                            None, None, None, planes[0], planes[1], planes[2], planes[3], planes[4],
-                        ],
-                        grid2(self.n),
-                    )?;
+                for vertical in 0..2 {
+                    self.pass(&pipes.splat_blur)
+                        .params(&u::Splat {
+                            channel,
+                            vertical,
+                            ..*p
+                        })
+                        .read_write("w0", w[0])
+                        .read_write("w1", w[1])
+                        .read_write("w2", w[2])
+                        .read_write("w3", w[3])
+                        .read_write("blur_tmp", blur_tmp)
+                        .run(grid2(n))?;
                 }
             }
         }
-        self.go(
-            &p.splat_quantize,
-            Dispatch::default(),
-            &[
-                None,
-                Some(packed),
-                None,
-                planes[0],
-                planes[1],
-                planes[2],
-                planes[3],
-            ],
-            grid2(self.n),
-        )
+        self.pass(&pipes.splat_quantize)
+            .read("w0", w[0])
+            .read("w1", w[1])
+            .read("w2", w[2])
+            .read("w3", w[3])
+            .write("packed", packed)
+            .run(grid2(n))
     }
 }
 
@@ -617,24 +727,271 @@ pub(crate) fn u32s(bytes: &[u8]) -> Vec<u32> {
         .collect()
 }
 
-/// The whole pipeline on the GPU (parameters already validated).
-/// Stage names reported by the GPU pipeline (progress and `Stats::stage_ms`), in order.
-pub const GPU_STAGES: [&str; 13] = [
-    "base",
-    "detail",
-    "biomes",
-    "shaping",
-    "mask",
-    "distance",
-    "coast",
-    "river",
-    "normals",
-    "splat",
-    "readback",
-    "heightfield",
-    "stats",
-];
+// ---- the stages -----------------------------------------------------------------------------
 
+/// State of one GPU generation, passed from stage to stage.
+struct Run<'a> {
+    gpu: &'a Gpu,
+    p: &'a IslandParams,
+    rec: Rec<'a>,
+    /// The buffer set (held until the read-back, which releases it for other generations).
+    res: Option<MutexGuard<'a, Option<Resources>>>,
+    heights: Vec<f32>,
+    biomes: Vec<u8>,
+    splat: Vec<[u8; 4]>,
+    field: Option<Heightfield>,
+    stats: (f32, f32, f32),
+}
+
+impl<'a> Run<'a> {
+    /// The recorder and the buffers.
+    fn parts(&mut self) -> (&mut Rec<'a>, &Resources) {
+        let r = self
+            .res
+            .as_deref()
+            .and_then(|r| r.as_ref())
+            .expect("buffers held until the read-back");
+        (&mut self.rec, r)
+    }
+}
+
+fn stage_base(run: &mut Run) -> Result<(), GpuError> {
+    let (gpu, p) = (run.gpu, run.p);
+    let n = p.resolution as usize;
+    let (rec, r) = run.parts();
+    match p.algorithm {
+        Algorithm::Fbm => {
+            let f = &p.fbm;
+            let np = noise(
+                n,
+                p.world_size,
+                f.scale,
+                f.octaves,
+                f.lacunarity,
+                f.persistence,
+                tag::BASE,
+            );
+            rec.fbm(&r.heights, &np)?
+        }
+        Algorithm::ValueNoise => {
+            let v = &p.value_noise;
+            let np = noise(
+                n,
+                p.world_size,
+                v.scale,
+                v.octaves,
+                0.0,
+                v.persistence,
+                tag::BASE,
+            );
+            rec.value(&r.heights, &np)?
+        }
+        Algorithm::DiamondSquare => {
+            let d = &p.diamond_square;
+            rec.diamond_square(&r.heights, d.roughness, d.ridge, tag::BASE)?
+        }
+        Algorithm::GaussianIslands => {
+            let gs = &p.gaussian;
+            let m = mountains_data(
+                p.world_size,
+                gs.cells,
+                gs.density,
+                gs.separation,
+                p.seed,
+                tag::BASE,
+            );
+            let mb = gpu.storage_init("mountains", bytemuck::cast_slice(&m));
+            rec.gaussian(&r.heights, &mb, m.len())?;
+        }
+    }
+    rec.normalize(&r.heights, &r.normalize_partials, &r.minmax)
+}
+
+fn stage_detail(run: &mut Run) -> Result<(), GpuError> {
+    let p = run.p;
+    let n = p.resolution as usize;
+    let (rec, r) = run.parts();
+    if !p.detail.enabled {
+        return Ok(());
+    }
+    let d = &p.detail;
+    let np = noise(n, p.world_size, d.scale, d.octaves, 2.0, 0.5, tag::DETAIL);
+    rec.fbm(&r.detail_noise, &np)?;
+    let dp = u::Detail {
+        strength: d.strength,
+        cap: d.cap,
+    };
+    rec.detail(&r.heights, &r.detail_noise, &dp)
+}
+
+fn stage_biomes(run: &mut Run) -> Result<(), GpuError> {
+    let (gpu, p) = (run.gpu, run.p);
+    let n = p.resolution as usize;
+    let (rec, r) = run.parts();
+    let b = &p.biomes;
+    let table = gpu.storage_init("biomes", bytemuck::cast_slice(&biome_table(&b.biomes)));
+    let bp = biomes(
+        n,
+        p.world_size,
+        b.grid,
+        b.distortion,
+        b.boundary_noise,
+        b.blend_width,
+        b.biomes.len(),
+        tag::BIOME,
+    );
+    rec.biomes(
+        &r.heights,
+        &table,
+        &r.biome_index,
+        &r.roughness,
+        &r.sandiness,
+        &bp,
+    )
+}
+
+fn stage_shaping(run: &mut Run) -> Result<(), GpuError> {
+    let (gpu, p) = (run.gpu, run.p);
+    let (rec, r) = run.parts();
+    let lut = gpu.storage_init("lut", bytemuck::cast_slice(&p.shaping_curve));
+    rec.shaping(&r.heights, &lut, p.shaping_curve.len())
+}
+
+fn stage_mask(run: &mut Run) -> Result<(), GpuError> {
+    let p = run.p;
+    let (rec, r) = run.parts();
+    let m = &p.mask;
+    let mp = mask(
+        m.radius,
+        m.roundness,
+        m.noise_scale,
+        border_margin(p),
+        tag::MASK,
+    );
+    rec.mask(&r.mask, &mp)
+}
+
+fn stage_distance(run: &mut Run) -> Result<(), GpuError> {
+    let (rec, r) = run.parts();
+    rec.distance(
+        &r.mask,
+        &r.edt_columns,
+        &r.edt_s,
+        &r.edt_t,
+        &r.edt_flags,
+        &r.distance,
+    )
+}
+
+fn stage_coast(run: &mut Run) -> Result<(), GpuError> {
+    let p = run.p;
+    let n = p.resolution as usize;
+    let (rec, r) = run.parts();
+    let c = &p.coast;
+    let np = noise(n, p.world_size, c.fine_scale, 3, 2.0, 0.5, tag::FINE);
+    rec.fbm(&r.fine_noise, &np)?;
+    rec.coast(
+        &r.heights,
+        &r.distance,
+        &r.fine_noise,
+        &r.roughness,
+        &coast(p.max_height, c),
+    )
+}
+
+fn stage_river(run: &mut Run) -> Result<(), GpuError> {
+    let (gpu, p) = (run.gpu, run.p);
+    let (rec, r) = run.parts();
+    let rv = &p.river;
+    if !rv.enabled {
+        return Ok(());
+    }
+    let line = river_line(p.world_size, p.seed, tag::RIVER)?;
+    let lb = gpu.storage_init("river", bytemuck::cast_slice(&line));
+    let rp = u::River {
+        tag: tag::RIVER,
+        points: line.len() as u32,
+        width: rv.width,
+        bank: rv.bank,
+        depth: rv.depth,
+        meander: rv.meander,
+        meander_scale: rv.meander_scale,
+    };
+    rec.river(&r.heights, &lb, &r.river_rows, &rp)
+}
+
+fn stage_normals(run: &mut Run) -> Result<(), GpuError> {
+    let (rec, r) = run.parts();
+    rec.normals(&r.heights, &r.normal_x, &r.normal_y, &r.normal_z)
+}
+
+fn stage_splat(run: &mut Run) -> Result<(), GpuError> {
+    let p = run.p;
+    let n = p.resolution as usize;
+    let (rec, r) = run.parts();
+    let sp = splat(n, p.world_size, p.max_height, &p.splat, tag::SPLAT);
+    let w = &r.splat_w;
+    rec.splat(
+        &r.heights,
+        &r.normal_y,
+        &r.sandiness,
+        [&w[0], &w[1], &w[2], &w[3]],
+        &r.blur_tmp,
+        &r.packed_splat,
+        p.splat.blur_passes,
+        &sp,
+    )
+}
+
+fn stage_readback(run: &mut Run) -> Result<(), GpuError> {
+    let gpu = run.gpu;
+    let (_, r) = run.parts();
+    let bytes = (r.n * r.n * 4) as u64;
+    let mut parts = gpu.read_back(
+        &[
+            (&r.heights, bytes),
+            (&r.biome_index, bytes),
+            (&r.packed_splat, bytes),
+        ],
+        Some(&r.staging),
+    )?;
+    // Other generations may use the buffers from here on.
+    run.res = None;
+    let splat_bytes = parts.pop().expect("3 parts");
+    let biome_bytes = parts.pop().expect("3 parts");
+    run.heights = f32s(&parts.pop().expect("3 parts"));
+    run.biomes = biome_bytes.chunks_exact(4).map(|c| c[0]).collect();
+    run.splat = splat_bytes
+        .chunks_exact(4)
+        .map(|c| [c[0], c[1], c[2], c[3]])
+        .collect();
+    Ok(())
+}
+
+fn stage_heightfield(run: &mut Run) -> Result<(), GpuError> {
+    let p = run.p;
+    let heights = std::mem::take(&mut run.heights);
+    run.field = Some(Heightfield::new(
+        p.resolution as usize,
+        p.world_size,
+        heights,
+    ));
+    Ok(())
+}
+
+fn stage_stats(run: &mut Run) -> Result<(), GpuError> {
+    let field = run.field.as_ref().expect("heightfield stage ran");
+    let (min_height, max_height) = min_max(&field.heights);
+    let land = field.heights.iter().filter(|&&h| h > 0.0).count();
+    run.stats = (
+        land as f32 / field.heights.len() as f32,
+        min_height,
+        max_height,
+    );
+    Ok(())
+}
+
+/// The whole pipeline on the GPU (parameters already validated).
 pub(crate) fn run(
     gpu: &Gpu,
     p: &IslandParams,
@@ -643,204 +1000,216 @@ pub(crate) fn run(
 ) -> Result<Island, GpuError> {
     let t_all = Instant::now();
     let n = p.resolution as usize;
-    let nn = n * n;
     let mut cache = crate::ctx::lock(&gpu.cache);
     if cache.as_ref().map(|r| r.n) != Some(n) {
         *cache = None; // free the old size first
         *cache = Some(Resources::new(gpu, n)?);
     }
-    let r = cache.as_ref().expect("just created");
-    let mut g = globals(p);
-    let mountains = match p.algorithm {
-        Algorithm::GaussianIslands => {
-            let gs = &p.gaussian;
-            mountains_data(
-                p.world_size,
-                gs.cells,
-                gs.density,
-                gs.separation,
-                p.seed,
-                tag::BASE,
-            )
-        }
-        _ => Vec::new(),
+    let mut run = Run {
+        gpu,
+        p,
+        rec: Rec::new(gpu, &u::Grid::new(n, p.world_size, p.seed)),
+        res: Some(cache),
+        heights: Vec::new(),
+        biomes: Vec::new(),
+        splat: Vec::new(),
+        field: None,
+        stats: (0.0, 0.0, 0.0),
     };
-    g.mountain_count = mountains.len() as u32;
-    let mut fr = Frame::new(gpu, &g);
-    let mut rec = Rec::new(gpu, &mut fr, n, p.world_size);
-    let mut stage_ms: Vec<(String, f64)> = Vec::new();
-    let mut t = Instant::now();
     let fail_at = crate::ctx::lock(&crate::FAIL_AT).clone();
-    let mut done = |rec: &mut Rec, name: &str, t: &mut Instant| -> Result<(), GpuError> {
-        if fail_at.as_deref() == Some(name) {
-            // Test hook: a real wgpu validation error (a mappable storage buffer is invalid).
-            let _ = gpu.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("injected failure"),
-                size: 16,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::STORAGE,
-                mapped_at_creation: false,
-            });
+    let mut stage_ms: Vec<(String, f64)> = Vec::new();
+    for (k, stage) in STAGES.iter().enumerate() {
+        let t = Instant::now();
+        (stage.run)(&mut run)?;
+        if stage.gpu {
+            if fail_at.as_deref() == Some(stage.name) {
+                // Test hook: a real wgpu validation error (a mappable storage buffer is invalid).
+                let _ = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("injected failure"),
+                    size: 16,
+                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::STORAGE,
+                    mapped_at_creation: false,
+                });
+            }
+            run.rec.flush()?;
         }
-        rec.flush()?;
-        stage_ms.push((name.to_string(), t.elapsed().as_secs_f64() * 1e3));
-        progress(stage_ms.len() as f32 / GPU_STAGES.len() as f32, name);
-        *t = Instant::now();
-        if cancel.load(Ordering::Relaxed) {
+        stage_ms.push((stage.name.to_string(), t.elapsed().as_secs_f64() * 1e3));
+        progress((k + 1) as f32 / STAGES.len() as f32, stage.name);
+        if stage.gpu && cancel.load(Ordering::Relaxed) {
             return Err(GpuError::Cancelled);
         }
-        Ok(())
-    };
-
-    match p.algorithm {
-        Algorithm::Fbm => {
-            let f = &p.fbm;
-            rec.fbm(
-                &r.h,
-                p.world_size,
-                f.scale,
-                f.octaves,
-                f.lacunarity,
-                f.persistence,
-                tag::BASE,
-            )?
-        }
-        Algorithm::ValueNoise => {
-            let v = &p.value_noise;
-            rec.value(
-                &r.h,
-                p.world_size,
-                v.scale,
-                v.octaves,
-                v.persistence,
-                tag::BASE,
-            )?
-        }
-        Algorithm::DiamondSquare => {
-            rec.diamond_square(&r.h, p.diamond_square.roughness, tag::BASE)?
-        }
-        Algorithm::GaussianIslands => {
-            let mb = gpu.storage_init("mountains", bytemuck::cast_slice(&mountains));
-            rec.gaussian(&r.h, &mb)?;
-        }
     }
-    rec.normalize(&r.h, &r.partial, &r.minmax)?;
-    done(&mut rec, "base", &mut t)?;
-
-    if p.detail.enabled {
-        rec.fbm(
-            &r.tmp,
-            p.world_size,
-            p.detail.scale,
-            p.detail.octaves,
-            2.0,
-            0.5,
-            tag::DETAIL,
-        )?;
-        rec.detail(&r.h, &r.tmp)?;
-    }
-    done(&mut rec, "detail", &mut t)?;
-
-    let table = gpu.storage_init(
-        "biomes",
-        bytemuck::cast_slice(&biome_table(&p.biomes.biomes)),
-    );
-    rec.biomes(
-        &r.h,
-        &r.bidx,
-        &r.rough,
-        &r.sand,
-        &table,
-        p.biomes.grid,
-        tag::BIOME,
-    )?;
-    done(&mut rec, "biomes", &mut t)?;
-
-    let lut = gpu.storage_init("lut", bytemuck::cast_slice(&p.shaping_curve));
-    rec.shaping(&r.h, &lut)?;
-    done(&mut rec, "shaping", &mut t)?;
-
-    rec.mask(&r.mask, tag::MASK)?;
-    done(&mut rec, "mask", &mut t)?;
-
-    rec.distance(&r.mask, &r.tmp, &r.e1, &r.e2, &r.dist, &r.flags)?;
-    done(&mut rec, "distance", &mut t)?;
-
-    rec.fbm(
-        &r.tmp,
-        p.world_size,
-        p.coast.fine_scale,
-        3,
-        2.0,
-        0.5,
-        tag::FINE,
-    )?;
-    rec.coast(&r.h, &r.dist, &r.tmp, &r.rough)?;
-    done(&mut rec, "coast", &mut t)?;
-
-    if p.river.enabled {
-        let line = gpu.storage_init(
-            "river",
-            bytemuck::cast_slice(&river_line(p.world_size, p.seed, tag::RIVER)?),
-        );
-        rec.river(&r.h, &line, &r.river_rows, tag::RIVER)?;
-    }
-    done(&mut rec, "river", &mut t)?;
-
-    rec.normals(&r.h, &r.e1, &r.e2, &r.e3)?;
-    done(&mut rec, "normals", &mut t)?;
-
-    rec.splat(
-        &r.h,
-        &r.e2,
-        &r.sand,
-        [&r.tmp, &r.rough, &r.dist, &r.e1],
-        &r.e3,
-        &r.mask,
-        p.splat.blur_passes,
-        tag::SPLAT,
-    )?;
-    done(&mut rec, "splat", &mut t)?;
-
-    let bytes = (nn * 4) as u64;
-    let mut parts = gpu.read_back(
-        &[(&r.h, bytes), (&r.bidx, bytes), (&r.mask, bytes)],
-        Some(&r.staging),
-    )?;
-    drop(cache);
-    stage_ms.push(("readback".into(), t.elapsed().as_secs_f64() * 1e3));
-    progress(11.0 / 13.0, "readback");
-    t = Instant::now();
-
-    let splat_bytes = parts.pop().expect("3 parts");
-    let biome_bytes = parts.pop().expect("3 parts");
-    let heights = f32s(&parts.pop().expect("3 parts"));
-    let biomes: Vec<u8> = biome_bytes.chunks_exact(4).map(|c| c[0]).collect();
-    let splat: Vec<[u8; 4]> = splat_bytes
-        .chunks_exact(4)
-        .map(|c| [c[0], c[1], c[2], c[3]])
-        .collect();
-    let field = Heightfield::new(n, p.world_size, heights);
-    stage_ms.push(("heightfield".into(), t.elapsed().as_secs_f64() * 1e3));
-    progress(12.0 / 13.0, "heightfield");
-    t = Instant::now();
-
-    let (min_height, max_height) = min_max(&field.heights);
-    let land = field.heights.iter().filter(|&&h| h > 0.0).count();
-    stage_ms.push(("stats".into(), t.elapsed().as_secs_f64() * 1e3));
-    progress(1.0, "stats");
-    let stats = Stats {
-        land_fraction: land as f32 / nn as f32,
-        min_height,
-        max_height,
-        stage_ms,
-        total_ms: t_all.elapsed().as_secs_f64() * 1e3,
-        backend: "gpu".into(),
-    };
+    let (land_fraction, min_height, max_height) = run.stats;
     Ok(Island {
         params: p.clone(),
-        field,
-        biomes,
-        splat,
-        stats,
+        field: run.field.take().expect("heightfield stage ran"),
+        biomes: std::mem::take(&mut run.biomes),
+        splat: std::mem::take(&mut run.splat),
+        stats: Stats {
+            land_fraction,
+            min_height,
+            max_height,
+            stage_ms,
+            total_ms: t_all.elapsed().as_secs_f64() * 1e3,
+            backend: "gpu".into(),
+        },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stage_index(name: &str) -> usize {
+        GPU_STAGES
+            .iter()
+            .position(|s| *s == name)
+            .unwrap_or_else(|| panic!("no stage {name}"))
+    }
+
+    /// Roles sharing a plane are never live in the same stage; every role names real stages.
+    #[test]
+    fn plane_roles_never_overlap() {
+        for (i, a) in ROLES.iter().enumerate() {
+            let (a0, a1) = (stage_index(a.from), stage_index(a.to));
+            assert!(a0 <= a1, "{}", a.name);
+            assert!(a.plane < PLANES || a.plane == usize::MAX, "{}", a.name);
+            for b in &ROLES[i + 1..] {
+                assert_ne!(a.name, b.name);
+                if a.plane != b.plane || a.plane == usize::MAX {
+                    continue;
+                }
+                let (b0, b1) = (stage_index(b.from), stage_index(b.to));
+                assert!(
+                    a1 < b0 || b1 < a0,
+                    "{} ({}..{}) and {} ({}..{}) share plane {}",
+                    a.name,
+                    a.from,
+                    a.to,
+                    b.name,
+                    b.from,
+                    b.to,
+                    a.plane
+                );
+            }
+        }
+        for k in 0..PLANES {
+            assert!(ROLES.iter().any(|r| r.plane == k), "plane {k} unused");
+        }
+    }
+
+    /// The GPU stages are the core's stages (same names, same order) up to `splat`, then the
+    /// read-back and the CPU-side heightfield and statistics.
+    #[test]
+    fn stages_follow_the_core() {
+        let core = island_core::pipeline::STAGES;
+        let gpu_only = ["readback", "heightfield"];
+        let shared: Vec<&str> = GPU_STAGES
+            .iter()
+            .copied()
+            .filter(|s| !gpu_only.contains(s))
+            .collect();
+        assert_eq!(shared, core.to_vec());
+        for s in &STAGES {
+            assert_eq!(
+                s.gpu,
+                stage_index(s.name) < stage_index("readback"),
+                "{}",
+                s.name
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod binding_checks {
+    use super::*;
+
+    /// A dispatch whose buffers do not match the shader's bindings (wrong name, wrong access,
+    /// missing, extra, wrong uniform type) is an error, recorded nothing.
+    #[test]
+    fn mismatched_bindings_are_errors() {
+        let gpu = match crate::ctx::gpu() {
+            Ok(g) => g,
+            Err(e) => {
+                if std::env::var("ISLAND_REQUIRE_GPU").is_ok_and(|v| v == "1") {
+                    panic!("ISLAND_REQUIRE_GPU=1 but no GPU adapter ({e})");
+                }
+                println!("SKIPPED: mismatched_bindings_are_errors: {e}");
+                return;
+            }
+        };
+        let n = 17;
+        let mut rec = Rec::new(&gpu, &u::Grid::new(n, 1.0, 0));
+        let a = gpu.storage("a", (n * n * 4) as u64);
+        let b = gpu.storage("b", (n * n * 4) as u64);
+        let p = &gpu.pipes;
+        let det = u::Detail {
+            strength: 1.0,
+            cap: 1.0,
+        };
+        let cases: Vec<(&str, Result<(), GpuError>)> = vec![
+            (
+                "wrong name",
+                rec.pass(&p.detail)
+                    .params(&det)
+                    .read("detail", &b)
+                    .read_write("heights", &a)
+                    .run(grid2(n)),
+            ),
+            (
+                "read given as read_write",
+                rec.pass(&p.detail)
+                    .params(&det)
+                    .read_write("detail", &b)
+                    .read_write("base", &a)
+                    .run(grid2(n)),
+            ),
+            (
+                "missing buffer",
+                rec.pass(&p.detail)
+                    .params(&det)
+                    .read_write("base", &a)
+                    .run(grid2(n)),
+            ),
+            (
+                "missing params",
+                rec.pass(&p.detail)
+                    .read("detail", &b)
+                    .read_write("base", &a)
+                    .run(grid2(n)),
+            ),
+            (
+                "wrong params type",
+                rec.pass(&p.detail)
+                    .params(&u::Shaping { lut_len: 2 })
+                    .read("detail", &b)
+                    .read_write("base", &a)
+                    .run(grid2(n)),
+            ),
+            (
+                "params not used",
+                rec.pass(&p.normals)
+                    .params(&det)
+                    .read("heights", &a)
+                    .write("normal_x", &b)
+                    .write("normal_y", &b)
+                    .write("normal_z", &b)
+                    .run(grid2(n)),
+            ),
+        ];
+        for (what, r) in cases {
+            match r {
+                Err(GpuError::Wgpu(e)) => println!("{what}: {e}"),
+                r => panic!("{what}: expected a binding error, got {r:?}"),
+            }
+        }
+        rec.pass(&p.detail)
+            .params(&det)
+            .read("detail", &b)
+            .read_write("base", &a)
+            .run(grid2(n))
+            .expect("matching bindings");
+        rec.flush().expect("nothing invalid was recorded");
+    }
 }

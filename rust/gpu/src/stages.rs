@@ -2,8 +2,9 @@
 //! names), for the parity tests and the benchmark. Each call uploads its inputs, runs the
 //! stage's shader(s) and reads the result back.
 
-use crate::ctx::{self, Frame, Globals, Gpu};
+use crate::ctx::{self, Gpu};
 use crate::pipeline::{self, f32s, u32s, Rec};
+use crate::uniforms::{self as u, Grid, LINE_GROUP, MAX_BIOMES, NORM_PER_GROUP, RIVER_ROW_BYTES};
 use crate::GpuError;
 use island_core::paint::{Brush, Changed, Mode, PaintError, PaintLayer, Rect, Surface};
 use island_core::params::{Biome, CoastParams, ParamError, SplatParams};
@@ -30,14 +31,13 @@ fn check_len(field: &str, len: usize, want: usize) -> Result<(), GpuError> {
 }
 
 fn with_gpu<T>(
-    g: Globals,
+    g: Grid,
     f: impl FnOnce(&Gpu, &mut Rec) -> Result<T, GpuError>,
 ) -> Result<T, GpuError> {
     check_n(g.n as usize)?;
     let gpu = ctx::gpu()?;
     gpu.guarded(|| {
-        let mut fr = Frame::new(&gpu, &g);
-        let mut rec = Rec::new(&gpu, &mut fr, g.n as usize, g.world_size);
+        let mut rec = Rec::new(&gpu, &g);
         f(&gpu, &mut rec)
     })
 }
@@ -59,18 +59,15 @@ fn read_u32(gpu: &Gpu, rec: &mut Rec, b: &wgpu::Buffer, len: usize) -> Result<Ve
 /// For each input `v`: `[hash_u32(v), hash2(v, !v, 12345), stage_seed(v | (v*3) << 32, 5),
 /// gradient_noise(..) bits]` computed on the GPU (pins the WGSL port).
 pub fn hash_probe(inputs: &[u32]) -> Result<Vec<[u32; 4]>, GpuError> {
-    let g = Globals::grid(2, 1.0, 0);
-    with_gpu(g, |gpu, rec| {
+    with_gpu(Grid::new(2, 1.0, 0), |gpu, rec| {
         let inb = gpu.storage_init("probe_in", bytemuck::cast_slice(inputs));
         let out = gpu.storage("probe_out", inputs.len() as u64 * 16);
-        let groups = (inputs.len() as u32).div_ceil(64);
-        rec.fr.dispatch(
-            &mut rec.enc,
-            &gpu.pipes.hash_probe,
-            Default::default(),
-            &[Some(&inb), Some(&out)],
-            (groups.max(1), 1, 1),
-        )?;
+        let groups = (inputs.len() as u32).div_ceil(LINE_GROUP);
+        let pipes = &rec.gpu.pipes;
+        rec.pass(&pipes.hash_probe)
+            .read("probe_in", &inb)
+            .write("probe_out", &out)
+            .run((groups.max(1), 1, 1))?;
         let v = read_u32(gpu, rec, &out, inputs.len() * 4)?;
         Ok(v.chunks_exact(4)
             .map(|c| [c[0], c[1], c[2], c[3]])
@@ -90,17 +87,18 @@ pub fn fbm_noise(
     seed: u64,
     tag: u32,
 ) -> Result<Vec<f32>, GpuError> {
-    with_gpu(Globals::grid(resolution, world_size, seed), |gpu, rec| {
+    let p = pipeline::noise(
+        resolution,
+        world_size,
+        scale,
+        octaves,
+        lacunarity,
+        persistence,
+        tag,
+    );
+    with_gpu(Grid::new(resolution, world_size, seed), |gpu, rec| {
         let out = gpu.storage("out", (resolution * resolution) as u64 * 4);
-        rec.fbm(
-            &out,
-            world_size,
-            scale,
-            octaves,
-            lacunarity,
-            persistence,
-            tag,
-        )?;
+        rec.fbm(&out, &p)?;
         read_f32(gpu, rec, &out, resolution * resolution)
     })
 }
@@ -115,9 +113,18 @@ pub fn value_noise(
     seed: u64,
     tag: u32,
 ) -> Result<Vec<f32>, GpuError> {
-    with_gpu(Globals::grid(resolution, world_size, seed), |gpu, rec| {
+    let p = pipeline::noise(
+        resolution,
+        world_size,
+        scale,
+        octaves,
+        0.0,
+        persistence,
+        tag,
+    );
+    with_gpu(Grid::new(resolution, world_size, seed), |gpu, rec| {
         let out = gpu.storage("out", (resolution * resolution) as u64 * 4);
-        rec.value(&out, world_size, scale, octaves, persistence, tag)?;
+        rec.value(&out, &p)?;
         read_f32(gpu, rec, &out, resolution * resolution)
     })
 }
@@ -136,11 +143,9 @@ pub fn diamond_square(
             format!("must be 2^n+1, got {resolution}"),
         ));
     }
-    let mut g = Globals::grid(resolution, 1.0, seed);
-    g.ridge = ridge as u32;
-    with_gpu(g, |gpu, rec| {
+    with_gpu(Grid::new(resolution, 1.0, seed), |gpu, rec| {
         let out = gpu.storage("out", (resolution * resolution) as u64 * 4);
-        rec.diamond_square(&out, roughness, tag)?;
+        rec.diamond_square(&out, roughness, ridge, tag)?;
         read_f32(gpu, rec, &out, resolution * resolution)
     })
 }
@@ -158,12 +163,10 @@ pub fn gaussian_islands(
     tag: u32,
 ) -> Result<Vec<f32>, GpuError> {
     let m = pipeline::mountains_data(world_size, cells, density, separation, seed, tag);
-    let mut g = Globals::grid(resolution, world_size, seed);
-    g.mountain_count = m.len() as u32;
-    with_gpu(g, |gpu, rec| {
+    with_gpu(Grid::new(resolution, world_size, seed), |gpu, rec| {
         let out = gpu.storage("out", (resolution * resolution) as u64 * 4);
         let mb = gpu.storage_init("mountains", bytemuck::cast_slice(&m));
-        rec.gaussian(&out, &mb)?;
+        rec.gaussian(&out, &mb, m.len())?;
         read_f32(gpu, rec, &out, resolution * resolution)
     })
 }
@@ -171,9 +174,9 @@ pub fn gaussian_islands(
 /// GPU [`island_core::grid::normalize_01`] of a `resolution²` field.
 pub fn normalize_01(data: &[f32], resolution: usize) -> Result<Vec<f32>, GpuError> {
     check_len("data", data.len(), resolution * resolution)?;
-    with_gpu(Globals::grid(resolution, 1.0, 0), |gpu, rec| {
+    with_gpu(Grid::new(resolution, 1.0, 0), |gpu, rec| {
         let b = gpu.storage_init("data", bytemuck::cast_slice(data));
-        let partial = gpu.storage("partial", (data.len().div_ceil(4096) * 8) as u64);
+        let partial = gpu.storage("partial", (data.len().div_ceil(NORM_PER_GROUP) * 8) as u64);
         let mm = gpu.storage("minmax", 16);
         rec.normalize(&b, &partial, &mm)?;
         read_f32(gpu, rec, &b, data.len())
@@ -190,13 +193,10 @@ pub fn apply_detail(
 ) -> Result<Vec<f32>, GpuError> {
     check_len("base", base.len(), resolution * resolution)?;
     check_len("detail", detail.len(), resolution * resolution)?;
-    let mut g = Globals::grid(resolution, 1.0, 0);
-    g.detail_strength = strength;
-    g.detail_cap = cap;
-    with_gpu(g, |gpu, rec| {
+    with_gpu(Grid::new(resolution, 1.0, 0), |gpu, rec| {
         let b = gpu.storage_init("base", bytemuck::cast_slice(base));
         let d = gpu.storage_init("detail", bytemuck::cast_slice(detail));
-        rec.detail(&b, &d)?;
+        rec.detail(&b, &d, &u::Detail { strength, cap })?;
         read_f32(gpu, rec, &b, base.len())
     })
 }
@@ -218,20 +218,23 @@ pub fn biome_blend(
 ) -> Result<(Vec<f32>, Vec<u8>, Vec<f32>, Vec<f32>), GpuError> {
     let nn = resolution * resolution;
     check_len("base01", base01.len(), nn)?;
-    if biomes.is_empty() || biomes.len() > 16 || grid == 0 {
-        return Err(bad("biomes", "need 1..=16 biomes and grid >= 1"));
+    if biomes.is_empty() || biomes.len() > MAX_BIOMES || grid == 0 {
+        return Err(bad(
+            "biomes",
+            format!("need 1..={MAX_BIOMES} biomes and grid >= 1"),
+        ));
     }
-    let mut g = Globals::grid(resolution, world_size, seed);
-    pipeline::set_biomes(
-        &mut g,
+    let p = pipeline::biomes(
+        resolution,
         world_size,
         grid,
         distortion,
         boundary_noise,
         blend_width,
-        biomes,
+        biomes.len(),
+        tag,
     );
-    with_gpu(g, |gpu, rec| {
+    with_gpu(Grid::new(resolution, world_size, seed), |gpu, rec| {
         let b = gpu.storage_init("base", bytemuck::cast_slice(base01));
         let idx = gpu.storage("index", nn as u64 * 4);
         let r = gpu.storage("rough", nn as u64 * 4);
@@ -240,7 +243,7 @@ pub fn biome_blend(
             "table",
             bytemuck::cast_slice(&pipeline::biome_table(biomes)),
         );
-        rec.biomes(&b, &idx, &r, &s, &table, grid, tag)?;
+        rec.biomes(&b, &table, &idx, &r, &s, &p)?;
         rec.flush()?;
         let bytes = nn as u64 * 4;
         let mut parts = gpu.read_back(
@@ -268,12 +271,10 @@ pub fn apply_shaping_curve(
     if lut.len() < 2 {
         return Err(bad("shaping_curve", "needs at least 2 points"));
     }
-    let mut g = Globals::grid(resolution, 1.0, 0);
-    g.lut_len = lut.len() as u32;
-    with_gpu(g, |gpu, rec| {
+    with_gpu(Grid::new(resolution, 1.0, 0), |gpu, rec| {
         let b = gpu.storage_init("heights", bytemuck::cast_slice(heights));
         let l = gpu.storage_init("lut", bytemuck::cast_slice(lut));
-        rec.shaping(&b, &l)?;
+        rec.shaping(&b, &l, lut.len())?;
         read_f32(gpu, rec, &b, heights.len())
     })
 }
@@ -290,14 +291,10 @@ pub fn island_mask(
     seed: u64,
     tag: u32,
 ) -> Result<Vec<u8>, GpuError> {
-    let mut g = Globals::grid(resolution, world_size, seed);
-    g.mask_radius = radius;
-    g.mask_amp = island_core::mask::MASK_DEFORMATION * (1.0 - roundness);
-    g.mask_noise_scale = noise_scale;
-    g.mask_margin = margin;
-    with_gpu(g, |gpu, rec| {
+    let p = pipeline::mask(radius, roundness, noise_scale, margin, tag);
+    with_gpu(Grid::new(resolution, world_size, seed), |gpu, rec| {
         let out = gpu.storage("mask", (resolution * resolution) as u64 * 4);
-        rec.mask(&out, tag)?;
+        rec.mask(&out, &p)?;
         Ok(read_u32(gpu, rec, &out, resolution * resolution)?
             .into_iter()
             .map(|v| v as u8)
@@ -313,8 +310,10 @@ pub fn distance_to_coast(
 ) -> Result<Vec<f32>, GpuError> {
     let nn = resolution * resolution;
     check_len("mask", mask.len(), nn)?;
-    let mut g = Globals::grid(resolution, 1.0, 0);
-    g.spacing = spacing;
+    let g = Grid {
+        spacing,
+        ..Grid::new(resolution, 1.0, 0)
+    };
     with_gpu(g, |gpu, rec| {
         let m: Vec<u32> = mask.iter().map(|&v| v as u32).collect();
         let mb = gpu.storage_init("mask", bytemuck::cast_slice(&m));
@@ -323,7 +322,7 @@ pub fn distance_to_coast(
         let tb = gpu.storage("t", nn as u64 * 4);
         let db = gpu.storage("dist", nn as u64 * 4);
         let fb = gpu.storage("flags", 16);
-        rec.distance(&mb, &gb, &sb, &tb, &db, &fb)?;
+        rec.distance(&mb, &gb, &sb, &tb, &fb, &db)?;
         read_f32(gpu, rec, &db, nn)
     })
 }
@@ -347,14 +346,13 @@ pub fn coastal_falloff(
     ] {
         check_len(f, v.len(), nn)?;
     }
-    let mut g = Globals::grid(resolution, 1.0, 0);
-    pipeline::set_coast(&mut g, max_height, c);
-    with_gpu(g, |gpu, rec| {
+    let p = pipeline::coast(max_height, c);
+    with_gpu(Grid::new(resolution, 1.0, 0), |gpu, rec| {
         let l = gpu.storage_init("land01", bytemuck::cast_slice(land01));
         let d = gpu.storage_init("dist", bytemuck::cast_slice(dist));
         let f = gpu.storage_init("fine", bytemuck::cast_slice(fine));
         let r = gpu.storage_init("rough", bytemuck::cast_slice(roughness));
-        rec.coast(&l, &d, &f, &r)?;
+        rec.coast(&l, &d, &f, &r, &p)?;
         read_f32(gpu, rec, &l, nn)
     })
 }
@@ -375,15 +373,21 @@ pub fn carve_river(
 ) -> Result<Vec<f32>, GpuError> {
     let nn = resolution * resolution;
     check_len("heights", heights.len(), nn)?;
-    let mut g = Globals::grid(resolution, world_size, seed);
-    pipeline::set_river(&mut g, width, bank, depth, meander, meander_scale);
     let line = pipeline::river_line(world_size, seed, tag)?;
-    g.river_points = line.len() as u32;
-    with_gpu(g, |gpu, rec| {
+    let p = u::River {
+        tag,
+        points: line.len() as u32,
+        width,
+        bank,
+        depth,
+        meander,
+        meander_scale,
+    };
+    with_gpu(Grid::new(resolution, world_size, seed), |gpu, rec| {
         let h = gpu.storage_init("heights", bytemuck::cast_slice(heights));
         let l = gpu.storage_init("line", bytemuck::cast_slice(&line));
-        let rows = gpu.storage("river_rows", resolution as u64 * 32);
-        rec.river(&h, &l, &rows, tag)?;
+        let rows = gpu.storage("river_rows", resolution as u64 * RIVER_ROW_BYTES);
+        rec.river(&h, &l, &rows, &p)?;
         read_f32(gpu, rec, &h, nn)
     })
 }
@@ -396,8 +400,10 @@ pub fn compute_normals(
 ) -> Result<Vec<[f32; 3]>, GpuError> {
     let nn = resolution * resolution;
     check_len("heights", heights.len(), nn)?;
-    let mut g = Globals::grid(resolution, 1.0, 0);
-    g.spacing = spacing;
+    let g = Grid {
+        spacing,
+        ..Grid::new(resolution, 1.0, 0)
+    };
     with_gpu(g, |gpu, rec| {
         let h = gpu.storage_init("heights", bytemuck::cast_slice(heights));
         let planes = [
@@ -438,24 +444,24 @@ pub fn auto_splat(
     check_len("heights", heights.len(), nn)?;
     check_len("normals", normals.len(), nn)?;
     check_len("sandiness", sandiness.len(), nn)?;
-    let mut g = Globals::grid(resolution, world_size, seed);
-    pipeline::set_splat(&mut g, max_height, p);
-    with_gpu(g, |gpu, rec| {
+    let sp = pipeline::splat(resolution, world_size, max_height, p, tag);
+    with_gpu(Grid::new(resolution, world_size, seed), |gpu, rec| {
         let h = gpu.storage_init("heights", bytemuck::cast_slice(heights));
         let ny: Vec<f32> = normals.iter().map(|v| v[1]).collect();
         let nb = gpu.storage_init("normal_y", bytemuck::cast_slice(&ny));
         let s = gpu.storage_init("sand", bytemuck::cast_slice(sandiness));
-        let w: Vec<wgpu::Buffer> = (0..5).map(|_| gpu.storage("w", nn as u64 * 4)).collect();
+        let w: Vec<wgpu::Buffer> = (0..4).map(|_| gpu.storage("w", nn as u64 * 4)).collect();
+        let blur_tmp = gpu.storage("blur_tmp", nn as u64 * 4);
         let out = gpu.storage("splat", nn as u64 * 4);
         rec.splat(
             &h,
             &nb,
             &s,
             [&w[0], &w[1], &w[2], &w[3]],
-            &w[4],
+            &blur_tmp,
             &out,
             p.blur_passes,
-            tag,
+            &sp,
         )?;
         Ok(read_u32(gpu, rec, &out, nn)?
             .into_iter()
@@ -514,18 +520,19 @@ pub fn fill_by_rule(
         Mode::Erase => 1,
         Mode::Smooth => return Err(GpuError::Unsupported("fill_by_rule in smooth mode".into())),
     };
-    let mut g = Globals::grid(n, field.world_size, 0);
-    g.brush_layer = brush.layer as u32;
-    g.brush_mode = mode;
-    g.brush_strength = brush.strength;
     let m = &brush.masks;
-    g.mask_min_height = m.min_height;
-    g.mask_max_height = m.max_height;
-    g.mask_height_fade = m.height_fade;
-    g.mask_min_slope = m.min_slope;
-    g.mask_max_slope = m.max_slope;
-    g.mask_slope_fade = m.slope_fade;
-    let (data, texels) = with_gpu(g, |gpu, rec| {
+    let bp = u::Brush {
+        layer: brush.layer as u32,
+        mode,
+        strength: brush.strength,
+        min_height: m.min_height,
+        max_height: m.max_height,
+        height_fade: m.height_fade,
+        min_slope: m.min_slope,
+        max_slope: m.max_slope,
+        slope_fade: m.slope_fade,
+    };
+    let (data, texels) = with_gpu(Grid::new(n, field.world_size, 0), |gpu, rec| {
         let ny: Vec<f32> = field.normals.iter().map(|v| v[1]).collect();
         let base: Vec<u32> = if surf.base.is_empty() {
             vec![u32::from_le_bytes([0, 255, 0, 0]); nn]
@@ -549,21 +556,16 @@ pub fn fill_by_rule(
         let bb2 = gpu.storage_init("paint_b", bytemuck::cast_slice(&pb));
         let cb = gpu.storage("changed", 16);
         rec.enc.clear_buffer(&cb, 0, None);
-        let bufs = [
-            Some(&hb),
-            Some(&nb),
-            Some(&bb),
-            Some(&ab),
-            Some(&bb2),
-            Some(&cb),
-        ];
-        rec.fr.dispatch(
-            &mut rec.enc,
-            &gpu.pipes.fill_by_rule,
-            Default::default(),
-            &bufs,
-            crate::ctx::grid2(n),
-        )?;
+        let pipes = &rec.gpu.pipes;
+        rec.pass(&pipes.fill_by_rule)
+            .params(&bp)
+            .read("heights", &hb)
+            .read("normal_y", &nb)
+            .read("base_splat", &bb)
+            .read_write("paint_a", &ab)
+            .read_write("paint_b", &bb2)
+            .read_write("changed", &cb)
+            .run(crate::ctx::grid2(n))?;
         rec.flush()?;
         let bytes = nn as u64 * 4;
         let parts = gpu.read_back(&[(&ab, bytes), (&bb2, bytes), (&cb, 4)], None)?;

@@ -1,0 +1,292 @@
+//! The uniforms of the compute passes, mirrored by name in WGSL, and the constants the shaders
+//! share with `island_core`.
+//!
+//! Every pass module binds `G: Grid` (binding 0, one buffer per recording) and at most one
+//! per-pass struct `P` (binding 1, a dynamic-offset slot written per dispatch). The Rust structs
+//! below are the single definition: [`wgsl_prelude`] writes their WGSL declarations (and the
+//! constants) in front of every module, so names and field order cannot drift; the `layout` test
+//! in `passes.rs` checks, with naga's layouter, that every WGSL offset and size equals the Rust
+//! `offset_of!` / `size_of`. Fields are 4-byte scalars only (`u32`, `i32`, `f32`), checked at
+//! compile time, so there is no hand-written padding.
+
+use bytemuck::{Pod, Zeroable};
+
+/// One field of a uniform struct: name, WGSL scalar type, byte offset in the Rust struct.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Field {
+    pub name: &'static str,
+    pub ty: &'static str,
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub offset: usize,
+}
+
+/// A uniform struct mirrored in WGSL under the same name ([`Uniform::NAME`]).
+pub(crate) trait Uniform: Pod {
+    const NAME: &'static str;
+    const FIELDS: &'static [Field];
+}
+
+macro_rules! uniforms {
+    ($(
+        $(#[$doc:meta])*
+        struct $name:ident { $( $(#[$fdoc:meta])* $field:ident : $ty:ident ),* $(,)? }
+    )*) => {
+        $(
+            $(#[$doc])*
+            #[repr(C)]
+            #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+            pub(crate) struct $name { $( $(#[$fdoc])* pub $field: $ty, )* }
+
+            impl Uniform for $name {
+                const NAME: &'static str = stringify!($name);
+                const FIELDS: &'static [Field] = &[$(Field {
+                    name: stringify!($field),
+                    ty: stringify!($ty),
+                    offset: std::mem::offset_of!($name, $field),
+                }),*];
+            }
+
+            // 4-byte scalars only: no implicit padding, and a slot of the per-dispatch buffer
+            // (256 bytes, WebGPU's largest uniform offset alignment) holds any of them.
+            const _: () = {
+                let n = [$(std::mem::size_of::<$ty>()),*];
+                let mut i = 0;
+                while i < n.len() {
+                    assert!(n[i] == 4, "uniform fields are 4-byte scalars");
+                    i += 1;
+                }
+                assert!(std::mem::size_of::<$name>() == 4 * n.len());
+                assert!(std::mem::size_of::<$name>() <= 256);
+            };
+        )*
+
+        /// `(WGSL name, fields, size in bytes)` of every uniform struct.
+        pub(crate) const ALL: &[(&str, &[Field], usize)] =
+            &[$(($name::NAME, $name::FIELDS, std::mem::size_of::<$name>())),*];
+    };
+}
+
+uniforms! {
+    /// The sample grid (`G`, binding 0 of every pass): `n × n` samples `spacing` metres apart.
+    struct Grid {
+        n: u32,
+        /// Low and high halves of the 64-bit seed.
+        seed_lo: u32,
+        seed_hi: u32,
+        world_size: f32,
+        /// `world_size / (n - 1)`, computed exactly as the CPU does.
+        spacing: f32,
+        /// Always 0, but unknown to the shader compiler: `rounded()` in `common.wgsl` ORs it
+        /// into a value's bits so that the driver cannot fuse the multiply that produced the
+        /// value into a later add (FMA contraction, which the CPU never does).
+        zero: u32,
+    }
+
+    /// `fbm_noise.wgsl`, `value_noise.wgsl`: one noise field.
+    struct Noise {
+        tag: u32,
+        octaves: u32,
+        /// Noise units per sample (`world_size / (n - 1) / scale`).
+        step: f32,
+        lacunarity: f32,
+        persistence: f32,
+    }
+
+    /// `diamond_square.wgsl`: one diamond or square pass.
+    struct Diamond {
+        tag: u32,
+        /// Ridged variant (min/max midpoint instead of the mean).
+        ridge: u32,
+        /// Distance between the pass's known corners (samples).
+        step: u32,
+        /// Jitter amplitude of the pass.
+        amp: f32,
+    }
+
+    /// `gaussian_islands.wgsl`.
+    struct Gaussian {
+        mountain_count: u32,
+    }
+
+    /// `normalize_01.wgsl` (`reduce_final`).
+    struct Normalize {
+        /// Partial results written by `reduce_partial`.
+        partials: u32,
+    }
+
+    /// `apply_detail.wgsl`.
+    struct Detail {
+        strength: f32,
+        cap: f32,
+    }
+
+    /// `biome_blend.wgsl`.
+    struct Biomes {
+        tag: u32,
+        count: u32,
+        /// Metres per biome cell (`world_size / grid`).
+        cell: f32,
+        distortion: f32,
+        boundary_noise: f32,
+        blend_width: f32,
+        /// Boundary-warp noise units per sample (`spacing / cell`).
+        warp_step: f32,
+    }
+
+    /// `apply_shaping_curve.wgsl`.
+    struct Shaping {
+        lut_len: u32,
+    }
+
+    /// `island_mask.wgsl`.
+    struct Mask {
+        tag: u32,
+        radius: f32,
+        /// `MASK_DEFORMATION · (1 − roundness)`.
+        amp: f32,
+        noise_scale: f32,
+        margin: f32,
+    }
+
+    /// `distance_to_coast.wgsl`: one of the two EDT passes.
+    struct Distance {
+        /// 0: the features are water (writes the land samples' distances, positive);
+        /// 1: the features are land (writes the water samples', negative).
+        feature_is_land: u32,
+    }
+
+    /// `coastal_falloff.wgsl`.
+    struct Coast {
+        max_height: f32,
+        coast_width: f32,
+        beach_height: f32,
+        shelf_width: f32,
+        sea_depth: f32,
+        fine_amplitude: f32,
+    }
+
+    /// `carve_river.wgsl`.
+    struct River {
+        tag: u32,
+        /// Points of the polyline (at most `RIVER_SEGMENTS + 1`).
+        points: u32,
+        width: f32,
+        bank: f32,
+        depth: f32,
+        meander: f32,
+        meander_scale: f32,
+    }
+
+    /// `auto_splat.wgsl`.
+    struct Splat {
+        tag: u32,
+        /// `blur`: the weight plane blurred (0..4).
+        channel: u32,
+        /// `blur`: 0 = horizontal (plane → blur_tmp), 1 = vertical (blur_tmp → plane).
+        vertical: u32,
+        /// Jitter noise units per sample (`world_size / (n - 1) / SPLAT_JITTER_SCALE`).
+        jitter_step: f32,
+        max_height: f32,
+        sand_height: f32,
+        snow_height: f32,
+        jitter: f32,
+        rock_slope: f32,
+    }
+
+    /// `fill_by_rule.wgsl`: the brush and its height / slope masks.
+    struct Brush {
+        layer: u32,
+        /// 0 = paint, 1 = erase.
+        mode: u32,
+        strength: f32,
+        min_height: f32,
+        max_height: f32,
+        height_fade: f32,
+        min_slope: f32,
+        max_slope: f32,
+        slope_fade: f32,
+    }
+}
+
+impl Grid {
+    /// Grid size, spacing (computed exactly as the CPU does) and seed.
+    pub fn new(n: usize, world_size: f32, seed: u64) -> Grid {
+        Grid {
+            n: n as u32,
+            seed_lo: seed as u32,
+            seed_hi: (seed >> 32) as u32,
+            world_size,
+            spacing: world_size / (n - 1) as f32,
+            zero: 0,
+        }
+    }
+}
+
+/// Side of the square workgroups of the per-sample passes (`@workgroup_size(GRID_TILE, GRID_TILE)`).
+pub(crate) const GRID_TILE: u32 = 16;
+/// Invocations of the one-dimensional passes (one per row or column, hash probe).
+pub(crate) const LINE_GROUP: u32 = 64;
+/// Side of the diamond-square passes' workgroups.
+pub(crate) const DS_TILE: u32 = 8;
+/// Samples one `normalize_01` workgroup reduces.
+pub(crate) const NORM_PER_GROUP: usize = 4096;
+/// Invocations of one `normalize_01` workgroup.
+pub(crate) const NORM_WORKGROUP: usize = 256;
+/// Most biomes `biome_blend.wgsl` handles (its per-sample weight array), as `IslandParams`
+/// validation allows.
+pub(crate) const MAX_BIOMES: usize = 16;
+/// Bytes of one `RowInfo` of `carve_river.wgsl` (per-row segment mask and x-span).
+pub(crate) const RIVER_ROW_BYTES: u64 = 32;
+
+// The river pass keeps a 128-bit segment mask per row.
+const _: () = assert!(island_core::river::RIVER_SEGMENTS <= 128);
+const _: () = assert!(NORM_PER_GROUP.is_multiple_of(NORM_WORKGROUP));
+
+/// WGSL literal of an f32, exact (the decimal expansion of the f32 value, which parses back to
+/// the same f32 whether read as f32 or through f64).
+fn f32_lit(x: f32) -> String {
+    let s = format!("{:?}", x as f64);
+    format!("{s}f")
+}
+
+/// Constants shared with the Rust side, as WGSL `const` declarations (same names).
+fn constants() -> String {
+    use island_core::biomes::BIOME_WARP_OFFSET;
+    use island_core::mask::MASK_NOISE_GAIN;
+    use island_core::river::{RIVER_SEGMENTS, RIVER_WARP_OFFSET};
+    let v2 = |v: [f32; 2]| format!("vec2<f32>({}, {})", f32_lit(v[0]), f32_lit(v[1]));
+    [
+        format!("const RIVER_SEGMENTS: u32 = {RIVER_SEGMENTS}u;"),
+        format!(
+            "const RIVER_WARP_OFFSET: vec2<f32> = {};",
+            v2(RIVER_WARP_OFFSET)
+        ),
+        format!(
+            "const BIOME_WARP_OFFSET: vec2<f32> = {};",
+            v2(BIOME_WARP_OFFSET)
+        ),
+        format!("const MASK_NOISE_GAIN: f32 = {};", f32_lit(MASK_NOISE_GAIN)),
+        format!("const MAX_BIOMES: u32 = {MAX_BIOMES}u;"),
+        format!("const GRID_TILE: u32 = {GRID_TILE}u;"),
+        format!("const LINE_GROUP: u32 = {LINE_GROUP}u;"),
+        format!("const DS_TILE: u32 = {DS_TILE}u;"),
+        format!("const NORM_PER_GROUP: u32 = {NORM_PER_GROUP}u;"),
+        format!("const NORM_WORKGROUP: u32 = {NORM_WORKGROUP}u;"),
+    ]
+    .join("\n")
+}
+
+/// What precedes `common.wgsl` in every module: the constants, then every uniform struct.
+pub(crate) fn wgsl_prelude() -> String {
+    let mut s = String::from("// Generated from rust/gpu/src/uniforms.rs.\n");
+    s.push_str(&constants());
+    s.push('\n');
+    for (name, fields, _) in ALL {
+        s.push_str(&format!("struct {name} {{\n"));
+        for f in *fields {
+            s.push_str(&format!("    {}: {},\n", f.name, f.ty));
+        }
+        s.push_str("}\n");
+    }
+    s
+}
