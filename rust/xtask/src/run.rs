@@ -195,7 +195,12 @@ pub fn parse_summary(text: &str) -> Option<(u32, u32)> {
 
 /// Workspace root (two levels above this crate).
 pub fn workspace_root() -> PathBuf {
-    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    // `cargo run` (and so `cargo xtask`) sets CARGO_MANIFEST_DIR for the running binary: prefer
+    // it over the path baked in at compile time, so an xtask binary reused from a shared target
+    // dir built by another checkout still works on the checkout that runs it.
+    let here = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
     here.parent()
         .and_then(|p| p.parent())
         .map(PathBuf::from)
