@@ -201,3 +201,45 @@ func test_signal_handlers_may_call_back_into_the_node() -> void:
 	check_eq(isl.get_last_stats().seed, 2, "a regenerate() from inside generation_finished completed")
 	check(not isl.is_generating(), "idle afterwards")
 	check_eq(isl.get_child_count(true), 4, "chunks intact")
+
+
+## An infinite or huge build_budget_ms builds every chunk (it used to panic in `_process` when
+## turned into a Duration, and the island was never finished).
+func test_unbounded_build_budget_builds_everything() -> void:
+	for budget in [INF, 1e30]:
+		var isl := _async_island(65, 32, false)
+		isl.build_budget_ms = budget
+		isl.regenerate_async()
+		var args := await wait_signal(isl, "generation_finished", 60.0)
+		check_eq(args.size(), 1, "generation_finished with build_budget_ms = %s" % budget)
+		check_eq(_mesh_instances(isl).size(), 4, "every chunk built with build_budget_ms = %s" % budget)
+		check(not isl.is_generating(), "idle after the build (budget %s)" % budget)
+		isl.free()
+
+
+## A regenerate() from a generation_progress handler wins: the older async result is not built
+## over it afterwards and generation_finished does not fire a second time for it. Triggered on the
+## last core stage (delivered with the worker's result) and on the final "done".
+func test_regenerate_from_a_progress_handler_wins() -> void:
+	var reference := _reference_image(99, 65, 32)
+	for trigger in ["stats", "done"]:
+		var isl := _async_island(65, 32, false)
+		isl.seed = 5
+		var finished: Array = []
+		var state := {"fired": false}
+		isl.generation_finished.connect(func(stats: Dictionary) -> void: finished.append(stats.seed))
+		isl.generation_progress.connect(func(_f: float, stage: String) -> void:
+			if stage == trigger and not state.fired:
+				state.fired = true
+				isl.seed = 99
+				isl.regenerate())
+		isl.regenerate_async()
+		for i in 600:
+			await get_tree().process_frame
+			if state.fired and not isl.is_generating():
+				break
+		await wait_frames(5)
+		check(state.fired, "the handler ran on '%s'" % trigger)
+		check_eq(finished, [99], "one generation_finished, for the handler's island ('%s')" % trigger)
+		check(_image_equal(isl.get_heightmap_image(), reference, false), "the handler's island stays ('%s')" % trigger)
+		isl.free()

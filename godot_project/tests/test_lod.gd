@@ -309,3 +309,29 @@ func test_lod_deferred_budget_keeps_the_visible_set_closed() -> void:
 	check(most_built == 1, "at most one mesh built per frame over the budget (most %d)" % most_built)
 	check(most_nodes == 1, "at most one pooled node created per frame over the budget (most %d)" % most_nodes)
 	check(isl.get_lod_stats().pool_size >= 2 * first + 8, "pool pre-created over the frames: %d nodes for %d leaves" % [isl.get_lod_stats().pool_size, first])
+
+
+## An invalid lod_levels reports the error once and falls back to the full-resolution chunks
+## (visible, every collider on, no LOD node drawn); a valid value turns LOD on again.
+func test_invalid_lod_levels_fall_back_to_full_resolution() -> void:
+	var isl := _lod_island({"seed": 5})
+	await _fly_to(isl, Vector3(-450, 40, -450))
+	check(isl.get_lod_stats().enabled, "LOD on")
+	expect_error("invalid parameter `lod_levels`")
+	isl.lod_levels = 9
+	await wait_frames(3)
+	check(not isl.get_lod_stats().enabled, "LOD off after lod_levels = 9")
+	check_eq(isl.get_lod_chunks().size(), 0, "no LOD chunks")
+	var chunks := 0
+	for mi in _mesh_instances(isl):
+		if String(mi.name).begins_with("Chunk_"):
+			chunks += 1
+			check(mi.visible, "chunk %s visible again" % mi.name)
+			check(not _shape_node(mi).disabled, "chunk %s collider on" % mi.name)
+		elif not mi.is_queued_for_deletion():
+			check(not mi.visible, "LOD node %s not drawn" % mi.name)
+	check_eq(chunks, 64, "the 8×8 full-resolution chunks")
+	isl.lod_levels = 3
+	await _fly_to(isl, Vector3(-450, 40, -450))
+	check(isl.get_lod_stats().enabled, "LOD on again with lod_levels = 3")
+	check(isl.get_lod_chunks().size() > 4, "LOD chunks again")

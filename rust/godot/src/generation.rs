@@ -174,7 +174,10 @@ impl GenerationJob {
         let Some(mut b) = self.building.take() else {
             return Step::Idle;
         };
-        let budget = Duration::from_secs_f64((budget_ms.max(0.0) as f64) / 1e3);
+        // NaN and negative: one chunk per frame; infinite or huge: everything now (a plain
+        // `Duration::from_secs_f64` panics on those).
+        let budget =
+            Duration::try_from_secs_f64((budget_ms.max(0.0) as f64) / 1e3).unwrap_or(Duration::MAX);
         let t = Instant::now();
         while b.next < b.prep.chunks.len() {
             let i = b.next;

@@ -274,6 +274,14 @@ impl LodRuntime {
             self.config = Some(key);
         }
         let Some(layout) = self.layout else {
+            // Invalid `lod_levels` (reported above, once): back to the full-resolution chunks
+            // instead of leaving them hidden under the previous LOD meshes.
+            if self.active || !self.slots.is_empty() {
+                let (config, error) = (self.config, self.error.take());
+                self.deactivate(sc.parent, sc.chunks);
+                self.config = config;
+                self.error = error;
+            }
             return;
         };
         self.active = true;

@@ -709,9 +709,14 @@ impl ProceduralIsland {
     fn poll_worker(&mut self) {
         match self.job.poll() {
             Polled::Idle => {}
-            Polled::Progress(progress) => self.emit_progress(progress),
-            Polled::Done(progress, result) => {
+            Polled::Progress(progress) => {
                 self.emit_progress(progress);
+            }
+            Polled::Done(progress, result) => {
+                if !self.emit_progress(progress) {
+                    // A handler started another generation: this result is stale.
+                    return;
+                }
                 match result {
                     Ok(prep) => {
                         if self.chunks.len() != prep.chunks.len() {
@@ -726,12 +731,19 @@ impl ProceduralIsland {
         }
     }
 
-    fn emit_progress(&mut self, progress: Vec<(f32, String)>) {
+    /// Emit the worker's progress; false when a handler replaced the generation meanwhile
+    /// (e.g. called [method regenerate]), which stops the rest.
+    fn emit_progress(&mut self, progress: Vec<(f32, String)>) -> bool {
+        let serial = self.job.serial();
         for (f, stage) in progress {
             self.signals()
                 .generation_progress()
                 .emit(f as f64 * CORE_SHARE, stage.as_str());
+            if self.job.serial() != serial {
+                return false;
+            }
         }
+        true
     }
 
     fn continue_build(&mut self) {
@@ -808,7 +820,12 @@ impl ProceduralIsland {
             .set("maps_ms", t.elapsed().as_secs_f64() * 1e3);
         self.lod.invalidate();
         let stats = self.last_stats.clone();
+        let serial = self.job.serial();
         self.signals().generation_progress().emit(1.0, "done");
+        if self.job.serial() != serial {
+            // A handler of "done" started another generation (which reports for itself).
+            return;
+        }
         self.signals().generation_finished().emit(&stats);
     }
 
