@@ -691,9 +691,11 @@ impl ProceduralIsland {
         self.signals().generation_failed().emit(msg);
     }
 
-    /// Run `f` on the chunk pool with the node as the parent of new chunk nodes. The pool is
-    /// taken out of the node meanwhile (the node is borrowed through `base_mut`, which lets
-    /// engine callbacks reach it while children are added).
+    /// Run `f` on the chunk pool with the node as the parent of new chunk nodes. The node is
+    /// borrowed through `base_mut` (engine callbacks may reach it while children are added), so
+    /// the pool is taken out of the node while `f` runs: a script called back meanwhile (e.g.
+    /// from `child_entered_tree`) sees no chunk nodes, as during the LOD update it sees no
+    /// island.
     fn with_chunks<R>(&mut self, f: impl FnOnce(&mut ChunkPool, &mut Gd<Node3D>) -> R) -> R {
         let mut pool = std::mem::take(&mut self.chunks);
         let material = self.material.resolve(self.terrain_material.as_ref());
