@@ -29,6 +29,7 @@ use island_core::paint::Rect;
 use island_core::Island;
 use island_gpu::Backend;
 use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Most chunk nodes one island may have (8193² with chunk_size 64 is exactly this).
@@ -295,10 +296,10 @@ island_node! {
             lod_budget_ms: f32 = node(lod::DEFAULT_BUDGET_MS),
         }
         state {
-            /// The current island, if any.
-            island: Option<Island> = None,
+            /// The current island, if any (shared with the LOD update, see `with_chunks`).
+            island: Option<Arc<Island>> = None,
             /// Encoded normal/tangent per sample of `island` (LOD meshes).
-            normal_tangents: Vec<[u16; 4]> = Vec::new(),
+            normal_tangents: Arc<Vec<[u16; 4]>> = Arc::default(),
             last_stats: VarDictionary = VarDictionary::new(),
             chunks: ChunkPool = ChunkPool::default(),
             job: GenerationJob = GenerationJob::default(),
@@ -539,7 +540,7 @@ impl ProceduralIsland {
     /// range containing every generated height); heights outside are clamped.
     #[func]
     pub fn export_heightmap(&mut self, path: GString) -> Error {
-        match island_io::export_heightmap(self.island.as_ref(), &path.to_string()) {
+        match island_io::export_heightmap(self.island.as_deref(), &path.to_string()) {
             Ok(()) => Error::OK,
             Err((code, msg)) => {
                 godot_error!("ProceduralIsland.export_heightmap(\"{path}\"): {msg}");
@@ -632,7 +633,7 @@ impl ProceduralIsland {
 impl ProceduralIsland {
     /// The generated island, if any.
     pub fn island(&self) -> Option<&Island> {
-        self.island.as_ref()
+        self.island.as_deref()
     }
 
     /// The island's paint resource, created (and assigned to [member splat_paint]) when missing.
@@ -694,8 +695,8 @@ impl ProceduralIsland {
     /// Run `f` on the chunk pool with the node as the parent of new chunk nodes. The node is
     /// borrowed through `base_mut` (engine callbacks may reach it while children are added), so
     /// the pool is taken out of the node while `f` runs: a script called back meanwhile (e.g.
-    /// from `child_entered_tree`) sees no chunk nodes, as during the LOD update it sees no
-    /// island.
+    /// from `child_entered_tree`) sees no chunk nodes (the island, shared through an `Arc`,
+    /// stays).
     fn with_chunks<R>(&mut self, f: impl FnOnce(&mut ChunkPool, &mut Gd<Node3D>) -> R) -> R {
         let mut pool = std::mem::take(&mut self.chunks);
         let material = self.material.resolve(self.terrain_material.as_ref());
@@ -800,8 +801,8 @@ impl ProceduralIsland {
         self.last_stats
             .set("array_surfaces", (slow - surfaces0.1) as i64);
         drop(chunks);
-        let old_nt = std::mem::replace(&mut self.normal_tangents, normal_tangents);
-        if let Some(old) = self.island.replace(island) {
+        let old_nt = std::mem::replace(&mut self.normal_tangents, Arc::new(normal_tangents));
+        if let Some(old) = self.island.replace(Arc::new(island)) {
             // A large island takes milliseconds to free: do it off the main thread.
             if old.field.heights.len() >= 1 << 20 {
                 if let Ok(h) = std::thread::Builder::new()
@@ -884,8 +885,8 @@ impl ProceduralIsland {
             flat: self.flat_shading,
         };
         let mut lod = std::mem::take(&mut self.lod);
-        let island = self.island.take();
-        let nt = std::mem::take(&mut self.normal_tangents);
+        let island = self.island.clone();
+        let nt = self.normal_tangents.clone();
         if let Some(island) = island.as_ref() {
             self.with_chunks(|pool, parent| {
                 let mut scene = LodScene {
@@ -897,8 +898,6 @@ impl ProceduralIsland {
                 lod.process(&mut scene, &settings, camera, t);
             });
         }
-        self.island = island;
-        self.normal_tangents = nt;
         self.lod = lod;
     }
 
