@@ -1,25 +1,17 @@
-extends TestCase
+extends IslandTestCase
 ## ProceduralIsland background generation: returns at once, one finished signal, coalescing,
 ## cancel, freeing mid-generation, and no leaks over many regenerates.
 
 var timeout_s := 300.0
 
 
-func _island(resolution: int, chunk_size: int, generate_now: bool = true) -> ProceduralIsland:
-	var isl := ProceduralIsland.new()
-	isl.resolution = resolution
-	isl.chunk_size = chunk_size
-	isl.generate_on_ready = generate_now
-	add_child(isl)
-	return isl
-
-
-func _image_equal(a: Image, b: Image) -> bool:
-	return a != null and b != null and a.get_size() == b.get_size() and a.get_data() == b.get_data()
+## An island that generates in `_ready` only when `generate_now`.
+func _async_island(resolution: int, chunk_size: int, generate_now: bool = true) -> ProceduralIsland:
+	return _island(resolution, chunk_size, {"generate_on_ready": generate_now})
 
 
 func _reference_image(seed_value: int, resolution: int, chunk_size: int) -> Image:
-	var ref := _island(resolution, chunk_size, false)
+	var ref := _async_island(resolution, chunk_size, false)
 	ref.seed = seed_value
 	ref.collision_enabled = false
 	check(ref.regenerate(), "reference generation")
@@ -29,7 +21,7 @@ func _reference_image(seed_value: int, resolution: int, chunk_size: int) -> Imag
 
 
 func test_async_returns_at_once_and_finishes_once() -> void:
-	var isl := _island(513, 64, false)
+	var isl := _async_island(513, 64, false)
 	var started := [0]
 	var finished: Array = []
 	var progress: Array = []
@@ -60,11 +52,11 @@ func test_async_returns_at_once_and_finishes_once() -> void:
 	check(monotonic, "progress never goes backwards")
 	if progress.size() > 0:
 		check_eq(progress[-1][0], 1.0, "progress ends at 1")
-	check(_image_equal(isl.get_heightmap_image(), _reference_image(1, 513, 64)), "async island equals the synchronous one")
+	check(_image_equal(isl.get_heightmap_image(), _reference_image(1, 513, 64), false), "async island equals the synchronous one")
 
 
 func test_budgeted_build_spreads_over_frames() -> void:
-	var isl := _island(257, 16, false)
+	var isl := _async_island(257, 16, false)
 	isl.build_budget_ms = 0.5
 	var frames := [0]
 	var counting := [false]
@@ -79,7 +71,7 @@ func test_budgeted_build_spreads_over_frames() -> void:
 
 
 func test_quick_calls_coalesce_and_last_wins() -> void:
-	var isl := _island(257, 32, false)
+	var isl := _async_island(257, 32, false)
 	var finished := [0]
 	var started := [0]
 	isl.generation_finished.connect(func(_s: Dictionary) -> void: finished[0] += 1)
@@ -93,11 +85,11 @@ func test_quick_calls_coalesce_and_last_wins() -> void:
 	check_eq(started[0], 1, "and one generation_started")
 	check(not isl.is_generating(), "idle afterwards")
 	check_eq(isl.get_last_stats().seed, 13, "the last request won")
-	check(_image_equal(isl.get_heightmap_image(), _reference_image(13, 257, 32)), "island of the last seed")
+	check(_image_equal(isl.get_heightmap_image(), _reference_image(13, 257, 32), false), "island of the last seed")
 
 
 func test_cancel_keeps_previous_island() -> void:
-	var isl := _island(65, 32)
+	var isl := _async_island(65, 32)
 	var before := isl.get_heightmap_image()
 	var failed: Array = []
 	var finished := [0]
@@ -113,24 +105,24 @@ func test_cancel_keeps_previous_island() -> void:
 	check_eq(failed, ["generation cancelled"], "cancel emits generation_failed")
 	await wait_frames(20)
 	check_eq(finished[0], 0, "no generation_finished after cancel")
-	check(_image_equal(before, isl.get_heightmap_image()), "previous island intact")
+	check(_image_equal(before, isl.get_heightmap_image(), false), "previous island intact")
 	check_eq(isl.get_child_count(true), 4, "previous chunks intact")
 
 
 func test_freeing_while_generating_does_not_crash() -> void:
 	for k in 3:
-		var isl := _island(1025, 64, false)
+		var isl := _async_island(1025, 64, false)
 		isl.seed = 100 + k
 		isl.regenerate_async()
 		await wait_frames(k)
 		isl.free()
 	# A second island still works afterwards.
-	var isl2 := _island(65, 32, false)
+	var isl2 := _async_island(65, 32, false)
 	isl2.regenerate_async()
 	var args := await wait_signal(isl2, "generation_finished", 60.0)
 	check_eq(args.size(), 1, "generation still works after freeing busy nodes")
 	# queue_free while its worker runs.
-	var isl3 := _island(513, 64, false)
+	var isl3 := _async_island(513, 64, false)
 	isl3.regenerate_async()
 	isl3.queue_free()
 	await wait_frames(3)
@@ -138,7 +130,7 @@ func test_freeing_while_generating_does_not_crash() -> void:
 
 
 func test_regenerate_cancels_async() -> void:
-	var isl := _island(65, 32, false)
+	var isl := _async_island(65, 32, false)
 	var finished := [0]
 	isl.generation_finished.connect(func(_s: Dictionary) -> void: finished[0] += 1)
 	isl.seed = 3
@@ -165,7 +157,7 @@ func _regenerate_many(isl: ProceduralIsland, first: int, count: int) -> void:
 
 
 func test_200_regenerates_leak_nothing() -> void:
-	var isl := _island(65, 32)
+	var isl := _async_island(65, 32)
 	_regenerate_many(isl, 0, 5)
 	await wait_frames(3)
 	var a := _counts()
@@ -193,7 +185,7 @@ func test_200_regenerates_leak_nothing() -> void:
 
 
 func test_signal_handlers_may_call_back_into_the_node() -> void:
-	var isl := _island(65, 32, false)
+	var isl := _async_island(65, 32, false)
 	var seen: Array = []
 	isl.generation_progress.connect(func(f: float, _s: String) -> void: seen.append(isl.is_generating()))
 	isl.generation_finished.connect(func(stats: Dictionary) -> void:
@@ -209,3 +201,45 @@ func test_signal_handlers_may_call_back_into_the_node() -> void:
 	check_eq(isl.get_last_stats().seed, 2, "a regenerate() from inside generation_finished completed")
 	check(not isl.is_generating(), "idle afterwards")
 	check_eq(isl.get_child_count(true), 4, "chunks intact")
+
+
+## An infinite or huge build_budget_ms builds every chunk (it used to panic in `_process` when
+## turned into a Duration, and the island was never finished).
+func test_unbounded_build_budget_builds_everything() -> void:
+	for budget in [INF, 1e30]:
+		var isl := _async_island(65, 32, false)
+		isl.build_budget_ms = budget
+		isl.regenerate_async()
+		var args := await wait_signal(isl, "generation_finished", 60.0)
+		check_eq(args.size(), 1, "generation_finished with build_budget_ms = %s" % budget)
+		check_eq(_mesh_instances(isl).size(), 4, "every chunk built with build_budget_ms = %s" % budget)
+		check(not isl.is_generating(), "idle after the build (budget %s)" % budget)
+		isl.free()
+
+
+## A regenerate() from a generation_progress handler wins: the older async result is not built
+## over it afterwards and generation_finished does not fire a second time for it. Triggered on the
+## last core stage (delivered with the worker's result) and on the final "done".
+func test_regenerate_from_a_progress_handler_wins() -> void:
+	var reference := _reference_image(99, 65, 32)
+	for trigger in ["stats", "done"]:
+		var isl := _async_island(65, 32, false)
+		isl.seed = 5
+		var finished: Array = []
+		var state := {"fired": false}
+		isl.generation_finished.connect(func(stats: Dictionary) -> void: finished.append(stats.seed))
+		isl.generation_progress.connect(func(_f: float, stage: String) -> void:
+			if stage == trigger and not state.fired:
+				state.fired = true
+				isl.seed = 99
+				isl.regenerate())
+		isl.regenerate_async()
+		for i in 600:
+			await get_tree().process_frame
+			if state.fired and not isl.is_generating():
+				break
+		await wait_frames(5)
+		check(state.fired, "the handler ran on '%s'" % trigger)
+		check_eq(finished, [99], "one generation_finished, for the handler's island ('%s')" % trigger)
+		check(_image_equal(isl.get_heightmap_image(), reference, false), "the handler's island stays ('%s')" % trigger)
+		isl.free()

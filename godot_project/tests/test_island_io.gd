@@ -1,4 +1,4 @@
-extends TestCase
+extends IslandTestCase
 ## ProceduralIsland heightmap export/import: R32, R16, PNG16, EXR round trips; bad files are
 ## rejected with an error code and change nothing.
 
@@ -14,14 +14,6 @@ func after_each() -> void:
 	if d != null:
 		for f in d.get_files():
 			d.remove(f)
-
-
-func _island(resolution: int = 65, chunk_size: int = 32) -> ProceduralIsland:
-	var isl := ProceduralIsland.new()
-	isl.resolution = resolution
-	isl.chunk_size = chunk_size
-	add_child(isl)
-	return isl
 
 
 func _max_diff(a: Image, b: Image) -> float:

@@ -1,4 +1,4 @@
-extends TestCase
+extends IslandTestCase
 ## ProceduralIsland quadtree LOD: coverage, camera-driven selection, node pool reuse, seams,
 ## full-resolution heights and colliders.
 
@@ -16,18 +16,10 @@ func before_each() -> void:
 
 
 ## 257² map in 32-cell chunks (8×8 full-resolution chunks), 3 LOD levels: 2×2 roots of 128 cells.
-func _island(props: Dictionary = {}) -> ProceduralIsland:
-	var isl := ProceduralIsland.new()
-	isl.resolution = 257
-	isl.chunk_size = 32
-	isl.world_size = WORLD
-	isl.lod_enabled = true
-	isl.lod_levels = 3
-	isl.lod_distance = 300.0
-	for k in props:
-		isl.set(k, props[k])
-	add_child(isl)
-	return isl
+func _lod_island(props: Dictionary = {}) -> ProceduralIsland:
+	var all := {"world_size": WORLD, "lod_enabled": true, "lod_levels": 3, "lod_distance": 300.0}
+	all.merge(props, true)
+	return _island(257, 32, all)
 
 
 ## Move the camera and wait until the LOD selection for it is fully shown.
@@ -41,14 +33,6 @@ func _fly_to(isl: ProceduralIsland, pos: Vector3) -> void:
 	fail("LOD selection did not settle at %s" % pos)
 
 
-func _mesh_instances(isl: Node) -> Array:
-	var out := []
-	for c in isl.get_children(true):
-		if c is MeshInstance3D:
-			out.append(c)
-	return out
-
-
 func _area(chunks: Array) -> float:
 	var a := 0.0
 	for c in chunks:
@@ -57,7 +41,7 @@ func _area(chunks: Array) -> float:
 
 
 func test_lod_chunks_cover_the_island_and_follow_the_camera() -> void:
-	var isl := _island()
+	var isl := _lod_island()
 	await _fly_to(isl, Vector3(-450.0, 60.0, -450.0))
 	var chunks := isl.get_lod_chunks()
 	check(chunks.size() > 4, "more than the 4 roots near the camera (%d)" % chunks.size())
@@ -104,7 +88,7 @@ func _level_at(chunks: Array, p: Vector2) -> int:
 
 
 func test_lod_nodes_are_pooled_not_recreated() -> void:
-	var isl := _island()
+	var isl := _lod_island()
 	var path := [Vector3(-450, 40, -450), Vector3(0, 40, 0), Vector3(450, 40, 450), Vector3(450, 40, -450), Vector3(-300, 40, 200)]
 	for p in path:
 		await _fly_to(isl, p)
@@ -168,7 +152,7 @@ func _eval(edge: PackedVector2Array, t: float) -> float:
 
 
 func test_lod_neighbour_edges_have_no_cracks() -> void:
-	var isl := _island({"seed": 7})
+	var isl := _lod_island({"seed": 7})
 	var pairs := 0
 	var mixed := 0
 	var worst := 0.0
@@ -184,7 +168,7 @@ func test_lod_neighbour_edges_have_no_cracks() -> void:
 
 
 func test_lod_keeps_full_resolution_heights_and_colliders() -> void:
-	var isl := _island({"seed": 3})
+	var isl := _lod_island({"seed": 3})
 	await _fly_to(isl, Vector3(-450, 40, -450))
 	var img := isl.get_heightmap_image()
 	var cell := WORLD / 256.0
@@ -197,7 +181,7 @@ func test_lod_keeps_full_resolution_heights_and_colliders() -> void:
 	for mi in _mesh_instances(isl):
 		if not String(mi.name).begins_with("Chunk_"):
 			continue
-		var sn := _shape(mi)
+		var sn := _shape_node(mi)
 		if not check(sn != null, "full-resolution chunk %s keeps its collider" % mi.name):
 			continue
 		check_eq((sn.shape as HeightMapShape3D).map_width, 33, "collider stays 33 samples wide")
@@ -223,7 +207,7 @@ func test_lod_keeps_full_resolution_heights_and_colliders() -> void:
 		if not String(mi.name).begins_with("Chunk_"):
 			continue
 		var parts := String(mi.name).split("_")
-		var on: bool = not _shape(mi).disabled
+		var on: bool = not _shape_node(mi).disabled
 		if int(parts[1]) == 0 and int(parts[2]) == 0:
 			check(on, "collider under the camera stays enabled")
 		if on:
@@ -239,20 +223,11 @@ func test_lod_keeps_full_resolution_heights_and_colliders() -> void:
 	var lod_nodes := 0
 	for mi in _mesh_instances(isl):
 		if String(mi.name).begins_with("Chunk_"):
-			check(mi.visible and not _shape(mi).disabled, "chunk %s visible with collider" % mi.name)
+			check(mi.visible and not _shape_node(mi).disabled, "chunk %s visible with collider" % mi.name)
 		elif not mi.is_queued_for_deletion():
 			lod_nodes += 1
 	check_eq(lod_nodes, 0, "LOD nodes removed when LOD is switched off")
 	check_eq(isl.get_lod_chunks().size(), 0, "no LOD chunks when off")
-
-
-func _shape(chunk: Node) -> CollisionShape3D:
-	for b in chunk.get_children():
-		if b is StaticBody3D:
-			for s in b.get_children():
-				if s is CollisionShape3D:
-					return s
-	return null
 
 
 ## Every pair of visible LOD chunks sharing an edge: the largest height gap along it (INF if an
@@ -297,7 +272,7 @@ func _edge_gaps(chunks: Array, steps: int) -> Dictionary:
 ## the pool is pre-created over the frames after the first selection. No frame does more than one
 ## unit of work over the budget: at most one mesh build and at most one new pooled node.
 func test_lod_deferred_budget_keeps_the_visible_set_closed() -> void:
-	var isl := _island({"seed": 11, "lod_budget_ms": 0.01})
+	var isl := _lod_island({"seed": 11, "lod_budget_ms": 0.01})
 	await _fly_to(isl, Vector3(-450, 30, -450))
 	var first: int = isl.get_lod_stats().leaves
 	var deferred := 0
@@ -334,3 +309,29 @@ func test_lod_deferred_budget_keeps_the_visible_set_closed() -> void:
 	check(most_built == 1, "at most one mesh built per frame over the budget (most %d)" % most_built)
 	check(most_nodes == 1, "at most one pooled node created per frame over the budget (most %d)" % most_nodes)
 	check(isl.get_lod_stats().pool_size >= 2 * first + 8, "pool pre-created over the frames: %d nodes for %d leaves" % [isl.get_lod_stats().pool_size, first])
+
+
+## An invalid lod_levels reports the error once and falls back to the full-resolution chunks
+## (visible, every collider on, no LOD node drawn); a valid value turns LOD on again.
+func test_invalid_lod_levels_fall_back_to_full_resolution() -> void:
+	var isl := _lod_island({"seed": 5})
+	await _fly_to(isl, Vector3(-450, 40, -450))
+	check(isl.get_lod_stats().enabled, "LOD on")
+	expect_error("invalid parameter `lod_levels`")
+	isl.lod_levels = 9
+	await wait_frames(3)
+	check(not isl.get_lod_stats().enabled, "LOD off after lod_levels = 9")
+	check_eq(isl.get_lod_chunks().size(), 0, "no LOD chunks")
+	var chunks := 0
+	for mi in _mesh_instances(isl):
+		if String(mi.name).begins_with("Chunk_"):
+			chunks += 1
+			check(mi.visible, "chunk %s visible again" % mi.name)
+			check(not _shape_node(mi).disabled, "chunk %s collider on" % mi.name)
+		elif not mi.is_queued_for_deletion():
+			check(not mi.visible, "LOD node %s not drawn" % mi.name)
+	check_eq(chunks, 64, "the 8×8 full-resolution chunks")
+	isl.lod_levels = 3
+	await _fly_to(isl, Vector3(-450, 40, -450))
+	check(isl.get_lod_stats().enabled, "LOD on again with lod_levels = 3")
+	check(isl.get_lod_chunks().size() > 4, "LOD chunks again")

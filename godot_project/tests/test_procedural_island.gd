@@ -1,45 +1,12 @@
-extends TestCase
+extends IslandTestCase
 ## ProceduralIsland: scene output (chunks, colliders), determinism, validation, queries, pooling.
 
 var timeout_s := 240.0
 
 
-## A generated island (synchronously, in `_ready`) added under this test.
-func _island(resolution: int = 65, chunk_size: int = 32, props: Dictionary = {}) -> ProceduralIsland:
-	var isl := ProceduralIsland.new()
-	isl.resolution = resolution
-	isl.chunk_size = chunk_size
-	for k in props:
-		isl.set(k, props[k])
-	add_child(isl)
-	return isl
-
-
-func _chunks(isl: Node) -> Array[MeshInstance3D]:
-	var out: Array[MeshInstance3D] = []
-	for c in isl.get_children(true):
-		if c is MeshInstance3D:
-			out.append(c)
-	return out
-
-
-func _shape_node(chunk: Node) -> CollisionShape3D:
-	for b in chunk.get_children():
-		if b is StaticBody3D:
-			for s in b.get_children():
-				if s is CollisionShape3D:
-					return s
-	return null
-
-
-func _image_equal(a: Image, b: Image) -> bool:
-	return a != null and b != null and a.get_size() == b.get_size() and a.get_format() == b.get_format() \
-		and a.get_data() == b.get_data()
-
-
 func test_chunk_count_and_collider_layout() -> void:
 	var isl := _island(129, 32, {"world_size": 512.0})
-	var chunks := _chunks(isl)
+	var chunks := _mesh_instances(isl)
 	check_eq(chunks.size(), 16, "129² with chunk_size 32 gives 4×4 chunks")
 	check_eq(isl.get_child_count(), 0, "generated chunks are internal children")
 	check_eq(isl.get_child_count(true), 16, "one internal child per chunk")
@@ -182,7 +149,7 @@ func test_invalid_values_fail_and_keep_the_island() -> void:
 			check(String(failed[0]).contains(c[2]), "message names the field: %s" % failed[0])
 		failed.clear()
 		check(_image_equal(before, isl.get_heightmap_image()), "heightmap unchanged after invalid %s" % c[0])
-		check_eq(_chunks(isl).size(), 4, "chunks unchanged after invalid %s" % c[0])
+		check_eq(_mesh_instances(isl).size(), 4, "chunks unchanged after invalid %s" % c[0])
 		check_eq(isl.get_last_stats(), stats_before, "stats unchanged after invalid %s" % c[0])
 		isl.set(c[0], old)
 	# More chunk nodes than the node accepts (8193² in 16-cell chunks = 262144 nodes).
@@ -256,7 +223,7 @@ func test_stats() -> void:
 
 func test_flat_shading_and_collision_toggle() -> void:
 	var isl := _island(65, 32, {"flat_shading": true, "collision_enabled": false})
-	var chunks := _chunks(isl)
+	var chunks := _mesh_instances(isl)
 	check_eq(chunks.size(), 4, "chunks")
 	var verts := (chunks[0].mesh as ArrayMesh).surface_get_arrays(0)[Mesh.ARRAY_VERTEX] as PackedVector3Array
 	check_eq(verts.size(), 32 * 32 * 6, "flat chunk: 6 vertices per cell")
@@ -265,25 +232,25 @@ func test_flat_shading_and_collision_toggle() -> void:
 	isl.collision_enabled = true
 	isl.flat_shading = false
 	check(isl.regenerate(), "regenerate with collision")
-	for c in _chunks(isl):
+	for c in _mesh_instances(isl):
 		check(_shape_node(c) != null, "collider added when collision is turned on")
-	verts = (_chunks(isl)[0].mesh as ArrayMesh).surface_get_arrays(0)[Mesh.ARRAY_VERTEX] as PackedVector3Array
+	verts = (_mesh_instances(isl)[0].mesh as ArrayMesh).surface_get_arrays(0)[Mesh.ARRAY_VERTEX] as PackedVector3Array
 	check_eq(verts.size(), 33 * 33, "smooth again")
 
 
 func test_chunk_nodes_are_pooled() -> void:
 	var isl := _island(65, 16)
-	var ids := _chunks(isl).map(func(c: Node) -> int: return c.get_instance_id())
+	var ids := _mesh_instances(isl).map(func(c: Node) -> int: return c.get_instance_id())
 	isl.seed = 5
 	check(isl.regenerate(), "regenerate, same chunk count")
-	var ids2 := _chunks(isl).map(func(c: Node) -> int: return c.get_instance_id())
+	var ids2 := _mesh_instances(isl).map(func(c: Node) -> int: return c.get_instance_id())
 	check_eq(ids2, ids, "same chunk nodes reused")
 	# The reused colliders and meshes hold the new island (colliders are set from the heights
 	# before the island is finished): every sample equals the new heightmap.
 	var img := isl.get_heightmap_image()
 	var max_col := 0.0
 	var max_mesh := 0.0
-	for chunk in _chunks(isl):
+	for chunk in _mesh_instances(isl):
 		var parts := String(chunk.name).split("_")
 		var x0 := int(parts[1]) * 16
 		var z0 := int(parts[2]) * 16
@@ -299,7 +266,7 @@ func test_chunk_nodes_are_pooled() -> void:
 	isl.chunk_size = 32
 	check(isl.regenerate(), "regenerate, other chunk count")
 	await wait_frames(2)
-	check_eq(_chunks(isl).size(), 4, "old chunks removed, new ones built")
+	check_eq(_mesh_instances(isl).size(), 4, "old chunks removed, new ones built")
 	for id in ids:
 		check(not is_instance_id_valid(id), "old chunk %d freed" % id)
 
@@ -307,7 +274,7 @@ func test_chunk_nodes_are_pooled() -> void:
 func test_shaping_curve_and_material() -> void:
 	var isl := _island(65, 32)
 	var default_img := isl.get_heightmap_image()
-	var mat := _chunks(isl)[0].material_override as ShaderMaterial
+	var mat := _mesh_instances(isl)[0].material_override as ShaderMaterial
 	check(mat != null and mat.shader != null, "default material is the terrain ShaderMaterial")
 	if mat != null and mat.shader != null:
 		check(mat.shader.code.contains("shader_type spatial"), "terrain shader code loaded")
@@ -323,7 +290,7 @@ func test_shaping_curve_and_material() -> void:
 	var own := StandardMaterial3D.new()
 	isl.terrain_material = own
 	await wait_frames(2)
-	for c in _chunks(isl):
+	for c in _mesh_instances(isl):
 		check(c.material_override == own, "terrain_material applied to %s" % c.name)
 
 
@@ -417,20 +384,20 @@ func test_encoded_chunk_surfaces_match_the_island() -> void:
 	var s0 := isl.get_last_stats()
 	check_eq(int(s0.encoded_surfaces) + int(s0.array_surfaces), 16, "every chunk surface counted")
 	check(int(s0.array_surfaces) <= 1, "at most the first chunk of the shape goes through add_surface_from_arrays: %s" % s0)
-	var ids := _chunks(isl).map(func(c: Node) -> int: return c.get_instance_id())
+	var ids := _mesh_instances(isl).map(func(c: Node) -> int: return c.get_instance_id())
 	isl.seed += 1
 	check(isl.regenerate(), "regenerate")
 	var s := isl.get_last_stats()
 	check_eq(int(s.encoded_surfaces), 16, "same shape again: every chunk from the encoded bytes")
 	check_eq(int(s.array_surfaces), 0, "no add_surface_from_arrays")
-	check_eq(_chunks(isl).map(func(c: Node) -> int: return c.get_instance_id()), ids, "the pooled chunk nodes are reused")
+	check_eq(_mesh_instances(isl).map(func(c: Node) -> int: return c.get_instance_id()), ids, "the pooled chunk nodes are reused")
 	var splat := isl.get_splat_image()
 	var worst_h := 0.0
 	var worst_n := 1.0
 	var worst_c := 0.0
 	var worst_uv := 0.0
 	var boxes_ok := true
-	for chunk in _chunks(isl):
+	for chunk in _mesh_instances(isl):
 		var mesh := chunk.mesh as ArrayMesh
 		var a := mesh.surface_get_arrays(0)
 		var v := a[Mesh.ARRAY_VERTEX] as PackedVector3Array
@@ -456,3 +423,61 @@ func test_encoded_chunk_surfaces_match_the_island() -> void:
 	check(worst_uv <= 1e-5, "uvs span the island (worst %s)" % worst_uv)
 	check(worst_c <= 0.5 / 255.0, "vertex colours are the splat weights (worst %s)" % worst_c)
 	check(boxes_ok, "every vertex inside its mesh AABB")
+
+
+func test_size_dropdowns_store_the_picked_size() -> void:
+	var isl := _island(65, 32, {"generate_on_ready": false})
+	var found := {}
+	for p in isl.get_property_list():
+		found[p.name] = p
+	for name in ["resolution", "chunk_size"]:
+		check_eq(found[name].hint, PROPERTY_HINT_ENUM, "%s is a dropdown" % name)
+	# Pick 129 and 32 as the inspector does: through the hint's item values.
+	isl.set("resolution", _enum_pick(found.resolution.hint_string, "129"))
+	isl.set("chunk_size", _enum_pick(found.chunk_size.hint_string, "32"))
+	check_eq(isl.resolution, 129, "picking 129 stores 129")
+	check_eq(isl.chunk_size, 32, "picking 32 stores 32")
+	check(isl.regenerate(), "regenerates at the picked sizes")
+	check_eq(isl.get_last_stats().get("resolution"), 129, "generated at 129²")
+	check_eq(isl.get_heightmap_image().get_width(), 129, "heightmap is 129 wide")
+	check_eq(_mesh_instances(isl).size(), 16, "129² in 32-cell chunks: 4×4 chunks")
+	# Every item of both dropdowns stores its own number.
+	for name in ["resolution", "chunk_size"]:
+		for item in String(found[name].hint_string).split(","):
+			var label := item.split(":")[0]
+			check_eq(_enum_pick(found[name].hint_string, label), int(label), "%s item %s" % [name, label])
+
+
+## The inspector group each ProceduralIsland property is shown in: a group with a prefix ends at
+## the first property that does not start with it (EditorInspector).
+func _inspector_groups(obj: Object) -> Dictionary:
+	var out := {}
+	var group := ""
+	var prefix := ""
+	var own := false
+	for p in obj.get_property_list():
+		if p.usage & PROPERTY_USAGE_CATEGORY:
+			own = p.name == "ProceduralIsland"
+			group = ""
+			prefix = ""
+		elif p.usage & PROPERTY_USAGE_GROUP:
+			group = p.name
+			prefix = p.hint_string
+		elif own and p.usage & PROPERTY_USAGE_EDITOR:
+			if prefix != "" and not String(p.name).begins_with(prefix):
+				group = ""
+				prefix = ""
+			out[p.name] = group
+	return out
+
+
+func test_every_property_sits_in_its_inspector_group() -> void:
+	var isl := ProceduralIsland.new()
+	var groups := _inspector_groups(isl)
+	check(groups.size() > 50, "ProceduralIsland properties found (%d)" % groups.size())
+	for name in groups:
+		check(groups[name] != "", "%s is inside a group" % name)
+	for name in ["lod_enabled", "lod_levels", "lod_distance", "collision_mode", "lod_budget_ms"]:
+		check_eq(groups.get(name, "?"), "LOD", "%s is in the LOD group" % name)
+	check_eq(groups.get("backend", "?"), "Generation", "backend is in the Generation group")
+	isl.free()

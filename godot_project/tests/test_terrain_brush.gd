@@ -1,4 +1,4 @@
-extends TestCase
+extends IslandTestCase
 ## TerrainBrush: masked painting, falloff, erase, smooth, undo/redo snapshots, saving with the
 ## scene, regenerating with the paint kept.
 
@@ -344,3 +344,17 @@ func test_materials_get_the_splat_maps() -> void:
 	brush.strength = 1.0
 	brush.paint_at(Vector3.ZERO)
 	check(isl.get_splat_map_texture(0) == tex, "same texture after painting")
+
+
+func test_layer_is_an_enum_of_the_layer_names() -> void:
+	var brush := TerrainBrush.new()
+	var found := {}
+	for p in brush.get_property_list():
+		found[p.name] = p
+	check_eq(found.layer.hint, PROPERTY_HINT_ENUM, "layer is a dropdown")
+	var names := ["SAND", "GRASS", "ROCK", "SNOW", "FOREST", "DIRT", "GRAVEL", "MEADOW"]
+	for i in names.size():
+		check_eq(_enum_pick(found.layer.hint_string, names[i]), i, "layer %s is %d (shader order)" % [names[i], i])
+	check_eq(TerrainBrush.LAYER_SNOW, 3, "LAYER_SNOW constant")
+	check_eq(TerrainBrush.LAYER_MEADOW, names.size() - 1, "LAYER_MEADOW is the last layer")
+	brush.free()

@@ -1,16 +1,34 @@
-//! GDExtension "procedural_island": the `ProceduralIsland` node for Godot 4.3+.
+//! GDExtension "procedural_island": the `ProceduralIsland` and `TerrainBrush` nodes and the
+//! `SplatPaint` resource for Godot 4.3+.
 //!
-//! Modules: [`procedural_island`] (the node), [`worker`] (background generation on a
-//! `std::thread`, plain data only), [`chunk_data`] (per-chunk mesh/collider data), [`surface`]
-//! (mesh surfaces encoded in Godot's layout off the main thread),
-//! [`heightmap_io`] (PNG16/R16/R32 encoding).
+//! Godot classes, one per module: [`procedural_island`] (the node: properties, signals, thin
+//! `#[func]`s), [`terrain_brush`], [`splat_paint`].
+//!
+//! The node's collaborators, each owning its state: [`generation`] (worker, pending request,
+//! chunk build), [`chunk_pool`] (chunk and collider nodes), [`lod`] (quadtree LOD nodes),
+//! [`splat_maps`] (splat map textures), [`material`], [`auto_regenerate`] (editor debounce),
+//! [`island_io`] (images and heightmap files), [`stats`]; [`properties`] declares the node's
+//! inspector properties once.
+//!
+//! Plain data (no Godot objects, usable off the main thread): [`worker`] (background generation
+//! on a `std::thread`), [`chunk_data`] (per-chunk mesh/collider data), [`surface`] (mesh
+//! surfaces encoded in Godot's layout), [`heightmap_io`] (PNG16/R16/R32 encoding).
 
 use godot::init::{gdextension, ExtensionLibrary, InitStage};
 
+pub mod auto_regenerate;
 pub mod chunk_data;
+pub mod chunk_pool;
+pub mod generation;
 pub mod heightmap_io;
+pub mod island_io;
+pub mod lod;
+pub mod material;
 pub mod procedural_island;
-pub mod splat_data;
+pub mod properties;
+pub mod splat_maps;
+pub mod splat_paint;
+pub mod stats;
 pub mod surface;
 pub mod terrain_brush;
 pub mod worker;

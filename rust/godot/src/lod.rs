@@ -5,12 +5,12 @@
 //! colliders keep the full resolution (all of them, or only those under a finest-level leaf with
 //! `collision_mode` NEAR).
 
-use crate::procedural_island::ProceduralIsland;
-
+use crate::chunk_pool::ChunkPool;
 use godot::classes::node::InternalMode;
-use godot::classes::{ArrayMesh, Camera3D, EditorInterface, Engine, Material, MeshInstance3D};
+use godot::classes::{ArrayMesh, Camera3D, EditorInterface, Engine, MeshInstance3D, Node3D};
 use godot::prelude::*;
 use island_core::lod::{self, Leaf, LodLayout, LodView};
+use island_core::Island;
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
@@ -46,7 +46,7 @@ struct Transition {
 
 /// Runtime LOD state held by the node.
 #[derive(Default)]
-pub(crate) struct LodRuntime {
+pub struct LodRuntime {
     slots: Vec<Slot>,
     uses: Vec<Use>,
     /// Slot holding each leaf mesh (current island only).
@@ -86,7 +86,7 @@ pub(crate) struct LodRuntime {
 
 impl LodRuntime {
     /// The island's heights changed: every pooled mesh is stale (nodes are kept).
-    pub(crate) fn invalidate(&mut self) {
+    pub fn invalidate(&mut self) {
         for s in &mut self.slots {
             s.content = None;
         }
@@ -146,171 +146,217 @@ impl CpuClock {
     }
 }
 
-impl ProceduralIsland {
-    /// Per-frame LOD update (called from `process`).
-    pub(crate) fn lod_process(&mut self) {
-        let t = Instant::now();
-        if !self.lod_enabled {
-            if self.lod.active {
-                self.lod_deactivate();
-            }
-            return;
-        }
-        if self.island.is_none() || self.is_generating() || self.pool.is_empty() {
-            return;
-        }
-        let cpu0 = self.lod.cpu.now_us();
-        self.lod_update(t);
-        let us = t.elapsed().as_secs_f64() * 1e6;
-        self.lod.last_us = us;
-        let cpu = match (cpu0, self.lod.cpu.now_us()) {
-            (Some(a), Some(b)) => b - a,
-            _ => f64::NAN,
-        };
-        self.lod.last_cpu_us = cpu;
-        self.lod.max_cpu_us = self.lod.max_cpu_us.max(cpu);
-        // LOD_PROFILE=<µs>: print the phases of every update slower than that (default 4000).
-        let slow = std::env::var("LOD_PROFILE")
-            .ok()
-            .map(|v| v.parse::<f64>().unwrap_or(4000.0));
-        if slow.is_some_and(|s| us > s && (cpu.is_nan() || cpu >= s * 0.5)) {
-            eprintln!(
-                "lod slow frame: {us:.0} us (cpu {cpu:.0} us), phases {:?}",
-                self.lod.phases
-            );
-        }
-        self.lod.max_us = self.lod.max_us.max(us);
-    }
+/// The node's LOD properties for one update.
+#[derive(Clone, Copy, Debug)]
+pub struct LodSettings {
+    /// `lod_levels`.
+    pub levels: i32,
+    /// `lod_distance`, metres.
+    pub distance: f32,
+    /// `collision_mode` ([`COLLISION_NEAR`] / [`COLLISION_ALL`]).
+    pub collision_mode: i32,
+    /// `lod_budget_ms`.
+    pub budget_ms: f32,
+    /// `flat_shading`.
+    pub flat: bool,
+}
 
-    fn lod_update(&mut self, t: Instant) {
-        self.lod.phases.clear();
-        let Some(island) = self.island.as_ref() else {
-            return;
-        };
-        let (n, world) = (island.field.resolution, island.field.world_size);
-        let y_range = [island.stats.min_height, island.stats.max_height];
-        let chunk = island.params.chunk_size as usize;
-        let key = (n, chunk, self.lod_levels.max(0) as u32, self.flat_shading);
-        if self.lod.config != Some(key) {
-            if self.lod.config.is_some() {
-                self.lod.invalidate();
-            }
-            match LodLayout::new(n, world, chunk, key.2) {
-                Ok(l) => {
-                    self.lod.layout = Some(l);
-                    self.lod.error = None;
-                }
-                Err(e) => {
-                    let msg = e.to_string();
-                    if self.lod.error.as_deref() != Some(msg.as_str()) {
-                        godot_error!("ProceduralIsland LOD: invalid parameter `lod_levels`: {msg}");
-                        self.lod.error = Some(msg);
-                    }
-                    self.lod.layout = None;
-                }
-            }
-            self.lod.config = Some(key);
-        }
-        let Some(layout) = self.lod.layout else {
-            return;
-        };
-        self.lod.active = true;
-        self.lod_hide_base();
-        self.lod_sync_material();
-        self.lod_mark("base", t);
-
-        if self.lod.transition.is_none() {
-            let cam = self.lod_camera();
-            let moved = match (cam, self.lod.last_camera) {
-                (Some(c), Some(l)) => (0..3).any(|k| (c[k] - l[k]).abs() > MOVE_EPSILON),
-                _ => true,
-            };
-            let changed = self.lod.last_distance != self.lod_distance
-                || self.lod.collision_mode != self.collision_mode;
-            if moved || changed || self.lod.shown.is_empty() {
-                // No camera: everything at the coarsest level.
-                let camera = cam.unwrap_or([f32::INFINITY; 3]);
-                self.lod.last_camera = cam;
-                self.lod.last_distance = self.lod_distance;
-                let view = LodView {
-                    camera,
-                    lod_distance: self.lod_distance,
-                    y_range,
-                };
-                self.lod_mark("camera", t);
-                let leaves = lod::select(&layout, &view);
-                self.lod_mark("select", t);
-                let same = !self.lod.stale
-                    && leaves.len() == self.lod.shown.len()
-                    && leaves.iter().all(|l| self.lod.shown.contains_key(l));
-                if !same {
-                    self.lod.transition = Some(Transition {
-                        leaves,
-                        ready: HashMap::new(),
-                        next: 0,
-                    });
-                } else if changed {
-                    self.lod.collision_mode = self.collision_mode;
-                    self.lod_apply_colliders();
-                }
-            }
-        }
-        self.lod_continue(t, &layout);
-        self.lod_prewarm(t);
-    }
-
-    /// `lod_budget_ms` in µs (non-finite or negative: nothing beyond the one mesh per frame).
-    fn lod_budget_us(&self) -> f64 {
-        let ms = self.lod_budget_ms as f64;
+impl LodSettings {
+    /// `budget_ms` in µs (non-finite or negative: nothing beyond the one mesh per frame).
+    fn budget_us(&self) -> f64 {
+        let ms = self.budget_ms as f64;
         if ms.is_finite() {
             ms.max(0.0) * 1e3
         } else {
             0.0
         }
     }
+}
+
+/// What one LOD update works on: the node (parent of the pooled LOD nodes), the island and its
+/// full-resolution chunk nodes (hidden while LOD is on; their colliders stay).
+pub struct LodScene<'a> {
+    pub parent: &'a mut Gd<Node3D>,
+    pub island: &'a Island,
+    /// Encoded normal/tangent per sample of `island`.
+    pub normal_tangents: &'a [[u16; 4]],
+    pub chunks: &'a mut ChunkPool,
+}
+
+/// Camera position in `node`-local coordinates: the active Camera3D, the editor viewport's in
+/// the editor.
+pub fn camera_position(node: &Gd<Node3D>) -> Option<[f32; 3]> {
+    let cam: Option<Gd<Camera3D>> = if Engine::singleton().is_editor_hint() {
+        EditorInterface::singleton()
+            .get_editor_viewport_3d_ex()
+            .idx(0)
+            .done()
+            .and_then(|v| v.get_camera_3d())
+    } else {
+        node.get_viewport().and_then(|v| v.get_camera_3d())
+    };
+    let cam = cam?;
+    if !node.is_inside_tree() || !cam.is_inside_tree() {
+        return None;
+    }
+    let p = node.to_local(cam.get_global_position());
+    Some([p.x, p.y, p.z])
+}
+
+impl LodRuntime {
+    /// Whether LOD nodes are in use (the base chunks hidden).
+    pub fn is_active(&self) -> bool {
+        self.active
+    }
+
+    /// Whether the next update may pick a new selection (and so needs the camera).
+    pub fn wants_camera(&self) -> bool {
+        self.transition.is_none()
+    }
+
+    /// Per-frame LOD update, started at `t`; `camera` from [`camera_position`] (None: no camera,
+    /// or not asked for because a transition is under way).
+    pub fn process(
+        &mut self,
+        sc: &mut LodScene,
+        s: &LodSettings,
+        camera: Option<[f32; 3]>,
+        t: Instant,
+    ) {
+        let cpu0 = self.cpu.now_us();
+        self.update(sc, s, camera, t);
+        let us = t.elapsed().as_secs_f64() * 1e6;
+        self.last_us = us;
+        let cpu = match (cpu0, self.cpu.now_us()) {
+            (Some(a), Some(b)) => b - a,
+            _ => f64::NAN,
+        };
+        self.last_cpu_us = cpu;
+        self.max_cpu_us = self.max_cpu_us.max(cpu);
+        // LOD_PROFILE=<µs>: print the phases of every update slower than that (default 4000).
+        let slow = std::env::var("LOD_PROFILE")
+            .ok()
+            .map(|v| v.parse::<f64>().unwrap_or(4000.0));
+        if slow.is_some_and(|sl| us > sl && (cpu.is_nan() || cpu >= sl * 0.5)) {
+            eprintln!(
+                "lod slow frame: {us:.0} us (cpu {cpu:.0} us), phases {:?}",
+                self.phases
+            );
+        }
+        self.max_us = self.max_us.max(us);
+    }
+
+    fn update(&mut self, sc: &mut LodScene, s: &LodSettings, cam: Option<[f32; 3]>, t: Instant) {
+        self.phases.clear();
+        let island = sc.island;
+        let (n, world) = (island.field.resolution, island.field.world_size);
+        let y_range = [island.stats.min_height, island.stats.max_height];
+        let chunk = island.params.chunk_size as usize;
+        let key = (n, chunk, s.levels.max(0) as u32, s.flat);
+        if self.config != Some(key) {
+            if self.config.is_some() {
+                self.invalidate();
+            }
+            match LodLayout::new(n, world, chunk, key.2) {
+                Ok(l) => {
+                    self.layout = Some(l);
+                    self.error = None;
+                }
+                Err(e) => {
+                    let msg = e.to_string();
+                    if self.error.as_deref() != Some(msg.as_str()) {
+                        godot_error!("ProceduralIsland LOD: invalid parameter `lod_levels`: {msg}");
+                        self.error = Some(msg);
+                    }
+                    self.layout = None;
+                }
+            }
+            self.config = Some(key);
+        }
+        let Some(layout) = self.layout else {
+            // Invalid `lod_levels` (reported above, once): back to the full-resolution chunks
+            // instead of leaving them hidden under the previous LOD meshes.
+            if self.active || !self.slots.is_empty() {
+                let (config, error) = (self.config, self.error.take());
+                self.deactivate(sc.parent, sc.chunks);
+                self.config = config;
+                self.error = error;
+            }
+            return;
+        };
+        self.active = true;
+        self.hide_base(sc, s);
+        self.sync_material(sc);
+        self.mark("base", t);
+
+        if self.transition.is_none() {
+            let moved = match (cam, self.last_camera) {
+                (Some(c), Some(l)) => (0..3).any(|k| (c[k] - l[k]).abs() > MOVE_EPSILON),
+                _ => true,
+            };
+            let changed =
+                self.last_distance != s.distance || self.collision_mode != s.collision_mode;
+            if moved || changed || self.shown.is_empty() {
+                // No camera: everything at the coarsest level.
+                let camera = cam.unwrap_or([f32::INFINITY; 3]);
+                self.last_camera = cam;
+                self.last_distance = s.distance;
+                let view = LodView {
+                    camera,
+                    lod_distance: s.distance,
+                    y_range,
+                };
+                self.mark("camera", t);
+                let leaves = lod::select(&layout, &view);
+                self.mark("select", t);
+                let same = !self.stale
+                    && leaves.len() == self.shown.len()
+                    && leaves.iter().all(|l| self.shown.contains_key(l));
+                if !same {
+                    self.transition = Some(Transition {
+                        leaves,
+                        ready: HashMap::new(),
+                        next: 0,
+                    });
+                } else if changed {
+                    self.collision_mode = s.collision_mode;
+                    self.apply_colliders(sc, s);
+                }
+            }
+        }
+        self.continue_transition(sc, s, t, &layout);
+        self.prewarm(sc, s, t);
+    }
 
     /// Grow the pool towards `prewarm_to` with the time left in this frame's build budget.
-    fn lod_prewarm(&mut self, t: Instant) {
-        while self.lod.slots.len() < self.lod.prewarm_to {
-            let est = self.lod.est_node_us.max(50.0);
-            if t.elapsed().as_secs_f64() * 1e6 + est > self.lod_budget_us() {
+    fn prewarm(&mut self, sc: &mut LodScene, s: &LodSettings, t: Instant) {
+        while self.slots.len() < self.prewarm_to {
+            let est = self.est_node_us.max(50.0);
+            if t.elapsed().as_secs_f64() * 1e6 + est > s.budget_us() {
                 break;
             }
-            self.lod_new_slot_timed();
+            self.new_slot_timed(sc);
         }
-        self.lod_mark("prewarm", t);
+        self.mark("prewarm", t);
     }
 
-    /// Camera position in node-local coordinates.
-    fn lod_camera(&self) -> Option<[f32; 3]> {
-        let cam: Option<Gd<Camera3D>> = if Engine::singleton().is_editor_hint() {
-            EditorInterface::singleton()
-                .get_editor_viewport_3d_ex()
-                .idx(0)
-                .done()
-                .and_then(|v| v.get_camera_3d())
-        } else {
-            self.base().get_viewport().and_then(|v| v.get_camera_3d())
-        };
-        let cam = cam?;
-        if !self.base().is_inside_tree() || !cam.is_inside_tree() {
-            return None;
-        }
-        let p = self.base().to_local(cam.get_global_position());
-        Some([p.x, p.y, p.z])
-    }
-
-    fn lod_continue(&mut self, t: Instant, layout: &LodLayout) {
-        let Some(mut tr) = self.lod.transition.take() else {
+    fn continue_transition(
+        &mut self,
+        sc: &mut LodScene,
+        s: &LodSettings,
+        t: Instant,
+        layout: &LodLayout,
+    ) {
+        let Some(mut tr) = self.transition.take() else {
             return;
         };
         let mut built_now = 0;
         while tr.next < tr.leaves.len() {
             let leaf = tr.leaves[tr.next];
-            if let Some(&i) = self.lod.by_leaf.get(&leaf) {
+            if let Some(&i) = self.by_leaf.get(&leaf) {
                 // Already built (shown, or a free slot still holding it).
-                if self.lod.uses[i] == Use::Free {
-                    self.lod.uses[i] = Use::Reserved;
+                if self.uses[i] == Use::Free {
+                    self.uses[i] = Use::Reserved;
                 }
                 tr.ready.insert(leaf, i);
                 tr.next += 1;
@@ -319,156 +365,161 @@ impl ProceduralIsland {
             let elapsed = t.elapsed().as_secs_f64() * 1e6;
             // A build that needs a new pooled node also pays for creating it (the pool grows
             // during a flight when the prewarmed nodes run out).
-            let node_us = if self.lod_free_slot().is_none() {
-                self.lod.est_node_us.max(50.0)
+            let node_us = if self.free_slot().is_none() {
+                self.est_node_us.max(50.0)
             } else {
                 0.0
             };
             // At least one mesh per frame so a transition always completes.
-            if built_now > 0 && elapsed + node_us + self.lod.est_build_us > self.lod_budget_us() {
+            if built_now > 0 && elapsed + node_us + self.est_build_us > s.budget_us() {
                 break;
             }
-            self.lod_mark("build", t);
+            self.mark("build", t);
             let bt = Instant::now();
-            let slots_before = self.lod.slots.len();
-            let i = self.lod_take_slot();
+            let slots_before = self.slots.len();
+            let i = self.take_slot(sc);
             let tb = bt.elapsed();
-            self.lod_build(i, leaf, layout);
+            self.build(sc, s, i, leaf, layout);
             if std::env::var_os("LOD_PROFILE_BUILDS").is_some() && bt.elapsed().as_micros() > 1500 {
                 eprintln!(
                     "slow lod build: {:?} (take slot {:?}, new slot {})",
                     bt.elapsed(),
                     tb,
-                    self.lod.slots.len() > slots_before
+                    self.slots.len() > slots_before
                 );
             }
-            self.lod.uses[i] = Use::Reserved;
+            self.uses[i] = Use::Reserved;
             tr.ready.insert(leaf, i);
             tr.next += 1;
             // The build alone (a node created for it is in `est_node_us`).
             let us = bt.elapsed().as_secs_f64() * 1e6
-                - if self.lod.slots.len() > slots_before {
+                - if self.slots.len() > slots_before {
                     tb.as_secs_f64() * 1e6
                 } else {
                     0.0
                 };
             // Estimate of one build: jumps up to a slow build, decays slowly after it.
-            self.lod.est_build_us = if self.lod.built == 0 {
+            self.est_build_us = if self.built == 0 {
                 us
             } else {
-                us.max(self.lod.est_build_us * 0.9 + us * 0.1)
+                us.max(self.est_build_us * 0.9 + us * 0.1)
             };
-            self.lod.built += 1;
+            self.built += 1;
             built_now += 1;
-            if t.elapsed().as_secs_f64() * 1e6 + self.lod.est_build_us > self.lod_budget_us() {
+            if t.elapsed().as_secs_f64() * 1e6 + self.est_build_us > s.budget_us() {
                 break;
             }
         }
         if tr.next < tr.leaves.len() {
-            self.lod.transition = Some(tr);
+            self.transition = Some(tr);
             return;
         }
-        self.lod_mark("built", t);
+        self.mark("built", t);
         // Every leaf is ready: swap the visible set.
-        let old = std::mem::take(&mut self.lod.shown);
+        let old = std::mem::take(&mut self.shown);
         let first = old.is_empty();
         for (leaf, i) in &tr.ready {
-            self.lod.uses[*i] = Use::Shown;
+            self.uses[*i] = Use::Shown;
             if old.get(leaf).is_none_or(|&j| j != *i) {
-                self.lod.slots[*i].instance.set_visible(true);
+                self.slots[*i].instance.set_visible(true);
             }
         }
         for (leaf, i) in old {
             if tr.ready.get(&leaf) != Some(&i) {
-                self.lod.uses[i] = Use::Free;
-                self.lod.slots[i].instance.set_visible(false);
+                self.uses[i] = Use::Free;
+                self.slots[i].instance.set_visible(false);
             }
         }
-        self.lod.shown = tr.ready;
-        self.lod.stale = false;
-        self.lod.collision_mode = self.collision_mode;
-        self.lod_mark("swap", t);
+        self.shown = tr.ready;
+        self.stale = false;
+        self.collision_mode = s.collision_mode;
+        self.mark("swap", t);
         // After the first selection, pre-create the nodes a flight typically needs, so the pool
         // rarely grows while the camera moves; a few per frame within the budget (see
-        // `lod_prewarm`), not all at once (~70 nodes cost over 10 ms).
+        // `prewarm`), not all at once (~70 nodes cost over 10 ms).
         if first {
-            self.lod.prewarm_to = self.lod.shown.len() * 2 + 8;
+            self.prewarm_to = self.shown.len() * 2 + 8;
         }
-        self.lod_mark("swap-done", t);
-        self.lod_apply_colliders();
-        self.lod_mark("colliders", t);
+        self.mark("swap-done", t);
+        self.apply_colliders(sc, s);
+        self.mark("colliders", t);
     }
 
-    fn lod_mark(&mut self, what: &'static str, t: Instant) {
-        self.lod.phases.push((what, t.elapsed().as_micros() as u32));
+    fn mark(&mut self, what: &'static str, t: Instant) {
+        self.phases.push((what, t.elapsed().as_micros() as u32));
     }
 
     /// A free slot, preferring empty ones.
-    fn lod_free_slot(&self) -> Option<usize> {
-        let free = || (0..self.lod.slots.len()).filter(|&i| self.lod.uses[i] == Use::Free);
+    fn free_slot(&self) -> Option<usize> {
+        let free = || (0..self.slots.len()).filter(|&i| self.uses[i] == Use::Free);
         free()
-            .find(|&i| self.lod.slots[i].content.is_none())
+            .find(|&i| self.slots[i].content.is_none())
             .or_else(|| free().next())
     }
 
     /// A free slot (preferring empty ones), or a new pooled node.
-    fn lod_take_slot(&mut self) -> usize {
-        if let Some(i) = self.lod_free_slot() {
-            if let Some(old) = self.lod.slots[i].content.take() {
-                self.lod.by_leaf.remove(&old);
+    fn take_slot(&mut self, sc: &mut LodScene) -> usize {
+        if let Some(i) = self.free_slot() {
+            if let Some(old) = self.slots[i].content.take() {
+                self.by_leaf.remove(&old);
             }
             return i;
         }
-        self.lod_new_slot_timed()
+        self.new_slot_timed(sc)
     }
 
-    /// [`Self::lod_new_slot`], updating the running estimate of one node creation.
-    fn lod_new_slot_timed(&mut self) -> usize {
+    /// [`Self::new_slot`], updating the running estimate of one node creation.
+    fn new_slot_timed(&mut self, sc: &mut LodScene) -> usize {
         let nt = Instant::now();
-        let i = self.lod_new_slot();
+        let i = self.new_slot(sc);
         let us = nt.elapsed().as_secs_f64() * 1e6;
         // Jumps up to a slow creation, decays slowly after it (like the build estimate).
-        self.lod.est_node_us = if self.lod.est_node_us == 0.0 {
+        self.est_node_us = if self.est_node_us == 0.0 {
             us
         } else {
-            us.max(self.lod.est_node_us * 0.9 + us * 0.1)
+            us.max(self.est_node_us * 0.9 + us * 0.1)
         };
         i
     }
 
     /// Create one pooled (hidden) node.
-    fn lod_new_slot(&mut self) -> usize {
+    fn new_slot(&mut self, sc: &mut LodScene) -> usize {
         let mut instance = MeshInstance3D::new_alloc();
         let mesh = ArrayMesh::new_gd();
         instance.set_mesh(&mesh);
         instance.set_visible(false);
         // Named once by slot (renaming to a name a sibling holds makes Godot search for a
         // unique one, which costs milliseconds).
-        instance.set_name(&format!("Lod_{}", self.lod.slots.len()));
-        let mat = self.lod_base_material();
+        instance.set_name(&format!("Lod_{}", self.slots.len()));
+        let mat = sc.chunks.first_material();
         instance.set_material_override(mat.as_ref());
-        self.base_mut()
+        sc.parent
             .add_child_ex(&instance)
             .internal(InternalMode::BACK)
             .done();
-        self.lod.slots.push(Slot {
+        self.slots.push(Slot {
             instance,
             mesh,
             content: None,
         });
-        self.lod.uses.push(Use::Free);
-        self.lod.slots.len() - 1
+        self.uses.push(Use::Free);
+        self.slots.len() - 1
     }
 
-    fn lod_build(&mut self, i: usize, leaf: Leaf, layout: &LodLayout) {
-        let Some(island) = self.island.as_ref() else {
-            return;
-        };
+    fn build(
+        &mut self,
+        sc: &mut LodScene,
+        s: &LodSettings,
+        i: usize,
+        leaf: Leaf,
+        layout: &LodLayout,
+    ) {
+        let island = sc.island;
         let t0 = Instant::now();
-        let flat = self.flat_shading;
+        let flat = s.flat;
         let m = lod::node_mesh(&island.field, layout, leaf, flat);
         let n = island.field.resolution;
-        let bytes = if flat || self.normal_tangents.len() != n * n {
+        let bytes = if flat || sc.normal_tangents.len() != n * n {
             crate::chunk_data::encode_mesh(&m, &island.splat, n)
         } else {
             // Stitched heights from the LOD mesh; normals from the island's encoded table.
@@ -477,7 +528,7 @@ impl ProceduralIsland {
             let g = crate::surface::Grid {
                 field: &island.field,
                 splat: &island.splat,
-                nt: &self.normal_tangents,
+                nt: sc.normal_tangents,
                 x0,
                 z0,
                 step: layout.step(leaf.key.level),
@@ -486,25 +537,20 @@ impl ProceduralIsland {
             crate::surface::encode_grid(&g, Some(&heights))
         };
         let t1 = t0.elapsed();
-        let s = &mut self.lod.slots[i];
+        let s = &mut self.slots[i];
         if !s.instance.is_instance_valid() {
             // Someone freed a pooled node: replace it.
             let mut instance = MeshInstance3D::new_alloc();
             instance.set_name(&format!("Lod_{i}"));
             instance.set_mesh(&s.mesh);
             instance.set_visible(false);
-            let inst = instance.clone();
-            s.instance = instance;
-            self.base_mut()
-                .add_child_ex(&inst)
+            s.instance = instance.clone();
+            sc.parent
+                .add_child_ex(&instance)
                 .internal(InternalMode::BACK)
                 .done();
         }
-        let Some(island) = self.island.as_ref() else {
-            return;
-        };
-        let s = &mut self.lod.slots[i];
-        self.surfaces.set_surface(&mut s.mesh, &bytes, || {
+        sc.chunks.surfaces.set_surface(&mut s.mesh, &bytes, || {
             let colors = crate::chunk_data::mesh_colors(&m, &island.splat, n);
             (m, colors)
         });
@@ -512,146 +558,103 @@ impl ProceduralIsland {
             eprintln!("lod build: mesh+encode {:?} total {:?}", t1, t0.elapsed());
         }
         s.content = Some(leaf);
-        self.lod.by_leaf.insert(leaf, i);
+        self.by_leaf.insert(leaf, i);
     }
 
-    fn lod_base_material(&self) -> Option<Gd<Material>> {
-        self.pool
-            .first()
-            .filter(|c| c.instance.is_instance_valid())
-            .and_then(|c| c.instance.get_material_override())
-    }
-
-    fn lod_sync_material(&mut self) {
-        let mat = self.lod_base_material();
+    fn sync_material(&mut self, sc: &LodScene) {
+        let mat = sc.chunks.first_material();
         let id = mat.as_ref().map(|m| m.instance_id());
-        if self.lod.material == Some(id) {
+        if self.material == Some(id) {
             return;
         }
-        for s in &mut self.lod.slots {
+        for s in &mut self.slots {
             if s.instance.is_instance_valid() {
                 s.instance.set_material_override(mat.as_ref());
             }
         }
-        self.lod.material = Some(id);
+        self.material = Some(id);
     }
 
     /// Hide the full-resolution chunk meshes (their colliders stay).
-    fn lod_hide_base(&mut self) {
-        if self.lod.hidden > self.pool.len() {
-            self.lod.hidden = 0;
+    fn hide_base(&mut self, sc: &mut LodScene, s: &LodSettings) {
+        let len = sc.chunks.len();
+        if self.hidden > len {
+            self.hidden = 0;
         }
-        if self.lod.hidden == self.pool.len() {
+        if self.hidden == len {
             return;
         }
-        for c in &mut self.pool[self.lod.hidden..] {
-            if c.instance.is_instance_valid() {
-                c.instance.set_visible(false);
-            }
-        }
-        self.lod.hidden = self.pool.len();
-        self.lod.colliders.clear();
-        self.lod_apply_colliders();
+        sc.chunks.set_visible_from(self.hidden, false);
+        self.hidden = len;
+        self.colliders.clear();
+        self.apply_colliders(sc, s);
     }
 
     /// Enable the colliders of every chunk (ALL) or only under finest-level leaves (NEAR).
-    fn lod_apply_colliders(&mut self) {
-        let Some(layout) = self.lod.layout else {
+    fn apply_colliders(&mut self, sc: &mut LodScene, s: &LodSettings) {
+        let Some(layout) = self.layout else {
             return;
         };
         let per_side = layout.per_side(layout.levels - 1);
         let finest: HashSet<(u32, u32)> = self
-            .lod
             .shown
             .keys()
             .filter(|l| l.key.level + 1 == layout.levels)
             .map(|l| (l.key.x, l.key.z))
             .collect();
-        let all = !self.lod.active || self.collision_mode != COLLISION_NEAR;
-        if self.lod.colliders.len() != self.pool.len() {
-            self.lod.colliders = vec![!all; self.pool.len()];
+        let all = !self.active || s.collision_mode != COLLISION_NEAR;
+        let len = sc.chunks.len();
+        let want =
+            |i: usize| all || finest.contains(&((i % per_side) as u32, (i / per_side) as u32));
+        if self.colliders.len() != len {
             // Force every entry to be written once.
-            for (i, c) in self.pool.iter_mut().enumerate() {
-                let want = all || finest.contains(&((i % per_side) as u32, (i / per_side) as u32));
-                if let Some(col) = c
-                    .collider
-                    .as_mut()
-                    .filter(|col| col.shape_node.is_instance_valid())
-                {
-                    col.shape_node.set_disabled(!want);
-                }
-                self.lod.colliders[i] = want;
+            self.colliders = (0..len).map(want).collect();
+            for (i, &w) in self.colliders.iter().enumerate() {
+                sc.chunks.set_collider_enabled(i, w);
             }
             return;
         }
-        for (i, c) in self.pool.iter_mut().enumerate() {
-            let want = all || finest.contains(&((i % per_side) as u32, (i / per_side) as u32));
-            if self.lod.colliders[i] != want {
-                if let Some(col) = c
-                    .collider
-                    .as_mut()
-                    .filter(|col| col.shape_node.is_instance_valid())
-                {
-                    col.shape_node.set_disabled(!want);
-                }
-                self.lod.colliders[i] = want;
+        for i in 0..len {
+            let w = want(i);
+            if self.colliders[i] != w {
+                sc.chunks.set_collider_enabled(i, w);
+                self.colliders[i] = w;
             }
         }
     }
 
     /// LOD switched off: free the pooled LOD nodes, show the full-resolution chunks and enable
     /// every collider.
-    fn lod_deactivate(&mut self) {
-        let slots = std::mem::take(&mut self.lod.slots);
-        for mut s in slots {
+    pub fn deactivate(&mut self, parent: &mut Gd<Node3D>, chunks: &mut ChunkPool) {
+        for mut s in std::mem::take(&mut self.slots) {
             if s.instance.is_instance_valid() {
-                let inst = s.instance.clone();
-                self.base_mut().remove_child(&inst);
+                parent.remove_child(&s.instance);
                 s.instance.queue_free();
             }
         }
-        for c in &mut self.pool {
-            if c.instance.is_instance_valid() {
-                c.instance.set_visible(true);
-            }
-            if let Some(col) = c
-                .collider
-                .as_mut()
-                .filter(|col| col.shape_node.is_instance_valid())
-            {
-                col.shape_node.set_disabled(false);
-            }
+        chunks.set_visible_from(0, true);
+        for i in 0..chunks.len() {
+            chunks.set_collider_enabled(i, true);
         }
-        self.lod = LodRuntime::default();
+        *self = LodRuntime::default();
     }
-}
 
-#[godot_api(secondary)]
-impl ProceduralIsland {
-    /// LOD statistics: `enabled`, `levels` (levels in use), `leaves` (visible LOD chunks),
-    /// `pool_size` (pooled LOD nodes, never freed while the camera moves), `pending` (a new
-    /// selection is still being built; the previous one stays visible), `meshes_built` (total),
-    /// `last_update_ms` / `max_update_ms` (time spent in the LOD update of the last frame / the
-    /// worst frame so far), `last_update_cpu_ms` / `max_update_cpu_ms` (the same in CPU time of
-    /// the main thread: excludes time the OS gave to other processes; NaN where unknown), `mesh_build_ms` (running estimate of one chunk mesh build and upload),
-    /// `level_counts` (leaves per level).
-    #[func]
-    pub fn get_lod_stats(&self) -> VarDictionary {
+    /// LOD statistics (see `ProceduralIsland.get_lod_stats`); `enabled` is `lod_enabled`.
+    pub fn stats(&self, enabled: bool) -> VarDictionary {
         let mut d = VarDictionary::new();
-        let l = &self.lod;
-        d.set("enabled", self.lod_enabled && l.active);
-        d.set("levels", l.layout.map_or(0, |x| x.levels as i64));
-        d.set("leaves", l.shown.len() as i64);
-        d.set("pool_size", l.slots.len() as i64);
-        d.set("pending", l.transition.is_some());
-        d.set("meshes_built", l.built as i64);
-        d.set("last_update_ms", l.last_us / 1e3);
-        d.set("max_update_ms", l.max_us / 1e3);
-        d.set("last_update_cpu_ms", l.last_cpu_us / 1e3);
-        d.set("max_update_cpu_ms", l.max_cpu_us / 1e3);
-        d.set("mesh_build_ms", l.est_build_us / 1e3);
-        let mut counts = vec![0i32; l.layout.map_or(0, |x| x.levels as usize)];
-        for leaf in l.shown.keys() {
+        d.set("enabled", enabled && self.active);
+        d.set("levels", self.layout.map_or(0, |x| x.levels as i64));
+        d.set("leaves", self.shown.len() as i64);
+        d.set("pool_size", self.slots.len() as i64);
+        d.set("pending", self.transition.is_some());
+        d.set("meshes_built", self.built as i64);
+        d.set("last_update_ms", self.last_us / 1e3);
+        d.set("max_update_ms", self.max_us / 1e3);
+        d.set("last_update_cpu_ms", self.last_cpu_us / 1e3);
+        d.set("max_update_cpu_ms", self.max_cpu_us / 1e3);
+        d.set("mesh_build_ms", self.est_build_us / 1e3);
+        let mut counts = vec![0i32; self.layout.map_or(0, |x| x.levels as usize)];
+        for leaf in self.shown.keys() {
             if let Some(c) = counts.get_mut(leaf.key.level as usize) {
                 *c += 1;
             }
@@ -660,29 +663,24 @@ impl ProceduralIsland {
         d
     }
 
-    /// Reset `max_update_ms` of [method get_lod_stats].
-    #[func]
-    pub fn reset_lod_stats(&mut self) {
-        self.lod.max_us = 0.0;
-        self.lod.max_cpu_us = 0.0;
+    /// Reset the worst update times.
+    pub fn reset_stats(&mut self) {
+        self.max_us = 0.0;
+        self.max_cpu_us = 0.0;
     }
 
-    /// The visible LOD chunks: one Dictionary each with `node` (the MeshInstance3D), `level`,
-    /// `x`, `z` (index among the nodes of that level), `rect` (Rect2 of node-local x/z metres) and
-    /// `stitch` (bits 1 = -x, 2 = +x, 4 = -z, 8 = +z: edges next to a coarser chunk, whose odd
-    /// vertices lie on the coarser edge). Empty when LOD is off.
-    #[func]
-    pub fn get_lod_chunks(&self) -> VarArray {
+    /// The visible LOD chunks (see `ProceduralIsland.get_lod_chunks`).
+    pub fn chunks(&self) -> VarArray {
         let mut out = VarArray::new();
-        let Some(layout) = self.lod.layout else {
+        let Some(layout) = self.layout else {
             return out;
         };
-        let mut leaves: Vec<(&Leaf, &usize)> = self.lod.shown.iter().collect();
+        let mut leaves: Vec<(&Leaf, &usize)> = self.shown.iter().collect();
         leaves.sort();
         for (leaf, &i) in leaves {
             let r = layout.rect(leaf.key);
             let mut d = VarDictionary::new();
-            d.set("node", &self.lod.slots[i].instance);
+            d.set("node", &self.slots[i].instance);
             d.set("level", leaf.key.level as i64);
             d.set("x", leaf.key.x as i64);
             d.set("z", leaf.key.z as i64);

@@ -156,105 +156,19 @@ fn octahedron_fast(v: [f32; 3]) -> [f32; 2] {
     [x * 0.5 + 0.5, y * 0.5 + 0.5]
 }
 
-/// [`octahedron_fast`] of eight vectors (structure of arrays, vectorisable; same arithmetic).
-#[inline(always)]
-fn octahedron8(x: &[f32; 8], y: &[f32; 8], z: &[f32; 8]) -> ([f32; 8], [f32; 8]) {
-    let (mut ox, mut oy) = ([0f32; 8], [0f32; 8]);
-    for k in 0..8 {
-        let r = 1.0 / (x[k].abs() + y[k].abs() + z[k].abs());
-        let (a, b, c) = (x[k] * r, y[k] * r, z[k] * r);
-        let sx = if a >= 0.0 { 1.0 } else { -1.0 };
-        let sy = if b >= 0.0 { 1.0 } else { -1.0 };
-        let up = c >= 0.0;
-        let u = if up { a } else { (1.0 - b.abs()) * sx };
-        let v = if up { b } else { (1.0 - a.abs()) * sy };
-        ox[k] = u * 0.5 + 0.5;
-        oy[k] = v * 0.5 + 0.5;
-    }
-    (ox, oy)
-}
-
-/// [`normal_tangent`] of eight normals (structure of arrays): rows normal x, normal y, tangent x,
-/// tangent y.
-#[inline(always)]
-fn normal_tangent8(x: &[f32; 8], y: &[f32; 8], z: &[f32; 8]) -> [[u16; 8]; 4] {
-    let (ox, oy) = octahedron8(x, y, z);
-    let (mut tx, mut ty, mut tz) = ([0f32; 8], [0f32; 8], [0f32; 8]);
-    for k in 0..8 {
-        [tx[k], ty[k], tz[k]] = cross([z[k], -x[k], y[k]], [x[k], y[k], z[k]]);
-    }
-    let (px, py) = octahedron8(&tx, &ty, &tz);
-    let mut q = [[0u16; 8]; 4];
-    for k in 0..8 {
-        q[0][k] = unorm16(ox[k]);
-        q[1][k] = unorm16(oy[k]);
-        let a = unorm16(px[k]);
-        let b = unorm16(py[k].max(1.0 / 32767.0) * 0.5 + 0.5);
-        q[2][k] = if a == 0 && b == 65535 { 65535 } else { a };
-        q[3][k] = b;
-    }
-    q
-}
-
-/// Godot's exact encoding (reference for tests).
-#[cfg(test)]
-fn normal_tangent_exact(nrm: [f32; 3]) -> [u16; 4] {
-    let o = octahedron_encode(nrm);
-    let t = normalized(cross([nrm[2], -nrm[0], nrm[1]], normalized(nrm)));
-    let mut to = octahedron_encode(t);
-    to[1] = to[1].max(1.0 / 32767.0) * 0.5 + 0.5;
-    let mut tx = unorm16(to[0]);
-    let ty = unorm16(to[1]);
-    if tx == 0 && ty == 65535 {
-        tx = 65535;
-    }
-    [unorm16(o[0]), unorm16(o[1]), tx, ty]
-}
-
-/// [`normal_tangent`] of every normal, in parallel (the per-sample table of an island).
-pub fn normal_tangent_table(normals: &[[f32; 3]]) -> Vec<[u16; 4]> {
-    use rayon::prelude::*;
-    let mut out = vec![[0u16; 4]; normals.len()];
-    out.par_chunks_mut(4096)
-        .zip(normals.par_chunks(4096))
-        .for_each(|(o, n)| normal_tangent_block(o, n));
-    out
-}
-
-/// [`normal_tangent`] of `n` into `o` (same length): explicit AVX2 when the CPU has it (the
-/// compiler leaves the branchy octahedral mapping scalar), else eight at a time portably.
-pub(crate) fn normal_tangent_block(o: &mut [[u16; 4]], n: &[[f32; 3]]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2 (checked just above).
-        unsafe { nt_avx2::block(o, n) };
-        return;
-    }
-    normal_tangent_block_portable(o, n);
-}
-
-fn normal_tangent_block_portable(o: &mut [[u16; 4]], n: &[[f32; 3]]) {
-    let mut oc = o.chunks_exact_mut(8);
-    let mut nc = n.chunks_exact(8);
-    for (o8, n8) in (&mut oc).zip(&mut nc) {
-        let (mut x, mut y, mut z) = ([0f32; 8], [0f32; 8], [0f32; 8]);
-        for k in 0..8 {
-            [x[k], y[k], z[k]] = n8[k];
-        }
-        let q = normal_tangent8(&x, &y, &z);
-        for k in 0..8 {
-            o8[k] = [q[0][k], q[1][k], q[2][k], q[3][k]];
-        }
-    }
-    for (o, n) in oc.into_remainder().iter_mut().zip(nc.remainder()) {
-        *o = normal_tangent(*n);
-    }
-}
-
-/// [`normal_tangent`] in AVX2 registers, eight normals at a time, with the same operations in the
-/// same order (no FMA), so the bytes are identical (pinned by a test).
 #[cfg(target_arch = "x86_64")]
 mod nt_avx2 {
+    //! Explicit AVX2 version of [`super::normal_tangent`] (its scalar reference, just above) for
+    //! [`super::normal_tangent_table`]: the compiler leaves the branchy octahedral mapping
+    //! scalar, here the branches are blends. Every lane performs the scalar operations in the
+    //! same order (no FMA), so the bytes are identical to the scalar reference and to the
+    //! portable eight-wide [`super::normal_tangent_block_portable`].
+    //!
+    //! Test: `surface::tests::normal_tangent_table_equals_the_scalar_encoding` (100k random
+    //! normals plus axes, zero, NaN and signed zeros, through the table and one by one).
+    //! Bench: `cargo test -p procedural_island --lib chunk_parts_wall -- --ignored --nocapture`
+    //! ("normal table"); in `cargo xtask bench` it is part of the row "chunk data on worker
+    //! threads (`mesh_ms`)" after `regenerate_async`, and of the `regenerate()` row.
     use std::arch::x86_64::*;
 
     /// [`super::octahedron_fast`] of eight vectors: (x, y) in 0..1.
@@ -366,6 +280,101 @@ mod nt_avx2 {
         for i in full..len {
             o[i] = super::normal_tangent(n[i]);
         }
+    }
+}
+
+/// [`octahedron_fast`] of eight vectors (structure of arrays, vectorisable; same arithmetic).
+#[inline(always)]
+fn octahedron8(x: &[f32; 8], y: &[f32; 8], z: &[f32; 8]) -> ([f32; 8], [f32; 8]) {
+    let (mut ox, mut oy) = ([0f32; 8], [0f32; 8]);
+    for k in 0..8 {
+        let r = 1.0 / (x[k].abs() + y[k].abs() + z[k].abs());
+        let (a, b, c) = (x[k] * r, y[k] * r, z[k] * r);
+        let sx = if a >= 0.0 { 1.0 } else { -1.0 };
+        let sy = if b >= 0.0 { 1.0 } else { -1.0 };
+        let up = c >= 0.0;
+        let u = if up { a } else { (1.0 - b.abs()) * sx };
+        let v = if up { b } else { (1.0 - a.abs()) * sy };
+        ox[k] = u * 0.5 + 0.5;
+        oy[k] = v * 0.5 + 0.5;
+    }
+    (ox, oy)
+}
+
+/// [`normal_tangent`] of eight normals (structure of arrays): rows normal x, normal y, tangent x,
+/// tangent y.
+#[inline(always)]
+fn normal_tangent8(x: &[f32; 8], y: &[f32; 8], z: &[f32; 8]) -> [[u16; 8]; 4] {
+    let (ox, oy) = octahedron8(x, y, z);
+    let (mut tx, mut ty, mut tz) = ([0f32; 8], [0f32; 8], [0f32; 8]);
+    for k in 0..8 {
+        [tx[k], ty[k], tz[k]] = cross([z[k], -x[k], y[k]], [x[k], y[k], z[k]]);
+    }
+    let (px, py) = octahedron8(&tx, &ty, &tz);
+    let mut q = [[0u16; 8]; 4];
+    for k in 0..8 {
+        q[0][k] = unorm16(ox[k]);
+        q[1][k] = unorm16(oy[k]);
+        let a = unorm16(px[k]);
+        let b = unorm16(py[k].max(1.0 / 32767.0) * 0.5 + 0.5);
+        q[2][k] = if a == 0 && b == 65535 { 65535 } else { a };
+        q[3][k] = b;
+    }
+    q
+}
+
+/// Godot's exact encoding (reference for tests).
+#[cfg(test)]
+fn normal_tangent_exact(nrm: [f32; 3]) -> [u16; 4] {
+    let o = octahedron_encode(nrm);
+    let t = normalized(cross([nrm[2], -nrm[0], nrm[1]], normalized(nrm)));
+    let mut to = octahedron_encode(t);
+    to[1] = to[1].max(1.0 / 32767.0) * 0.5 + 0.5;
+    let mut tx = unorm16(to[0]);
+    let ty = unorm16(to[1]);
+    if tx == 0 && ty == 65535 {
+        tx = 65535;
+    }
+    [unorm16(o[0]), unorm16(o[1]), tx, ty]
+}
+
+/// [`normal_tangent`] of every normal, in parallel (the per-sample table of an island).
+pub fn normal_tangent_table(normals: &[[f32; 3]]) -> Vec<[u16; 4]> {
+    use rayon::prelude::*;
+    let mut out = vec![[0u16; 4]; normals.len()];
+    out.par_chunks_mut(4096)
+        .zip(normals.par_chunks(4096))
+        .for_each(|(o, n)| normal_tangent_block(o, n));
+    out
+}
+
+/// [`normal_tangent`] of `n` into `o` (same length): explicit AVX2 when the CPU has it (the
+/// compiler leaves the branchy octahedral mapping scalar), else eight at a time portably.
+pub(crate) fn normal_tangent_block(o: &mut [[u16; 4]], n: &[[f32; 3]]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        unsafe { nt_avx2::block(o, n) };
+        return;
+    }
+    normal_tangent_block_portable(o, n);
+}
+
+fn normal_tangent_block_portable(o: &mut [[u16; 4]], n: &[[f32; 3]]) {
+    let mut oc = o.chunks_exact_mut(8);
+    let mut nc = n.chunks_exact(8);
+    for (o8, n8) in (&mut oc).zip(&mut nc) {
+        let (mut x, mut y, mut z) = ([0f32; 8], [0f32; 8], [0f32; 8]);
+        for k in 0..8 {
+            [x[k], y[k], z[k]] = n8[k];
+        }
+        let q = normal_tangent8(&x, &y, &z);
+        for k in 0..8 {
+            o8[k] = [q[0][k], q[1][k], q[2][k], q[3][k]];
+        }
+    }
+    for (o, n) in oc.into_remainder().iter_mut().zip(nc.remainder()) {
+        *o = normal_tangent(*n);
     }
 }
 

@@ -4,7 +4,7 @@
 //! stroke/undo state and draws the cursor ring.
 
 use crate::procedural_island::ProceduralIsland;
-use crate::splat_data::SplatPaint;
+use crate::splat_paint::SplatPaint;
 use godot::classes::base_material_3d::{Flags as MatFlags, ShadingMode, Transparency};
 use godot::classes::mesh::PrimitiveType;
 use godot::classes::node::InternalMode;
@@ -32,8 +32,11 @@ pub struct TerrainBrush {
     /// The island to paint; empty = the parent node.
     #[export]
     island: NodePath,
-    /// Splat layer 0..7 (0 sand, 1 grass, 2 rock, 3 snow from the generator; 4..7 free).
-    #[export(range = (0.0, 7.0, 1.0))]
+    /// Splat layer to paint: the generator's [constant LAYER_SAND], [constant LAYER_GRASS],
+    /// [constant LAYER_ROCK], [constant LAYER_SNOW], or the user layers [constant LAYER_FOREST],
+    /// [constant LAYER_DIRT], [constant LAYER_GRAVEL], [constant LAYER_MEADOW] (empty until
+    /// painted); the names of the terrain shader's layer groups.
+    #[export(enum = (SAND = 0, GRASS = 1, ROCK = 2, SNOW = 3, FOREST = 4, DIRT = 5, GRAVEL = 6, MEADOW = 7))]
     layer: i32,
     /// [constant MODE_PAINT] adds the layer, [constant MODE_ERASE] removes it,
     /// [constant MODE_SMOOTH] blends all layers with their neighbourhood.
@@ -111,6 +114,30 @@ type BrushResult<T> = Result<T, String>;
 
 #[godot_api]
 impl TerrainBrush {
+    /// Layer 0: sand (generated).
+    #[constant]
+    pub const LAYER_SAND: i32 = 0;
+    /// Layer 1: grass (generated).
+    #[constant]
+    pub const LAYER_GRASS: i32 = 1;
+    /// Layer 2: rock (generated).
+    #[constant]
+    pub const LAYER_ROCK: i32 = 2;
+    /// Layer 3: snow (generated).
+    #[constant]
+    pub const LAYER_SNOW: i32 = 3;
+    /// Layer 4: forest (painted only).
+    #[constant]
+    pub const LAYER_FOREST: i32 = 4;
+    /// Layer 5: dirt (painted only).
+    #[constant]
+    pub const LAYER_DIRT: i32 = 5;
+    /// Layer 6: gravel (painted only).
+    #[constant]
+    pub const LAYER_GRAVEL: i32 = 6;
+    /// Layer 7: meadow (painted only).
+    #[constant]
+    pub const LAYER_MEADOW: i32 = 7;
     /// Mode: add the layer.
     #[constant]
     pub const MODE_PAINT: i32 = 0;
@@ -320,7 +347,7 @@ impl TerrainBrush {
         let o = xf.affine_inverse() * origin;
         let d = xf.basis.inverse() * direction;
         let b = isl.bind();
-        let Some(island) = b.island.as_ref() else {
+        let Some(island) = b.island() else {
             return Variant::nil();
         };
         let far = island.field.world_size * 4.0 + (o.length());
@@ -340,7 +367,7 @@ impl TerrainBrush {
         let Ok(brush) = self.brush() else { return 0.0 };
         let c = self.to_local_xz(&isl, world_position);
         let b = isl.bind();
-        let Some(island) = b.island.as_ref() else {
+        let Some(island) = b.island() else {
             return 0.0;
         };
         let f = &island.field;
@@ -368,7 +395,7 @@ impl TerrainBrush {
         let xf = isl.get_global_transform();
         let pts: Vec<Vector3> = {
             let b = isl.bind();
-            let Some(island) = b.island.as_ref() else {
+            let Some(island) = b.island() else {
                 return;
             };
             (0..=RING_SEGMENTS)
@@ -516,12 +543,12 @@ fn with_paint<T>(
     f: impl FnOnce(&mut PaintLayer, &Surface) -> Result<(T, Rect), paint::PaintError>,
 ) -> BrushResult<(T, Rect)> {
     let mut b = isl.bind_mut();
-    if b.island.is_none() {
+    if b.island().is_none() {
         return Err("the island has not been generated yet".into());
     }
     let mut res: Gd<SplatPaint> = b.paint_resource();
     let (out, rect) = {
-        let island = b.island.as_ref().expect("checked above");
+        let island = b.island().expect("checked above");
         let surf = Surface {
             field: &island.field,
             base: &island.splat,
@@ -539,3 +566,6 @@ fn with_paint<T>(
     }
     Ok((out, rect))
 }
+
+// The `layer` enum and the LAYER_* constants name every layer of the core (and the shader).
+const _: () = assert!(TerrainBrush::LAYER_MEADOW as usize + 1 == LAYERS);

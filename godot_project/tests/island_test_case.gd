@@ -1,0 +1,55 @@
+class_name IslandTestCase
+extends TestCase
+## Base class of the ProceduralIsland tests: shared island fixtures on top of `TestCase`.
+
+
+## A ProceduralIsland added under this test, with `props` set before it enters the tree (so with
+## the default `generate_on_ready` it generates synchronously in `_ready`).
+func _island(resolution: int = 65, chunk_size: int = 32, props: Dictionary = {}) -> ProceduralIsland:
+	var isl := ProceduralIsland.new()
+	isl.resolution = resolution
+	isl.chunk_size = chunk_size
+	for k in props:
+		isl.set(k, props[k])
+	add_child(isl)
+	return isl
+
+
+## Same size and bytes; also the same format unless `same_format` is false.
+func _image_equal(a: Image, b: Image, same_format: bool = true) -> bool:
+	return a != null and b != null and a.get_size() == b.get_size() \
+		and (not same_format or a.get_format() == b.get_format()) and a.get_data() == b.get_data()
+
+
+## Every MeshInstance3D child of `isl`, internal ones included (chunks and LOD nodes).
+func _mesh_instances(isl: Node) -> Array[MeshInstance3D]:
+	var out: Array[MeshInstance3D] = []
+	for c in isl.get_children(true):
+		if c is MeshInstance3D:
+			out.append(c)
+	return out
+
+
+## The CollisionShape3D under a chunk's StaticBody3D, or null.
+func _shape_node(chunk: Node) -> CollisionShape3D:
+	for b in chunk.get_children():
+		if b is StaticBody3D:
+			for s in b.get_children():
+				if s is CollisionShape3D:
+					return s
+	return null
+
+
+## The value the inspector's enum dropdown (EditorPropertyEnum) stores when `label` is picked:
+## the number after `label:` in the hint string, else the item's position.
+func _enum_pick(hint_string: String, label: String) -> int:
+	var items := hint_string.split(",")
+	var value := 0
+	for item in items:
+		var parts := item.split(":")
+		if parts.size() > 1:
+			value = int(parts[1])
+		if parts[0] == label:
+			return value
+		value += 1
+	return -1

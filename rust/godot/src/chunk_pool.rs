@@ -1,0 +1,240 @@
+//! The island's full-resolution chunk nodes: one internal `MeshInstance3D` per chunk, with a
+//! `StaticBody3D` / `CollisionShape3D` / `HeightMapShape3D` collider, reused between regenerates
+//! while the chunk count stays the same.
+//!
+//! The pool owns the nodes and the verified surface layouts ([`SurfaceCache`]); the parent
+//! (the `ProceduralIsland`) is passed to the calls that add or remove children.
+
+use crate::chunk_data::ChunkData;
+use crate::surface::SurfaceCache;
+use godot::classes::node::InternalMode;
+use godot::classes::{
+    ArrayMesh, CollisionShape3D, HeightMapShape3D, Material, MeshInstance3D, Node3D, StaticBody3D,
+};
+use godot::prelude::*;
+use island_core::{ChunkCollider, Island};
+
+/// Godot objects of one chunk, reused between regenerates.
+struct ChunkNodes {
+    instance: Gd<MeshInstance3D>,
+    mesh: Gd<ArrayMesh>,
+    collider: Option<ColliderNodes>,
+    /// Chunk (cx, cz) the node is named after.
+    named: Option<(u32, u32)>,
+}
+
+struct ColliderNodes {
+    body: Gd<StaticBody3D>,
+    shape_node: Gd<CollisionShape3D>,
+    shape: Gd<HeightMapShape3D>,
+    /// Position and scale last given to `shape_node`.
+    placed: Option<([f32; 3], f32)>,
+}
+
+/// The chunk node pool (see the module doc).
+#[derive(Default)]
+pub struct ChunkPool {
+    nodes: Vec<ChunkNodes>,
+    /// Verified Godot surface layouts (chunk and LOD meshes).
+    pub surfaces: SurfaceCache,
+    /// Material given to new chunk nodes.
+    material: Option<Gd<Material>>,
+}
+
+impl ChunkPool {
+    /// Number of pooled chunk nodes.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// Whether someone freed one of the internal chunk nodes.
+    pub fn any_freed(&self) -> bool {
+        self.nodes.iter().any(|c| !c.instance.is_instance_valid())
+    }
+
+    /// `surfaces.fast` / `surfaces.slow` now (to count a build's surfaces).
+    pub fn surface_counts(&self) -> (u64, u64) {
+        (self.surfaces.fast, self.surfaces.slow)
+    }
+
+    /// The material new chunk nodes get (existing nodes keep theirs, see [`Self::apply_material`]).
+    pub fn use_material(&mut self, material: Option<Gd<Material>>) {
+        self.material = material;
+    }
+
+    /// Give every chunk node `material` (and use it for new ones).
+    pub fn apply_material(&mut self, material: Option<Gd<Material>>) {
+        for c in &mut self.nodes {
+            if c.instance.is_instance_valid() {
+                c.instance.set_material_override(material.as_ref());
+            }
+        }
+        self.material = material;
+    }
+
+    /// Material of the first chunk node (what the LOD nodes copy).
+    pub fn first_material(&self) -> Option<Gd<Material>> {
+        self.nodes
+            .first()
+            .filter(|c| c.instance.is_instance_valid())
+            .and_then(|c| c.instance.get_material_override())
+    }
+
+    /// Create nodes until there are `count`.
+    pub fn grow_to(&mut self, parent: &mut Gd<Node3D>, count: usize) {
+        while self.nodes.len() < count {
+            self.new_node(parent);
+        }
+    }
+
+    /// Chunk `i`'s mesh from its encoded surface.
+    pub fn set_surface(
+        &mut self,
+        parent: &mut Gd<Node3D>,
+        i: usize,
+        data: &ChunkData,
+        island: &Island,
+        cs: usize,
+        flat: bool,
+    ) {
+        let c = self.node(parent, i);
+        if c.named != Some((data.cx, data.cz)) {
+            c.instance
+                .set_name(&format!("Chunk_{}_{}", data.cx, data.cz));
+            c.named = Some((data.cx, data.cz));
+        }
+        // Our encoded bytes; the arrays only for the first chunk of a shape (to verify the
+        // encoding against Godot's) or when the encoding does not match this Godot.
+        let (field, splat) = (&island.field, &island.splat);
+        let c = &mut self.nodes[i];
+        self.surfaces.set_surface(&mut c.mesh, &data.surface, || {
+            let m = field.chunk_mesh(data.cx as usize, data.cz as usize, cs, flat);
+            let colors = crate::chunk_data::mesh_colors(&m, splat, field.resolution);
+            (m, colors)
+        });
+    }
+
+    /// Chunk `i`'s collider: the heights of `col`, or none (the body is removed).
+    pub fn set_collider(&mut self, parent: &mut Gd<Node3D>, i: usize, col: Option<&ChunkCollider>) {
+        let c = self.node(parent, i);
+        match col {
+            Some(col) => {
+                if c.collider
+                    .as_ref()
+                    .is_some_and(|n| !n.body.is_instance_valid())
+                {
+                    c.collider = None;
+                }
+                let nodes = c.collider.get_or_insert_with(|| {
+                    let mut body = StaticBody3D::new_alloc();
+                    body.set_name("StaticBody3D");
+                    let mut shape_node = CollisionShape3D::new_alloc();
+                    shape_node.set_name("CollisionShape3D");
+                    let shape = HeightMapShape3D::new_gd();
+                    shape_node.set_shape(&shape);
+                    body.add_child(&shape_node);
+                    c.instance.add_child(&body);
+                    ColliderNodes {
+                        body,
+                        shape_node,
+                        shape,
+                        placed: None,
+                    }
+                });
+                let (w, d) = (col.width as i32, col.depth as i32);
+                if nodes.shape.get_map_width() != w {
+                    nodes.shape.set_map_width(w);
+                }
+                if nodes.shape.get_map_depth() != d {
+                    nodes.shape.set_map_depth(d);
+                }
+                nodes
+                    .shape
+                    .set_map_data(&PackedFloat32Array::from(&col.heights[..]));
+                // Pooled nodes keep their chunk: the transform rarely changes.
+                let place = (col.offset, col.cell_size);
+                if nodes.placed != Some(place) || !nodes.shape_node.is_instance_valid() {
+                    nodes.shape_node.set_position(Vector3::new(
+                        col.offset[0],
+                        col.offset[1],
+                        col.offset[2],
+                    ));
+                    nodes
+                        .shape_node
+                        .set_scale(Vector3::new(col.cell_size, 1.0, col.cell_size));
+                    nodes.placed = Some(place);
+                }
+            }
+            None => {
+                if let Some(mut nodes) = c.collider.take() {
+                    if nodes.body.is_instance_valid() {
+                        c.instance.remove_child(&nodes.body);
+                        nodes.body.queue_free();
+                    }
+                }
+            }
+        }
+    }
+
+    /// Show or hide the chunk meshes from `start` on (their colliders stay).
+    pub fn set_visible_from(&mut self, start: usize, visible: bool) {
+        for c in self.nodes.iter_mut().skip(start) {
+            if c.instance.is_instance_valid() {
+                c.instance.set_visible(visible);
+            }
+        }
+    }
+
+    /// Enable or disable chunk `i`'s collider (if it has one).
+    pub fn set_collider_enabled(&mut self, i: usize, enabled: bool) {
+        if let Some(col) = self.nodes[i]
+            .collider
+            .as_mut()
+            .filter(|col| col.shape_node.is_instance_valid())
+        {
+            col.shape_node.set_disabled(!enabled);
+        }
+    }
+
+    /// Remove and free every chunk node.
+    pub fn free_all(&mut self, parent: &mut Gd<Node3D>) {
+        for mut c in std::mem::take(&mut self.nodes) {
+            if c.instance.is_instance_valid() {
+                parent.remove_child(&c.instance);
+                c.instance.queue_free();
+            }
+        }
+    }
+
+    /// Pooled node `i`, (re)creating the pool when someone freed an internal chunk.
+    fn node(&mut self, parent: &mut Gd<Node3D>, i: usize) -> &mut ChunkNodes {
+        if i < self.nodes.len() && !self.nodes[i].instance.is_instance_valid() {
+            // Someone freed an internal chunk: rebuild the pool from scratch.
+            self.free_all(parent);
+        }
+        self.grow_to(parent, i + 1);
+        &mut self.nodes[i]
+    }
+
+    /// Append one (empty) chunk node to the pool.
+    fn new_node(&mut self, parent: &mut Gd<Node3D>) {
+        let mut instance = MeshInstance3D::new_alloc();
+        let mesh = ArrayMesh::new_gd();
+        instance.set_mesh(&mesh);
+        instance.set_material_override(self.material.as_ref());
+        parent
+            .add_child_ex(&instance)
+            .internal(InternalMode::BACK)
+            .done();
+        self.nodes.push(ChunkNodes {
+            instance,
+            mesh,
+            collider: None,
+            named: None,
+        });
+    }
+}

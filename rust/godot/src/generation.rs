@@ -1,0 +1,373 @@
+//! The node's generation job: the background [`Worker`], the request waiting for it (coalesced
+//! `regenerate_async` calls), and the chunk build that follows (a generated island whose chunk
+//! nodes are put into the [`ChunkPool`] over several frames, or all at once for the
+//! synchronous paths, including the streamed `regenerate()`).
+//!
+//! It emits no signals itself: it tells the node what happened ([`Polled`], [`Step`]) and the
+//! node emits. A finished build is handed back as a [`Build`] for the node to install.
+
+use crate::chunk_data::ChunkData;
+use crate::chunk_pool::ChunkPool;
+use crate::worker::{finish_job, JobError, Polled as WorkerPolled, Prepared, Request, Worker};
+use godot::classes::Node3D;
+use godot::prelude::*;
+use island_core::{ChunkCollider, Island};
+use island_gpu::Staged;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Share of the progress bar spent in the core generator (the rest is chunk building).
+pub const CORE_SHARE: f64 = 0.8;
+
+/// A generated island whose chunk nodes are being (or have been) built.
+pub struct Build {
+    pub prep: Box<Prepared>,
+    /// Chunks built so far.
+    pub next: usize,
+    /// Main-thread milliseconds spent building nodes.
+    pub build_ms: f64,
+    /// `surfaces.fast` / `surfaces.slow` when the build started.
+    pub surfaces0: (u64, u64),
+}
+
+/// What [`GenerationJob::poll`] found.
+pub enum Polled {
+    /// Nothing to report.
+    Idle,
+    /// Progress of the running worker (overall fraction 0..1 of the core, stage name).
+    Progress(Vec<(f32, String)>),
+    /// The worker finished, with its last progress: start its build with
+    /// [`GenerationJob::start_build`] (or report the error).
+    Done(Vec<(f32, String)>, Result<Box<Prepared>, String>),
+}
+
+/// What [`GenerationJob::continue_build`] did this frame.
+pub enum Step {
+    /// No build under way.
+    Idle,
+    /// Chunks remain: overall progress fraction.
+    Progress(f64),
+    /// Every chunk is built.
+    Finished(Build),
+}
+
+/// The generation job state of one node (see the module doc).
+#[derive(Default)]
+pub struct GenerationJob {
+    worker: Option<Worker>,
+    pending: Option<Request>,
+    building: Option<Build>,
+    /// A generation_started was emitted and neither finished nor failed yet.
+    series_active: bool,
+    /// See [`Self::serial`].
+    serial: u64,
+}
+
+impl GenerationJob {
+    /// Whether a background generation is computing or building chunks.
+    pub fn is_running(&self) -> bool {
+        self.worker.is_some() || self.building.is_some()
+    }
+
+    /// The current series of generations ended (finished or failed).
+    pub fn end_series(&mut self) {
+        self.series_active = false;
+    }
+
+    /// Start `request` in the background, or queue it when a worker runs (that one is
+    /// cancelled; only the last request is completed). Returns whether this starts a new series
+    /// (emit `generation_started`), or the error of starting the thread.
+    pub fn submit(&mut self, request: Request) -> Result<bool, String> {
+        self.serial += 1;
+        if let Some(w) = &self.worker {
+            w.cancel();
+            self.pending = Some(request);
+            return Ok(false);
+        }
+        // A finished generation still being built is superseded.
+        self.building = None;
+        let first = !self.series_active;
+        self.series_active = true;
+        self.worker = Some(Worker::spawn(request)?);
+        Ok(first)
+    }
+
+    /// Cancel a running worker (a build in progress goes on). Whether there was one.
+    pub fn cancel(&mut self) -> bool {
+        let Some(w) = self.worker.take() else {
+            return false;
+        };
+        self.serial += 1;
+        w.cancel();
+        self.pending = None;
+        true
+    }
+
+    /// Drop any background work (worker, pending request, partial build).
+    pub fn abort(&mut self) {
+        self.serial += 1;
+        self.worker = None;
+        self.pending = None;
+        self.building = None;
+    }
+
+    /// Collect the worker's messages. When the finished job was superseded by a pending
+    /// request, that one starts instead.
+    pub fn poll(&mut self) -> Polled {
+        let Some(w) = self.worker.as_mut() else {
+            return Polled::Idle;
+        };
+        match w.poll() {
+            WorkerPolled::Running(progress) => {
+                if self.pending.is_none() {
+                    Polled::Progress(progress)
+                } else {
+                    Polled::Idle
+                }
+            }
+            WorkerPolled::Done(progress, result) => {
+                self.worker = None;
+                if let Some(request) = self.pending.take() {
+                    return match Worker::spawn(request) {
+                        Ok(w) => {
+                            self.worker = Some(w);
+                            Polled::Idle
+                        }
+                        Err(msg) => Polled::Done(Vec::new(), Err(msg)),
+                    };
+                }
+                Polled::Done(progress, result.map_err(|e| e.to_string()))
+            }
+        }
+    }
+
+    /// Counter of requests and aborts: it changes whenever a newer request or an abort
+    /// supersedes what the node is reporting (checked after emitting a signal, whose handlers
+    /// may call `regenerate()`).
+    pub fn serial(&self) -> u64 {
+        self.serial
+    }
+
+    /// Start building a generated island's chunks over the next frames (the caller empties the
+    /// pool when the chunk count changed); `surfaces0` is [`ChunkPool::surface_counts`] now.
+    pub fn start_build(&mut self, prep: Box<Prepared>, surfaces0: (u64, u64)) {
+        self.building = Some(Build {
+            prep,
+            next: 0,
+            build_ms: 0.0,
+            surfaces0,
+        });
+    }
+
+    /// Whether chunks of a generated island are waiting to be built.
+    pub fn is_building(&self) -> bool {
+        self.building.is_some()
+    }
+
+    /// Build chunks for up to `budget_ms` (at least one chunk).
+    pub fn continue_build(
+        &mut self,
+        pool: &mut ChunkPool,
+        parent: &mut Gd<Node3D>,
+        budget_ms: f32,
+    ) -> Step {
+        let Some(mut b) = self.building.take() else {
+            return Step::Idle;
+        };
+        // NaN and negative: one chunk per frame; infinite or huge: everything now (a plain
+        // `Duration::from_secs_f64` panics on those).
+        let budget =
+            Duration::try_from_secs_f64((budget_ms.max(0.0) as f64) / 1e3).unwrap_or(Duration::MAX);
+        let t = Instant::now();
+        while b.next < b.prep.chunks.len() {
+            let i = b.next;
+            // Take the data so it is freed chunk by chunk inside the budget (freeing all chunk
+            // arrays at once costs ~20 ms at 1025²).
+            let data = std::mem::take(&mut b.prep.chunks[i]);
+            build_chunk(pool, parent, i, &data, &b.prep);
+            drop(data);
+            b.next += 1;
+            if t.elapsed() >= budget {
+                break;
+            }
+        }
+        b.build_ms += t.elapsed().as_secs_f64() * 1e3;
+        if b.next < b.prep.chunks.len() {
+            let f = CORE_SHARE + (1.0 - CORE_SHARE) * b.next as f64 / b.prep.chunks.len() as f64;
+            self.building = Some(b);
+            Step::Progress(f)
+        } else {
+            Step::Finished(b)
+        }
+    }
+}
+
+fn build_chunk(
+    pool: &mut ChunkPool,
+    parent: &mut Gd<Node3D>,
+    i: usize,
+    data: &ChunkData,
+    prep: &Prepared,
+) {
+    let (cs, flat) = (prep.request.params.chunk_size as usize, prep.request.flat);
+    pool.set_surface(parent, i, data, &prep.island, cs, flat);
+    pool.set_collider(
+        parent,
+        i,
+        data.collider.as_ref().filter(|_| prep.request.collision),
+    );
+}
+
+/// Build every chunk of `prep` now (synchronous paths).
+pub fn build_all(pool: &mut ChunkPool, parent: &mut Gd<Node3D>, mut prep: Box<Prepared>) -> Build {
+    if pool.len() != prep.chunks.len() {
+        pool.free_all(parent);
+    }
+    let surfaces0 = pool.surface_counts();
+    let t = Instant::now();
+    for i in 0..prep.chunks.len() {
+        let data = std::mem::take(&mut prep.chunks[i]);
+        build_chunk(pool, parent, i, &data, &prep);
+    }
+    Build {
+        next: prep.chunks.len(),
+        prep,
+        build_ms: t.elapsed().as_secs_f64() * 1e3,
+        surfaces0,
+    }
+}
+
+/// Synchronous regenerate, from the moment the heights are final. The main thread sets every
+/// chunk's collider (they need only the heights) while a producer thread finishes the island
+/// (normals, splat) and computes the chunk surfaces on the rayon pool; the main thread then
+/// puts each surface into its (pre-created) node as it arrives, so the three overlap.
+///
+/// An error only comes from a bug (a panic while finishing the island, caught); the colliders
+/// may then already hold the new heights, the meshes and the island stay the previous ones.
+pub fn build_streaming(
+    pool: &mut ChunkPool,
+    parent: &mut Gd<Node3D>,
+    request: Request,
+    staged: Staged,
+    warning: Option<String>,
+) -> Result<Build, JobError> {
+    let cs = request.params.chunk_size as usize;
+    let (n, world) = (
+        request.params.resolution as usize,
+        request.params.world_size,
+    );
+    let per_side = (n - 1) / cs;
+    let count = per_side * per_side;
+    if pool.len() != count || pool.any_freed() {
+        pool.free_all(parent);
+    }
+    let surfaces0 = pool.surface_counts();
+    let mut build = Duration::ZERO;
+    let tb = Instant::now();
+    pool.grow_to(parent, count);
+    let heights = match &staged {
+        Staged::Carved(c) => c.heights(),
+        Staged::Done(island) => &island.field.heights[..],
+    };
+    let colliders: Vec<Option<ChunkCollider>> = (0..count)
+        .map(|i| {
+            request
+                .collision
+                .then(|| ChunkCollider::of(heights, n, world, i % per_side, i / per_side, cs))
+        })
+        .collect();
+    build += tb.elapsed();
+
+    enum Msg {
+        Island(Arc<(Island, Vec<[u16; 4]>)>),
+        Chunk(usize, ChunkData),
+        Failed(JobError),
+    }
+    let mut shared: Option<Arc<(Island, Vec<[u16; 4]>)>> = None;
+    let mut failure: Option<JobError> = None;
+    let mut missing = count;
+    // The data time after the island was finished that the main thread waited for.
+    let (mut t_island, mut build_after) = (None::<Instant>, Duration::ZERO);
+    {
+        let (tx, rx) = std::sync::mpsc::channel::<Msg>();
+        let flat = request.flat;
+        std::thread::scope(|s| {
+            let producer = s.spawn(move || {
+                let island = match finish_job(staged) {
+                    Ok(i) => i,
+                    Err(e) => {
+                        let _ = tx.send(Msg::Failed(e));
+                        return;
+                    }
+                };
+                let nt = crate::surface::normal_tangent_table(&island.field.normals);
+                let both = Arc::new((island, nt));
+                let _ = tx.send(Msg::Island(both.clone()));
+                use rayon::prelude::*;
+                let (f, sp, nt) = (&both.0.field, &both.0.splat, &both.1);
+                (0..count).into_par_iter().for_each_with(tx, |tx, i| {
+                    let _ = tx.send(Msg::Chunk(
+                        i,
+                        crate::chunk_data::chunk_data(f, sp, nt, cs, flat, false, i),
+                    ));
+                });
+            });
+            for (i, col) in colliders.iter().enumerate() {
+                let tb = Instant::now();
+                pool.set_collider(parent, i, col.as_ref());
+                build += tb.elapsed();
+            }
+            drop(colliders);
+            for msg in rx {
+                match msg {
+                    Msg::Island(both) => {
+                        shared = Some(both);
+                        t_island = Some(Instant::now());
+                    }
+                    Msg::Chunk(i, data) => {
+                        let Some(both) = shared.as_ref() else {
+                            continue;
+                        };
+                        let tb = Instant::now();
+                        pool.set_surface(parent, i, &data, &both.0, cs, flat);
+                        drop(data);
+                        let dt = tb.elapsed();
+                        build += dt;
+                        build_after += dt;
+                        missing -= 1;
+                    }
+                    Msg::Failed(e) => failure = Some(e),
+                }
+            }
+            if producer.join().is_err() {
+                failure.get_or_insert(JobError::Panicked("while preparing the chunk data".into()));
+            }
+        });
+    }
+    let Some((island, normal_tangents)) = shared.and_then(|a| Arc::try_unwrap(a).ok()) else {
+        return Err(
+            failure.unwrap_or_else(|| JobError::Panicked("the island was not finished".into()))
+        );
+    };
+    if missing > 0 {
+        // Only after a bug (a panic above): the nodes are there, their meshes are stale.
+        godot_error!("ProceduralIsland: {missing} chunks were not rebuilt");
+    }
+    let waited = t_island.map_or(0.0, |t| {
+        (t.elapsed().saturating_sub(build_after)).as_secs_f64() * 1e3
+    });
+    let prep = Box::new(Prepared {
+        island,
+        chunks: Vec::new(),
+        normal_tangents,
+        mesh_ms: waited,
+        request,
+        warning,
+    });
+    Ok(Build {
+        prep,
+        next: count,
+        build_ms: build.as_secs_f64() * 1e3,
+        surfaces0,
+    })
+}

@@ -1,0 +1,242 @@
+//! The node's inspector properties, declared once.
+//!
+//! [`island_node!`] takes one table (in `procedural_island.rs`): every exported property with its
+//! doc comment (the editor help, through gdext's `register-docs`), its `#[export_group]`,
+//! `#[export(...)]` range/enum/unit attributes, and where its value comes from:
+//!
+//! * `core(fbm.octaves)`: a generator parameter. Its default is read from
+//!   `IslandParams::default()` and `params()` writes it back to that field, converted by
+//!   [`CoreValue`] (e.g. a negative `i32` for a `u32` count is rejected with the field's name);
+//! * `node(expr)`: a node setting that is not part of `IslandParams`, with its default.
+//!
+//! From that one table the macro generates the struct fields with their attributes, the `init`
+//! body (`with_defaults`) and the mapping to `IslandParams` (`params`). Adding a generator
+//! parameter is one row in the table.
+//!
+//! Why a `macro_rules!` table and not a derive or a nested `IslandParams` resource: gdext reads
+//! `#[export]` attributes from the fields of the `GodotClass` struct itself (there is no
+//! flattening of a nested struct into the parent's properties), the exported names, groups, types
+//! and defaults must stay what scenes already store, and a declarative macro keeps the attributes
+//! verbatim (readable, checked by gdext as before) without a proc-macro crate. The conversions
+//! are ordinary trait impls, so the table carries no code.
+
+use godot::classes::Curve;
+use godot::prelude::*;
+use island_core::Algorithm;
+
+/// Samples taken from `shaping_curve` for the core's lookup table.
+pub const CURVE_SAMPLES: usize = 256;
+
+/// Inspector dropdown of `resolution`: `label:value` items, so the inspector stores the value
+/// (a bare `"33,65,..."` list would store the item's position).
+pub const RESOLUTION_HINT: &str =
+    "33:33,65:65,129:129,257:257,513:513,1025:1025,2049:2049,4097:4097,8193:8193";
+/// Inspector dropdown of `chunk_size` (`label:value` items, as [`RESOLUTION_HINT`]).
+pub const CHUNK_HINT: &str = "16:16,32:32,64:64,128:128,256:256";
+
+/// Conversion between an exported property value and the `IslandParams` field `C` it stands for.
+pub trait CoreValue<C> {
+    /// The property value for the core's value (used for the defaults).
+    fn from_core(core: &C) -> Self;
+    /// Write the property's value into the core field; `name` is the property, for the message.
+    fn store(&self, name: &str, core: &mut C) -> Result<(), String>;
+}
+
+impl CoreValue<f32> for f32 {
+    fn from_core(core: &f32) -> Self {
+        *core
+    }
+    fn store(&self, _: &str, core: &mut f32) -> Result<(), String> {
+        *core = *self;
+        Ok(())
+    }
+}
+
+impl CoreValue<bool> for bool {
+    fn from_core(core: &bool) -> Self {
+        *core
+    }
+    fn store(&self, _: &str, core: &mut bool) -> Result<(), String> {
+        *core = *self;
+        Ok(())
+    }
+}
+
+/// Counts and sizes: negative values are rejected (the core validates the rest).
+impl CoreValue<u32> for i32 {
+    fn from_core(core: &u32) -> Self {
+        *core as i32
+    }
+    fn store(&self, name: &str, core: &mut u32) -> Result<(), String> {
+        *core = u32::try_from(*self)
+            .map_err(|_| format!("invalid parameter `{name}`: must be >= 0, got {self}"))?;
+        Ok(())
+    }
+}
+
+/// The seed: any integer, reinterpreted.
+impl CoreValue<u64> for i64 {
+    fn from_core(core: &u64) -> Self {
+        *core as i64
+    }
+    fn store(&self, _: &str, core: &mut u64) -> Result<(), String> {
+        *core = *self as u64;
+        Ok(())
+    }
+}
+
+/// `algorithm`: the index into [`Algorithm::ALL`] (the `ALGORITHM_*` constants).
+impl CoreValue<Algorithm> for i32 {
+    fn from_core(core: &Algorithm) -> Self {
+        Algorithm::ALL.iter().position(|a| a == core).unwrap_or(0) as i32
+    }
+    fn store(&self, name: &str, core: &mut Algorithm) -> Result<(), String> {
+        *core = usize::try_from(*self)
+            .ok()
+            .and_then(|i| Algorithm::ALL.get(i).copied())
+            .ok_or_else(|| {
+                format!(
+                    "invalid parameter `{name}`: must be 0..={}, got {self}",
+                    Algorithm::ALL.len() - 1
+                )
+            })?;
+        Ok(())
+    }
+}
+
+/// `shaping_curve`: sampled at [`CURVE_SAMPLES`] points; null keeps the core's built-in curve.
+impl CoreValue<Vec<f32>> for Option<Gd<Curve>> {
+    fn from_core(_: &Vec<f32>) -> Self {
+        None
+    }
+    fn store(&self, _: &str, core: &mut Vec<f32>) -> Result<(), String> {
+        if let Some(c) = self {
+            *core = (0..CURVE_SAMPLES)
+                .map(|i| c.sample(i as f32 / (CURVE_SAMPLES - 1) as f32))
+                .collect();
+        }
+        Ok(())
+    }
+}
+
+/// Default of one table row (see the module doc).
+macro_rules! property_default {
+    ($core:ident, core($($f:ident).+)) => {
+        $crate::properties::CoreValue::from_core(&$core.$($f).+)
+    };
+    ($core:ident, node($e:expr)) => {
+        $e
+    };
+}
+
+/// Core mapping of one table row: `core` rows write their field, `node` rows nothing.
+macro_rules! property_store {
+    ($node:ident, $params:ident, $prop:ident, core($($f:ident).+)) => {
+        $crate::properties::CoreValue::store(
+            &$node.$prop,
+            stringify!($prop),
+            &mut $params.$($f).+,
+        )?
+    };
+    ($node:ident, $params:ident, $prop:ident, node($e:expr)) => {};
+}
+
+/// The node struct from the property table and its runtime state: fields with their
+/// attributes, `with_defaults(base)` (the `init` body) and `params()` (the generator
+/// parameters, not yet validated by the core). See the module doc.
+macro_rules! island_node {
+    (
+        $(#[$($meta:tt)*])*
+        pub struct $Node:ident {
+            $base:ident : Base<$BaseClass:ident>,
+            properties {
+                $(
+                    $(#[$($pmeta:tt)*])*
+                    $prop:ident : $pty:ty = $kind:ident ( $($src:tt)* ),
+                )*
+            }
+            state {
+                $(
+                    $(#[$($smeta:tt)*])*
+                    $state:ident : $sty:ty = $sinit:expr,
+                )*
+            }
+        }
+    ) => {
+        $(#[$($meta)*])*
+        pub struct $Node {
+            $base: Base<$BaseClass>,
+            $( $(#[$($pmeta)*])* $prop: $pty, )*
+            $( $(#[$($smeta)*])* $state: $sty, )*
+        }
+
+        impl $Node {
+            /// Every property at its default (core ones from `IslandParams::default()`).
+            fn with_defaults($base: Base<$BaseClass>) -> Self {
+                let defaults = island_core::IslandParams::default();
+                Self {
+                    $base,
+                    $( $prop: $crate::properties::property_default!(defaults, $kind($($src)*)), )*
+                    $( $state: $sinit, )*
+                }
+            }
+
+            /// The generator parameters from the properties (not validated by the core yet;
+            /// negative counts and an unknown algorithm are rejected here).
+            fn params(&self) -> Result<island_core::IslandParams, String> {
+                let mut params = island_core::IslandParams::default();
+                $( $crate::properties::property_store!(self, params, $prop, $kind($($src)*)); )*
+                Ok(params)
+            }
+        }
+    };
+}
+
+pub(crate) use {island_node, property_default, property_store};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The value the inspector stores for each item of an ENUM hint (`label:value` or the
+    /// position), as Godot's `EditorPropertyEnum` does.
+    fn enum_values(hint: &str) -> Vec<(String, i64)> {
+        hint.split(',')
+            .enumerate()
+            .map(|(i, item)| match item.split_once(':') {
+                Some((label, v)) => (label.to_string(), v.parse().unwrap()),
+                None => (item.to_string(), i as i64),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn size_dropdowns_store_the_size_itself() {
+        for hint in [RESOLUTION_HINT, CHUNK_HINT] {
+            for (label, value) in enum_values(hint) {
+                assert_eq!(label.parse::<i64>().unwrap(), value, "{hint}");
+            }
+        }
+        let res: Vec<i64> = enum_values(RESOLUTION_HINT).iter().map(|v| v.1).collect();
+        assert!(res.contains(&(island_core::IslandParams::default().resolution as i64)));
+    }
+
+    #[test]
+    fn conversions_reject_what_the_core_cannot_hold() {
+        let mut n = 0u32;
+        assert!(CoreValue::store(&-1i32, "fbm_octaves", &mut n)
+            .unwrap_err()
+            .contains("invalid parameter `fbm_octaves`: must be >= 0, got -1"));
+        let mut a = Algorithm::default();
+        assert_eq!(
+            CoreValue::store(&9i32, "algorithm", &mut a).unwrap_err(),
+            "invalid parameter `algorithm`: must be 0..=3, got 9"
+        );
+        for (i, alg) in Algorithm::ALL.iter().enumerate() {
+            assert_eq!(<i32 as CoreValue<Algorithm>>::from_core(alg), i as i32);
+        }
+        let mut seed = 0u64;
+        CoreValue::store(&-1i64, "seed", &mut seed).unwrap();
+        assert_eq!(seed, u64::MAX);
+    }
+}

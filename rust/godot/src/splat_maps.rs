@@ -1,0 +1,296 @@
+//! The island's splat maps: two RGBA8 textures (layers 0..3 and 4..7) composed from the
+//! generated splat and the painted [`SplatPaint`], read by the terrain shader; and the splat
+//! queries.
+//!
+//! The math lives in [`island_core::paint`]; this module only converts and uploads.
+
+use crate::splat_paint::SplatPaint;
+use godot::classes::image::Format as ImageFormat;
+use godot::classes::{Image, ImageTexture, ShaderMaterial};
+use godot::prelude::*;
+use island_core::paint::{self, compose_maps, PaintLayer, Rect, Surface};
+use island_core::Island;
+use std::borrow::Cow;
+
+/// Shader parameters written by the island (see `terrain.gdshader`).
+pub const PARAM_MAP_0: &str = "splat_map_0";
+/// Layers 4..7.
+pub const PARAM_MAP_1: &str = "splat_map_1";
+/// Whether the maps are set (otherwise the shader uses the vertex colours).
+pub const PARAM_ENABLED: &str = "splat_maps_enabled";
+/// Samples per side of the maps.
+pub const PARAM_SIZE: &str = "splat_map_size";
+
+/// Runtime splat maps of an island.
+#[derive(Default)]
+pub struct SplatMaps {
+    /// Layers 0..3 and 4..7 as RGBA8 images and textures.
+    maps: Option<Maps>,
+    /// The maps belong to an older island: recompose them in full.
+    stale: bool,
+}
+
+struct Maps {
+    resolution: usize,
+    images: [Gd<Image>; 2],
+    textures: [Gd<ImageTexture>; 2],
+    /// Map 1 (the user layers) holds only zeros: an unpainted regenerate need not re-upload it.
+    zero_map_1: bool,
+}
+
+/// Whether the maps of an unpainted island are the generated splat as map 0 and zeros as map 1
+/// (what `compose_maps` gives for an empty paint layer when every weight sums to 255, without
+/// its per-sample work). False when some sample needs `compose_maps`' requantisation.
+fn unpainted_is_splat(splat: &[[u8; 4]], n: usize) -> bool {
+    use rayon::prelude::*;
+    splat.len() == n * n
+        && splat
+            .par_iter()
+            .all(|s| s.iter().map(|&v| v as u32).sum::<u32>() == 255)
+}
+
+/// Map 0's bytes and map 1's (`None`: all zeros).
+type MapBytes<'a> = (Cow<'a, [u8]>, Option<Vec<u8>>);
+
+fn rgba_image(w: usize, h: usize, bytes: &[u8]) -> Option<Gd<Image>> {
+    Image::create_from_data(
+        w as i32,
+        h as i32,
+        false,
+        ImageFormat::RGBA8,
+        &PackedByteArray::from(bytes),
+    )
+}
+
+impl SplatMaps {
+    /// After a (re)generation: resample the paint to the new resolution and rebuild both maps,
+    /// then point `materials` at them.
+    pub fn island_changed(
+        &mut self,
+        island: &Island,
+        paint: Option<&Gd<SplatPaint>>,
+        materials: &[Gd<ShaderMaterial>],
+    ) {
+        let n = island.field.resolution;
+        if let Some(p) = paint {
+            let mut p = p.clone();
+            let mut b = p.bind_mut();
+            if b.layer().is_some_and(|l| l.resolution != n) {
+                b.layer_mut(n);
+                b.touched();
+            }
+        }
+        // Rebuild both maps in full, reusing the images and textures of the same resolution.
+        self.stale = true;
+        self.update(island, paint, None, materials);
+    }
+
+    /// Recompose the maps in `rect` (None: everything), upload them and point `materials` at
+    /// them.
+    pub fn update(
+        &mut self,
+        island: &Island,
+        paint: Option<&Gd<SplatPaint>>,
+        rect: Option<Rect>,
+        materials: &[Gd<ShaderMaterial>],
+    ) {
+        let n = island.field.resolution;
+        let guard = paint.map(|p| p.bind());
+        let painted = guard
+            .as_ref()
+            .and_then(|g| g.layer())
+            .filter(|l| l.resolution == n);
+        let full = Rect {
+            x0: 0,
+            z0: 0,
+            w: n,
+            h: n,
+        };
+        let same_size = self.maps.as_ref().is_some_and(|m| m.resolution == n);
+        let needs_full = !same_size || self.stale;
+        let r = if needs_full {
+            full
+        } else {
+            rect.unwrap_or(full)
+        };
+        if r.is_empty() {
+            return;
+        }
+        // Nothing painted: map 0 is the generated splat as it is (no copy), map 1 all zeros
+        // (`None`, made only when an image needs it).
+        let composed: Result<MapBytes, _> = match painted {
+            None if r == full && unpainted_is_splat(&island.splat, n) => {
+                Ok((Cow::Borrowed(bytemuck::cast_slice(&island.splat)), None))
+            }
+            _ => {
+                let empty;
+                let layer = match painted {
+                    Some(l) => l,
+                    None => {
+                        empty = PaintLayer::new(n);
+                        &empty
+                    }
+                };
+                compose_maps(layer, &island.splat, r).map(|(a, b)| (Cow::Owned(a), Some(b)))
+            }
+        };
+        let (a, b) = match composed {
+            Ok(v) => v,
+            Err(e) => {
+                godot_error!("ProceduralIsland: splat maps: {e}");
+                return;
+            }
+        };
+        let unpainted = b.is_none();
+        let zeros = || vec![0u8; r.w * r.h * 4];
+        self.stale = false;
+        if !same_size {
+            let (Some(ia), Some(ib)) = (
+                rgba_image(n, n, &a),
+                rgba_image(n, n, &b.unwrap_or_else(zeros)),
+            ) else {
+                return;
+            };
+            let (Some(ta), Some(tb)) = (
+                ImageTexture::create_from_image(&ia),
+                ImageTexture::create_from_image(&ib),
+            ) else {
+                return;
+            };
+            self.maps = Some(Maps {
+                resolution: n,
+                images: [ia, ib],
+                textures: [ta, tb],
+                zero_map_1: unpainted,
+            });
+        } else if let Some(m) = self.maps.as_mut() {
+            // Map 1 still all zeros: nothing to upload.
+            let b = if unpainted && m.zero_map_1 {
+                None
+            } else {
+                m.zero_map_1 = unpainted;
+                Some(b.unwrap_or_else(zeros))
+            };
+            for (k, bytes) in [Some(a.as_ref()), b.as_deref()].into_iter().enumerate() {
+                let Some(bytes) = bytes else { continue };
+                if r == full {
+                    // Same size and format: replace the pixels and update the texture in place.
+                    m.images[k].set_data(
+                        n as i32,
+                        n as i32,
+                        false,
+                        ImageFormat::RGBA8,
+                        &PackedByteArray::from(bytes),
+                    );
+                } else {
+                    let Some(src) = rgba_image(r.w, r.h, bytes) else {
+                        continue;
+                    };
+                    m.images[k].blit_rect(
+                        &src,
+                        Rect2i::from_components(0, 0, r.w as i32, r.h as i32),
+                        Vector2i::new(r.x0 as i32, r.z0 as i32),
+                    );
+                }
+                m.textures[k].update(&m.images[k]);
+            }
+        }
+        drop(guard);
+        self.apply(materials);
+    }
+
+    /// Point the terrain material(s) at the maps.
+    pub fn apply(&self, materials: &[Gd<ShaderMaterial>]) {
+        let Some(m) = self.maps.as_ref() else {
+            return;
+        };
+        for mat in materials {
+            let mut mat = mat.clone();
+            mat.set_shader_parameter(PARAM_MAP_0, &m.textures[0].to_variant());
+            mat.set_shader_parameter(PARAM_MAP_1, &m.textures[1].to_variant());
+            mat.set_shader_parameter(PARAM_SIZE, &(m.resolution as f32).to_variant());
+            mat.set_shader_parameter(PARAM_ENABLED, &true.to_variant());
+        }
+    }
+
+    /// A copy of map `index` (0 or 1).
+    pub fn image(&self, index: i32) -> Option<Gd<Image>> {
+        let m = self.maps.as_ref()?;
+        let img = m.images.get(usize::try_from(index).ok()?)?;
+        Some(img.duplicate_resource())
+    }
+
+    /// Map texture `index` (0 or 1).
+    pub fn texture(&self, index: i32) -> Option<Gd<ImageTexture>> {
+        let m = self.maps.as_ref()?;
+        m.textures.get(usize::try_from(index).ok()?).cloned()
+    }
+}
+
+/// The eight splat weights at node-local `(x, z)` including `paint` (see
+/// `ProceduralIsland.get_splat_weights_at`).
+pub fn weights_at(
+    island: &Island,
+    paint: Option<&Gd<SplatPaint>>,
+    x: f32,
+    z: f32,
+) -> PackedFloat32Array {
+    let n = island.field.resolution;
+    let surf = Surface {
+        field: &island.field,
+        base: &island.splat,
+    };
+    let guard = paint.map(|p| p.bind());
+    let empty;
+    let layer = match guard
+        .as_ref()
+        .and_then(|g| g.layer())
+        .filter(|l| l.resolution == n)
+    {
+        Some(l) => l,
+        None => {
+            empty = PaintLayer::new(n);
+            &empty
+        }
+    };
+    match paint::weights_at(layer, &surf, x, z) {
+        Ok(w) => PackedFloat32Array::from(&w[..]),
+        Err(e) => {
+            godot_error!("ProceduralIsland.get_splat_weights_at: {e}");
+            PackedFloat32Array::new()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unpainted_maps_equal_compose_maps_of_an_empty_layer() {
+        let n = 33;
+        let splat: Vec<[u8; 4]> = (0..n * n)
+            .map(|i| {
+                let a = (i * 37 % 256) as u8;
+                [a, 255 - a, 0, 0]
+            })
+            .collect();
+        // The shortcut (the splat bytes as map 0, zeros as map 1) is what compose_maps gives.
+        assert!(unpainted_is_splat(&splat, n));
+        let all = Rect {
+            x0: 0,
+            z0: 0,
+            w: n,
+            h: n,
+        };
+        let bytes: &[u8] = bytemuck::cast_slice(&splat);
+        assert_eq!(
+            (bytes.to_vec(), vec![0u8; n * n * 4]),
+            compose_maps(&PaintLayer::new(n), &splat, all).unwrap()
+        );
+        let mut odd = splat.clone();
+        odd[5] = [1, 2, 3, 4];
+        assert!(!unpainted_is_splat(&odd, n));
+        assert!(!unpainted_is_splat(&splat[1..], n));
+    }
+}
