@@ -16,6 +16,7 @@ use island_core::grid::normalize_01;
 use island_core::hash::tag;
 use island_core::mask::island_mask;
 use island_core::normals::compute_normals;
+use island_core::params::FbmParams;
 use island_core::pipeline::{base_height, border_margin, generate, generate_fields};
 use island_core::river::carve_river;
 use island_core::splat::auto_splat;
@@ -56,57 +57,28 @@ fn stages(c: &mut Criterion) {
         let mut g = c.benchmark_group(format!("{n}"));
         g.throughput(Throughput::Elements((n * n) as u64));
         let f = &p.fbm;
-        g.bench_function("fbm8", |b| {
-            b.iter(|| {
-                fbm_noise(
-                    n,
-                    ws,
-                    f.scale,
-                    8,
-                    f.lacunarity,
-                    f.persistence,
-                    p.seed,
-                    tag::BASE,
-                )
-            })
-        });
+        let grid = p.grid();
+        let fbm8 = FbmParams {
+            octaves: 8,
+            ..f.clone()
+        };
+        g.bench_function("fbm8", |b| b.iter(|| fbm_noise(&grid, &fbm8, tag::BASE)));
         let v = &p.value_noise;
         g.bench_function("value_noise", |b| {
-            b.iter(|| value_noise(n, ws, v.scale, v.octaves, v.persistence, p.seed, tag::BASE))
+            b.iter(|| value_noise(&grid, v, tag::BASE))
         });
         let d = &p.diamond_square;
         g.bench_function("diamond_square", |b| {
-            b.iter(|| diamond_square(n, d.roughness, d.ridge, p.seed, tag::BASE))
+            b.iter(|| diamond_square(&grid, d, tag::BASE))
         });
         let gs = &p.gaussian;
         g.bench_function("gaussian_islands", |b| {
-            b.iter(|| {
-                gaussian_islands(
-                    n,
-                    ws,
-                    gs.cells,
-                    gs.density,
-                    gs.separation,
-                    p.seed,
-                    tag::BASE,
-                )
-            })
+            b.iter(|| gaussian_islands(&grid, gs, tag::BASE))
         });
         let m = &p.mask;
         let margin = border_margin(&p);
         g.bench_function("mask", |b| {
-            b.iter(|| {
-                island_mask(
-                    n,
-                    ws,
-                    m.radius,
-                    m.roundness,
-                    m.noise_scale,
-                    margin,
-                    p.seed,
-                    tag::MASK,
-                )
-            })
+            b.iter(|| island_mask(&grid, m, margin, tag::MASK))
         });
         g.bench_function("edt", |b| {
             b.iter(|| distance_transform_sq(black_box(&water), n, n))
@@ -118,20 +90,7 @@ fn stages(c: &mut Criterion) {
         g.bench_function("biome_blend", |b| {
             b.iter_batched(
                 || base.clone(),
-                |mut x| {
-                    biome_blend(
-                        &mut x,
-                        n,
-                        ws,
-                        bp.grid,
-                        bp.distortion,
-                        bp.boundary_noise,
-                        bp.blend_width,
-                        &bp.biomes,
-                        p.seed,
-                        tag::BIOME,
-                    )
-                },
+                |mut x| biome_blend(&mut x, &grid, bp, tag::BIOME),
                 BatchSize::LargeInput,
             )
         });
@@ -139,20 +98,7 @@ fn stages(c: &mut Criterion) {
         g.bench_function("river", |b| {
             b.iter_batched(
                 || island.field.heights.clone(),
-                |mut h| {
-                    carve_river(
-                        &mut h,
-                        n,
-                        ws,
-                        r.width,
-                        r.bank,
-                        r.depth,
-                        r.meander,
-                        r.meander_scale,
-                        p.seed,
-                        tag::RIVER,
-                    )
-                },
+                |mut h| carve_river(&mut h, &grid, r, tag::RIVER),
                 BatchSize::LargeInput,
             )
         });
@@ -165,11 +111,9 @@ fn stages(c: &mut Criterion) {
                     &island.field.heights,
                     &island.field.normals,
                     &fields.sandiness,
-                    n,
-                    ws,
+                    &grid,
                     p.max_height,
                     &p.splat,
-                    p.seed,
                     tag::SPLAT,
                 )
             })

@@ -24,6 +24,7 @@ use island_core::grid::normalize_01;
 use island_core::hash::tag;
 use island_core::mask::island_mask;
 use island_core::normals::compute_normals;
+use island_core::params::FbmParams;
 use island_core::pipeline::{base_height, border_margin, generate, generate_fields};
 use island_core::river::carve_river;
 use island_core::splat::auto_splat;
@@ -206,47 +207,25 @@ fn bench_resolution(
 
     // Base algorithms.
     let f = &p.fbm;
+    let grid = p.grid();
+    let fbm8 = FbmParams {
+        octaves: 8,
+        ..f.clone()
+    };
     measure("fbm8", &mut || {
-        time_with(
-            reps,
-            || (),
-            |_| {
-                fbm_noise(
-                    n,
-                    ws,
-                    f.scale,
-                    8,
-                    f.lacunarity,
-                    f.persistence,
-                    p.seed,
-                    tag::BASE,
-                )
-            },
-        )
+        time_with(reps, || (), |_| fbm_noise(&grid, &fbm8, tag::BASE))
     });
     let v = &p.value_noise;
     measure("value_noise", &mut || {
-        time_with(
-            reps,
-            || (),
-            |_| value_noise(n, ws, v.scale, v.octaves, v.persistence, p.seed, tag::BASE),
-        )
+        time_with(reps, || (), |_| value_noise(&grid, v, tag::BASE))
     });
     let d = &p.diamond_square;
     measure("diamond_square", &mut || {
-        time_with(
-            reps,
-            || (),
-            |_| diamond_square(n, d.roughness, d.ridge, p.seed, tag::BASE),
-        )
+        time_with(reps, || (), |_| diamond_square(&grid, d, tag::BASE))
     });
     let g = &p.gaussian;
     measure("gaussian_islands", &mut || {
-        time_with(
-            reps,
-            || (),
-            |_| gaussian_islands(n, ws, g.cells, g.density, g.separation, p.seed, tag::BASE),
-        )
+        time_with(reps, || (), |_| gaussian_islands(&grid, g, tag::BASE))
     });
 
     // Later stages on the real intermediate fields of the default island.
@@ -257,41 +236,13 @@ fn bench_resolution(
         time_with(
             reps,
             || base.clone(),
-            |mut x| {
-                biome_blend(
-                    &mut x,
-                    n,
-                    ws,
-                    b.grid,
-                    b.distortion,
-                    b.boundary_noise,
-                    b.blend_width,
-                    &b.biomes,
-                    p.seed,
-                    tag::BIOME,
-                )
-            },
+            |mut x| biome_blend(&mut x, &grid, b, tag::BIOME),
         )
     });
     let m = &p.mask;
     let margin = border_margin(p);
     measure("mask", &mut || {
-        time_with(
-            reps,
-            || (),
-            |_| {
-                island_mask(
-                    n,
-                    ws,
-                    m.radius,
-                    m.roundness,
-                    m.noise_scale,
-                    margin,
-                    p.seed,
-                    tag::MASK,
-                )
-            },
-        )
+        time_with(reps, || (), |_| island_mask(&grid, m, margin, tag::MASK))
     });
     let fields = generate_fields(p).map_err(|e| e.to_string())?;
     let water: Vec<bool> = fields.mask.iter().map(|&v| v == 0).collect();
@@ -308,18 +259,7 @@ fn bench_resolution(
             reps,
             || heights.clone(),
             |mut h| {
-                carve_river(
-                    &mut h,
-                    n,
-                    ws,
-                    r.width,
-                    r.bank,
-                    r.depth,
-                    r.meander,
-                    r.meander_scale,
-                    p.seed,
-                    tag::RIVER,
-                );
+                carve_river(&mut h, &grid, r, tag::RIVER);
                 h
             },
         )
@@ -337,11 +277,9 @@ fn bench_resolution(
                     heights,
                     normals,
                     &fields.sandiness,
-                    n,
-                    ws,
+                    &grid,
                     p.max_height,
                     &p.splat,
-                    p.seed,
                     tag::SPLAT,
                 )
             },

@@ -12,20 +12,29 @@
 //! sites per cell, and again per small box of wiggled positions, and every lane performs
 //! exactly the operations of the per-sample definition [`biome_sample`] (tested bit for bit).
 
+use crate::gradient_noise::{fast_floor, Fbm, FbmRows};
 #[cfg(test)]
-use crate::gradient_noise::fbm_field;
-use crate::gradient_noise::{fast_floor, fbm_point, FbmRows};
 use crate::grid::smoothstep;
+use crate::grid::Grid;
 use crate::hash::{hash2, hash_u32, stage_seed, unit};
-use crate::params::Biome;
+use crate::params::{Biome, BiomeParams, FbmParams};
 use rayon::prelude::*;
+
+/// Salt of the first site-offset hash of [`biome_site`] (`biome_blend.wgsl` repeats it).
+pub const BIOME_SITE_SALT_X: u32 = 0x5555_1111;
+/// Salt of the second site-offset hash of [`biome_site`] (`biome_blend.wgsl` repeats it).
+pub const BIOME_SITE_SALT_Z: u32 = 0x2222_9999;
+/// Salt of the region-biome hash of [`region_biome`] (`biome_blend.wgsl` repeats it).
+pub const BIOME_REGION_SALT: u32 = 0x00b1_07e5;
+/// Mixed into the stage seed of the boundary wiggle noise (`biome_blend.wgsl` repeats it).
+pub const BIOME_WARP_SEED: u32 = 0x0f0f_0f0f;
 
 /// Site of cell `(i, j)` in cell units.
 #[inline(always)]
-pub fn biome_site(i: i32, j: i32, distortion: f32, s: u32) -> [f32; 2] {
+fn biome_site(i: i32, j: i32, distortion: f32, s: u32) -> [f32; 2] {
     let h = hash2(i, j, s);
-    let ox = unit(hash_u32(h ^ 0x5555_1111)) - 0.5;
-    let oz = unit(hash_u32(h ^ 0x2222_9999)) - 0.5;
+    let ox = unit(hash_u32(h ^ BIOME_SITE_SALT_X)) - 0.5;
+    let oz = unit(hash_u32(h ^ BIOME_SITE_SALT_Z)) - 0.5;
     [
         i as f32 + 0.5 + ox * distortion,
         j as f32 + 0.5 + oz * distortion,
@@ -34,13 +43,14 @@ pub fn biome_site(i: i32, j: i32, distortion: f32, s: u32) -> [f32; 2] {
 
 /// Biome of the region of cell `(i, j)`.
 #[inline(always)]
-pub fn region_biome(i: i32, j: i32, count: u32, s: u32) -> u32 {
-    hash_u32(hash2(i, j, s) ^ 0x00b1_07e5) % count
+fn region_biome(i: i32, j: i32, count: u32, s: u32) -> u32 {
+    hash_u32(hash2(i, j, s) ^ BIOME_REGION_SALT) % count
 }
 
 /// Blended biome attributes of one sample.
+#[cfg(test)]
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct BiomeSample {
+struct BiomeSample {
     /// Biome index of the nearest region.
     pub index: u8,
     /// Blended relief (0..1) from the normalised base height.
@@ -51,240 +61,7 @@ pub struct BiomeSample {
     pub sandiness: f32,
 }
 
-/// Eight f32 lanes with lane-wise IEEE operations (plain arrays that compile to AVX2 or SSE
-/// vectors; no FMA, so every build gives the same bits).
-mod lanes {
-    use std::ops::{Add, Div, Mul, Sub};
-
-    pub const N: usize = 8;
-
-    #[derive(Clone, Copy, Debug, PartialEq)]
-    #[repr(C, align(32))]
-    pub struct F8(pub [f32; N]);
-
-    /// Lane masks: all ones (true) or zero.
-    #[derive(Clone, Copy, Debug, PartialEq)]
-    #[repr(C, align(32))]
-    pub struct M8(pub [u32; N]);
-
-    /// Integer lanes (wrapping arithmetic).
-    #[derive(Clone, Copy, Debug, PartialEq)]
-    #[repr(C, align(32))]
-    pub struct I8(pub [i32; N]);
-
-    #[inline(always)]
-    fn map<T: Copy, U: Copy + Default>(a: [T; N], f: impl Fn(T) -> U) -> [U; N] {
-        let mut r = [U::default(); N];
-        for l in 0..N {
-            r[l] = f(a[l]);
-        }
-        r
-    }
-
-    #[inline(always)]
-    fn zip<T: Copy, U: Copy, V: Copy + Default>(
-        a: [T; N],
-        b: [U; N],
-        f: impl Fn(T, U) -> V,
-    ) -> [V; N] {
-        let mut r = [V::default(); N];
-        for l in 0..N {
-            r[l] = f(a[l], b[l]);
-        }
-        r
-    }
-
-    macro_rules! binop {
-        ($tr:ident, $f:ident, $op:tt) => {
-            impl $tr for F8 {
-                type Output = F8;
-                #[inline(always)]
-                fn $f(self, o: F8) -> F8 {
-                    F8(zip(self.0, o.0, |a, b| a $op b))
-                }
-            }
-        };
-    }
-    binop!(Add, add, +);
-    binop!(Sub, sub, -);
-    binop!(Mul, mul, *);
-    binop!(Div, div, /);
-
-    impl F8 {
-        #[inline(always)]
-        pub fn splat(v: f32) -> F8 {
-            F8([v; N])
-        }
-        #[inline(always)]
-        pub fn load(s: &[f32]) -> F8 {
-            let mut r = [0.0; N];
-            r.copy_from_slice(&s[..N]);
-            F8(r)
-        }
-        #[inline(always)]
-        pub fn sqrt(self) -> F8 {
-            F8(map(self.0, f32::sqrt))
-        }
-        #[inline(always)]
-        pub fn lt(self, o: F8) -> M8 {
-            M8(zip(self.0, o.0, |a, b| 0u32.wrapping_sub((a < b) as u32)))
-        }
-        #[inline(always)]
-        pub fn gt(self, o: F8) -> M8 {
-            o.lt(self)
-        }
-        #[inline(always)]
-        pub fn le(self, o: F8) -> M8 {
-            M8(zip(self.0, o.0, |a, b| 0u32.wrapping_sub((a <= b) as u32)))
-        }
-        #[inline(always)]
-        pub fn ge(self, o: F8) -> M8 {
-            o.le(self)
-        }
-        #[inline(always)]
-        pub fn eq(self, o: F8) -> M8 {
-            M8(zip(self.0, o.0, |a, b| 0u32.wrapping_sub((a == b) as u32)))
-        }
-        /// `f32::clamp` lane-wise (NaN stays NaN).
-        #[inline(always)]
-        pub fn clamp(self, lo: f32, hi: f32) -> F8 {
-            let x = self.lt(F8::splat(lo)).select(F8::splat(lo), self);
-            x.gt(F8::splat(hi)).select(F8::splat(hi), x)
-        }
-        /// The lanes where `m` is set, +0.0 elsewhere.
-        #[inline(always)]
-        pub fn and(self, m: M8) -> F8 {
-            F8(zip(self.0, m.0, |a, k| f32::from_bits(a.to_bits() & k)))
-        }
-        #[inline(always)]
-        pub fn abs(self) -> F8 {
-            F8(map(self.0, |a| f32::from_bits(a.to_bits() & 0x7fff_ffff)))
-        }
-        /// `a > b ? a : b` lane-wise.
-        #[inline(always)]
-        pub fn max(self, o: F8) -> F8 {
-            self.gt(o).select(self, o)
-        }
-        /// `a < b ? a : b` lane-wise.
-        #[inline(always)]
-        pub fn min(self, o: F8) -> F8 {
-            self.lt(o).select(self, o)
-        }
-        /// Smallest lane (`b < a ? b : a` from the first lane on).
-        #[inline(always)]
-        pub fn hmin(self) -> f32 {
-            self.0
-                .iter()
-                .fold(self.0[0], |a, &b| if b < a { b } else { a })
-        }
-        /// Largest lane (`b > a ? b : a` from the first lane on).
-        #[inline(always)]
-        pub fn hmax(self) -> f32 {
-            self.0
-                .iter()
-                .fold(self.0[0], |a, &b| if b > a { b } else { a })
-        }
-        #[inline(always)]
-        pub fn to_bits(self) -> I8 {
-            I8(map(self.0, |a| a.to_bits() as i32))
-        }
-    }
-
-    impl M8 {
-        #[inline(always)]
-        pub fn select(self, a: F8, b: F8) -> F8 {
-            F8(zip(
-                self.0,
-                zip(a.0, b.0, |x, y| (x.to_bits(), y.to_bits())),
-                |k, (x, y)| f32::from_bits((x & k) | (y & !k)),
-            ))
-        }
-        #[inline(always)]
-        pub fn select_i(self, a: I8, b: I8) -> I8 {
-            I8(zip(self.0, zip(a.0, b.0, |x, y| (x, y)), |k, (x, y)| {
-                ((x as u32 & k) | (y as u32 & !k)) as i32
-            }))
-        }
-        #[inline(always)]
-        pub fn and_mask(self, o: M8) -> M8 {
-            M8(zip(self.0, o.0, |a, b| a & b))
-        }
-        /// Bit l set where lane l is set (a sign-bit gather, `movmskps`).
-        #[inline(always)]
-        pub fn bits(self) -> u32 {
-            #[cfg(target_arch = "x86_64")]
-            {
-                use std::arch::x86_64::{__m128, _mm_movemask_ps};
-                let [a, b]: [[u32; 4]; 2] = [
-                    [self.0[0], self.0[1], self.0[2], self.0[3]],
-                    [self.0[4], self.0[5], self.0[6], self.0[7]],
-                ];
-                // SAFETY: [u32; 4] and __m128 have the same size and every bit pattern is valid
-                // for both; SSE is part of the x86_64 baseline, so the intrinsic is available.
-                unsafe {
-                    let (a, b) = (
-                        std::mem::transmute::<[u32; 4], __m128>(a),
-                        std::mem::transmute::<[u32; 4], __m128>(b),
-                    );
-                    (_mm_movemask_ps(a) | (_mm_movemask_ps(b) << 4)) as u32
-                }
-            }
-            #[cfg(not(target_arch = "x86_64"))]
-            {
-                let mut m = 0;
-                for l in 0..N {
-                    m |= (self.0[l] >> 31) << l;
-                }
-                m
-            }
-        }
-    }
-
-    impl I8 {
-        #[inline(always)]
-        pub fn splat(v: i32) -> I8 {
-            I8([v; N])
-        }
-        #[inline(always)]
-        pub fn add(self, o: I8) -> I8 {
-            I8(zip(self.0, o.0, i32::wrapping_add))
-        }
-        #[inline(always)]
-        pub fn sub(self, o: I8) -> I8 {
-            I8(zip(self.0, o.0, i32::wrapping_sub))
-        }
-        #[inline(always)]
-        pub fn and(self, m: u32) -> I8 {
-            I8(map(self.0, |a| (a as u32 & m) as i32))
-        }
-        #[inline(always)]
-        pub fn or(self, m: u32) -> I8 {
-            I8(map(self.0, |a| (a as u32 | m) as i32))
-        }
-        #[inline(always)]
-        pub fn shr(self, n: u32) -> I8 {
-            I8(map(self.0, |a| ((a as u32) >> n) as i32))
-        }
-        #[inline(always)]
-        pub fn shl(self, n: u32) -> I8 {
-            I8(map(self.0, |a| ((a as u32) << n) as i32))
-        }
-        #[inline(always)]
-        pub fn eq(self, o: I8) -> M8 {
-            M8(zip(self.0, o.0, |a, b| 0u32.wrapping_sub((a == b) as u32)))
-        }
-        #[inline(always)]
-        pub fn to_f32(self) -> F8 {
-            F8(map(self.0, |a| a as f32))
-        }
-        #[inline(always)]
-        pub fn bits_to_f32(self) -> F8 {
-            F8(map(self.0, |a| f32::from_bits(a as u32)))
-        }
-    }
-}
-
-use lanes::{F8, I8, N as LANES};
+use crate::simd::lanes::{F8, I8, N as LANES};
 
 /// [`log2_approx`] on eight lanes (the definition; the scalar form runs it on one lane).
 #[inline(always)]
@@ -350,35 +127,35 @@ fn exp2_x8(y: F8) -> F8 {
 /// `log2(t)` for `0 <= t < inf` as an f32 polynomial (Cephes `log2f`; no FMA, so every build
 /// and the WGSL mirror in `biome_blend.wgsl` compute it the same way): absolute error about
 /// 1e-7; `-inf` at 0, NaN for negative or NaN `t`.
-#[inline]
-pub fn log2_approx(t: f32) -> f32 {
+#[cfg(test)]
+fn log2_approx(t: f32) -> f32 {
     log2_x8(F8::splat(t)).0[0]
 }
 
 /// `2^y` as an f32 polynomial (Cephes `exp2f`; no FMA; mirrored in `biome_blend.wgsl`):
 /// relative error about 1e-7; 0 below -126, `2^127` above 127, NaN for NaN.
-#[inline]
-pub fn exp2_approx(y: f32) -> f32 {
+#[cfg(test)]
+fn exp2_approx(y: f32) -> f32 {
     exp2_x8(F8::splat(y)).0[0]
 }
 
 /// `t^e` for `t` in [0, 1] and `e > 0`, as `2^(e·log2 t)` with [`exp2_approx`] and
 /// [`log2_approx`]: relative error about 1e-6 for `e <= 8`, exactly 1 at `t = 1` and 0 at `t = 0`.
-#[inline]
-pub fn pow_approx(t: f32, e: f32) -> f32 {
+#[cfg(test)]
+fn pow_approx(t: f32, e: f32) -> f32 {
     exp2_approx(e * log2_approx(t))
 }
 
 /// Relief of biome `b` from the normalised base height: `height_scale · base01^exponent`
 /// (base clamped to [0, 1], power by [`pow_approx`]).
-#[inline]
-pub fn biome_relief(b: &Biome, base01: f32) -> f32 {
+#[cfg(test)]
+fn biome_relief(b: &Biome, base01: f32) -> f32 {
     b.height_scale * pow_approx(base01.clamp(0.0, 1.0), b.exponent)
 }
 
 /// Sites and biomes of the cells, precomputed (a pure cache of [`biome_site`] and
 /// [`region_biome`]; cells outside the table are computed on the fly).
-pub struct SiteTable {
+struct SiteTable {
     lo: i32,
     size: i32,
     sites: Vec<([f32; 2], u32)>,
@@ -389,7 +166,7 @@ pub struct SiteTable {
 
 impl SiteTable {
     /// Table for a `grid × grid` layout, padded by `pad` cells on every side.
-    pub fn new(grid: u32, pad: i32, distortion: f32, count: u32, s: u32) -> SiteTable {
+    fn new(grid: u32, pad: i32, distortion: f32, count: u32, s: u32) -> SiteTable {
         let lo = -pad;
         let size = grid as i32 + 2 * pad;
         let mut sites = Vec::with_capacity((size * size) as usize);
@@ -426,25 +203,17 @@ impl SiteTable {
     }
 }
 
+/// The boundary wiggle noise of stage seed `s`: classic fBm of [`BiomeParams::WARP_OCTAVES`]
+/// octaves (wavelength one cell), seeded `s ^ BIOME_WARP_SEED`.
+fn warp_fbm(s: u32) -> Fbm {
+    Fbm::new(
+        &FbmParams::classic(BiomeParams::WARP_OCTAVES, 1.0),
+        s ^ BIOME_WARP_SEED,
+    )
+}
+
 /// Offset of the second boundary-wiggle component, in noise units.
 pub const BIOME_WARP_OFFSET: [f32; 2] = [19.1, -7.3];
-
-/// The boundary wiggle of the biome lookup at `(px, pz)` metres: each component is an fBm
-/// (3 octaves, wavelength one cell) in about [-1.2, 1.2], to be scaled by `boundary_noise`.
-#[inline(always)]
-pub fn biome_warp(px: f32, pz: f32, cell: f32, s: u32) -> [f32; 2] {
-    let ns = cell;
-    let wx = fbm_point(px / ns, pz / ns, s ^ 0x0f0f_0f0f, 3, 2.0, 0.5);
-    let wz = fbm_point(
-        px / ns + BIOME_WARP_OFFSET[0],
-        pz / ns + BIOME_WARP_OFFSET[1],
-        s ^ 0x0f0f_0f0f,
-        3,
-        2.0,
-        0.5,
-    );
-    [wx, wz]
-}
 
 /// The sites around one cell that can matter for a sample in it (positions in cell units and
 /// biome indices), in 5×5 scan order.
@@ -453,7 +222,7 @@ pub fn biome_warp(px: f32, pz: f32, cell: f32, s: u32) -> [f32; 2] {
 /// reach of it for *any* point of the cell are dropped (exact pruning): the nearest-site
 /// distance anywhere in the cell is at most `U = min_k max_corner |corner - site_k|`, so a site
 /// whose distance to the cell rectangle exceeds `U + blend / cell` contributes nothing.
-pub struct Neighbourhood {
+struct Neighbourhood {
     cell: (i32, i32),
     extra: f32,
     len: usize,
@@ -466,7 +235,7 @@ pub struct Neighbourhood {
 
 impl Neighbourhood {
     /// An empty cache (filled on first use).
-    pub fn new() -> Neighbourhood {
+    fn new() -> Neighbourhood {
         Neighbourhood {
             cell: (i32::MIN, i32::MIN),
             extra: f32::NAN,
@@ -539,23 +308,24 @@ impl Default for Neighbourhood {
     }
 }
 
-/// Evaluate the biome blend at `(px, pz)` metres (map corner at 0), with the boundary wiggle
-/// `warp` = [`biome_warp`]`(px, pz, ...)`. `hood` caches the sites of the last cell looked at.
-#[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
-#[inline(always)]
-pub fn biome_sample(
-    px: f32,
-    pz: f32,
+/// The per-sample definition of the biome blend (what the row kernel is tested against) at
+/// `p = (px, pz)` metres (map corner at 0), with the boundary wiggle `warp` (the two warp fBm
+/// values there: 3 octaves, wavelength one cell, seeds `s ^ BIOME_WARP_SEED`, the second at
+/// [`BIOME_WARP_OFFSET`]). `hood` caches the sites of the last cell looked at.
+#[cfg(test)]
+#[allow(clippy::needless_range_loop)]
+fn biome_sample(
+    p: [f32; 2],
     warp: [f32; 2],
     base01: f32,
     world_size: f32,
-    grid: u32,
-    boundary_noise: f32,
-    blend_width: f32,
-    biomes: &[Biome],
+    bp: &BiomeParams,
     table: &SiteTable,
     hood: &mut Neighbourhood,
 ) -> BiomeSample {
+    let (px, pz) = (p[0], p[1]);
+    let (grid, boundary_noise, blend_width, biomes) =
+        (bp.grid, bp.boundary_noise, bp.blend_width, &bp.biomes[..]);
     let cell = world_size / grid as f32;
     let qx = (px + boundary_noise * warp[0]) / cell;
     let qz = (pz + boundary_noise * warp[1]) / cell;
@@ -1160,36 +930,37 @@ crate::simd::dispatch! {
     fn biome_row(row: &RowIn, hrow: &mut [f32], irow: &mut [u8], rrow: &mut [f32], srow: &mut [f32], c: &RowCfg, table: &SiteTable) => biome_row_body
 }
 
-/// Biome fields of a `resolution²` map covering `world_size` metres.
+/// Biome fields (the `biome_blend.wgsl` pass) of `g`, with the Voronoi grid, site distortion,
+/// boundary noise, blend width and biome table of `b` and the stage seed of `(g.seed, tag)`.
 ///
-/// * `base01` — normalised base relief (0..1), replaced by the blended biome relief;
-/// * `grid` — Voronoi cells per side (1..=64); `distortion` — site displacement (0..=1);
-/// * `boundary_noise` — border wiggle amplitude, metres; `blend_width` — blend distance, metres.
+/// * `base01` — normalised base relief (0..1, `resolution²`), replaced by the blended biome
+///   relief `height_scale · base01^exponent` (blended over the regions within reach).
 ///
 /// Returns `(biome index, roughness, sandiness)` per sample.
-#[allow(clippy::too_many_arguments)]
 pub fn biome_blend(
     base01: &mut [f32],
-    resolution: usize,
-    world_size: f32,
-    grid: u32,
-    distortion: f32,
-    boundary_noise: f32,
-    blend_width: f32,
-    biomes: &[Biome],
-    seed: u64,
+    g: &Grid,
+    b: &BiomeParams,
     tag: u32,
 ) -> (Vec<u8>, Vec<f32>, Vec<f32>) {
+    let (resolution, world_size, seed) = (g.resolution, g.world_size, g.seed);
+    let (grid, distortion, boundary_noise, blend_width, biomes) = (
+        b.grid,
+        b.distortion,
+        b.boundary_noise,
+        b.blend_width,
+        &b.biomes[..],
+    );
     let s = stage_seed(seed, tag);
     let spacing = world_size / (resolution - 1) as f32;
     let cell = world_size / grid as f32;
     let pad = 3 + (boundary_noise * 1.5 / cell).ceil().min(64.0) as i32;
     let table = SiteTable::new(grid, pad, distortion, biomes.len() as u32, s);
     let step = spacing / cell;
-    let ws = s ^ 0x0f0f_0f0f;
-    // The two warp fields, row by row (equal to `fbm_field` rows, without full-map buffers).
-    let warp_x = FbmRows::field(step, [0.0, 0.0], 3, 2.0, 0.5, ws);
-    let warp_z = FbmRows::field(step, BIOME_WARP_OFFSET, 3, 2.0, 0.5, ws);
+    // The two warp fields, row by row (no full-map buffers).
+    let warp = warp_fbm(s);
+    let warp_x = FbmRows::field(step, [0.0, 0.0], warp);
+    let warp_z = FbmRows::field(step, BIOME_WARP_OFFSET, warp);
     let mut cfg = RowCfg::new(spacing, cell, boundary_noise, blend_width, biomes);
     cfg.hoods = HoodTable::for_map(
         resolution,
@@ -1229,20 +1000,33 @@ mod tests {
     use super::*;
     use crate::params::default_biomes;
 
+    fn bparams(grid: u32, distortion: f32, bn: f32, bw: f32, biomes: &[Biome]) -> BiomeParams {
+        BiomeParams {
+            grid,
+            distortion,
+            boundary_noise: bn,
+            blend_width: bw,
+            biomes: biomes.to_vec(),
+        }
+    }
+
+    /// The two boundary-wiggle fields of a map (as `biome_blend` computes them row by row).
+    fn warp_fields(res: usize, step: f32, s: u32) -> (Vec<f32>, Vec<f32>) {
+        let w = warp_fbm(s);
+        (
+            FbmRows::field(step, [0.0, 0.0], w).to_field(res),
+            FbmRows::field(step, BIOME_WARP_OFFSET, w).to_field(res),
+        )
+    }
+
     #[test]
     fn several_regions_and_weights_normalised() {
         let res = 129;
         let mut base = vec![0.5f32; res * res];
         let (idx, rough, _) = biome_blend(
             &mut base,
-            res,
-            1024.0,
-            5,
-            0.8,
-            40.0,
-            80.0,
-            &default_biomes(),
-            3,
+            &Grid::new(res, 1024.0, 3),
+            &bparams(5, 0.8, 40.0, 80.0, &default_biomes()),
             6,
         );
         let mut seen = [false; 16];
@@ -1257,20 +1041,22 @@ mod tests {
     }
 
     /// The definition: all 5×5 sites, no cache, no pruning.
-    #[allow(clippy::too_many_arguments)]
     fn sample_reference(
-        px: f32,
-        pz: f32,
+        p: [f32; 2],
         warp: [f32; 2],
         base01: f32,
         world: f32,
-        grid: u32,
-        bn: f32,
-        bw: f32,
-        biomes: &[Biome],
-        dist: f32,
+        bp: &BiomeParams,
         s: u32,
     ) -> BiomeSample {
+        let (px, pz) = (p[0], p[1]);
+        let (grid, bn, bw, biomes, dist) = (
+            bp.grid,
+            bp.boundary_noise,
+            bp.blend_width,
+            &bp.biomes[..],
+            bp.distortion,
+        );
         let cell = world / grid as f32;
         let qx = (px + bn * warp[0]) / cell;
         let qz = (pz + bn * warp[1]) / cell;
@@ -1336,6 +1122,7 @@ mod tests {
                 s,
             );
             let mut hood = Neighbourhood::new();
+            let bp = bparams(grid, dist, bn, bw, &biomes);
             for i in 0..20_000u32 {
                 let px = (i % 200) as f32 * 5.13 + 0.37;
                 let pz = (i / 200) as f32 * 10.27 + 0.11;
@@ -1344,11 +1131,8 @@ mod tests {
                     unit(hash_u32(i ^ 0xffff)) * 2.4 - 1.2,
                 ];
                 let base = unit(hash_u32(i.wrapping_mul(7)));
-                let a = biome_sample(
-                    px, pz, warp, base, 1024.0, grid, bn, bw, &biomes, &table, &mut hood,
-                );
-                let mut e =
-                    sample_reference(px, pz, warp, base, 1024.0, grid, bn, bw, &biomes, dist, s);
+                let a = biome_sample([px, pz], warp, base, 1024.0, &bp, &table, &mut hood);
+                let mut e = sample_reference([px, pz], warp, base, 1024.0, &bp, s);
                 // `x / w` in the reference vs `x * (1 / w)`: allow that rounding only.
                 for (got, want) in [
                     (a.height01, &mut e.height01),
@@ -1392,8 +1176,8 @@ mod tests {
                 .map(|i| unit(hash_u32(i as u32 ^ 0x5eed)) * 1.2 - 0.1)
                 .collect();
             let mut got = base.clone();
-            let (idx, rough, sand) =
-                biome_blend(&mut got, res, world, grid, dist, bn, bw, &biomes, seed, 6);
+            let bp = bparams(grid, dist, bn, bw, &biomes);
+            let (idx, rough, sand) = biome_blend(&mut got, &Grid::new(res, world, seed), &bp, 6);
             let s = stage_seed(seed, 6);
             let spacing = world / (res - 1) as f32;
             let cell = world / grid as f32;
@@ -1404,22 +1188,16 @@ mod tests {
                 biomes.len() as u32,
                 s,
             );
-            let ws = s ^ 0x0f0f_0f0f;
-            let wx = fbm_field(res, spacing / cell, [0.0, 0.0], 3, 2.0, 0.5, ws);
-            let wz = fbm_field(res, spacing / cell, BIOME_WARP_OFFSET, 3, 2.0, 0.5, ws);
+            let (wx, wz) = warp_fields(res, spacing / cell, s);
             let mut hood = Neighbourhood::new();
             for i in 0..res * res {
                 let (x, z) = (i % res, i / res);
                 let e = biome_sample(
-                    x as f32 * spacing,
-                    z as f32 * spacing,
+                    [x as f32 * spacing, z as f32 * spacing],
                     [wx[i], wz[i]],
                     base[i],
                     world,
-                    grid,
-                    bn,
-                    bw,
-                    &biomes,
+                    &bp,
                     &table,
                     &mut hood,
                 );
@@ -1492,8 +1270,12 @@ mod tests {
             .map(|i| unit(hash_u32(i as u32 ^ 0xba5e)))
             .collect();
         let mut got = base.clone();
-        let (idx, rough, sand) =
-            biome_blend(&mut got, res, world, grid, 0.8, bn, bw, &biomes, 5, 6);
+        let (idx, rough, sand) = biome_blend(
+            &mut got,
+            &Grid::new(res, world, 5),
+            &bparams(grid, 0.8, bn, bw, &biomes),
+            6,
+        );
         let s = stage_seed(5, 6);
         let (spacing, cell) = (world / (res - 1) as f32, world / grid as f32);
         let table = SiteTable::new(
@@ -1503,9 +1285,7 @@ mod tests {
             biomes.len() as u32,
             s,
         );
-        let ws = s ^ 0x0f0f_0f0f;
-        let wx = fbm_field(res, spacing / cell, [0.0, 0.0], 3, 2.0, 0.5, ws);
-        let wz = fbm_field(res, spacing / cell, BIOME_WARP_OFFSET, 3, 2.0, 0.5, ws);
+        let (wx, wz) = warp_fields(res, spacing / cell, s);
         let cfg = RowCfg::new(spacing, cell, bn, bw, &biomes);
         for z in 0..res {
             let r = z * res..(z + 1) * res;
@@ -1565,14 +1345,8 @@ mod tests {
         let world = 1024.0;
         biome_blend(
             &mut base,
-            res,
-            world,
-            5,
-            0.8,
-            0.0,
-            80.0,
-            &default_biomes(),
-            9,
+            &Grid::new(res, world, 9),
+            &bparams(5, 0.8, 0.0, 80.0, &default_biomes()),
             6,
         );
         let spacing = world / (res - 1) as f32;

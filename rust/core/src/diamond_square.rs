@@ -6,7 +6,9 @@
 //! square pass averages only the in-bounds neighbours (three instead of four), so edges carry no
 //! bias. The displacement amplitude is multiplied by `roughness` every half-step.
 
+use crate::grid::Grid;
 use crate::hash::{hash2_unit, stage_seed};
+use crate::params::DiamondSquareParams;
 use rayon::prelude::*;
 
 /// Random displacement in [-1, 1) for sample `(x, z)`.
@@ -38,33 +40,24 @@ pub fn level_amplitude(resolution: usize, half: usize, roughness: f32) -> f32 {
     roughness.powi(2 * levels)
 }
 
-/// Diamond-square heights on a `resolution²` grid (`resolution = 2^n + 1`).
-///
-/// * `roughness` — 0..=1, variation multiplier per half-step (0.707 gives a natural look);
-/// * `ridge` — use the neighbours' midrange instead of their mean.
+/// Diamond-square heights (the `diamond_square.wgsl` pass) on `g` (`resolution = 2^n + 1`;
+/// the world size plays no part), with the roughness and ridge mode of `d` and the stage seed
+/// of `(g.seed, tag)`.
 ///
 /// Corners are seeded from the hash; output is unnormalised (roughly [-2, 2]), row-major.
-pub fn diamond_square(
-    resolution: usize,
-    roughness: f32,
-    ridge: bool,
-    seed: u64,
-    tag: u32,
-) -> Vec<f32> {
-    diamond_square_counted(resolution, roughness, ridge, seed, tag, None)
+pub fn diamond_square(g: &Grid, d: &DiamondSquareParams, tag: u32) -> Vec<f32> {
+    diamond_square_counted(g, d, tag, None)
 }
 
 /// As [`diamond_square`], optionally counting how many times each sample is written.
-pub fn diamond_square_counted(
-    resolution: usize,
-    roughness: f32,
-    ridge: bool,
-    seed: u64,
+fn diamond_square_counted(
+    g: &Grid,
+    d: &DiamondSquareParams,
     tag: u32,
     mut counts: Option<&mut Vec<u32>>,
 ) -> Vec<f32> {
-    let n = resolution;
-    let s = stage_seed(seed, tag);
+    let (n, roughness, ridge) = (g.resolution, d.roughness, d.ridge);
+    let s = stage_seed(g.seed, tag);
     let mut h = vec![0.0f32; n * n];
     let last = n - 1;
     for &(x, z) in &[(0, 0), (last, 0), (0, last), (last, last)] {
@@ -103,7 +96,7 @@ pub fn diamond_square_counted(
 
 /// Diamond pass of one level: every square centre `(x, z)` (both ≡ half mod step) gets the
 /// average of its four corners plus `amp * jitter`.
-pub fn diamond_pass(h: &mut [f32], n: usize, step: usize, amp: f32, ridge: bool, seed: u32) {
+fn diamond_pass(h: &mut [f32], n: usize, step: usize, amp: f32, ridge: bool, seed: u32) {
     let half = step / 2;
     let ptr = SharedGrid(h.as_mut_ptr(), h.len());
     // Rows written (z ≡ half mod step) only read rows z ± half (≡ 0 mod step), never written here.
@@ -124,7 +117,7 @@ pub fn diamond_pass(h: &mut [f32], n: usize, step: usize, amp: f32, ridge: bool,
 
 /// Square pass of one level: every edge midpoint gets the average of its in-bounds
 /// neighbours at distance `half` (3 at the map edge, 4 inside) plus `amp * jitter`.
-pub fn square_pass(h: &mut [f32], n: usize, step: usize, amp: f32, ridge: bool, seed: u32) {
+fn square_pass(h: &mut [f32], n: usize, step: usize, amp: f32, ridge: bool, seed: u32) {
     let half = step / 2;
     let ptr = SharedGrid(h.as_mut_ptr(), h.len());
     // Written samples have (x + z) / half odd; every neighbour read has it even, so reads and
@@ -183,11 +176,20 @@ impl SharedGrid {
 mod tests {
     use super::*;
 
+    fn ds(roughness: f32, ridge: bool) -> DiamondSquareParams {
+        DiamondSquareParams { roughness, ridge }
+    }
+
     #[test]
     fn corners_seeded_and_every_sample_written_once() {
         for &n in &[33usize, 65, 257] {
             let mut counts = vec![0u32; n * n];
-            let h = diamond_square_counted(n, 0.707, false, 11, 1, Some(&mut counts));
+            let h = diamond_square_counted(
+                &Grid::new(n, 1.0, 11),
+                &DiamondSquareParams::default(),
+                1,
+                Some(&mut counts),
+            );
             assert!(counts.iter().all(|&c| c == 1), "n={n}");
             let s = stage_seed(11, 1);
             assert_eq!(h[0], jitter(0, 0, s));
@@ -203,7 +205,7 @@ mod tests {
         let (mut edge_sum, mut edge_sq, mut edge_n) = (0.0f64, 0.0f64, 0usize);
         let (mut in_sum, mut in_sq, mut in_n) = (0.0f64, 0.0f64, 0usize);
         for seed in 0..40 {
-            let h = diamond_square(n, 0.707, false, seed, 1);
+            let h = diamond_square(&Grid::new(n, 1.0, seed), &ds(0.707, false), 1);
             for z in 0..n {
                 for x in 0..n {
                     let v = h[z * n + x] as f64;
@@ -233,13 +235,14 @@ mod tests {
 
     #[test]
     fn ridge_differs_and_roughness_scales() {
-        let a = diamond_square(65, 0.707, false, 3, 1);
-        let b = diamond_square(65, 0.707, true, 3, 1);
+        let g = Grid::new(65, 1.0, 3);
+        let a = diamond_square(&g, &ds(0.707, false), 1);
+        let b = diamond_square(&g, &ds(0.707, true), 1);
         assert_ne!(a, b);
         // Low roughness: neighbouring samples are much closer than with high roughness.
         let grad = |h: &[f32]| h.windows(2).map(|w| (w[1] - w[0]).abs()).sum::<f32>();
-        let smooth = diamond_square(65, 0.3, false, 3, 1);
-        let rough = diamond_square(65, 0.9, false, 3, 1);
+        let smooth = diamond_square(&g, &ds(0.3, false), 1);
+        let rough = diamond_square(&g, &ds(0.9, false), 1);
         assert!(grad(&smooth) < grad(&rough));
     }
 }

@@ -131,7 +131,7 @@ pub fn distance_to_coast(mask: &[u8], resolution: usize, spacing: f32) -> Vec<f3
 /// `cap` gets exactly [`distance_to_coast`]'s value, every other one a value of the same sign
 /// at least `cap` in magnitude. Rows only build their lower envelopes over the columns that can
 /// come within `cap`, so the interior of the island and the open sea cost almost nothing.
-pub fn distance_to_coast_within(
+pub(crate) fn distance_to_coast_within(
     mask: &[u8],
     resolution: usize,
     spacing: f32,

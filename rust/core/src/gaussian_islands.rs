@@ -7,8 +7,9 @@
 //! height field is the sum of the gaussians `a·exp(-d²/(2σ²))`, `σ = radius / 2`, truncated at
 //! `3·radius` where they are below 2e-8.
 
-use crate::grid::par_rows;
+use crate::grid::{par_rows, Grid};
 use crate::hash::{hash2, stage_seed, unit};
+use crate::params::GaussianParams;
 
 /// One mountain: centre (metres, map corner at 0), radius (metres), peak amplitude.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -23,7 +24,8 @@ pub struct Mountain {
     pub amplitude: f32,
 }
 
-/// The mountains for a map of `world_size` metres (also used by the GPU path).
+/// The mountains for a map of `world_size` metres with the settings of [`GaussianParams`]
+/// (`cells`, `density`, `separation`); the GPU pass gets them from here.
 pub fn gaussian_mountains(
     world_size: f32,
     cells: u32,
@@ -80,7 +82,7 @@ pub fn gaussian_mountains(
 
 /// Value of one gaussian at squared distance `d2` (0 beyond `3·radius`).
 #[inline(always)]
-pub fn gaussian(mt: &Mountain, d2: f32) -> f32 {
+fn gaussian(mt: &Mountain, d2: f32) -> f32 {
     let cut = 3.0 * mt.radius;
     if d2 > cut * cut {
         return 0.0;
@@ -89,23 +91,13 @@ pub fn gaussian(mt: &Mountain, d2: f32) -> f32 {
     mt.amplitude * (-d2 / (2.0 * sigma * sigma)).exp()
 }
 
-/// Sum of gaussian mountains over a `resolution²` grid covering `world_size` metres.
-///
-/// * `cells` — candidate cells per side (1..=64, default 6);
-/// * `density` — probability a cell keeps a mountain (0..=1, default 0.6);
-/// * `separation` — -1..=0.9, 0 = touching, negative = merging (default -0.2).
+/// Sum of gaussian mountains (the `gaussian_islands.wgsl` pass) over `g`, with the cells,
+/// density and separation of `p` and the stage seed of `(g.seed, tag)`.
 ///
 /// Output is unnormalised (≥ 0), row-major.
-pub fn gaussian_islands(
-    resolution: usize,
-    world_size: f32,
-    cells: u32,
-    density: f32,
-    separation: f32,
-    seed: u64,
-    tag: u32,
-) -> Vec<f32> {
-    let mountains = gaussian_mountains(world_size, cells, density, separation, seed, tag);
+pub fn gaussian_islands(g: &Grid, p: &GaussianParams, tag: u32) -> Vec<f32> {
+    let (resolution, world_size) = (g.resolution, g.world_size);
+    let mountains = gaussian_mountains(world_size, p.cells, p.density, p.separation, g.seed, tag);
     let spacing = world_size / (resolution - 1) as f32;
     let mut out = vec![0.0f32; resolution * resolution];
     par_rows(&mut out, resolution, |z, row| {
@@ -158,7 +150,12 @@ mod tests {
     #[test]
     fn peaks_at_centres() {
         let res = 129;
-        let f = gaussian_islands(res, 1280.0, 3, 1.0, 0.0, 5, 1);
+        let gp = GaussianParams {
+            cells: 3,
+            density: 1.0,
+            separation: 0.0,
+        };
+        let f = gaussian_islands(&Grid::new(res, 1280.0, 5), &gp, 1);
         let m = gaussian_mountains(1280.0, 3, 1.0, 0.0, 5, 1);
         let sp = 1280.0 / 128.0;
         let c = &m[0];

@@ -4,13 +4,23 @@
 //! [-1, 1]), interpolated with the quintic fade `6t⁵ - 15t⁴ + 10t³`. Rows are processed in
 //! parallel; the inner loop is branch-free so LLVM vectorises it.
 
-use crate::grid::par_rows;
+use crate::grid::{par_rows, Grid};
 use crate::hash::{hash_u32, stage_seed};
+use crate::params::FbmParams;
+
+/// Salt of the octave seeds: octave `o` of a field seeded `s` uses `hash_u32(s ^ o · salt)`
+/// (`common.wgsl` repeats it).
+pub const OCTAVE_SEED_SALT: u32 = 0x68e3_1da4;
+
+/// Gain applied to one octave of gradient noise: random gradients with components in [-1, 1]
+/// peak near ±1.0, and 1.2 spreads typical output over most of [-1, 1] without clipping
+/// (`common.wgsl` repeats it).
+pub const GRADIENT_NOISE_GAIN: f32 = 1.2;
 
 /// `floor(x)` as an integer, without a libm call so loops over it vectorise on plain SSE2.
 /// Exact for |x| < 2^31 (WGSL's `floor` gives the same value).
 #[inline(always)]
-pub fn fast_floor(x: f32) -> i32 {
+pub(crate) fn fast_floor(x: f32) -> i32 {
     // `as` saturates outside the i32 range; the wrapping subtraction keeps that saturated value
     // panic-free in debug builds (the lattice then just repeats, as on the GPU).
     let i = x as i32;
@@ -19,7 +29,7 @@ pub fn fast_floor(x: f32) -> i32 {
 
 /// Quintic fade curve.
 #[inline(always)]
-pub fn fade(t: f32) -> f32 {
+pub(crate) fn fade(t: f32) -> f32 {
     t * t * t * (t * (t * 6.0 - 15.0) + 10.0)
 }
 
@@ -51,9 +61,7 @@ fn cell_coeffs(
 #[inline(always)]
 fn cell_eval(c: [f32; 4], dx: f32) -> f32 {
     let u = fade(dx);
-    // Random gradients with components in [-1, 1] peak near ±1.0; 1.2 spreads typical output
-    // over most of [-1, 1] without clipping.
-    (c[0] + c[1] * dx + u * (c[2] + c[3] * dx)) * 1.2
+    (c[0] + c[1] * dx + u * (c[2] + c[3] * dx)) * GRADIENT_NOISE_GAIN
 }
 
 /// One octave of 2-D gradient noise at `(x, y)` (lattice units), roughly in [-1, 1]: Perlin's
@@ -76,183 +84,114 @@ pub fn gradient_noise(x: f32, y: f32, seed: u32) -> f32 {
 
 /// Seed of octave `o` of a field seeded with `seed`.
 #[inline(always)]
-pub fn octave_seed(seed: u32, o: u32) -> u32 {
-    hash_u32(seed ^ o.wrapping_mul(0x68e3_1da4))
+pub(crate) fn octave_seed(seed: u32, o: u32) -> u32 {
+    hash_u32(seed ^ o.wrapping_mul(OCTAVE_SEED_SALT))
 }
 
-/// fBm of gradient noise at one point: `sum(persistence^i * noise(p * lacunarity^i)) / sum(amp)`.
-///
-/// `x`, `y` are in units of the first octave's wavelength. Result roughly in [-1, 1].
-#[inline(always)]
-pub fn fbm_point(
-    x: f32,
-    y: f32,
-    seed: u32,
-    octaves: u32,
-    lacunarity: f32,
-    persistence: f32,
-) -> f32 {
-    let mut sum = 0.0;
-    let mut amp = 1.0;
-    let mut norm = 0.0;
-    let mut f = 1.0;
-    for o in 0..octaves {
-        sum += amp * gradient_noise(x * f, y * f, octave_seed(seed, o));
-        norm += amp;
-        amp *= persistence;
-        f *= lacunarity;
-    }
-    if norm > 0.0 {
-        sum / norm
-    } else {
-        0.0
-    }
-}
-
-/// Fractal gradient noise over a `resolution²` grid covering `world_size` metres.
-///
-/// * `scale` — wavelength of the first octave, metres (> 0).
-/// * `octaves` — 1..=16; `lacunarity` — frequency multiplier per octave (2 is classic);
-///   `persistence` — amplitude multiplier per octave (0.5 is classic).
-///
-/// Returns values roughly in [-1, 1], row-major `z * resolution + x`.
-pub fn fbm_noise(
-    resolution: usize,
-    world_size: f32,
-    scale: f32,
-    octaves: u32,
-    lacunarity: f32,
-    persistence: f32,
-    seed: u64,
-    tag: u32,
-) -> Vec<f32> {
-    FbmRows::of_noise(
-        resolution,
-        world_size,
-        scale,
-        octaves,
-        lacunarity,
-        persistence,
-        seed,
-        tag,
-    )
-    .to_field(resolution)
-}
-
-/// fBm of gradient noise sampled on a grid: sample `(x, z)` is
-/// [`fbm_point`]`(x · step + offset[0], z · step + offset[1], s, ...)`, computed with the
-/// vectorised row kernel. Row-major `resolution²`.
-pub fn fbm_field(
-    resolution: usize,
-    step: f32,
-    offset: [f32; 2],
-    octaves: u32,
-    lacunarity: f32,
-    persistence: f32,
-    s: u32,
-) -> Vec<f32> {
-    FbmRows::field(step, offset, octaves, lacunarity, persistence, s).to_field(resolution)
-}
-
-/// [`fbm_field`] written into `out` (`resolution²` samples, overwritten), for callers that
-/// reuse a buffer.
-#[allow(clippy::too_many_arguments)]
-pub fn fbm_into(
-    out: &mut [f32],
-    resolution: usize,
-    step: f32,
-    offset: [f32; 2],
-    octaves: u32,
-    lacunarity: f32,
-    persistence: f32,
-    s: u32,
-) {
-    FbmRows::field(step, offset, octaves, lacunarity, persistence, s).fill(out, resolution);
-}
-
-/// The rows of one fBm field, computed on demand: row `z` of [`FbmRows::of_noise`] equals row
-/// `z` of [`fbm_noise`] with the same arguments, bit for bit (likewise [`FbmRows::field`] and
-/// [`fbm_field`]). Stages that consume a noise field row by row use it instead of a full-map
-/// temporary.
+/// A seeded fBm of gradient noise in lattice units: octave `i` is
+/// `persistence^i · gradient_noise(p · lacunarity^i, octave_seed(s, i))`, summed and divided by
+/// the sum of the amplitudes. Built from an [`FbmParams`] (whose `scale` the caller applies to
+/// the coordinates) and a 32-bit stage seed.
 #[derive(Clone, Copy, Debug)]
-pub struct FbmRows {
-    step: f32,
-    offset: [f32; 2],
-    octaves: u32,
-    lacunarity: f32,
-    persistence: f32,
-    s: u32,
+pub(crate) struct Fbm {
+    pub(crate) octaves: u32,
+    pub(crate) lacunarity: f32,
+    pub(crate) persistence: f32,
+    pub(crate) s: u32,
 }
 
-impl FbmRows {
-    /// Rows of [`fbm_noise`]`(resolution, world_size, scale, octaves, lacunarity, persistence, seed, tag)`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn of_noise(
-        resolution: usize,
-        world_size: f32,
-        scale: f32,
-        octaves: u32,
-        lacunarity: f32,
-        persistence: f32,
-        seed: u64,
-        tag: u32,
-    ) -> FbmRows {
-        let step = world_size / (resolution - 1) as f32 / scale;
-        FbmRows {
-            step,
-            offset: [0.0, 0.0],
-            octaves,
-            lacunarity,
-            persistence,
-            s: stage_seed(seed, tag),
-        }
-    }
-
-    /// Rows of [`fbm_field`]`(_, step, offset, octaves, lacunarity, persistence, s)`.
-    pub fn field(
-        step: f32,
-        offset: [f32; 2],
-        octaves: u32,
-        lacunarity: f32,
-        persistence: f32,
-        s: u32,
-    ) -> FbmRows {
-        FbmRows {
-            step,
-            offset,
-            octaves,
-            lacunarity,
-            persistence,
+impl Fbm {
+    /// The octaves of `f` seeded with the stage seed `s`.
+    #[inline]
+    pub(crate) fn new(f: &FbmParams, s: u32) -> Fbm {
+        Fbm {
+            octaves: f.octaves,
+            lacunarity: f.lacunarity,
+            persistence: f.persistence,
             s,
         }
     }
 
-    /// The whole `resolution²` field (row-major), rows in parallel.
-    pub fn to_field(&self, resolution: usize) -> Vec<f32> {
-        let mut out = crate::memory::zeroed(resolution * resolution);
-        self.fill(&mut out, resolution);
-        out
+    /// The fBm at one point (`x`, `y` in units of the first octave's wavelength), roughly in
+    /// [-1, 1]: the per-point definition the row kernel [`fbm_row`] is tested against.
+    #[cfg(test)]
+    pub(crate) fn point(&self, x: f32, y: f32) -> f32 {
+        let mut sum = 0.0;
+        let mut amp = 1.0;
+        let mut norm = 0.0;
+        let mut f = 1.0;
+        for o in 0..self.octaves {
+            sum += amp * gradient_noise(x * f, y * f, octave_seed(self.s, o));
+            norm += amp;
+            amp *= self.persistence;
+            f *= self.lacunarity;
+        }
+        if norm > 0.0 {
+            sum / norm
+        } else {
+            0.0
+        }
     }
 
-    /// [`FbmRows::to_field`] written into `out` (`resolution²` samples, overwritten).
-    pub fn fill(&self, out: &mut [f32], resolution: usize) {
-        assert_eq!(out.len(), resolution * resolution, "fbm_into: buffer size");
-        par_rows(out, resolution, |z, row| self.row(z, row));
+    /// Add to `row`: sample `i` gets the fBm at `(i · step + x0, y)` (lattice units), through
+    /// the vectorised row kernel.
+    #[inline]
+    pub(crate) fn add_row(&self, row: &mut [f32], y: f32, step: f32, x0: f32) {
+        fbm_row(row, y, step, x0, self);
+    }
+}
+
+/// Fractal gradient noise (the `fbm_noise.wgsl` pass) over `g`: sample `(x, z)` is the fBm of
+/// `f` at `(x, z) · spacing / f.scale` with the stage seed of `(g.seed, tag)`.
+///
+/// Returns values roughly in [-1, 1], row-major `z * resolution + x`.
+pub fn fbm_noise(g: &Grid, f: &FbmParams, tag: u32) -> Vec<f32> {
+    FbmRows::of_noise(g, f, tag).to_field(g.resolution)
+}
+
+/// The rows of one fBm field, computed on demand: row `z` of [`FbmRows::of_noise`] equals row
+/// `z` of [`fbm_noise`] with the same arguments, bit for bit. Stages that consume a noise field
+/// row by row use it instead of a full-map temporary.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FbmRows {
+    step: f32,
+    offset: [f32; 2],
+    fbm: Fbm,
+}
+
+impl FbmRows {
+    /// Rows of [`fbm_noise`]`(g, f, tag)`.
+    pub(crate) fn of_noise(g: &Grid, f: &FbmParams, tag: u32) -> FbmRows {
+        let step = g.world_size / (g.resolution - 1) as f32 / f.scale;
+        FbmRows {
+            step,
+            offset: [0.0, 0.0],
+            fbm: Fbm::new(f, stage_seed(g.seed, tag)),
+        }
+    }
+
+    /// Rows of a field sampled in lattice units: sample `(x, z)` is the fBm of `fbm` at
+    /// `(x · step + offset[0], z · step + offset[1])`.
+    pub(crate) fn field(step: f32, offset: [f32; 2], fbm: Fbm) -> FbmRows {
+        FbmRows { step, offset, fbm }
+    }
+
+    /// The whole `resolution²` field (row-major), rows in parallel.
+    pub(crate) fn to_field(&self, resolution: usize) -> Vec<f32> {
+        let mut out = crate::memory::zeroed(resolution * resolution);
+        par_rows(&mut out, resolution, |z, row| self.row(z, row));
+        out
     }
 
     /// Write row `z` into `out` (overwritten; its length is the row length).
     #[inline]
-    pub fn row(&self, z: usize, out: &mut [f32]) {
+    pub(crate) fn row(&self, z: usize, out: &mut [f32]) {
         out.fill(0.0);
-        fbm_row(
+        self.fbm.add_row(
             out,
             z as f32 * self.step + self.offset[1],
             self.step,
             self.offset[0],
-            self.s,
-            self.octaves,
-            self.lacunarity,
-            self.persistence,
         );
     }
 }
@@ -348,6 +287,11 @@ fn octave_row_runs(row: &mut [f32], yy: f32, step: f32, x0: f32, f: f32, os: u32
 /// register each.
 const WINDOW_MAX_CELLS_PER_SAMPLE: f32 = 0.95;
 
+// Hand-written AVX2 kernel (std::arch intrinsics; the compiler cannot vectorise the per-cell
+// hashing into in-register windows). Scalar reference: `octave_row_points` above.
+// Test: `tests::window_and_point_paths_agree_bitwise` (bit for bit against the scalar reference).
+// Bench row: `fbm8` in `examples/bench_table.rs` ("fBm gradient noise, 8 octaves"), criterion
+// `<resolution>/fbm8` (benches/stages.rs).
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     //! Explicit AVX2 version of [`super::octave_row_points`] for rows with more than ~1.05
@@ -413,7 +357,7 @@ mod avx2 {
             _mm256_set1_ps(6.0),
             _mm256_set1_ps(15.0),
             _mm256_set1_ps(10.0),
-            _mm256_set1_ps(1.2),
+            _mm256_set1_ps(super::GRADIENT_NOISE_GAIN),
         );
         let seven = _mm256_set1_epi32(7);
         let xs = |k: usize| pos0[k] * f;
@@ -525,16 +469,13 @@ mod avx2 {
 
 /// One row of [`fbm_noise`]: octave-outer so the inner loop is a straight, vectorisable map.
 #[inline(always)]
-fn fbm_row_body(
-    row: &mut [f32],
-    y: f32,
-    step: f32,
-    x0: f32,
-    s: u32,
-    octaves: u32,
-    lacunarity: f32,
-    persistence: f32,
-) {
+fn fbm_row_body(row: &mut [f32], y: f32, step: f32, x0: f32, fbm: &Fbm) {
+    let Fbm {
+        octaves,
+        lacunarity,
+        persistence,
+        s,
+    } = *fbm;
     let mut amp = 1.0f32;
     let mut norm = 0.0f32;
     let mut f = 1.0f32;
@@ -543,12 +484,11 @@ fn fbm_row_body(
     // of the AVX2 window kernel, which then only multiplies by `f`: the same value as computing
     // `(i · step + x0) · f` in one go).
     #[cfg(target_arch = "x86_64")]
-    let pos: Vec<f32> =
-        if std::arch::is_x86_feature_detected!("avx2") && step * f <= WINDOW_MAX_CELLS_PER_SAMPLE {
-            (0..n).map(|i| (i as i32) as f32 * step + x0).collect()
-        } else {
-            Vec::new()
-        };
+    let pos: Vec<f32> = if crate::simd::has_avx2() && step * f <= WINDOW_MAX_CELLS_PER_SAMPLE {
+        (0..n).map(|i| (i as i32) as f32 * step + x0).collect()
+    } else {
+        Vec::new()
+    };
     for o in 0..octaves {
         let os = octave_seed(s, o);
         let yy = y * f;
@@ -586,9 +526,8 @@ fn fbm_row_body(
 
 crate::simd::dispatch! {
     /// Row kernel of [`fbm_noise`], compiled for AVX2 when the CPU has it (same results: no FMA).
-    /// Adds to `row`: sample `i` is `fbm_point(i · step + x0, y)` (noise units).
-    pub(crate) fn fbm_row(row: &mut [f32], y: f32, step: f32, x0: f32, s: u32, octaves: u32, lacunarity: f32, persistence: f32)
-        => fbm_row_body
+    /// Adds to `row`: sample `i` is `fbm.point(i · step + x0, y)` (noise units).
+    fn fbm_row(row: &mut [f32], y: f32, step: f32, x0: f32, fbm: &Fbm) => fbm_row_body
 }
 
 #[cfg(test)]
@@ -607,11 +546,16 @@ mod tests {
 
     #[test]
     fn row_kernel_matches_point_function() {
-        let f = fbm_noise(65, 640.0, 100.0, 5, 2.0, 0.5, 77, 1);
-        let s = stage_seed(77, 1);
+        let fp = FbmParams {
+            octaves: 5,
+            scale: 100.0,
+            ..FbmParams::default()
+        };
+        let f = fbm_noise(&Grid::new(65, 640.0, 77), &fp, 1);
+        let fbm = Fbm::new(&fp, stage_seed(77, 1));
         let step = 640.0 / 64.0 / 100.0;
         for &(x, z) in &[(0usize, 0usize), (13, 7), (64, 64), (30, 50)] {
-            let p = fbm_point(x as f32 * step, z as f32 * step, s, 5, 2.0, 0.5);
+            let p = fbm.point(x as f32 * step, z as f32 * step);
             assert!((f[z * 65 + x] - p).abs() < 1e-5, "{x},{z}");
         }
     }
@@ -637,9 +581,15 @@ mod tests {
                         continue;
                     }
                     let mut row = vec![0.0f32; n];
-                    fbm_row(&mut row, y, step, x0, s, octaves, lac, per);
+                    let fbm = Fbm {
+                        octaves,
+                        lacunarity: lac,
+                        persistence: per,
+                        s,
+                    };
+                    fbm.add_row(&mut row, y, step, x0);
                     for (i, &v) in row.iter().enumerate() {
-                        let p = fbm_point((i as f32) * step + x0, y, s, octaves, lac, per);
+                        let p = fbm.point((i as f32) * step + x0, y);
                         assert!(
                             (v - p).abs() < 1e-5,
                             "step {step} x0 {x0} oct {octaves} lac {lac} i {i}: {v} vs {p}"
@@ -671,7 +621,7 @@ mod tests {
     #[test]
     #[cfg(target_arch = "x86_64")]
     fn window_and_point_paths_agree_bitwise() {
-        if !std::arch::is_x86_feature_detected!("avx2") {
+        if !crate::simd::has_avx2() {
             eprintln!("SKIPPED: window_and_point_paths_agree_bitwise: no AVX2");
             return;
         }
@@ -708,7 +658,12 @@ mod tests {
 
     #[test]
     fn range_and_variety() {
-        let f = fbm_noise(129, 1000.0, 200.0, 6, 2.0, 0.5, 3, 1);
+        let fp = FbmParams {
+            octaves: 6,
+            scale: 200.0,
+            ..FbmParams::default()
+        };
+        let f = fbm_noise(&Grid::new(129, 1000.0, 3), &fp, 1);
         let (mn, mx) = f
             .iter()
             .fold((f32::MAX, f32::MIN), |(a, b), &v| (a.min(v), b.max(v)));
@@ -732,8 +687,9 @@ mod tests {
 
     #[test]
     fn huge_seeds_work() {
-        let a = fbm_noise(33, 100.0, 30.0, 3, 2.0, 0.5, u64::MAX, 1);
-        let b = fbm_noise(33, 100.0, 30.0, 3, 2.0, 0.5, u64::MAX - 1, 1);
+        let fp = FbmParams::classic(3, 30.0);
+        let a = fbm_noise(&Grid::new(33, 100.0, u64::MAX), &fp, 1);
+        let b = fbm_noise(&Grid::new(33, 100.0, u64::MAX - 1), &fp, 1);
         assert!(a.iter().all(|v| v.is_finite()));
         assert_ne!(a, b);
         let var: f32 = a.iter().map(|v| v * v).sum::<f32>() / a.len() as f32;

@@ -2,6 +2,50 @@
 
 use rayon::prelude::*;
 
+/// The square map every stage samples: `resolution²` samples, row-major `z * resolution + x`,
+/// evenly spaced over `world_size` metres (sample `(x, z)` at `(x, z) · spacing` from the
+/// corner), and the seed every random choice derives from (each stage mixes in its own tag:
+/// [`crate::hash::stage_seed`]). The GPU port's uniforms hold the same triple.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Grid {
+    /// Samples per side, ≥ 2 (the pipeline uses 2^n + 1 from 33 to 8193).
+    pub resolution: usize,
+    /// Edge length of the square map, metres; finite and > 0 (validated range:
+    /// [`crate::params::MIN_WORLD_SIZE`]..=[`crate::params::MAX_WORLD_SIZE`]).
+    pub world_size: f32,
+    /// Seed; every `u64` value works.
+    pub seed: u64,
+}
+
+impl Grid {
+    /// A `resolution²` map of `world_size` metres drawn from `seed`.
+    pub const fn new(resolution: usize, world_size: f32, seed: u64) -> Grid {
+        Grid {
+            resolution,
+            world_size,
+            seed,
+        }
+    }
+
+    /// Distance between neighbouring samples, metres: `world_size / (resolution - 1)`.
+    #[inline]
+    pub fn spacing(&self) -> f32 {
+        self.world_size / (self.resolution - 1) as f32
+    }
+
+    /// Number of samples, `resolution²`.
+    #[inline]
+    pub fn samples(&self) -> usize {
+        self.resolution * self.resolution
+    }
+}
+
+/// Samples one workgroup of the GPU normalisation pass reduces to a partial min/max
+/// (`PER_GROUP` in `normalize_01.wgsl`); the GPU's partial buffer holds
+/// `ceil(samples / NORM_PER_GROUP)` pairs. The CPU [`normalize_01`] gives the same result for
+/// any grouping (min and max are exact).
+pub const NORM_PER_GROUP: usize = 4096;
+
 /// Run `f(row_index, row)` over every row of a row-major `width`-wide grid, rows in parallel.
 pub fn par_rows<T: Send>(data: &mut [T], width: usize, f: impl Fn(usize, &mut [T]) + Sync + Send) {
     data.par_chunks_mut(width)

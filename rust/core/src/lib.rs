@@ -1,9 +1,26 @@
 //! Engine-free procedural island generator.
 //!
-//! Every stage is one module with one public function, in pipeline order:
-//! base height ([`gradient_noise`], [`value_noise`], [`diamond_square`], [`gaussian_islands`],
-//! [`detail`]), [`biomes`], [`shaping`], [`mask`], [`distance`], [`coast`], [`river`],
-//! [`normals`], [`splat`]; [`pipeline::generate`] runs them all. [`heightfield`] turns the result
+//! Every stage is one module with one public entry point, named like its WGSL pass in
+//! `shaders/` (the GPU parity tests call it as the CPU reference), in pipeline order
+//! ([`Stage::ALL`]):
+//!
+//! | stage | entry point |
+//! |---|---|
+//! | base | [`gradient_noise::fbm_noise`]`(grid, &FbmParams, tag)`, [`value_noise::value_noise`]`(grid, &ValueNoiseParams, tag)`, [`diamond_square::diamond_square`]`(grid, &DiamondSquareParams, tag)`, [`gaussian_islands::gaussian_islands`]`(grid, &GaussianParams, tag)`, then [`grid::normalize_01`]`(field)` |
+//! | detail | [`detail::apply_detail`]`(base, detail_noise, &DetailParams)` |
+//! | biomes | [`biomes::biome_blend`]`(base01, grid, &BiomeParams, tag)` |
+//! | shaping | [`shaping::apply_shaping_curve`]`(heights, lut)` |
+//! | mask | [`mask::island_mask`]`(grid, &MaskParams, margin, tag)` |
+//! | distance | [`distance::distance_to_coast`]`(mask, resolution, spacing)` |
+//! | coast | [`coast::coastal_falloff`]`(land01, dist, fine, roughness, max_height, &CoastParams)` |
+//! | river | [`river::carve_river`]`(heights, grid, &RiverParams, tag)` |
+//! | normals | [`normals::compute_normals`]`(heights, resolution, spacing)` |
+//! | splat | [`splat::auto_splat`]`(heights, normals, sandiness, grid, max_height, &SplatParams, tag)` |
+//!
+//! A [`Grid`] is the sampled map (resolution, world size, seed); each settings struct of
+//! [`params`] documents its fields (unit, range, default) and has `DEFAULT_*` constants.
+//! Constants the GPU port repeats are `pub const`s of the module they belong to.
+//! [`pipeline::generate`] runs every stage. [`heightfield`] turns the result
 //! into chunk meshes and collider data, [`lod`] into a seam-free quadtree of chunks, and
 //! [`paint`] edits eight-layer splat weights on top of the generated ones. [`memory`] keeps freed
 //! map buffers for reuse across repeated generations.
@@ -34,8 +51,9 @@ mod simd;
 pub mod splat;
 pub mod value_noise;
 
+pub use grid::Grid;
 pub use heightfield::{ChunkCollider, ChunkMesh, Heightfield};
 pub use params::{Algorithm, IslandParams, ParamError};
 pub use pipeline::{
-    generate, generate_heights_with, generate_with, Carved, GenerateError, Island, Stats,
+    generate, generate_heights_with, generate_with, Carved, GenerateError, Island, Stage, Stats,
 };

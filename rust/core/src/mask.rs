@@ -7,51 +7,44 @@
 //! Deforming in cartesian space (not by angle) has no seam and keeps detail scale-independent.
 //! A ring of `margin` metres along the map border is always water.
 
-use crate::gradient_noise::{fbm_point, fbm_row};
-use crate::grid::par_rows;
+use crate::gradient_noise::Fbm;
+use crate::grid::{par_rows, Grid};
 use crate::hash::stage_seed;
+use crate::params::MaskParams;
 
 /// Deformation amplitude at roundness 0, as a fraction of the radius.
 pub const MASK_DEFORMATION: f32 = 0.45;
 /// Gain on the fBm before clamping (typical fBm values are well inside ±0.5).
 pub const MASK_NOISE_GAIN: f32 = 1.8;
 
-/// The deforming noise at `(px, pz)` metres from the centre, amplified and clamped to [-1, 1].
-#[inline(always)]
-pub fn mask_noise(px: f32, pz: f32, noise_scale: f32, s: u32) -> f32 {
-    (MASK_NOISE_GAIN * fbm_point(px / noise_scale, pz / noise_scale, s, 4, 2.0, 0.5))
-        .clamp(-1.0, 1.0)
+/// The deforming noise at `(px, pz)` metres from the centre, amplified and clamped to [-1, 1]
+/// (the per-point definition of the ring noise).
+#[cfg(test)]
+fn mask_noise(px: f32, pz: f32, m: &MaskParams, s: u32) -> f32 {
+    let ns = m.noise_scale;
+    (MASK_NOISE_GAIN * Fbm::new(&m.noise(), s).point(px / ns, pz / ns)).clamp(-1.0, 1.0)
 }
 
-/// Land (1) / water (0) mask over a `resolution²` grid covering `world_size` metres.
+/// Land (1) / water (0) mask (the `island_mask.wgsl` pass) over `g`: the deformed circle of
+/// `m` (radius, roundness, noise scale), with the stage seed of `(g.seed, tag)`.
 ///
-/// * `radius` — fraction of half the map size, 0.1..=0.95 (default 0.72);
-/// * `roundness` — 0..=1, 1 = perfect circle (default 0.55);
-/// * `noise_scale` — wavelength of the deformation, metres (default 260);
-/// * `margin` — width of the always-water border ring, metres.
-pub fn island_mask(
-    resolution: usize,
-    world_size: f32,
-    radius: f32,
-    roundness: f32,
-    noise_scale: f32,
-    margin: f32,
-    seed: u64,
-    tag: u32,
-) -> Vec<u8> {
-    let s = stage_seed(seed, tag);
+/// * `margin` — width of the always-water border ring, metres (the pipeline uses
+///   [`crate::pipeline::border_margin`]).
+pub fn island_mask(g: &Grid, m: &MaskParams, margin: f32, tag: u32) -> Vec<u8> {
+    let (resolution, world_size) = (g.resolution, g.world_size);
+    let s = stage_seed(g.seed, tag);
     let spacing = world_size / (resolution - 1) as f32;
     let half = world_size * 0.5;
-    let r = radius * half;
-    let amp = MASK_DEFORMATION * (1.0 - roundness);
+    let r = m.radius * half;
+    let amp = MASK_DEFORMATION * (1.0 - m.roundness);
     let mut out = vec![0u8; resolution * resolution];
     let cfg = MaskCfg {
-        s,
+        fbm: Fbm::new(&m.noise(), s),
         spacing,
         half,
         r,
         amp,
-        ns: noise_scale,
+        ns: m.noise_scale,
         margin,
     };
     par_rows(&mut out, resolution, |z, row| mask_row(z, row, &cfg));
@@ -60,7 +53,7 @@ pub fn island_mask(
 
 /// Per-map constants of [`mask_row`].
 struct MaskCfg {
-    s: u32,
+    fbm: Fbm,
     spacing: f32,
     half: f32,
     r: f32,
@@ -99,15 +92,11 @@ fn mask_row_body(z: usize, row: &mut [u8], c: &MaskCfg) {
         }
         noise.clear();
         noise.resize(x - start, 0.0f32);
-        fbm_row(
+        c.fbm.add_row(
             &mut noise,
             pz / ns,
             spacing / ns,
             (start as f32 * spacing - half) / ns,
-            c.s,
-            4,
-            2.0,
-            0.5,
         );
         for (k, &nv) in noise.iter().enumerate() {
             let px = (start + k) as f32 * spacing - half;
@@ -132,10 +121,18 @@ crate::simd::dispatch! {
 mod tests {
     use super::*;
 
+    fn mp(radius: f32, roundness: f32, noise_scale: f32) -> MaskParams {
+        MaskParams {
+            radius,
+            roundness,
+            noise_scale,
+        }
+    }
+
     #[test]
     fn round_mask_is_a_disc() {
         let res = 129;
-        let m = island_mask(res, 128.0, 0.5, 1.0, 50.0, 1.0, 1, 1);
+        let m = island_mask(&Grid::new(res, 128.0, 1), &mp(0.5, 1.0, 50.0), 1.0, 1);
         assert_eq!(m[64 * res + 64], 1);
         assert_eq!(m[0], 0);
         let area = m.iter().filter(|&&v| v == 1).count() as f32;
@@ -149,7 +146,8 @@ mod tests {
         // Both agree except where the deformed radius passes within float rounding of a sample.
         let (res, world, radius, round, ns, margin) =
             (257usize, 1024.0f32, 0.66f32, 0.35f32, 300.0f32, 20.0f32);
-        let m = island_mask(res, world, radius, round, ns, margin, 42, 3);
+        let mparams = mp(radius, round, ns);
+        let m = island_mask(&Grid::new(res, world, 42), &mparams, margin, 3);
         let s = stage_seed(42, 3);
         let spacing = world / (res - 1) as f32;
         let half = world * 0.5;
@@ -160,7 +158,7 @@ mod tests {
                 let (px, pz) = (x as f32 * spacing - half, z as f32 * spacing - half);
                 let d0 = (px * px + pz * pz).sqrt() / r;
                 let border = (half - px.abs()).min(half - pz.abs());
-                let land = d0 + amp * mask_noise(px, pz, ns, s) < 1.0 && border > margin;
+                let land = d0 + amp * mask_noise(px, pz, &mparams, s) < 1.0 && border > margin;
                 differ += (land as u8 != m[z * res + x]) as usize;
             }
         }
@@ -171,7 +169,7 @@ mod tests {
     #[test]
     fn margin_is_water() {
         let res = 65;
-        let m = island_mask(res, 64.0, 0.95, 0.0, 10.0, 5.0, 3, 1);
+        let m = island_mask(&Grid::new(res, 64.0, 3), &mp(0.95, 0.0, 10.0), 5.0, 1);
         for i in 0..res {
             for j in 0..5 {
                 assert_eq!(m[j * res + i], 0);

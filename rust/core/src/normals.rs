@@ -72,7 +72,7 @@ fn normals_row_body(
 
 /// Normal at sample `(x, z)`.
 #[inline(always)]
-pub fn normal_at_sample(h: &[f32], n: usize, spacing: f32, x: usize, z: usize) -> [f32; 3] {
+pub(crate) fn normal_at_sample(h: &[f32], n: usize, spacing: f32, x: usize, z: usize) -> [f32; 3] {
     let (x0, x1) = (x.saturating_sub(1), (x + 1).min(n - 1));
     let (z0, z1) = (z.saturating_sub(1), (z + 1).min(n - 1));
     let dx = (h[z * n + x1] - h[z * n + x0]) / ((x1 - x0) as f32 * spacing);

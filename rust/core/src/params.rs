@@ -3,6 +3,7 @@
 //! [`IslandParams::validate`] rejects anything out of range with a clear [`ParamError`]; the
 //! generator only ever runs on validated parameters and never panics on them.
 
+use crate::grid::Grid;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -14,6 +15,16 @@ pub const DEFAULT_WORLD_SIZE: f32 = 1024.0;
 pub const DEFAULT_MAX_HEIGHT: f32 = 120.0;
 /// Default chunk edge, in grid cells.
 pub const DEFAULT_CHUNK_SIZE: u32 = 64;
+/// Smallest accepted world size, metres. Far below it the f32 arithmetic stops representing
+/// the map: squared positions and distances in metres become subnormal or zero (the mask's
+/// radius test turns into 0/0: heights are NaN from about 1e-18 m at 257², all of them by
+/// 1e-22 m), slopes `Δheight / spacing` overflow, and `Heightfield::height_at` divides by a
+/// spacing that no longer resolves the grid. One metre keeps at least 1.2e-4 m between samples
+/// at the largest resolution (slopes of a 1e7 m relief stay below 1e11, squares below 1e22),
+/// with every output finite (pinned by `tests/proptest_params.rs`).
+pub const MIN_WORLD_SIZE: f32 = 1.0;
+/// Largest accepted world size, metres (as for every other length of the generator).
+pub const MAX_WORLD_SIZE: f32 = 1.0e7;
 /// Smallest accepted resolution.
 pub const MIN_RESOLUTION: u32 = 33;
 /// Largest accepted resolution.
@@ -71,13 +82,36 @@ pub struct FbmParams {
     /// Amplitude multiplier per octave, 0..=1. Default 0.5.
     pub persistence: f32,
 }
+impl FbmParams {
+    /// Default [`FbmParams::octaves`].
+    pub const DEFAULT_OCTAVES: u32 = 8;
+    /// Default [`FbmParams::scale`], metres.
+    pub const DEFAULT_SCALE: f32 = 500.0;
+    /// Default [`FbmParams::lacunarity`]; also the lacunarity of every auxiliary fBm (detail,
+    /// fine detail, mask, river and biome warps, splat jitter), which the WGSL passes repeat.
+    pub const DEFAULT_LACUNARITY: f32 = 2.0;
+    /// Default [`FbmParams::persistence`]; also the persistence of every auxiliary fBm.
+    pub const DEFAULT_PERSISTENCE: f32 = 0.5;
+
+    /// `octaves` octaves with a first wavelength of `scale` metres and the classic lacunarity
+    /// and persistence ([`FbmParams::DEFAULT_LACUNARITY`], [`FbmParams::DEFAULT_PERSISTENCE`]):
+    /// the shape of every auxiliary noise of the generator.
+    pub const fn classic(octaves: u32, scale: f32) -> FbmParams {
+        FbmParams {
+            octaves,
+            scale,
+            lacunarity: FbmParams::DEFAULT_LACUNARITY,
+            persistence: FbmParams::DEFAULT_PERSISTENCE,
+        }
+    }
+}
 impl Default for FbmParams {
     fn default() -> Self {
         FbmParams {
-            octaves: 8,
-            scale: 500.0,
-            lacunarity: 2.0,
-            persistence: 0.5,
+            octaves: FbmParams::DEFAULT_OCTAVES,
+            scale: FbmParams::DEFAULT_SCALE,
+            lacunarity: FbmParams::DEFAULT_LACUNARITY,
+            persistence: FbmParams::DEFAULT_PERSISTENCE,
         }
     }
 }
@@ -93,12 +127,22 @@ pub struct ValueNoiseParams {
     /// Amplitude multiplier per octave, 0..=1. Default 0.5.
     pub persistence: f32,
 }
+impl ValueNoiseParams {
+    /// Default [`ValueNoiseParams::octaves`].
+    pub const DEFAULT_OCTAVES: u32 = 6;
+    /// Default [`ValueNoiseParams::scale`], metres.
+    pub const DEFAULT_SCALE: f32 = 350.0;
+    /// Default [`ValueNoiseParams::persistence`].
+    pub const DEFAULT_PERSISTENCE: f32 = 0.5;
+    /// Frequency multiplier per octave (fixed: each octave doubles the frequency).
+    pub const LACUNARITY: f32 = 2.0;
+}
 impl Default for ValueNoiseParams {
     fn default() -> Self {
         ValueNoiseParams {
-            octaves: 6,
-            scale: 350.0,
-            persistence: 0.5,
+            octaves: ValueNoiseParams::DEFAULT_OCTAVES,
+            scale: ValueNoiseParams::DEFAULT_SCALE,
+            persistence: ValueNoiseParams::DEFAULT_PERSISTENCE,
         }
     }
 }
@@ -112,11 +156,17 @@ pub struct DiamondSquareParams {
     /// Use the midrange `(max+min)/2` of the neighbours instead of their mean ("ridge" average).
     pub ridge: bool,
 }
+impl DiamondSquareParams {
+    /// Default [`DiamondSquareParams::roughness`] (≈ 1/√2).
+    pub const DEFAULT_ROUGHNESS: f32 = 0.707;
+    /// Default [`DiamondSquareParams::ridge`].
+    pub const DEFAULT_RIDGE: bool = false;
+}
 impl Default for DiamondSquareParams {
     fn default() -> Self {
         DiamondSquareParams {
-            roughness: 0.707,
-            ridge: false,
+            roughness: DiamondSquareParams::DEFAULT_ROUGHNESS,
+            ridge: DiamondSquareParams::DEFAULT_RIDGE,
         }
     }
 }
@@ -133,12 +183,20 @@ pub struct GaussianParams {
     /// 0 = radii grow until they touch; negative values overlap (merge). Default -0.2.
     pub separation: f32,
 }
+impl GaussianParams {
+    /// Default [`GaussianParams::cells`].
+    pub const DEFAULT_CELLS: u32 = 6;
+    /// Default [`GaussianParams::density`].
+    pub const DEFAULT_DENSITY: f32 = 0.6;
+    /// Default [`GaussianParams::separation`].
+    pub const DEFAULT_SEPARATION: f32 = -0.2;
+}
 impl Default for GaussianParams {
     fn default() -> Self {
         GaussianParams {
-            cells: 6,
-            density: 0.6,
-            separation: -0.2,
+            cells: GaussianParams::DEFAULT_CELLS,
+            density: GaussianParams::DEFAULT_DENSITY,
+            separation: GaussianParams::DEFAULT_SEPARATION,
         }
     }
 }
@@ -158,14 +216,31 @@ pub struct DetailParams {
     /// Cap applied to the detail field (values above are clamped), 0..=1. Default 0.85.
     pub cap: f32,
 }
+impl DetailParams {
+    /// Default [`DetailParams::enabled`].
+    pub const DEFAULT_ENABLED: bool = true;
+    /// Default [`DetailParams::scale`], metres.
+    pub const DEFAULT_SCALE: f32 = 90.0;
+    /// Default [`DetailParams::octaves`].
+    pub const DEFAULT_OCTAVES: u32 = 4;
+    /// Default [`DetailParams::strength`].
+    pub const DEFAULT_STRENGTH: f32 = 0.35;
+    /// Default [`DetailParams::cap`].
+    pub const DEFAULT_CAP: f32 = 0.85;
+
+    /// The detail noise: classic fBm ([`FbmParams::classic`]) of `octaves` octaves at `scale`.
+    pub const fn noise(&self) -> FbmParams {
+        FbmParams::classic(self.octaves, self.scale)
+    }
+}
 impl Default for DetailParams {
     fn default() -> Self {
         DetailParams {
-            enabled: true,
-            scale: 90.0,
-            octaves: 4,
-            strength: 0.35,
-            cap: 0.85,
+            enabled: DetailParams::DEFAULT_ENABLED,
+            scale: DetailParams::DEFAULT_SCALE,
+            octaves: DetailParams::DEFAULT_OCTAVES,
+            strength: DetailParams::DEFAULT_STRENGTH,
+            cap: DetailParams::DEFAULT_CAP,
         }
     }
 }
@@ -181,12 +256,27 @@ pub struct MaskParams {
     /// Wavelength of the deforming noise, metres, > 0. Default 300.
     pub noise_scale: f32,
 }
+impl MaskParams {
+    /// Default [`MaskParams::radius`].
+    pub const DEFAULT_RADIUS: f32 = 0.66;
+    /// Default [`MaskParams::roundness`].
+    pub const DEFAULT_ROUNDNESS: f32 = 0.35;
+    /// Default [`MaskParams::noise_scale`], metres.
+    pub const DEFAULT_NOISE_SCALE: f32 = 300.0;
+    /// Octaves of the deforming noise (fixed; the WGSL pass repeats it).
+    pub const NOISE_OCTAVES: u32 = 4;
+
+    /// The deforming noise: classic fBm of [`MaskParams::NOISE_OCTAVES`] octaves at `noise_scale`.
+    pub const fn noise(&self) -> FbmParams {
+        FbmParams::classic(MaskParams::NOISE_OCTAVES, self.noise_scale)
+    }
+}
 impl Default for MaskParams {
     fn default() -> Self {
         MaskParams {
-            radius: 0.66,
-            roundness: 0.35,
-            noise_scale: 300.0,
+            radius: MaskParams::DEFAULT_RADIUS,
+            roundness: MaskParams::DEFAULT_ROUNDNESS,
+            noise_scale: MaskParams::DEFAULT_NOISE_SCALE,
         }
     }
 }
@@ -208,15 +298,38 @@ pub struct CoastParams {
     /// Wavelength of the fine detail, metres, > 0. Default 24.
     pub fine_scale: f32,
 }
+impl CoastParams {
+    /// Default [`CoastParams::coast_width`], metres.
+    pub const DEFAULT_COAST_WIDTH: f32 = 90.0;
+    /// Default [`CoastParams::beach_height`], metres.
+    pub const DEFAULT_BEACH_HEIGHT: f32 = 2.5;
+    /// Default [`CoastParams::shelf_width`], metres.
+    pub const DEFAULT_SHELF_WIDTH: f32 = 60.0;
+    /// Default [`CoastParams::sea_depth`], metres.
+    pub const DEFAULT_SEA_DEPTH: f32 = 18.0;
+    /// Default [`CoastParams::fine_amplitude`], metres.
+    pub const DEFAULT_FINE_AMPLITUDE: f32 = 1.6;
+    /// Default [`CoastParams::fine_scale`], metres.
+    pub const DEFAULT_FINE_SCALE: f32 = 24.0;
+    /// Octaves of the fine detail noise (fixed; the GPU pipeline repeats it).
+    pub const FINE_OCTAVES: u32 = 3;
+    /// The beach rises to `beach_height` over this fraction of `coast_width` (fixed).
+    pub const BEACH_RISE: f32 = 0.25;
+
+    /// The fine detail noise: classic fBm of [`CoastParams::FINE_OCTAVES`] octaves at `fine_scale`.
+    pub const fn fine_noise(&self) -> FbmParams {
+        FbmParams::classic(CoastParams::FINE_OCTAVES, self.fine_scale)
+    }
+}
 impl Default for CoastParams {
     fn default() -> Self {
         CoastParams {
-            coast_width: 90.0,
-            beach_height: 2.5,
-            shelf_width: 60.0,
-            sea_depth: 18.0,
-            fine_amplitude: 1.6,
-            fine_scale: 24.0,
+            coast_width: CoastParams::DEFAULT_COAST_WIDTH,
+            beach_height: CoastParams::DEFAULT_BEACH_HEIGHT,
+            shelf_width: CoastParams::DEFAULT_SHELF_WIDTH,
+            sea_depth: CoastParams::DEFAULT_SEA_DEPTH,
+            fine_amplitude: CoastParams::DEFAULT_FINE_AMPLITUDE,
+            fine_scale: CoastParams::DEFAULT_FINE_SCALE,
         }
     }
 }
@@ -238,15 +351,37 @@ pub struct RiverParams {
     /// Wavelength of the displacement noise, metres, > 0. Default 260.
     pub meander_scale: f32,
 }
+impl RiverParams {
+    /// Default [`RiverParams::enabled`].
+    pub const DEFAULT_ENABLED: bool = true;
+    /// Default [`RiverParams::width`], metres.
+    pub const DEFAULT_WIDTH: f32 = 12.0;
+    /// Default [`RiverParams::bank`], metres.
+    pub const DEFAULT_BANK: f32 = 35.0;
+    /// Default [`RiverParams::depth`], metres.
+    pub const DEFAULT_DEPTH: f32 = 3.0;
+    /// Default [`RiverParams::meander`], metres.
+    pub const DEFAULT_MEANDER: f32 = 45.0;
+    /// Default [`RiverParams::meander_scale`], metres.
+    pub const DEFAULT_MEANDER_SCALE: f32 = 260.0;
+    /// Octaves of the displacement noise (fixed; the WGSL pass repeats it).
+    pub const WARP_OCTAVES: u32 = 3;
+
+    /// The displacement noise: classic fBm of [`RiverParams::WARP_OCTAVES`] octaves at
+    /// `meander_scale`.
+    pub const fn warp_noise(&self) -> FbmParams {
+        FbmParams::classic(RiverParams::WARP_OCTAVES, self.meander_scale)
+    }
+}
 impl Default for RiverParams {
     fn default() -> Self {
         RiverParams {
-            enabled: true,
-            width: 12.0,
-            bank: 35.0,
-            depth: 3.0,
-            meander: 45.0,
-            meander_scale: 260.0,
+            enabled: RiverParams::DEFAULT_ENABLED,
+            width: RiverParams::DEFAULT_WIDTH,
+            bank: RiverParams::DEFAULT_BANK,
+            depth: RiverParams::DEFAULT_DEPTH,
+            meander: RiverParams::DEFAULT_MEANDER,
+            meander_scale: RiverParams::DEFAULT_MEANDER_SCALE,
         }
     }
 }
@@ -311,13 +446,27 @@ pub struct BiomeParams {
     /// Biome table (1..=16 entries). Region `i` gets biome `hash(i) % len`.
     pub biomes: Vec<Biome>,
 }
+impl BiomeParams {
+    /// Default [`BiomeParams::grid`].
+    pub const DEFAULT_GRID: u32 = 5;
+    /// Default [`BiomeParams::distortion`].
+    pub const DEFAULT_DISTORTION: f32 = 0.8;
+    /// Default [`BiomeParams::boundary_noise`], metres.
+    pub const DEFAULT_BOUNDARY_NOISE: f32 = 100.0;
+    /// Default [`BiomeParams::blend_width`], metres.
+    pub const DEFAULT_BLEND_WIDTH: f32 = 120.0;
+    /// Most entries of [`BiomeParams::biomes`] (biome indices are 4 bits on the GPU).
+    pub const MAX_BIOMES: usize = 16;
+    /// Octaves of the boundary wiggle noise (fixed; the WGSL pass repeats it).
+    pub const WARP_OCTAVES: u32 = 3;
+}
 impl Default for BiomeParams {
     fn default() -> Self {
         BiomeParams {
-            grid: 5,
-            distortion: 0.8,
-            boundary_noise: 100.0,
-            blend_width: 120.0,
+            grid: BiomeParams::DEFAULT_GRID,
+            distortion: BiomeParams::DEFAULT_DISTORTION,
+            boundary_noise: BiomeParams::DEFAULT_BOUNDARY_NOISE,
+            blend_width: BiomeParams::DEFAULT_BLEND_WIDTH,
             biomes: default_biomes(),
         }
     }
@@ -338,14 +487,28 @@ pub struct SplatParams {
     /// Separable box-blur passes (radius 1) smoothing the weights, 0..=8. Default 2.
     pub blur_passes: u32,
 }
+impl SplatParams {
+    /// Default [`SplatParams::sand_height`], metres.
+    pub const DEFAULT_SAND_HEIGHT: f32 = 3.5;
+    /// Default [`SplatParams::snow_height`] (fraction of `max_height`).
+    pub const DEFAULT_SNOW_HEIGHT: f32 = 0.5;
+    /// Default [`SplatParams::jitter`], metres.
+    pub const DEFAULT_JITTER: f32 = 4.0;
+    /// Default [`SplatParams::rock_slope`], degrees.
+    pub const DEFAULT_ROCK_SLOPE: f32 = 34.0;
+    /// Default [`SplatParams::blur_passes`].
+    pub const DEFAULT_BLUR_PASSES: u32 = 2;
+    /// Most accepted [`SplatParams::blur_passes`].
+    pub const MAX_BLUR_PASSES: u32 = 8;
+}
 impl Default for SplatParams {
     fn default() -> Self {
         SplatParams {
-            sand_height: 3.5,
-            snow_height: 0.5,
-            jitter: 4.0,
-            rock_slope: 34.0,
-            blur_passes: 2,
+            sand_height: SplatParams::DEFAULT_SAND_HEIGHT,
+            snow_height: SplatParams::DEFAULT_SNOW_HEIGHT,
+            jitter: SplatParams::DEFAULT_JITTER,
+            rock_slope: SplatParams::DEFAULT_ROCK_SLOPE,
+            blur_passes: SplatParams::DEFAULT_BLUR_PASSES,
         }
     }
 }
@@ -358,7 +521,8 @@ pub struct IslandParams {
     pub seed: u64,
     /// Samples per side, 2^n+1 from 33 to 8193. Default 1025.
     pub resolution: u32,
-    /// Edge length of the square map, metres, finite and > 0. Default 1024.
+    /// Edge length of the square map, metres, [`MIN_WORLD_SIZE`]..=[`MAX_WORLD_SIZE`]
+    /// (1 m to 10,000 km). Default 1024.
     pub world_size: f32,
     /// Highest possible land height, metres, finite and > 0. Default 120.
     pub max_height: f32,
@@ -460,6 +624,24 @@ fn positive(field: &str, v: f32) -> Result<(), ParamError> {
     Ok(())
 }
 
+fn world_size(v: f32) -> Result<(), ParamError> {
+    if !v.is_finite() || v <= 0.0 {
+        return err(
+            "world_size",
+            format!("must be a finite number > 0, got {v}"),
+        );
+    }
+    if !(MIN_WORLD_SIZE..=MAX_WORLD_SIZE).contains(&v) {
+        return err(
+            "world_size",
+            format!(
+                "must be between {MIN_WORLD_SIZE} m and {MAX_WORLD_SIZE:e} m, got {v:e}: f32 heights, slopes and sample positions cannot represent a map outside that range"
+            ),
+        );
+    }
+    Ok(())
+}
+
 /// Most lattice cells a noise field may span across the map at its finest octave: beyond this,
 /// f32 coordinates lose the fractional part the noise interpolates with.
 pub const MAX_LATTICE_SPAN: f32 = 1.0e6;
@@ -500,6 +682,11 @@ impl IslandParams {
         self.world_size / (self.resolution - 1) as f32
     }
 
+    /// The map the stages sample: resolution, world size and seed.
+    pub fn grid(&self) -> Grid {
+        Grid::new(self.resolution as usize, self.world_size, self.seed)
+    }
+
     /// Check every field; the first problem found is returned.
     pub fn validate(&self) -> Result<(), ParamError> {
         let r = self.resolution;
@@ -522,7 +709,7 @@ impl IslandParams {
                 format!("{c} does not divide resolution - 1 = {}", r - 1),
             );
         }
-        positive("world_size", self.world_size)?;
+        world_size(self.world_size)?;
         positive("max_height", self.max_height)?;
 
         octaves("fbm.octaves", self.fbm.octaves)?;
@@ -615,10 +802,14 @@ impl IslandParams {
             1.0e6,
         )?;
         positive("biomes.blend_width", self.biomes.blend_width)?;
-        if self.biomes.biomes.is_empty() || self.biomes.biomes.len() > 16 {
+        if self.biomes.biomes.is_empty() || self.biomes.biomes.len() > BiomeParams::MAX_BIOMES {
             return err(
                 "biomes.biomes",
-                format!("needs 1 to 16 biomes, got {}", self.biomes.biomes.len()),
+                format!(
+                    "needs 1 to {} biomes, got {}",
+                    BiomeParams::MAX_BIOMES,
+                    self.biomes.biomes.len()
+                ),
             );
         }
         for (i, b) in self.biomes.biomes.iter().enumerate() {
@@ -660,28 +851,31 @@ impl IslandParams {
             "value_noise.scale",
             w,
             self.value_noise.scale,
-            2.0,
+            ValueNoiseParams::LACUNARITY,
             self.value_noise.octaves,
         )?;
-        lattice_span(
-            "detail.scale",
-            w,
-            self.detail.scale,
-            2.0,
-            self.detail.octaves,
-        )?;
-        lattice_span("mask.noise_scale", w, self.mask.noise_scale, 2.0, 4)?;
-        lattice_span("coast.fine_scale", w, self.coast.fine_scale, 2.0, 3)?;
-        lattice_span("river.meander_scale", w, self.river.meander_scale, 2.0, 3)?;
+        // The auxiliary noises, with the settings the stages use.
+        for (field, f) in [
+            ("detail.scale", self.detail.noise()),
+            ("mask.noise_scale", self.mask.noise()),
+            ("coast.fine_scale", self.coast.fine_noise()),
+            ("river.meander_scale", self.river.warp_noise()),
+        ] {
+            lattice_span(field, w, f.scale, f.lacunarity, f.octaves)?;
+        }
 
         range("splat.sand_height", self.splat.sand_height, -1.0e6, 1.0e6)?;
         range("splat.snow_height", self.splat.snow_height, 0.0, 1.0)?;
         range("splat.jitter", self.splat.jitter, 0.0, 1.0e6)?;
         range("splat.rock_slope", self.splat.rock_slope, 0.0, 90.0)?;
-        if self.splat.blur_passes > 8 {
+        if self.splat.blur_passes > SplatParams::MAX_BLUR_PASSES {
             return err(
                 "splat.blur_passes",
-                format!("must be between 0 and 8, got {}", self.splat.blur_passes),
+                format!(
+                    "must be between 0 and {}, got {}",
+                    SplatParams::MAX_BLUR_PASSES,
+                    self.splat.blur_passes
+                ),
             );
         }
         Ok(())
@@ -716,6 +910,10 @@ mod tests {
             (Box::new(|p| p.max_height = f32::NAN), "max_height"),
             (Box::new(|p| p.world_size = f32::INFINITY), "world_size"),
             (Box::new(|p| p.world_size = -1.0), "world_size"),
+            (Box::new(|p| p.world_size = 1e-30), "world_size"),
+            (Box::new(|p| p.world_size = 1e-18), "world_size"),
+            (Box::new(|p| p.world_size = 0.5), "world_size"),
+            (Box::new(|p| p.world_size = 2e7), "world_size"),
             (Box::new(|p| p.fbm.octaves = 0), "fbm.octaves"),
             (Box::new(|p| p.fbm.octaves = 17), "fbm.octaves"),
             (Box::new(|p| p.shaping_curve = vec![0.5]), "shaping_curve"),

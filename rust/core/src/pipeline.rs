@@ -1,7 +1,7 @@
 //! The whole generator: every stage in order, with timings, progress and cancellation.
 
 use crate::biomes::biome_blend;
-use crate::coast::coastal_height;
+use crate::coast::ShapedCoast;
 use crate::detail::{apply_detail, detail_factor};
 use crate::diamond_square::diamond_square;
 use crate::distance::{distance_to_coast, distance_to_coast_within};
@@ -11,9 +11,9 @@ use crate::grid::{min_max_count_above, normalize_01, Normalization};
 use crate::hash::tag;
 use crate::heightfield::Heightfield;
 use crate::mask::island_mask;
-use crate::params::{Algorithm, CoastParams, IslandParams, ParamError};
+use crate::params::{Algorithm, IslandParams, ParamError};
 use crate::river::carve_river;
-use crate::shaping::{apply_shaping_curve, sample_curve};
+use crate::shaping::apply_shaping_curve;
 use crate::splat::auto_splat;
 use crate::value_noise::value_noise;
 use rayon::prelude::*;
@@ -76,11 +76,95 @@ impl From<ParamError> for GenerateError {
     }
 }
 
-/// Stage names reported in [`Stats::stage_ms`] and progress callbacks, in order.
-pub const STAGES: [&str; 11] = [
-    "base", "detail", "biomes", "shaping", "mask", "distance", "coast", "river", "normals",
-    "splat", "stats",
-];
+/// The stages of the pipeline, in order: the one list behind [`Stats::stage_ms`], the progress
+/// callbacks' stage names and [`STAGES`]. The GPU and Godot layers can name and order their
+/// stages by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Stage {
+    /// Base height of the selected [`Algorithm`], normalised to 0..1.
+    Base,
+    /// Detail layer ([`crate::detail`]).
+    Detail,
+    /// Biome regions and relief ([`crate::biomes`]).
+    Biomes,
+    /// Shaping curve ([`crate::shaping`]; fused into the coast pass on the CPU).
+    Shaping,
+    /// Island mask ([`crate::mask`]).
+    Mask,
+    /// Signed distance to the coast ([`crate::distance`]).
+    Distance,
+    /// Coastal falloff and fine detail ([`crate::coast`]).
+    Coast,
+    /// River ([`crate::river`]).
+    River,
+    /// Normals ([`crate::normals`]).
+    Normals,
+    /// Auto splat ([`crate::splat`]).
+    Splat,
+    /// Statistics (land fraction, height range).
+    Stats,
+}
+
+impl Stage {
+    /// Every stage, in pipeline order.
+    pub const ALL: [Stage; 11] = [
+        Stage::Base,
+        Stage::Detail,
+        Stage::Biomes,
+        Stage::Shaping,
+        Stage::Mask,
+        Stage::Distance,
+        Stage::Coast,
+        Stage::River,
+        Stage::Normals,
+        Stage::Splat,
+        Stage::Stats,
+    ];
+
+    /// Stable name, as reported in [`Stats::stage_ms`] and progress callbacks.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Stage::Base => "base",
+            Stage::Detail => "detail",
+            Stage::Biomes => "biomes",
+            Stage::Shaping => "shaping",
+            Stage::Mask => "mask",
+            Stage::Distance => "distance",
+            Stage::Coast => "coast",
+            Stage::River => "river",
+            Stage::Normals => "normals",
+            Stage::Splat => "splat",
+            Stage::Stats => "stats",
+        }
+    }
+
+    /// Position in [`Stage::ALL`].
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The stage named `name` ([`Stage::name`]).
+    pub fn from_name(name: &str) -> Option<Stage> {
+        Stage::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// Progress fraction reported when this stage is done: `(index + 1) / ALL.len()`.
+    pub fn progress(self) -> f32 {
+        (self.index() + 1) as f32 / Stage::ALL.len() as f32
+    }
+}
+
+/// Stage names reported in [`Stats::stage_ms`] and progress callbacks, in order
+/// ([`Stage::name`] of [`Stage::ALL`]).
+pub const STAGES: [&str; 11] = {
+    let mut names = [""; 11];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = Stage::ALL[i].name();
+        i += 1;
+    }
+    names
+};
 
 /// Generate an island on the CPU (rayon).
 pub fn generate(params: &IslandParams) -> Result<Island, ParamError> {
@@ -110,43 +194,12 @@ pub struct Fields {
 
 /// The raw base field of the selected algorithm (before normalisation).
 pub fn base_height(p: &IslandParams) -> Vec<f32> {
-    let n = p.resolution as usize;
+    let g = p.grid();
     match p.algorithm {
-        Algorithm::Fbm => fbm_noise(
-            n,
-            p.world_size,
-            p.fbm.scale,
-            p.fbm.octaves,
-            p.fbm.lacunarity,
-            p.fbm.persistence,
-            p.seed,
-            tag::BASE,
-        ),
-        Algorithm::ValueNoise => value_noise(
-            n,
-            p.world_size,
-            p.value_noise.scale,
-            p.value_noise.octaves,
-            p.value_noise.persistence,
-            p.seed,
-            tag::BASE,
-        ),
-        Algorithm::DiamondSquare => diamond_square(
-            n,
-            p.diamond_square.roughness,
-            p.diamond_square.ridge,
-            p.seed,
-            tag::BASE,
-        ),
-        Algorithm::GaussianIslands => gaussian_islands(
-            n,
-            p.world_size,
-            p.gaussian.cells,
-            p.gaussian.density,
-            p.gaussian.separation,
-            p.seed,
-            tag::BASE,
-        ),
+        Algorithm::Fbm => fbm_noise(&g, &p.fbm, tag::BASE),
+        Algorithm::ValueNoise => value_noise(&g, &p.value_noise, tag::BASE),
+        Algorithm::DiamondSquare => diamond_square(&g, &p.diamond_square, tag::BASE),
+        Algorithm::GaussianIslands => gaussian_islands(&g, &p.gaussian, tag::BASE),
     }
 }
 
@@ -214,11 +267,9 @@ impl Carved {
             &field.heights,
             &field.normals,
             &sandiness,
-            n,
-            p.world_size,
+            &p.grid(),
             p.max_height,
             &p.splat,
-            p.seed,
             tag::SPLAT,
         );
         clock.done(&mut stage_ms, progress, cancel)?;
@@ -245,8 +296,8 @@ impl Carved {
 }
 
 /// Times the stages after the concurrent ones, one after another: each [`StageClock::done`]
-/// records the next stage of [`STAGES`] (after those already in `stage_ms`), reports progress and
-/// checks the cancel flag.
+/// records the next stage of [`Stage::ALL`] (after those already in `stage_ms`), reports
+/// progress and checks the cancel flag.
 struct StageClock {
     t: Instant,
 }
@@ -262,9 +313,13 @@ impl StageClock {
         progress: &mut dyn FnMut(f32, &str),
         cancel: &AtomicBool,
     ) -> Result<(), GenerateError> {
-        let k = stage_ms.len();
-        stage_ms.push((STAGES[k].to_string(), self.t.elapsed().as_secs_f64() * 1e3));
-        progress((k + 1) as f32 / STAGES.len() as f32, STAGES[k]);
+        let stage = Stage::ALL[stage_ms.len()];
+        record(
+            stage_ms,
+            progress,
+            stage,
+            self.t.elapsed().as_secs_f64() * 1e3,
+        );
         self.t = Instant::now();
         if cancel.load(Ordering::Relaxed) {
             Err(GenerateError::Cancelled)
@@ -272,6 +327,17 @@ impl StageClock {
             Ok(())
         }
     }
+}
+
+/// Record `stage`'s time, and report it done.
+fn record(
+    stage_ms: &mut Vec<(String, f64)>,
+    progress: &mut dyn FnMut(f32, &str),
+    stage: Stage,
+    ms: f64,
+) {
+    stage_ms.push((stage.name().to_string(), ms));
+    progress(stage.progress(), stage.name());
 }
 
 /// The stages of [`generate_with`] up to the river: the island's final heights (see
@@ -286,8 +352,8 @@ pub fn generate_heights_with(
     let n = p.resolution as usize;
     let spacing = p.spacing();
     let t_all = Instant::now();
-    let mut stage_ms = Vec::with_capacity(STAGES.len());
-    let mut k = 0usize;
+    let mut stage_ms = Vec::with_capacity(Stage::ALL.len());
+    let g = p.grid();
 
     // Stages are fused where one consumes another row by row (same arithmetic as the separate
     // stage functions, which `generate_fields` and the tests keep as the reference):
@@ -311,18 +377,9 @@ pub fn generate_heights_with(
                 return None;
             }
             let d = &p.detail;
-            let detail = d.enabled.then(|| {
-                FbmRows::of_noise(
-                    n,
-                    p.world_size,
-                    d.scale,
-                    d.octaves,
-                    2.0,
-                    0.5,
-                    p.seed,
-                    tag::DETAIL,
-                )
-            });
+            let detail = d
+                .enabled
+                .then(|| FbmRows::of_noise(&g, &d.noise(), tag::DETAIL));
             base.par_chunks_mut(n).enumerate().for_each_init(
                 || vec![0.0f32; if detail.is_some() { n } else { 0 }],
                 |buf, (z, row)| match &detail {
@@ -339,19 +396,7 @@ pub fn generate_heights_with(
             if cancelled() {
                 return None;
             }
-            let b = &p.biomes;
-            let (biomes, roughness, sandiness) = biome_blend(
-                &mut base,
-                n,
-                p.world_size,
-                b.grid,
-                b.distortion,
-                b.boundary_noise,
-                b.blend_width,
-                &b.biomes,
-                p.seed,
-                tag::BIOME,
-            );
+            let (biomes, roughness, sandiness) = biome_blend(&mut base, &g, &p.biomes, tag::BIOME);
             let ms_biomes = timed(&mut t);
             Some((
                 base,
@@ -363,16 +408,7 @@ pub fn generate_heights_with(
         },
         || {
             let mut t = Instant::now();
-            let mask = island_mask(
-                n,
-                p.world_size,
-                p.mask.radius,
-                p.mask.roundness,
-                p.mask.noise_scale,
-                border_margin(p),
-                p.seed,
-                tag::MASK,
-            );
+            let mask = island_mask(&g, &p.mask, border_margin(p), tag::MASK);
             let ms_mask = timed(&mut t);
             if cancelled() {
                 return None;
@@ -394,48 +430,39 @@ pub fn generate_heights_with(
         return Err(GenerateError::Cancelled);
     };
     // Report the six stages in pipeline order (the shaping curve is applied in the coast pass).
-    for ms in [
-        relief_ms[0],
-        relief_ms[1],
-        relief_ms[2],
-        0.0,
-        geometry_ms[0],
-        geometry_ms[1],
+    for (stage, ms) in [
+        (Stage::Base, relief_ms[0]),
+        (Stage::Detail, relief_ms[1]),
+        (Stage::Biomes, relief_ms[2]),
+        (Stage::Shaping, 0.0),
+        (Stage::Mask, geometry_ms[0]),
+        (Stage::Distance, geometry_ms[1]),
     ] {
-        stage_ms.push((STAGES[k].to_string(), ms));
-        k += 1;
-        progress(k as f32 / STAGES.len() as f32, STAGES[k - 1]);
+        record(&mut stage_ms, progress, stage, ms);
     }
     if cancelled() {
         return Err(GenerateError::Cancelled);
     }
     let mut clock = StageClock::new();
 
-    let fine = FbmRows::of_noise(
-        n,
-        p.world_size,
-        p.coast.fine_scale,
-        3,
-        2.0,
-        0.5,
-        p.seed,
-        tag::FINE,
-    );
+    let fine = FbmRows::of_noise(&g, &p.coast.fine_noise(), tag::FINE);
+    let shaped_coast = ShapedCoast {
+        curve: &p.shaping_curve,
+        max_height: p.max_height,
+        c: &p.coast,
+    };
     let mut heights = crate::memory::zeroed(n * n);
     heights.par_chunks_mut(n).enumerate().for_each_init(
         || vec![0.0f32; n],
         |buf, (z, row)| {
             fine.row(z, buf);
             let i0 = z * n;
-            coast_row(
+            shaped_coast.row(
                 row,
                 &base[i0..i0 + n],
                 &dist[i0..i0 + n],
                 buf,
                 &roughness[i0..i0 + n],
-                &p.shaping_curve,
-                p.max_height,
-                &p.coast,
             );
         },
     );
@@ -443,19 +470,7 @@ pub fn generate_heights_with(
     clock.done(&mut stage_ms, progress, cancel)?;
 
     if p.river.enabled {
-        let r = &p.river;
-        carve_river(
-            &mut heights,
-            n,
-            p.world_size,
-            r.width,
-            r.bank,
-            r.depth,
-            r.meander,
-            r.meander_scale,
-            p.seed,
-            tag::RIVER,
-        );
+        carve_river(&mut heights, &g, &p.river, tag::RIVER);
     }
     clock.done(&mut stage_ms, progress, cancel)?;
     Ok(Carved {
@@ -468,194 +483,20 @@ pub fn generate_heights_with(
     })
 }
 
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn coast_row_body(
-    out: &mut [f32],
-    base: &[f32],
-    dist: &[f32],
-    fine: &[f32],
-    rough: &[f32],
-    curve: &[f32],
-    max_height: f32,
-    c: &CoastParams,
-) {
-    for ((((o, &b), &d), &f), &r) in out.iter_mut().zip(base).zip(dist).zip(fine).zip(rough) {
-        *o = coastal_height(sample_curve(curve, b), d, f, r, max_height, c);
-    }
-}
-
-/// One row of the fused shaping + coast pass: explicit AVX2 when the CPU has it (the compiler
-/// leaves the curve lookup and the land/sea choice scalar), else [`coast_row_body`]; the same
-/// operations in the same order, so the same bits (pinned by a test).
-#[allow(clippy::too_many_arguments)]
-#[inline]
-fn coast_row(
-    out: &mut [f32],
-    base: &[f32],
-    dist: &[f32],
-    fine: &[f32],
-    rough: &[f32],
-    curve: &[f32],
-    max_height: f32,
-    c: &CoastParams,
-) {
-    #[cfg(target_arch = "x86_64")]
-    if curve.len() >= 2
-        && curve.len() <= i32::MAX as usize
-        && std::arch::is_x86_feature_detected!("avx2")
-    {
-        // SAFETY: AVX2 is available (checked just above); the curve has at least 2 points.
-        let done = unsafe { coast_avx2::row(out, base, dist, fine, rough, curve, max_height, c) };
-        let (o, b, d, f, r) = (
-            &mut out[done..],
-            &base[done..],
-            &dist[done..],
-            &fine[done..],
-            &rough[done..],
-        );
-        return coast_row_body(o, b, d, f, r, curve, max_height, c);
-    }
-    coast_row_body(out, base, dist, fine, rough, curve, max_height, c)
-}
-
-#[cfg(target_arch = "x86_64")]
-mod coast_avx2 {
-    use crate::params::CoastParams;
-    use std::arch::x86_64::*;
-
-    /// `v.clamp(0.0, 1.0)` of Rust (NaN stays NaN, -0.0 stays -0.0): `max`/`min` with the value
-    /// second, which the instructions return when either is NaN or both are zero.
-    #[inline(always)]
-    unsafe fn clamp01(v: __m256) -> __m256 {
-        _mm256_min_ps(_mm256_set1_ps(1.0), _mm256_max_ps(_mm256_setzero_ps(), v))
-    }
-
-    /// `grid::smoothstep(0.0, e1, x)`.
-    #[inline(always)]
-    unsafe fn smoothstep0(e1: f32, x: __m256) -> __m256 {
-        let zero = _mm256_setzero_ps();
-        let t = clamp01(_mm256_div_ps(
-            _mm256_sub_ps(x, zero),
-            _mm256_set1_ps(e1 - 0.0),
-        ));
-        _mm256_mul_ps(
-            _mm256_mul_ps(t, t),
-            _mm256_sub_ps(_mm256_set1_ps(3.0), _mm256_mul_ps(_mm256_set1_ps(2.0), t)),
-        )
-    }
-
-    /// [`super::coast_row_body`] on the first multiple of 8 samples; returns how many it did.
-    #[allow(clippy::too_many_arguments)]
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn row(
-        out: &mut [f32],
-        base: &[f32],
-        dist: &[f32],
-        fine: &[f32],
-        rough: &[f32],
-        curve: &[f32],
-        max_height: f32,
-        c: &CoastParams,
-    ) -> usize {
-        let len = out
-            .len()
-            .min(base.len())
-            .min(dist.len())
-            .min(fine.len())
-            .min(rough.len());
-        let full = len / 8 * 8;
-        let scale = _mm256_set1_ps((curve.len() - 1) as f32);
-        let last = _mm256_set1_epi32(curve.len() as i32 - 2);
-        let one = _mm256_set1_epi32(1);
-        let (beach, land_scale) = (c.beach_height, 0.25 * c.coast_width);
-        let mut k = 0;
-        while k < full {
-            let ld = |s: &[f32]| _mm256_loadu_ps(s.as_ptr().add(k));
-            let (b, d, f, r) = (ld(base), ld(dist), ld(fine), ld(rough));
-            // shaping::sample_curve: x = clamp(t)·(n-1), i = min(x as usize, n-2), lerp.
-            let x = _mm256_mul_ps(clamp01(b), scale);
-            // Truncation; NaN gives i32::MIN, which the max below turns into 0 like `as usize`.
-            let i = _mm256_max_epi32(
-                _mm256_min_epi32(_mm256_cvttps_epi32(x), last),
-                _mm256_setzero_si256(),
-            );
-            let fr = _mm256_sub_ps(x, _mm256_cvtepi32_ps(i));
-            let a = _mm256_i32gather_ps::<4>(curve.as_ptr(), i);
-            let a1 = _mm256_i32gather_ps::<4>(curve.as_ptr(), _mm256_add_epi32(i, one));
-            let shaped = _mm256_add_ps(a, _mm256_mul_ps(_mm256_sub_ps(a1, a), fr));
-            // coast::coastal_height.
-            let land = _mm256_add_ps(
-                _mm256_mul_ps(_mm256_set1_ps(beach), smoothstep0(land_scale, d)),
-                _mm256_mul_ps(
-                    _mm256_mul_ps(shaped, _mm256_set1_ps(max_height)),
-                    smoothstep0(c.coast_width, d),
-                ),
-            );
-            let neg_d = _mm256_xor_ps(d, _mm256_set1_ps(-0.0));
-            let sea = _mm256_mul_ps(
-                _mm256_set1_ps(-c.sea_depth),
-                smoothstep0(c.shelf_width, neg_d),
-            );
-            let large = _mm256_blendv_ps(
-                sea,
-                land,
-                _mm256_cmp_ps::<_CMP_GE_OQ>(d, _mm256_setzero_ps()),
-            );
-            let h = _mm256_add_ps(
-                large,
-                _mm256_mul_ps(_mm256_mul_ps(f, _mm256_set1_ps(c.fine_amplitude)), r),
-            );
-            _mm256_storeu_ps(out.as_mut_ptr().add(k), h);
-            k += 8;
-        }
-        full
-    }
-}
-
 /// Intermediate fields (for tests and the GPU parity suite): everything up to the distance.
 pub fn generate_fields(p: &IslandParams) -> Result<Fields, ParamError> {
     p.validate()?;
     let n = p.resolution as usize;
+    let g = p.grid();
     let mut base = base_height(p);
     normalize_01(&mut base);
     if p.detail.enabled {
-        let d = fbm_noise(
-            n,
-            p.world_size,
-            p.detail.scale,
-            p.detail.octaves,
-            2.0,
-            0.5,
-            p.seed,
-            tag::DETAIL,
-        );
-        apply_detail(&mut base, &d, p.detail.strength, p.detail.cap);
+        let d = fbm_noise(&g, &p.detail.noise(), tag::DETAIL);
+        apply_detail(&mut base, &d, &p.detail);
     }
-    let b = &p.biomes;
-    let (biomes, roughness, sandiness) = biome_blend(
-        &mut base,
-        n,
-        p.world_size,
-        b.grid,
-        b.distortion,
-        b.boundary_noise,
-        b.blend_width,
-        &b.biomes,
-        p.seed,
-        tag::BIOME,
-    );
+    let (biomes, roughness, sandiness) = biome_blend(&mut base, &g, &p.biomes, tag::BIOME);
     apply_shaping_curve(&mut base, &p.shaping_curve);
-    let mask = island_mask(
-        n,
-        p.world_size,
-        p.mask.radius,
-        p.mask.roundness,
-        p.mask.noise_scale,
-        border_margin(p),
-        p.seed,
-        tag::MASK,
-    );
+    let mask = island_mask(&g, &p.mask, border_margin(p), tag::MASK);
     let distance = distance_to_coast(&mask, n, p.spacing());
     Ok(Fields {
         land01: base,
@@ -665,71 +506,4 @@ pub fn generate_fields(p: &IslandParams) -> Result<Fields, ParamError> {
         mask,
         distance,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn coast_row_fast_path_equals_the_scalar_row() {
-        let mut r = 0x9e37_79b9u32;
-        let mut next = || {
-            r ^= r << 13;
-            r ^= r >> 17;
-            r ^= r << 5;
-            r as f32 / u32::MAX as f32
-        };
-        let specials = [
-            f32::NAN,
-            -0.0,
-            0.0,
-            1.0,
-            -1.0,
-            1.5,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-            1e-30,
-            0.999_999_9,
-        ];
-        for curve_len in [2usize, 6, 17, 256] {
-            let curve: Vec<f32> = (0..curve_len).map(|_| next()).collect();
-            for len in [0usize, 1, 7, 8, 9, 1025] {
-                let mut base: Vec<f32> = (0..len).map(|_| next() * 1.4 - 0.2).collect();
-                let mut dist: Vec<f32> = (0..len).map(|_| (next() - 0.5) * 400.0).collect();
-                for (k, &v) in specials.iter().enumerate().filter(|&(k, _)| k < len) {
-                    base[k] = v;
-                    dist[len - 1 - k] = v * 50.0;
-                }
-                if len > 20 {
-                    dist[15] = 0.0;
-                    dist[16] = -0.0;
-                }
-                let fine: Vec<f32> = (0..len).map(|_| next() * 2.0 - 1.0).collect();
-                let rough: Vec<f32> = (0..len).map(|_| next() * 2.0).collect();
-                for c in [
-                    CoastParams::default(),
-                    CoastParams {
-                        coast_width: 7.0,
-                        shelf_width: 300.0,
-                        beach_height: 0.0,
-                        ..CoastParams::default()
-                    },
-                ] {
-                    let (mut fast, mut slow) = (vec![0f32; len], vec![0f32; len]);
-                    coast_row(&mut fast, &base, &dist, &fine, &rough, &curve, 120.0, &c);
-                    coast_row_body(&mut slow, &base, &dist, &fine, &rough, &curve, 120.0, &c);
-                    for k in 0..len {
-                        assert_eq!(
-                            fast[k].to_bits(),
-                            slow[k].to_bits(),
-                            "curve {curve_len} len {len} sample {k}: {} vs {}",
-                            fast[k],
-                            slow[k]
-                        );
-                    }
-                }
-            }
-        }
-    }
 }

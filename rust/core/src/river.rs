@@ -6,12 +6,18 @@
 //! is carved to `-depth` (below sea level, so the river splits the island); across the `bank`
 //! it eases back to the terrain with a smoothstep. Carving only ever lowers the terrain.
 
-use crate::gradient_noise::{fbm_point, fbm_row};
-use crate::grid::{par_rows, smoothstep};
+use crate::gradient_noise::Fbm;
+use crate::grid::{par_rows, smoothstep, Grid};
 use crate::hash::{hash_u32, stage_seed, unit};
+use crate::params::RiverParams;
 
-/// Segments of the polyline approximating the Bézier.
+/// Segments of the polyline approximating the Bézier (the GPU pass handles at most this many:
+/// its per-row segment mask has `RIVER_SEGMENTS` bits).
 pub const RIVER_SEGMENTS: usize = 128;
+
+/// Slack on the meander amplitude when finding the row spans the river can reach
+/// (`carve_river.wgsl` repeats it).
+pub const RIVER_REACH_SLACK: f32 = 1.0001;
 
 /// Control points (metres, map centre at the origin) of the river's quadratic Bézier.
 pub fn river_control_points(world_size: f32, seed: u64, tag: u32) -> [[f32; 2]; 3] {
@@ -51,13 +57,19 @@ pub fn river_polyline(ctrl: &[[f32; 2]; 3]) -> Vec<[f32; 2]> {
 }
 
 /// Edge of a [`SegmentBuckets`] cell, metres.
+/// Smallest edge of a [`SegmentBuckets`] cell, metres.
 const BUCKET: f32 = 32.0;
+/// Most [`SegmentBuckets`] cells per side: on huge maps the cells grow instead (a 10,000 km map
+/// would otherwise ask for 10^11 cells). Bucketing never changes a result, only its speed.
+const MAX_BUCKETS_PER_SIDE: f32 = 1024.0;
 
 /// Uniform grid over the map listing, per cell, the polyline segments that come within
 /// `reach` of it: a point only measures its distance to the few segments of its cell. The
 /// lists are structure-of-arrays; [`LANES`] samples are measured against a segment at once.
 struct SegmentBuckets {
     lo: f32,
+    /// Cell edge, metres.
+    bucket: f32,
     n: usize,
     /// Cell `c` owns entries `start[c] .. start[c + 1]`.
     start: Vec<u32>,
@@ -74,9 +86,10 @@ const LANES: usize = 8;
 impl SegmentBuckets {
     fn new(line: &[[f32; 2]], extent: f32, reach: f32) -> SegmentBuckets {
         let lo = -extent;
-        let n = ((2.0 * extent) / BUCKET).ceil().max(1.0) as usize;
+        let bucket = BUCKET.max(2.0 * extent / MAX_BUCKETS_PER_SIDE);
+        let n = ((2.0 * extent) / bucket).ceil().max(1.0) as usize;
         let mut cells = vec![Vec::new(); n * n];
-        let cell_of = |v: f32| (((v - lo) / BUCKET).floor().max(0.0) as usize).min(n - 1);
+        let cell_of = |v: f32| (((v - lo) / bucket).floor().max(0.0) as usize).min(n - 1);
         for (k, w) in line.windows(2).enumerate() {
             let (x0, x1) = (
                 cell_of(w[0][0].min(w[1][0]) - reach),
@@ -94,6 +107,7 @@ impl SegmentBuckets {
         }
         let mut b = SegmentBuckets {
             lo,
+            bucket,
             n,
             start: Vec::with_capacity(n * n + 1),
             ax: vec![],
@@ -122,8 +136,8 @@ impl SegmentBuckets {
     /// `None` outside the grid (which extends `reach` beyond every segment).
     #[inline(always)]
     fn cell(&self, q: [f32; 2]) -> Option<usize> {
-        let fx = (q[0] - self.lo) / BUCKET;
-        let fz = (q[1] - self.lo) / BUCKET;
+        let fx = (q[0] - self.lo) / self.bucket;
+        let fz = (q[1] - self.lo) / self.bucket;
         if !(fx >= 0.0 && fz >= 0.0) || fx >= self.n as f32 || fz >= self.n as f32 {
             return None;
         }
@@ -166,8 +180,8 @@ impl SegmentBuckets {
 }
 
 /// Squared distance from `p` to segment `a`-`b`.
-#[inline(always)]
-pub fn segment_distance_sq(p: [f32; 2], a: [f32; 2], b: [f32; 2]) -> f32 {
+#[cfg(test)]
+fn segment_distance_sq(p: [f32; 2], a: [f32; 2], b: [f32; 2]) -> f32 {
     let (dx, dz) = (b[0] - a[0], b[1] - a[1]);
     let (px, pz) = (p[0] - a[0], p[1] - a[1]);
     let len2 = dx * dx + dz * dz;
@@ -180,45 +194,14 @@ pub fn segment_distance_sq(p: [f32; 2], a: [f32; 2], b: [f32; 2]) -> f32 {
     ex * ex + ez * ez
 }
 
-/// Distance from `p` to segment `a`-`b`.
-#[inline(always)]
-pub fn segment_distance(p: [f32; 2], a: [f32; 2], b: [f32; 2]) -> f32 {
-    let (dx, dz) = (b[0] - a[0], b[1] - a[1]);
-    let (px, pz) = (p[0] - a[0], p[1] - a[1]);
-    let len2 = dx * dx + dz * dz;
-    let t = if len2 > 0.0 {
-        ((px * dx + pz * dz) / len2).clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    let (ex, ez) = (px - t * dx, pz - t * dz);
-    (ex * ex + ez * ez).sqrt()
-}
-
 /// Offset (noise units) of the z component of the displacement noise.
 pub const RIVER_WARP_OFFSET: [f32; 2] = [31.7, -17.3];
-
-/// Noise displacement of a sample position (metres), each component in `[-meander, meander]`.
-#[inline(always)]
-pub fn river_warp(px: f32, pz: f32, meander: f32, meander_scale: f32, s: u32) -> [f32; 2] {
-    let nx = fbm_point(px / meander_scale, pz / meander_scale, s, 3, 2.0, 0.5).clamp(-1.0, 1.0);
-    let nz = fbm_point(
-        px / meander_scale + RIVER_WARP_OFFSET[0],
-        pz / meander_scale + RIVER_WARP_OFFSET[1],
-        s,
-        3,
-        2.0,
-        0.5,
-    )
-    .clamp(-1.0, 1.0);
-    [px + meander * nx, pz + meander * nz]
-}
 
 /// Per-map constants of [`river_row`].
 struct RiverCfg<'a> {
     line: &'a [[f32; 2]],
     buckets: &'a SegmentBuckets,
-    s: u32,
+    warp: Fbm,
     resolution: usize,
     spacing: f32,
     half: f32,
@@ -270,7 +253,7 @@ fn river_row_body(z: usize, hrow: &mut [f32], c: &RiverCfg) {
     let (spacing, half, reach, meander) = (c.spacing, c.half, c.reach, c.meander);
     let pz = z as f32 * spacing - half;
     // Segments that can come within `reach` of this row after displacement.
-    let lim = reach + meander * 1.0001;
+    let lim = reach + meander * RIVER_REACH_SLACK;
     let ms = c.meander_scale;
     let mut wx = Vec::new();
     let mut wz = Vec::new();
@@ -282,16 +265,12 @@ fn river_row_body(z: usize, hrow: &mut [f32], c: &RiverCfg) {
         wz.clear();
         wz.resize(len, 0.0f32);
         let sx0 = (x0 as f32 * spacing - half) / ms;
-        fbm_row(&mut wx, pz / ms, spacing / ms, sx0, c.s, 3, 2.0, 0.5);
-        fbm_row(
+        c.warp.add_row(&mut wx, pz / ms, spacing / ms, sx0);
+        c.warp.add_row(
             &mut wz,
             pz / ms + RIVER_WARP_OFFSET[1],
             spacing / ms,
             sx0 + RIVER_WARP_OFFSET[0],
-            c.s,
-            3,
-            2.0,
-            0.5,
         );
         // Blocks of LANES samples, each measured against the segments of the cells its warped
         // positions fall in (usually one or two cells per block).
@@ -340,24 +319,13 @@ crate::simd::dispatch! {
     fn river_row(z: usize, hrow: &mut [f32], c: &RiverCfg) => river_row_body
 }
 
-/// Carve the river into `heights` (metres, row-major over a `resolution²` map of `world_size`).
-///
-/// * `width` — bed width (metres), carved to `-depth`;
-/// * `bank` — smooth bank width on each side (metres);
-/// * `meander`, `meander_scale` — displacement amplitude and wavelength (metres).
-#[allow(clippy::too_many_arguments)]
-pub fn carve_river(
-    heights: &mut [f32],
-    resolution: usize,
-    world_size: f32,
-    width: f32,
-    bank: f32,
-    depth: f32,
-    meander: f32,
-    meander_scale: f32,
-    seed: u64,
-    tag: u32,
-) {
+/// Carve the river (the `carve_river.wgsl` pass) into `heights` (metres, row-major over `g`),
+/// with the bed width and depth, bank width and meander of `r` and the stage seed of
+/// `(g.seed, tag)`. `r.enabled` is not consulted: the pipeline skips the stage when it is false.
+pub fn carve_river(heights: &mut [f32], g: &Grid, r: &RiverParams, tag: u32) {
+    let (resolution, world_size, seed) = (g.resolution, g.world_size, g.seed);
+    let (width, bank, depth, meander, meander_scale) =
+        (r.width, r.bank, r.depth, r.meander, r.meander_scale);
     let line = river_polyline(&river_control_points(world_size, seed, tag));
     let spacing = world_size / (resolution - 1) as f32;
     let half = world_size * 0.5;
@@ -366,7 +334,7 @@ pub fn carve_river(
     let cfg = RiverCfg {
         line: &line,
         buckets: &buckets,
-        s: stage_seed(seed, tag),
+        warp: Fbm::new(&r.warp_noise(), stage_seed(seed, tag)),
         resolution,
         spacing,
         half,
@@ -399,38 +367,27 @@ mod tests {
 
     /// The definition: each sample's distance to *every* polyline segment (no buckets), on the
     /// same row spans and the same displacement noise.
-    fn carve_reference(
-        h: &mut [f32],
-        res: usize,
-        world: f32,
-        width: f32,
-        bank: f32,
-        depth: f32,
-        meander: f32,
-        ms: f32,
-        seed: u64,
-    ) {
+    fn carve_reference(h: &mut [f32], g: &Grid, r: &RiverParams) {
+        let (res, world, seed) = (g.resolution, g.world_size, g.seed);
+        let (width, bank, depth, meander, ms) =
+            (r.width, r.bank, r.depth, r.meander, r.meander_scale);
         let line = river_polyline(&river_control_points(world, seed, 5));
-        let s = stage_seed(seed, 5);
+        let warp = Fbm::new(&r.warp_noise(), stage_seed(seed, 5));
         let spacing = world / (res - 1) as f32;
         let half = world * 0.5;
         let reach = width * 0.5 + bank;
-        let lim = reach + meander * 1.0001;
+        let lim = reach + meander * RIVER_REACH_SLACK;
         for z in 0..res {
             let pz = z as f32 * spacing - half;
             for (x0, x1) in row_spans(&line, pz, lim, half, spacing, res) {
                 let (mut wx, mut wz) = (vec![0.0f32; x1 - x0 + 1], vec![0.0f32; x1 - x0 + 1]);
                 let sx0 = (x0 as f32 * spacing - half) / ms;
-                fbm_row(&mut wx, pz / ms, spacing / ms, sx0, s, 3, 2.0, 0.5);
-                fbm_row(
+                warp.add_row(&mut wx, pz / ms, spacing / ms, sx0);
+                warp.add_row(
                     &mut wz,
                     pz / ms + RIVER_WARP_OFFSET[1],
                     spacing / ms,
                     sx0 + RIVER_WARP_OFFSET[0],
-                    s,
-                    3,
-                    2.0,
-                    0.5,
                 );
                 for x in x0..=x1 {
                     let px = x as f32 * spacing - half;
@@ -468,8 +425,17 @@ mod tests {
                 .map(|i| ((i * 7919) % 101) as f32 * 0.3 - 5.0)
                 .collect();
             let (mut a, mut b) = (h0.clone(), h0.clone());
-            carve_river(&mut a, res, 1024.0, width, bank, 3.0, meander, ms, seed, 5);
-            carve_reference(&mut b, res, 1024.0, width, bank, 3.0, meander, ms, seed);
+            let g = Grid::new(res, 1024.0, seed);
+            let r = RiverParams {
+                width,
+                bank,
+                depth: 3.0,
+                meander,
+                meander_scale: ms,
+                ..RiverParams::default()
+            };
+            carve_river(&mut a, &g, &r, 5);
+            carve_reference(&mut b, &g, &r);
             assert!(
                 a.iter().zip(&b).all(|(p, q)| p.to_bits() == q.to_bits()),
                 "seed {seed}"
@@ -482,7 +448,15 @@ mod tests {
     fn carves_below_sea_level_only_lowering() {
         let res = 129;
         let mut h = vec![10.0f32; res * res];
-        carve_river(&mut h, res, 512.0, 12.0, 10.0, 3.0, 0.0, 100.0, 7, 5);
+        let r = RiverParams {
+            width: 12.0,
+            bank: 10.0,
+            depth: 3.0,
+            meander: 0.0,
+            meander_scale: 100.0,
+            ..RiverParams::default()
+        };
+        carve_river(&mut h, &Grid::new(res, 512.0, 7), &r, 5);
         assert!(h.iter().all(|&v| v <= 10.0));
         assert_eq!(h[64 * res + 64], -3.0); // passes the centre
         assert!(h.iter().filter(|&&v| v == -3.0).count() > res); // a bed, not a point

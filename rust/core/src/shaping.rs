@@ -4,7 +4,7 @@ use rayon::prelude::*;
 
 /// Evaluate a LUT of `n ≥ 2` evenly spaced samples over [0, 1] at `t` (clamped), linearly.
 #[inline(always)]
-pub fn sample_curve(lut: &[f32], t: f32) -> f32 {
+pub(crate) fn sample_curve(lut: &[f32], t: f32) -> f32 {
     let n = lut.len();
     let x = t.clamp(0.0, 1.0) * (n - 1) as f32;
     let i = (x as usize).min(n - 2);
@@ -12,7 +12,10 @@ pub fn sample_curve(lut: &[f32], t: f32) -> f32 {
     lut[i] + (lut[i + 1] - lut[i]) * f
 }
 
-/// Remap every normalised height (0..1) in place through `lut` (≥ 2 points, values 0..1).
+/// Remap every normalised height (0..1) in place through `lut` (the `apply_shaping_curve.wgsl`
+/// pass): `lut` is [`crate::IslandParams::shaping_curve`], ≥ 2 points with values 0..=1 evenly
+/// spaced over inputs 0..=1, linearly interpolated (default
+/// [`crate::params::DEFAULT_SHAPING_CURVE`]).
 pub fn apply_shaping_curve(heights: &mut [f32], lut: &[f32]) {
     heights
         .par_iter_mut()

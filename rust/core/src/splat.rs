@@ -4,14 +4,29 @@
 //! separable box-blur passes and quantised to RGBA8 summing to exactly 255.
 
 use crate::gradient_noise::FbmRows;
-use crate::grid::{par_rows, smoothstep};
+use crate::grid::{par_rows, smoothstep, Grid};
 use crate::normals::slope_degrees;
-use crate::params::SplatParams;
+use crate::params::{FbmParams, SplatParams};
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
 
 /// Wavelength of the threshold jitter noise, metres.
 pub const SPLAT_JITTER_SCALE: f32 = 40.0;
+/// Octaves of the threshold jitter noise.
+pub const SPLAT_JITTER_OCTAVES: u32 = 3;
+/// The threshold jitter noise: classic fBm of [`SPLAT_JITTER_OCTAVES`] octaves at
+/// [`SPLAT_JITTER_SCALE`] (`fbm_noise(grid, &SPLAT_JITTER, tag)`), scaled by
+/// [`SplatParams::jitter`].
+pub const SPLAT_JITTER: FbmParams = FbmParams::classic(SPLAT_JITTER_OCTAVES, SPLAT_JITTER_SCALE);
+/// Half-width of the sand → grass transition around `sand_height`, metres.
+pub const SAND_BAND: f32 = 1.5;
+/// Half-width of the snow transition around the snow line, metres.
+pub const SNOW_BAND: f32 = 4.0;
+/// Half-width of the rock transition around `rock_slope`, degrees.
+pub const ROCK_BAND: f32 = 6.0;
+/// Snow fades out between `rock_slope + SNOW_SLOPE_FADE[0]` and `rock_slope + SNOW_SLOPE_FADE[1]`
+/// degrees.
+pub const SNOW_SLOPE_FADE: [f32; 2] = [4.0, 14.0];
 
 /// Splat channels.
 pub const SAND: usize = 0;
@@ -24,7 +39,7 @@ pub const SNOW: usize = 3;
 
 /// Unblurred weights of one sample (sum 1).
 #[inline(always)]
-pub fn splat_weights(
+pub(crate) fn splat_weights(
     height: f32,
     slope_deg: f32,
     sandiness: f32,
@@ -33,11 +48,20 @@ pub fn splat_weights(
     p: &SplatParams,
 ) -> [f32; 4] {
     let hj = height + jitter;
-    let sand = 1.0 - smoothstep(p.sand_height - 1.5, p.sand_height + 1.5, hj);
+    let sand = 1.0 - smoothstep(p.sand_height - SAND_BAND, p.sand_height + SAND_BAND, hj);
     let snow_h = p.snow_height * max_height;
-    let snow = smoothstep(snow_h - 4.0, snow_h + 4.0, hj)
-        * (1.0 - smoothstep(p.rock_slope + 4.0, p.rock_slope + 14.0, slope_deg));
-    let rock = smoothstep(p.rock_slope - 6.0, p.rock_slope + 6.0, slope_deg);
+    let snow = smoothstep(snow_h - SNOW_BAND, snow_h + SNOW_BAND, hj)
+        * (1.0
+            - smoothstep(
+                p.rock_slope + SNOW_SLOPE_FADE[0],
+                p.rock_slope + SNOW_SLOPE_FADE[1],
+                slope_deg,
+            ));
+    let rock = smoothstep(
+        p.rock_slope - ROCK_BAND,
+        p.rock_slope + ROCK_BAND,
+        slope_deg,
+    );
     let rest = (1.0 - rock) * (1.0 - snow);
     let sandy = sand.max(sandiness);
     let w = [
@@ -55,7 +79,7 @@ pub fn splat_weights(
 }
 
 /// One separable box-blur pass (radius 1, clamped at borders) over a 4-channel field.
-pub fn box_blur_pass(w: &mut [[f32; 4]], n: usize) {
+fn box_blur_pass(w: &mut [[f32; 4]], n: usize) {
     let mut tmp = vec![[0.0f32; 4]; n * n];
     blur_rows(w, &mut tmp, n);
     par_rows(w, n, |z, row| blur_columns_row(&tmp, n, z, row));
@@ -93,7 +117,7 @@ fn blur_columns_row(src: &[[f32; 4]], n: usize, z: usize, out: &mut [[f32; 4]]) 
 /// Quantise weights (any positive sum) to bytes summing to exactly 255 (largest remainder,
 /// ties to the lower channel).
 #[inline]
-pub fn quantize_weights<const N: usize>(w: [f32; N]) -> [u8; N] {
+pub(crate) fn quantize_weights<const N: usize>(w: [f32; N]) -> [u8; N] {
     let s: f32 = w.iter().map(|v| v.max(0.0)).sum();
     let mut out = [0u8; N];
     if s <= 0.0 {
@@ -125,10 +149,13 @@ pub fn quantize_weights<const N: usize>(w: [f32; N]) -> [u8; N] {
     out
 }
 
-/// Auto splat of a whole map: RGBA8 per sample = (sand, grass, rock, snow), summing to 255.
+/// Auto splat of a whole map (the `auto_splat.wgsl` pass): RGBA8 per sample = (sand, grass,
+/// rock, snow), summing to 255, with the thresholds, jitter, rock slope and blur passes of `p`
+/// and the jitter noise [`SPLAT_JITTER`] seeded by `(g.seed, tag)`.
 ///
 /// * `heights` — metres; `normals` — unit normals from [`crate::normals::compute_normals`];
-/// * `sandiness` — biome sandiness per sample (0..1).
+/// * `sandiness` — biome sandiness per sample (0..1);
+/// * `max_height` — metres; the snow line is `p.snow_height · max_height`.
 ///
 /// The result is, bit for bit, [`splat_weights`] per sample (slope from
 /// [`slope_degrees`]), `p.blur_passes` × [`box_blur_pass`], then [`quantize_weights`]. It is
@@ -136,31 +163,19 @@ pub fn quantize_weights<const N: usize>(w: [f32; N]) -> [u8; N] {
 /// blurred rows per pass (planar channels, cache-resident, vectorised), with the few rows a
 /// strip's blur reads beyond its edges recomputed; inputs shorter than `resolution²` give the
 /// all-grass splat instead of a panic.
-#[allow(clippy::too_many_arguments)]
 pub fn auto_splat(
     heights: &[f32],
     normals: &[[f32; 3]],
     sandiness: &[f32],
-    resolution: usize,
-    world_size: f32,
+    g: &Grid,
     max_height: f32,
     p: &SplatParams,
-    seed: u64,
     tag: u32,
 ) -> Vec<[u8; 4]> {
-    let n = resolution;
-    auto_splat_strips(
-        heights,
-        normals,
-        sandiness,
-        n,
-        world_size,
-        max_height,
-        p,
-        seed,
-        tag,
-        strip_rows(n, p.blur_passes),
-    )
+    match Ctx::new(heights, normals, sandiness, g, max_height, p, tag) {
+        Some(c) => auto_splat_strips(&c, strip_rows(c.n, p.blur_passes)),
+        None => vec![[0, 255, 0, 0]; g.resolution * g.resolution],
+    }
 }
 
 /// Rows per strip: about four strips per worker thread, at least 32 rows (the blur halo of
@@ -178,46 +193,19 @@ fn strip_rows(n: usize, passes: u32) -> usize {
 const MAX_STRIP_PASSES: u32 = 32;
 
 /// [`auto_splat`] with an explicit strip height (tests cover several).
-#[allow(clippy::too_many_arguments)]
-fn auto_splat_strips(
-    heights: &[f32],
-    normals: &[[f32; 3]],
-    sandiness: &[f32],
-    n: usize,
-    world_size: f32,
-    max_height: f32,
-    p: &SplatParams,
-    seed: u64,
-    tag: u32,
-    strip: usize,
-) -> Vec<[u8; 4]> {
+fn auto_splat_strips(c: &Ctx, strip: usize) -> Vec<[u8; 4]> {
+    let (n, p) = (c.n, c.p);
     let nn = n * n;
-    if n == 0 || heights.len() < nn || normals.len() < nn || sandiness.len() < nn {
-        return vec![[0, 255, 0, 0]; nn];
-    }
-    // The jitter noise (`fbm_noise(n, world_size, SPLAT_JITTER_SCALE, 3, 2.0, 0.5, seed, tag)`)
-    // is computed row by row where the weights need it, not as a full map.
-    let jitter = FbmRows::of_noise(n, world_size, SPLAT_JITTER_SCALE, 3, 2.0, 0.5, seed, tag);
-    let c = Ctx {
-        heights,
-        normals,
-        sandiness,
-        jitter,
-        n,
-        max_height,
-        p,
-        slope: SlopeSkip::new(p),
-    };
     let mut out: Vec<[u8; 4]> = crate::memory::with_capacity(nn);
     let slots = &mut out.spare_capacity_mut()[..nn];
     if p.blur_passes > MAX_STRIP_PASSES {
         let mut w = vec![[0.0f32; 4]; nn];
         par_rows(&mut w, n, |z, row| {
             let mut scr = Scratch::new(n, 0);
-            prepare_row(&c, &mut scr, z);
+            prepare_row(c, &mut scr, z);
             for x0 in (0..n).step_by(CHUNK) {
                 let x1 = (x0 + CHUNK).min(n);
-                weights_span(&c, &scr.jitter, &scr.slope, &mut scr.buf, z, x0, x1);
+                weights_span(c, &scr.jitter, &scr.slope, &mut scr.buf, z, x0, x1);
                 for (i, o) in row[x0..x1].iter_mut().enumerate() {
                     *o = [
                         scr.buf[i],
@@ -241,7 +229,7 @@ fn auto_splat_strips(
         let passes = p.blur_passes as usize;
         slots.par_chunks_mut(strip * n).enumerate().for_each_init(
             || Scratch::new(n, passes),
-            |scr, (i, chunk)| splat_strip(&c, scr, i * strip, chunk),
+            |scr, (i, chunk)| splat_strip(c, scr, i * strip, chunk),
         );
     }
     // SAFETY: the chunks above cover all n² slots and every path writes each sample of its
@@ -260,6 +248,38 @@ struct Ctx<'a> {
     max_height: f32,
     p: &'a SplatParams,
     slope: SlopeSkip,
+}
+
+impl<'a> Ctx<'a> {
+    /// The inputs of one [`auto_splat`]; `None` when a map is shorter than `resolution²` (or
+    /// empty).
+    fn new(
+        heights: &'a [f32],
+        normals: &'a [[f32; 3]],
+        sandiness: &'a [f32],
+        g: &Grid,
+        max_height: f32,
+        p: &'a SplatParams,
+        tag: u32,
+    ) -> Option<Ctx<'a>> {
+        let n = g.resolution;
+        let nn = n * n;
+        if n == 0 || heights.len() < nn || normals.len() < nn || sandiness.len() < nn {
+            return None;
+        }
+        Some(Ctx {
+            heights,
+            normals,
+            sandiness,
+            // The jitter noise (`fbm_noise(g, &SPLAT_JITTER, tag)`) is computed row by row
+            // where the weights need it, not as a full map.
+            jitter: FbmRows::of_noise(g, &SPLAT_JITTER, tag),
+            n,
+            max_height,
+            p,
+            slope: SlopeSkip::new(p),
+        })
+    }
 }
 
 /// Columns per chunk of a row step: the planar intermediates of a chunk (4 × 258 floats)
@@ -540,8 +560,8 @@ struct SlopeSkip {
 
 impl SlopeSkip {
     fn new(p: &SplatParams) -> SlopeSkip {
-        let lo = p.rock_slope - 6.0;
-        let hi = p.rock_slope + 14.0;
+        let lo = p.rock_slope - ROCK_BAND;
+        let hi = p.rock_slope + SNOW_SLOPE_FADE[1];
         let flat_above = if lo > 0.5 && lo < 89.5 {
             lo.to_radians().cos() + 1e-4
         } else {
@@ -678,19 +698,17 @@ mod tests {
 
     /// The definition of [`auto_splat`]: per-sample weights with the exact slope, whole-map
     /// blur passes, then [`quantize_weights`].
-    #[allow(clippy::too_many_arguments)]
     fn splat_reference(
         heights: &[f32],
         normals: &[[f32; 3]],
         sand: &[f32],
-        n: usize,
-        world: f32,
+        g: &Grid,
         max_h: f32,
         p: &SplatParams,
-        seed: u64,
         tag: u32,
     ) -> Vec<[u8; 4]> {
-        let jitter = fbm_noise(n, world, SPLAT_JITTER_SCALE, 3, 2.0, 0.5, seed, tag);
+        let n = g.resolution;
+        let jitter = fbm_noise(g, &SPLAT_JITTER, tag);
         let mut w: Vec<[f32; 4]> = (0..n * n)
             .map(|i| {
                 splat_weights(
@@ -739,8 +757,9 @@ mod tests {
                 blur_passes: passes,
                 ..SplatParams::default()
             };
-            let got = auto_splat(&heights, &normals, &sand, n, 72.0, 100.0, &p, 3, 7);
-            let want = splat_reference(&heights, &normals, &sand, n, 72.0, 100.0, &p, 3, 7);
+            let g = Grid::new(n, 72.0, 3);
+            let got = auto_splat(&heights, &normals, &sand, &g, 100.0, &p, 7);
+            let want = splat_reference(&heights, &normals, &sand, &g, 100.0, &p, 7);
             assert_eq!(got, want, "passes {passes}");
         }
     }
@@ -757,11 +776,11 @@ mod tests {
                     blur_passes: passes,
                     ..SplatParams::default()
                 };
-                let want = splat_reference(&heights, &normals, &sand, n, 50.0, 80.0, &p, 11, 5);
+                let g = Grid::new(n, 50.0, 11);
+                let want = splat_reference(&heights, &normals, &sand, &g, 80.0, &p, 5);
+                let c = Ctx::new(&heights, &normals, &sand, &g, 80.0, &p, 5).unwrap();
                 for strip in [1usize, 2, 3, 5, 7, n, n + 4] {
-                    let got = auto_splat_strips(
-                        &heights, &normals, &sand, n, 50.0, 80.0, &p, 11, 5, strip,
-                    );
+                    let got = auto_splat_strips(&c, strip);
                     assert_eq!(got, want, "n {n} passes {passes} strip {strip}");
                 }
             }
@@ -779,11 +798,11 @@ mod tests {
                     blur_passes: passes,
                     ..SplatParams::default()
                 };
-                let want = splat_reference(&heights, &normals, &sand, n, 300.0, 60.0, &p, 4, 1);
+                let g = Grid::new(n, 300.0, 4);
+                let want = splat_reference(&heights, &normals, &sand, &g, 60.0, &p, 1);
+                let c = Ctx::new(&heights, &normals, &sand, &g, 60.0, &p, 1).unwrap();
                 for strip in [7usize, 64] {
-                    let got = auto_splat_strips(
-                        &heights, &normals, &sand, n, 300.0, 60.0, &p, 4, 1, strip,
-                    );
+                    let got = auto_splat_strips(&c, strip);
                     assert_eq!(got, want, "n {n} passes {passes} strip {strip}");
                 }
             }
@@ -796,17 +815,8 @@ mod tests {
         let n = CHUNK + 5;
         let (heights, normals, sand) = rough_inputs(n);
         let p = SplatParams::default();
-        let jitter = FbmRows::of_noise(n, 60.0, SPLAT_JITTER_SCALE, 3, 2.0, 0.5, 2, 9);
-        let c = Ctx {
-            heights: &heights,
-            normals: &normals,
-            sandiness: &sand,
-            jitter,
-            n,
-            max_height: 90.0,
-            p: &p,
-            slope: SlopeSkip::new(&p),
-        };
+        let g = Grid::new(n, 60.0, 2);
+        let c = Ctx::new(&heights, &normals, &sand, &g, 90.0, &p, 9).unwrap();
         let mut out = vec![MaybeUninit::new([0u8; 4]); n * n];
         let mut scr = Scratch::new(n, p.blur_passes as usize);
         for a in (0..n).step_by(6) {
@@ -818,10 +828,7 @@ mod tests {
             .into_iter()
             .map(|v| unsafe { v.assume_init() })
             .collect();
-        assert_eq!(
-            got,
-            auto_splat(&heights, &normals, &sand, n, 60.0, 90.0, &p, 2, 9)
-        );
+        assert_eq!(got, auto_splat(&heights, &normals, &sand, &g, 90.0, &p, 9));
     }
 
     /// The branch-free row quantiser equals [`quantize_weights`] on ordinary weights and on

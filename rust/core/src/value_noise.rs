@@ -6,13 +6,14 @@
 //! frequency of octave `i - 1`.
 
 use crate::gradient_noise::{cell_run, fast_floor, octave_seed};
-use crate::grid::par_rows;
+use crate::grid::{par_rows, Grid};
 use crate::hash::{hash2_unit, stage_seed};
+use crate::params::ValueNoiseParams;
 
 /// `(1 - cos(πt)) / 2` for `t` in [0, 1], as `(1 + sin(π(t - ½))) / 2` with a degree-9 Taylor
 /// sine (error below 4e-6).
 #[inline(always)]
-pub fn cosine_fade(t: f32) -> f32 {
+pub(crate) fn cosine_fade(t: f32) -> f32 {
     let x = std::f32::consts::PI * (t - 0.5);
     let x2 = x * x;
     let s = x
@@ -25,7 +26,7 @@ pub fn cosine_fade(t: f32) -> f32 {
 
 /// One octave of value noise at `(x, y)` (lattice units), in [0, 1).
 #[inline(always)]
-pub fn value_noise_point(x: f32, y: f32, seed: u32) -> f32 {
+pub(crate) fn value_noise_point(x: f32, y: f32, seed: u32) -> f32 {
     let xi = fast_floor(x);
     let yi = fast_floor(y);
     let u = cosine_fade(x - xi as f32);
@@ -39,23 +40,15 @@ pub fn value_noise_point(x: f32, y: f32, seed: u32) -> f32 {
     top + v * (bot - top)
 }
 
-/// Multi-octave cosine value noise over a `resolution²` grid covering `world_size` metres.
-///
-/// * `scale` — wavelength of the first octave, metres (> 0);
-/// * `octaves` — 1..=16; `persistence` — amplitude ratio between octaves, 0..=1 (0.5 default).
+/// Multi-octave cosine value noise (the `value_noise.wgsl` pass) over `g`, with the octaves,
+/// first wavelength and persistence of `v` (each octave doubles the frequency) and the stage
+/// seed of `(g.seed, tag)`.
 ///
 /// Returns values in [0, 1], row-major.
-pub fn value_noise(
-    resolution: usize,
-    world_size: f32,
-    scale: f32,
-    octaves: u32,
-    persistence: f32,
-    seed: u64,
-    tag: u32,
-) -> Vec<f32> {
-    let s = stage_seed(seed, tag);
-    let step = world_size / (resolution - 1) as f32 / scale;
+pub fn value_noise(g: &Grid, v: &ValueNoiseParams, tag: u32) -> Vec<f32> {
+    let (resolution, octaves, persistence) = (g.resolution, v.octaves, v.persistence);
+    let s = stage_seed(g.seed, tag);
+    let step = g.world_size / (resolution - 1) as f32 / v.scale;
     let mut out = vec![0.0f32; resolution * resolution];
     par_rows(&mut out, resolution, |z, row| {
         value_row(row, z as f32 * step, step, s, octaves, persistence)
@@ -81,7 +74,7 @@ fn value_row_body(row: &mut [f32], y: f32, step: f32, s: u32, octaves: u32, pers
         }
         norm += amp;
         amp *= persistence;
-        f *= 2.0;
+        f *= ValueNoiseParams::LACUNARITY;
     }
     let inv = if norm > 0.0 { 1.0 / norm } else { 0.0 };
     for v in row.iter_mut() {
@@ -167,7 +160,11 @@ mod tests {
 
     #[test]
     fn octaves_normalised_to_unit_range() {
-        let f = value_noise(65, 640.0, 100.0, 6, 0.5, 5, 1);
+        let v = ValueNoiseParams {
+            scale: 100.0,
+            ..ValueNoiseParams::default()
+        };
+        let f = value_noise(&Grid::new(65, 640.0, 5), &v, 1);
         assert!(f.iter().all(|&v| (0.0..=1.0).contains(&v)));
     }
 }

@@ -261,17 +261,7 @@ fn fused_pipeline_equals_composition_of_stage_functions() {
         p.river.enabled = k != 1;
         let island = generate(&p).unwrap();
         let f = island_core::pipeline::generate_fields(&p).unwrap();
-        let n = p.resolution as usize;
-        let fine = fbm_noise(
-            n,
-            p.world_size,
-            p.coast.fine_scale,
-            3,
-            2.0,
-            0.5,
-            p.seed,
-            tag::FINE,
-        );
+        let fine = fbm_noise(&p.grid(), &p.coast.fine_noise(), tag::FINE);
         let mut want = coastal_falloff(
             &f.land01,
             &f.distance,
@@ -281,19 +271,7 @@ fn fused_pipeline_equals_composition_of_stage_functions() {
             &p.coast,
         );
         if p.river.enabled {
-            let r = &p.river;
-            carve_river(
-                &mut want,
-                n,
-                p.world_size,
-                r.width,
-                r.bank,
-                r.depth,
-                r.meander,
-                r.meander_scale,
-                p.seed,
-                tag::RIVER,
-            );
+            carve_river(&mut want, &p.grid(), &p.river, tag::RIVER);
         }
         let bits = |v: &[f32]| v.iter().map(|h| h.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&island.field.heights), bits(&want), "{alg:?}");

@@ -1,8 +1,58 @@
 //! Property tests: `validate()` never panics, and the generator never panics on anything it
-//! accepts.
+//! accepts, nor puts a NaN or an infinity in any output.
 
-use island_core::{generate, Algorithm, IslandParams};
+use island_core::params::{MAX_WORLD_SIZE, MIN_WORLD_SIZE};
+use island_core::{generate, Algorithm, Island, IslandParams};
 use proptest::prelude::*;
+
+/// Every output of an island is finite: heights, normals (unit length), splat weights (sum 255),
+/// biome indices (in the table), statistics, and the point queries at the corners, the centre
+/// and between samples.
+fn assert_finite_island(island: &Island) -> Result<(), TestCaseError> {
+    let p = &island.params;
+    let f = &island.field;
+    prop_assert!(f.heights.iter().all(|h| h.is_finite()), "non-finite height");
+    prop_assert!(
+        f.normals.iter().all(|n| n.iter().all(|c| c.is_finite())
+            && ((n[0] * n[0] + n[1] * n[1] + n[2] * n[2]) - 1.0).abs() < 1e-3),
+        "non-finite or non-unit normal"
+    );
+    prop_assert!(island
+        .splat
+        .iter()
+        .all(|w| w.iter().map(|&v| v as u32).sum::<u32>() == 255));
+    prop_assert!(island
+        .biomes
+        .iter()
+        .all(|&b| (b as usize) < p.biomes.biomes.len()));
+    let s = &island.stats;
+    prop_assert!(s.min_height.is_finite() && s.max_height.is_finite());
+    prop_assert!((0.0..=1.0).contains(&s.land_fraction));
+    let half = p.world_size * 0.5;
+    let spacing = p.spacing();
+    for (x, z) in [
+        (-half, -half),
+        (half, half),
+        (0.0, 0.0),
+        (0.37 * spacing, -0.61 * spacing),
+        (half * 0.31, -half * 0.77),
+    ] {
+        let h = f.height_at(x, z);
+        prop_assert!(h.is_finite(), "height_at({x}, {z}) = {h}");
+        prop_assert!(f.normal_at(x, z).iter().all(|c| c.is_finite()));
+    }
+    Ok(())
+}
+
+/// World sizes from far below to far above the accepted range (log-uniform), plus the limits.
+fn world_sizes() -> impl Strategy<Value = f32> {
+    prop_oneof![
+        4 => 1.0f32..5000.0,
+        2 => (-35.0f32..8.0).prop_map(|e| 10f32.powf(e)),
+        1 => Just(MIN_WORLD_SIZE),
+        1 => Just(MAX_WORLD_SIZE),
+    ]
+}
 
 fn any_f32() -> impl Strategy<Value = f32> {
     prop_oneof![
@@ -55,7 +105,7 @@ prop_compose! {
     fn valid_params()(
         seed in any::<u64>(),
         res in prop_oneof![Just(33u32), Just(65), Just(129)],
-        world in 1.0f32..5000.0, maxh in 0.5f32..2000.0, alg in 0usize..4,
+        world in world_sizes(), maxh in 0.5f32..2000.0, alg in 0usize..4,
         oct in 1u32..=16, scale in 0.5f32..3000.0, lac in 1.0f32..=4.0, pers in 0.0f32..=1.0,
         rough in 0.0f32..=1.0, ridge in any::<bool>(), cells in 1u32..=64, dens in 0.0f32..=1.0, sep in -1.0f32..=0.9,
         radius in 0.1f32..=0.95, round in 0.0f32..=1.0, curve in prop::collection::vec(0.0f32..=1.0, 2..8),
@@ -82,8 +132,49 @@ proptest! {
     fn generator_never_panics_on_valid_input(p in valid_params()) {
         prop_assume!(p.validate().is_ok());
         let island = generate(&p).unwrap();
-        prop_assert!(island.field.heights.iter().all(|h| h.is_finite()));
-        prop_assert!(island.field.normals.iter().all(|n| n.iter().all(|c| c.is_finite())));
-        prop_assert!(island.splat.iter().all(|w| w.iter().map(|&v| v as u32).sum::<u32>() == 255));
+        assert_finite_island(&island)?;
+    }
+}
+
+/// `world_size` values that f32 cannot represent a map at are rejected with a clear message
+/// (before, 1e-30 passed `validate` and every height was NaN; from 1e-18 down `height_at`
+/// returned NaN); the limits themselves generate finite islands.
+#[test]
+fn world_size_outside_what_f32_represents_is_rejected() {
+    for w in [1e-30f32, 1e-18, 1e-9, 1e-3, 0.999, 1.1e7, 1e30] {
+        let p = IslandParams {
+            world_size: w,
+            ..Default::default()
+        };
+        let e = p.validate().unwrap_err();
+        assert_eq!(e.field, "world_size", "{w:e}: {e}");
+        assert!(e.message.contains("between"), "{e}");
+    }
+    for (w, res) in [
+        (MIN_WORLD_SIZE, 33u32),
+        (MIN_WORLD_SIZE, 1025),
+        (MAX_WORLD_SIZE, 257),
+    ] {
+        let mut p = IslandParams {
+            world_size: w,
+            resolution: res,
+            chunk_size: 16,
+            ..Default::default()
+        };
+        for alg in Algorithm::ALL {
+            p.algorithm = alg;
+            if w == MAX_WORLD_SIZE {
+                // Noise wavelengths that keep the lattice within range on a 10,000 km map.
+                p.fbm.scale = 2.0e5;
+                p.value_noise.scale = 2.0e5;
+                p.detail.scale = 1.0e5;
+                p.mask.noise_scale = 1.0e5;
+                p.coast.fine_scale = 1.0e5;
+                p.river.meander_scale = 1.0e5;
+            }
+            p.validate().unwrap();
+            let island = generate(&p).unwrap();
+            assert_finite_island(&island).unwrap();
+        }
     }
 }

@@ -167,11 +167,9 @@ pub fn import_job(request: Request, heights: Vec<f32>) -> Result<Prepared, JobEr
         &field.heights,
         &field.normals,
         &sandiness,
-        n,
-        p.world_size,
+        &p.grid(),
         p.max_height,
         &p.splat,
-        p.seed,
         island_core::hash::tag::SPLAT,
     );
     let ((lo, hi), land) = island_core::grid::min_max_count_above(&field.heights, 0.0);

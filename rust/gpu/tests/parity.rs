@@ -5,9 +5,24 @@
 //! `ISLAND_REQUIRE_GPU=1` is set (CI on lavapipe sets it), in which case it fails.
 
 use island_core::hash::{hash2, hash_u32, stage_seed, tag};
-use island_core::params::{default_biomes, Algorithm, CoastParams, IslandParams, SplatParams};
+use island_core::params::{
+    default_biomes, Algorithm, BiomeParams, CoastParams, DetailParams, DiamondSquareParams,
+    FbmParams, GaussianParams, IslandParams, MaskParams, SplatParams, ValueNoiseParams,
+};
 use island_core::pipeline::{base_height, border_margin, generate_fields};
+use island_core::Grid;
 use island_gpu::stages;
+
+/// fBm settings from positional values (octaves, first wavelength in metres, lacunarity,
+/// persistence), as the GPU stage functions take them.
+fn fbm(octaves: u32, scale: f32, lacunarity: f32, persistence: f32) -> FbmParams {
+    FbmParams {
+        octaves,
+        scale,
+        lacunarity,
+        persistence,
+    }
+}
 
 const SEEDS: [u64; 4] = [0, 1, 0x1234_5678_9abc_def0, u64::MAX - 7];
 
@@ -138,12 +153,11 @@ fn noise_stages_match() {
     }
     let n = 129;
     for &seed in &SEEDS {
-        let c =
-            island_core::gradient_noise::fbm_noise(n, 1024.0, 300.0, 8, 2.0, 0.5, seed, tag::BASE);
+        let grid = Grid::new(n, 1024.0, seed);
+        let c = island_core::gradient_noise::fbm_noise(&grid, &fbm(8, 300.0, 2.0, 0.5), tag::BASE);
         let g = stages::fbm_noise(n, 1024.0, 300.0, 8, 2.0, 0.5, seed, tag::BASE).unwrap();
         assert_close(&format!("fbm_noise seed {seed}"), &g, &c, 1e-4);
-        let c =
-            island_core::gradient_noise::fbm_noise(n, 1024.0, 90.0, 5, 2.7, 0.6, seed, tag::DETAIL);
+        let c = island_core::gradient_noise::fbm_noise(&grid, &fbm(5, 90.0, 2.7, 0.6), tag::DETAIL);
         let g = stages::fbm_noise(n, 1024.0, 90.0, 5, 2.7, 0.6, seed, tag::DETAIL).unwrap();
         assert_close(
             &format!("fbm_noise (lacunarity 2.7) seed {seed}"),
@@ -151,7 +165,12 @@ fn noise_stages_match() {
             &c,
             1e-4,
         );
-        let c = island_core::value_noise::value_noise(n, 1024.0, 350.0, 6, 0.5, seed, tag::BASE);
+        let vp = ValueNoiseParams {
+            octaves: 6,
+            scale: 350.0,
+            persistence: 0.5,
+        };
+        let c = island_core::value_noise::value_noise(&grid, &vp, tag::BASE);
         let g = stages::value_noise(n, 1024.0, 350.0, 6, 0.5, seed, tag::BASE).unwrap();
         assert_close(&format!("value_noise seed {seed}"), &g, &c, 1e-4);
     }
@@ -165,8 +184,15 @@ fn diamond_square_matches() {
     for &n in &[65usize, 257] {
         for &seed in &SEEDS {
             for ridge in [false, true] {
-                let c =
-                    island_core::diamond_square::diamond_square(n, 0.707, ridge, seed, tag::BASE);
+                let dp = DiamondSquareParams {
+                    roughness: 0.707,
+                    ridge,
+                };
+                let c = island_core::diamond_square::diamond_square(
+                    &Grid::new(n, 1024.0, seed),
+                    &dp,
+                    tag::BASE,
+                );
                 let g = stages::diamond_square(n, 0.707, ridge, seed, tag::BASE).unwrap();
                 assert_close(
                     &format!("diamond_square n {n} seed {seed} ridge {ridge}"),
@@ -186,13 +212,14 @@ fn gaussian_islands_match() {
     }
     for &seed in &SEEDS {
         for (cells, density, sep) in [(6, 0.6, -0.2), (16, 0.9, 0.3), (1, 0.0, 0.0)] {
-            let c = island_core::gaussian_islands::gaussian_islands(
-                129,
-                1024.0,
+            let gp = GaussianParams {
                 cells,
                 density,
-                sep,
-                seed,
+                separation: sep,
+            };
+            let c = island_core::gaussian_islands::gaussian_islands(
+                &Grid::new(129, 1024.0, seed),
+                &gp,
                 tag::BASE,
             );
             let g = stages::gaussian_islands(129, 1024.0, cells, density, sep, seed, tag::BASE)
@@ -214,15 +241,26 @@ fn normalize_detail_shaping_match() {
     }
     let n = 129;
     for &seed in &SEEDS {
-        let raw = island_core::diamond_square::diamond_square(n, 0.707, false, seed, tag::BASE);
+        let grid = Grid::new(n, 1024.0, seed);
+        let raw = island_core::diamond_square::diamond_square(
+            &grid,
+            &DiamondSquareParams::default(),
+            tag::BASE,
+        );
         let mut c = raw.clone();
         island_core::grid::normalize_01(&mut c);
         let g = stages::normalize_01(&raw, n).unwrap();
         assert_close(&format!("normalize_01 seed {seed}"), &g, &c, 1e-6);
-        let detail =
-            island_core::gradient_noise::fbm_noise(n, 1024.0, 90.0, 4, 2.0, 0.5, seed, tag::DETAIL);
+        let dp = DetailParams {
+            scale: 90.0,
+            octaves: 4,
+            strength: 0.35,
+            cap: 0.85,
+            ..DetailParams::default()
+        };
+        let detail = island_core::gradient_noise::fbm_noise(&grid, &dp.noise(), tag::DETAIL);
         let mut cd = c.clone();
-        island_core::detail::apply_detail(&mut cd, &detail, 0.35, 0.85);
+        island_core::detail::apply_detail(&mut cd, &detail, &dp);
         let gd = stages::apply_detail(&c, &detail, 0.35, 0.85, n).unwrap();
         assert_close(&format!("apply_detail seed {seed}"), &gd, &cd, 1e-6);
         let lut = island_core::params::DEFAULT_SHAPING_CURVE;
@@ -247,22 +285,19 @@ fn biome_blend_matches() {
     let n = 129;
     let biomes = default_biomes();
     for &seed in &SEEDS {
+        let grid = Grid::new(n, 1024.0, seed);
         let mut base =
-            island_core::gradient_noise::fbm_noise(n, 1024.0, 300.0, 6, 2.0, 0.5, seed, tag::BASE);
+            island_core::gradient_noise::fbm_noise(&grid, &fbm(6, 300.0, 2.0, 0.5), tag::BASE);
         island_core::grid::normalize_01(&mut base);
         let mut cb = base.clone();
-        let (ci, cr, cs) = island_core::biomes::biome_blend(
-            &mut cb,
-            n,
-            1024.0,
-            5,
-            0.8,
-            40.0,
-            80.0,
-            &biomes,
-            seed,
-            tag::BIOME,
-        );
+        let bp = BiomeParams {
+            grid: 5,
+            distortion: 0.8,
+            boundary_noise: 40.0,
+            blend_width: 80.0,
+            biomes: biomes.clone(),
+        };
+        let (ci, cr, cs) = island_core::biomes::biome_blend(&mut cb, &grid, &bp, tag::BIOME);
         let (gb, gi, gr, gs) = stages::biome_blend(
             &base,
             n,
@@ -307,8 +342,13 @@ fn mask_and_distance_match() {
         let world = 1024.0;
         let spacing = world / (n - 1) as f32;
         for &seed in &SEEDS {
+            let mp = MaskParams {
+                radius: 0.72,
+                roundness: 0.55,
+                noise_scale: 260.0,
+            };
             let c =
-                island_core::mask::island_mask(n, world, 0.72, 0.55, 260.0, 64.0, seed, tag::MASK);
+                island_core::mask::island_mask(&Grid::new(n, world, seed), &mp, 64.0, tag::MASK);
             let g =
                 stages::island_mask(n, world, 0.72, 0.55, 260.0, 64.0, seed, tag::MASK).unwrap();
             let diff = count_ne(&g, &c);
@@ -348,16 +388,9 @@ fn coast_river_normals_splat_match() {
     for &seed in &SEEDS {
         let params = p(n as u32, seed, Algorithm::Fbm);
         let f = generate_fields(&params).unwrap();
-        let fine = island_core::gradient_noise::fbm_noise(
-            n,
-            params.world_size,
-            params.coast.fine_scale,
-            3,
-            2.0,
-            0.5,
-            seed,
-            tag::FINE,
-        );
+        let grid = params.grid();
+        let fine =
+            island_core::gradient_noise::fbm_noise(&grid, &params.coast.fine_noise(), tag::FINE);
         let c = CoastParams::default();
         let ch = island_core::coast::coastal_falloff(
             &f.land01,
@@ -386,18 +419,7 @@ fn coast_river_normals_splat_match() {
 
         let r = &params.river;
         let mut cr = ch.clone();
-        island_core::river::carve_river(
-            &mut cr,
-            n,
-            params.world_size,
-            r.width,
-            r.bank,
-            r.depth,
-            r.meander,
-            r.meander_scale,
-            seed,
-            tag::RIVER,
-        );
+        island_core::river::carve_river(&mut cr, &grid, r, tag::RIVER);
         let gr = stages::carve_river(
             &ch,
             n,
@@ -434,11 +456,9 @@ fn coast_river_normals_splat_match() {
             &cr,
             &cn,
             &f.sandiness,
-            n,
-            params.world_size,
+            &grid,
             params.max_height,
             &sp,
-            seed,
             tag::SPLAT,
         );
         let gs = stages::auto_splat(
