@@ -6,7 +6,7 @@
 //! keeps its bed height across half its width and then rises with [`CarveSettings::bank_slope`]
 //! over [`CarveSettings::bank_width`] (each river sample stamps that profile on a disk; the
 //! lowest stamp wins). Carving only
-//! lowers, shallow pits are filled first ([`Drainage::ground`]) and lake beds are left alone:
+//! lowers, shallow pits are filled first ([`Drainage::ground_at`]) and lake beds are left alone:
 //! afterwards every dry sample has a non-ascending path to a lake or the sea.
 
 use crate::drainage::{is_sea, Drainage, NONE};
@@ -80,9 +80,9 @@ pub fn carve_rivers(
     let n = d.n;
     assert_eq!(heights.len(), n * n, "heights must hold n² samples");
     let mut report = CarveReport::default();
-    for (h, &g) in heights.iter_mut().zip(&d.ground) {
-        if g > *h {
-            *h = g;
+    for (i, h) in heights.iter_mut().enumerate() {
+        if d.lake_id[i] == NONE && d.filled[i] > *h {
+            *h = d.filled[i];
             report.filled_samples += 1;
         }
     }

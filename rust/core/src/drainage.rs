@@ -16,14 +16,15 @@
 //! * **Lakes** — closed depressions deeper than [`DrainageSettings::lake_min_depth`] and larger
 //!   than [`DrainageSettings::lake_min_area`] hold water with a flat surface at the spill height;
 //!   the rim sample they spill over is their outlet. Shallower pits are filled (see
-//!   [`Drainage::ground`]).
+//!   [`Drainage::ground_at`]).
 //! * **Rivers** — samples whose drainage area passes [`DrainageSettings::river_area`]; their
 //!   flood discharge `Q` (m³/s) gives width `a·Q^0.5` and depth `c·Q^0.4` (hydraulic geometry,
 //!   Leopold & Maddock 1953). A river sample's receiver drains an area at least as large, so
 //!   rivers run on to a lake or the sea and never end in a dry pit.
 
 use rayon::prelude::*;
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// Default [`DrainageSettings::lake_min_depth`], metres.
 pub const DEFAULT_LAKE_MIN_DEPTH: f32 = 1.5;
@@ -149,9 +150,6 @@ pub struct Drainage {
     /// height (lake water surfaces included). Every sample has a non-ascending path to an
     /// outlet over it.
     pub filled: Vec<f32>,
-    /// The ground after filling: `filled` everywhere except under lakes, where the lake bed
-    /// (the input height) stays.
-    pub ground: Vec<f32>,
     /// Flow receiver of each sample; outlets (sea, map border) are their own receiver.
     pub receivers: Vec<u32>,
     /// Every non-outlet sample, downstream first (each sample's receiver comes before it).
@@ -169,6 +167,15 @@ pub struct Drainage {
 }
 
 impl Drainage {
+    /// The ground at sample `i` after filling the shallow pits: `filled` everywhere except
+    /// under lakes, where the lake bed (`heights[i]`, the input height) stays.
+    pub fn ground_at(&self, heights: &[f32], i: usize) -> f32 {
+        if self.lake_id[i] == NONE {
+            self.filled[i]
+        } else {
+            heights[i]
+        }
+    }
     /// Whether sample `i` is an outlet (sea or map border).
     pub fn is_outlet(&self, i: usize) -> bool {
         self.receivers[i] as usize == i
@@ -181,7 +188,7 @@ impl Drainage {
 
 #[inline(always)]
 pub(crate) fn is_sea(h: f32, sea_level: f32) -> bool {
-    !(h > sea_level)
+    h.partial_cmp(&sea_level) != Some(std::cmp::Ordering::Greater)
 }
 
 /// Total order of `f32` as an unsigned key (NaN never reaches here: it is sea).
@@ -194,57 +201,6 @@ fn key(h: f32, i: u32) -> u64 {
         b | 0x8000_0000
     };
     ((o as u64) << 32) | i as u64
-}
-
-/// Monotone priority queue over `u64` keys (a radix heap): every key pushed must be at least
-/// the last key popped, which holds in the Priority-Flood (the heap only receives samples
-/// strictly higher than the one being processed). O(1) push, amortised O(log C) pop; pops
-/// come out in exact key order, so the flood is the same as with a binary heap.
-struct RadixHeap {
-    last: u64,
-    len: usize,
-    buckets: [Vec<u64>; 65],
-}
-
-impl RadixHeap {
-    fn new() -> RadixHeap {
-        RadixHeap {
-            last: 0,
-            len: 0,
-            buckets: std::array::from_fn(|_| Vec::new()),
-        }
-    }
-    #[inline(always)]
-    fn bucket(&self, k: u64) -> usize {
-        (64 - (k ^ self.last).leading_zeros()) as usize
-    }
-    #[inline(always)]
-    fn push(&mut self, k: u64) {
-        debug_assert!(k >= self.last);
-        let b = self.bucket(k);
-        self.buckets[b].push(k);
-        self.len += 1;
-    }
-    fn pop(&mut self) -> Option<u64> {
-        if self.len == 0 {
-            return None;
-        }
-        if self.buckets[0].is_empty() {
-            let b = (1..65).find(|&b| !self.buckets[b].is_empty())?;
-            let items = std::mem::take(&mut self.buckets[b]);
-            self.last = *items.iter().min()?;
-            for &k in &items {
-                let nb = self.bucket(k);
-                self.buckets[nb].push(k);
-            }
-            // Keep the emptied bucket's allocation.
-            let mut items = items;
-            items.clear();
-            self.buckets[b] = items;
-        }
-        self.len -= 1;
-        self.buckets[0].pop()
-    }
 }
 
 /// Neighbour offsets `(dx, dz)` in increasing index order, with their distances in cells.
@@ -282,12 +238,16 @@ pub(crate) fn for_neighbours(i: usize, n: usize, mut f: impl FnMut(usize, f32)) 
 pub(crate) struct Flood {
     /// Filled surface.
     pub filled: Vec<f32>,
-    /// Sample each sample was reached from ([`NONE`] for outlets and seeds).
+    /// For samples that entered through the pit queue (filled flats): 1 + the sample they were
+    /// reached from; 0 elsewhere (those always have a strictly lower neighbour).
     pub parent: Vec<u32>,
     /// Non-outlet samples in the order they left the queues.
     pub order: Vec<u32>,
-    /// Depression label of samples that entered through the pit queue, else [`NONE`].
+    /// 1 + depression label of samples that entered through the pit queue, else 0.
     pub pit: Vec<u32>,
+    /// Per sample: 1 sea or reached through the priority queue, 2 land on the map border,
+    /// 3 reached through the pit queue.
+    pub kind: Vec<u8>,
     /// Per depression: (level, spill sample).
     pub pits: Vec<(f32, u32)>,
 }
@@ -297,13 +257,14 @@ pub(crate) struct Flood {
 pub(crate) fn flood(h: &[f32], n: usize, sea_level: f32) -> Flood {
     let len = n * n;
     let mut filled = h.to_vec();
-    let mut parent = vec![NONE; len];
-    let mut pit = vec![NONE; len];
+    // Zero-initialised (calloc): only the pages of samples in depressions are ever touched.
+    let mut parent = vec![0u32; len];
+    let mut pit = vec![0u32; len];
     let mut pits: Vec<(f32, u32)> = Vec::new();
     // 0 = open, 1 = queued or done.
     let mut closed: Vec<u8> = h.par_iter().map(|&v| is_sea(v, sea_level) as u8).collect();
     let mut order = Vec::with_capacity(len - closed.iter().filter(|&&c| c != 0).count());
-    let mut heap = RadixHeap::new();
+    let mut heap: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
     // Seeds: land on the border (outlets themselves), land next to the sea.
     let seeds: Vec<u32> = (0..n)
         .into_par_iter()
@@ -324,43 +285,62 @@ pub(crate) fn flood(h: &[f32], n: usize, sea_level: f32) -> Flood {
         })
         .collect();
     for &i in &seeds {
-        closed[i as usize] = 1;
-        heap.push(key(h[i as usize], i));
+        let (x, z) = (i as usize % n, i as usize / n);
+        // 2 marks the border: outlets, and the only samples whose neighbours need bounds checks.
+        closed[i as usize] = if x == 0 || z == 0 || x + 1 == n || z + 1 == n {
+            2
+        } else {
+            1
+        };
+        heap.push(Reverse(key(h[i as usize], i)));
     }
+    let ni = n as isize;
+    let offsets: [isize; 8] = [-ni - 1, -ni, -ni + 1, -1, 1, ni - 1, ni, ni + 1];
     let mut fifo: VecDeque<u32> = VecDeque::new();
     loop {
         let c = if let Some(c) = fifo.pop_front() {
             c as usize
-        } else if let Some(k) = heap.pop() {
+        } else if let Some(Reverse(k)) = heap.pop() {
             k as u32 as usize
         } else {
             break;
         };
-        let (x, z) = (c % n, c / n);
-        if !(x == 0 || z == 0 || x + 1 == n || z + 1 == n) {
+        let border = closed[c] == 2;
+        if !border {
             order.push(c as u32);
         }
         let lv = filled[c];
-        let mut pc = pit[c];
-        for_neighbours(c, n, |j, _| {
-            if closed[j] != 0 {
-                return;
-            }
-            closed[j] = 1;
-            parent[j] = c as u32;
-            if h[j] <= lv {
-                filled[j] = lv;
-                if pc == NONE {
-                    // First pit sample reached from a rim sample: a new depression.
-                    pits.push((lv, c as u32));
-                    pc = (pits.len() - 1) as u32;
+        let mut pc = if closed[c] == 3 { pit[c] } else { 0 };
+        macro_rules! visit {
+            ($j:expr) => {{
+                let j: usize = $j;
+                if closed[j] == 0 {
+                    let hj = h[j];
+                    if hj <= lv {
+                        closed[j] = 3;
+                        parent[j] = c as u32 + 1;
+                        filled[j] = lv;
+                        if pc == 0 {
+                            // First pit sample reached from a rim sample: a new depression.
+                            pits.push((lv, c as u32));
+                            pc = pits.len() as u32;
+                        }
+                        pit[j] = pc;
+                        fifo.push_back(j as u32);
+                    } else {
+                        closed[j] = 1;
+                        heap.push(Reverse(key(hj, j as u32)));
+                    }
                 }
-                pit[j] = pc;
-                fifo.push_back(j as u32);
-            } else {
-                heap.push(key(h[j], j as u32));
+            }};
+        }
+        if border {
+            for_neighbours(c, n, |j, _| visit!(j));
+        } else {
+            for &o in &offsets {
+                visit!((c as isize + o) as usize);
             }
-        });
+        }
     }
     Flood {
         filled,
@@ -368,6 +348,7 @@ pub(crate) fn flood(h: &[f32], n: usize, sea_level: f32) -> Flood {
         order,
         pit,
         pits,
+        kind: closed,
     }
 }
 
@@ -398,7 +379,14 @@ pub(crate) fn receivers(
                     best = j as u32;
                 }
             });
-            *r = if best != NONE { best } else { parent[i] };
+            // Only samples of filled flats lack a lower neighbour; they came through the pit
+            // queue and have a parent.
+            debug_assert!(best != NONE || parent[i] != 0);
+            *r = if best != NONE {
+                best
+            } else {
+                parent[i].wrapping_sub(1)
+            };
         }
     });
     rcv
@@ -437,6 +425,7 @@ pub fn drainage(
         order,
         pit,
         pits,
+        kind,
     } = flood(heights, n, sea_level);
     let receivers = receivers(&filled, &parent, n, sea_level, heights);
     let area = accumulate(&order, &receivers, len, cell_area);
@@ -444,13 +433,13 @@ pub fn drainage(
     // Depressions: deepest sample and flooded count, in flood order (deterministic).
     let mut deepest = vec![(f32::INFINITY, NONE, 0u32); pits.len()];
     for &c in &order {
-        let p = pit[c as usize];
-        if p == NONE {
+        if kind[c as usize] != 3 {
             continue;
         }
+        let p = pit[c as usize] as usize - 1;
         let h = heights[c as usize];
-        let e = &mut deepest[p as usize];
-        if h < pits[p as usize].0 {
+        let e = &mut deepest[p];
+        if h < pits[p].0 {
             e.2 += 1;
         }
         if h < e.0 {
@@ -478,22 +467,18 @@ pub fn drainage(
     }
     let mut lake_id = vec![NONE; len];
     let mut water_level = vec![f32::NAN; len];
-    let mut ground = filled.clone();
     lake_id
         .par_iter_mut()
         .zip(water_level.par_iter_mut())
-        .zip(ground.par_iter_mut())
         .enumerate()
-        .for_each(|(i, ((id, wl), g))| {
-            let p = pit[i];
-            if p == NONE {
+        .for_each(|(i, (id, wl))| {
+            if kind[i] != 3 {
                 return;
             }
-            let l = lake_of_pit[p as usize];
+            let l = lake_of_pit[pit[i] as usize - 1];
             if l != NONE && heights[i] < lakes[l as usize].level {
                 *id = l;
                 *wl = lakes[l as usize].level;
-                *g = heights[i];
             }
         });
 
@@ -522,7 +507,6 @@ pub fn drainage(
         spacing,
         sea_level,
         filled,
-        ground,
         receivers,
         order,
         area,

@@ -23,9 +23,10 @@
 //!    closed depressions trap all they can hold (they fill up to their spill height); what
 //!    reaches the sea leaves the island (the sea floor is not changed, so the coastline keeps
 //!    its shape).
-//! Flow directions are drawn each step among the downhill neighbours with probability
-//! proportional to slope (hashed from the seed, deterministic): averaged over the steps this
-//! behaves like multiple-flow routing and avoids the straight grid-aligned valleys of D8.
+//!
+//!    Flow directions are drawn each step among the downhill neighbours with probability
+//!    proportional to slope (hashed from the seed, deterministic): averaged over the steps this
+//!    behaves like multiple-flow routing and avoids the straight grid-aligned valleys of D8.
 //!
 //! 3. **Hillslopes**: linear creep (diffusion, [`ErosionSettings::smoothing`]) and thermal relaxation to the talus angle — every pair of neighbours steeper
 //!    than `tan(talus)` exchanges a share of the excess height (symmetric, mass-conserving,
@@ -54,13 +55,13 @@ pub const DEFAULT_DEPOSITION: f32 = 1.0;
 /// Default [`ErosionSettings::talus_angle`], degrees.
 pub const DEFAULT_TALUS_ANGLE: f32 = 33.0;
 /// Default [`ErosionSettings::smoothing`].
-pub const DEFAULT_SMOOTHING: f32 = 0.3;
+pub const DEFAULT_SMOOTHING: f32 = 0.5;
 /// Default [`ErosionSettings::steps`].
-pub const DEFAULT_STEPS: u32 = 20;
+pub const DEFAULT_STEPS: u32 = 10;
 /// Default [`ErosionSettings::resolution`].
 pub const DEFAULT_RESOLUTION: u32 = 257;
 /// Thermal relaxation passes per time step.
-const THERMAL_PASSES: u32 = 3;
+const THERMAL_PASSES: u32 = 2;
 /// Share of the excess height a pair of samples exchanges per pass (≤ 1/16 keeps the Jacobi
 /// update from overshooting with eight neighbours).
 const THERMAL_RATE: f32 = 1.0 / 16.0;
@@ -94,9 +95,9 @@ pub struct ErosionSettings {
     /// Default 33.
     pub talus_angle: f32,
     /// Hillslope creep (linear diffusion) per time step, 0..=1: rounds hilltops and softens
-    /// the grid pattern of the flow directions. Default 0.3.
+    /// the grid pattern of the flow directions. Default 0.5.
     pub smoothing: f32,
-    /// Implicit time steps, 1..=500. Default 20.
+    /// Implicit time steps, 1..=500. Default 10.
     pub steps: u32,
     /// Samples per side of the grid the evolution runs on, 33..=4097 (capped at the input
     /// resolution). Default 257 (4 m cells on the default 1024 m island).
@@ -198,11 +199,18 @@ pub fn erode(
     };
     let params = StepParams {
         kdt: s.erodibility.min(100.0) * amount / steps as f32,
-        m: s.m_exponent.clamp(0.2, 0.8),
         g: s.deposition.clamp(0.0, 10.0),
         talus: s.talus_angle.clamp(5.0, 80.0).to_radians().tan(),
         sea: s.sea_level,
         dx,
+        pow_count: {
+            let m = s.m_exponent.clamp(0.2, 0.8);
+            let ca = dx * dx;
+            (0..=nc * nc)
+                .into_par_iter()
+                .map(|k| (k as f32 * ca).powf(m))
+                .collect()
+        },
         smooth: SMOOTH_RATE * s.smoothing.clamp(0.0, 1.0),
         seed: stage_seed(seed, EROSION_TAG),
     };
@@ -233,10 +241,11 @@ pub fn erode(
 }
 
 struct StepParams {
+    /// `(k · a)^m` for a sample count `k` (`a` the sample area).
+    pow_count: Vec<f32>,
     smooth: f32,
     seed: u32,
     kdt: f32,
-    m: f32,
     g: f32,
     talus: f32,
     sea: f32,
@@ -257,6 +266,8 @@ fn step(
     let fl = flood(h, n, p.sea);
     let rcv = random_receivers(&fl.filled, &fl.parent, n, p.sea, h, p.seed ^ step_index);
     let area = accumulate(&fl.order, &rcv, len, ca);
+    // `A^m` from a table by sample count (areas are whole multiples of the sample area).
+    let pow_area = |a: f32| p.pow_count[((a / ca + 0.5) as usize).min(p.pow_count.len() - 1)];
     let old = &mut *scratch;
     old.copy_from_slice(h);
 
@@ -269,7 +280,7 @@ fn step(
         }
         let hr = if is_sea(h[r], p.sea) { p.sea } else { h[r] };
         if h[c] > hr {
-            let f = p.kdt * area[c].powf(p.m) / (p.dx * dist_cells(c, r, n));
+            let f = p.kdt * pow_area(area[c]) / (p.dx * dist_cells(c, r, n));
             h[c] = (h[c] + f * hr) / (1.0 + f);
         }
     }
@@ -315,7 +326,19 @@ fn step(
         let src = &mut *scratch;
         src.copy_from_slice(h);
         let src = &*src;
+        let ni = n as isize;
+        let offs: [(isize, f32); 8] = [
+            (-ni - 1, std::f32::consts::SQRT_2),
+            (-ni, 1.0),
+            (-ni + 1, std::f32::consts::SQRT_2),
+            (-1, 1.0),
+            (1, 1.0),
+            (ni - 1, std::f32::consts::SQRT_2),
+            (ni, 1.0),
+            (ni + 1, std::f32::consts::SQRT_2),
+        ];
         h.par_chunks_mut(n).enumerate().for_each(|(z, row)| {
+            let edge_row = z == 0 || z + 1 == n;
             for (x, v) in row.iter_mut().enumerate() {
                 let i = z * n + x;
                 let hi = src[i];
@@ -324,15 +347,22 @@ fn step(
                     continue;
                 }
                 let (mut dh, mut lap) = (0.0f32, 0.0f32);
-                for_neighbours(i, n, |j, d| {
-                    if is_sea(src[j], sea) {
+                let mut pair = |hj: f32, d: f32| {
+                    if is_sea(hj, sea) {
                         return;
                     }
                     let t = talus * d;
-                    let diff = src[j] - hi;
+                    let diff = hj - hi;
                     dh += (diff - t).max(0.0) - (-diff - t).max(0.0);
                     lap += diff / (d * d);
-                });
+                };
+                if edge_row || x == 0 || x + 1 == n {
+                    for_neighbours(i, n, |j, d| pair(src[j], d));
+                } else {
+                    for &(o, d) in &offs {
+                        pair(src[(i as isize + o) as usize], d);
+                    }
+                }
                 *v = hi + THERMAL_RATE * dh + smooth * lap;
             }
         });
@@ -372,7 +402,7 @@ fn random_receivers(
                 }
             });
             *r = if k == 0 {
-                parent[i]
+                parent[i].wrapping_sub(1)
             } else {
                 let pick = unit(hash_u32(i as u32 ^ seed)) * total;
                 cand[..k]

@@ -8,6 +8,11 @@ use std::collections::{BinaryHeap, VecDeque};
 
 const SEEDS: [u64; 3] = [1, 7, 0x5eed_cafe];
 
+/// At or below sea level 0 (or not a number).
+fn is_sea(h: f32) -> bool {
+    h.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater)
+}
+
 struct Run {
     n: usize,
     before: Vec<f32>,
@@ -67,7 +72,7 @@ fn drained(h: &[f32], n: usize, water: &[bool]) -> Vec<bool> {
 
 fn water(h: &[f32], d: &Drainage) -> Vec<bool> {
     (0..h.len())
-        .map(|i| !(h[i] > 0.0) || d.lake_id[i] != NONE)
+        .map(|i| is_sea(h[i]) || d.lake_id[i] != NONE)
         .collect()
 }
 
@@ -135,7 +140,7 @@ fn rivers_never_rise_downstream_and_reach_a_lake_or_the_sea() {
             } else {
                 // Leaves the river network only into a lake or the sea.
                 assert!(
-                    d.lake_id[rc] != NONE || !(r.eroded[rc] > 0.0),
+                    d.lake_id[rc] != NONE || is_sea(r.eroded[rc]),
                     "seed {seed}: river ends on dry land at {:?}",
                     (rc % n, rc / n)
                 );
@@ -147,7 +152,7 @@ fn rivers_never_rise_downstream_and_reach_a_lake_or_the_sea() {
             let mut i = s.index as usize;
             let mut path = vec![];
             loop {
-                if reaches[i] == 1 || d.lake_id[i] != NONE || !(r.eroded[i] > 0.0) {
+                if reaches[i] == 1 || d.lake_id[i] != NONE || is_sea(r.eroded[i]) {
                     break;
                 }
                 path.push(i);
@@ -263,7 +268,7 @@ fn reference_fill(h: &[f32], n: usize) -> Vec<f32> {
     let key = |v: f32| std::cmp::Reverse(ordered(v));
     for i in 0..n * n {
         let (x, z) = (i % n, i / n);
-        if !(h[i] > 0.0) || x == 0 || z == 0 || x + 1 == n || z + 1 == n {
+        if is_sea(h[i]) || x == 0 || z == 0 || x + 1 == n || z + 1 == n {
             f[i] = h[i];
             heap.push((key(h[i]), i));
         }
