@@ -48,6 +48,12 @@ fn main() {
     if let Some(v) = env("EROSION_RES") {
         es.resolution = v as u32;
     }
+    if let Some(v) = env("EROSION_SMOOTHING") {
+        es.smoothing = v;
+    }
+    if let Some(v) = env("EROSION_TALUS") {
+        es.talus_angle = v;
+    }
     if let Some(v) = env("EROSION_M") {
         es.m_exponent = v;
     }

@@ -37,8 +37,8 @@
 //!
 //! The evolution runs on a coarse grid ([`ErosionSettings::resolution`] samples per side,
 //! bilinear resampling); the height *change* is upsampled bilinearly and added back to the
-//! full-resolution heights, so fine detail survives and the cost does not grow with the output
-//! resolution. Drainage and rivers then run at full resolution on the result.
+//! full-resolution land samples (the sea floor is left as it is), so fine detail survives and
+//! the cost does not grow with the output resolution. Drainage and rivers then run at full resolution on the result.
 
 use crate::drainage::{accumulate, flood, for_neighbours, is_sea, NEIGHBOURS, NONE};
 use crate::hash::{hash_u32, stage_seed, unit};
@@ -235,7 +235,7 @@ pub fn erode(
     if nc == n {
         heights.copy_from_slice(&h);
     } else {
-        add_upsampled(heights, n, &delta, nc);
+        add_upsampled(heights, n, &delta, nc, s.sea_level);
     }
     report
 }
@@ -451,12 +451,15 @@ pub fn resample(g: &[f32], n: usize, m: usize) -> Vec<f32> {
 }
 
 /// Add the bilinear upsampling of the `m × m` grid `delta` to the `n × n` grid `g`.
-fn add_upsampled(g: &mut [f32], n: usize, delta: &[f32], m: usize) {
+/// Sea samples (at or below `sea`) keep their height, so no sea turns into land.
+fn add_upsampled(g: &mut [f32], n: usize, delta: &[f32], m: usize, sea: f32) {
     let scale = (m - 1) as f32 / (n - 1) as f32;
     g.par_chunks_mut(n).enumerate().for_each(|(z, row)| {
         let v = z as f32 * scale;
         for (x, o) in row.iter_mut().enumerate() {
-            *o += bilinear(delta, m, x as f32 * scale, v);
+            if !is_sea(*o, sea) {
+                *o += bilinear(delta, m, x as f32 * scale, v);
+            }
         }
     });
 }
