@@ -88,6 +88,48 @@ fn main() {
         land(&h)
     );
     write(&format!("{dir}/erosion_after.png"), &h, &d1, n, sp);
+    // A 3× close-up of a 256² window (`PREVIEW_CROP=x0,z0`, default the map centre).
+    let (x0, z0) = std::env::var("PREVIEW_CROP")
+        .ok()
+        .and_then(|v| {
+            let (a, b) = v.split_once(',')?;
+            Some((a.parse().ok()?, b.parse().ok()?))
+        })
+        .unwrap_or((n / 2 - 128, n / 2 - 128));
+    crop(
+        &format!("{dir}/erosion_after.png"),
+        &format!("{dir}/erosion_after_zoom.png"),
+        n,
+        x0,
+        z0,
+    );
+}
+
+fn crop(src: &str, dst: &str, n: usize, x0: usize, z0: usize) {
+    let dec = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(src).unwrap()));
+    let mut r = dec.read_info().unwrap();
+    let mut buf = vec![0u8; r.output_buffer_size()];
+    r.next_frame(&mut buf).unwrap();
+    let (w, k) = (256usize, 3usize);
+    let mut out = vec![0u8; w * k * w * k * 3];
+    for z in 0..w * k {
+        for x in 0..w * k {
+            let (sx, sz) = ((x0 + x / k).min(n - 1), (z0 + z / k).min(n - 1));
+            for c in 0..3 {
+                out[(z * w * k + x) * 3 + c] = buf[(sz * n + sx) * 3 + c];
+            }
+        }
+    }
+    let file = std::fs::File::create(dst).unwrap();
+    let mut enc = png::Encoder::new(
+        std::io::BufWriter::new(file),
+        (w * k) as u32,
+        (w * k) as u32,
+    );
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    enc.write_header().unwrap().write_image_data(&out).unwrap();
+    println!("wrote {dst}");
 }
 
 fn write(path: &str, h: &[f32], d: &Drainage, n: usize, sp: f32) {

@@ -36,7 +36,7 @@
 //! # Resolution
 //!
 //! The evolution runs on a coarse grid ([`ErosionSettings::resolution`] samples per side,
-//! bilinear resampling); the height *change* is upsampled bilinearly and added back to the
+//! bilinear resampling); the height *change* is upsampled (bicubic) and added back to the
 //! full-resolution land samples (the sea floor is left as it is), so fine detail survives and
 //! the cost does not grow with the output resolution. Drainage and rivers then run at full resolution on the result.
 
@@ -451,15 +451,55 @@ pub fn resample(g: &[f32], n: usize, m: usize) -> Vec<f32> {
 }
 
 /// Add the bilinear upsampling of the `m × m` grid `delta` to the `n × n` grid `g`.
-/// Sea samples (at or below `sea`) keep their height, so no sea turns into land.
+/// Catmull-Rom weights of the four taps around fractional offset `t` (0..1).
+#[inline(always)]
+fn catmull_rom(t: f32) -> [f32; 4] {
+    let (t2, t3) = (t * t, t * t * t);
+    [
+        0.5 * (-t3 + 2.0 * t2 - t),
+        0.5 * (3.0 * t3 - 5.0 * t2 + 2.0),
+        0.5 * (-3.0 * t3 + 4.0 * t2 + t),
+        0.5 * (t3 - t2),
+    ]
+}
+
+/// Add the bicubic (Catmull-Rom, separable) upsampling of the `m × m` grid `delta` to the
+/// `n × n` grid `g`: smooth across the coarse cells, where bilinear leaves creases that show
+/// as facets in the shading. Sea samples (at or below `sea`) keep their height, so no sea
+/// turns into land.
 fn add_upsampled(g: &mut [f32], n: usize, delta: &[f32], m: usize, sea: f32) {
     let scale = (m - 1) as f32 / (n - 1) as f32;
-    g.par_chunks_mut(n).enumerate().for_each(|(z, row)| {
-        let v = z as f32 * scale;
-        for (x, o) in row.iter_mut().enumerate() {
-            if !is_sea(*o, sea) {
-                *o += bilinear(delta, m, x as f32 * scale, v);
+    let tap = |k: isize| k.clamp(0, m as isize - 1) as usize;
+    // Horizontal taps and weights per output column, shared by all rows.
+    let cols: Vec<([usize; 4], [f32; 4])> = (0..n)
+        .map(|x| {
+            let u = x as f32 * scale;
+            let x0 = (u.floor() as isize).min(m as isize - 2);
+            let w = catmull_rom(u - x0 as f32);
+            ([tap(x0 - 1), tap(x0), tap(x0 + 1), tap(x0 + 2)], w)
+        })
+        .collect();
+    g.par_chunks_mut(n).enumerate().for_each_init(
+        || vec![0.0f32; m],
+        |line, (z, row)| {
+            let v = z as f32 * scale;
+            let z0 = (v.floor() as isize).min(m as isize - 2);
+            let w = catmull_rom(v - z0 as f32);
+            let rows = [tap(z0 - 1), tap(z0), tap(z0 + 1), tap(z0 + 2)];
+            for (x, l) in line.iter_mut().enumerate() {
+                *l = w[0] * delta[rows[0] * m + x]
+                    + w[1] * delta[rows[1] * m + x]
+                    + w[2] * delta[rows[2] * m + x]
+                    + w[3] * delta[rows[3] * m + x];
             }
-        }
-    });
+            for (o, (t, cw)) in row.iter_mut().zip(&cols) {
+                if !is_sea(*o, sea) {
+                    *o += cw[0] * line[t[0]]
+                        + cw[1] * line[t[1]]
+                        + cw[2] * line[t[2]]
+                        + cw[3] * line[t[3]];
+                }
+            }
+        },
+    );
 }
