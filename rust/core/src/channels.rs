@@ -10,6 +10,8 @@
 //! afterwards every dry sample has a non-ascending path to a lake or the sea.
 
 use crate::drainage::{is_sea, Drainage, NONE};
+use rayon::prelude::*;
+use std::collections::HashMap;
 
 /// Default [`CarveSettings::bank_slope`].
 pub const DEFAULT_BANK_SLOPE: f32 = 0.6;
@@ -79,55 +81,65 @@ pub fn carve_rivers(
     let d = drainage;
     let n = d.n;
     assert_eq!(heights.len(), n * n, "heights must hold n² samples");
-    let mut report = CarveReport::default();
-    for (i, h) in heights.iter_mut().enumerate() {
-        if d.lake_id[i] == NONE && d.filled[i] > *h {
-            *h = d.filled[i];
-            report.filled_samples += 1;
-        }
-    }
+    let mut report = CarveReport {
+        filled_samples: heights
+            .par_iter_mut()
+            .enumerate()
+            .map(|(i, h)| {
+                let raise = d.lake_id[i] == NONE && d.filled[i] > *h;
+                if raise {
+                    *h = d.filled[i];
+                }
+                raise as usize
+            })
+            .sum(),
+        ..Default::default()
+    };
     if !settings.enabled || d.rivers.is_empty() {
         return report;
     }
-    let len = n * n;
-    // Beds: target depth, then never above an upstream bed, never below the base level.
-    let mut bed = vec![f32::INFINITY; len];
-    let mut half = vec![0.0f32; len];
-    for r in &d.rivers {
-        let i = r.index as usize;
-        bed[i] = d.filled[i] - r.depth;
-        half[i] = 0.5 * r.width;
-    }
-    for r in d.rivers.iter().rev() {
-        let i = r.index as usize;
-        let rc = d.receivers[i] as usize;
-        if bed[rc].is_finite() {
-            bed[rc] = bed[rc].min(bed[i]);
+    // Per river sample (in `d.rivers` order): bed height. Target depth, then never above an
+    // upstream bed, never below the base level (the lake or sea the river flows into).
+    let pos: HashMap<u32, usize> = d
+        .rivers
+        .iter()
+        .enumerate()
+        .map(|(k, r)| (r.index, k))
+        .collect();
+    let rcv_pos = |k: usize| pos.get(&d.receivers[d.rivers[k].index as usize]).copied();
+    let mut bed: Vec<f32> = d
+        .rivers
+        .iter()
+        .map(|r| d.filled[r.index as usize] - r.depth)
+        .collect();
+    for k in (0..d.rivers.len()).rev() {
+        if let Some(q) = rcv_pos(k) {
+            bed[q] = bed[q].min(bed[k]);
         }
     }
-    let mut base = vec![f32::NEG_INFINITY; len];
-    for r in &d.rivers {
-        let i = r.index as usize;
-        let rc = d.receivers[i] as usize;
-        base[i] = if d.lake_id[rc] != NONE {
+    let mut base = vec![f32::NEG_INFINITY; d.rivers.len()];
+    for k in 0..d.rivers.len() {
+        let rc = d.receivers[d.rivers[k].index as usize] as usize;
+        base[k] = if d.lake_id[rc] != NONE {
             d.lakes[d.lake_id[rc] as usize].level
         } else if is_sea(d.filled[rc], d.sea_level) {
             d.sea_level
-        } else if bed[rc].is_finite() {
-            base[rc]
+        } else if let Some(q) = rcv_pos(k) {
+            base[q]
         } else {
             d.filled[rc]
         };
-        bed[i] = bed[i].max(base[i]);
+        bed[k] = bed[k].max(base[k]);
     }
     // Channel and banks: each river sample stamps `bed + slope·max(0, r − width/2)` over a disk
     // of radius `width/2 + bank_width`; the lowest stamp wins. A stamped sample always has a
     // neighbour one step towards the stamping river sample that is at least as low.
     let (slope, sp) = (settings.bank_slope, d.spacing);
-    let mut f = vec![f32::INFINITY; len];
-    for r in &d.rivers {
-        let k = r.index as usize;
-        let (kx, kz) = ((k % n) as isize, (k / n) as isize);
+    // Height before carving of every sample carved, for the report.
+    let mut before: HashMap<usize, f32> = HashMap::new();
+    for (k, r) in d.rivers.iter().enumerate() {
+        let c = r.index as usize;
+        let (kx, kz) = ((c % n) as isize, (c / n) as isize);
         let half_w = 0.5 * r.width;
         let reach = half_w + settings.bank_width;
         let rc = (reach / sp).floor() as isize;
@@ -148,27 +160,26 @@ pub fn carve_rivers(
                 }
                 let v = b + slope * (dist - half_w).max(0.0);
                 let i = z as usize * n + x as usize;
-                if v < f[i] {
-                    f[i] = v;
+                if v < heights[i] && d.lake_id[i] == NONE {
+                    before.entry(i).or_insert(heights[i]);
+                    heights[i] = v;
                 }
             }
         }
     }
-    for i in 0..len {
-        if d.lake_id[i] != NONE || f[i] >= heights[i] {
-            continue;
-        }
-        report.max_cut = report.max_cut.max(heights[i] - f[i]);
-        heights[i] = f[i];
-        report.carved_samples += 1;
-    }
     // Beds never rise downstream, even where a larger river's banks cut below a tributary.
-    for r in d.rivers.iter().rev() {
-        let i = r.index as usize;
+    for k in (0..d.rivers.len()).rev() {
+        let i = d.rivers[k].index as usize;
         let rc = d.receivers[i] as usize;
-        if bed[rc].is_finite() && heights[rc] > heights[i] && d.lake_id[rc] == NONE {
+        if pos.contains_key(&(rc as u32)) && heights[rc] > heights[i] && d.lake_id[rc] == NONE {
+            before.entry(rc).or_insert(heights[rc]);
             heights[rc] = heights[i];
         }
     }
+    report.carved_samples = before.len();
+    report.max_cut = before
+        .iter()
+        .map(|(&i, &h)| h - heights[i])
+        .fold(0.0, f32::max);
     report
 }
