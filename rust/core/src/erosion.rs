@@ -68,6 +68,9 @@ const THERMAL_RATE: f32 = 1.0 / 16.0;
 /// Laplacian smoothing share per pass at `smoothing = 1` (≤ 1/12 keeps it stable with the
 /// 8-neighbour weights 1 and ½).
 const SMOOTH_RATE: f32 = 1.0 / 12.0;
+/// Cell size (metres) at which [`ErosionSettings::smoothing`] is a share of [`SMOOTH_RATE`]
+/// per pass (the default evolution grid of the default island).
+const SMOOTH_REF_DX: f32 = 4.0;
 /// Stage tag of the erosion's random flow directions (see [`crate::hash::tag`]).
 const EROSION_TAG: u32 = 0x4552_4f44;
 
@@ -211,7 +214,9 @@ pub fn erode(
                 .map(|k| (k as f32 * ca).powf(m))
                 .collect()
         },
-        smooth: SMOOTH_RATE * s.smoothing.clamp(0.0, 1.0),
+        // Creep is a diffusion: the same physical diffusivity is a smaller share per pass on
+        // coarser cells (∝ 1/Δx²); capped at the stable share on finer ones.
+        smooth: SMOOTH_RATE * s.smoothing.clamp(0.0, 1.0) * (SMOOTH_REF_DX / dx).powi(2).min(1.0),
         seed: stage_seed(seed, EROSION_TAG),
     };
     let mut scratch = vec![0.0f32; nc * nc];

@@ -524,3 +524,39 @@ fn settings_validate_and_disabled_erosion_changes_nothing() {
     let d = drainage(&[-1.0; 16], 4, 1.0, 0.0, &DrainageSettings::default());
     assert!(d.order.is_empty() && d.rivers.is_empty());
 }
+
+#[test]
+fn every_algorithm_and_size_keeps_the_invariants() {
+    use island_core::Algorithm;
+    for (k, alg) in Algorithm::ALL.into_iter().enumerate() {
+        for res in [65u32, 257, 513] {
+            let p = IslandParams {
+                seed: 11 + k as u64,
+                resolution: res,
+                algorithm: alg,
+                ..Default::default()
+            };
+            let island = generate(&p).unwrap();
+            let n = res as usize;
+            let sp = p.spacing();
+            let mut h = island.field.heights.clone();
+            let rep = erode(&mut h, n, sp, &ErosionSettings::default(), p.seed);
+            assert!(rep.steps > 0);
+            let d = drainage(&h, n, sp, 0.0, &DrainageSettings::default());
+            carve_rivers(&mut h, &d, &CarveSettings::default());
+            assert!(h.iter().all(|v| v.is_finite()), "{alg:?} {res}");
+            let ok = drained(&h, n, &water(&h, &d));
+            assert!(
+                ok.iter().all(|&b| b),
+                "{alg:?} {res}: undrained dry samples"
+            );
+            let peak = |v: &[f32]| v.iter().fold(f32::MIN, |a, &b| a.max(b));
+            let p0 = peak(&island.field.heights);
+            assert!(
+                peak(&h) >= 0.6 * p0,
+                "{alg:?} {res}: peak {p0} -> {}",
+                peak(&h)
+            );
+        }
+    }
+}
