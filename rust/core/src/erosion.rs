@@ -9,11 +9,15 @@
 //!    parallel method to solve the stream power equation governing fluvial incision and
 //!    landscape evolution", Geomorphology 180–181. With receivers updated before their donors,
 //!    `h_i ← (h_i + F·h_r) / (1 + F)` with `F = K·Δt·A_i^m / Δx_ir` is exact for the implicit
-//!    step, costs O(n) and is unconditionally stable, so a whole island evolves in a few dozen
-//!    large steps. An explicit scheme would need a CFL-limited step (`Δt < Δx / (K·A^m)`,
+//!    step, costs O(n) and is unconditionally stable, so a whole island evolves in ten large
+//!    steps (default). An explicit scheme would need a CFL-limited step (`Δt < Δx / (K·A^m)`,
 //!    thousands of steps near the river mouths); the multigrid / FFT alternatives do not follow
 //!    the drainage network. `n = 1` keeps the step linear (no Newton iteration); the sea
 //!    (at sea level, never below) and the map border are the base level.
+//!
+//!    Flow directions are drawn each step among the downhill neighbours with probability
+//!    proportional to slope (hashed from the seed, deterministic): averaged over the steps this
+//!    behaves like multiple-flow routing and avoids the straight grid-aligned valleys of D8.
 //! 2. **Deposition**, the sediment term of Yuan et al. 2019 ("A new efficient method to solve
 //!    the stream power law model taking into account sediment deposition", JGR Earth Surface
 //!    124): `∂h/∂t = … + (G/A)·Qs`, with `Qs` the sediment flux from upstream. Solved for the
@@ -23,22 +27,20 @@
 //!    closed depressions trap all they can hold (they fill up to their spill height); what
 //!    reaches the sea leaves the island (the sea floor is not changed, so the coastline keeps
 //!    its shape).
-//!
-//!    Flow directions are drawn each step among the downhill neighbours with probability
-//!    proportional to slope (hashed from the seed, deterministic): averaged over the steps this
-//!    behaves like multiple-flow routing and avoids the straight grid-aligned valleys of D8.
-//!
-//! 3. **Hillslopes**: linear creep (diffusion, [`ErosionSettings::smoothing`]) and thermal relaxation to the talus angle — every pair of neighbours steeper
-//!    than `tan(talus)` exchanges a share of the excess height (symmetric, mass-conserving,
-//!    Jacobi-style so it runs in parallel with identical results on any thread count). Both act
-//!    between land samples only: the sea floor stays as it is.
+//! 3. **Hillslopes**: linear creep (diffusion, [`ErosionSettings::smoothing`]) and thermal
+//!    relaxation to the talus angle: every pair of neighbours steeper than `tan(talus)`
+//!    exchanges a share of the excess height (symmetric, mass-conserving, Jacobi-style so it
+//!    runs in parallel with identical results on any thread count). Both act between land
+//!    samples only: the sea floor stays as it is.
 //!
 //! # Resolution
 //!
 //! The evolution runs on a coarse grid ([`ErosionSettings::resolution`] samples per side,
 //! bilinear resampling); the height *change* is upsampled (bicubic) and added back to the
 //! full-resolution land samples (the sea floor is left as it is), so fine detail survives and
-//! the cost does not grow with the output resolution. Drainage and rivers then run at full resolution on the result.
+//! the cost does not grow with the output resolution (about 26–33 ms at 1025² and 90 ms at
+//! 4097² on a shared 2-core VM). Drainage and rivers then run at full resolution on the
+//! result.
 
 use crate::drainage::{accumulate, flood, for_neighbours, is_sea, NEIGHBOURS, NONE};
 use crate::hash::{hash_u32, stage_seed, unit};
