@@ -54,6 +54,9 @@ fn main() {
     if let Some(v) = env("EROSION_TALUS") {
         es.talus_angle = v;
     }
+    if let Some(v) = env("EROSION_CHANNEL_AREA") {
+        es.channel_area = v;
+    }
     if let Some(v) = env("EROSION_M") {
         es.m_exponent = v;
     }

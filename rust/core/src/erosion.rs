@@ -4,7 +4,8 @@
 //!
 //! Each time step, on the depression-filled surface of [`crate::drainage`]:
 //!
-//! 1. **Fluvial incision**, the stream-power law `∂h/∂t = −K·A^m·S` (`n = 1`), solved
+//! 1. **Fluvial incision**, the stream-power law `∂h/∂t = −K·A^m·S` (`n = 1`) where the
+//!    drainage area passes [`ErosionSettings::channel_area`] (channel heads), solved
 //!    implicitly over the flow order: Braun & Willett 2013, "A very efficient O(n), implicit and
 //!    parallel method to solve the stream power equation governing fluvial incision and
 //!    landscape evolution", Geomorphology 180–181. With receivers updated before their donors,
@@ -52,6 +53,8 @@ pub const DEFAULT_AMOUNT: f32 = 0.5;
 pub const DEFAULT_ERODIBILITY: f32 = 6.0;
 /// Default [`ErosionSettings::m_exponent`].
 pub const DEFAULT_M_EXPONENT: f32 = 0.5;
+/// Default [`ErosionSettings::channel_area`], m².
+pub const DEFAULT_CHANNEL_AREA: f32 = 100.0;
 /// Default [`ErosionSettings::deposition`].
 pub const DEFAULT_DEPOSITION: f32 = 1.0;
 /// Default [`ErosionSettings::talus_angle`], degrees.
@@ -92,6 +95,10 @@ pub struct ErosionSettings {
     /// Drainage-area exponent `m` of the stream-power law (`n = 1`), 0.2..=0.8; it sets the
     /// concavity of river profiles (Flint's law `S ∝ A^−m`). Default 0.5.
     pub m_exponent: f32,
+    /// Drainage area below which a sample is hillslope, m², 0..=1e6: rivers incise only where
+    /// more drains through; hilltops and ridges are shaped by creep and talus alone, so the
+    /// peaks keep most of their height. Default 100.
+    pub channel_area: f32,
     /// Deposition coefficient `G` of Yuan et al. 2019, 0..=10: 0 = detachment-limited (all
     /// sediment leaves), 1 = about half of it settles on the way, larger = flatter, aggraded
     /// valley floors. Default 1.
@@ -118,6 +125,7 @@ impl Default for ErosionSettings {
             amount: DEFAULT_AMOUNT,
             erodibility: DEFAULT_ERODIBILITY,
             m_exponent: DEFAULT_M_EXPONENT,
+            channel_area: DEFAULT_CHANNEL_AREA,
             deposition: DEFAULT_DEPOSITION,
             talus_angle: DEFAULT_TALUS_ANGLE,
             smoothing: DEFAULT_SMOOTHING,
@@ -142,6 +150,7 @@ impl ErosionSettings {
         range(s.amount, 0.0, 1.0, "amount")?;
         range(s.erodibility, 0.0, 100.0, "erodibility")?;
         range(s.m_exponent, 0.2, 0.8, "m_exponent")?;
+        range(s.channel_area, 0.0, 1.0e6, "channel_area")?;
         range(s.deposition, 0.0, 10.0, "deposition")?;
         range(s.talus_angle, 5.0, 80.0, "talus_angle")?;
         range(s.smoothing, 0.0, 1.0, "smoothing")?;
@@ -211,9 +220,17 @@ pub fn erode(
         pow_count: {
             let m = s.m_exponent.clamp(0.2, 0.8);
             let ca = dx * dx;
+            let channel_area = s.channel_area.clamp(0.0, 1.0e6);
             (0..=nc * nc)
                 .into_par_iter()
-                .map(|k| (k as f32 * ca).powf(m))
+                .map(|k| {
+                    let a = k as f32 * ca;
+                    if a < channel_area {
+                        0.0
+                    } else {
+                        a.powf(m)
+                    }
+                })
                 .collect()
         },
         // Creep is a diffusion: the same physical diffusivity is a smaller share per pass on
