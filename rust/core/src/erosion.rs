@@ -39,8 +39,8 @@
 //! The evolution runs on a coarse grid ([`ErosionSettings::resolution`] samples per side,
 //! bilinear resampling); the height *change* is upsampled (bicubic) and added back to the
 //! full-resolution land samples (the sea floor is left as it is), so fine detail survives and
-//! the cost hardly grows with the output resolution (criterion, 2-core VM: about 22 ms at
-//! 1025² and 36 ms at 4097² when the machine was quiet). Drainage and rivers then run at full
+//! the cost hardly grows with the output resolution (criterion, 2-core VM: about 26 ms at
+//! 1025² and 34 ms at 4097² when the machine was quiet). Drainage and rivers then run at full
 //! resolution on the result.
 
 use crate::drainage::{accumulate, flood, for_neighbours, is_sea, NEIGHBOURS, NONE};

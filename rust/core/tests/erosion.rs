@@ -146,6 +146,24 @@ fn rivers_never_rise_downstream_and_reach_a_lake_or_the_sea() {
                 );
             }
         }
+        // Carving raises only shallow pits (to the filled surface), leaves lakes and the sea
+        // alone, and cuts channels no deeper than the river beds allow.
+        for i in 0..n * n {
+            let (e, c) = (r.eroded[i], h[i]);
+            if d.lake_id[i] != NONE || is_sea(e) {
+                assert_eq!(
+                    c.to_bits(),
+                    e.to_bits(),
+                    "seed {seed}: water sample changed"
+                );
+            } else {
+                assert!(
+                    c <= d.filled[i],
+                    "seed {seed}: raised above the filled surface"
+                );
+                assert!(c >= 0.0 && e - c < 10.0, "seed {seed}: cut {e} -> {c}");
+            }
+        }
         // Every river, followed down its receivers, reaches a lake or the sea.
         let mut reaches = vec![0u8; n * n]; // 0 unknown, 1 yes
         for s in d.rivers.iter() {
