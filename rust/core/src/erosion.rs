@@ -174,16 +174,16 @@ pub struct ErosionReport {
     pub deposited_volume: f64,
     /// Volume of sediment carried into the sea, m³ (it leaves the island).
     pub exported_volume: f64,
-    /// Largest lowering of a sample, metres.
+    /// Largest lowering of a sample of the evolution grid, metres.
     pub max_lowering: f32,
-    /// Largest raising of a sample, metres.
+    /// Largest raising of a sample of the evolution grid (deposits), metres.
     pub max_raising: f32,
 }
 
 /// Erode `heights` (metres, `n × n` row-major, `spacing` metres apart) in place; see the
-/// [module documentation](self). `seed` draws the flow directions (see the hillslope note in
-/// the module documentation); the result is deterministic, the same bits on any rayon thread
-/// count. Invalid settings (see [`ErosionSettings::validate`]) are clamped.
+/// [module documentation](self). `seed` draws the flow directions (see the routing note under
+/// incision in the module documentation); the result is deterministic, the same bits on any
+/// rayon thread count. Invalid settings (see [`ErosionSettings::validate`]) are clamped.
 pub fn erode(
     heights: &mut [f32],
     n: usize,
