@@ -28,10 +28,13 @@
 //! All randomness comes from [`hash::hash_u32`], ported bit-for-bit to WGSL.
 
 pub mod biomes;
+pub mod channels;
 pub mod coast;
 pub mod detail;
 pub mod diamond_square;
 pub mod distance;
+pub mod drainage;
+pub mod erosion;
 pub mod gaussian_islands;
 pub mod gradient_noise;
 pub mod grid;

@@ -1,0 +1,185 @@
+//! River channels carved along the flow paths of a [`Drainage`].
+//!
+//! The bed of each river sample is its water surface (the filled surface) minus the channel
+//! depth, lowered further to the bed of any upstream sample (so beds never rise downstream) and
+//! never below the level of the lake or sea the river flows into. Around the beds the channel
+//! keeps its bed height across half its width and then rises with [`CarveSettings::bank_slope`]
+//! over [`CarveSettings::bank_width`] (each river sample stamps that profile on a disk; the
+//! lowest stamp wins). Carving only
+//! lowers, shallow pits are filled first ([`Drainage::ground_at`]) and lake beds are left alone:
+//! afterwards every dry sample has a non-ascending path to a lake or the sea.
+
+use crate::drainage::{is_sea, Drainage, NONE};
+use rayon::prelude::*;
+use std::collections::HashMap;
+
+/// Default [`CarveSettings::bank_slope`].
+pub const DEFAULT_BANK_SLOPE: f32 = 0.6;
+/// Default [`CarveSettings::bank_width`], metres.
+pub const DEFAULT_BANK_WIDTH: f32 = 6.0;
+
+/// Settings of [`carve_rivers`].
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct CarveSettings {
+    /// Whether channels are carved (shallow pits are filled either way). Default true.
+    pub enabled: bool,
+    /// Rise of the banks per metre away from the channel, 0.05..=5 (0.6 ≈ 31°). Default 0.6.
+    pub bank_slope: f32,
+    /// Width of the banks on each side of the channel, metres, 0..=100: beyond it the
+    /// terrain is left alone. Default 6.
+    pub bank_width: f32,
+}
+
+impl Default for CarveSettings {
+    fn default() -> Self {
+        CarveSettings {
+            enabled: true,
+            bank_slope: DEFAULT_BANK_SLOPE,
+            bank_width: DEFAULT_BANK_WIDTH,
+        }
+    }
+}
+
+impl CarveSettings {
+    /// Check every field; the first problem found is returned.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(0.05..=5.0).contains(&self.bank_slope) {
+            return Err(format!(
+                "carve: bank_slope = {} is outside 0.05..=5",
+                self.bank_slope
+            ));
+        }
+        if !(0.0..=100.0).contains(&self.bank_width) {
+            return Err(format!(
+                "carve: bank_width = {} is outside 0..=100",
+                self.bank_width
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// What [`carve_rivers`] did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CarveReport {
+    /// Samples raised by pit filling.
+    pub filled_samples: usize,
+    /// Samples lowered by channels and banks.
+    pub carved_samples: usize,
+    /// Deepest cut below the filled ground, metres.
+    pub max_cut: f32,
+}
+
+/// Fill the shallow pits of `heights` and carve the rivers of `drainage` into it (see the
+/// [module documentation](self)). `drainage` must have been computed from these `heights`.
+pub fn carve_rivers(
+    heights: &mut [f32],
+    drainage: &Drainage,
+    settings: &CarveSettings,
+) -> CarveReport {
+    let d = drainage;
+    let n = d.n;
+    assert_eq!(heights.len(), n * n, "heights must hold n² samples");
+    let mut report = CarveReport {
+        filled_samples: heights
+            .par_iter_mut()
+            .enumerate()
+            .map(|(i, h)| {
+                let raise = d.lake_id[i] == NONE && d.filled[i] > *h;
+                if raise {
+                    *h = d.filled[i];
+                }
+                raise as usize
+            })
+            .sum(),
+        ..Default::default()
+    };
+    if !settings.enabled || d.rivers.is_empty() {
+        return report;
+    }
+    // Per river sample (in `d.rivers` order): bed height. Target depth, then never above an
+    // upstream bed, never below the base level (the lake or sea the river flows into).
+    let pos: HashMap<u32, usize> = d
+        .rivers
+        .iter()
+        .enumerate()
+        .map(|(k, r)| (r.index, k))
+        .collect();
+    let rcv_pos = |k: usize| pos.get(&d.receivers[d.rivers[k].index as usize]).copied();
+    let mut bed: Vec<f32> = d
+        .rivers
+        .iter()
+        .map(|r| d.filled[r.index as usize] - r.depth)
+        .collect();
+    for k in (0..d.rivers.len()).rev() {
+        if let Some(q) = rcv_pos(k) {
+            bed[q] = bed[q].min(bed[k]);
+        }
+    }
+    let mut base = vec![f32::NEG_INFINITY; d.rivers.len()];
+    for k in 0..d.rivers.len() {
+        let rc = d.receivers[d.rivers[k].index as usize] as usize;
+        base[k] = if d.lake_id[rc] != NONE {
+            d.lakes[d.lake_id[rc] as usize].level
+        } else if is_sea(d.filled[rc], d.sea_level) {
+            d.sea_level
+        } else if let Some(q) = rcv_pos(k) {
+            base[q]
+        } else {
+            d.filled[rc]
+        };
+        bed[k] = bed[k].max(base[k]);
+    }
+    // Channel and banks: each river sample stamps `bed + slope·max(0, r − width/2)` over a disk
+    // of radius `width/2 + bank_width`; the lowest stamp wins. A stamped sample always has a
+    // neighbour one step towards the stamping river sample that is at least as low.
+    let (slope, sp) = (settings.bank_slope, d.spacing);
+    // Height before carving of every sample carved, for the report.
+    let mut before: HashMap<usize, f32> = HashMap::new();
+    for (k, r) in d.rivers.iter().enumerate() {
+        let c = r.index as usize;
+        let (kx, kz) = ((c % n) as isize, (c / n) as isize);
+        let half_w = 0.5 * r.width;
+        let reach = half_w + settings.bank_width;
+        let rc = (reach / sp).floor() as isize;
+        let b = bed[k];
+        for dz in -rc..=rc {
+            let z = kz + dz;
+            if z < 0 || z >= n as isize {
+                continue;
+            }
+            for dx in -rc..=rc {
+                let x = kx + dx;
+                if x < 0 || x >= n as isize {
+                    continue;
+                }
+                let dist = ((dx * dx + dz * dz) as f32).sqrt() * sp;
+                if dist > reach {
+                    continue;
+                }
+                let v = b + slope * (dist - half_w).max(0.0);
+                let i = z as usize * n + x as usize;
+                if v < heights[i] && d.lake_id[i] == NONE {
+                    before.entry(i).or_insert(heights[i]);
+                    heights[i] = v;
+                }
+            }
+        }
+    }
+    // Beds never rise downstream, even where a larger river's banks cut below a tributary.
+    for k in (0..d.rivers.len()).rev() {
+        let i = d.rivers[k].index as usize;
+        let rc = d.receivers[i] as usize;
+        if pos.contains_key(&(rc as u32)) && heights[rc] > heights[i] && d.lake_id[rc] == NONE {
+            before.entry(rc).or_insert(heights[rc]);
+            heights[rc] = heights[i];
+        }
+    }
+    report.carved_samples = before.len();
+    report.max_cut = before
+        .iter()
+        .map(|(&i, &h)| h - heights[i])
+        .fold(0.0, f32::max);
+    report
+}

@@ -1,0 +1,518 @@
+//! Drainage: depression handling, flow routing, flow accumulation, lakes and rivers.
+//!
+//! * **Depressions** — Priority-Flood (Barnes, Lehman & Mulla 2014, "Priority-Flood: An optimal
+//!   depression-filling and watershed-labeling algorithm", Computers & Geosciences 62), the
+//!   "improved" variant with a plain FIFO for cells inside depressions. The sea (samples at or
+//!   below `sea_level`) and the map border are the outlets. Ties in the priority queue are broken
+//!   by sample index, so the result is fully deterministic. The filled value of a sample is the
+//!   lowest height at which water standing on it can leave the map (the minimax path height).
+//! * **Routing** — steepest descent (D8, slope = drop / distance) over the filled surface, ties to
+//!   the smallest neighbour index. Samples on flats of the filled surface (lake surfaces, filled
+//!   pits, flat ground) have no lower neighbour: they drain to the sample the flood reached them
+//!   from, which leads across the flat to its spill point.
+//! * **Order** — the order in which the flood removed samples from its queues. Its values never
+//!   decrease, so every receiver comes before its donors (downstream first): accumulation runs
+//!   over it backwards, implicit erosion forwards.
+//! * **Lakes** — closed depressions deeper than [`DrainageSettings::lake_min_depth`] and larger
+//!   than [`DrainageSettings::lake_min_area`] hold water with a flat surface at the spill height;
+//!   the rim sample they spill over is their outlet. Shallower pits are filled (see
+//!   [`Drainage::ground_at`]).
+//! * **Rivers** — samples whose drainage area passes [`DrainageSettings::river_area`]; their
+//!   flood discharge `Q` (m³/s) gives width `a·Q^0.5` and depth `c·Q^0.4` (hydraulic geometry,
+//!   Leopold & Maddock 1953). A river sample's receiver drains an area at least as large, so
+//!   rivers run on to a lake or the sea and never end in a dry pit.
+
+use rayon::prelude::*;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// Default [`DrainageSettings::lake_min_depth`], metres.
+pub const DEFAULT_LAKE_MIN_DEPTH: f32 = 1.5;
+/// Default [`DrainageSettings::lake_min_area`], square metres.
+pub const DEFAULT_LAKE_MIN_AREA: f32 = 400.0;
+/// Default [`DrainageSettings::river_area`], square metres.
+pub const DEFAULT_RIVER_AREA: f32 = 4000.0;
+/// Default [`DrainageSettings::flood_discharge`], m³/s per km² of drainage area.
+pub const DEFAULT_FLOOD_DISCHARGE: f32 = 10.0;
+/// Default [`DrainageSettings::width_coefficient`], metres per (m³/s)^0.5.
+pub const DEFAULT_WIDTH_COEFFICIENT: f32 = 8.0;
+/// Default [`DrainageSettings::depth_coefficient`], metres per (m³/s)^0.4.
+pub const DEFAULT_DEPTH_COEFFICIENT: f32 = 1.2;
+
+/// Marks "no lake" in [`Drainage::lake_id`] and "no sample" in flood parents.
+pub const NONE: u32 = u32::MAX;
+
+/// Settings of [`drainage`].
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct DrainageSettings {
+    /// Closed depressions at least this deep (spill height minus lowest sample) become lakes,
+    /// metres, 0..=1000. Shallower ones are filled. Default 1.5.
+    pub lake_min_depth: f32,
+    /// ... and at least this large (flooded area), m², >= 0. Default 400.
+    pub lake_min_area: f32,
+    /// Drainage area at which a river starts, m², > 0. Default 4000.
+    pub river_area: f32,
+    /// Flood discharge per drained area, m³/s per km², > 0. Default 10 (a heavy tropical storm).
+    pub flood_discharge: f32,
+    /// River width = `width_coefficient · Q^0.5`, metres per (m³/s)^0.5, > 0. Default 8.
+    pub width_coefficient: f32,
+    /// River depth = `depth_coefficient · Q^0.4`, metres per (m³/s)^0.4, > 0. Default 1.2.
+    pub depth_coefficient: f32,
+}
+
+impl Default for DrainageSettings {
+    fn default() -> Self {
+        DrainageSettings {
+            lake_min_depth: DEFAULT_LAKE_MIN_DEPTH,
+            lake_min_area: DEFAULT_LAKE_MIN_AREA,
+            river_area: DEFAULT_RIVER_AREA,
+            flood_discharge: DEFAULT_FLOOD_DISCHARGE,
+            width_coefficient: DEFAULT_WIDTH_COEFFICIENT,
+            depth_coefficient: DEFAULT_DEPTH_COEFFICIENT,
+        }
+    }
+}
+
+impl DrainageSettings {
+    /// Check every field; the first problem found is returned.
+    pub fn validate(&self) -> Result<(), String> {
+        let check = |ok: bool, what: &str, v: f32| {
+            if ok {
+                Ok(())
+            } else {
+                Err(format!("drainage: {what} out of range: {v}"))
+            }
+        };
+        let d = self;
+        check(
+            (0.0..=1000.0).contains(&d.lake_min_depth),
+            "lake_min_depth",
+            d.lake_min_depth,
+        )?;
+        check(
+            d.lake_min_area >= 0.0 && d.lake_min_area.is_finite(),
+            "lake_min_area",
+            d.lake_min_area,
+        )?;
+        for (v, what) in [
+            (d.river_area, "river_area"),
+            (d.flood_discharge, "flood_discharge"),
+            (d.width_coefficient, "width_coefficient"),
+            (d.depth_coefficient, "depth_coefficient"),
+        ] {
+            check(v > 0.0 && v.is_finite(), what, v)?;
+        }
+        Ok(())
+    }
+}
+
+/// One lake: a closed depression holding water up to its spill height.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lake {
+    /// Height of the flat water surface (the spill height), metres.
+    pub level: f32,
+    /// Rim sample the lake spills over (not itself a lake sample); water leaves through it.
+    pub outlet: u32,
+    /// Deepest sample of the lake.
+    pub deepest: u32,
+    /// Water depth at the deepest sample, metres.
+    pub depth: f32,
+    /// Number of samples under water.
+    pub samples: u32,
+}
+
+/// One river sample.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RiverSample {
+    /// Sample index (`z * n + x`).
+    pub index: u32,
+    /// Drainage area, m².
+    pub area: f32,
+    /// Flood discharge, m³/s.
+    pub discharge: f32,
+    /// Channel width, metres.
+    pub width: f32,
+    /// Channel depth, metres.
+    pub depth: f32,
+}
+
+/// Result of [`drainage`]. Every per-sample vector has `n²` entries, row-major.
+#[derive(Clone, Debug)]
+pub struct Drainage {
+    /// Samples per side.
+    pub n: usize,
+    /// Distance between samples, metres.
+    pub spacing: f32,
+    /// Sea level, metres.
+    pub sea_level: f32,
+    /// Depression-filled surface: the terrain with every closed depression filled to its spill
+    /// height (lake water surfaces included). Every sample has a non-ascending path to an
+    /// outlet over it.
+    pub filled: Vec<f32>,
+    /// Flow receiver of each sample; outlets (sea, map border) are their own receiver.
+    pub receivers: Vec<u32>,
+    /// Every non-outlet sample, downstream first (each sample's receiver comes before it).
+    pub order: Vec<u32>,
+    /// Drainage area (upstream area including the sample itself), m².
+    pub area: Vec<f32>,
+    /// Lake water level per sample (metres), NaN where there is no lake water.
+    pub water_level: Vec<f32>,
+    /// Lake of each sample (index into `lakes`), [`NONE`] where there is none.
+    pub lake_id: Vec<u32>,
+    /// The lakes.
+    pub lakes: Vec<Lake>,
+    /// River samples, downstream first.
+    pub rivers: Vec<RiverSample>,
+}
+
+impl Drainage {
+    /// The ground at sample `i` after filling the shallow pits: `filled` everywhere except
+    /// under lakes, where the lake bed (`heights[i]`, the input height) stays.
+    pub fn ground_at(&self, heights: &[f32], i: usize) -> f32 {
+        if self.lake_id[i] == NONE {
+            self.filled[i]
+        } else {
+            heights[i]
+        }
+    }
+    /// Whether sample `i` is an outlet (sea or map border).
+    pub fn is_outlet(&self, i: usize) -> bool {
+        self.receivers[i] as usize == i
+    }
+    /// Whether sample `i` is sea (at or below sea level, or not a number).
+    pub fn is_sea(&self, heights: &[f32], i: usize) -> bool {
+        is_sea(heights[i], self.sea_level)
+    }
+}
+
+#[inline(always)]
+pub(crate) fn is_sea(h: f32, sea_level: f32) -> bool {
+    h.partial_cmp(&sea_level) != Some(std::cmp::Ordering::Greater)
+}
+
+/// Total order of `f32` as an unsigned key (NaN never reaches here: it is sea).
+#[inline(always)]
+fn key(h: f32, i: u32) -> u64 {
+    let b = h.to_bits();
+    let o = if b & 0x8000_0000 != 0 {
+        !b
+    } else {
+        b | 0x8000_0000
+    };
+    ((o as u64) << 32) | i as u64
+}
+
+/// Neighbour offsets `(dx, dz)` in increasing index order, with their distances in cells.
+pub(crate) const NEIGHBOURS: [(i32, i32, f32); 8] = [
+    (-1, -1, std::f32::consts::SQRT_2),
+    (0, -1, 1.0),
+    (1, -1, std::f32::consts::SQRT_2),
+    (-1, 0, 1.0),
+    (1, 0, 1.0),
+    (-1, 1, std::f32::consts::SQRT_2),
+    (0, 1, 1.0),
+    (1, 1, std::f32::consts::SQRT_2),
+];
+
+/// Call `f(neighbour index, distance in cells)` for each in-grid neighbour, in index order.
+#[inline(always)]
+pub(crate) fn for_neighbours(i: usize, n: usize, mut f: impl FnMut(usize, f32)) {
+    let (x, z) = ((i % n) as i32, (i / n) as i32);
+    let nn = n as i32;
+    if x > 0 && z > 0 && x + 1 < nn && z + 1 < nn {
+        for &(dx, dz, d) in &NEIGHBOURS {
+            f((i as i32 + dz * nn + dx) as usize, d);
+        }
+    } else {
+        for &(dx, dz, d) in &NEIGHBOURS {
+            let (a, b) = (x + dx, z + dz);
+            if a >= 0 && b >= 0 && a < nn && b < nn {
+                f((b * nn + a) as usize, d);
+            }
+        }
+    }
+}
+
+/// Result of the Priority-Flood over a height field.
+pub(crate) struct Flood {
+    /// Filled surface.
+    pub filled: Vec<f32>,
+    /// For samples that entered through the pit queue (filled flats): 1 + the sample they were
+    /// reached from; 0 elsewhere (those always have a strictly lower neighbour).
+    pub parent: Vec<u32>,
+    /// Non-outlet samples in the order they left the queues.
+    pub order: Vec<u32>,
+    /// 1 + depression label of samples that entered through the pit queue, else 0.
+    pub pit: Vec<u32>,
+    /// Per sample: 1 sea or reached through the priority queue, 2 land on the map border,
+    /// 3 reached through the pit queue.
+    pub kind: Vec<u8>,
+    /// Per depression: (level, spill sample).
+    pub pits: Vec<(f32, u32)>,
+}
+
+/// Priority-Flood with a pit queue (Barnes et al. 2014, Algorithm 3). Sea samples and land on
+/// the map border are outlets. Land samples next to an outlet seed the priority queue.
+pub(crate) fn flood(h: &[f32], n: usize, sea_level: f32) -> Flood {
+    let len = n * n;
+    let mut filled = h.to_vec();
+    // Zero-initialised (calloc): only the pages of samples in depressions are ever touched.
+    let mut parent = vec![0u32; len];
+    let mut pit = vec![0u32; len];
+    let mut pits: Vec<(f32, u32)> = Vec::new();
+    // 0 = open, 1 = queued or done.
+    let mut closed: Vec<u8> = h.par_iter().map(|&v| is_sea(v, sea_level) as u8).collect();
+    let mut order = Vec::with_capacity(len - closed.iter().filter(|&&c| c != 0).count());
+    let mut heap: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
+    // Seeds: land on the border (outlets themselves), land next to the sea.
+    let seeds: Vec<u32> = (0..n)
+        .into_par_iter()
+        .flat_map_iter(|z| {
+            let closed = &closed;
+            (0..n).filter_map(move |x| {
+                let i = z * n + x;
+                if closed[i] != 0 {
+                    return None;
+                }
+                let border = x == 0 || z == 0 || x + 1 == n || z + 1 == n;
+                let mut next_to_sea = false;
+                if !border {
+                    for_neighbours(i, n, |j, _| next_to_sea |= closed[j] != 0);
+                }
+                (border || next_to_sea).then_some(i as u32)
+            })
+        })
+        .collect();
+    for &i in &seeds {
+        let (x, z) = (i as usize % n, i as usize / n);
+        // 2 marks the border: outlets, and the only samples whose neighbours need bounds checks.
+        closed[i as usize] = if x == 0 || z == 0 || x + 1 == n || z + 1 == n {
+            2
+        } else {
+            1
+        };
+        heap.push(Reverse(key(h[i as usize], i)));
+    }
+    let ni = n as isize;
+    let offsets: [isize; 8] = [-ni - 1, -ni, -ni + 1, -1, 1, ni - 1, ni, ni + 1];
+    let mut fifo: VecDeque<u32> = VecDeque::new();
+    loop {
+        let c = if let Some(c) = fifo.pop_front() {
+            c as usize
+        } else if let Some(Reverse(k)) = heap.pop() {
+            k as u32 as usize
+        } else {
+            break;
+        };
+        let border = closed[c] == 2;
+        if !border {
+            order.push(c as u32);
+        }
+        let lv = filled[c];
+        let mut pc = if closed[c] == 3 { pit[c] } else { 0 };
+        macro_rules! visit {
+            ($j:expr) => {{
+                let j: usize = $j;
+                if closed[j] == 0 {
+                    let hj = h[j];
+                    if hj <= lv {
+                        closed[j] = 3;
+                        parent[j] = c as u32 + 1;
+                        filled[j] = lv;
+                        if pc == 0 {
+                            // First pit sample reached from a rim sample: a new depression.
+                            pits.push((lv, c as u32));
+                            pc = pits.len() as u32;
+                        }
+                        pit[j] = pc;
+                        fifo.push_back(j as u32);
+                    } else {
+                        closed[j] = 1;
+                        heap.push(Reverse(key(hj, j as u32)));
+                    }
+                }
+            }};
+        }
+        if border {
+            for_neighbours(c, n, |j, _| visit!(j));
+        } else {
+            for &o in &offsets {
+                visit!((c as isize + o) as usize);
+            }
+        }
+    }
+    Flood {
+        filled,
+        parent,
+        order,
+        pit,
+        pits,
+        kind: closed,
+    }
+}
+
+/// Steepest-descent receivers over `filled` (D8, ties to the smallest index); samples without a
+/// lower neighbour take their flood parent; outlets are their own receiver.
+pub(crate) fn receivers(
+    filled: &[f32],
+    parent: &[u32],
+    n: usize,
+    sea_level: f32,
+    heights: &[f32],
+) -> Vec<u32> {
+    let mut rcv = vec![0u32; n * n];
+    rcv.par_chunks_mut(n).enumerate().for_each(|(z, row)| {
+        for (x, r) in row.iter_mut().enumerate() {
+            let i = z * n + x;
+            let border = x == 0 || z == 0 || x + 1 == n || z + 1 == n;
+            if is_sea(heights[i], sea_level) || border {
+                *r = i as u32;
+                continue;
+            }
+            let hi = filled[i];
+            let (mut best, mut best_s) = (NONE, 0.0f32);
+            for_neighbours(i, n, |j, d| {
+                let s = (hi - filled[j]) / d;
+                if s > best_s {
+                    best_s = s;
+                    best = j as u32;
+                }
+            });
+            // Only samples of filled flats lack a lower neighbour; they came through the pit
+            // queue and have a parent.
+            debug_assert!(best != NONE || parent[i] != 0);
+            *r = if best != NONE {
+                best
+            } else {
+                parent[i].wrapping_sub(1)
+            };
+        }
+    });
+    rcv
+}
+
+/// Drainage area (m²) by accumulating `cell_area` down the receivers, upstream first.
+pub(crate) fn accumulate(order: &[u32], rcv: &[u32], len: usize, cell_area: f32) -> Vec<f32> {
+    let mut area = vec![cell_area; len];
+    for &c in order.iter().rev() {
+        let r = rcv[c as usize] as usize;
+        if r != c as usize {
+            area[r] += area[c as usize];
+        }
+    }
+    area
+}
+
+/// Drainage of a height field: see the [module documentation](self).
+///
+/// `heights` are metres, `n × n` row-major, `spacing` metres between samples; samples at or
+/// below `sea_level` are sea. Panics if `heights.len() != n * n`; `settings` should pass
+/// [`DrainageSettings::validate`].
+pub fn drainage(
+    heights: &[f32],
+    n: usize,
+    spacing: f32,
+    sea_level: f32,
+    settings: &DrainageSettings,
+) -> Drainage {
+    assert_eq!(heights.len(), n * n, "heights must hold n² samples");
+    let len = n * n;
+    let cell_area = spacing * spacing;
+    let Flood {
+        filled,
+        parent,
+        order,
+        pit,
+        pits,
+        kind,
+    } = flood(heights, n, sea_level);
+    let receivers = receivers(&filled, &parent, n, sea_level, heights);
+    let area = accumulate(&order, &receivers, len, cell_area);
+
+    // Depressions: deepest sample and flooded count, in flood order (deterministic).
+    let mut deepest = vec![(f32::INFINITY, NONE, 0u32); pits.len()];
+    for &c in &order {
+        if kind[c as usize] != 3 {
+            continue;
+        }
+        let p = pit[c as usize] as usize - 1;
+        let h = heights[c as usize];
+        let e = &mut deepest[p];
+        if h < pits[p].0 {
+            e.2 += 1;
+        }
+        if h < e.0 {
+            e.0 = h;
+            e.1 = c;
+        }
+    }
+    let mut lake_of_pit = vec![NONE; pits.len()];
+    let mut lakes = Vec::new();
+    for (p, (&(level, outlet), &(low, deep, count))) in pits.iter().zip(&deepest).enumerate() {
+        let depth = level - low;
+        if count > 0
+            && depth >= settings.lake_min_depth
+            && count as f32 * cell_area >= settings.lake_min_area
+        {
+            lake_of_pit[p] = lakes.len() as u32;
+            lakes.push(Lake {
+                level,
+                outlet,
+                deepest: deep,
+                depth,
+                samples: count,
+            });
+        }
+    }
+    let mut lake_id = vec![NONE; len];
+    let mut water_level = vec![f32::NAN; len];
+    lake_id
+        .par_iter_mut()
+        .zip(water_level.par_iter_mut())
+        .enumerate()
+        .for_each(|(i, (id, wl))| {
+            if kind[i] != 3 {
+                return;
+            }
+            let l = lake_of_pit[pit[i] as usize - 1];
+            if l != NONE && heights[i] < lakes[l as usize].level {
+                *id = l;
+                *wl = lakes[l as usize].level;
+            }
+        });
+
+    let km2 = 1.0e-6f32;
+    let rivers = order
+        .iter()
+        .filter(|&&c| {
+            let c = c as usize;
+            area[c] >= settings.river_area && lake_id[c] == NONE
+        })
+        .map(|&c| {
+            let a = area[c as usize];
+            let q = settings.flood_discharge * a * km2;
+            RiverSample {
+                index: c,
+                area: a,
+                discharge: q,
+                width: settings.width_coefficient * q.sqrt(),
+                depth: settings.depth_coefficient * q.powf(0.4),
+            }
+        })
+        .collect();
+
+    Drainage {
+        n,
+        spacing,
+        sea_level,
+        filled,
+        receivers,
+        order,
+        area,
+        water_level,
+        lake_id,
+        lakes,
+        rivers,
+    }
+}
