@@ -137,7 +137,8 @@ pub struct ScatterLayer {
     pub min_slope_degrees: f32,
     /// Steepest slope, degrees 0..=90. Default [`DEFAULT_MAX_SLOPE_DEGREES`].
     pub max_slope_degrees: f32,
-    /// Smooth fade inside each slope limit, degrees, >= 0. Default [`DEFAULT_SLOPE_FADE`].
+    /// Smooth fade inside each slope limit, degrees, >= 0 (none at a limit of 0 or 90°, see
+    /// [`ScatterLayer::slope_weight`]). Default [`DEFAULT_SLOPE_FADE`].
     pub slope_fade: f32,
     /// Biomes allowed: bit `i` = biome index `i` (hard edge, nearest sample). Default all.
     pub biome_mask: u32,
@@ -289,13 +290,36 @@ impl ScatterLayer {
         splat_weight: f32,
         wetness: Option<f32>,
     ) -> f32 {
-        self.mask_weight_flat(height, biome, splat_weight, wetness)
-            * range_weight(
-                slope_deg,
-                self.min_slope_degrees,
-                self.max_slope_degrees,
-                self.slope_fade,
-            )
+        self.mask_weight_flat(height, biome, splat_weight, wetness) * self.slope_weight(slope_deg)
+    }
+
+    /// Slope weight 0..1: as [`range_weight`], except that a limit at the end of the range
+    /// (`min_slope_degrees` 0, `max_slope_degrees` 90) is open: no fade there, so flat ground
+    /// keeps full weight under `min_slope_degrees = 0`.
+    #[inline]
+    pub fn slope_weight(&self, slope_deg: f32) -> f32 {
+        let (lo, hi, fade) = (
+            self.min_slope_degrees,
+            self.max_slope_degrees,
+            self.slope_fade,
+        );
+        if !(slope_deg >= lo && slope_deg <= hi) {
+            return 0.0;
+        }
+        if fade <= 0.0 {
+            return 1.0;
+        }
+        let a = if lo <= 0.0 {
+            1.0
+        } else {
+            smoothstep(lo, lo + fade, slope_deg)
+        };
+        let b = if hi >= 90.0 {
+            1.0
+        } else {
+            1.0 - smoothstep(hi - fade, hi, slope_deg)
+        };
+        a * b
     }
 
     /// [`ScatterLayer::mask_weight`] without the slope factor.
@@ -1197,12 +1221,7 @@ impl<'a> Ctx<'a> {
                         continue;
                     }
                     let nrm = field.normal_at(x, z);
-                    let w = w * range_weight(
-                        slope_degrees(nrm[1]),
-                        layer.min_slope_degrees,
-                        layer.max_slope_degrees,
-                        layer.slope_fade,
-                    );
+                    let w = w * layer.slope_weight(slope_degrees(nrm[1]));
                     if !(u < self.keep * w) {
                         continue;
                     }

@@ -408,23 +408,28 @@ pub fn rock() -> ScatterMesh {
     m
 }
 
-/// Grass tuft: seven double-sided blades leaning outwards, ~0.6 m tall.
+/// Grass tuft: nine double-sided blades (a tapering quad and a tip each) leaning outwards,
+/// ~0.6 m tall.
 pub fn grass_tuft() -> ScatterMesh {
     let mut m = ScatterMesh::default();
-    let blades = 7;
+    let blades = 9;
     for k in 0..blades {
         let a = k as f32 / blades as f32 * std::f32::consts::TAU + 0.4 * (k % 2) as f32;
         let d = [a.cos(), 0.0, a.sin()];
         let side = [-d[2], 0.0, d[0]];
-        let root = mul(d, 0.06);
+        let root = mul(d, 0.05 + 0.03 * (k % 2) as f32);
         let h = 0.4 + 0.2 * unit(hash_u32(k as u32 + 101));
-        let tip = add(
-            root,
-            add(mul(d, 0.18 + 0.1 * (k % 3) as f32), [0.0, h, 0.0]),
-        );
-        let w = 0.045;
-        let col = rgba(0.3 + 0.05 * (k % 3) as f32, 0.62, 0.2);
-        m.tri2(add(root, mul(side, -w)), add(root, mul(side, w)), tip, col);
+        let lean = 0.15 + 0.08 * (k % 3) as f32;
+        let mid = add(root, add(mul(d, 0.35 * lean), [0.0, 0.55 * h, 0.0]));
+        let tip = add(root, add(mul(d, lean), [0.0, h, 0.0]));
+        let (w0, w1) = (0.05, 0.03);
+        let base = rgba(0.22, 0.5, 0.14);
+        let top = rgba(0.42 + 0.05 * (k % 3) as f32, 0.7, 0.24);
+        let (b0, b1) = (add(root, mul(side, -w0)), add(root, mul(side, w0)));
+        let (m0, m1) = (add(mid, mul(side, -w1)), add(mid, mul(side, w1)));
+        m.tri2(b0, b1, m1, base);
+        m.tri2(b0, m1, m0, base);
+        m.tri2(m0, m1, tip, top);
     }
     m
 }
