@@ -55,6 +55,16 @@ fn main() {
                 println!("{threads} threads {} best {best:.2} ms", l.name);
             }
             println!("{threads} threads total {tot:.2} ms");
+            let layers = demo_layers();
+            let mut best = f64::MAX;
+            let mut count = 0;
+            for _ in 0..15 {
+                let t = Instant::now();
+                let p = island_core::scatter::place_all(&input, &layers, &[], 1, 64).unwrap();
+                count = p.iter().map(|p| p.len()).sum::<usize>();
+                best = best.min(t.elapsed().as_secs_f64() * 1e3);
+            }
+            println!("{threads} threads place_all best {best:.2} ms ({count} instances)");
         });
     }
 }
