@@ -345,7 +345,7 @@ impl ScatterLayer {
 /// 0 below `lo`, a smoothstep up to 1 at `lo + fade`, 1 above (hard step when `fade` is 0).
 #[inline]
 pub fn lower_fade(v: f32, lo: f32, fade: f32) -> f32 {
-    if !(v >= lo) {
+    if v.is_nan() || v < lo {
         0.0
     } else if fade <= 0.0 {
         1.0
@@ -361,7 +361,7 @@ pub fn lower_fade(v: f32, lo: f32, fade: f32) -> f32 {
 pub fn slope_degrees(normal_y: f32) -> f32 {
     let x = normal_y.clamp(-1.0, 1.0);
     let a = x.abs();
-    let p = 1.570_796_3_f32
+    let p = std::f32::consts::FRAC_PI_2
         + a * (-0.214_598_8
             + a * (0.088_978_99
                 + a * (-0.050_174_3
@@ -745,13 +745,23 @@ impl Placement {
         let fresh: Vec<(usize, Vec<Instance>)> = chunks
             .par_iter()
             .filter(|&&(cx, cz)| cx < cps && cz < cps)
-            .map(|&(cx, cz)| (cz * cps + cx, ctx.chunk(cx, cz)))
+            .map(|&(cx, cz)| {
+                let sum =
+                    ChunkSummary::of(input, self.chunk_size, cx, cz, layer.biome_mask != u32::MAX);
+                (cz * cps + cx, ctx.chunk(cx, cz, &sum))
+            })
             .collect();
         for (i, v) in fresh {
             self.chunks[i] = v;
         }
         Ok(())
     }
+}
+
+/// Build the shared Poisson-disc tile now (a few milliseconds, once per process) instead of in
+/// the first placement; optional.
+pub fn prepare() {
+    tile();
 }
 
 /// Place one layer on an island: see the module docs. Panics when the layer or the input fail
@@ -781,7 +791,16 @@ pub fn try_place(
     let cps = ctx.cps;
     let chunks: Vec<Vec<Instance>> = (0..cps * cps)
         .into_par_iter()
-        .map(|i| ctx.chunk(i % cps, i / cps))
+        .map(|i| {
+            let sum = ChunkSummary::of(
+                input,
+                chunk_size,
+                i % cps,
+                i / cps,
+                layer.biome_mask != u32::MAX,
+            );
+            ctx.chunk(i % cps, i / cps, &sum)
+        })
         .collect();
     Ok(Placement {
         chunk_size,
@@ -816,11 +835,14 @@ pub fn place_all(
         .map(|(k, l)| Ctx::new(input, l, erase.get(k).copied().flatten(), seed, chunk_size))
         .collect::<Result<Vec<_>, String>>()?;
     let cps = chunks_per_side(input.field.resolution, chunk_size.max(1));
+    let need_biomes = layers.iter().any(|l| l.biome_mask != u32::MAX);
     let per_chunk: Vec<Vec<Vec<Instance>>> = (0..cps * cps)
         .into_par_iter()
         .map(|i| {
-            warm(input, chunk_size, i % cps, i / cps);
-            ctxs.iter().map(|c| c.chunk(i % cps, i / cps)).collect()
+            let (cx, cz) = (i % cps, i / cps);
+            let sum = ChunkSummary::of(input, chunk_size, cx, cz, need_biomes);
+            warm(input, chunk_size, cx, cz);
+            ctxs.iter().map(|c| c.chunk(cx, cz, &sum)).collect()
         })
         .collect();
     let mut out: Vec<Placement> = ctxs
@@ -840,6 +862,59 @@ pub fn place_all(
         }
     }
     Ok(out)
+}
+
+/// Height range and biomes of a chunk's samples (the samples its points interpolate).
+struct ChunkSummary {
+    lo: f32,
+    hi: f32,
+    /// Bit `b` set when biome `b` occurs; every bit when not computed.
+    biomes: u32,
+}
+
+impl ChunkSummary {
+    /// Summary of chunk `(cx, cz)`; biomes are collected only when `need_biomes`.
+    fn of(
+        input: &ScatterInput,
+        cs: usize,
+        cx: usize,
+        cz: usize,
+        need_biomes: bool,
+    ) -> ChunkSummary {
+        let f = input.field;
+        let n = f.resolution;
+        let last = n - 1;
+        let (x0, x1) = ((cx * cs).min(last), ((cx + 1) * cs).min(last));
+        let (z0, z1) = ((cz * cs).min(last), ((cz + 1) * cs).min(last));
+        let check_biomes = need_biomes;
+        // Eight running minima and maxima (select form, so that it vectorises).
+        let (mut lo8, mut hi8) = ([f32::INFINITY; 8], [f32::NEG_INFINITY; 8]);
+        let mut biomes = if check_biomes { 0u32 } else { u32::MAX };
+        for z in z0..=z1 {
+            let row = &f.heights[z * n + x0..=z * n + x1];
+            let mut it = row.chunks_exact(8);
+            for c in &mut it {
+                for k in 0..8 {
+                    lo8[k] = if c[k] < lo8[k] { c[k] } else { lo8[k] };
+                    hi8[k] = if c[k] > hi8[k] { c[k] } else { hi8[k] };
+                }
+            }
+            for &h in it.remainder() {
+                lo8[0] = if h < lo8[0] { h } else { lo8[0] };
+                hi8[0] = if h > hi8[0] { h } else { hi8[0] };
+            }
+            if check_biomes {
+                for &b in &input.biomes[z * n + x0..=z * n + x1] {
+                    biomes |= 1u32.checked_shl(b as u32).unwrap_or(0);
+                }
+            }
+        }
+        ChunkSummary {
+            lo: lo8.iter().fold(f32::INFINITY, |a, &b| a.min(b)),
+            hi: hi8.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b)),
+            biomes,
+        }
+    }
 }
 
 /// Read one value per cache line of the chunk's normals, splat and biomes, row by row, so that
@@ -876,16 +951,17 @@ fn warm(input: &ScatterInput, chunk_size: usize, cx: usize, cz: usize) {
 /// 2 mountains, 3 plateau, 4 dunes; splat: 0 sand, 1 grass, 2 rock, 3 snow).
 pub fn demo_layers() -> Vec<ScatterLayer> {
     vec![
+        // Palms on sandy beaches and low dunes.
         ScatterLayer {
             name: "palms".into(),
             mesh: MeshKind::Palm,
-            density: 2.5,
-            min_distance: 4.0,
-            min_height: 0.6,
-            max_height: 7.0,
+            density: 4.0,
+            min_distance: 3.5,
+            min_height: 0.4,
+            max_height: 6.5,
             height_fade: 1.5,
             min_slope_degrees: 0.0,
-            max_slope_degrees: 22.0,
+            max_slope_degrees: 20.0,
             slope_fade: 6.0,
             splat: Some(SplatMask {
                 layer: 0,
@@ -899,34 +975,36 @@ pub fn demo_layers() -> Vec<ScatterLayer> {
             seed_salt: 1,
             ..ScatterLayer::default()
         },
+        // Broadleaf forest on the slopes of the lowlands and hills.
         ScatterLayer {
             name: "broadleaf forest".into(),
             mesh: MeshKind::Broadleaf,
-            density: 3.5,
-            min_distance: 3.5,
-            min_height: 5.0,
-            max_height: 55.0,
+            density: 7.0,
+            min_distance: 2.8,
+            min_height: 4.0,
+            max_height: 38.0,
             height_fade: 6.0,
-            min_slope_degrees: 6.0,
+            min_slope_degrees: 4.0,
             max_slope_degrees: 34.0,
             slope_fade: 5.0,
-            biome_mask: 0b01111,
+            biome_mask: 0b01011,
             scale_min: 0.75,
             scale_max: 1.3,
             sink: 0.3,
             seed_salt: 2,
             ..ScatterLayer::default()
         },
+        // Rocks on cliffs and steep banks.
         ScatterLayer {
             name: "cliff rocks".into(),
             mesh: MeshKind::Rock,
-            density: 4.0,
-            min_distance: 2.5,
-            min_height: 0.0,
+            density: 8.0,
+            min_distance: 2.0,
+            min_height: 0.3,
             max_height: 10_000.0,
             height_fade: 0.5,
-            min_slope_degrees: 30.0,
-            max_slope_degrees: 80.0,
+            min_slope_degrees: 32.0,
+            max_slope_degrees: 90.0,
             slope_fade: 6.0,
             scale_min: 0.5,
             scale_max: 1.8,
@@ -935,30 +1013,33 @@ pub fn demo_layers() -> Vec<ScatterLayer> {
             seed_salt: 3,
             ..ScatterLayer::default()
         },
+        // Conifers high up.
         ScatterLayer {
             name: "conifers".into(),
             mesh: MeshKind::Conifer,
-            density: 4.0,
-            min_distance: 3.0,
-            min_height: 45.0,
-            max_height: 110.0,
-            height_fade: 10.0,
+            density: 6.0,
+            min_distance: 2.8,
+            min_height: 30.0,
+            max_height: 80.0,
+            height_fade: 8.0,
             min_slope_degrees: 0.0,
-            max_slope_degrees: 38.0,
+            max_slope_degrees: 40.0,
             slope_fade: 5.0,
+            biome_mask: 0b01110,
             scale_min: 0.7,
             scale_max: 1.3,
             sink: 0.3,
             seed_salt: 4,
             ..ScatterLayer::default()
         },
+        // Grass tufts on the grass splat.
         ScatterLayer {
             name: "grass".into(),
             mesh: MeshKind::Grass,
-            density: 20.0,
-            min_distance: 1.2,
+            density: 40.0,
+            min_distance: 1.1,
             min_height: 2.5,
-            max_height: 60.0,
+            max_height: 50.0,
             height_fade: 2.0,
             min_slope_degrees: 0.0,
             max_slope_degrees: 30.0,
@@ -1198,52 +1279,20 @@ impl<'a> Ctx<'a> {
 
     /// Whether the chunk's samples rule the layer out (height range, biomes): every point of
     /// the chunk interpolates only these samples.
-    fn chunk_excluded(&self, sx: [usize; 2], sz: [usize; 2]) -> bool {
-        let f = self.input.field;
-        let n = f.resolution;
-        let layer = self.layer;
-        let check_biomes = layer.biome_mask != u32::MAX;
-        // Eight running minima and maxima (select form, so that it vectorises).
-        let (mut lo8, mut hi8) = ([f32::INFINITY; 8], [f32::NEG_INFINITY; 8]);
-        let mut biomes = 0u32;
-        for z in sz[0]..=sz[1] {
-            let row = &f.heights[z * n + sx[0]..=z * n + sx[1]];
-            let mut it = row.chunks_exact(8);
-            for c in &mut it {
-                for k in 0..8 {
-                    lo8[k] = if c[k] < lo8[k] { c[k] } else { lo8[k] };
-                    hi8[k] = if c[k] > hi8[k] { c[k] } else { hi8[k] };
-                }
-            }
-            for &h in it.remainder() {
-                lo8[0] = if h < lo8[0] { h } else { lo8[0] };
-                hi8[0] = if h > hi8[0] { h } else { hi8[0] };
-            }
-            if check_biomes {
-                for &b in &self.input.biomes[z * n + sx[0]..=z * n + sx[1]] {
-                    biomes |= 1u32.checked_shl(b as u32).unwrap_or(0);
-                }
-            }
-        }
-        let lo = lo8.iter().fold(f32::INFINITY, |a, &b| a.min(b));
-        let hi = hi8.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
-        hi < layer.min_height
-            || lo > layer.max_height
-            || (check_biomes && biomes & layer.biome_mask == 0)
+    fn excluded(&self, sum: &ChunkSummary) -> bool {
+        let l = self.layer;
+        sum.hi < l.min_height || sum.lo > l.max_height || sum.biomes & l.biome_mask == 0
     }
 
     /// Instances of chunk `(cx, cz)`, in pattern-cell order.
-    fn chunk(&self, cx: usize, cz: usize) -> Vec<Instance> {
+    fn chunk(&self, cx: usize, cz: usize, sum: &ChunkSummary) -> Vec<Instance> {
         let mut out = Vec::new();
-        if self.keep <= 0.0 {
+        if self.keep <= 0.0 || self.excluded(sum) {
             return out;
         }
         let last = self.input.field.resolution - 1;
         let cs = self.chunk_size;
         let sample = |c: usize| (c * cs).min(last);
-        if self.chunk_excluded([sample(cx), sample(cx + 1)], [sample(cz), sample(cz + 1)]) {
-            return out;
-        }
         let edge = |c: usize| sample(c) as f64 * self.spacing - self.half;
         let (x0, x1) = (edge(cx), edge(cx + 1));
         let (z0, z1) = (edge(cz), edge(cz + 1));
@@ -1300,13 +1349,13 @@ impl<'a> Ctx<'a> {
                         continue;
                     }
                     let w = self.sample_weight(idx);
-                    if !(u < self.keep * w) {
+                    if u >= self.keep * w || w.is_nan() {
                         continue;
                     }
                     let h = field.height_at(x, z);
                     let w =
                         w * range_weight(h, layer.min_height, layer.max_height, layer.height_fade);
-                    if !(u < self.keep * w) {
+                    if u >= self.keep * w || w.is_nan() {
                         continue;
                     }
                     let yaw = if layer.random_yaw {

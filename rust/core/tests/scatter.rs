@@ -670,8 +670,8 @@ fn check_mesh(kind: MeshKind, m: &ScatterMesh) {
         ];
         let area2 = (cr[0] * cr[0] + cr[1] * cr[1] + cr[2] * cr[2]).sqrt();
         assert!(area2 > 1e-6, "{name}: degenerate triangle");
-        for k in 0..3 {
-            let nrm = m.normals[t[k] as usize];
+        for &k in t {
+            let nrm = m.normals[k as usize];
             let l = (nrm[0] * nrm[0] + nrm[1] * nrm[1] + nrm[2] * nrm[2]).sqrt();
             assert!((l - 1.0).abs() < 1e-5, "{name}: normal length {l}");
             // Clockwise seen from the normal's side.
