@@ -1,10 +1,11 @@
 //! Top-down preview of the demo scatter layers on the default island: a hill-shaded relief with
 //! one coloured dot per instance (see `MeshKind::preview_color`), written as a PNG.
 //!
-//! `cargo run --release -p island_core --example scatter_preview -- [out.png] [seed] [crop]`
-//! (`crop` > 1 zooms on the island centre by that factor.) Prints counts and timings per layer.
+//! `cargo run --release -p island_core --example scatter_preview -- [out.png] [seed] [crop] [x z]`
+//! (`crop` > 1 zooms by that factor on node-local `(x, z)`, default the centre.) Prints counts and
+//! timings per layer.
 
-use island_core::scatter::{demo_layers, place, ScatterInput};
+use island_core::scatter::{demo_layers, place, place_all, ScatterInput};
 use island_core::{generate, IslandParams};
 use std::time::Instant;
 
@@ -16,6 +17,8 @@ fn main() {
         .unwrap_or_else(|| "scatter_preview.png".into());
     let seed: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1);
     let crop: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1).max(1);
+    let centre_x: f32 = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(0.0);
+    let centre_z: f32 = args.get(5).and_then(|s| s.parse().ok()).unwrap_or(0.0);
     let params = IslandParams {
         seed,
         ..IslandParams::default()
@@ -29,11 +32,11 @@ fn main() {
     let size = n; // output pixels per side
     let view = f.world_size / crop as f32; // metres shown
     let px = view / size as f32; // metres per pixel
-    let to_world = |p: usize| -view * 0.5 + (p as f32 + 0.5) * px;
+    let to_world = |p: usize, c: f32| c - view * 0.5 + (p as f32 + 0.5) * px;
     let mut img = vec![0u8; size * size * 3];
     for j in 0..size {
         for i in 0..size {
-            let (x, z) = (to_world(i), to_world(j));
+            let (x, z) = (to_world(i, centre_x), to_world(j, centre_z));
             let h = f.height_at(x, z);
             let nrm = f.normal_at(x, z);
             let light = (nrm[0] * -0.5 + nrm[1] * 0.7 + nrm[2] * -0.5).max(0.0) / 0.99;
@@ -85,7 +88,14 @@ fn main() {
         );
         total += p.len();
     }
-    println!("total {total} instances in {total_ms:.2} ms");
+    println!("total {total} instances in {total_ms:.2} ms (one place per layer)");
+    let t = Instant::now();
+    let all = place_all(&input, &layers, &[], seed, params.chunk_size as usize).expect("place_all");
+    println!(
+        "place_all: {} instances in {:.2} ms",
+        all.iter().map(|p| p.len()).sum::<usize>(),
+        t.elapsed().as_secs_f64() * 1e3
+    );
 
     // Dots: grass first (smallest), trees last; radius in pixels from the mesh footprint.
     let mut order: Vec<usize> = (0..layers.len()).collect();
@@ -103,8 +113,8 @@ fn main() {
         };
         let rp = (radius_m / px).max(0.5);
         for inst in placements[k].0.iter() {
-            let ci = (inst.position[0] + view * 0.5) / px;
-            let cj = (inst.position[2] + view * 0.5) / px;
+            let ci = (inst.position[0] - centre_x + view * 0.5) / px;
+            let cj = (inst.position[2] - centre_z + view * 0.5) / px;
             let (i0, i1) = ((ci - rp).floor() as i64, (ci + rp).ceil() as i64);
             let (j0, j1) = ((cj - rp).floor() as i64, (cj + rp).ceil() as i64);
             for j in j0..=j1 {

@@ -26,6 +26,18 @@ fn main() {
     println!("height /10m {hh:?}");
     println!("slope /10deg {sh:?}");
     println!("biomes {bio:?}");
+    // Probe a line from the south-east beach inland.
+    for k in 0..30 {
+        let (x, z) = (330.0 - k as f32 * 3.0, 200.0 - k as f32 * 3.0);
+        let i = f.nearest_index(x, z);
+        println!(
+            "({x:.0},{z:.0}) h {:.2} slope {:.1} splat {:?} biome {}",
+            f.height_at(x, z),
+            slope_degrees(f.normals[i][1]),
+            island.splat[i],
+            island.biomes[i]
+        );
+    }
     for l in demo_layers() {
         let t = Instant::now();
         let c = l.capacity();

@@ -955,13 +955,13 @@ pub fn demo_layers() -> Vec<ScatterLayer> {
         ScatterLayer {
             name: "palms".into(),
             mesh: MeshKind::Palm,
-            density: 4.0,
+            density: 4.5,
             min_distance: 3.5,
-            min_height: 0.4,
-            max_height: 6.5,
-            height_fade: 1.5,
+            min_height: 0.3,
+            max_height: 5.5,
+            height_fade: 1.0,
             min_slope_degrees: 0.0,
-            max_slope_degrees: 20.0,
+            max_slope_degrees: 24.0,
             slope_fade: 6.0,
             splat: Some(SplatMask {
                 layer: 0,

@@ -341,6 +341,29 @@ fn identical_for_any_thread_count_and_chunk_size() {
 }
 
 #[test]
+fn place_all_equals_one_place_per_layer() {
+    let layers = layers();
+    let erase = {
+        let mut e = EraseMask::new(island().field.resolution);
+        e.paint_disc(&island().field, [50.0, -40.0], 90.0, true);
+        e
+    };
+    let masks: Vec<Option<&EraseMask>> = (0..layers.len())
+        .map(|k| (k % 2 == 0).then_some(&erase))
+        .collect();
+    let all = place_all(&input(), &layers, &masks, 21, CHUNK).unwrap();
+    for ((l, p), m) in layers.iter().zip(&all).zip(&masks) {
+        let one = place(&input(), l, *m, 21, CHUNK);
+        assert_eq!(placement_bits(p), placement_bits(&one), "{}", l.name);
+        assert_eq!(
+            (p.capacity, p.keep, p.capped),
+            (one.capacity, one.keep, one.capped)
+        );
+    }
+    assert!(place_all(&input(), &layers, &masks[..1], 21, CHUNK).is_err());
+}
+
+#[test]
 fn a_new_seed_moves_instances() {
     for layer in layers() {
         let a = all(&place(&input(), &layer, None, 1, CHUNK));
