@@ -7,33 +7,40 @@
 //!    of unit spacing, scaled by the layer's `min_distance` `r`. Its period is a toroidal tile of
 //!    [`TILE_CELLS`]² grid cells of side `1/√2` (so a cell holds at most one point), filled by
 //!    multi-trial dart throwing in Wei's (2008) phase order: [`TILE_TRIALS`] passes, each visiting
-//!    the cells in 3×3 phase groups in a fixed order; a candidate (position hashed from its cell,
-//!    its trial and the seed) is accepted when no accepted point lies within `1 + 1e-3` of it,
-//!    distances taken across the tile's wrap. Because the tile is toroidal, the tiled pattern
-//!    keeps the spacing across tile borders, hence across chunk borders. The tile is generated
-//!    once per [`place`] call (about a millisecond) from the seed and the layer's salt, and
-//!    anchored at a hashed offset, so a new seed moves everything. The pattern does not depend on
-//!    the island: masks, paint or terrain edits never move other instances (see
-//!    [`chunks_to_rebuild`]). Its period is `TILE_CELLS/√2 · r` (≈ 68 `r`); the thinning below
-//!    draws an independent random number per global cell, so the kept instances do not repeat.
+//!    the cells in 3×3 phase groups in a fixed order; a candidate (position hashed from its cell
+//!    and trial) is accepted when no accepted point lies within `1 + 1e-3` of it, distances taken
+//!    across the tile's wrap. Because the tile is toroidal, the tiled pattern keeps the spacing
+//!    across tile borders, hence across chunk borders (the `1e-3` margin absorbs the f32
+//!    rounding of positions). The tile is a constant: it is built once per process (a few
+//!    milliseconds, [`prepare`]) and shared by every layer and seed. Each layer (seed and
+//!    [`ScatterLayer::seed_salt`]) places it at its own hashed offset and mirrors it along x
+//!    and/or z, so a new seed or salt moves everything. The pattern does not depend on the
+//!    island: masks, paint or terrain edits never move other instances (see
+//!    [`chunks_to_rebuild`]). Its period is `TILE_CELLS/√2 · r` (≈ 89 `r`: 98 m for 1.1 m grass,
+//!    250 m for 2.8 m trees); the thinning below draws an independent random number per global
+//!    cell, so the kept instances do not repeat unless the layer is at full capacity.
 //! 2. **Thinning by density × masks.** The pattern holds `capacity` points per 100 m² (exactly
-//!    `100 · points / tile area / r²`, ≈ `70/r²`). A point is kept when a hashed uniform `u` of its
+//!    `100 · points / tile area / r²`, ≈ `65/r²`). A point is kept when a hashed uniform `u` of its
 //!    global cell satisfies `u < keep · w`, with `keep = min(1, density / capacity)` and `w` the
-//!    product of the smooth masks at the point (height and slope fades as the brush's
+//!    product of the smooth masks (height and slope fades as the brush's
 //!    [`crate::paint::range_weight`], biome bit, splat weight, wetness). The height is the exact
 //!    surface height at the point; slope (from the sample normal), biome, splat, wetness and
-//!    erase flag are read at the nearest sample ([`Instance::sample`]), as the brush masks do. A density above the
-//!    capacity is capped at it ([`Placement::capped`], [`ScatterLayer::capacity`]). Erased
-//!    samples ([`EraseMask`]) are skipped after the pattern, so erasing removes exactly the
-//!    instances over erased samples and restoring brings the same ones back.
+//!    erase flag are read at the nearest sample ([`Instance::sample`]), as the brush masks do.
+//!    A density above the capacity is capped at it ([`Placement::capped`],
+//!    [`ScatterLayer::capacity`]). Erased samples ([`EraseMask`]) are skipped after the pattern,
+//!    so erasing removes exactly the instances over erased samples and restoring brings the same
+//!    ones back. Expected count: `min(density, capacity) / 100 × ∫ w dA`.
 //! 3. **Instances.** Each kept point becomes an [`Instance`]: `y = height_at(x, z) - sink` on the
-//!    rendered triangles, hashed yaw and scale, an up vector between +Y and the terrain normal.
+//!    rendered triangles, hashed yaw and scale, an up vector between +Y and the smooth terrain
+//!    normal ([`Heightfield::normal_at`]).
 //!
 //! Every chunk is computed on its own from the global pattern (rayon over chunks), so the result
 //! is bit-identical for any thread count and any chunk size, and one chunk can be rebuilt alone
-//! ([`Placement::rebuild_chunks`]). No platform math library call takes part in any decision or
-//! output (slopes use [`slope_degrees`], yaw rotations [`sin_cos_turns`], both polynomial), so
-//! the same seed gives the same bits on every machine.
+//! ([`Placement::rebuild_chunks`]). Chunks whose samples lie wholly outside a layer's height
+//! range or biomes are skipped. [`place_all`] does every layer chunk by chunk while the maps are
+//! in cache. No platform math library call takes part in any decision or output (slopes use
+//! [`slope_degrees`], yaw rotations [`sin_cos_turns`], both polynomial; otherwise only IEEE
+//! arithmetic and `sqrt`), so the same seed gives the same bits on every machine.
 //!
 //! Coordinates are the heightfield's node-local metres (island centre at the origin, +Y up);
 //! distances between instances are horizontal (x, z).
@@ -93,7 +100,7 @@ pub const MAX_MIN_DISTANCE: f32 = 1000.0;
 pub const MAX_DENSITY: f32 = 10_000.0;
 
 /// Splat-weight mask: only where splat layer `layer` weighs at least `min_weight`.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SplatMask {
     /// Splat layer index (0 sand, 1 grass, 2 rock, 3 snow for the generator's splat; up to 7 with
     /// painted weights). A layer the input does not have weighs 0.
@@ -106,7 +113,7 @@ pub struct SplatMask {
 
 /// Wetness mask over an optional per-sample wetness map (for instance a distance to water):
 /// weight is [`range_weight`]`(wetness, min, max, fade)`. Ignored while no map is supplied.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct WetnessMask {
     /// Lowest wetness placed (units of the supplied map).
     pub min: f32,
@@ -117,7 +124,8 @@ pub struct WetnessMask {
 }
 
 /// Settings of one scatter layer (the Godot `ScatterLayer` resource maps onto this).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct ScatterLayer {
     /// Display name.
     pub name: String,
@@ -728,6 +736,17 @@ impl Placement {
     /// Every instance, chunk by chunk.
     pub fn iter(&self) -> impl Iterator<Item = &Instance> {
         self.chunks.iter().flatten()
+    }
+
+    /// The transforms of chunk `(cx, cz)` as a Godot `MultiMesh` buffer (3D transforms, no
+    /// colour or custom data): [`Instance::transform_rows`] of each instance, in order.
+    pub fn chunk_buffer(&self, cx: usize, cz: usize) -> Vec<f32> {
+        let c = self.chunk(cx, cz);
+        let mut out = Vec::with_capacity(c.len() * 12);
+        for i in c {
+            out.extend_from_slice(&i.transform_rows());
+        }
+        out
     }
 
     /// Recompute the given chunks (for instance from [`chunks_to_rebuild`]) after an edit; the

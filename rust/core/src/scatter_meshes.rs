@@ -11,7 +11,8 @@
 use crate::hash::{hash_u32, unit};
 
 /// Which built-in mesh.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum MeshKind {
     /// Leaning palm, ~7 m tall.
     Palm,

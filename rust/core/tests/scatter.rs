@@ -559,6 +559,29 @@ fn wetness_mask_uses_the_supplied_map() {
 }
 
 #[test]
+fn layers_round_trip_through_json_and_chunk_buffers_match() {
+    for l in demo_layers() {
+        let j = serde_json::to_string(&l).unwrap();
+        let back: ScatterLayer = serde_json::from_str(&j).unwrap();
+        assert_eq!(back, l);
+    }
+    // Missing fields take their defaults.
+    let partial: ScatterLayer =
+        serde_json::from_str(r#"{"density": 3.0, "mesh": "rock"}"#).unwrap();
+    assert_eq!(partial.density, 3.0);
+    assert_eq!(partial.mesh, MeshKind::Rock);
+    assert_eq!(partial.min_distance, DEFAULT_MIN_DISTANCE);
+    let p = place(&input(), &broad_layer(), None, 1, CHUNK);
+    let (cx, cz) = (0..p.chunks_per_side * p.chunks_per_side)
+        .map(|i| (i % p.chunks_per_side, i / p.chunks_per_side))
+        .find(|&(x, z)| !p.chunk(x, z).is_empty())
+        .unwrap();
+    let buf = p.chunk_buffer(cx, cz);
+    assert_eq!(buf.len(), 12 * p.chunk(cx, cz).len());
+    assert_eq!(&buf[..12], &p.chunk(cx, cz)[0].transform_rows());
+}
+
+#[test]
 fn validation_rejects_bad_layers_and_inputs() {
     assert!(ScatterLayer::default().validate().is_ok());
     for l in demo_layers() {
