@@ -767,7 +767,7 @@ impl Placement {
             .map(|&(cx, cz)| {
                 let sum =
                     ChunkSummary::of(input, self.chunk_size, cx, cz, layer.biome_mask != u32::MAX);
-                (cz * cps + cx, ctx.chunk(cx, cz, &sum))
+                (cz * cps + cx, ctx.chunk(&sum))
             })
             .collect();
         for (i, v) in fresh {
@@ -818,7 +818,7 @@ pub fn try_place(
                 i / cps,
                 layer.biome_mask != u32::MAX,
             );
-            ctx.chunk(i % cps, i / cps, &sum)
+            ctx.chunk(&sum)
         })
         .collect();
     Ok(Placement {
@@ -861,7 +861,7 @@ pub fn place_all(
             let (cx, cz) = (i % cps, i / cps);
             let sum = ChunkSummary::of(input, chunk_size, cx, cz, need_biomes);
             warm(input, chunk_size, cx, cz);
-            ctxs.iter().map(|c| c.chunk(cx, cz, &sum)).collect()
+            ctxs.iter().map(|c| c.chunk(&sum)).collect()
         })
         .collect();
     let mut out: Vec<Placement> = ctxs
@@ -883,34 +883,32 @@ pub fn place_all(
     Ok(out)
 }
 
-/// Height range and biomes of a chunk's samples (the samples its points interpolate).
-struct ChunkSummary {
+/// Samples per side of the blocks by which chunks skip ineligible ground (a global grid,
+/// clipped to the chunks).
+const BLOCK: usize = 16;
+
+/// Height range and biomes of a rectangle of samples `[x0, x1] × [z0, z1]` (inclusive: the
+/// samples its points interpolate).
+struct Span {
+    x0: usize,
+    x1: usize,
+    z0: usize,
+    z1: usize,
     lo: f32,
     hi: f32,
     /// Bit `b` set when biome `b` occurs; every bit when not computed.
     biomes: u32,
 }
 
-impl ChunkSummary {
-    /// Summary of chunk `(cx, cz)`; biomes are collected only when `need_biomes`.
-    fn of(
-        input: &ScatterInput,
-        cs: usize,
-        cx: usize,
-        cz: usize,
-        need_biomes: bool,
-    ) -> ChunkSummary {
+impl Span {
+    fn of(input: &ScatterInput, x: [usize; 2], z: [usize; 2], need_biomes: bool) -> Span {
         let f = input.field;
         let n = f.resolution;
-        let last = n - 1;
-        let (x0, x1) = ((cx * cs).min(last), ((cx + 1) * cs).min(last));
-        let (z0, z1) = ((cz * cs).min(last), ((cz + 1) * cs).min(last));
-        let check_biomes = need_biomes;
         // Eight running minima and maxima (select form, so that it vectorises).
         let (mut lo8, mut hi8) = ([f32::INFINITY; 8], [f32::NEG_INFINITY; 8]);
-        let mut biomes = if check_biomes { 0u32 } else { u32::MAX };
-        for z in z0..=z1 {
-            let row = &f.heights[z * n + x0..=z * n + x1];
+        let mut biomes = if need_biomes { 0u32 } else { u32::MAX };
+        for zz in z[0]..=z[1] {
+            let row = &f.heights[zz * n + x[0]..=zz * n + x[1]];
             let mut it = row.chunks_exact(8);
             for c in &mut it {
                 for k in 0..8 {
@@ -922,17 +920,70 @@ impl ChunkSummary {
                 lo8[0] = if h < lo8[0] { h } else { lo8[0] };
                 hi8[0] = if h > hi8[0] { h } else { hi8[0] };
             }
-            if check_biomes {
-                for &b in &input.biomes[z * n + x0..=z * n + x1] {
+            if need_biomes {
+                for &b in &input.biomes[zz * n + x[0]..=zz * n + x[1]] {
                     biomes |= 1u32.checked_shl(b as u32).unwrap_or(0);
                 }
             }
         }
-        ChunkSummary {
+        Span {
+            x0: x[0],
+            x1: x[1],
+            z0: z[0],
+            z1: z[1],
             lo: lo8.iter().fold(f32::INFINITY, |a, &b| a.min(b)),
             hi: hi8.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b)),
             biomes,
         }
+    }
+}
+
+/// A chunk's [`Span`] and those of its blocks, shared by the layers placed on it.
+struct ChunkSummary {
+    all: Span,
+    blocks: Vec<Span>,
+}
+
+impl ChunkSummary {
+    /// Summary of chunk `(cx, cz)`; biomes are collected only when `need_biomes`.
+    fn of(
+        input: &ScatterInput,
+        cs: usize,
+        cx: usize,
+        cz: usize,
+        need_biomes: bool,
+    ) -> ChunkSummary {
+        let last = input.field.resolution - 1;
+        let (x0, x1) = ((cx * cs).min(last), ((cx + 1) * cs).min(last));
+        let (z0, z1) = ((cz * cs).min(last), ((cz + 1) * cs).min(last));
+        // Block edges: the chunk's, and the multiples of BLOCK inside it.
+        let cuts = |a: usize, b: usize| {
+            let mut v = vec![a];
+            let mut k = (a / BLOCK + 1) * BLOCK;
+            while k < b {
+                v.push(k);
+                k += BLOCK;
+            }
+            v.push(b);
+            v
+        };
+        let (xs, zs) = (cuts(x0, x1), cuts(z0, z1));
+        let mut blocks = Vec::with_capacity((xs.len() - 1) * (zs.len() - 1));
+        for zw in zs.windows(2) {
+            for xw in xs.windows(2) {
+                blocks.push(Span::of(input, [xw[0], xw[1]], [zw[0], zw[1]], need_biomes));
+            }
+        }
+        let all = Span {
+            x0,
+            x1,
+            z0,
+            z1,
+            lo: blocks.iter().fold(f32::INFINITY, |a, b| a.min(b.lo)),
+            hi: blocks.iter().fold(f32::NEG_INFINITY, |a, b| a.max(b.hi)),
+            biomes: blocks.iter().fold(0, |a, b| a | b.biomes),
+        };
+        ChunkSummary { all, blocks }
     }
 }
 
@@ -1198,7 +1249,6 @@ struct Ctx<'a> {
     layer: &'a ScatterLayer,
     erase: Option<&'a EraseMask>,
     tile: &'static Tile,
-    chunk_size: usize,
     cps: usize,
     r: f64,
     spacing: f64,
@@ -1255,7 +1305,6 @@ impl<'a> Ctx<'a> {
             layer,
             erase,
             tile: tile(),
-            chunk_size,
             cps: chunks_per_side(n, chunk_size),
             r,
             spacing: input.field.world_size as f64 / (n - 1) as f64,
@@ -1298,24 +1347,33 @@ impl<'a> Ctx<'a> {
 
     /// Whether the chunk's samples rule the layer out (height range, biomes): every point of
     /// the chunk interpolates only these samples.
-    fn excluded(&self, sum: &ChunkSummary) -> bool {
+    fn excluded(&self, sum: &Span) -> bool {
         let l = self.layer;
         sum.hi < l.min_height || sum.lo > l.max_height || sum.biomes & l.biome_mask == 0
     }
 
     /// Instances of chunk `(cx, cz)`, in pattern-cell order.
-    fn chunk(&self, cx: usize, cz: usize, sum: &ChunkSummary) -> Vec<Instance> {
+    fn chunk(&self, sum: &ChunkSummary) -> Vec<Instance> {
         let mut out = Vec::new();
-        if self.keep <= 0.0 || self.excluded(sum) {
+        if self.keep <= 0.0 || self.excluded(&sum.all) {
             return out;
         }
+        for b in &sum.blocks {
+            if !self.excluded(b) {
+                self.block(b, &mut out);
+            }
+        }
+        out
+    }
+
+    /// Append the instances of one block: points in `[x0, x1) × [z0, z1)` metres (closed at the
+    /// map's far edges), in pattern-cell order.
+    fn block(&self, b: &Span, out: &mut Vec<Instance>) {
         let last = self.input.field.resolution - 1;
-        let cs = self.chunk_size;
-        let sample = |c: usize| (c * cs).min(last);
-        let edge = |c: usize| sample(c) as f64 * self.spacing - self.half;
-        let (x0, x1) = (edge(cx), edge(cx + 1));
-        let (z0, z1) = (edge(cz), edge(cz + 1));
-        let (close_x, close_z) = ((cx + 1) * cs >= last, (cz + 1) * cs >= last);
+        let edge = |s: usize| s as f64 * self.spacing - self.half;
+        let (x0, x1) = (edge(b.x0), edge(b.x1));
+        let (z0, z1) = (edge(b.z0), edge(b.z1));
+        let (close_x, close_z) = (b.x1 >= last, b.z1 >= last);
         let a = CELL * self.r; // world cell side
         let tw = SIDE * self.r; // world tile side
         let [r00, r01, r10, r11] = self.rot;
@@ -1402,6 +1460,5 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
-        out
     }
 }
