@@ -49,6 +49,8 @@ pub mod paint;
 pub mod params;
 pub mod pipeline;
 pub mod river;
+pub mod scatter;
+pub mod scatter_meshes;
 pub mod shaping;
 mod simd;
 pub mod splat;
