@@ -55,6 +55,7 @@ pub mod shaping;
 mod simd;
 pub mod splat;
 pub mod value_noise;
+pub mod water;
 
 pub use grid::Grid;
 pub use heightfield::{ChunkCollider, ChunkMesh, Heightfield};

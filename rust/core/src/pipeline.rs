@@ -49,6 +49,8 @@ pub struct Island {
     pub biomes: Vec<u8>,
     /// Auto splat per sample: (sand, grass, rock, snow), summing to 255.
     pub splat: Vec<[u8; 4]>,
+    /// Sea, lakes and rivers per sample.
+    pub water: crate::water::Water,
     /// Statistics.
     pub stats: Stats,
 }
@@ -285,11 +287,13 @@ impl Carved {
             total_ms: t_all.elapsed().as_secs_f64() * 1e3,
             backend: "cpu".into(),
         };
+        let water = crate::water::Water::sea_only(&field.heights, n);
         Ok(Island {
             params,
             field,
             biomes,
             splat,
+            water,
             stats,
         })
     }

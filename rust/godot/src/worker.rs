@@ -182,11 +182,13 @@ pub fn import_job(request: Request, heights: Vec<f32>) -> Result<Prepared, JobEr
         total_ms: ms,
         backend: "import".into(),
     };
+    let water = island_core::water::Water::sea_only(&field.heights, n);
     let island = Island {
         params: p.clone(),
         field,
         biomes: Vec::new(),
         splat,
+        water,
         stats,
     };
     let t = Instant::now();

@@ -1040,9 +1040,12 @@ pub(crate) fn run(
         }
     }
     let (land_fraction, min_height, max_height) = run.stats;
+    let field = run.field.take().expect("heightfield stage ran");
+    let water = island_core::water::Water::sea_only(&field.heights, field.resolution);
     Ok(Island {
         params: p.clone(),
-        field: run.field.take().expect("heightfield stage ran"),
+        water,
+        field,
         biomes: std::mem::take(&mut run.biomes),
         splat: std::mem::take(&mut run.splat),
         stats: Stats {
