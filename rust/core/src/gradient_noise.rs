@@ -112,6 +112,18 @@ impl Fbm {
         }
     }
 
+    /// Classic octaves ([`FbmParams::classic`]) seeded `s`, built where the octave count is a
+    /// compile-time constant so the row kernel inlined there is specialised for it.
+    #[inline(always)]
+    pub(crate) const fn classic(octaves: u32, s: u32) -> Fbm {
+        Fbm {
+            octaves,
+            lacunarity: FbmParams::DEFAULT_LACUNARITY,
+            persistence: FbmParams::DEFAULT_PERSISTENCE,
+            s,
+        }
+    }
+
     /// The fBm at one point (`x`, `y` in units of the first octave's wavelength), roughly in
     /// [-1, 1]: the per-point definition the row kernel [`fbm_row`] is tested against.
     #[cfg(test)]
