@@ -1163,7 +1163,9 @@ mod tests {
                 ..Biome::default()
             })
             .collect();
-        let cases: [(usize, f32, u32, f32, f32, f32, Vec<Biome>); 5] = [
+        /// (resolution, world size, grid, distortion, boundary noise, blend width, biomes).
+        type Case = (usize, f32, u32, f32, f32, f32, Vec<Biome>);
+        let cases: [Case; 5] = [
             (257, 1024.0, 5, 0.8, 100.0, 120.0, default_biomes()),
             (131, 1024.0, 3, 1.0, 0.0, 5.0, default_biomes()),
             (203, 3000.0, 16, 0.5, 300.0, 400.0, many.clone()),

@@ -189,7 +189,7 @@ impl FbmRows {
     }
 
     /// The whole `resolution²` field (row-major), rows in parallel.
-    pub(crate) fn to_field(&self, resolution: usize) -> Vec<f32> {
+    pub(crate) fn to_field(self, resolution: usize) -> Vec<f32> {
         let mut out = crate::memory::zeroed(resolution * resolution);
         par_rows(&mut out, resolution, |z, row| self.row(z, row));
         out
