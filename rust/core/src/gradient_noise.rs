@@ -66,7 +66,7 @@ fn cell_eval(c: [f32; 4], dx: f32) -> f32 {
 
 /// One octave of 2-D gradient noise at `(x, y)` (lattice units), roughly in [-1, 1]: Perlin's
 /// quintic-faded interpolation of the four corner gradients' dot products, evaluated as
-/// [`cell_coeffs`] + [`cell_eval`] (the same arithmetic the row kernels use).
+/// `cell_coeffs` + `cell_eval` (the same arithmetic the row kernels use).
 #[inline(always)]
 pub fn gradient_noise(x: f32, y: f32, seed: u32) -> f32 {
     let xi = fast_floor(x);
