@@ -6,11 +6,11 @@
 //! gives the biome index; every site within `blend_width` of the nearest contributes with weight
 //! `1 - smoothstep(0, blend_width, d - d_min)`, so weights change continuously across borders and
 //! no cliff appears where two regions meet. A biome's relief is `height_scale · base^exponent`
-//! with the f32 polynomial power [`pow_approx`] (mirrored in `biome_blend.wgsl`).
+//! with the f32 polynomial power `pow_approx` (mirrored in `biome_blend.wgsl`).
 //!
-//! [`biome_blend`] evaluates eight samples of a row at once: [`Neighbourhood`] prunes the 5×5
+//! [`biome_blend`] evaluates eight samples of a row at once: `Neighbourhood` prunes the 5×5
 //! sites per cell, and again per small box of wiggled positions, and every lane performs
-//! exactly the operations of the per-sample definition [`biome_sample`] (tested bit for bit).
+//! exactly the operations of the per-sample definition `biome_sample` (tested bit for bit).
 
 use crate::gradient_noise::{fast_floor, Fbm, FbmRows};
 #[cfg(test)]
@@ -20,11 +20,11 @@ use crate::hash::{hash2, hash_u32, stage_seed, unit};
 use crate::params::{Biome, BiomeParams, FbmParams};
 use rayon::prelude::*;
 
-/// Salt of the first site-offset hash of [`biome_site`] (`biome_blend.wgsl` repeats it).
+/// Salt of the first site-offset hash of `biome_site` (`biome_blend.wgsl` repeats it).
 pub const BIOME_SITE_SALT_X: u32 = 0x5555_1111;
-/// Salt of the second site-offset hash of [`biome_site`] (`biome_blend.wgsl` repeats it).
+/// Salt of the second site-offset hash of `biome_site` (`biome_blend.wgsl` repeats it).
 pub const BIOME_SITE_SALT_Z: u32 = 0x2222_9999;
-/// Salt of the region-biome hash of [`region_biome`] (`biome_blend.wgsl` repeats it).
+/// Salt of the region-biome hash of `region_biome` (`biome_blend.wgsl` repeats it).
 pub const BIOME_REGION_SALT: u32 = 0x00b1_07e5;
 /// Mixed into the stage seed of the boundary wiggle noise (`biome_blend.wgsl` repeats it).
 pub const BIOME_WARP_SEED: u32 = 0x0f0f_0f0f;
@@ -1163,7 +1163,9 @@ mod tests {
                 ..Biome::default()
             })
             .collect();
-        let cases: [(usize, f32, u32, f32, f32, f32, Vec<Biome>); 5] = [
+        /// (resolution, world size, grid, distortion, boundary noise, blend width, biomes).
+        type Case = (usize, f32, u32, f32, f32, f32, Vec<Biome>);
+        let cases: [Case; 5] = [
             (257, 1024.0, 5, 0.8, 100.0, 120.0, default_biomes()),
             (131, 1024.0, 3, 1.0, 0.0, 5.0, default_biomes()),
             (203, 3000.0, 16, 0.5, 300.0, 400.0, many.clone()),

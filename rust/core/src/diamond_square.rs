@@ -83,7 +83,11 @@ fn diamond_square_counted(
         square_pass(&mut h, n, step, amp * roughness, ridge, s);
         if let Some(c) = counts.as_deref_mut() {
             for z in (0..n).step_by(half) {
-                let x0 = if (z / half) % 2 == 0 { half } else { 0 };
+                let x0 = if (z / half).is_multiple_of(2) {
+                    half
+                } else {
+                    0
+                };
                 for x in (x0..n).step_by(step) {
                     c[z * n + x] += 1;
                 }
@@ -125,7 +129,11 @@ fn square_pass(h: &mut [f32], n: usize, step: usize, amp: f32, ridge: bool, seed
     (0..n.div_ceil(half)).into_par_iter().for_each(|i| {
         let z = i * half;
         let g = &ptr;
-        let x0 = if (z / half) % 2 == 0 { half } else { 0 };
+        let x0 = if (z / half).is_multiple_of(2) {
+            half
+        } else {
+            0
+        };
         for x in (x0..n).step_by(step) {
             let mut vals = [0.0f32; 4];
             let mut k = 0;

@@ -66,7 +66,7 @@ fn cell_eval(c: [f32; 4], dx: f32) -> f32 {
 
 /// One octave of 2-D gradient noise at `(x, y)` (lattice units), roughly in [-1, 1]: Perlin's
 /// quintic-faded interpolation of the four corner gradients' dot products, evaluated as
-/// [`cell_coeffs`] + [`cell_eval`] (the same arithmetic the row kernels use).
+/// `cell_coeffs` + `cell_eval` (the same arithmetic the row kernels use).
 #[inline(always)]
 pub fn gradient_noise(x: f32, y: f32, seed: u32) -> f32 {
     let xi = fast_floor(x);
@@ -108,6 +108,18 @@ impl Fbm {
             octaves: f.octaves,
             lacunarity: f.lacunarity,
             persistence: f.persistence,
+            s,
+        }
+    }
+
+    /// Classic octaves ([`FbmParams::classic`]) seeded `s`, built where the octave count is a
+    /// compile-time constant so the row kernel inlined there is specialised for it.
+    #[inline(always)]
+    pub(crate) const fn classic(octaves: u32, s: u32) -> Fbm {
+        Fbm {
+            octaves,
+            lacunarity: FbmParams::DEFAULT_LACUNARITY,
+            persistence: FbmParams::DEFAULT_PERSISTENCE,
             s,
         }
     }
@@ -177,7 +189,7 @@ impl FbmRows {
     }
 
     /// The whole `resolution²` field (row-major), rows in parallel.
-    pub(crate) fn to_field(&self, resolution: usize) -> Vec<f32> {
+    pub(crate) fn to_field(self, resolution: usize) -> Vec<f32> {
         let mut out = crate::memory::zeroed(resolution * resolution);
         par_rows(&mut out, resolution, |z, row| self.row(z, row));
         out

@@ -131,10 +131,10 @@ impl Heightfield {
         let n = self.resolution;
         let g = |a: usize, b: usize| self.normals[b * n + a];
         let mut v = [0.0f32; 3];
-        for k in 0..3 {
+        for (k, vk) in v.iter_mut().enumerate() {
             let a = g(ix, iz)[k] + fx * (g(ix + 1, iz)[k] - g(ix, iz)[k]);
             let b = g(ix, iz + 1)[k] + fx * (g(ix + 1, iz + 1)[k] - g(ix, iz + 1)[k]);
-            v[k] = a + fz * (b - a);
+            *vk = a + fz * (b - a);
         }
         let l = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt().max(1e-12);
         [v[0] / l, v[1] / l, v[2] / l]

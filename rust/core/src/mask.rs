@@ -39,7 +39,7 @@ pub fn island_mask(g: &Grid, m: &MaskParams, margin: f32, tag: u32) -> Vec<u8> {
     let amp = MASK_DEFORMATION * (1.0 - m.roundness);
     let mut out = vec![0u8; resolution * resolution];
     let cfg = MaskCfg {
-        fbm: Fbm::new(&m.noise(), s),
+        s,
         spacing,
         half,
         r,
@@ -53,7 +53,8 @@ pub fn island_mask(g: &Grid, m: &MaskParams, margin: f32, tag: u32) -> Vec<u8> {
 
 /// Per-map constants of [`mask_row`].
 struct MaskCfg {
-    fbm: Fbm,
+    /// Stage seed of the deforming noise.
+    s: u32,
     spacing: f32,
     half: f32,
     r: f32,
@@ -92,7 +93,7 @@ fn mask_row_body(z: usize, row: &mut [u8], c: &MaskCfg) {
         }
         noise.clear();
         noise.resize(x - start, 0.0f32);
-        c.fbm.add_row(
+        Fbm::classic(MaskParams::NOISE_OCTAVES, c.s).add_row(
             &mut noise,
             pz / ns,
             spacing / ns,

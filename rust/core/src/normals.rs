@@ -5,9 +5,9 @@ use std::mem::MaybeUninit;
 
 /// Unit normal at every sample (+Y up), from central differences (one-sided at the border).
 ///
-/// Same values as [`normal_at_sample`] at every sample: interior columns take a vectorised
+/// Same values as `normal_at_sample` at every sample: interior columns take a vectorised
 /// row kernel (the same operations in the same order, divisions kept), the two border columns
-/// (and maps narrower than 3) call [`normal_at_sample`] itself.
+/// (and maps narrower than 3) call `normal_at_sample` itself.
 pub fn compute_normals(heights: &[f32], resolution: usize, spacing: f32) -> Vec<[f32; 3]> {
     let n = resolution;
     if n == 0 || heights.len() < n * n {

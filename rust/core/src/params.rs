@@ -654,7 +654,7 @@ fn lattice_span(
     octaves: u32,
 ) -> Result<(), ParamError> {
     let span = world / scale * lacunarity.powi(octaves as i32 - 1);
-    if !(span <= MAX_LATTICE_SPAN) {
+    if span.is_nan() || span > MAX_LATTICE_SPAN {
         return err(
             field,
             format!(
@@ -703,7 +703,7 @@ impl IslandParams {
                 format!("must be a power of two from 16 to 256, got {c}"),
             );
         }
-        if (r - 1) % c != 0 {
+        if !(r - 1).is_multiple_of(c) {
             return err(
                 "chunk_size",
                 format!("{c} does not divide resolution - 1 = {}", r - 1),
@@ -893,7 +893,8 @@ mod tests {
 
     #[test]
     fn rejects_bad_values_with_field_names() {
-        let cases: Vec<(Box<dyn Fn(&mut IslandParams)>, &str)> = vec![
+        type Change = Box<dyn Fn(&mut IslandParams)>;
+        let cases: Vec<(Change, &str)> = vec![
             (Box::new(|p| p.resolution = 0), "resolution"),
             (Box::new(|p| p.resolution = 100_000), "resolution"),
             (Box::new(|p| p.resolution = 1000), "resolution"),

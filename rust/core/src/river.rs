@@ -68,8 +68,8 @@ const MAX_BUCKETS_PER_SIDE: f32 = 1024.0;
 /// lists are structure-of-arrays; [`LANES`] samples are measured against a segment at once.
 struct SegmentBuckets {
     lo: f32,
-    /// Cell edge, metres.
-    bucket: f32,
+    /// 1 / cell edge (metres; a power of two times [`BUCKET`]).
+    inv_bucket: f32,
     n: usize,
     /// Cell `c` owns entries `start[c] .. start[c + 1]`.
     start: Vec<u32>,
@@ -86,10 +86,15 @@ const LANES: usize = 8;
 impl SegmentBuckets {
     fn new(line: &[[f32; 2]], extent: f32, reach: f32) -> SegmentBuckets {
         let lo = -extent;
-        let bucket = BUCKET.max(2.0 * extent / MAX_BUCKETS_PER_SIDE);
-        let n = ((2.0 * extent) / bucket).ceil().max(1.0) as usize;
+        // A power of two times BUCKET, so dividing by it is multiplying by its exact inverse.
+        let mut bucket = BUCKET;
+        while 2.0 * extent > bucket * MAX_BUCKETS_PER_SIDE {
+            bucket *= 2.0;
+        }
+        let inv_bucket = 1.0 / bucket;
+        let n = ((2.0 * extent) * inv_bucket).ceil().max(1.0) as usize;
         let mut cells = vec![Vec::new(); n * n];
-        let cell_of = |v: f32| (((v - lo) / bucket).floor().max(0.0) as usize).min(n - 1);
+        let cell_of = |v: f32| (((v - lo) * inv_bucket).floor().max(0.0) as usize).min(n - 1);
         for (k, w) in line.windows(2).enumerate() {
             let (x0, x1) = (
                 cell_of(w[0][0].min(w[1][0]) - reach),
@@ -107,7 +112,7 @@ impl SegmentBuckets {
         }
         let mut b = SegmentBuckets {
             lo,
-            bucket,
+            inv_bucket,
             n,
             start: Vec::with_capacity(n * n + 1),
             ax: vec![],
@@ -136,8 +141,8 @@ impl SegmentBuckets {
     /// `None` outside the grid (which extends `reach` beyond every segment).
     #[inline(always)]
     fn cell(&self, q: [f32; 2]) -> Option<usize> {
-        let fx = (q[0] - self.lo) / self.bucket;
-        let fz = (q[1] - self.lo) / self.bucket;
+        let fx = (q[0] - self.lo) * self.inv_bucket;
+        let fz = (q[1] - self.lo) * self.inv_bucket;
         if !(fx >= 0.0 && fz >= 0.0) || fx >= self.n as f32 || fz >= self.n as f32 {
             return None;
         }
@@ -201,7 +206,8 @@ pub const RIVER_WARP_OFFSET: [f32; 2] = [31.7, -17.3];
 struct RiverCfg<'a> {
     line: &'a [[f32; 2]],
     buckets: &'a SegmentBuckets,
-    warp: Fbm,
+    /// Stage seed of the displacement noise.
+    s: u32,
     resolution: usize,
     spacing: f32,
     half: f32,
@@ -255,6 +261,8 @@ fn river_row_body(z: usize, hrow: &mut [f32], c: &RiverCfg) {
     // Segments that can come within `reach` of this row after displacement.
     let lim = reach + meander * RIVER_REACH_SLACK;
     let ms = c.meander_scale;
+    // The displacement noise (`RiverParams::warp_noise`), its octave count a constant here.
+    let warp = Fbm::classic(RiverParams::WARP_OCTAVES, c.s);
     let mut wx = Vec::new();
     let mut wz = Vec::new();
     for (x0, x1) in row_spans(c.line, pz, lim, half, spacing, c.resolution) {
@@ -265,8 +273,8 @@ fn river_row_body(z: usize, hrow: &mut [f32], c: &RiverCfg) {
         wz.clear();
         wz.resize(len, 0.0f32);
         let sx0 = (x0 as f32 * spacing - half) / ms;
-        c.warp.add_row(&mut wx, pz / ms, spacing / ms, sx0);
-        c.warp.add_row(
+        warp.add_row(&mut wx, pz / ms, spacing / ms, sx0);
+        warp.add_row(
             &mut wz,
             pz / ms + RIVER_WARP_OFFSET[1],
             spacing / ms,
@@ -334,7 +342,7 @@ pub fn carve_river(heights: &mut [f32], g: &Grid, r: &RiverParams, tag: u32) {
     let cfg = RiverCfg {
         line: &line,
         buckets: &buckets,
-        warp: Fbm::new(&r.warp_noise(), stage_seed(seed, tag)),
+        s: stage_seed(seed, tag),
         resolution,
         spacing,
         half,

@@ -157,8 +157,8 @@ pub(crate) fn quantize_weights<const N: usize>(w: [f32; N]) -> [u8; N] {
 /// * `sandiness` — biome sandiness per sample (0..1);
 /// * `max_height` — metres; the snow line is `p.snow_height · max_height`.
 ///
-/// The result is, bit for bit, [`splat_weights`] per sample (slope from
-/// [`slope_degrees`]), `p.blur_passes` × [`box_blur_pass`], then [`quantize_weights`]. It is
+/// The result is, bit for bit, `splat_weights` per sample (slope from
+/// `slope_degrees`), `p.blur_passes` × `box_blur_pass`, then `quantize_weights`. It is
 /// computed in horizontal strips of rows, each streaming its rows through a ring of three
 /// blurred rows per pass (planar channels, cache-resident, vectorised), with the few rows a
 /// strip's blur reads beyond its edges recomputed; inputs shorter than `resolution²` give the
