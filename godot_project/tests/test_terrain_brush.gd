@@ -280,11 +280,11 @@ func test_regenerate_keeps_paint() -> void:
 	check(isl.regenerate(), "regenerate with a new seed")
 	check_near(isl.get_splat_weights_at(10.0, 10.0)[5], 1.0, 0.01, "paint kept on the new base")
 	check_eq(isl.get_splat_weights_at(-100.0, -100.0)[5], 0.0, "unpainted texels show the base")
-	# A new resolution resamples the paint.
+	# A new resolution shows the paint resampled (the painted data itself stays at 129²).
 	isl.resolution = 65
 	check(isl.regenerate(), "regenerate at 65²")
-	check_eq(isl.splat_paint.get_resolution(), 65, "paint resampled to 65²")
-	check_near(isl.get_splat_weights_at(10.0, 10.0)[5], 1.0, 0.02, "paint kept after resampling")
+	check_eq(isl.splat_paint.get_resolution(), 129, "paint kept at the resolution it was painted at")
+	check_near(isl.get_splat_weights_at(10.0, 10.0)[5], 1.0, 0.02, "paint shown resampled at 65²")
 	check_near(_sum(isl.get_splat_weights_at(10.0, 10.0)), 1.0, 1e-4, "normalised")
 
 
@@ -358,3 +358,115 @@ func test_layer_is_an_enum_of_the_layer_names() -> void:
 	check_eq(TerrainBrush.LAYER_SNOW, 3, "LAYER_SNOW constant")
 	check_eq(TerrainBrush.LAYER_MEADOW, names.size() - 1, "LAYER_MEADOW is the last layer")
 	brush.free()
+
+
+## Issue 12.5: a resolution round trip gives the painted data back exactly (the paint stays at
+## the resolution it was painted at; other resolutions show a resampled view).
+func test_resolution_round_trip_keeps_paint_exact() -> void:
+	var pair := _setup()
+	var isl: ProceduralIsland = pair[0]
+	var brush: TerrainBrush = pair[1]
+	brush.layer = 6
+	brush.radius = 6.0
+	brush.strength = 0.9
+	brush.hardness = 0.8
+	for k in 6:
+		brush.paint_at(Vector3(-70.0 + k * 25.0, 0.0, 10.0 - k * 12.0))
+	var painted: PackedByteArray = isl.splat_paint.data
+	var maps0 := _maps(isl)
+	for res in [65, 33, 129]:
+		isl.resolution = res
+		check(isl.regenerate(), "regenerate at %d" % res)
+		if res != 129:
+			check(_maps(isl).size() == res * res * 8, "maps at %d" % res)
+			check_eq(isl.splat_paint.get_resolution(), 129, "the paint keeps its own resolution at %d" % res)
+			check(isl.splat_paint.data == painted, "showing it at %d does not change the saved paint" % res)
+	check(isl.splat_paint.data == painted, "129 -> 65 -> 33 -> 129 gives the painted data back")
+	check(_maps(isl) == maps0, "and the same splat maps")
+	# Painting at another resolution makes that the paint's resolution.
+	isl.resolution = 65
+	isl.regenerate()
+	check(brush.paint_at(Vector3(0.0, 0.0, 0.0)) > 0, "paint at 65")
+	check_eq(isl.splat_paint.get_resolution(), 65, "painted at 65: the paint is at 65 now")
+
+
+## Issue 12.6 / 15.4: a duplicated island owns its paint: painting or resizing the copy never
+## changes the original's paint or maps.
+func test_duplicate_owns_its_paint() -> void:
+	var pair := _setup()
+	var isl: ProceduralIsland = pair[0]
+	var brush: TerrainBrush = pair[1]
+	brush.layer = 5
+	brush.radius = 10.0
+	brush.strength = 1.0
+	check(brush.paint_at(Vector3(-40.0, 0.0, -40.0)) > 0, "painted the original")
+	var data0: PackedByteArray = isl.splat_paint.data
+	var maps0 := _maps(isl)
+	var copy: ProceduralIsland = isl.duplicate()
+	copy.name = "Copy"
+	add_child(copy)
+	check(copy.splat_paint != null, "the copy has paint")
+	check(copy.splat_paint != isl.splat_paint, "but not the original's resource")
+	check(copy.splat_paint.data == data0, "with the same painted data")
+	var cbrush: TerrainBrush = null
+	for c in copy.get_children():
+		if c is TerrainBrush:
+			cbrush = c
+	check(cbrush != null, "the copy has its brush")
+	cbrush.layer = 7
+	cbrush.radius = 15.0
+	cbrush.strength = 1.0
+	check(cbrush.paint_at(Vector3(30.0, 0.0, 30.0)) > 0, "painted the copy")
+	check(isl.splat_paint.data == data0, "the original's paint is unchanged")
+	check(_maps(isl) == maps0, "and so are its splat maps")
+	copy.resolution = 65
+	check(copy.regenerate(), "copy regenerated at 65")
+	check(isl.splat_paint.data == data0, "resizing the copy leaves the original's paint alone")
+	check_eq(isl.splat_paint.get_resolution(), 129, "original paint still at 129")
+	# Sharing on purpose.
+	var shared := SplatPaint.new()
+	shared.shared = true
+	isl.splat_paint = shared
+	copy.resolution = 129
+	copy.splat_paint = shared
+	copy.regenerate()
+	isl.refresh_splat_maps()
+	check(brush.paint_at(Vector3(-40.0, 0.0, 40.0)) > 0, "painted the shared paint")
+	check(copy.splat_paint == shared and isl.splat_paint == shared, "a shared paint stays shared")
+
+
+## Issue 12.7: undo of a stroke that spans a resolution change restores the paint from before
+## the stroke (as the island now shows it) and writes no paint where there was none.
+func test_undo_of_a_stroke_across_a_resolution_change() -> void:
+	var pair := _setup()
+	var isl: ProceduralIsland = pair[0]
+	var brush: TerrainBrush = pair[1]
+	brush.layer = 4
+	brush.radius = 8.0
+	brush.strength = 1.0
+	check(brush.begin_stroke(), "begin_stroke at 129")
+	check(brush.paint_at(Vector3(-60.0, 0.0, -60.0)) > 0, "dab at 129")
+	isl.resolution = 65
+	check(isl.regenerate(), "regenerated at 65 mid-stroke")
+	check(brush.paint_at(Vector3(50.0, 0.0, 50.0)) > 0, "dab at 65")
+	var snap := brush.end_stroke()
+	check_eq(int(snap.get("resolution", 0)), 65, "snapshot at the island's resolution now")
+	check(brush.apply_snapshot(snap, false), "undo")
+	var w := isl.get_splat_weights_at(50.0, 50.0)
+	check_near(w[4], 0.0, 1e-6, "no paint at the second dab after undo")
+	w = isl.get_splat_weights_at(-60.0, -60.0)
+	check_near(w[4], 0.0, 1e-6, "no paint at the first dab after undo")
+	var blank := true
+	var img := isl.get_splat_map_image(1)
+	for y in img.get_height():
+		for x in img.get_width():
+			if img.get_pixel(x, y).r > 0.0:
+				blank = false
+	check(blank, "layer 4 is empty everywhere after undo (nothing written where nothing was)")
+	check(brush.apply_snapshot(snap, true), "redo")
+	check(isl.get_splat_weights_at(50.0, 50.0)[4] > 0.5, "redo paints the second dab again")
+	# A snapshot from another resolution is refused instead of writing garbage.
+	isl.resolution = 129
+	isl.regenerate()
+	expect_error("taken at resolution 65")
+	check(not brush.apply_snapshot(snap, false), "a 65² snapshot does not apply to a 129² island")

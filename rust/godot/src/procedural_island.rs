@@ -636,11 +636,39 @@ impl ProceduralIsland {
         self.island.as_deref()
     }
 
-    /// The island's paint resource, created (and assigned to [member splat_paint]) when missing.
+    /// The island's paint resource, created (and assigned to [member splat_paint]) when missing,
+    /// and copied first when another island uses it (see [`ProceduralIsland::own_paint`]).
     pub fn paint_resource(&mut self) -> Gd<SplatPaint> {
-        self.splat_paint
-            .get_or_insert_with(SplatPaint::new_gd)
-            .clone()
+        if self.splat_paint.is_none() {
+            self.splat_paint = Some(SplatPaint::new_gd());
+        }
+        self.own_paint();
+        self.splat_paint.clone().expect("set above")
+    }
+
+    /// Make [member splat_paint] this island's own: a paint that another live island uses
+    /// (after `Node.duplicate()` or the editor's Duplicate both point at one resource) is
+    /// replaced by a copy, so painting or resampling one island never changes the other. A
+    /// paint marked `shared` is left shared.
+    pub fn own_paint(&mut self) {
+        let Some(paint) = self.splat_paint.clone() else {
+            return;
+        };
+        let me = self.base().instance_id();
+        let pid = paint.instance_id();
+        let still_uses = |other: InstanceId| {
+            Gd::<ProceduralIsland>::try_from_instance_id(other).is_ok_and(|o| {
+                o.bind()
+                    .splat_paint
+                    .as_ref()
+                    .is_some_and(|q| q.instance_id() == pid)
+            })
+        };
+        let mine = paint.clone().bind_mut().claim(me, still_uses);
+        if !mine {
+            let copy = paint.bind().copy_for(me);
+            self.splat_paint = Some(copy);
+        }
     }
 
     /// Recompose the splat maps in `rect` (None: everything) after the paint changed there.
@@ -834,6 +862,10 @@ impl ProceduralIsland {
 
     /// After a (re)generation or a new paint resource: rebuild both splat maps.
     fn splat_island_changed(&mut self) {
+        if self.island.is_none() {
+            return;
+        }
+        self.own_paint();
         let Some(island) = self.island.as_ref() else {
             return;
         };

@@ -63,7 +63,8 @@ fn rgba_image(w: usize, h: usize, bytes: &[u8]) -> Option<Gd<Image>> {
 }
 
 impl SplatMaps {
-    /// After a (re)generation: resample the paint to the new resolution and rebuild both maps,
+    /// After a (re)generation: show the paint at the island's resolution (a resampled view when
+    /// it was painted at another one; the painted data is not changed) and rebuild both maps,
     /// then point `materials` at them.
     pub fn island_changed(
         &mut self,
@@ -75,10 +76,7 @@ impl SplatMaps {
         if let Some(p) = paint {
             let mut p = p.clone();
             let mut b = p.bind_mut();
-            if b.layer().is_some_and(|l| l.resolution != n) {
-                b.layer_mut(n);
-                b.touched();
-            }
+            b.prepare_view(n);
         }
         // Rebuild both maps in full, reusing the images and textures of the same resolution.
         self.stale = true;
@@ -96,10 +94,7 @@ impl SplatMaps {
     ) {
         let n = island.field.resolution;
         let guard = paint.map(|p| p.bind());
-        let painted = guard
-            .as_ref()
-            .and_then(|g| g.layer())
-            .filter(|l| l.resolution == n);
+        let painted = guard.as_ref().and_then(|g| g.layer_for(n));
         let full = Rect {
             x0: 0,
             z0: 0,
@@ -242,11 +237,7 @@ pub fn weights_at(
     };
     let guard = paint.map(|p| p.bind());
     let empty;
-    let layer = match guard
-        .as_ref()
-        .and_then(|g| g.layer())
-        .filter(|l| l.resolution == n)
-    {
+    let layer = match guard.as_ref().and_then(|g| g.layer_for(n)) {
         Some(l) => l,
         None => {
             empty = PaintLayer::new(n);

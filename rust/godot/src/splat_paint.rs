@@ -9,8 +9,15 @@ use std::cell::RefCell;
 
 /// User paint of a [ProceduralIsland]'s splat: eight premultiplied layers per heightfield sample
 /// kept as an override on top of the generated splat (see `island_core::paint`). Saved with the
-/// scene (run-length encoded in [member data]); regenerating keeps it, a new resolution
-/// resamples it.
+/// scene (run-length encoded in [member data]); regenerating keeps it.
+///
+/// The paint stays at the resolution it was painted at: an island of another resolution shows a
+/// resampled view of it, and going back to the painted resolution shows the original exactly.
+/// Painting at another resolution makes that the paint's resolution.
+///
+/// Each island owns its paint: when an island finds that its paint is used by another island
+/// (after `Node.duplicate()` or the editor's Duplicate), it makes its own copy before painting
+/// or showing it, unless [member shared] is on.
 #[derive(GodotClass)]
 #[class(tool, base=Resource)]
 pub struct SplatPaint {
@@ -20,8 +27,18 @@ pub struct SplatPaint {
     #[export(storage)]
     #[var(get = get_data, set = set_data)]
     data: PackedByteArray,
-    /// Decoded paint; `None` until first used or after an empty/invalid `data`.
+    /// Let several islands use this paint on purpose (they must then have the same
+    /// `resolution`). Off: an island that finds this paint in use by another island copies it
+    /// first, so painting one island never paints another.
+    #[export]
+    shared: bool,
+    /// Decoded paint at the resolution it was painted at; `None` until first used or after an
+    /// empty/invalid `data`.
     layer: Option<PaintLayer>,
+    /// `layer` resampled to the resolution of the island showing it (derived, never saved).
+    view: Option<PaintLayer>,
+    /// The island using this paint (runtime only), for copy-on-duplicate.
+    owner: Option<InstanceId>,
     /// Encoding of `layer`, valid until the next change.
     cache: RefCell<Option<PackedByteArray>>,
 }
@@ -32,7 +49,10 @@ impl IResource for SplatPaint {
         SplatPaint {
             base,
             data: PackedByteArray::new(),
+            shared: false,
             layer: None,
+            view: None,
+            owner: None,
             cache: RefCell::new(None),
         }
     }
@@ -59,6 +79,7 @@ impl SplatPaint {
     #[func]
     pub fn set_data(&mut self, data: PackedByteArray) {
         *self.cache.borrow_mut() = None;
+        self.view = None;
         if data.is_empty() {
             self.layer = None;
             return;
@@ -90,26 +111,87 @@ impl SplatPaint {
 }
 
 impl SplatPaint {
-    /// The decoded paint, if any (at its own resolution).
+    /// The decoded paint, if any (at the resolution it was painted at).
     pub fn layer(&self) -> Option<&PaintLayer> {
         self.layer.as_ref()
     }
 
-    /// The paint at `resolution`, created empty or resampled as needed.
+    /// The paint as an island of `resolution` shows it: the painted layer itself, or its
+    /// resampled view once [`SplatPaint::prepare_view`] made it. `None` when nothing is painted.
+    pub fn layer_for(&self, resolution: usize) -> Option<&PaintLayer> {
+        let l = self.layer.as_ref()?;
+        if l.resolution == resolution {
+            return Some(l);
+        }
+        self.view.as_ref().filter(|v| v.resolution == resolution)
+    }
+
+    /// Make [`SplatPaint::layer_for`] answer for `resolution`: resample the painted layer into
+    /// a view when it has another resolution. The painted layer itself is left as it is (and the
+    /// saved data with it).
+    pub fn prepare_view(&mut self, resolution: usize) {
+        match &self.layer {
+            Some(l) if l.resolution != resolution => {
+                if self
+                    .view
+                    .as_ref()
+                    .is_none_or(|v| v.resolution != resolution)
+                {
+                    self.view = Some(l.resample(resolution));
+                }
+            }
+            _ => self.view = None,
+        }
+    }
+
+    /// The paint to edit at `resolution`, created empty when missing. Painting at another
+    /// resolution than the painted layer's makes its resampled view the painted layer: the
+    /// paint is now at this resolution.
     pub fn layer_mut(&mut self, resolution: usize) -> &mut PaintLayer {
         *self.cache.borrow_mut() = None;
-        let l = self
+        if self
             .layer
-            .get_or_insert_with(|| PaintLayer::new(resolution));
-        if l.resolution != resolution {
-            *l = l.resample(resolution);
+            .as_ref()
+            .is_some_and(|l| l.resolution != resolution)
+        {
+            self.prepare_view(resolution);
+            self.layer = self.view.take();
         }
-        l
+        self.view = None;
+        self.layer
+            .get_or_insert_with(|| PaintLayer::new(resolution))
     }
 
     /// Mark the paint as changed (after editing `layer_mut`). Does not emit `changed` (that
     /// would fire for every dab); the encoded data is rebuilt when it is next read (saving).
     pub fn touched(&mut self) {
         *self.cache.borrow_mut() = None;
+        self.view = None;
+    }
+
+    /// Whether `island` may use this paint as its own: nobody else claimed it, the claimant is
+    /// gone or no longer uses it, or the paint is [member shared]. Claims it for `island`.
+    pub fn claim(&mut self, island: InstanceId, still_uses: impl Fn(InstanceId) -> bool) -> bool {
+        if self.shared {
+            return true;
+        }
+        match self.owner {
+            Some(o) if o != island && still_uses(o) => false,
+            _ => {
+                self.owner = Some(island);
+                true
+            }
+        }
+    }
+
+    /// A copy of this paint owned by nobody yet (same painted data, not shared).
+    pub fn copy_for(&self, island: InstanceId) -> Gd<SplatPaint> {
+        let mut copy = SplatPaint::new_gd();
+        {
+            let mut c = copy.bind_mut();
+            c.layer = self.layer.clone();
+            c.owner = Some(island);
+        }
+        copy
     }
 }

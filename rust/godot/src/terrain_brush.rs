@@ -264,8 +264,9 @@ impl TerrainBrush {
         self.stroke_before.is_some()
     }
 
-    /// End the stroke and return its snapshot: `{"rect": Rect2i (texels), "before":
-    /// PackedByteArray, "after": PackedByteArray}` (8 bytes per texel, row by row), or an empty
+    /// End the stroke and return its snapshot: `{"rect": Rect2i (texels), "resolution": int,
+    /// "before": PackedByteArray, "after": PackedByteArray}` (8 bytes per texel, row by row;
+    /// the whole map when the island's resolution changed during the stroke), or an empty
     /// Dictionary when nothing was touched or no stroke was open. Pass it to
     /// [method apply_snapshot] to undo or redo.
     #[func]
@@ -280,6 +281,25 @@ impl TerrainBrush {
         }
         let res = (|| -> BrushResult<VarDictionary> {
             let mut isl = self.island_node()?;
+            let n = isl
+                .bind()
+                .island()
+                .map(|i| i.field.resolution)
+                .ok_or("the island has no terrain any more")?;
+            // A stroke that spans a resolution change (the island regenerated at another
+            // resolution mid-stroke): its rectangles mix two grids, so the undo step covers the
+            // whole map, with the paint from before the stroke as the island now shows it.
+            let (before, rect) = if before.resolution == n {
+                (before, rect)
+            } else {
+                let full = Rect {
+                    x0: 0,
+                    z0: 0,
+                    w: n,
+                    h: n,
+                };
+                (before.resample(n), full)
+            };
             let (after, _) = with_paint(&mut isl, false, |p, _| p.region(rect).map(|v| (v, rect)))?;
             let before = before.region(rect).map_err(|e| e.to_string())?;
             let mut d = VarDictionary::new();
@@ -292,6 +312,7 @@ impl TerrainBrush {
                     rect.h as i32,
                 ),
             );
+            d.set("resolution", n as i64);
             d.set("before", &PackedByteArray::from(before));
             d.set("after", &PackedByteArray::from(after));
             Ok(d)
@@ -303,8 +324,9 @@ impl TerrainBrush {
     }
 
     /// Restore a stroke snapshot from [method end_stroke]: its "before" state when `redo` is
-    /// false (undo), its "after" state when true. Returns false (with an error) when the
-    /// snapshot does not fit the island's paint.
+    /// false (undo), its "after" state when true. Returns false (with an error, changing
+    /// nothing) when the snapshot does not fit the island's paint or was taken at another
+    /// resolution.
     #[func]
     pub fn apply_snapshot(&mut self, snapshot: VarDictionary, redo: bool) -> bool {
         let r = self.report("apply_snapshot", |s| {
@@ -327,6 +349,18 @@ impl TerrainBrush {
                 h: rect.size.y as usize,
             };
             let mut isl = s.island_node()?;
+            let n = isl.bind().island().map_or(0, |i| i.field.resolution);
+            if let Some(at) = snapshot
+                .get("resolution")
+                .and_then(|v| v.try_to::<i64>().ok())
+            {
+                if at != n as i64 {
+                    return Err(format!(
+                        "the snapshot was taken at resolution {at}, the island now has {n}: \
+                         regenerate at {at} to undo or redo it"
+                    ));
+                }
+            }
             with_paint(&mut isl, true, |p, _| {
                 p.set_region(r, bytes.as_slice()).map(|_| ((), r))
             })?;
@@ -534,9 +568,11 @@ impl TerrainBrush {
     }
 }
 
-/// Run `f` on the island's paint (created or resampled to the island's resolution) and
-/// surface. When `mutates`, mark the paint changed and update the splat maps in the rectangle
-/// `f` returns. Returns `f`'s value and rectangle.
+/// Run `f` on the island's paint at the island's resolution and its surface. When `mutates`,
+/// `f` edits the paint itself (created, or moved to the island's resolution, when needed), which
+/// is then marked changed and the splat maps updated in the rectangle `f` returns; otherwise `f`
+/// reads a copy of what the island shows (the painted data is not touched). Returns `f`'s value
+/// and rectangle.
 fn with_paint<T>(
     isl: &mut Gd<ProceduralIsland>,
     mutates: bool,
@@ -549,17 +585,25 @@ fn with_paint<T>(
     let mut res: Gd<SplatPaint> = b.paint_resource();
     let (out, rect) = {
         let island = b.island().expect("checked above");
+        let n = island.field.resolution;
         let surf = Surface {
             field: &island.field,
             base: &island.splat,
         };
         let mut pb = res.bind_mut();
-        let layer = pb.layer_mut(island.field.resolution);
-        let r = f(layer, &surf).map_err(|e| e.to_string())?;
         if mutates {
+            let layer = pb.layer_mut(n);
+            let r = f(layer, &surf).map_err(|e| e.to_string())?;
             pb.touched();
+            r
+        } else {
+            pb.prepare_view(n);
+            let mut copy = pb
+                .layer_for(n)
+                .cloned()
+                .unwrap_or_else(|| PaintLayer::new(n));
+            f(&mut copy, &surf).map_err(|e| e.to_string())?
         }
-        r
     };
     if mutates && !rect.is_empty() {
         b.update_splat_maps(Some(rect));
