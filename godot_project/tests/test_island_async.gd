@@ -243,3 +243,78 @@ func test_regenerate_from_a_progress_handler_wins() -> void:
 		check_eq(finished, [99], "one generation_finished, for the handler's island ('%s')" % trigger)
 		check(_image_equal(isl.get_heightmap_image(), reference, false), "the handler's island stays ('%s')" % trigger)
 		isl.free()
+
+
+## Rays straight down at `points` (node-local x, z): how many hit a collider.
+func _ray_hits(isl: ProceduralIsland, points: Array) -> int:
+	var space := isl.get_world_3d().direct_space_state
+	var hits := 0
+	for p in points:
+		var q := PhysicsRayQueryParameters3D.create(Vector3(p.x, 500.0, p.y), Vector3(p.x, -500.0, p.y))
+		if not space.intersect_ray(q).is_empty():
+			hits += 1
+	return hits
+
+
+## Issue 12: during an async rebuild with another chunk size, every part of the island keeps a
+## mesh and a collider in every frame: a ball resting on it never falls through.
+func test_async_chunk_size_change_never_leaves_a_hole() -> void:
+	var isl := _island(129, 32, {"world_size": 256.0})
+	check_eq(isl.get_child_count(true), 16, "4×4 chunks")
+	var points: Array = []
+	for iz in 5:
+		for ix in 5:
+			points.append(Vector2(-100.0 + ix * 50.0, -100.0 + iz * 50.0))
+	await get_tree().physics_frame
+	await get_tree().physics_frame
+	check_eq(_ray_hits(isl, points), points.size(), "every probe hits the island before")
+	# A ball resting on land.
+	var spot := Vector3(0.0, -INF, 0.0)
+	for iz in range(-100, 101, 10):
+		for ix in range(-100, 101, 10):
+			var h := isl.get_height_at(ix, iz)
+			if h > spot.y and h < 40.0:
+				spot = Vector3(ix, h, iz)
+	check(spot.y > 1.0, "found land (%.1f m)" % spot.y)
+	var ball := RigidBody3D.new()
+	var shape := CollisionShape3D.new()
+	var sphere := SphereShape3D.new()
+	sphere.radius = 0.5
+	shape.shape = sphere
+	ball.add_child(shape)
+	ball.position = spot + Vector3(0.0, 0.6, 0.0)
+	add_child(ball)
+	for k in 20:
+		await get_tree().physics_frame
+	# Same terrain, other chunking, built one chunk per frame.
+	isl.chunk_size = 16
+	isl.build_budget_ms = 0.0
+	isl.regenerate_async()
+	var frames := 0
+	var worst := points.size()
+	var lowest := ball.position.y
+	var visible_min := 1 << 30
+	while isl.is_generating() and frames < 3000:
+		await get_tree().physics_frame
+		frames += 1
+		worst = mini(worst, _ray_hits(isl, points))
+		lowest = minf(lowest, ball.position.y)
+		var shown := 0
+		for m in _mesh_instances(isl):
+			if m.visible and m.get_aabb().size.x > 0.0:
+				shown += 1
+		visible_min = mini(visible_min, shown)
+	print("    rebuild over %d physics frames; fewest probe hits %d of %d; fewest drawn chunks %d" % [frames, worst, points.size(), visible_min])
+	check(frames > 10, "the rebuild spanned many frames (%d)" % frames)
+	check_eq(worst, points.size(), "every probe hit a collider in every frame")
+	check(visible_min >= 16, "the island was drawn in full in every frame (fewest drawn chunks %d)" % visible_min)
+	check(lowest > spot.y - 0.5, "the ball never fell through (lowest %.2f, ground %.2f)" % [lowest, spot.y])
+	await wait_frames(2)
+	check_eq(isl.get_child_count(true), 64, "8×8 chunks after the swap")
+	check_eq(_ray_hits(isl, points), points.size(), "every probe hits the new chunks")
+	var named := 0
+	for c in isl.get_children(true):
+		if c.name.begins_with("Chunk_"):
+			named += 1
+	check_eq(named, 64, "the new chunks carry their Chunk_x_z names")
+	ball.free()

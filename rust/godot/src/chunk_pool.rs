@@ -4,6 +4,12 @@
 //!
 //! The pool owns the nodes and the verified surface layouts ([`SurfaceCache`]); the parent
 //! (the `ProceduralIsland`) is passed to the calls that add or remove children.
+//!
+//! When an asynchronous build needs another chunk count (a new `chunk_size` or `resolution`),
+//! the previous island's nodes are *retired* ([`ChunkPool::retire`]): they stay in the scene,
+//! drawn and colliding, while the new chunks are built hidden with their colliders disabled;
+//! [`ChunkPool::swap_in`] then shows the new chunks and frees the old ones in the same frame.
+//! So every part of the island has a mesh and a collider in every frame of a rebuild.
 
 use crate::chunk_data::ChunkData;
 use crate::surface::SurfaceCache;
@@ -35,6 +41,8 @@ struct ColliderNodes {
 #[derive(Default)]
 pub struct ChunkPool {
     nodes: Vec<ChunkNodes>,
+    /// The previous island's nodes, kept in the scene while `nodes` is built hidden.
+    retired: Vec<ChunkNodes>,
     /// Verified Godot surface layouts (chunk and LOD meshes).
     pub surfaces: SurfaceCache,
     /// Material given to new chunk nodes.
@@ -168,6 +176,11 @@ impl ChunkPool {
                         .set_scale(Vector3::new(col.cell_size, 1.0, col.cell_size));
                     nodes.placed = Some(place);
                 }
+                if self.retired.is_empty() {
+                    return;
+                }
+                // Staging: the retired island collides until the swap.
+                self.set_collider_enabled(i, false);
             }
             None => {
                 if let Some(mut nodes) = c.collider.take() {
@@ -200,13 +213,45 @@ impl ChunkPool {
         }
     }
 
-    /// Remove and free every chunk node.
+    /// Remove and free every chunk node (retired ones included).
     pub fn free_all(&mut self, parent: &mut Gd<Node3D>) {
-        for mut c in std::mem::take(&mut self.nodes) {
+        free_nodes(parent, std::mem::take(&mut self.nodes));
+        free_nodes(parent, std::mem::take(&mut self.retired));
+    }
+
+    /// Keep the current nodes in the scene as they are (drawn, colliding) and start an empty
+    /// pool whose new nodes are hidden with disabled colliders until [`ChunkPool::swap_in`].
+    /// When a retired island is already shown, the half-built hidden nodes are dropped instead.
+    pub fn retire(&mut self, parent: &mut Gd<Node3D>) {
+        if self.is_staging() {
+            free_nodes(parent, std::mem::take(&mut self.nodes));
+            return;
+        }
+        self.retired = std::mem::take(&mut self.nodes);
+        for (i, c) in self.retired.iter_mut().enumerate() {
             if c.instance.is_instance_valid() {
-                parent.remove_child(&c.instance);
-                c.instance.queue_free();
+                // Free the `Chunk_x_z` names for the new nodes.
+                c.instance.set_name(&format!("RetiredChunk_{i}"));
             }
+            c.named = None;
+        }
+    }
+
+    /// Whether a retired island is shown while the pool's nodes are built hidden.
+    pub fn is_staging(&self) -> bool {
+        !self.retired.is_empty()
+    }
+
+    /// End staging (nothing when not staging): free the retired nodes and show the pool's
+    /// meshes and colliders, in the same frame.
+    pub fn swap_in(&mut self, parent: &mut Gd<Node3D>) {
+        if !self.is_staging() {
+            return;
+        }
+        free_nodes(parent, std::mem::take(&mut self.retired));
+        self.set_visible_from(0, true);
+        for i in 0..self.nodes.len() {
+            self.set_collider_enabled(i, true);
         }
     }
 
@@ -220,11 +265,14 @@ impl ChunkPool {
         &mut self.nodes[i]
     }
 
-    /// Append one (empty) chunk node to the pool.
+    /// Append one (empty) chunk node to the pool (hidden while staging).
     fn new_node(&mut self, parent: &mut Gd<Node3D>) {
         let mut instance = MeshInstance3D::new_alloc();
         let mesh = ArrayMesh::new_gd();
         instance.set_mesh(&mesh);
+        if self.is_staging() {
+            instance.set_visible(false);
+        }
         instance.set_material_override(self.material.as_ref());
         parent
             .add_child_ex(&instance)
@@ -236,5 +284,15 @@ impl ChunkPool {
             collider: None,
             named: None,
         });
+    }
+}
+
+/// Remove and free `nodes` from `parent`.
+fn free_nodes(parent: &mut Gd<Node3D>, nodes: Vec<ChunkNodes>) {
+    for mut c in nodes {
+        if c.instance.is_instance_valid() {
+            parent.remove_child(&c.instance);
+            c.instance.queue_free();
+        }
     }
 }

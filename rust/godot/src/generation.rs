@@ -220,6 +220,10 @@ fn build_chunk(
 
 /// Build every chunk of `prep` now (synchronous paths).
 pub fn build_all(pool: &mut ChunkPool, parent: &mut Gd<Node3D>, mut prep: Box<Prepared>) -> Build {
+    // A synchronous build replaces everything within this call: no frame shows a gap.
+    if pool.is_staging() {
+        pool.free_all(parent);
+    }
     if pool.len() != prep.chunks.len() {
         pool.free_all(parent);
     }
@@ -258,7 +262,7 @@ pub fn build_streaming(
     );
     let per_side = (n - 1) / cs;
     let count = per_side * per_side;
-    if pool.len() != count || pool.any_freed() {
+    if pool.len() != count || pool.any_freed() || pool.is_staging() {
         pool.free_all(parent);
     }
     let surfaces0 = pool.surface_counts();

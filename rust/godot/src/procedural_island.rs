@@ -751,7 +751,9 @@ impl ProceduralIsland {
                 match result {
                     Ok(prep) => {
                         if self.chunks.len() != prep.chunks.len() {
-                            self.with_chunks(|pool, parent| pool.free_all(parent));
+                            // Another chunk count: the current chunks stay drawn and colliding
+                            // until the new ones are all built (swapped in `finish`).
+                            self.with_chunks(|pool, parent| pool.retire(parent));
                         }
                         let counts = self.chunks.surface_counts();
                         self.job.start_build(prep, counts);
@@ -823,6 +825,7 @@ impl ProceduralIsland {
             build_ms,
             self.backend,
         );
+        self.with_chunks(|pool, parent| pool.swap_in(parent));
         let (fast, slow) = self.chunks.surface_counts();
         self.last_stats
             .set("encoded_surfaces", (fast - surfaces0.0) as i64);
