@@ -481,3 +481,33 @@ func test_every_property_sits_in_its_inspector_group() -> void:
 		check_eq(groups.get(name, "?"), "LOD", "%s is in the LOD group" % name)
 	check_eq(groups.get("backend", "?"), "Generation", "backend is in the Generation group")
 	isl.free()
+
+
+## Stats reach generation_finished complete (regenerate_ms included), get_last_stats() hands
+## out a copy, and an import is announced with generation_started like any generation.
+func test_stats_are_complete_and_copied() -> void:
+	var isl := _island(65, 32, {"generate_on_ready": false})
+	var got: Array = []
+	var started := [0]
+	isl.generation_started.connect(func() -> void: started[0] += 1)
+	isl.generation_finished.connect(func(stats: Dictionary) -> void: got.append(stats))
+	check(isl.regenerate(), "regenerate")
+	check_eq(got.size(), 1, "one generation_finished")
+	if got.size() == 1:
+		check(got[0].has("regenerate_ms"), "regenerate_ms is in the stats generation_finished carries")
+		got[0]["land_fraction"] = -1.0
+	var a := isl.get_last_stats()
+	check(a.get("land_fraction", -1.0) >= 0.0, "a handler editing its stats does not change the node's")
+	a["land_fraction"] = -2.0
+	(a["stage_ms"] as Dictionary).clear()
+	var b := isl.get_last_stats()
+	check(b.get("land_fraction", -2.0) >= 0.0, "editing get_last_stats() does not change the node's")
+	check(not (b["stage_ms"] as Dictionary).is_empty(), "nor its nested stage times")
+	var path := "user://stats_import_test.r32"
+	check_eq(isl.export_heightmap(path), OK, "export")
+	started[0] = 0
+	got.clear()
+	check_eq(isl.import_heightmap(path), OK, "import")
+	check_eq(started[0], 1, "import emits generation_started")
+	check_eq(got.size(), 1, "and generation_finished once")
+	DirAccess.remove_absolute(path)

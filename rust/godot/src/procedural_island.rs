@@ -308,6 +308,8 @@ island_node! {
             material: TerrainMaterial = TerrainMaterial::default(),
             watcher: AutoRegenerate = AutoRegenerate::default(),
             gpu_warned: bool = false,
+            /// Start of the running synchronous `regenerate()` (for `regenerate_ms`).
+            sync_started: Option<Instant> = None,
         }
     }
 }
@@ -419,9 +421,9 @@ impl ProceduralIsland {
             });
         match built {
             Ok(b) => {
+                // `regenerate_ms` goes into the stats before generation_finished carries them.
+                self.sync_started = Some(t);
                 self.finish(b);
-                self.last_stats
-                    .set("regenerate_ms", t.elapsed().as_secs_f64() * 1e3);
                 true
             }
             Err(e) => {
@@ -529,7 +531,8 @@ impl ProceduralIsland {
     /// the island). Empty before the first generation.
     #[func]
     pub fn get_last_stats(&self) -> VarDictionary {
-        self.last_stats.clone()
+        // A copy: the caller may edit it without changing the node's statistics.
+        self.last_stats.duplicate_deep()
     }
 
     /// Write the current heights to `path`; the format follows the extension: `.png` (16-bit
@@ -853,7 +856,12 @@ impl ProceduralIsland {
         self.last_stats
             .set("maps_ms", t.elapsed().as_secs_f64() * 1e3);
         self.lod.invalidate();
-        let stats = self.last_stats.clone();
+        if let Some(t) = self.sync_started.take() {
+            self.last_stats
+                .set("regenerate_ms", t.elapsed().as_secs_f64() * 1e3);
+        }
+        // Handlers get their own copy: editing it does not change get_last_stats().
+        let stats = self.last_stats.duplicate_deep();
         let serial = self.job.serial();
         self.signals().generation_progress().emit(1.0, "done");
         if self.job.serial() != serial {
@@ -946,6 +954,8 @@ impl ProceduralIsland {
             import_job(request, heights).map_err(|e| (Error::ERR_INVALID_DATA, e.to_string()))?;
         self.job.abort();
         self.job.end_series();
+        // An import is a generation too: started, then progress "done" and finished.
+        self.signals().generation_started().emit();
         let b =
             self.with_chunks(|pool, parent| generation::build_all(pool, parent, Box::new(prep)));
         self.finish(b);
