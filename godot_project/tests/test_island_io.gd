@@ -155,3 +155,39 @@ func test_export_without_island_fails() -> void:
 	check(isl.get_heightmap_image() == null, "no image before the first generation")
 	check_eq(isl.get_height_at(0, 0), 0.0, "height 0 before the first generation")
 	check_eq(isl.get_biome_at(0, 0), -1, "biome -1 before the first generation")
+
+
+## Issue 12.4: import errors only suggest resolutions the node accepts.
+func test_import_hints_name_only_valid_resolutions() -> void:
+	var isl := _island()
+	DirAccess.make_dir_recursive_absolute(DIR)
+	var empty := DIR.path_join("empty.r32")
+	FileAccess.open(empty, FileAccess.WRITE).close()
+	expect_error("the file is empty")
+	check_eq(isl.import_heightmap(empty), ERR_FILE_CORRUPT, "an empty .r32 is refused")
+	var odd := DIR.path_join("odd.r16")
+	var f := FileAccess.open(odd, FileAccess.WRITE)
+	var zeros := PackedByteArray()
+	zeros.resize(64 * 64 * 2)
+	f.store_buffer(zeros)
+	f.close()
+	expect_error("not a resolution this node supports")
+	check_eq(isl.import_heightmap(odd), ERR_FILE_CORRUPT, "a 64² .r16 is refused")
+	var wide := DIR.path_join("wide.png")
+	var img := Image.create(4096, 4096, false, Image.FORMAT_L8)
+	img.save_png(wide)
+	expect_error("4096×4096")
+	check(isl.import_heightmap(wide) != OK, "a 4096² PNG is refused")
+
+
+## Issue 12.3: a world too small for f32 heights is refused with a clear error; the island
+## stays as it was (no NaN reaches the heights or the colliders).
+func test_tiny_world_size_is_refused() -> void:
+	var isl := _island()
+	var h := isl.get_height_at(0.0, 0.0)
+	for bad in [1e-30, 1e-18, 1e-3, 1e30]:
+		isl.world_size = bad
+		expect_error("world_size")
+		check(not isl.regenerate(), "world_size %s refused" % bad)
+		check_eq(isl.get_height_at(0.0, 0.0), h, "heights unchanged after world_size %s" % bad)
+	check(not is_nan(isl.get_height_at(1.0, 1.0)), "no NaN")

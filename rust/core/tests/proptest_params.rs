@@ -5,6 +5,14 @@ use island_core::params::{MAX_WORLD_SIZE, MIN_WORLD_SIZE};
 use island_core::{generate, Algorithm, Island, IslandParams};
 use proptest::prelude::*;
 
+/// Cases per target: `PROPTEST_CASES` when set (`cargo xtask fuzz`), else `default`.
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// Every output of an island is finite: heights, normals (unit length), splat weights (sum 255),
 /// biome indices (in the table), statistics, and the point queries at the corners, the centre
 /// and between samples.
@@ -94,7 +102,7 @@ prop_compose! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(400), ..ProptestConfig::default() })]
     #[test]
     fn validate_never_panics(p in wild_params()) {
         let _ = p.validate();
@@ -127,7 +135,7 @@ prop_compose! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 120, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(120), ..ProptestConfig::default() })]
     #[test]
     fn generator_never_panics_on_valid_input(p in valid_params()) {
         prop_assume!(p.validate().is_ok());
