@@ -511,3 +511,17 @@ func test_stats_are_complete_and_copied() -> void:
 	check_eq(started[0], 1, "import emits generation_started")
 	check_eq(got.size(), 1, "and generation_finished once")
 	DirAccess.remove_absolute(path)
+
+
+## Issue 15.2: check_parameters() (also the node's configuration warning, the scene tree's
+## yellow triangle) names the problem while a value is invalid, and is empty once fixed.
+func test_invalid_value_gives_a_configuration_warning() -> void:
+	var isl := _island(65, 32)
+	check_eq(isl.check_parameters(), "", "no problem with valid values")
+	isl.world_size = -5.0
+	check(isl.check_parameters().contains("world_size"), "names the property: %s" % isl.check_parameters())
+	isl.resolution = 100
+	check(isl.check_parameters().contains("resolution"), "the first problem: %s" % isl.check_parameters())
+	isl.resolution = 65
+	isl.world_size = 1024.0
+	check_eq(isl.check_parameters(), "", "empty once fixed")

@@ -1,5 +1,6 @@
 //! Editor auto-regenerate: the island regenerates in the background once its properties have
-//! stopped changing for [`DEBOUNCE`].
+//! stopped changing for [`DEBOUNCE`]. Invalid values are reported once they have stood for the
+//! same quiet time (not while the user is still typing), once per distinct problem.
 
 use crate::worker::Request;
 use std::time::{Duration, Instant};
@@ -12,6 +13,21 @@ pub const DEBOUNCE: Duration = Duration::from_millis(300);
 pub struct AutoRegenerate {
     watched: Option<Request>,
     dirty_since: Option<Instant>,
+    /// The current problem with the values and since when it stands.
+    invalid: Option<(String, Instant)>,
+    /// The problem last reported (not reported again until the values change).
+    reported: Option<String>,
+}
+
+/// What the node should do after [`AutoRegenerate::poll`].
+#[derive(Debug, Default, PartialEq)]
+pub struct Action {
+    /// Regenerate in the background now.
+    pub regenerate: bool,
+    /// Report this problem (error in the Output panel, `generation_failed`).
+    pub report: Option<String>,
+    /// The values turned valid or invalid: refresh the configuration warning.
+    pub validity_changed: bool,
 }
 
 impl AutoRegenerate {
@@ -20,21 +36,35 @@ impl AutoRegenerate {
         self.watched = now;
     }
 
-    /// Called every frame with the current request (`Err`: invalid values while typing, wait
-    /// for valid ones). True when the island should regenerate now.
-    pub fn poll(&mut self, now: Result<Request, String>) -> bool {
-        let Ok(now) = now else {
-            return false;
+    /// Called every frame with the current request (`Err`: the problem with the values).
+    pub fn poll(&mut self, now: Result<Request, String>) -> Action {
+        let mut action = Action::default();
+        let now = match now {
+            Err(msg) => {
+                action.validity_changed = self.invalid.is_none();
+                if self.invalid.as_ref().map(|(m, _)| m) != Some(&msg) {
+                    self.invalid = Some((msg, Instant::now()));
+                }
+                let (msg, since) = self.invalid.as_ref().expect("set above");
+                if since.elapsed() >= DEBOUNCE && self.reported.as_ref() != Some(msg) {
+                    self.reported = Some(msg.clone());
+                    action.report = Some(msg.clone());
+                }
+                return action;
+            }
+            Ok(now) => now,
         };
+        action.validity_changed = self.invalid.take().is_some();
+        self.reported = None;
         if self.watched.as_ref() != Some(&now) {
             self.watched = Some(now);
             self.dirty_since = Some(Instant::now());
         }
         if self.dirty_since.is_some_and(|t| t.elapsed() >= DEBOUNCE) {
             self.dirty_since = None;
-            return true;
+            action.regenerate = true;
         }
-        false
+        action
     }
 }
 
@@ -56,11 +86,34 @@ mod tests {
         };
         let mut w = AutoRegenerate::default();
         w.reset(Some(req(1)));
-        assert!(!w.poll(Ok(req(1))), "unchanged: nothing to do");
-        assert!(!w.poll(Ok(req(2))), "changed: wait for the quiet time");
-        assert!(!w.poll(Err("typing".into())));
+        assert!(!w.poll(Ok(req(1))).regenerate, "unchanged: nothing to do");
+        assert!(
+            !w.poll(Ok(req(2))).regenerate,
+            "changed: wait for the quiet time"
+        );
+        let a = w.poll(Err("typing".into()));
+        assert!(!a.regenerate && a.report.is_none() && a.validity_changed);
         std::thread::sleep(DEBOUNCE);
-        assert!(w.poll(Ok(req(2))));
-        assert!(!w.poll(Ok(req(2))), "only once");
+        let a = w.poll(Ok(req(2)));
+        assert!(a.regenerate && a.validity_changed);
+        assert!(!w.poll(Ok(req(2))).regenerate, "only once");
+    }
+
+    #[test]
+    fn invalid_values_are_reported_once_after_the_quiet_time() {
+        let mut w = AutoRegenerate::default();
+        let bad = || Err::<Request, String>("invalid parameter `world_size`".into());
+        let a = w.poll(bad());
+        assert!(a.validity_changed && a.report.is_none(), "not while typing");
+        std::thread::sleep(DEBOUNCE);
+        let a = w.poll(bad());
+        assert_eq!(a.report.as_deref(), Some("invalid parameter `world_size`"));
+        assert!(!a.validity_changed);
+        assert_eq!(w.poll(bad()), Action::default(), "reported once");
+        // Another problem is reported again, after its own quiet time.
+        let other = || Err::<Request, String>("invalid parameter `seed`".into());
+        assert!(w.poll(other()).report.is_none());
+        std::thread::sleep(DEBOUNCE);
+        assert!(w.poll(other()).report.is_some());
     }
 }

@@ -342,10 +342,32 @@ impl INode3D for ProceduralIsland {
         self.lod_process();
         if Engine::singleton().is_editor_hint() && self.auto_regenerate {
             let now = self.make_request();
-            if self.watcher.poll(now) {
+            let action = self.watcher.poll(now);
+            if action.validity_changed {
+                self.base_mut().update_configuration_warnings();
+            }
+            if let Some(msg) = action.report {
+                // The inspector path: the same error and signal as a script's regenerate().
+                self.report_failure(&msg);
+            }
+            if action.regenerate {
                 self.regenerate_async();
             }
         }
+    }
+
+    /// The yellow warning in the scene tree while a value is invalid (the previous island is
+    /// kept until the values are valid again).
+    fn get_configuration_warnings(&self) -> PackedStringArray {
+        let mut warnings = PackedStringArray::new();
+        let problem = self.check_parameters();
+        if !problem.is_empty() {
+            warnings.push(&format!(
+                "{problem}. The island is not regenerated until this is fixed; the previous one \
+                 stays."
+            ));
+        }
+        warnings
     }
 }
 
@@ -453,6 +475,17 @@ impl ProceduralIsland {
             Ok(true) => self.signals().generation_started().emit(),
             Ok(false) => {}
             Err(msg) => self.report_failure(&msg),
+        }
+    }
+
+    /// The problem with the current property values, or an empty string when they are valid
+    /// (what [method regenerate] would report, without generating). The same text is the node's
+    /// configuration warning in the editor.
+    #[func]
+    pub fn check_parameters(&self) -> GString {
+        match self.make_request() {
+            Ok(_) => GString::new(),
+            Err(msg) => GString::from(&msg),
         }
     }
 
