@@ -313,8 +313,6 @@ pub struct WaterNodes {
     default: Option<Gd<ShaderMaterial>>,
     /// `water_material` last applied (instance id, None for the default).
     applied: Option<Option<InstanceId>>,
-    /// Whether the sea was enabled at the last sync.
-    sea_enabled: bool,
     /// Parameters the shader needs (map rect, outside depth), with the depth texture.
     depth: Option<Gd<ImageTexture>>,
     rect: [f32; 3],
@@ -403,7 +401,7 @@ impl WaterNodes {
 
         let cs = island.params.chunk_size as usize;
         let n = island.field.resolution;
-        let per_side = if cs > 0 { (n - 1) / cs } else { 0 };
+        let per_side = (n - 1).checked_div(cs).unwrap_or(0);
         let count = per_side * per_side;
         if self.chunks.len() > count || self.chunks.iter().flatten().any(|c| !c.valid()) {
             for c in std::mem::take(&mut self.chunks).into_iter().flatten() {
@@ -472,7 +470,6 @@ impl WaterNodes {
             sea.set(&sea_mesh(ws));
             self.sea_size = world_size;
         }
-        self.sea_enabled = sea_enabled;
     }
 
     /// Whether the sea node exists (statistics).
