@@ -788,7 +788,18 @@ impl ProceduralIsland {
         }
         let budget = self.build_budget_ms;
         let mut job = std::mem::take(&mut self.job);
-        let step = self.with_chunks(|pool, parent| job.continue_build(pool, parent, budget));
+        // The river/lake surfaces of each chunk are built right after it, in the same budget.
+        let mut water = std::mem::take(&mut self.water);
+        let user = self.water_material.clone();
+        let step = self.with_chunks(|pool, parent| {
+            job.continue_build(pool, parent, budget, &mut |parent, i, island| {
+                water.build_chunk(parent, island, i, user.as_ref())
+            })
+        });
+        if matches!(step, Step::Finished(_)) {
+            water.chunks_built();
+        }
+        self.water = water;
         self.job = job;
         match step {
             Step::Idle => {}

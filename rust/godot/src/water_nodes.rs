@@ -317,6 +317,8 @@ pub struct WaterNodes {
     depth: Option<Gd<ImageTexture>>,
     rect: [f32; 3],
     outside_depth: f32,
+    /// The chunk build already made the river/lake surfaces of the island being installed.
+    chunks_ready: bool,
 }
 
 impl WaterNodes {
@@ -368,8 +370,8 @@ impl WaterNodes {
         }
     }
 
-    /// After a (re)generation: rebuild the river/lake chunk meshes (reusing pooled nodes), the
-    /// depth texture, and the sea when enabled.
+    /// After a (re)generation: the depth texture, the river/lake chunk meshes (reusing pooled
+    /// nodes; unless the budgeted chunk build already made them) and the sea when enabled.
     pub fn island_changed(
         &mut self,
         parent: &mut Gd<Node3D>,
@@ -377,7 +379,8 @@ impl WaterNodes {
         sea_enabled: bool,
         user: Option<&Gd<Material>>,
     ) {
-        let mat = self.material(user);
+        // Create the default material first so it gets the shader parameters below.
+        self.material(user);
         self.applied = Some(user.map(|m| m.instance_id()));
         let ws = island.field.world_size;
         let (side, bytes) = depth_bytes(island);
@@ -399,36 +402,75 @@ impl WaterNodes {
         self.outside_depth = island.params.coast.sea_depth;
         self.set_shader_params(user);
 
+        if !std::mem::take(&mut self.chunks_ready) {
+            let count = self.prepare_pool(parent, island);
+            if island.water.kind.iter().any(|&k| inland(k)) {
+                for i in 0..count {
+                    self.build_chunk(parent, island, i, user);
+                }
+            } else {
+                // Sea only: hide every pooled river/lake node at once.
+                for node in self.chunks.iter_mut().flatten() {
+                    node.set(&WaterMesh::default());
+                }
+            }
+        }
+        self.sync(parent, Some(ws), sea_enabled, user);
+    }
+
+    /// Size the pool for `island`'s chunk count (freeing it when the count changed or a node
+    /// was freed by someone else); the chunk count.
+    fn prepare_pool(&mut self, parent: &mut Gd<Node3D>, island: &Island) -> usize {
         let cs = island.params.chunk_size as usize;
-        let n = island.field.resolution;
-        let per_side = (n - 1).checked_div(cs).unwrap_or(0);
+        let per_side = (island.field.resolution - 1).checked_div(cs).unwrap_or(0);
         let count = per_side * per_side;
-        if self.chunks.len() > count || self.chunks.iter().flatten().any(|c| !c.valid()) {
+        if self.chunks.len() != count || self.chunks.iter().flatten().any(|c| !c.valid()) {
             for c in std::mem::take(&mut self.chunks).into_iter().flatten() {
                 c.free(parent);
             }
         }
         self.chunks.resize_with(count, || None);
-        let water = &island.water;
-        let any_inland = water.kind.iter().any(|&k| inland(k));
-        for i in 0..count {
-            let (cx, cz) = (i % per_side, i / per_side);
-            let m = if any_inland {
-                chunk_water_mesh(water, ws, cx, cz, cs)
-            } else {
-                WaterMesh::default()
-            };
-            match &mut self.chunks[i] {
-                Some(node) => node.set(&m),
-                None if !m.is_empty() => {
-                    let mut node = WaterNode::new(parent, &format!("Water_{cx}_{cz}"), &mat);
-                    node.set(&m);
-                    self.chunks[i] = Some(node);
-                }
-                None => {}
-            }
+        count
+    }
+
+    /// Build the river/lake surface of chunk `i` of `island` (during the budgeted chunk build of
+    /// `regenerate_async`, right after the terrain chunk; see [`Self::chunks_built`]).
+    pub fn build_chunk(
+        &mut self,
+        parent: &mut Gd<Node3D>,
+        island: &Island,
+        i: usize,
+        user: Option<&Gd<Material>>,
+    ) {
+        if i == 0 {
+            self.prepare_pool(parent, island);
         }
-        self.sync(parent, Some(ws), sea_enabled, user);
+        if i >= self.chunks.len() {
+            return;
+        }
+        let cs = island.params.chunk_size as usize;
+        let per_side = (island.field.resolution - 1).checked_div(cs).unwrap_or(1);
+        let (cx, cz) = (i % per_side, i / per_side);
+        let m = chunk_water_mesh(&island.water, island.field.world_size, cx, cz, cs);
+        if self.chunks[i].as_ref().is_some_and(|c| !c.valid()) {
+            self.chunks[i] = None;
+        }
+        match &mut self.chunks[i] {
+            Some(node) => node.set(&m),
+            None if !m.is_empty() => {
+                let mat = self.material(user);
+                let mut node = WaterNode::new(parent, &format!("Water_{cx}_{cz}"), &mat);
+                node.set(&m);
+                self.chunks[i] = Some(node);
+            }
+            None => {}
+        }
+    }
+
+    /// Every chunk's river/lake surface was built by [`Self::build_chunk`]: the next
+    /// [`Self::island_changed`] keeps them.
+    pub fn chunks_built(&mut self) {
+        self.chunks_ready = true;
     }
 
     /// Bring the sea node and the materials in line with `sea_enabled` and `water_material`
