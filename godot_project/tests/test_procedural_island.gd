@@ -351,17 +351,17 @@ func test_generated_children_are_not_saved() -> void:
 	root3d.add_child(isl)
 	isl.owner = root3d
 	add_child(root3d)
-	check_eq(isl.get_child_count(true), 4, "island generated on ready")
+	check_eq(isl.get_child_count(true), 4 + 1, "island generated on ready (4 chunks and the sea)")
 	var packed := PackedScene.new()
 	check_eq(packed.pack(root3d), OK, "pack the scene")
 	var state := packed.get_state()
-	check_eq(state.get_node_count(), 2, "only the root and the island are saved, no chunks")
+	check_eq(state.get_node_count(), 2, "only the root and the island are saved, no chunks, no sea")
 	var copy := packed.instantiate() as Node3D
 	var isl2 := copy.get_child(0) as ProceduralIsland
 	check_eq(isl2.get_child_count(true), 0, "no chunks before the copy enters the tree")
 	check_eq(isl2.seed, 31, "parameters are saved")
 	add_child(copy)
-	check_eq(isl2.get_child_count(true), 4, "the copy rebuilds its chunks on ready")
+	check_eq(isl2.get_child_count(true), 4 + 1, "the copy rebuilds its chunks and sea on ready")
 	check(isl.get_heightmap_image().get_data() == isl2.get_heightmap_image().get_data(), "and the same island")
 
 
@@ -370,7 +370,7 @@ func test_regenerate_outside_the_tree() -> void:
 	isl.resolution = 33
 	isl.chunk_size = 16
 	check(isl.regenerate(), "regenerate works before entering the tree")
-	check_eq(isl.get_child_count(true), 4, "chunks built")
+	check_eq(isl.get_child_count(true), 4 + 1, "chunks and the sea built")
 	check_eq(isl.get_last_stats().chunks, 4, "stats recorded")
 	check_eq(isl.get_height_at(32.0, -256.0), isl.get_heightmap_image().get_pixel(17, 8).r, "queries work")
 	isl.free()

@@ -164,12 +164,14 @@ impl GenerationJob {
         self.building.is_some()
     }
 
-    /// Build chunks for up to `budget_ms` (at least one chunk).
+    /// Build chunks for up to `budget_ms` (at least one chunk). `per_chunk(parent, i, island)`
+    /// runs after chunk `i` inside the same budget (the node's water surfaces).
     pub fn continue_build(
         &mut self,
         pool: &mut ChunkPool,
         parent: &mut Gd<Node3D>,
         budget_ms: f32,
+        per_chunk: &mut dyn FnMut(&mut Gd<Node3D>, usize, &Island),
     ) -> Step {
         let Some(mut b) = self.building.take() else {
             return Step::Idle;
@@ -186,6 +188,7 @@ impl GenerationJob {
             let data = std::mem::take(&mut b.prep.chunks[i]);
             build_chunk(pool, parent, i, &data, &b.prep);
             drop(data);
+            per_chunk(parent, i, &b.prep.island);
             b.next += 1;
             if t.elapsed() >= budget {
                 break;

@@ -6,7 +6,8 @@
 //!
 //! The node's collaborators, each owning its state: [`generation`] (worker, pending request,
 //! chunk build), [`chunk_pool`] (chunk and collider nodes), [`lod`] (quadtree LOD nodes),
-//! [`splat_maps`] (splat map textures), [`material`], [`auto_regenerate`] (editor debounce),
+//! [`splat_maps`] (splat map textures), [`water_nodes`] (sea, river and lake surfaces),
+//! [`material`], [`auto_regenerate`] (editor debounce),
 //! [`island_io`] (images and heightmap files), [`stats`]; [`properties`] declares the node's
 //! inspector properties once.
 //!
@@ -31,6 +32,7 @@ pub mod splat_paint;
 pub mod stats;
 pub mod surface;
 pub mod terrain_brush;
+pub mod water_nodes;
 pub mod worker;
 
 struct ProceduralIslandExtension;

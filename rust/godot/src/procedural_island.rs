@@ -7,6 +7,7 @@
 //! * [`LodRuntime`](crate::lod): quadtree LOD nodes;
 //! * [`SplatMaps`](crate::splat_maps): the splat map textures (with the [`SplatPaint`] resource);
 //! * [`TerrainMaterial`](crate::material): the chunks' material;
+//! * [`WaterNodes`](crate::water_nodes): the sea, river and lake surfaces;
 //! * [`AutoRegenerate`](crate::auto_regenerate): the editor's debounced regenerate;
 //! * [`island_io`](crate::island_io) and [`stats`](crate::stats): images, files, statistics.
 
@@ -21,6 +22,7 @@ use crate::properties::{island_node, CHUNK_HINT, RESOLUTION_HINT};
 use crate::splat_maps::{self, SplatMaps};
 use crate::splat_paint::SplatPaint;
 use crate::stats::stats_dictionary;
+use crate::water_nodes::{self, WaterNodes};
 use crate::worker::{generate_job, import_job, JobError, Prepared, Request};
 use godot::classes::{Curve, Engine, INode3D, Image, ImageTexture, Material, Node3D};
 use godot::global::Error;
@@ -294,6 +296,18 @@ island_node! {
             /// previous, crack-free selection stays visible; at least one mesh is built per frame.
             #[export(range = (0.01, 16.0, 0.01, or_greater, suffix = "ms"))]
             lod_budget_ms: f32 = node(lod::DEFAULT_BUDGET_MS),
+
+            /// Draw the sea: an internal surface at y = 0 reaching far past the island towards the
+            /// horizon (never saved into the scene). Rivers and lakes are drawn either way.
+            #[export_group(name = "Water")]
+            #[export]
+            sea_enabled: bool = node(true),
+            /// Material of the sea, river and lake surfaces. Null uses the built-in water shader
+            /// (`res://addons/procedural_island/water.gdshader`: depth-tinted, translucent, fresnel,
+            /// moving ripples). A `ShaderMaterial` gets the same `water_depth`, `depth_range`,
+            /// `map_rect` and `outside_depth` parameters.
+            #[export]
+            water_material: Option<Gd<Material>> = node(None),
         }
         state {
             /// The current island, if any (shared with the LOD update, see `with_chunks`).
@@ -306,6 +320,7 @@ island_node! {
             lod: LodRuntime = LodRuntime::default(),
             splat: SplatMaps = SplatMaps::default(),
             material: TerrainMaterial = TerrainMaterial::default(),
+            water: WaterNodes = WaterNodes::default(),
             watcher: AutoRegenerate = AutoRegenerate::default(),
             gpu_warned: bool = false,
             /// Start of the running synchronous `regenerate()` (for `regenerate_ms`).
@@ -339,6 +354,7 @@ impl INode3D for ProceduralIsland {
         self.poll_worker();
         self.continue_build();
         self.sync_material();
+        self.sync_water();
         self.lod_process();
         if Engine::singleton().is_editor_hint() && self.auto_regenerate {
             let now = self.make_request();
@@ -532,6 +548,23 @@ impl ProceduralIsland {
             .as_ref()
             .and_then(|i| i.biomes.get(i.field.nearest_index(x, z)))
             .map_or(-1, |&b| b as i32)
+    }
+
+    /// Water surface height in metres at node-local `(x, z)`: 0 over the sea, the surface of the
+    /// drawn river or lake mesh there, NaN where the nearest sample is dry, outside the map, or
+    /// when no island has been generated.
+    #[func]
+    pub fn get_water_level_at(&self, x: f32, z: f32) -> f32 {
+        self.island.as_ref().map_or(f32::NAN, |i| {
+            water_nodes::water_level_at(&i.water, i.field.world_size, x, z)
+        })
+    }
+
+    /// What covers each sample as a `resolution × resolution` `Image.FORMAT_R8` image: 0 dry,
+    /// 1 river, 2 lake, 3 sea (pixel `(x, z)`), or null when there is no island yet.
+    #[func]
+    pub fn get_water_image(&self) -> Option<Gd<Image>> {
+        water_nodes::water_image(self.island.as_ref()?)
     }
 
     /// The heights as a `resolution × resolution` `Image.FORMAT_RF` image in metres (pixel
@@ -821,7 +854,18 @@ impl ProceduralIsland {
         }
         let budget = self.build_budget_ms;
         let mut job = std::mem::take(&mut self.job);
-        let step = self.with_chunks(|pool, parent| job.continue_build(pool, parent, budget));
+        // The river/lake surfaces of each chunk are built right after it, in the same budget.
+        let mut water = std::mem::take(&mut self.water);
+        let user = self.water_material.clone();
+        let step = self.with_chunks(|pool, parent| {
+            job.continue_build(pool, parent, budget, &mut |parent, i, island| {
+                water.build_chunk(parent, island, i, user.as_ref())
+            })
+        });
+        if matches!(step, Step::Finished(_)) {
+            water.chunks_built();
+        }
+        self.water = water;
         self.job = job;
         match step {
             Step::Idle => {}
@@ -888,6 +932,7 @@ impl ProceduralIsland {
         self.splat_island_changed();
         self.last_stats
             .set("maps_ms", t.elapsed().as_secs_f64() * 1e3);
+        self.water_island_changed();
         self.lod.invalidate();
         if let Some(t) = self.sync_started.take() {
             self.last_stats
@@ -918,6 +963,39 @@ impl ProceduralIsland {
             .shader_materials(self.terrain_material.as_ref());
         self.splat
             .island_changed(island, self.splat_paint.as_ref(), &mats);
+    }
+
+    /// After a (re)generation: rebuild the river/lake meshes and the sea; water statistics.
+    fn water_island_changed(&mut self) {
+        let Some(island) = self.island.clone() else {
+            return;
+        };
+        let (sea, user) = (self.sea_enabled, self.water_material.clone());
+        let mut water = std::mem::take(&mut self.water);
+        {
+            let mut parent = self.base_mut();
+            water.island_changed(&mut parent, &island, sea, user.as_ref());
+        }
+        self.water = water;
+        let [_, river, lake, sea_n] = water_nodes::kind_counts(&island.water);
+        let s = &mut self.last_stats;
+        s.set("water_samples", (river + lake + sea_n) as i64);
+        s.set("river_samples", river as i64);
+        s.set("lake_samples", lake as i64);
+        s.set("sea_samples", sea_n as i64);
+        s.set("water_chunks", self.water.visible_chunks() as i64);
+    }
+
+    /// Follow `sea_enabled` and `water_material` (every frame; cheap when unchanged).
+    fn sync_water(&mut self) {
+        let ws = self.island.as_ref().map(|i| i.field.world_size);
+        let (sea, user) = (self.sea_enabled, self.water_material.clone());
+        let mut water = std::mem::take(&mut self.water);
+        {
+            let mut parent = self.base_mut();
+            water.sync(&mut parent, ws, sea, user.as_ref());
+        }
+        self.water = water;
     }
 
     /// Re-apply the material when `terrain_material` changed.
