@@ -26,6 +26,8 @@ pub mod lod;
 pub mod material;
 pub mod procedural_island;
 pub mod properties;
+pub mod scatter_layer;
+pub mod scatter_nodes;
 pub mod splat_maps;
 pub mod splat_paint;
 pub mod stats;

@@ -18,6 +18,8 @@ use crate::island_io;
 use crate::lod::{self, LodRuntime, LodScene, LodSettings};
 use crate::material::TerrainMaterial;
 use crate::properties::{island_node, CHUNK_HINT, RESOLUTION_HINT};
+use crate::scatter_layer::ScatterLayer;
+use crate::scatter_nodes::{self, ScatterNodes};
 use crate::splat_maps::{self, SplatMaps};
 use crate::splat_paint::SplatPaint;
 use crate::stats::stats_dictionary;
@@ -294,6 +296,13 @@ island_node! {
             /// previous, crack-free selection stays visible; at least one mesh is built per frame.
             #[export(range = (0.01, 16.0, 0.01, or_greater, suffix = "ms"))]
             lod_budget_ms: f32 = node(lod::DEFAULT_BUDGET_MS),
+
+            /// Vegetation and rock layers scattered over the island after each generation: one
+            /// `MultiMeshInstance3D` per layer per chunk (internal children, never saved). Changing a
+            /// layer's properties re-places that layer.
+            #[export_group(name = "Scatter")]
+            #[export]
+            scatter_layers: Array<Option<Gd<ScatterLayer>>> = node(Array::new()),
         }
         state {
             /// The current island, if any (shared with the LOD update, see `with_chunks`).
@@ -308,6 +317,7 @@ island_node! {
             material: TerrainMaterial = TerrainMaterial::default(),
             watcher: AutoRegenerate = AutoRegenerate::default(),
             gpu_warned: bool = false,
+            scatter: ScatterNodes = ScatterNodes::default(),
         }
     }
 }
@@ -338,6 +348,7 @@ impl INode3D for ProceduralIsland {
         self.continue_build();
         self.sync_material();
         self.lod_process();
+        self.scatter_process();
         if Engine::singleton().is_editor_hint() && self.auto_regenerate {
             let now = self.make_request();
             if self.watcher.poll(now) {
@@ -600,6 +611,19 @@ impl ProceduralIsland {
         self.splat_island_changed();
     }
 
+    /// Node-local positions of the instances of scatter layer `layer` (index into
+    /// [member scatter_layers]); empty when out of range, null or invalid, or before a generation.
+    #[func]
+    pub fn get_scatter_positions(&self, layer: i32) -> PackedVector3Array {
+        usize::try_from(layer).map_or_else(|_| PackedVector3Array::new(), |i| self.scatter.positions(i))
+    }
+
+    /// Number of instances of scatter layer `layer` (0 when out of range, null or invalid).
+    #[func]
+    pub fn get_scatter_count(&self, layer: i32) -> i64 {
+        usize::try_from(layer).map_or(0, |i| self.scatter.count(i))
+    }
+
     /// LOD statistics: `enabled`, `levels` (levels in use), `leaves` (visible LOD chunks),
     /// `pool_size` (pooled LOD nodes, never freed while the camera moves), `pending` (a new
     /// selection is still being built; the previous one stays visible), `meshes_built` (total),
@@ -779,8 +803,10 @@ impl ProceduralIsland {
             normal_tangents,
             mesh_ms,
             warning,
+            request,
             ..
         } = *prep;
+        let prep_params = request.params;
         if let Some(w) = warning {
             // One warning per node: later fallbacks are visible in `get_last_stats().backend`.
             if !self.gpu_warned {
@@ -822,6 +848,7 @@ impl ProceduralIsland {
         self.last_stats
             .set("maps_ms", t.elapsed().as_secs_f64() * 1e3);
         self.lod.invalidate();
+        self.place_scatter(&prep_params);
         let stats = self.last_stats.clone();
         let serial = self.job.serial();
         self.signals().generation_progress().emit(1.0, "done");
@@ -899,6 +926,54 @@ impl ProceduralIsland {
             });
         }
         self.lod = lod;
+    }
+
+    /// After a generation: place every scatter layer and build its nodes; stats
+    /// `scatter_counts` (per layer) and `scatter_ms` (placement and node build).
+    fn place_scatter(&mut self, params: &island_core::IslandParams) {
+        let Some(island) = self.island.clone() else {
+            return;
+        };
+        let specs = scatter_nodes::specs(&self.scatter_layers);
+        let mut scatter = std::mem::take(&mut self.scatter);
+        let counts = {
+            let mut parent = self.base_mut();
+            scatter.place_all(
+                &mut parent,
+                &island,
+                params.seed,
+                params.chunk_size as usize,
+                specs,
+            )
+        };
+        self.last_stats
+            .set("scatter_counts", &PackedInt64Array::from(counts));
+        self.last_stats
+            .set("scatter_ms", scatter.last_place_ms + scatter.last_build_ms);
+        self.last_stats
+            .set("scatter_place_ms", scatter.last_place_ms);
+        self.scatter = scatter;
+    }
+
+    /// Per frame: re-place the scatter layers whose properties changed.
+    fn scatter_process(&mut self) {
+        if self.is_generating() {
+            return;
+        }
+        let Some(island) = self.island.clone() else {
+            return;
+        };
+        let specs = scatter_nodes::specs(&self.scatter_layers);
+        let mut scatter = std::mem::take(&mut self.scatter);
+        let changed = {
+            let mut parent = self.base_mut();
+            scatter.sync(&mut parent, &island, specs)
+        };
+        if changed {
+            let counts = PackedInt64Array::from(scatter.counts());
+            self.last_stats.set("scatter_counts", &counts);
+        }
+        self.scatter = scatter;
     }
 
     fn import_impl(&mut self, path: &str) -> island_io::IoResult<()> {

@@ -1,0 +1,343 @@
+//! The island's scatter instances: one internal `MultiMeshInstance3D` per layer per chunk
+//! (pooled, reused between regenerates, never saved), filled from
+//! `island_core::scatter::place_all` (placement runs on the rayon pool over the island's plain
+//! data; the main thread only builds the Godot objects).
+//!
+//! The node hands over its `scatter_layers` as [`LayerSpec`]s; a spec that differs from the one
+//! the layer was placed with (a property changed, see [`ScatterNodes::sync`]) re-places that
+//! layer alone.
+
+use crate::scatter_layer::ScatterLayer;
+use godot::classes::base_material_3d::Flags;
+use godot::classes::geometry_instance_3d::VisibilityRangeFadeMode;
+use godot::classes::mesh::{ArrayType, PrimitiveType};
+use godot::classes::multi_mesh::TransformFormat;
+use godot::classes::node::InternalMode;
+use godot::classes::{ArrayMesh, Mesh, MultiMesh, MultiMeshInstance3D, Node3D, StandardMaterial3D};
+use godot::prelude::*;
+use island_core::scatter::{self as core, Placement, ScatterInput};
+use island_core::scatter_meshes::MeshKind;
+use island_core::Island;
+use std::time::Instant;
+
+/// What one layer is placed and drawn with (compared to detect changes).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LayerSpec {
+    pub core: core::ScatterLayer,
+    pub mesh: Option<Gd<Mesh>>,
+    pub visibility: [f32; 4],
+}
+
+/// A layer of `scatter_layers`: null (`Ok(None)`, nothing placed), valid, or invalid (the
+/// reason).
+pub type SpecResult = Result<Option<LayerSpec>, String>;
+
+/// The specs of `layers`.
+pub fn specs(layers: &Array<Option<Gd<ScatterLayer>>>) -> Vec<SpecResult> {
+    layers
+        .iter_shared()
+        .enumerate()
+        .map(|(i, l)| {
+            let Some(l) = l else { return Ok(None) };
+            let b = l.bind();
+            match b.to_core() {
+                Ok(core) => Ok(Some(LayerSpec {
+                    core,
+                    mesh: b.custom_mesh(),
+                    visibility: b.visibility(),
+                })),
+                Err(e) => Err(format!("invalid scatter layer {i}: {e}")),
+            }
+        })
+        .collect()
+}
+
+#[derive(Default)]
+struct LayerState {
+    spec: Option<SpecResult>,
+    placement: Option<Placement>,
+    nodes: Vec<Option<Gd<MultiMeshInstance3D>>>,
+}
+
+/// The scatter nodes of one island (see the module doc).
+#[derive(Default)]
+pub struct ScatterNodes {
+    layers: Vec<LayerState>,
+    builtin: Vec<Option<Gd<ArrayMesh>>>,
+    /// Milliseconds of the last placement (rayon) and node build (main thread).
+    pub last_place_ms: f64,
+    pub last_build_ms: f64,
+    /// Seed and chunk size of the last full placement (used by [`Self::sync`]).
+    seed: u64,
+    chunk_size: usize,
+}
+
+impl ScatterNodes {
+    /// Place every layer on `island` and build the nodes; errors of invalid layers are reported
+    /// (those layers stay empty). Returns the per-layer counts.
+    pub fn place_all(
+        &mut self,
+        parent: &mut Gd<Node3D>,
+        island: &Island,
+        seed: u64,
+        chunk_size: usize,
+        specs: Vec<SpecResult>,
+    ) -> Vec<i64> {
+        self.seed = seed;
+        self.chunk_size = chunk_size;
+        let input = ScatterInput::from_island(island);
+        let valid: Vec<(usize, core::ScatterLayer)> = specs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| match s {
+                Ok(Some(s)) => Some((i, s.core.clone())),
+                _ => None,
+            })
+            .collect();
+        let t = Instant::now();
+        let cores: Vec<core::ScatterLayer> = valid.iter().map(|v| v.1.clone()).collect();
+        let placed = match core::place_all(&input, &cores, &[], seed, chunk_size) {
+            Ok(p) => p,
+            Err(e) => {
+                godot_error!("ProceduralIsland: scatter: {e}");
+                Vec::new()
+            }
+        };
+        self.last_place_ms = t.elapsed().as_secs_f64() * 1e3;
+        let mut placements: Vec<Option<Placement>> = (0..specs.len()).map(|_| None).collect();
+        for ((i, _), p) in valid.iter().zip(placed) {
+            placements[*i] = Some(p);
+        }
+        let t = Instant::now();
+        self.truncate(specs.len());
+        for (i, (spec, p)) in specs.into_iter().zip(placements).enumerate() {
+            if let Err(e) = &spec {
+                godot_error!("ProceduralIsland: {e}");
+            }
+            self.install(parent, i, spec, p);
+        }
+        self.last_build_ms = t.elapsed().as_secs_f64() * 1e3;
+        self.counts()
+    }
+
+    /// Re-place the layers whose spec changed since they were placed (and drop removed ones).
+    /// Whether anything changed.
+    pub fn sync(
+        &mut self,
+        parent: &mut Gd<Node3D>,
+        island: &Island,
+        specs: Vec<SpecResult>,
+    ) -> bool {
+        let (seed, chunk_size) = (self.seed, self.chunk_size);
+        let mut changed = specs.len() != self.layers.len();
+        self.truncate(specs.len());
+        for (i, spec) in specs.into_iter().enumerate() {
+            if self.layers.get(i).and_then(|l| l.spec.as_ref()) == Some(&spec) {
+                continue;
+            }
+            changed = true;
+            let p = match &spec {
+                Ok(Some(s)) => {
+                    let input = ScatterInput::from_island(island);
+                    match core::try_place(&input, &s.core, None, seed, chunk_size) {
+                        Ok(p) => Some(p),
+                        Err(e) => {
+                            godot_error!("ProceduralIsland: scatter layer {i}: {e}");
+                            None
+                        }
+                    }
+                }
+                Ok(None) => None,
+                Err(e) => {
+                    godot_error!("ProceduralIsland: {e}");
+                    None
+                }
+            };
+            self.install(parent, i, spec, p);
+        }
+        changed
+    }
+
+    /// Instances per layer.
+    pub fn counts(&self) -> Vec<i64> {
+        self.layers
+            .iter()
+            .map(|l| l.placement.as_ref().map_or(0, |p| p.len() as i64))
+            .collect()
+    }
+
+    /// Instances of layer `i` (0 when out of range).
+    pub fn count(&self, i: usize) -> i64 {
+        self.counts().get(i).copied().unwrap_or(0)
+    }
+
+    /// Node-local positions of layer `i`'s instances.
+    pub fn positions(&self, i: usize) -> PackedVector3Array {
+        let Some(p) = self.layers.get(i).and_then(|l| l.placement.as_ref()) else {
+            return PackedVector3Array::new();
+        };
+        p.iter()
+            .map(|inst| Vector3::new(inst.position[0], inst.position[1], inst.position[2]))
+            .collect()
+    }
+
+    /// Free every node (the island's chunk count changed or the node leaves).
+    pub fn free_all(&mut self) {
+        self.truncate(0);
+    }
+
+    fn truncate(&mut self, n: usize) {
+        while self.layers.len() > n {
+            if let Some(l) = self.layers.pop() {
+                free_nodes(l.nodes);
+            }
+        }
+        while self.layers.len() < n {
+            self.layers.push(LayerState::default());
+        }
+    }
+
+    fn install(
+        &mut self,
+        parent: &mut Gd<Node3D>,
+        i: usize,
+        spec: SpecResult,
+        placement: Option<Placement>,
+    ) {
+        let mesh: Option<Gd<Mesh>> = match &spec {
+            Ok(Some(s)) => Some(match &s.mesh {
+                Some(m) => m.clone(),
+                None => self.builtin_mesh(s.core.mesh).upcast(),
+            }),
+            _ => None,
+        };
+        let vis = match &spec {
+            Ok(Some(s)) => s.visibility,
+            _ => [0.0; 4],
+        };
+        let layer = &mut self.layers[i];
+        let chunks = placement.as_ref().map_or(0, |p| p.chunks.len());
+        if layer.nodes.len() > chunks {
+            free_nodes(layer.nodes.split_off(chunks));
+        }
+        layer.nodes.resize_with(chunks, || None);
+        if let (Some(p), Some(mesh)) = (&placement, mesh) {
+            for c in 0..chunks {
+                let (cx, cz) = (c % p.chunks_per_side, c / p.chunks_per_side);
+                let n = p.chunks[c].len();
+                let slot = &mut layer.nodes[c];
+                if let Some(node) = slot.as_ref() {
+                    if !node.is_instance_valid() {
+                        *slot = None;
+                    }
+                }
+                if n == 0 {
+                    if let Some(node) = slot.as_mut() {
+                        node.set_visible(false);
+                        if let Some(mut mm) = node.get_multimesh() {
+                            mm.set_instance_count(0);
+                        }
+                    }
+                    continue;
+                }
+                let node = slot.get_or_insert_with(|| {
+                    let mut mmi = MultiMeshInstance3D::new_alloc();
+                    mmi.set_name(&format!("Scatter_{i}_{cx}_{cz}"));
+                    let mut mm = MultiMesh::new_gd();
+                    mm.set_transform_format(TransformFormat::TRANSFORM_3D);
+                    mmi.set_multimesh(&mm);
+                    parent
+                        .add_child_ex(&mmi)
+                        .internal(InternalMode::BACK)
+                        .done();
+                    mmi
+                });
+                node.set_name(&format!("Scatter_{i}_{cx}_{cz}"));
+                node.set_visible(true);
+                node.set_visibility_range_begin(vis[0]);
+                node.set_visibility_range_begin_margin(vis[1]);
+                node.set_visibility_range_end(vis[2]);
+                node.set_visibility_range_end_margin(vis[3]);
+                node.set_visibility_range_fade_mode(if vis[3] > 0.0 || vis[1] > 0.0 {
+                    VisibilityRangeFadeMode::SELF
+                } else {
+                    VisibilityRangeFadeMode::DISABLED
+                });
+                let mut mm = node.get_multimesh().unwrap_or_else(|| {
+                    let mut mm = MultiMesh::new_gd();
+                    mm.set_transform_format(TransformFormat::TRANSFORM_3D);
+                    node.set_multimesh(&mm);
+                    mm
+                });
+                mm.set_instance_count(0);
+                mm.set_mesh(&mesh);
+                mm.set_instance_count(n as i32);
+                mm.set_buffer(&PackedFloat32Array::from(p.chunk_buffer(cx, cz)));
+            }
+        } else {
+            for node in layer.nodes.iter_mut().flatten() {
+                if node.is_instance_valid() {
+                    node.set_visible(false);
+                }
+            }
+        }
+        layer.spec = Some(spec);
+        layer.placement = placement;
+    }
+
+    /// The built-in mesh `kind` as an ArrayMesh with vertex colours (built once).
+    fn builtin_mesh(&mut self, kind: MeshKind) -> Gd<ArrayMesh> {
+        let k = crate::scatter_layer::mesh_index(kind) as usize;
+        if self.builtin.len() <= k {
+            self.builtin.resize_with(k + 1, || None);
+        }
+        self.builtin[k]
+            .get_or_insert_with(|| builtin_array_mesh(kind))
+            .clone()
+    }
+}
+
+fn free_nodes(nodes: Vec<Option<Gd<MultiMeshInstance3D>>>) {
+    for mut n in nodes.into_iter().flatten() {
+        if n.is_instance_valid() {
+            if let Some(mut p) = n.get_parent() {
+                p.remove_child(&n);
+            }
+            n.queue_free();
+        }
+    }
+}
+
+/// ArrayMesh of a built-in scatter mesh, with a material drawing its vertex colours.
+pub fn builtin_array_mesh(kind: MeshKind) -> Gd<ArrayMesh> {
+    let m = kind.mesh();
+    let mut arrays = VarArray::new();
+    arrays.resize(ArrayType::MAX.ord() as usize, &Variant::nil());
+    let v: PackedVector3Array = m
+        .positions
+        .iter()
+        .map(|p| Vector3::new(p[0], p[1], p[2]))
+        .collect();
+    let n: PackedVector3Array = m
+        .normals
+        .iter()
+        .map(|p| Vector3::new(p[0], p[1], p[2]))
+        .collect();
+    let c: PackedColorArray = m
+        .colors
+        .iter()
+        .map(|c| Color::from_rgba(c[0], c[1], c[2], c[3]))
+        .collect();
+    let idx: PackedInt32Array = m.indices.iter().map(|&i| i as i32).collect();
+    arrays.set(ArrayType::VERTEX.ord() as usize, &v.to_variant());
+    arrays.set(ArrayType::NORMAL.ord() as usize, &n.to_variant());
+    arrays.set(ArrayType::COLOR.ord() as usize, &c.to_variant());
+    arrays.set(ArrayType::INDEX.ord() as usize, &idx.to_variant());
+    let mut mesh = ArrayMesh::new_gd();
+    mesh.add_surface_from_arrays(PrimitiveType::TRIANGLES, &arrays);
+    let mut mat = StandardMaterial3D::new_gd();
+    mat.set_flag(Flags::ALBEDO_FROM_VERTEX_COLOR, true);
+    mesh.surface_set_material(0, &mat);
+    mesh.set_name(kind.name());
+    mesh
+}
