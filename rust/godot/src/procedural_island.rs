@@ -19,7 +19,7 @@ use crate::lod::{self, LodRuntime, LodScene, LodSettings};
 use crate::material::TerrainMaterial;
 use crate::properties::{island_node, CHUNK_HINT, RESOLUTION_HINT};
 use crate::scatter_layer::ScatterLayer;
-use crate::scatter_nodes::{self, ScatterNodes};
+use crate::scatter_nodes::{self, Progress as ScatterProgress, ScatterNodes};
 use crate::splat_maps::{self, SplatMaps};
 use crate::splat_paint::SplatPaint;
 use crate::stats::stats_dictionary;
@@ -318,6 +318,9 @@ island_node! {
             watcher: AutoRegenerate = AutoRegenerate::default(),
             gpu_warned: bool = false,
             scatter: ScatterNodes = ScatterNodes::default(),
+            /// The finishing generation came from `regenerate_async`: place the scatter on a thread
+            /// and build its nodes within `build_budget_ms` before `generation_finished`.
+            scatter_deferred: bool = false,
         }
     }
 }
@@ -465,10 +468,10 @@ impl ProceduralIsland {
         }
     }
 
-    /// Whether a [method regenerate_async] is computing or building chunks.
+    /// Whether a [method regenerate_async] is computing or building chunks (or scatter nodes).
     #[func]
     pub fn is_generating(&self) -> bool {
-        self.job.is_running()
+        self.job.is_running() || self.scatter.is_pending()
     }
 
     /// Stop a running background generation (the worker stops at its next stage boundary; its
@@ -615,7 +618,8 @@ impl ProceduralIsland {
     /// [member scatter_layers]); empty when out of range, null or invalid, or before a generation.
     #[func]
     pub fn get_scatter_positions(&self, layer: i32) -> PackedVector3Array {
-        usize::try_from(layer).map_or_else(|_| PackedVector3Array::new(), |i| self.scatter.positions(i))
+        usize::try_from(layer)
+            .map_or_else(|_| PackedVector3Array::new(), |i| self.scatter.positions(i))
     }
 
     /// Number of instances of scatter layer `layer` (0 when out of range, null or invalid).
@@ -784,7 +788,10 @@ impl ProceduralIsland {
         match step {
             Step::Idle => {}
             Step::Progress(f) => self.signals().generation_progress().emit(f, "chunks"),
-            Step::Finished(b) => self.finish(b),
+            Step::Finished(b) => {
+                self.scatter_deferred = true;
+                self.finish(b);
+            }
         }
     }
 
@@ -848,7 +855,28 @@ impl ProceduralIsland {
         self.last_stats
             .set("maps_ms", t.elapsed().as_secs_f64() * 1e3);
         self.lod.invalidate();
+        if std::mem::take(&mut self.scatter_deferred) && !self.scatter_layers.is_empty() {
+            // Finished in `scatter_process` once the scatter nodes are built.
+            if let Some(island) = self.island.clone() {
+                let specs = scatter_nodes::specs(&self.scatter_layers);
+                let serial = self.job.serial();
+                self.scatter.start(
+                    island,
+                    prep_params.seed,
+                    prep_params.chunk_size as usize,
+                    specs,
+                    serial,
+                );
+                return;
+            }
+        }
+        self.scatter.abort();
         self.place_scatter(&prep_params);
+        self.emit_done();
+    }
+
+    /// The final progress and [signal generation_finished].
+    fn emit_done(&mut self) {
         let stats = self.last_stats.clone();
         let serial = self.job.serial();
         self.signals().generation_progress().emit(1.0, "done");
@@ -955,8 +983,29 @@ impl ProceduralIsland {
         self.scatter = scatter;
     }
 
-    /// Per frame: re-place the scatter layers whose properties changed.
+    /// Per frame: build the nodes of a background placement (then emit the end of the
+    /// generation), or re-place the scatter layers whose properties changed.
     fn scatter_process(&mut self) {
+        if self.scatter.is_pending() {
+            let serial = self.job.serial();
+            let budget = self.build_budget_ms;
+            let mut scatter = std::mem::take(&mut self.scatter);
+            let step = {
+                let mut parent = self.base_mut();
+                scatter.continue_build(&mut parent, serial, budget)
+            };
+            let counts = PackedInt64Array::from(scatter.counts());
+            let ms = scatter.last_place_ms + scatter.last_build_ms;
+            let place_ms = scatter.last_place_ms;
+            self.scatter = scatter;
+            if let ScatterProgress::Finished = step {
+                self.last_stats.set("scatter_counts", &counts);
+                self.last_stats.set("scatter_ms", ms);
+                self.last_stats.set("scatter_place_ms", place_ms);
+                self.emit_done();
+            }
+            return;
+        }
         if self.is_generating() {
             return;
         }

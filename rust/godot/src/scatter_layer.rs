@@ -220,7 +220,10 @@ impl ScatterLayer {
                 self.visibility_range_begin_margin,
             ),
             ("visibility_range_end", self.visibility_range_end),
-            ("visibility_range_end_margin", self.visibility_range_end_margin),
+            (
+                "visibility_range_end_margin",
+                self.visibility_range_end_margin,
+            ),
         ];
         for (name, v) in vis {
             if !(v.is_finite() && v >= 0.0) {

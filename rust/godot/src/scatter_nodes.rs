@@ -18,7 +18,10 @@ use godot::prelude::*;
 use island_core::scatter::{self as core, Placement, ScatterInput};
 use island_core::scatter_meshes::MeshKind;
 use island_core::Island;
-use std::time::Instant;
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc::{channel, Receiver, TryRecvError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// What one layer is placed and drawn with (compared to detect changes).
 #[derive(Clone, Debug, PartialEq)]
@@ -70,6 +73,35 @@ pub struct ScatterNodes {
     /// Seed and chunk size of the last full placement (used by [`Self::sync`]).
     seed: u64,
     chunk_size: usize,
+    /// A placement running on a thread after `regenerate_async`, then its nodes being built.
+    pending: Option<Pending>,
+}
+
+/// Placement result of the background thread: placements of the valid layers (in order) and
+/// the milliseconds it took.
+type Placed = (Result<Vec<Placement>, String>, f64);
+
+/// A background placement and the build of its nodes (see [`ScatterNodes::start`]).
+struct Pending {
+    /// Generation serial it belongs to (a newer generation drops it).
+    serial: u64,
+    specs: Vec<SpecResult>,
+    rx: Option<Receiver<Placed>>,
+    placements: Vec<Option<Placement>>,
+    /// Next layer whose nodes to build (once the placements arrived).
+    next: usize,
+    place_ms: f64,
+    build_ms: f64,
+}
+
+/// What [`ScatterNodes::continue_build`] did.
+pub enum Progress {
+    /// Nothing pending.
+    Idle,
+    /// Still placing or building.
+    Working,
+    /// Every layer is in place.
+    Finished,
 }
 
 impl ScatterNodes {
@@ -118,6 +150,137 @@ impl ScatterNodes {
         }
         self.last_build_ms = t.elapsed().as_secs_f64() * 1e3;
         self.counts()
+    }
+
+    /// Start placing every layer of `island` on a thread (plain data only: the island, the core
+    /// layers); the nodes are then built by [`Self::continue_build`] within the frame budget.
+    /// `serial` is the generation's; [`Self::continue_build`] drops the work when it changes.
+    pub fn start(
+        &mut self,
+        island: Arc<Island>,
+        seed: u64,
+        chunk_size: usize,
+        specs: Vec<SpecResult>,
+        serial: u64,
+    ) {
+        self.seed = seed;
+        self.chunk_size = chunk_size;
+        let cores: Vec<core::ScatterLayer> = specs
+            .iter()
+            .filter_map(|s| match s {
+                Ok(Some(s)) => Some(s.core.clone()),
+                _ => None,
+            })
+            .collect();
+        let (tx, rx) = channel::<Placed>();
+        let spawned = std::thread::Builder::new()
+            .name("procedural_island_scatter".into())
+            .spawn(move || {
+                let t = Instant::now();
+                let input = ScatterInput::from_island(&island);
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    core::place_all(&input, &cores, &[], seed, chunk_size)
+                }))
+                .unwrap_or_else(|_| Err("internal error while placing".into()));
+                let _ = tx.send((r, t.elapsed().as_secs_f64() * 1e3));
+            });
+        let rx = match spawned {
+            Ok(h) => {
+                crate::worker::track(Arc::new(AtomicBool::new(false)), h);
+                Some(rx)
+            }
+            Err(e) => {
+                godot_error!("ProceduralIsland: scatter thread: {e}");
+                None
+            }
+        };
+        let n = specs.len();
+        self.pending = Some(Pending {
+            serial,
+            specs,
+            rx,
+            placements: (0..n).map(|_| None).collect(),
+            next: 0,
+            place_ms: 0.0,
+            build_ms: 0.0,
+        });
+    }
+
+    /// Whether a background placement or its node build is under way.
+    pub fn is_pending(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// Drop a background placement (a newer generation replaces it).
+    pub fn abort(&mut self) {
+        self.pending = None;
+    }
+
+    /// Collect the background placement and build its layers' nodes for up to `budget_ms`
+    /// (at least one layer per call once placed).
+    pub fn continue_build(
+        &mut self,
+        parent: &mut Gd<Node3D>,
+        serial: u64,
+        budget_ms: f32,
+    ) -> Progress {
+        let Some(mut p) = self.pending.take() else {
+            return Progress::Idle;
+        };
+        if p.serial != serial {
+            return Progress::Idle;
+        }
+        if let Some(rx) = &p.rx {
+            match rx.try_recv() {
+                Ok((r, ms)) => {
+                    p.place_ms = ms;
+                    p.rx = None;
+                    match r {
+                        Ok(placed) => {
+                            let mut it = placed.into_iter();
+                            for (i, s) in p.specs.iter().enumerate() {
+                                if let Ok(Some(_)) = s {
+                                    p.placements[i] = it.next();
+                                }
+                            }
+                        }
+                        Err(e) => godot_error!("ProceduralIsland: scatter: {e}"),
+                    }
+                }
+                Err(TryRecvError::Empty) => {
+                    self.pending = Some(p);
+                    return Progress::Working;
+                }
+                Err(TryRecvError::Disconnected) => p.rx = None,
+            }
+        }
+        let budget =
+            Duration::try_from_secs_f64((budget_ms.max(0.0) as f64) / 1e3).unwrap_or(Duration::MAX);
+        let t = Instant::now();
+        if p.next == 0 {
+            self.truncate(p.specs.len());
+        }
+        while p.next < p.specs.len() {
+            let i = p.next;
+            let spec = std::mem::replace(&mut p.specs[i], Ok(None));
+            if let Err(e) = &spec {
+                godot_error!("ProceduralIsland: {e}");
+            }
+            let placement = p.placements[i].take();
+            self.install(parent, i, spec, placement);
+            p.next += 1;
+            if t.elapsed() >= budget {
+                break;
+            }
+        }
+        p.build_ms += t.elapsed().as_secs_f64() * 1e3;
+        if p.next < p.specs.len() {
+            self.pending = Some(p);
+            return Progress::Working;
+        }
+        self.last_place_ms = p.place_ms;
+        self.last_build_ms = p.build_ms;
+        Progress::Finished
     }
 
     /// Re-place the layers whose spec changed since they were placed (and drop removed ones).
