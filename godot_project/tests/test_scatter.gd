@@ -213,3 +213,15 @@ func test_demo_layers() -> void:
 	for i in 5:
 		total += isl.get_scatter_count(i)
 	check(total > 0, "demo layers place instances (%s)" % [isl.get_last_stats().scatter_counts])
+
+
+func test_imported_heightmap_is_scattered() -> void:
+	var isl := _scatter_island([_layer()])
+	var n := isl.get_scatter_count(0)
+	var path := "user://test_scatter_import.r32"
+	check_eq(isl.export_heightmap(path), OK, "export heightmap")
+	check_eq(isl.import_heightmap(path), OK, "import heightmap")
+	# Imported islands have no biomes (every sample counts as biome 0); the heights are the same.
+	check_eq(isl.get_scatter_count(0), n, "same instances on the imported heights")
+	check_eq(_multimesh_total(isl, 0), n, "MultiMeshes rebuilt after import")
+	DirAccess.remove_absolute(ProjectSettings.globalize_path(path))

@@ -117,7 +117,6 @@ impl ScatterNodes {
     ) -> Vec<i64> {
         self.seed = seed;
         self.chunk_size = chunk_size;
-        let input = ScatterInput::from_island(island);
         let valid: Vec<(usize, core::ScatterLayer)> = specs
             .iter()
             .enumerate()
@@ -128,7 +127,7 @@ impl ScatterNodes {
             .collect();
         let t = Instant::now();
         let cores: Vec<core::ScatterLayer> = valid.iter().map(|v| v.1.clone()).collect();
-        let placed = match core::place_all(&input, &cores, &[], seed, chunk_size) {
+        let placed = match with_input(island, |input| place_all(input, &cores, seed, chunk_size)) {
             Ok(p) => p,
             Err(e) => {
                 godot_error!("ProceduralIsland: scatter: {e}");
@@ -177,9 +176,8 @@ impl ScatterNodes {
             .name("procedural_island_scatter".into())
             .spawn(move || {
                 let t = Instant::now();
-                let input = ScatterInput::from_island(&island);
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    core::place_all(&input, &cores, &[], seed, chunk_size)
+                    with_input(&island, |input| place_all(input, &cores, seed, chunk_size))
                 }))
                 .unwrap_or_else(|_| Err("internal error while placing".into()));
                 let _ = tx.send((r, t.elapsed().as_secs_f64() * 1e3));
@@ -301,8 +299,10 @@ impl ScatterNodes {
             changed = true;
             let p = match &spec {
                 Ok(Some(s)) => {
-                    let input = ScatterInput::from_island(island);
-                    match core::try_place(&input, &s.core, None, seed, chunk_size) {
+                    let r = with_input(island, |input| {
+                        core::try_place(input, &s.core, None, seed, chunk_size)
+                    });
+                    match r {
                         Ok(p) => Some(p),
                         Err(e) => {
                             godot_error!("ProceduralIsland: scatter layer {i}: {e}");
@@ -458,6 +458,34 @@ impl ScatterNodes {
             .get_or_insert_with(|| builtin_array_mesh(kind))
             .clone()
     }
+}
+
+/// `f` with the island's scatter input. An imported island has no biomes: every sample then
+/// counts as biome 0 (the core would reject the empty map).
+fn with_input<R>(island: &Island, f: impl FnOnce(&ScatterInput) -> R) -> R {
+    let input = ScatterInput::from_island(island);
+    let n = island.field.resolution;
+    if input.biomes.len() == n * n {
+        return f(&input);
+    }
+    let zeros = vec![0u8; n * n];
+    f(&ScatterInput {
+        biomes: &zeros,
+        ..input
+    })
+}
+
+/// `core::place_all` without erase masks; nothing to do (and no map read) without layers.
+fn place_all(
+    input: &ScatterInput,
+    layers: &[core::ScatterLayer],
+    seed: u64,
+    chunk_size: usize,
+) -> Result<Vec<Placement>, String> {
+    if layers.is_empty() {
+        return Ok(Vec::new());
+    }
+    core::place_all(input, layers, &[], seed, chunk_size)
 }
 
 fn free_nodes(nodes: Vec<Option<Gd<MultiMeshInstance3D>>>) {
