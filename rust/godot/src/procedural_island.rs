@@ -540,7 +540,9 @@ impl ProceduralIsland {
     /// through `add_surface_from_arrays`: the first chunk of each mesh shape, which checks the
     /// encoding against Godot's, or every chunk if it does not match this Godot version),
     /// `seed`, `requested_backend` and `adapter` (the GPU adapter's name, when the GPU generated
-    /// the island). Empty before the first generation.
+    /// the island), `scatter_counts` (instances per [member scatter_layers] entry),
+    /// `scatter_ms` (placement and MultiMesh build) and `scatter_place_ms` (placement alone).
+    /// Empty before the first generation.
     #[func]
     pub fn get_last_stats(&self) -> VarDictionary {
         self.last_stats.clone()
