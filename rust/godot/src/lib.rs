@@ -2,14 +2,14 @@
 //! `SplatPaint` resource for Godot 4.3+.
 //!
 //! Godot classes, one per module: [`procedural_island`] (the node: properties, signals, thin
-//! `#[func]`s), [`terrain_brush`], [`splat_paint`].
+//! `#[func]`s), [`terrain_brush`], [`splat_paint`], [`scatter_layer`].
 //!
 //! The node's collaborators, each owning its state: [`generation`] (worker, pending request,
 //! chunk build), [`chunk_pool`] (chunk and collider nodes), [`lod`] (quadtree LOD nodes),
 //! [`splat_maps`] (splat map textures), [`water_nodes`] (sea, river and lake surfaces),
 //! [`material`], [`auto_regenerate`] (editor debounce),
-//! [`island_io`] (images and heightmap files), [`stats`]; [`properties`] declares the node's
-//! inspector properties once.
+//! [`island_io`] (images and heightmap files), [`stats`], [`scatter_nodes`] (scatter
+//! MultiMeshes); [`properties`] declares the node's inspector properties once.
 //!
 //! Plain data (no Godot objects, usable off the main thread): [`worker`] (background generation
 //! on a `std::thread`), [`chunk_data`] (per-chunk mesh/collider data), [`surface`] (mesh
@@ -27,6 +27,8 @@ pub mod lod;
 pub mod material;
 pub mod procedural_island;
 pub mod properties;
+pub mod scatter_layer;
+pub mod scatter_nodes;
 pub mod splat_maps;
 pub mod splat_paint;
 pub mod stats;

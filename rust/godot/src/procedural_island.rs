@@ -19,6 +19,8 @@ use crate::island_io;
 use crate::lod::{self, LodRuntime, LodScene, LodSettings};
 use crate::material::TerrainMaterial;
 use crate::properties::{island_node, CHUNK_HINT, RESOLUTION_HINT};
+use crate::scatter_layer::ScatterLayer;
+use crate::scatter_nodes::{self, Progress as ScatterProgress, ScatterNodes};
 use crate::splat_maps::{self, SplatMaps};
 use crate::splat_paint::SplatPaint;
 use crate::stats::stats_dictionary;
@@ -308,6 +310,13 @@ island_node! {
             /// `map_rect` and `outside_depth` parameters.
             #[export]
             water_material: Option<Gd<Material>> = node(None),
+
+            /// Vegetation and rock layers scattered over the island after each generation: one
+            /// `MultiMeshInstance3D` per layer per chunk (internal children, never saved). Changing a
+            /// layer's properties re-places that layer.
+            #[export_group(name = "Scatter")]
+            #[export]
+            scatter_layers: Array<Option<Gd<ScatterLayer>>> = node(Array::new()),
         }
         state {
             /// The current island, if any (shared with the LOD update, see `with_chunks`).
@@ -325,6 +334,10 @@ island_node! {
             gpu_warned: bool = false,
             /// Start of the running synchronous `regenerate()` (for `regenerate_ms`).
             sync_started: Option<Instant> = None,
+            scatter: ScatterNodes = ScatterNodes::default(),
+            /// The finishing generation came from `regenerate_async`: place the scatter on a thread
+            /// and build its nodes within `build_budget_ms` before `generation_finished`.
+            scatter_deferred: bool = false,
         }
     }
 }
@@ -356,6 +369,7 @@ impl INode3D for ProceduralIsland {
         self.sync_material();
         self.sync_water();
         self.lod_process();
+        self.scatter_process();
         if Engine::singleton().is_editor_hint() && self.auto_regenerate {
             let now = self.make_request();
             let action = self.watcher.poll(now);
@@ -505,10 +519,10 @@ impl ProceduralIsland {
         }
     }
 
-    /// Whether a [method regenerate_async] is computing or building chunks.
+    /// Whether a [method regenerate_async] is computing or building chunks (or scatter nodes).
     #[func]
     pub fn is_generating(&self) -> bool {
-        self.job.is_running()
+        self.job.is_running() || self.scatter.is_pending()
     }
 
     /// Stop a running background generation (the worker stops at its next stage boundary; its
@@ -594,7 +608,9 @@ impl ProceduralIsland {
     /// through `add_surface_from_arrays`: the first chunk of each mesh shape, which checks the
     /// encoding against Godot's, or every chunk if it does not match this Godot version),
     /// `seed`, `requested_backend` and `adapter` (the GPU adapter's name, when the GPU generated
-    /// the island). Empty before the first generation.
+    /// the island), `scatter_counts` (instances per [member scatter_layers] entry),
+    /// `scatter_ms` (placement and MultiMesh build) and `scatter_place_ms` (placement alone).
+    /// Empty before the first generation.
     #[func]
     pub fn get_last_stats(&self) -> VarDictionary {
         // A copy: the caller may edit it without changing the node's statistics.
@@ -667,6 +683,20 @@ impl ProceduralIsland {
     #[func]
     pub fn refresh_splat_maps(&mut self) {
         self.splat_island_changed();
+    }
+
+    /// Node-local positions of the instances of scatter layer `layer` (index into
+    /// [member scatter_layers]); empty when out of range, null or invalid, or before a generation.
+    #[func]
+    pub fn get_scatter_positions(&self, layer: i32) -> PackedVector3Array {
+        usize::try_from(layer)
+            .map_or_else(|_| PackedVector3Array::new(), |i| self.scatter.positions(i))
+    }
+
+    /// Number of instances of scatter layer `layer` (0 when out of range, null or invalid).
+    #[func]
+    pub fn get_scatter_count(&self, layer: i32) -> i64 {
+        usize::try_from(layer).map_or(0, |i| self.scatter.count(i))
     }
 
     /// LOD statistics: `enabled`, `levels` (levels in use), `leaves` (visible LOD chunks),
@@ -870,7 +900,10 @@ impl ProceduralIsland {
         match step {
             Step::Idle => {}
             Step::Progress(f) => self.signals().generation_progress().emit(f, "chunks"),
-            Step::Finished(b) => self.finish(b),
+            Step::Finished(b) => {
+                self.scatter_deferred = true;
+                self.finish(b);
+            }
         }
     }
 
@@ -889,8 +922,10 @@ impl ProceduralIsland {
             normal_tangents,
             mesh_ms,
             warning,
+            request,
             ..
         } = *prep;
+        let prep_params = request.params;
         if let Some(w) = warning {
             // One warning per node: later fallbacks are visible in `get_last_stats().backend`.
             if !self.gpu_warned {
@@ -934,6 +969,28 @@ impl ProceduralIsland {
             .set("maps_ms", t.elapsed().as_secs_f64() * 1e3);
         self.water_island_changed();
         self.lod.invalidate();
+        if std::mem::take(&mut self.scatter_deferred) && !self.scatter_layers.is_empty() {
+            // Finished in `scatter_process` once the scatter nodes are built.
+            if let Some(island) = self.island.clone() {
+                let specs = scatter_nodes::specs(&self.scatter_layers);
+                let serial = self.job.serial();
+                self.scatter.start(
+                    island,
+                    prep_params.seed,
+                    prep_params.chunk_size as usize,
+                    specs,
+                    serial,
+                );
+                return;
+            }
+        }
+        self.scatter.abort();
+        self.place_scatter(&prep_params);
+        self.emit_done();
+    }
+
+    /// The final progress and [signal generation_finished].
+    fn emit_done(&mut self) {
         if let Some(t) = self.sync_started.take() {
             self.last_stats
                 .set("regenerate_ms", t.elapsed().as_secs_f64() * 1e3);
@@ -1053,6 +1110,75 @@ impl ProceduralIsland {
             });
         }
         self.lod = lod;
+    }
+
+    /// After a generation: place every scatter layer and build its nodes; stats
+    /// `scatter_counts` (per layer) and `scatter_ms` (placement and node build).
+    fn place_scatter(&mut self, params: &island_core::IslandParams) {
+        let Some(island) = self.island.clone() else {
+            return;
+        };
+        let specs = scatter_nodes::specs(&self.scatter_layers);
+        let mut scatter = std::mem::take(&mut self.scatter);
+        let counts = {
+            let mut parent = self.base_mut();
+            scatter.place_all(
+                &mut parent,
+                &island,
+                params.seed,
+                params.chunk_size as usize,
+                specs,
+            )
+        };
+        self.last_stats
+            .set("scatter_counts", &PackedInt64Array::from(counts));
+        self.last_stats
+            .set("scatter_ms", scatter.last_place_ms + scatter.last_build_ms);
+        self.last_stats
+            .set("scatter_place_ms", scatter.last_place_ms);
+        self.scatter = scatter;
+    }
+
+    /// Per frame: build the nodes of a background placement (then emit the end of the
+    /// generation), or re-place the scatter layers whose properties changed.
+    fn scatter_process(&mut self) {
+        if self.scatter.is_pending() {
+            let serial = self.job.serial();
+            let budget = self.build_budget_ms;
+            let mut scatter = std::mem::take(&mut self.scatter);
+            let step = {
+                let mut parent = self.base_mut();
+                scatter.continue_build(&mut parent, serial, budget)
+            };
+            let counts = PackedInt64Array::from(scatter.counts());
+            let ms = scatter.last_place_ms + scatter.last_build_ms;
+            let place_ms = scatter.last_place_ms;
+            self.scatter = scatter;
+            if let ScatterProgress::Finished = step {
+                self.last_stats.set("scatter_counts", &counts);
+                self.last_stats.set("scatter_ms", ms);
+                self.last_stats.set("scatter_place_ms", place_ms);
+                self.emit_done();
+            }
+            return;
+        }
+        if self.is_generating() {
+            return;
+        }
+        let Some(island) = self.island.clone() else {
+            return;
+        };
+        let specs = scatter_nodes::specs(&self.scatter_layers);
+        let mut scatter = std::mem::take(&mut self.scatter);
+        let changed = {
+            let mut parent = self.base_mut();
+            scatter.sync(&mut parent, &island, specs)
+        };
+        if changed {
+            let counts = PackedInt64Array::from(scatter.counts());
+            self.last_stats.set("scatter_counts", &counts);
+        }
+        self.scatter = scatter;
     }
 
     fn import_impl(&mut self, path: &str) -> island_io::IoResult<()> {

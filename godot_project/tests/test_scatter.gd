@@ -1,0 +1,227 @@
+extends IslandTestCase
+## ProceduralIsland scatter layers: instances on the terrain, masks, spacing, MultiMesh nodes,
+## determinism, seeds, regenerate, property changes, invalid values, async.
+
+var timeout_s := 240.0
+
+
+func _layer(props: Dictionary = {}) -> ScatterLayer:
+	var l := ScatterLayer.new()
+	l.builtin_mesh = ScatterLayer.ROCK
+	l.density = 4.0
+	l.min_distance = 3.0
+	l.min_height = 2.0
+	l.max_height = 30.0
+	l.height_fade = 2.0
+	l.max_slope_degrees = 30.0
+	l.sink = 0.2
+	for k in props:
+		l.set(k, props[k])
+	return l
+
+
+func _scatter_island(layers: Array, props: Dictionary = {}) -> ProceduralIsland:
+	var typed: Array[ScatterLayer] = []
+	for l in layers:
+		typed.append(l)
+	var all := {"world_size": 512.0, "seed": 7, "scatter_layers": typed}
+	all.merge(props, true)
+	return _island(257, 32, all)
+
+
+## MultiMeshInstance3D children of `isl` for layer `layer` (internal ones).
+func _multimeshes(isl: Node, layer: int) -> Array[MultiMeshInstance3D]:
+	var out: Array[MultiMeshInstance3D] = []
+	for c in isl.get_children(true):
+		if c is MultiMeshInstance3D and String(c.name).begins_with("Scatter_%d_" % layer):
+			out.append(c)
+	return out
+
+
+func _multimesh_total(isl: Node, layer: int) -> int:
+	var n := 0
+	for mmi in _multimeshes(isl, layer):
+		if mmi.visible and mmi.multimesh != null:
+			n += mmi.multimesh.instance_count
+	return n
+
+
+func test_instances_lie_on_the_terrain_and_respect_the_masks() -> void:
+	var l := _layer()
+	var isl := _scatter_island([l])
+	var pos := isl.get_scatter_positions(0)
+	check(pos.size() > 50, "layer places instances (%d)" % pos.size())
+	var worst := 0.0
+	var bad_h := 0
+	var bad_slope := 0
+	for p in pos:
+		var h := isl.get_height_at(p.x, p.z)
+		worst = maxf(worst, absf(p.y - (h - l.sink)))
+		if h < l.min_height or h > l.max_height:
+			bad_h += 1
+		# The core reads the slope at the nearest sample; the interpolated normal may differ a bit.
+		var slope := rad_to_deg(acos(clampf(isl.get_normal_at(p.x, p.z).y, -1.0, 1.0)))
+		if slope > l.max_slope_degrees + 8.0:
+			bad_slope += 1
+	check(worst <= 0.01, "every instance on the surface minus sink (worst %.4f m)" % worst)
+	check_eq(bad_h, 0, "no instance outside the height range")
+	check_eq(bad_slope, 0, "no instance on slopes steeper than the mask")
+
+
+func test_min_distance_and_counts_match_the_multimeshes() -> void:
+	var l := _layer({"density": 50.0, "min_distance": 4.0})
+	var isl := _scatter_island([l])
+	var pos := isl.get_scatter_positions(0)
+	check(pos.size() > 100, "dense layer places many instances (%d)" % pos.size())
+	check_eq(isl.get_scatter_count(0), pos.size(), "get_scatter_count matches the positions")
+	check_eq(_multimesh_total(isl, 0), pos.size(), "MultiMesh instance counts sum to the count")
+	check_eq((isl.get_last_stats().scatter_counts as PackedInt64Array)[0], pos.size(), "stats scatter_counts")
+	check(isl.get_last_stats().has("scatter_ms"), "stats has scatter_ms")
+	# Grid hash: compare only neighbours within one cell.
+	var cell := l.min_distance
+	var grid := {}
+	for i in pos.size():
+		var k := Vector2i(floori(pos[i].x / cell), floori(pos[i].z / cell))
+		if not grid.has(k):
+			grid[k] = []
+		grid[k].append(i)
+	var closest := INF
+	for i in pos.size():
+		var k := Vector2i(floori(pos[i].x / cell), floori(pos[i].z / cell))
+		for dz in range(-1, 2):
+			for dx in range(-1, 2):
+				for j in grid.get(k + Vector2i(dx, dz), []):
+					if j != i:
+						var d := Vector2(pos[i].x - pos[j].x, pos[i].z - pos[j].z).length()
+						closest = minf(closest, d)
+	check(closest >= l.min_distance * 0.999, "no two instances closer than min_distance (closest %.3f m)" % closest)
+	for mmi in _multimeshes(isl, 0):
+		check(mmi.owner == null, "scatter nodes are not saved (no owner)")
+		break
+
+
+func test_deterministic_per_seed_and_new_seed_moves_them() -> void:
+	var a := _scatter_island([_layer()])
+	var b := _scatter_island([_layer()])
+	check(a.get_scatter_positions(0).size() > 0, "instances placed")
+	check_eq(a.get_scatter_positions(0), b.get_scatter_positions(0), "same seed, same instances")
+	var before := a.get_scatter_positions(0)
+	a.seed = 8
+	check(a.regenerate(), "regenerate with a new seed")
+	check(a.get_scatter_positions(0) != before, "a new seed moves the instances")
+	check_eq(_multimesh_total(a, 0), a.get_scatter_count(0), "regenerate refreshes the MultiMeshes")
+	a.seed = 7
+	check(a.regenerate(), "regenerate with the first seed")
+	check_eq(a.get_scatter_positions(0), before, "the first seed gives the first instances again")
+
+
+func test_builtin_meshes_have_vertex_colours() -> void:
+	var layers := []
+	for m in 5:
+		layers.append(_layer({"builtin_mesh": m, "seed_salt": m, "max_slope_degrees": 60.0}))
+	var isl := _scatter_island(layers)
+	for m in 5:
+		var mms := _multimeshes(isl, m)
+		check(mms.size() > 0, "layer %d has MultiMesh nodes" % m)
+		if mms.is_empty():
+			continue
+		var mesh := mms[0].multimesh.mesh as ArrayMesh
+		check(mesh != null, "built-in mesh is an ArrayMesh")
+		if mesh == null:
+			continue
+		var arrays := mesh.surface_get_arrays(0)
+		check((arrays[Mesh.ARRAY_COLOR] as PackedColorArray).size() > 0, "vertex colours (%d)" % m)
+		var mat := mesh.surface_get_material(0) as StandardMaterial3D
+		check(mat != null and mat.vertex_color_use_as_albedo, "material uses vertex colours")
+	var custom := BoxMesh.new()
+	var isl2 := _scatter_island([_layer({"mesh": custom})])
+	var mms2 := _multimeshes(isl2, 0)
+	check(mms2.size() > 0 and mms2[0].multimesh.mesh == custom, "a custom mesh is used as is")
+
+
+func test_changing_a_layer_replaces_it() -> void:
+	var l0 := _layer()
+	var l1 := _layer({"builtin_mesh": ScatterLayer.GRASS, "seed_salt": 3})
+	var isl := _scatter_island([l0, l1])
+	var n0 := isl.get_scatter_count(0)
+	var p1 := isl.get_scatter_positions(1)
+	l0.density = 1.0
+	await wait_frames(2)
+	check(isl.get_scatter_count(0) < n0, "lower density places fewer (%d -> %d)" % [n0, isl.get_scatter_count(0)])
+	check_eq(_multimesh_total(isl, 0), isl.get_scatter_count(0), "MultiMeshes follow the change")
+	check_eq(isl.get_scatter_positions(1), p1, "the other layer is untouched")
+	l0.visibility_range_end = 200.0
+	l0.visibility_range_end_margin = 20.0
+	await wait_frames(2)
+	for mmi in _multimeshes(isl, 0):
+		if mmi.visible:
+			check_eq(mmi.visibility_range_end, 200.0, "visibility range applied")
+			check_eq(mmi.visibility_range_fade_mode, GeometryInstance3D.VISIBILITY_RANGE_FADE_SELF, "far instances fade")
+			break
+	# Removing a layer frees its nodes.
+	var typed: Array[ScatterLayer] = [l0]
+	isl.scatter_layers = typed
+	await wait_frames(2)
+	check_eq(isl.get_scatter_count(1), 0, "removed layer has no instances")
+	await wait_frames(1)
+	check_eq(_multimeshes(isl, 1).size(), 0, "removed layer's nodes are freed")
+
+
+func test_invalid_layer_values_give_an_error() -> void:
+	expect_error("invalid scatter layer 0: `min_distance`")
+	expect_error("invalid scatter layer 1: `min_height`")
+	var bad := _layer({"min_distance": 0.0})
+	var bad2 := _layer({"min_height": 50.0, "max_height": 10.0})
+	var good := _layer()
+	var isl := _scatter_island([bad, bad2, good])
+	check_eq(isl.get_scatter_count(0), 0, "invalid layer places nothing")
+	check_eq(isl.get_scatter_count(1), 0, "invalid layer places nothing")
+	check(isl.get_scatter_count(2) > 0, "valid layer beside them is placed")
+	check(bad.get_validation_error().contains("min_distance"), "get_validation_error names the value")
+	check_eq(good.get_validation_error(), "", "valid layer has no error")
+	# Fixing it places it.
+	bad.min_distance = 3.0
+	await wait_frames(2)
+	check(isl.get_scatter_count(0) > 0, "fixed layer is placed")
+	check_eq(isl.get_scatter_count(99), 0, "out-of-range layer index gives 0")
+	check_eq(isl.get_scatter_positions(-1).size(), 0, "negative layer index gives no positions")
+
+
+func test_async_generation_places_scatter() -> void:
+	var isl := _scatter_island([_layer()], {"generate_on_ready": false})
+	isl.regenerate_async()
+	var args := await wait_signal(isl, "generation_finished", 120.0)
+	check(args.size() == 1, "generation finished")
+	var stats: Dictionary = isl.get_last_stats()
+	check(stats.has("scatter_counts"), "stats has scatter_counts")
+	check(isl.get_scatter_count(0) > 0, "instances after regenerate_async (%d)" % isl.get_scatter_count(0))
+	check_eq(_multimesh_total(isl, 0), isl.get_scatter_count(0), "MultiMeshes built")
+	var sync := _scatter_island([_layer()])
+	check_eq(isl.get_scatter_positions(0), sync.get_scatter_positions(0), "async and sync place the same")
+	print("    scatter_ms %.2f (placement %.2f)" % [stats.scatter_ms, stats.scatter_place_ms])
+
+
+func test_demo_layers() -> void:
+	var layers := []
+	for i in 5:
+		var l := ScatterLayer.demo_layer(i)
+		check(l != null, "demo layer %d" % i)
+		layers.append(l)
+	check(ScatterLayer.demo_layer(5) == null, "no demo layer 5")
+	var isl := _scatter_island(layers, {"world_size": 1024.0})
+	var total := 0
+	for i in 5:
+		total += isl.get_scatter_count(i)
+	check(total > 0, "demo layers place instances (%s)" % [isl.get_last_stats().scatter_counts])
+
+
+func test_imported_heightmap_is_scattered() -> void:
+	var isl := _scatter_island([_layer()])
+	var n := isl.get_scatter_count(0)
+	var path := "user://test_scatter_import.r32"
+	check_eq(isl.export_heightmap(path), OK, "export heightmap")
+	check_eq(isl.import_heightmap(path), OK, "import heightmap")
+	# Imported islands have no biomes (every sample counts as biome 0); the heights are the same.
+	check_eq(isl.get_scatter_count(0), n, "same instances on the imported heights")
+	check_eq(_multimesh_total(isl, 0), n, "MultiMeshes rebuilt after import")
+	DirAccess.remove_absolute(ProjectSettings.globalize_path(path))

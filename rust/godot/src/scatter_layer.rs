@@ -1,0 +1,304 @@
+//! The `ScatterLayer` resource: one kind of vegetation or rock scattered over a
+//! `ProceduralIsland` (its `scatter_layers`). It maps onto `island_core::scatter::ScatterLayer`
+//! ([`ScatterLayer::to_core`]); the instances are placed by the core and drawn by
+//! [`crate::scatter_nodes`].
+
+use godot::classes::{IResource, Mesh, Resource};
+use godot::prelude::*;
+use island_core::scatter::{self as core, SplatMask};
+use island_core::scatter_meshes::MeshKind;
+
+/// One scatter layer of a [ProceduralIsland]: instances of a mesh (or a built-in low-poly mesh)
+/// placed on the terrain as blue noise (no two closer than [member min_distance]), thinned by
+/// [member density] and the height, slope, biome and splat masks. Deterministic per island seed
+/// and [member seed_salt]. Changing a property re-places the layer.
+#[derive(GodotClass)]
+#[class(tool, base=Resource)]
+pub struct ScatterLayer {
+    base: Base<Resource>,
+    /// Mesh drawn for every instance; null draws the built-in mesh [member builtin_mesh].
+    #[export_group(name = "Mesh")]
+    #[export]
+    mesh: Option<Gd<Mesh>>,
+    /// Built-in low-poly mesh with vertex colours, used while [member mesh] is null:
+    /// [constant PALM], [constant BROADLEAF], [constant CONIFER], [constant ROCK] or
+    /// [constant GRASS].
+    #[export(enum = (PALM = 0, BROADLEAF = 1, CONIFER = 2, ROCK = 3, GRASS = 4))]
+    builtin_mesh: i32,
+    /// Instances per 100 m² of fully eligible ground (capped at what [member min_distance]
+    /// allows, about 65 / min_distance²).
+    #[export_group(name = "Placement")]
+    #[export(range = (0.0, 200.0, 0.1, or_greater))]
+    density: f32,
+    /// No two instances of the layer closer than this (horizontally), metres (0.25..1000).
+    #[export(range = (0.25, 100.0, 0.05, or_greater, suffix = "m"))]
+    min_distance: f32,
+    /// Mixed into the seed so that layers with the same settings differ.
+    #[export(range = (0.0, 100000.0, 1.0, or_greater))]
+    seed_salt: i64,
+    /// Lowest terrain height, metres.
+    #[export_group(name = "Height Mask")]
+    #[export(range = (-100.0, 1000.0, 0.1, or_less, or_greater, suffix = "m"))]
+    min_height: f32,
+    /// Highest terrain height, metres.
+    #[export(range = (-100.0, 1000.0, 0.1, or_less, or_greater, suffix = "m"))]
+    max_height: f32,
+    /// Smooth fade inside each height limit, metres.
+    #[export(range = (0.0, 100.0, 0.1, or_greater, suffix = "m"))]
+    height_fade: f32,
+    /// Lowest terrain slope, degrees.
+    #[export_group(name = "Slope Mask")]
+    #[export(range = (0.0, 90.0, 0.1, suffix = "°"))]
+    min_slope_degrees: f32,
+    /// Steepest terrain slope, degrees.
+    #[export(range = (0.0, 90.0, 0.1, suffix = "°"))]
+    max_slope_degrees: f32,
+    /// Smooth fade inside each slope limit, degrees.
+    #[export(range = (0.0, 90.0, 0.1, suffix = "°"))]
+    slope_fade: f32,
+    /// Biomes allowed: bit `i` = biome index `i` (see [method ProceduralIsland.get_biome_at]);
+    /// -1 = every biome.
+    #[export_group(name = "Biome and Splat Mask")]
+    #[export]
+    biome_mask: i64,
+    /// Splat layer that must be present (0 sand, 1 grass, 2 rock, 3 snow); -1 = no splat mask.
+    #[export(range = (-1.0, 7.0, 1.0))]
+    splat_layer: i32,
+    /// Splat weight (0..1) of [member splat_layer] below which nothing is placed.
+    #[export(range = (0.0, 1.0, 0.01))]
+    splat_min_weight: f32,
+    /// Smooth fade above [member splat_min_weight] (0 = hard edge).
+    #[export(range = (0.0, 1.0, 0.01))]
+    splat_fade: f32,
+    /// Smallest uniform scale.
+    #[export_group(name = "Instances")]
+    #[export(range = (0.01, 10.0, 0.01, or_greater))]
+    scale_min: f32,
+    /// Largest uniform scale (>= scale_min).
+    #[export(range = (0.01, 10.0, 0.01, or_greater))]
+    scale_max: f32,
+    /// Random rotation about the up axis.
+    #[export]
+    random_yaw: bool,
+    /// 0 = upright, 1 = along the terrain normal.
+    #[export(range = (0.0, 1.0, 0.01))]
+    align_to_normal: f32,
+    /// How far instances sink below the surface, metres.
+    #[export(range = (-10.0, 10.0, 0.01, or_less, or_greater, suffix = "m"))]
+    sink: f32,
+    /// Camera distance from which instances are drawn (GeometryInstance3D
+    /// `visibility_range_begin`), metres.
+    #[export_group(name = "Visibility")]
+    #[export(range = (0.0, 10000.0, 1.0, or_greater, suffix = "m"))]
+    visibility_range_begin: f32,
+    /// Fade margin at [member visibility_range_begin], metres.
+    #[export(range = (0.0, 10000.0, 1.0, or_greater, suffix = "m"))]
+    visibility_range_begin_margin: f32,
+    /// Camera distance beyond which instances are hidden (0 = always drawn), metres.
+    #[export(range = (0.0, 10000.0, 1.0, or_greater, suffix = "m"))]
+    visibility_range_end: f32,
+    /// Fade margin at [member visibility_range_end] (instances fade out over it), metres.
+    #[export(range = (0.0, 10000.0, 1.0, or_greater, suffix = "m"))]
+    visibility_range_end_margin: f32,
+}
+
+#[godot_api]
+impl IResource for ScatterLayer {
+    fn init(base: Base<Resource>) -> Self {
+        let d = core::ScatterLayer::default();
+        Self {
+            base,
+            mesh: None,
+            builtin_mesh: mesh_index(d.mesh),
+            density: d.density,
+            min_distance: d.min_distance,
+            seed_salt: d.seed_salt as i64,
+            min_height: d.min_height,
+            max_height: d.max_height,
+            height_fade: d.height_fade,
+            min_slope_degrees: d.min_slope_degrees,
+            max_slope_degrees: d.max_slope_degrees,
+            slope_fade: d.slope_fade,
+            biome_mask: -1,
+            splat_layer: -1,
+            splat_min_weight: 0.3,
+            splat_fade: 0.3,
+            scale_min: d.scale_min,
+            scale_max: d.scale_max,
+            random_yaw: d.random_yaw,
+            align_to_normal: d.align_to_normal,
+            sink: d.sink,
+            visibility_range_begin: 0.0,
+            visibility_range_begin_margin: 0.0,
+            visibility_range_end: 0.0,
+            visibility_range_end_margin: 0.0,
+        }
+    }
+}
+
+#[godot_api]
+impl ScatterLayer {
+    /// Built-in mesh: leaning palm, ~7 m.
+    #[constant]
+    pub const PALM: i32 = 0;
+    /// Built-in mesh: broadleaf tree, ~7 m.
+    #[constant]
+    pub const BROADLEAF: i32 = 1;
+    /// Built-in mesh: conifer, ~9.5 m.
+    #[constant]
+    pub const CONIFER: i32 = 2;
+    /// Built-in mesh: rock, ~2 m across.
+    #[constant]
+    pub const ROCK: i32 = 3;
+    /// Built-in mesh: grass tuft, ~0.6 m.
+    #[constant]
+    pub const GRASS: i32 = 4;
+
+    /// The demo layer `index` (0 palms on beaches, 1 broadleaf forest on slopes, 2 rocks on
+    /// cliffs, 3 conifers high up, 4 grass) as a new resource, or null for another index.
+    #[func]
+    pub fn demo_layer(index: i32) -> Option<Gd<ScatterLayer>> {
+        let layers = core::demo_layers();
+        let l = layers.get(usize::try_from(index).ok()?)?;
+        let mut r = ScatterLayer::new_gd();
+        r.bind_mut().set_from_core(l);
+        r.set_name(l.name.as_str());
+        Some(r)
+    }
+
+    /// An empty string when every value is valid, else the reason.
+    #[func]
+    pub fn get_validation_error(&self) -> GString {
+        match self.to_core() {
+            Ok(_) => GString::new(),
+            Err(e) => e.as_str().into(),
+        }
+    }
+}
+
+/// Index of a built-in mesh in the `builtin_mesh` enum.
+pub fn mesh_index(kind: MeshKind) -> i32 {
+    MeshKind::ALL.iter().position(|k| *k == kind).unwrap_or(0) as i32
+}
+
+impl ScatterLayer {
+    /// The core layer, or the first invalid value.
+    pub fn to_core(&self) -> Result<core::ScatterLayer, String> {
+        let mesh = MeshKind::from_index(self.builtin_mesh as i64)
+            .ok_or_else(|| format!("`builtin_mesh` must be 0..=4, got {}", self.builtin_mesh))?;
+        let seed_salt = u32::try_from(self.seed_salt).map_err(|_| {
+            format!(
+                "`seed_salt` must be 0..={}, got {}",
+                u32::MAX,
+                self.seed_salt
+            )
+        })?;
+        let biome_mask = if self.biome_mask == -1 {
+            u32::MAX
+        } else {
+            u32::try_from(self.biome_mask).map_err(|_| {
+                format!(
+                    "`biome_mask` must be -1 or 0..={}, got {}",
+                    u32::MAX,
+                    self.biome_mask
+                )
+            })?
+        };
+        let splat = match self.splat_layer {
+            -1 => None,
+            l => Some(SplatMask {
+                layer: usize::try_from(l)
+                    .map_err(|_| format!("`splat_layer` must be -1..=7, got {l}"))?,
+                min_weight: self.splat_min_weight,
+                fade: self.splat_fade,
+            }),
+        };
+        let vis = [
+            ("visibility_range_begin", self.visibility_range_begin),
+            (
+                "visibility_range_begin_margin",
+                self.visibility_range_begin_margin,
+            ),
+            ("visibility_range_end", self.visibility_range_end),
+            (
+                "visibility_range_end_margin",
+                self.visibility_range_end_margin,
+            ),
+        ];
+        for (name, v) in vis {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(format!("`{name}` must be finite and >= 0, got {v}"));
+            }
+        }
+        let layer = core::ScatterLayer {
+            name: self.base().get_name().to_string(),
+            mesh,
+            density: self.density,
+            min_distance: self.min_distance,
+            min_height: self.min_height,
+            max_height: self.max_height,
+            height_fade: self.height_fade,
+            min_slope_degrees: self.min_slope_degrees,
+            max_slope_degrees: self.max_slope_degrees,
+            slope_fade: self.slope_fade,
+            biome_mask,
+            splat,
+            wetness: None,
+            scale_min: self.scale_min,
+            scale_max: self.scale_max,
+            random_yaw: self.random_yaw,
+            align_to_normal: self.align_to_normal,
+            sink: self.sink,
+            seed_salt,
+        };
+        layer.validate()?;
+        Ok(layer)
+    }
+
+    /// Copy a core layer's values (the visibility settings stay).
+    pub fn set_from_core(&mut self, l: &core::ScatterLayer) {
+        self.builtin_mesh = mesh_index(l.mesh);
+        self.density = l.density;
+        self.min_distance = l.min_distance;
+        self.seed_salt = l.seed_salt as i64;
+        self.min_height = l.min_height;
+        self.max_height = l.max_height;
+        self.height_fade = l.height_fade;
+        self.min_slope_degrees = l.min_slope_degrees;
+        self.max_slope_degrees = l.max_slope_degrees;
+        self.slope_fade = l.slope_fade;
+        self.biome_mask = if l.biome_mask == u32::MAX {
+            -1
+        } else {
+            l.biome_mask as i64
+        };
+        match l.splat {
+            Some(s) => {
+                self.splat_layer = s.layer as i32;
+                self.splat_min_weight = s.min_weight;
+                self.splat_fade = s.fade;
+            }
+            None => self.splat_layer = -1,
+        }
+        self.scale_min = l.scale_min;
+        self.scale_max = l.scale_max;
+        self.random_yaw = l.random_yaw;
+        self.align_to_normal = l.align_to_normal;
+        self.sink = l.sink;
+    }
+
+    /// The custom mesh, if any.
+    pub fn custom_mesh(&self) -> Option<Gd<Mesh>> {
+        self.mesh.clone()
+    }
+
+    /// `[begin, begin_margin, end, end_margin]` of the visibility range.
+    pub fn visibility(&self) -> [f32; 4] {
+        [
+            self.visibility_range_begin,
+            self.visibility_range_begin_margin,
+            self.visibility_range_end,
+            self.visibility_range_end_margin,
+        ]
+    }
+}
