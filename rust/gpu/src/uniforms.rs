@@ -228,13 +228,13 @@ pub(crate) const GRID_TILE: u32 = 16;
 pub(crate) const LINE_GROUP: u32 = 64;
 /// Side of the diamond-square passes' workgroups.
 pub(crate) const DS_TILE: u32 = 8;
-/// Samples one `normalize_01` workgroup reduces.
-pub(crate) const NORM_PER_GROUP: usize = 4096;
+/// Samples one `normalize_01` workgroup reduces (the core's constant).
+pub(crate) const NORM_PER_GROUP: usize = island_core::grid::NORM_PER_GROUP;
 /// Invocations of one `normalize_01` workgroup.
 pub(crate) const NORM_WORKGROUP: usize = 256;
 /// Most biomes `biome_blend.wgsl` handles (its per-sample weight array), as `IslandParams`
-/// validation allows.
-pub(crate) const MAX_BIOMES: usize = 16;
+/// validation allows (the core's constant).
+pub(crate) const MAX_BIOMES: usize = island_core::params::BiomeParams::MAX_BIOMES;
 /// Bytes of one `RowInfo` of `carve_river.wgsl` (per-row segment mask and x-span).
 pub(crate) const RIVER_ROW_BYTES: u64 = 32;
 
