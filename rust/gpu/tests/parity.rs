@@ -659,7 +659,7 @@ fn pipeline_matches_with_varied_parameters() {
     let mut variants: Vec<(&str, IslandParams)> = Vec::new();
     let mut v = base.clone();
     v.detail.enabled = false;
-    v.river.enabled = false;
+    v.river.mode = island_core::params::RiverMode::Off;
     v.splat.blur_passes = 0;
     variants.push(("no detail, no river, no blur", v));
     let mut v = base.clone();
