@@ -46,9 +46,10 @@ pub struct Stats {
     pub river_count: u32,
     /// Total length of the flow rivers, metres (sample to receiver, summed over river samples).
     pub river_length_m: f32,
-    /// Lakes ([`crate::drainage::Lake`]s, plus closed basins below sea level).
+    /// Lakes ([`crate::drainage::Lake`]s, plus closed basins below sea level at least
+    /// `drainage.lake_min_area` large).
     pub lake_count: u32,
-    /// Area under lake water, m².
+    /// Area of those lakes, m².
     pub lake_area_m2: f32,
 }
 
@@ -518,6 +519,27 @@ pub fn generate_heights_with(
     })
 }
 
+/// The heights before the erosion and drainage stages (coast, then the Bézier river in
+/// [`RiverMode::Bezier`]), from the separate stage functions: the raw relief the hydrology
+/// stages start from (tests and tools). Bit-identical to what [`generate`] feeds
+/// [`erosion_stage`].
+pub fn raw_heights(p: &IslandParams) -> Result<Vec<f32>, ParamError> {
+    let f = generate_fields(p)?;
+    let fine = fbm_noise(&p.grid(), &p.coast.fine_noise(), tag::FINE);
+    let mut h = crate::coast::coastal_falloff(
+        &f.land01,
+        &f.distance,
+        &fine,
+        &f.roughness,
+        p.max_height,
+        &p.coast,
+    );
+    if p.river.mode == RiverMode::Bezier {
+        carve_river(&mut h, &p.grid(), &p.river, tag::RIVER);
+    }
+    Ok(h)
+}
+
 /// Intermediate fields (for tests and the GPU parity suite): everything up to the distance.
 pub fn generate_fields(p: &IslandParams) -> Result<Fields, ParamError> {
     p.validate()?;
@@ -595,7 +617,8 @@ pub struct Hydrology {
 /// Water: [`SEA`] (level 0) where the ground is below sea level and connected to the map
 /// border through such samples; [`LAKE`] for the drainage's lakes (flat level at their spill
 /// height) and for closed basins below sea level (level 0: the drainage treats them as outlets,
-/// like the sea); [`RIVER`] for the flow rivers, at their bankfull surface (the ground before
+/// like the sea; counted in [`Stats::lake_count`] and [`Stats::lake_area_m2`] only when at least
+/// `lake_min_area` large, smaller ones are shore puddles); [`RIVER`] for the flow rivers, at their bankfull surface (the ground before
 /// carving, never below the bed, never rising downstream).
 pub fn drainage_stage(p: &IslandParams, heights: &mut [f32]) -> Hydrology {
     let n = p.resolution as usize;
@@ -607,11 +630,11 @@ pub fn drainage_stage(p: &IslandParams, heights: &mut [f32]) -> Hydrology {
         ..p.channels.clone()
     };
     carve_rivers(heights, &d, &carve);
-    water_map(heights, &d, flow)
+    water_map(heights, &d, flow, p.drainage.lake_min_area)
 }
 
 /// Water map and statistics of carved `heights` with drainage `d` (see [`drainage_stage`]).
-fn water_map(heights: &[f32], d: &Drainage, rivers: bool) -> Hydrology {
+fn water_map(heights: &[f32], d: &Drainage, rivers: bool, min_lake_area: f32) -> Hydrology {
     let n = d.n;
     let len = n * n;
     let cell = d.spacing * d.spacing;
@@ -643,20 +666,25 @@ fn water_map(heights: &[f32], d: &Drainage, rivers: bool) -> Hydrology {
             kind[i] = LAKE;
             level[i] = d.lakes[d.lake_id[i] as usize].level;
             lake_samples += 1;
-        } else if below(i) {
-            // A closed basin below sea level: one more lake per connected region.
-            basins += 1;
+        } else if kind[i] == DRY && below(i) {
+            // A closed basin below sea level: water at sea level; counted as a lake when it
+            // is as large as a lake must be (smaller ones are shore puddles).
             let mut stack = vec![i];
             kind[i] = LAKE;
+            let mut size = 0usize;
             while let Some(c) = stack.pop() {
                 level[c] = 0.0;
-                lake_samples += 1;
+                size += 1;
                 crate::drainage::for_neighbours(c, n, |j, _| {
                     if kind[j] == DRY && d.lake_id[j] == NONE && below(j) {
                         kind[j] = LAKE;
                         stack.push(j);
                     }
                 });
+            }
+            if size as f32 * cell >= min_lake_area {
+                basins += 1;
+                lake_samples += size;
             }
         }
     }
