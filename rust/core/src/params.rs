@@ -767,7 +767,9 @@ fn sub_settings(section: &str, r: Result<(), String>) -> Result<(), ParamError> 
     let Err(message) = r else {
         return Ok(());
     };
-    let rest = message.split_once(": ").map_or(message.as_str(), |(_, r)| r);
+    let rest = message
+        .split_once(": ")
+        .map_or(message.as_str(), |(_, r)| r);
     let name: String = rest
         .chars()
         .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')

@@ -1,25 +1,25 @@
 //! The whole generator: every stage in order, with timings, progress and cancellation.
 
 use crate::biomes::biome_blend;
+use crate::channels::carve_rivers;
 use crate::coast::ShapedCoast;
 use crate::detail::{apply_detail, detail_factor};
 use crate::diamond_square::diamond_square;
 use crate::distance::{distance_to_coast, distance_to_coast_within};
+use crate::drainage::{drainage, Drainage, NONE};
+use crate::erosion::{erode, ErosionReport};
 use crate::gaussian_islands::gaussian_islands;
 use crate::gradient_noise::{fbm_noise, FbmRows};
 use crate::grid::{min_max_count_above, normalize_01, Normalization};
 use crate::hash::tag;
 use crate::heightfield::Heightfield;
 use crate::mask::island_mask;
-use crate::channels::carve_rivers;
-use crate::drainage::{drainage, Drainage, NONE};
-use crate::erosion::{erode, ErosionReport};
 use crate::params::{Algorithm, IslandParams, ParamError, RiverMode};
-use crate::water::{Water, DRY, LAKE, RIVER, SEA};
 use crate::river::carve_river;
 use crate::shaping::apply_shaping_curve;
 use crate::splat::auto_splat;
 use crate::value_noise::value_noise;
+use crate::water::{Water, DRY, LAKE, RIVER, SEA};
 use rayon::prelude::*;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -572,7 +572,13 @@ pub fn erosion_stage(p: &IslandParams, heights: &mut [f32]) -> ErosionReport {
         sea_level: 0.0,
         ..p.erosion.clone()
     };
-    erode(heights, p.resolution as usize, p.spacing(), &settings, p.seed)
+    erode(
+        heights,
+        p.resolution as usize,
+        p.spacing(),
+        &settings,
+        p.seed,
+    )
 }
 
 /// Rivers and lakes of an island, as summed up in [`Stats`].

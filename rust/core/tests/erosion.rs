@@ -234,13 +234,7 @@ fn lakes_are_flat_at_their_spill_height_with_an_outlet() {
         };
         let raw = raw_heights(&bezier(&p)).unwrap();
         let n = p.resolution as usize;
-        let d = drainage(
-            &raw,
-            n,
-            p.spacing(),
-            0.0,
-            &DrainageSettings::default(),
-        );
+        let d = drainage(&raw, n, p.spacing(), 0.0, &DrainageSettings::default());
         check_lakes(&raw, &d);
         total += d.lakes.len();
     }

@@ -54,7 +54,11 @@ fn rivers_never_rise_downstream_and_reach_a_lake_or_the_sea() {
         let stranded = (0..n * n)
             .filter(|&i| w.kind[i] == RIVER && !seen[i])
             .count();
-        assert_eq!(stranded, 0, "{} of {rivers} river samples stranded", stranded);
+        assert_eq!(
+            stranded, 0,
+            "{} of {rivers} river samples stranded",
+            stranded
+        );
         total_rivers += rivers;
         let s = &island.stats;
         assert_eq!(rivers > 0, s.river_count > 0);
@@ -82,7 +86,11 @@ fn dry_land_has_no_undrained_pits() {
             }
         }
         let pits = seen.iter().filter(|s| !**s).count();
-        assert_eq!(pits, 0, "seed {}: {pits} undrained samples", island.params.seed);
+        assert_eq!(
+            pits, 0,
+            "seed {}: {pits} undrained samples",
+            island.params.seed
+        );
     }
 }
 
@@ -146,8 +154,18 @@ fn bit_identical_on_1_2_and_4_threads() {
             assert_eq!(a.biomes, b.biomes);
             let (sa, sb) = (&a.stats, &b.stats);
             assert_eq!(
-                (sa.river_count, sa.river_length_m, sa.lake_count, sa.lake_area_m2),
-                (sb.river_count, sb.river_length_m, sb.lake_count, sb.lake_area_m2)
+                (
+                    sa.river_count,
+                    sa.river_length_m,
+                    sa.lake_count,
+                    sa.lake_area_m2
+                ),
+                (
+                    sb.river_count,
+                    sb.river_length_m,
+                    sb.lake_count,
+                    sb.lake_area_m2
+                )
             );
         }
     }
@@ -191,8 +209,7 @@ fn old_parameter_files_load_and_new_settings_validate() {
         serde_json::from_str(r#"{"river":{"mode":"bezier"},"erosion":{"enabled":false}}"#).unwrap();
     assert_eq!(new.river.mode, RiverMode::Bezier);
     assert!(!new.erosion.enabled);
-    let round: IslandParams =
-        serde_json::from_str(&serde_json::to_string(&new).unwrap()).unwrap();
+    let round: IslandParams = serde_json::from_str(&serde_json::to_string(&new).unwrap()).unwrap();
     assert_eq!(round, new);
 
     let mut p = IslandParams::default();
