@@ -214,13 +214,13 @@ island_node! {
             /// River: wavelength of the meander noise, metres.
             #[export(range = (1.0, 5000.0, or_greater, suffix = "m"))]
             river_meander_scale: f32 = core(river.meander_scale),
-            /// Lakes: closed depressions at least this deep hold a lake (shallower ones are
+            /// River (lakes): closed depressions at least this deep hold a lake (shallower ones are
             /// filled), metres.
             #[export(range = (0.0, 50.0, or_greater, suffix = "m"))]
-            lake_min_depth: f32 = core(drainage.lake_min_depth),
-            /// Lakes: ... and at least this large, m².
+            river_lake_min_depth: f32 = core(drainage.lake_min_depth),
+            /// River (lakes): ... and at least this large, m².
             #[export(range = (0.0, 100000.0, or_greater, suffix = "m²"))]
-            lake_min_area: f32 = core(drainage.lake_min_area),
+            river_lake_min_area: f32 = core(drainage.lake_min_area),
 
             /// Erosion: whether the landscape evolution runs (river valleys, deposits, relaxed
             /// slopes).
