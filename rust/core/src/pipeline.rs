@@ -244,7 +244,7 @@ pub fn generate_with(
     generate_heights_with(params, progress, cancel)?.finish(progress, cancel)
 }
 
-/// An island whose heights are final (every stage up to the river) but whose normals, splat
+/// An island whose heights are final (every stage up to the drainage) but whose normals, splat
 /// and statistics are still to come: [`generate_heights_with`], then [`Carved::finish`]. A
 /// caller can use the heights (colliders, say) while another thread finishes the island;
 /// `generate_with` is exactly these two steps.
@@ -371,8 +371,8 @@ fn record(
     progress(stage.progress(), stage.name());
 }
 
-/// The stages of [`generate_with`] up to the river: the island's final heights (see
-/// [`Carved`]).
+/// The stages of [`generate_with`] up to the drainage (erosion, lakes, flow rivers and the
+/// water map included): the island's final heights (see [`Carved`]).
 pub fn generate_heights_with(
     params: &IslandParams,
     progress: &mut dyn FnMut(f32, &str),
