@@ -1,6 +1,7 @@
 //! PNG encoders for the CLI outputs: 16-bit height, RGBA8 splat, indexed biomes and the
 //! shaded colour-relief preview.
 
+use island_core::water;
 use island_core::Island;
 
 fn encode(
@@ -162,7 +163,13 @@ pub fn preview_rgb(island: &Island) -> Vec<u8> {
         let (nx, ny, nz) = (nrm[0] * exaggeration, nrm[1], nrm[2] * exaggeration);
         let len = (nx * nx + ny * ny + nz * nz).sqrt().max(1e-6);
         let lambert = ((nx * lx + ny * ly + nz * lz) / len).max(0.0) / ly; // 1 on flat ground
-        let c = if h <= 0.0 {
+        let kind = island.water.kind.get(i).copied().unwrap_or(water::DRY);
+        let c = if kind == water::LAKE || kind == water::RIVER {
+            // Fresh water: depth below its surface, a shallower tint than the sea's.
+            let depth = (island.water.level[i] - h).max(0.0);
+            let c = water_color(depth + 0.15 * p.coast.sea_depth, p.coast.sea_depth);
+            c.map(|v| v * (0.85 + 0.15 * lambert.min(1.3)))
+        } else if h <= 0.0 {
             let c = water_color(-h, p.coast.sea_depth);
             // The sea floor shows a little through shallow water.
             let through = 0.25 * (1.0 - (-h / p.coast.sea_depth).clamp(0.0, 1.0));
@@ -193,6 +200,19 @@ pub fn preview_rgb(island: &Island) -> Vec<u8> {
         }
     }
     rgb
+}
+
+/// Water map: 8-bit grey, one byte per sample: 0 dry, 1 river, 2 lake, 3 sea
+/// ([`island_core::water`] kinds).
+pub fn water_png(kind: &[u8], n: usize) -> Result<Vec<u8>, String> {
+    encode(
+        n,
+        n,
+        png::ColorType::Grayscale,
+        png::BitDepth::Eight,
+        None,
+        kind,
+    )
 }
 
 /// The preview as an RGB8 PNG.

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! island generate [--config FILE.json] [--seed N] [--resolution N] [--algorithm NAME]
-//!                 [--backend auto|gpu|cpu] --out DIR
+//!                 [--erosion on|off] [--rivers flow|bezier|off] [--backend auto|gpu|cpu] --out DIR
 //! island params
 //! ```
 //!
@@ -12,6 +12,7 @@
 mod images;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use island_core::params::RiverMode;
 use island_core::{Algorithm, Island, IslandParams};
 use std::fs;
 use std::io::Write;
@@ -31,7 +32,7 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Generate an island and write height.r32, height.png, splat.png, biomes.png, preview.png
+    /// Generate an island and write height.r32, height.png, splat.png, biomes.png, preview.png, water.png
     /// and island.json into the output directory.
     Generate(GenerateArgs),
     /// Print the default parameters as JSON (a valid --config file).
@@ -52,12 +53,35 @@ struct GenerateArgs {
     /// Base height algorithm: fbm, value_noise, diamond_square or gaussian_islands (overrides the config).
     #[arg(long, value_name = "NAME")]
     algorithm: Option<String>,
+    /// Landscape evolution (erosion): on or off (overrides the config).
+    #[arg(long, value_enum, value_name = "on|off")]
+    erosion: Option<OnOff>,
+    /// Rivers: flow (along the drainage network), bezier (one canal through the centre) or off
+    /// (overrides the config).
+    #[arg(long, value_enum, value_name = "flow|bezier|off")]
+    rivers: Option<Rivers>,
     /// Where to generate: auto, gpu or cpu.
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     backend: Backend,
     /// Output directory (created when missing).
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum OnOff {
+    On,
+    Off,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum Rivers {
+    /// Rivers along the drainage network, carved into the terrain.
+    Flow,
+    /// One noisy Bézier canal through the island centre.
+    Bezier,
+    /// No rivers.
+    Off,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -142,6 +166,16 @@ fn load_params(args: &GenerateArgs) -> Result<IslandParams, String> {
             )
         })?;
     }
+    if let Some(e) = args.erosion {
+        p.erosion.enabled = e == OnOff::On;
+    }
+    if let Some(r) = args.rivers {
+        p.river.mode = match r {
+            Rivers::Flow => RiverMode::Flow,
+            Rivers::Bezier => RiverMode::Bezier,
+            Rivers::Off => RiverMode::Off,
+        };
+    }
     if let Some(r) = args.resolution {
         p.resolution = r;
         // The CLI writes whole maps, so the chunk size only matters for validation: when the
@@ -210,6 +244,10 @@ fn generate(args: &GenerateArgs) -> Result<(), String> {
         s.min_height,
         s.max_height
     );
+    println!(
+        "  rivers: {} ({:.0} m), lakes: {} ({:.0} m²)",
+        s.river_count, s.river_length_m, s.lake_count, s.lake_area_m2
+    );
     for f in written {
         println!("  wrote {}", f.display());
     }
@@ -263,6 +301,7 @@ fn write_outputs(island: &Island, backend: Backend, out: &Path) -> Result<Vec<Pa
         images::biomes_png(&island.biomes, n, island.params.biomes.biomes.len())?,
     )?;
     put("preview.png", images::preview_png(island)?)?;
+    put("water.png", images::water_png(&island.water.kind, n)?)?;
 
     let palette: Vec<serde_json::Value> = island
         .params
@@ -279,10 +318,29 @@ fn write_outputs(island: &Island, backend: Backend, out: &Path) -> Result<Vec<Pa
         "height_png": { "min": hmin, "max": hmax, "encoding": "16-bit grey, 0 = min, 65535 = max metres" },
         "height_r32": { "resolution": n, "encoding": "little-endian f32, row-major (z * resolution + x), metres, sea level 0" },
         "splat_png": { "encoding": "RGBA8 = (sand, grass, rock, snow), channels sum to 255" },
+        "water": {
+            "river_count": island.stats.river_count,
+            "river_length_m": island.stats.river_length_m,
+            "lake_count": island.stats.lake_count,
+            "lake_area_m2": island.stats.lake_area_m2,
+        },
+        "erosion_ms": stage_ms(island, "erosion"),
+        "drainage_ms": stage_ms(island, "drainage"),
+        "water_png": { "encoding": "8-bit grey, one byte per sample: 0 dry, 1 river, 2 lake, 3 sea" },
         "biomes_png": { "encoding": "8-bit indexed, palette index = biome index", "palette": palette },
     });
     let json = serde_json::to_string_pretty(&doc)
         .map_err(|e| format!("cannot serialise island.json: {e}"))?;
     put("island.json", json.into_bytes())?;
     Ok(written)
+}
+
+/// Milliseconds of stage `name` (0 when the backend did not report it).
+fn stage_ms(island: &Island, name: &str) -> f64 {
+    island
+        .stats
+        .stage_ms
+        .iter()
+        .find(|(s, _)| s == name)
+        .map_or(0.0, |(_, ms)| *ms)
 }

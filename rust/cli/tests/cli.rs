@@ -153,6 +153,28 @@ fn generate_writes_every_file_with_the_right_size_and_exact_heights() {
         assert_eq!(pal, p.biomes.biomes.len());
         assert_eq!(data, island.biomes);
 
+        // water.png: 8-bit grey, the core's water kinds; island.json sums them up.
+        let (w, h, ct, bd, _, data) = read_png(&out.join("water.png"));
+        assert_eq!(
+            (w, h, ct, bd),
+            (res, res, png::ColorType::Grayscale, png::BitDepth::Eight)
+        );
+        assert_eq!(data, island.water.kind);
+        assert_eq!(data[0], 3, "the map corner is sea");
+        let s = &island.stats;
+        assert_eq!(json["water"]["river_count"], s.river_count);
+        assert_eq!(json["water"]["lake_count"], s.lake_count);
+        assert_eq!(
+            json["water"]["river_length_m"].as_f64().unwrap() as f32,
+            s.river_length_m
+        );
+        assert_eq!(
+            json["water"]["lake_area_m2"].as_f64().unwrap() as f32,
+            s.lake_area_m2
+        );
+        assert!(json["erosion_ms"].as_f64().unwrap() >= 0.0);
+        assert!(json["drainage_ms"].as_f64().unwrap() >= 0.0);
+
         // preview.png: RGB8, water is blue, land is not.
         let (w, h, ct, bd, _, data) = read_png(&out.join("preview.png"));
         assert_eq!(
@@ -213,6 +235,42 @@ fn config_is_partial_and_flags_override_it() {
         .iter()
         .zip(&island.field.heights)
         .all(|(a, b)| a.to_bits() == b.to_bits()));
+}
+
+#[test]
+fn erosion_and_river_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, args: &[&str]| {
+        let out = dir.path().join(name);
+        let mut all = vec!["--backend", "cpu", "--resolution", "257", "--seed", "3"];
+        all.extend_from_slice(args);
+        let json = generate_ok(&all, &out);
+        let (_, _, _, _, _, water) = read_png(&out.join("water.png"));
+        (json, water, read_r32(&out.join("height.r32")))
+    };
+    let (flow, flow_water, flow_h) = run("flow", &[]);
+    assert_eq!(flow["params"]["river"]["mode"], "flow");
+    assert_eq!(flow["params"]["erosion"]["enabled"], true);
+    assert!(flow["water"]["river_count"].as_u64().unwrap() > 0);
+    assert!(flow_water.contains(&1), "flow rivers in water.png");
+    assert!(flow["erosion_ms"].as_f64().unwrap() > 0.0);
+
+    let (b, b_water, _) = run("bezier", &["--rivers", "bezier", "--erosion", "off"]);
+    assert_eq!(b["params"]["river"]["mode"], "bezier");
+    assert_eq!(b["params"]["erosion"]["enabled"], false);
+    assert_eq!(b["water"]["river_count"], 0);
+    assert!(!b_water.contains(&1));
+
+    let (off, off_water, off_h) = run("off", &["--rivers", "off", "--erosion", "on"]);
+    assert_eq!(off["params"]["river"]["mode"], "off");
+    assert!(!off_water.contains(&1));
+    assert!(off_water.iter().all(|&k| k <= 3));
+    assert_ne!(off_h, flow_h);
+
+    let out = dir.path().join("bad");
+    let out = out.to_str().unwrap();
+    assert_fails(&["generate", "--rivers", "canal", "--out", out], "canal");
+    assert_fails(&["generate", "--erosion", "maybe", "--out", out], "maybe");
 }
 
 #[test]

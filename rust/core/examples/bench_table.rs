@@ -1,7 +1,7 @@
 //! Timing harness behind `cargo xtask bench` (release build):
 //!
 //! ```text
-//! cargo run --release -p island_core --example bench_table -- [--res 1025,4097] [--reps 15,5] [--dump DIR] [--only a,b]
+//! cargo run --release -p island_core --example bench_table -- [--res 1025,4097] [--reps 15,5] [--dump DIR] [--only a,b] [--erosion on|off]
 //! ```
 //!
 //! Times every stage on its own (median of N repetitions after one warm-up, `std::time::Instant`),
@@ -123,6 +123,7 @@ fn run() -> Result<(), String> {
     let mut reps = vec![15usize, 5];
     let mut dump: Option<std::path::PathBuf> = None;
     let mut only: Option<Vec<String>> = None;
+    let mut erosion = true;
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
     while i < args.len() {
@@ -134,6 +135,7 @@ fn run() -> Result<(), String> {
             "--reps" => reps = parse_list(v)?,
             "--dump" => dump = Some(v.into()),
             "--only" => only = Some(v.split(',').map(|x| x.trim().to_string()).collect()),
+            "--erosion" => erosion = v != "off",
             other => return Err(format!("unknown argument `{other}`")),
         }
         i += 2;
@@ -141,11 +143,12 @@ fn run() -> Result<(), String> {
     println!("threads\t{}", rayon::current_num_threads());
     for (k, &n) in res.iter().enumerate() {
         let r = *reps.get(k).or(reps.last()).unwrap_or(&5);
-        let p = IslandParams {
+        let mut p = IslandParams {
             resolution: n as u32,
             chunk_size: 64.min(n as u32 - 1).max(16),
             ..Default::default()
         };
+        p.erosion.enabled = erosion;
         p.validate().map_err(|e| e.to_string())?;
         bench_resolution(&p, r, dump.as_deref(), &|name: &str| {
             only.as_ref().is_none_or(|o| o.iter().any(|x| x == name))

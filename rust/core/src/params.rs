@@ -3,6 +3,9 @@
 //! [`IslandParams::validate`] rejects anything out of range with a clear [`ParamError`]; the
 //! generator only ever runs on validated parameters and never panics on them.
 
+use crate::channels::CarveSettings;
+use crate::drainage::DrainageSettings;
+use crate::erosion::ErosionSettings;
 use crate::grid::Grid;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -334,26 +337,109 @@ impl Default for CoastParams {
     }
 }
 
-/// River along a noisy quadratic Bézier through the island centre.
+/// Which rivers the island gets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RiverMode {
+    /// Rivers follow the drainage network (flow accumulation over the eroded terrain) and are
+    /// carved by [`crate::channels::carve_rivers`] (default).
+    #[default]
+    Flow,
+    /// One river along a noisy quadratic Bézier through the island centre ([`crate::river`]),
+    /// the generator's river before the drainage stage existed.
+    Bezier,
+    /// No river channels (lakes and the sea are still filled by the drainage stage).
+    Off,
+}
+
+impl RiverMode {
+    /// Every mode, in the order of their numbers (Godot enum: FLOW = 0, BEZIER = 1, OFF = 2).
+    pub const ALL: [RiverMode; 3] = [RiverMode::Flow, RiverMode::Bezier, RiverMode::Off];
+    /// Stable lower-case name (`flow`, `bezier`, `off`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            RiverMode::Flow => "flow",
+            RiverMode::Bezier => "bezier",
+            RiverMode::Off => "off",
+        }
+    }
+    /// The mode named `name` ([`RiverMode::name`]).
+    pub fn from_name(name: &str) -> Option<RiverMode> {
+        RiverMode::ALL.into_iter().find(|m| m.name() == name)
+    }
+}
+
+/// Rivers: the mode, and the shape of the Bézier river ([`RiverMode::Bezier`]; the flow
+/// rivers' size comes from [`crate::drainage::DrainageSettings`]).
+///
+/// Serialised parameters from before the river modes (`"enabled": false`, no `mode`) load as
+/// [`RiverMode::Off`]; `"enabled": true` without a mode loads as the default mode.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, from = "RiverParamsSerde")]
 pub struct RiverParams {
-    /// Whether a river is carved. Default true.
-    pub enabled: bool,
-    /// Width of the river bed (below sea level), metres, > 0. Default 12.
+    /// Which rivers. Default [`RiverMode::Flow`].
+    pub mode: RiverMode,
+    /// Width of the Bézier river bed (below sea level), metres, > 0. Default 12.
     pub width: f32,
     /// Width of the smooth bank on each side, metres, >= 0. Default 35.
     pub bank: f32,
-    /// Depth of the river bed below sea level, metres, > 0. Default 3.
+    /// Depth of the Bézier river bed below sea level, metres, > 0. Default 3.
     pub depth: f32,
     /// Amplitude of the sideways noise displacement, metres, >= 0. Default 45.
     pub meander: f32,
     /// Wavelength of the displacement noise, metres, > 0. Default 260.
     pub meander_scale: f32,
 }
+
+/// [`RiverParams`] as read: also accepts the `enabled` flag of older parameter files.
+#[derive(Deserialize)]
+#[serde(default)]
+struct RiverParamsSerde {
+    enabled: Option<bool>,
+    mode: Option<RiverMode>,
+    width: f32,
+    bank: f32,
+    depth: f32,
+    meander: f32,
+    meander_scale: f32,
+}
+
+impl Default for RiverParamsSerde {
+    fn default() -> Self {
+        let d = RiverParams::default();
+        RiverParamsSerde {
+            enabled: None,
+            mode: None,
+            width: d.width,
+            bank: d.bank,
+            depth: d.depth,
+            meander: d.meander,
+            meander_scale: d.meander_scale,
+        }
+    }
+}
+
+impl From<RiverParamsSerde> for RiverParams {
+    fn from(r: RiverParamsSerde) -> Self {
+        let mode = match (r.mode, r.enabled) {
+            (Some(m), _) => m,
+            (None, Some(false)) => RiverMode::Off,
+            (None, _) => RiverMode::default(),
+        };
+        RiverParams {
+            mode,
+            width: r.width,
+            bank: r.bank,
+            depth: r.depth,
+            meander: r.meander,
+            meander_scale: r.meander_scale,
+        }
+    }
+}
+
 impl RiverParams {
-    /// Default [`RiverParams::enabled`].
-    pub const DEFAULT_ENABLED: bool = true;
+    /// Default [`RiverParams::mode`].
+    pub const DEFAULT_MODE: RiverMode = RiverMode::Flow;
     /// Default [`RiverParams::width`], metres.
     pub const DEFAULT_WIDTH: f32 = 12.0;
     /// Default [`RiverParams::bank`], metres.
@@ -376,7 +462,7 @@ impl RiverParams {
 impl Default for RiverParams {
     fn default() -> Self {
         RiverParams {
-            enabled: RiverParams::DEFAULT_ENABLED,
+            mode: RiverParams::DEFAULT_MODE,
             width: RiverParams::DEFAULT_WIDTH,
             bank: RiverParams::DEFAULT_BANK,
             depth: RiverParams::DEFAULT_DEPTH,
@@ -547,8 +633,15 @@ pub struct IslandParams {
     pub mask: MaskParams,
     /// Coastal falloff.
     pub coast: CoastParams,
-    /// River.
+    /// Rivers.
     pub river: RiverParams,
+    /// Landscape evolution (fluvial erosion, deposition, hillslopes), run after the coast and
+    /// the Bézier river. Its `sea_level` is ignored: the pipeline's sea level is 0.
+    pub erosion: ErosionSettings,
+    /// Drainage: lakes, and the size of the flow rivers.
+    pub drainage: DrainageSettings,
+    /// Channels of the flow rivers ([`RiverMode::Flow`]); shallow pits are filled in every mode.
+    pub channels: CarveSettings,
     /// Biomes.
     pub biomes: BiomeParams,
     /// Auto splat.
@@ -576,6 +669,9 @@ impl Default for IslandParams {
             mask: MaskParams::default(),
             coast: CoastParams::default(),
             river: RiverParams::default(),
+            erosion: ErosionSettings::default(),
+            drainage: DrainageSettings::default(),
+            channels: CarveSettings::default(),
             biomes: BiomeParams::default(),
             splat: SplatParams::default(),
         }
@@ -663,6 +759,27 @@ fn lattice_span(
         );
     }
     Ok(())
+}
+
+/// A sub-module's `validate` message (`"module: field ... reason"`, the field name first after
+/// the colon) as a [`ParamError`] on `section.field`.
+fn sub_settings(section: &str, r: Result<(), String>) -> Result<(), ParamError> {
+    let Err(message) = r else {
+        return Ok(());
+    };
+    let rest = message
+        .split_once(": ")
+        .map_or(message.as_str(), |(_, r)| r);
+    let name: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    let field = if name.is_empty() {
+        section.to_string()
+    } else {
+        format!("{section}.{name}")
+    };
+    err(&field, message)
 }
 
 fn octaves(field: &str, v: u32) -> Result<(), ParamError> {
@@ -787,6 +904,9 @@ impl IslandParams {
         positive("river.depth", self.river.depth)?;
         range("river.meander", self.river.meander, 0.0, 1.0e6)?;
         positive("river.meander_scale", self.river.meander_scale)?;
+        sub_settings("erosion", self.erosion.validate())?;
+        sub_settings("drainage", self.drainage.validate())?;
+        sub_settings("channels", self.channels.validate())?;
 
         if !(1..=64).contains(&self.biomes.grid) {
             return err(

@@ -1,21 +1,25 @@
 //! The whole generator: every stage in order, with timings, progress and cancellation.
 
 use crate::biomes::biome_blend;
+use crate::channels::carve_rivers;
 use crate::coast::ShapedCoast;
 use crate::detail::{apply_detail, detail_factor};
 use crate::diamond_square::diamond_square;
 use crate::distance::{distance_to_coast, distance_to_coast_within};
+use crate::drainage::{drainage, Drainage, NONE};
+use crate::erosion::{erode, ErosionReport};
 use crate::gaussian_islands::gaussian_islands;
 use crate::gradient_noise::{fbm_noise, FbmRows};
 use crate::grid::{min_max_count_above, normalize_01, Normalization};
 use crate::hash::tag;
 use crate::heightfield::Heightfield;
 use crate::mask::island_mask;
-use crate::params::{Algorithm, IslandParams, ParamError};
+use crate::params::{Algorithm, IslandParams, ParamError, RiverMode};
 use crate::river::carve_river;
 use crate::shaping::apply_shaping_curve;
 use crate::splat::auto_splat;
 use crate::value_noise::value_noise;
+use crate::water::{Water, DRY, LAKE, RIVER, SEA};
 use rayon::prelude::*;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,6 +40,17 @@ pub struct Stats {
     pub total_ms: f64,
     /// Which backend produced the island ("cpu" here).
     pub backend: String,
+    /// River systems (flow rivers): river samples whose water leaves the river network into a
+    /// lake, the sea or over the map border, one per river mouth. 0 unless the river mode is
+    /// [`RiverMode::Flow`].
+    pub river_count: u32,
+    /// Total length of the flow rivers, metres (sample to receiver, summed over river samples).
+    pub river_length_m: f32,
+    /// Lakes ([`crate::drainage::Lake`]s, plus closed basins below sea level at least
+    /// `drainage.lake_min_area` large).
+    pub lake_count: u32,
+    /// Area of those lakes, m².
+    pub lake_area_m2: f32,
 }
 
 /// A generated island.
@@ -97,8 +112,13 @@ pub enum Stage {
     Distance,
     /// Coastal falloff and fine detail ([`crate::coast`]).
     Coast,
-    /// River ([`crate::river`]).
+    /// Bézier river ([`crate::river`], [`RiverMode::Bezier`] only).
     River,
+    /// Landscape evolution ([`crate::erosion`]).
+    Erosion,
+    /// Drainage, lakes, flow river channels and the water map ([`crate::drainage`],
+    /// [`crate::channels`], [`crate::water`]).
+    Drainage,
     /// Normals ([`crate::normals`]).
     Normals,
     /// Auto splat ([`crate::splat`]).
@@ -109,7 +129,7 @@ pub enum Stage {
 
 impl Stage {
     /// Every stage, in pipeline order.
-    pub const ALL: [Stage; 11] = [
+    pub const ALL: [Stage; 13] = [
         Stage::Base,
         Stage::Detail,
         Stage::Biomes,
@@ -118,6 +138,8 @@ impl Stage {
         Stage::Distance,
         Stage::Coast,
         Stage::River,
+        Stage::Erosion,
+        Stage::Drainage,
         Stage::Normals,
         Stage::Splat,
         Stage::Stats,
@@ -134,6 +156,8 @@ impl Stage {
             Stage::Distance => "distance",
             Stage::Coast => "coast",
             Stage::River => "river",
+            Stage::Erosion => "erosion",
+            Stage::Drainage => "drainage",
             Stage::Normals => "normals",
             Stage::Splat => "splat",
             Stage::Stats => "stats",
@@ -158,8 +182,8 @@ impl Stage {
 
 /// Stage names reported in [`Stats::stage_ms`] and progress callbacks, in order
 /// ([`Stage::name`] of [`Stage::ALL`]).
-pub const STAGES: [&str; 11] = {
-    let mut names = [""; 11];
+pub const STAGES: [&str; Stage::ALL.len()] = {
+    let mut names = [""; Stage::ALL.len()];
     let mut i = 0;
     while i < names.len() {
         names[i] = Stage::ALL[i].name();
@@ -220,7 +244,7 @@ pub fn generate_with(
     generate_heights_with(params, progress, cancel)?.finish(progress, cancel)
 }
 
-/// An island whose heights are final (every stage up to the river) but whose normals, splat
+/// An island whose heights are final (every stage up to the drainage) but whose normals, splat
 /// and statistics are still to come: [`generate_heights_with`], then [`Carved::finish`]. A
 /// caller can use the heights (colliders, say) while another thread finishes the island;
 /// `generate_with` is exactly these two steps.
@@ -229,6 +253,7 @@ pub struct Carved {
     heights: Vec<f32>,
     biomes: Vec<u8>,
     sandiness: Vec<f32>,
+    hydro: Hydrology,
     stage_ms: Vec<(String, f64)>,
     t_all: Instant,
 }
@@ -256,6 +281,7 @@ impl Carved {
             heights,
             biomes,
             sandiness,
+            hydro,
             mut stage_ms,
             t_all,
         } = self;
@@ -286,15 +312,16 @@ impl Carved {
             stage_ms,
             total_ms: t_all.elapsed().as_secs_f64() * 1e3,
             backend: "cpu".into(),
+            ..Default::default()
         };
-        let water = crate::water::Water::sea_only(&field.heights, n);
+        let Hydrology { water, stats: hs } = hydro;
         Ok(Island {
             params,
             field,
             biomes,
             splat,
             water,
-            stats,
+            stats: hs.apply(stats),
         })
     }
 }
@@ -344,8 +371,8 @@ fn record(
     progress(stage.progress(), stage.name());
 }
 
-/// The stages of [`generate_with`] up to the river: the island's final heights (see
-/// [`Carved`]).
+/// The stages of [`generate_with`] up to the drainage (erosion, lakes, flow rivers and the
+/// water map included): the island's final heights (see [`Carved`]).
 pub fn generate_heights_with(
     params: &IslandParams,
     progress: &mut dyn FnMut(f32, &str),
@@ -473,18 +500,44 @@ pub fn generate_heights_with(
     drop(base);
     clock.done(&mut stage_ms, progress, cancel)?;
 
-    if p.river.enabled {
+    if p.river.mode == RiverMode::Bezier {
         carve_river(&mut heights, &g, &p.river, tag::RIVER);
     }
+    clock.done(&mut stage_ms, progress, cancel)?;
+    erosion_stage(p, &mut heights);
+    clock.done(&mut stage_ms, progress, cancel)?;
+    let hydro = drainage_stage(p, &mut heights);
     clock.done(&mut stage_ms, progress, cancel)?;
     Ok(Carved {
         params: p.clone(),
         heights,
         biomes,
         sandiness,
+        hydro,
         stage_ms,
         t_all,
     })
+}
+
+/// The heights before the erosion and drainage stages (coast, then the Bézier river in
+/// [`RiverMode::Bezier`]), from the separate stage functions: the raw relief the hydrology
+/// stages start from (tests and tools). Bit-identical to what [`generate`] feeds
+/// [`erosion_stage`].
+pub fn raw_heights(p: &IslandParams) -> Result<Vec<f32>, ParamError> {
+    let f = generate_fields(p)?;
+    let fine = fbm_noise(&p.grid(), &p.coast.fine_noise(), tag::FINE);
+    let mut h = crate::coast::coastal_falloff(
+        &f.land01,
+        &f.distance,
+        &fine,
+        &f.roughness,
+        p.max_height,
+        &p.coast,
+    );
+    if p.river.mode == RiverMode::Bezier {
+        carve_river(&mut h, &p.grid(), &p.river, tag::RIVER);
+    }
+    Ok(h)
 }
 
 /// Intermediate fields (for tests and the GPU parity suite): everything up to the distance.
@@ -510,4 +563,171 @@ pub fn generate_fields(p: &IslandParams) -> Result<Fields, ParamError> {
         mask,
         distance,
     })
+}
+
+/// The [`Stage::Erosion`] stage: [`erode`] with the island's settings (sea level 0, the
+/// island seed), in place. Shared with the GPU backend, which runs it on the CPU.
+pub fn erosion_stage(p: &IslandParams, heights: &mut [f32]) -> ErosionReport {
+    let settings = crate::erosion::ErosionSettings {
+        sea_level: 0.0,
+        ..p.erosion.clone()
+    };
+    erode(
+        heights,
+        p.resolution as usize,
+        p.spacing(),
+        &settings,
+        p.seed,
+    )
+}
+
+/// Rivers and lakes of an island, as summed up in [`Stats`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct HydroStats {
+    /// [`Stats::river_count`].
+    pub river_count: u32,
+    /// [`Stats::river_length_m`].
+    pub river_length_m: f32,
+    /// [`Stats::lake_count`].
+    pub lake_count: u32,
+    /// [`Stats::lake_area_m2`].
+    pub lake_area_m2: f32,
+}
+
+impl HydroStats {
+    /// `stats` with these fields filled in.
+    pub fn apply(self, stats: Stats) -> Stats {
+        Stats {
+            river_count: self.river_count,
+            river_length_m: self.river_length_m,
+            lake_count: self.lake_count,
+            lake_area_m2: self.lake_area_m2,
+            ..stats
+        }
+    }
+}
+
+/// What the [`Stage::Drainage`] stage produced besides the heights.
+#[derive(Clone, Debug)]
+pub struct Hydrology {
+    /// Sea, lakes and rivers per sample.
+    pub water: Water,
+    /// Their counts and sizes.
+    pub stats: HydroStats,
+}
+
+/// The [`Stage::Drainage`] stage: [`drainage`] of `heights` (sea level 0), then
+/// [`carve_rivers`] (pits are filled in every mode; channels only in [`RiverMode::Flow`]), then
+/// the water map of the result. Shared with the GPU backend, which runs it on the CPU.
+///
+/// Water: [`SEA`] (level 0) where the ground is below sea level and connected to the map
+/// border through such samples; [`LAKE`] for the drainage's lakes (flat level at their spill
+/// height) and for closed basins below sea level (level 0: the drainage treats them as outlets,
+/// like the sea; counted in [`Stats::lake_count`] and [`Stats::lake_area_m2`] only when at least
+/// `lake_min_area` large, smaller ones are shore puddles); [`RIVER`] for the flow rivers, at their bankfull surface (the ground before
+/// carving, never below the bed, never rising downstream).
+pub fn drainage_stage(p: &IslandParams, heights: &mut [f32]) -> Hydrology {
+    let n = p.resolution as usize;
+    let spacing = p.spacing();
+    let d = drainage(heights, n, spacing, 0.0, &p.drainage);
+    let flow = p.river.mode == RiverMode::Flow;
+    let carve = crate::channels::CarveSettings {
+        enabled: flow && p.channels.enabled,
+        ..p.channels.clone()
+    };
+    carve_rivers(heights, &d, &carve);
+    water_map(heights, &d, flow, p.drainage.lake_min_area)
+}
+
+/// Water map and statistics of carved `heights` with drainage `d` (see [`drainage_stage`]).
+fn water_map(heights: &[f32], d: &Drainage, rivers: bool, min_lake_area: f32) -> Hydrology {
+    let n = d.n;
+    let len = n * n;
+    let cell = d.spacing * d.spacing;
+    let mut kind = vec![DRY; len];
+    let mut level = vec![f32::NAN; len];
+    // Sea: below sea level and connected to the map border.
+    let below = |i: usize| heights[i] < 0.0 || heights[i].is_nan();
+    let mut queue: std::collections::VecDeque<usize> = (0..n)
+        .flat_map(|k| [k, (n - 1) * n + k, k * n, k * n + n - 1])
+        .filter(|&i| below(i))
+        .collect();
+    for &i in &queue {
+        kind[i] = SEA;
+    }
+    while let Some(i) = queue.pop_front() {
+        crate::drainage::for_neighbours(i, n, |j, _| {
+            if kind[j] == DRY && below(j) {
+                kind[j] = SEA;
+                queue.push_back(j);
+            }
+        });
+    }
+    let mut lake_samples = 0usize;
+    let mut basins = 0u32;
+    for i in 0..len {
+        if kind[i] == SEA {
+            level[i] = 0.0;
+        } else if d.lake_id[i] != NONE {
+            kind[i] = LAKE;
+            level[i] = d.lakes[d.lake_id[i] as usize].level;
+            lake_samples += 1;
+        } else if kind[i] == DRY && below(i) {
+            // A closed basin below sea level: water at sea level; counted as a lake when it
+            // is as large as a lake must be (smaller ones are shore puddles).
+            let mut stack = vec![i];
+            kind[i] = LAKE;
+            let mut size = 0usize;
+            while let Some(c) = stack.pop() {
+                level[c] = 0.0;
+                size += 1;
+                crate::drainage::for_neighbours(c, n, |j, _| {
+                    if kind[j] == DRY && d.lake_id[j] == NONE && below(j) {
+                        kind[j] = LAKE;
+                        stack.push(j);
+                    }
+                });
+            }
+            if size as f32 * cell >= min_lake_area {
+                basins += 1;
+                lake_samples += size;
+            }
+        }
+    }
+    let mut stats = HydroStats {
+        lake_count: d.lakes.len() as u32 + basins,
+        lake_area_m2: lake_samples as f32 * cell,
+        ..Default::default()
+    };
+    if rivers && !d.rivers.is_empty() {
+        let mut length = 0.0f64;
+        let mut mouths = 0u32;
+        // Downstream first: each river sample's receiver is set before it.
+        for r in &d.rivers {
+            let i = r.index as usize;
+            let rc = d.receivers[i] as usize;
+            let (dx, dz) = ((i % n).abs_diff(rc % n), (i / n).abs_diff(rc / n));
+            length += (((dx * dx + dz * dz) as f32).sqrt() * d.spacing) as f64;
+            let mut surface = d.filled[i].max(heights[i]);
+            if kind[rc] == RIVER {
+                surface = surface.max(level[rc]);
+            } else {
+                mouths += 1;
+            }
+            if kind[i] == DRY {
+                kind[i] = RIVER;
+                level[i] = surface;
+            }
+        }
+        stats.river_count = mouths;
+        stats.river_length_m = length as f32;
+    }
+    Hydrology {
+        water: Water {
+            resolution: n,
+            level,
+            kind,
+        },
+        stats,
+    }
 }

@@ -96,12 +96,16 @@ fn river_splits_the_island() {
     for seed in [1u64, 2, 3, 77, u64::MAX] {
         let with = IslandParams {
             seed,
+            river: island_core::params::RiverParams {
+                mode: island_core::params::RiverMode::Bezier,
+                ..Default::default()
+            },
             ..Default::default()
         };
         let without = IslandParams {
             seed,
             river: island_core::params::RiverParams {
-                enabled: false,
+                mode: island_core::params::RiverMode::Off,
                 ..Default::default()
             },
             ..Default::default()
@@ -258,7 +262,7 @@ fn fused_pipeline_equals_composition_of_stage_functions() {
             ..Default::default()
         };
         p.detail.enabled = k % 2 == 0;
-        p.river.enabled = k != 1;
+        p.river.mode = island_core::params::RiverMode::ALL[k % 3];
         let island = generate(&p).unwrap();
         let f = island_core::pipeline::generate_fields(&p).unwrap();
         let fine = fbm_noise(&p.grid(), &p.coast.fine_noise(), tag::FINE);
@@ -270,9 +274,12 @@ fn fused_pipeline_equals_composition_of_stage_functions() {
             p.max_height,
             &p.coast,
         );
-        if p.river.enabled {
+        if p.river.mode == island_core::params::RiverMode::Bezier {
             carve_river(&mut want, &p.grid(), &p.river, tag::RIVER);
         }
+        island_core::pipeline::erosion_stage(&p, &mut want);
+        let hydro = island_core::pipeline::drainage_stage(&p, &mut want);
+        assert_eq!(island.water.kind, hydro.water.kind, "{alg:?}");
         let bits = |v: &[f32]| v.iter().map(|h| h.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&island.field.heights), bits(&want), "{alg:?}");
         assert_eq!(island.biomes, f.biomes, "{alg:?}");

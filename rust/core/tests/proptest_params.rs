@@ -95,7 +95,7 @@ prop_compose! {
         p.diamond_square.roughness = rough; p.diamond_square.ridge = ridge;
         p.gaussian.cells = cells; p.gaussian.density = dens; p.gaussian.separation = sep;
         p.mask.radius = radius; p.mask.roundness = round;
-        p.river.width = width; p.river.enabled = river;
+        p.river.width = width; p.river.mode = if river { island_core::params::RiverMode::Flow } else { island_core::params::RiverMode::Bezier };
         p.biomes.blend_width = blend; p.biomes.grid = grid;
         p
     }
@@ -127,7 +127,7 @@ prop_compose! {
         p.diamond_square.roughness = rough; p.diamond_square.ridge = ridge;
         p.gaussian.cells = cells; p.gaussian.density = dens; p.gaussian.separation = sep;
         p.mask.radius = radius; p.mask.roundness = round;
-        p.river.width = width; p.river.bank = bank; p.river.enabled = river;
+        p.river.width = width; p.river.bank = bank; p.river.mode = if river { island_core::params::RiverMode::Flow } else { island_core::params::RiverMode::Bezier };
         p.detail.enabled = detail; p.splat.blur_passes = blur;
         p.biomes.blend_width = blend; p.biomes.grid = grid;
         p

@@ -512,9 +512,20 @@ fn chunks_to_rebuild_covers_the_rect_plus_two_samples() {
     let layer = broad_layer();
     let before = place(&input(), &layer, None, 8, 64);
     let mut edited = isl.field.heights.clone();
+    // Around an instance of the placement (sample = (world + size/2) / spacing).
+    let placed = all(&before);
+    let inst = placed[placed.len() / 2];
+    let (half, sp) = (
+        isl.field.world_size * 0.5,
+        isl.field.world_size / (n - 1) as f32,
+    );
+    let (cx, cz) = (
+        ((inst.position[0] + half) / sp) as usize,
+        ((inst.position[2] + half) / sp) as usize,
+    );
     let rect = Rect {
-        x0: 400,
-        z0: 500,
+        x0: cx.clamp(35, n - 36) - 35,
+        z0: cz.clamp(15, n - 16) - 15,
         w: 70,
         h: 30,
     };

@@ -183,11 +183,27 @@ island_node! {
             #[export(range = (0.1, 1000.0, or_greater, suffix = "m"))]
             coast_fine_scale: f32 = core(coast.fine_scale),
 
-            /// River: whether a river is carved through the island.
+            /// River: [constant RIVER_MODE_FLOW] (rivers follow the drainage network and are
+            /// carved into the terrain), [constant RIVER_MODE_BEZIER] (one noisy canal through the
+            /// centre, below sea level: the river of earlier versions) or [constant RIVER_MODE_OFF].
             #[export_group(name = "River", prefix = "river_")]
+            #[export(enum = (FLOW = 0, BEZIER = 1, OFF = 2))]
+            river_mode: i32 = core(river.mode),
+            /// River: kept for scenes and scripts from before [member river_mode]: false forces
+            /// [constant RIVER_MODE_OFF]; true leaves [member river_mode] as it is.
             #[export]
-            river_enabled: bool = core(river.enabled),
-            /// River: width of the bed (below sea level), metres.
+            river_enabled: bool = core(river.mode),
+            /// River (flow): drainage area at which a river starts, m². Smaller = more, longer
+            /// rivers.
+            #[export(range = (100.0, 100000.0, or_greater, suffix = "m²"))]
+            river_min_area: f32 = core(drainage.river_area),
+            /// River (flow): channel width per √(flood discharge), metres per (m³/s)^0.5.
+            #[export(range = (0.1, 50.0, or_greater))]
+            river_width_coefficient: f32 = core(drainage.width_coefficient),
+            /// River (flow): channel depth per (flood discharge)^0.4, metres per (m³/s)^0.4.
+            #[export(range = (0.1, 10.0, or_greater))]
+            river_depth_coefficient: f32 = core(drainage.depth_coefficient),
+            /// River (Bézier): width of the bed (below sea level), metres.
             #[export(range = (0.1, 200.0, or_greater, suffix = "m"))]
             river_width: f32 = core(river.width),
             /// River: width of the smooth bank on each side, metres.
@@ -202,6 +218,46 @@ island_node! {
             /// River: wavelength of the meander noise, metres.
             #[export(range = (1.0, 5000.0, or_greater, suffix = "m"))]
             river_meander_scale: f32 = core(river.meander_scale),
+            /// River (lakes): closed depressions at least this deep hold a lake (shallower ones are
+            /// filled), metres.
+            #[export(range = (0.0, 50.0, or_greater, suffix = "m"))]
+            river_lake_min_depth: f32 = core(drainage.lake_min_depth),
+            /// River (lakes): ... and at least this large, m².
+            #[export(range = (0.0, 100000.0, or_greater, suffix = "m²"))]
+            river_lake_min_area: f32 = core(drainage.lake_min_area),
+
+            /// Erosion: whether the landscape evolution runs (river valleys, deposits, relaxed
+            /// slopes).
+            #[export_group(name = "Erosion", prefix = "erosion_")]
+            #[export]
+            erosion_enabled: bool = core(erosion.enabled),
+            /// Erosion: age of the landscape, 0 (as generated) to 1 (deeply dissected).
+            #[export(range = (0.0, 1.0, 0.01))]
+            erosion_amount: f32 = core(erosion.amount),
+            /// Erosion: talus angle, degrees: steeper hillslopes relax to it.
+            #[export(range = (5.0, 80.0, 0.5, suffix = "°"))]
+            erosion_talus_angle: f32 = core(erosion.talus_angle),
+            /// Erosion: stream-power erodibility times duration (K·T): how far valleys cut back
+            /// into the hills.
+            #[export(range = (0.0, 100.0, 0.1))]
+            erosion_erodibility: f32 = core(erosion.erodibility),
+            /// Erosion: sediment deposition, 0 (all sediment leaves) to 10 (flat, aggraded valley
+            /// floors).
+            #[export(range = (0.0, 10.0, 0.05))]
+            erosion_deposition: f32 = core(erosion.deposition),
+            /// Erosion: hillslope creep per time step, 0..1: rounds hilltops.
+            #[export(range = (0.0, 1.0, 0.01))]
+            erosion_smoothing: f32 = core(erosion.smoothing),
+            /// Erosion: drainage area below which a sample is hillslope (no river incision), m².
+            #[export(range = (0.0, 100000.0, or_greater, suffix = "m²"))]
+            erosion_channel_area: f32 = core(erosion.channel_area),
+            /// Erosion: implicit time steps.
+            #[export(range = (1.0, 500.0))]
+            erosion_steps: i32 = core(erosion.steps),
+            /// Erosion: samples per side of the grid the evolution runs on (33..4097, capped at
+            /// the resolution); the height change is upsampled.
+            #[export(range = (33.0, 4097.0))]
+            erosion_resolution: i32 = core(erosion.resolution),
 
             /// Biomes: Voronoi cells per map side.
             #[export_group(name = "Biomes", prefix = "biome_")]
@@ -403,6 +459,15 @@ impl INode3D for ProceduralIsland {
 
 #[godot_api]
 impl ProceduralIsland {
+    /// River mode: rivers follow the drainage network.
+    #[constant]
+    pub const RIVER_MODE_FLOW: i32 = 0;
+    /// River mode: one noisy Bézier canal through the centre.
+    #[constant]
+    pub const RIVER_MODE_BEZIER: i32 = 1;
+    /// River mode: no rivers.
+    #[constant]
+    pub const RIVER_MODE_OFF: i32 = 2;
     /// Base algorithm: fractal gradient noise (fBm).
     #[constant]
     pub const ALGORITHM_FBM: i32 = 0;

@@ -22,6 +22,7 @@
 
 use godot::classes::Curve;
 use godot::prelude::*;
+use island_core::params::RiverMode;
 use island_core::Algorithm;
 
 /// Samples taken from `shaping_curve` for the core's lookup table.
@@ -100,6 +101,40 @@ impl CoreValue<Algorithm> for i32 {
                     Algorithm::ALL.len() - 1
                 )
             })?;
+        Ok(())
+    }
+}
+
+/// `river_mode`: the index into [`RiverMode::ALL`] (`RIVER_MODE_FLOW` = 0, `BEZIER` = 1,
+/// `OFF` = 2).
+impl CoreValue<RiverMode> for i32 {
+    fn from_core(core: &RiverMode) -> Self {
+        RiverMode::ALL.iter().position(|m| m == core).unwrap_or(0) as i32
+    }
+    fn store(&self, name: &str, core: &mut RiverMode) -> Result<(), String> {
+        *core = usize::try_from(*self)
+            .ok()
+            .and_then(|i| RiverMode::ALL.get(i).copied())
+            .ok_or_else(|| {
+                format!(
+                    "invalid parameter `{name}`: must be 0..={}, got {self}",
+                    RiverMode::ALL.len() - 1
+                )
+            })?;
+        Ok(())
+    }
+}
+
+/// `river_enabled` (before `river_mode` existed): false forces [`RiverMode::Off`], true keeps
+/// the mode (its row comes after `river_mode`'s, so it is stored last).
+impl CoreValue<RiverMode> for bool {
+    fn from_core(core: &RiverMode) -> Self {
+        *core != RiverMode::Off
+    }
+    fn store(&self, _: &str, core: &mut RiverMode) -> Result<(), String> {
+        if !*self {
+            *core = RiverMode::Off;
+        }
         Ok(())
     }
 }

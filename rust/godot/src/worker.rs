@@ -181,6 +181,7 @@ pub fn import_job(request: Request, heights: Vec<f32>) -> Result<Prepared, JobEr
         stage_ms: vec![("import".to_string(), ms)],
         total_ms: ms,
         backend: "import".into(),
+        ..Default::default()
     };
     let water = island_core::water::Water::sea_only(&field.heights, n);
     let island = Island {

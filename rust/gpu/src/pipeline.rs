@@ -11,8 +11,10 @@ use island_core::gaussian_islands::gaussian_mountains;
 use island_core::grid::min_max;
 use island_core::hash::tag;
 use island_core::heightfield::Heightfield;
-use island_core::params::{Algorithm, Biome, CoastParams, IslandParams, SplatParams};
-use island_core::pipeline::{border_margin, Island, Stats};
+use island_core::params::{Algorithm, Biome, CoastParams, IslandParams, RiverMode, SplatParams};
+use island_core::pipeline::{
+    border_margin, drainage_stage, erosion_stage, Hydrology, Island, Stats,
+};
 use island_core::river::{river_control_points, river_polyline, RIVER_SEGMENTS};
 use island_core::splat::SPLAT_JITTER_SCALE;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,8 +33,10 @@ struct Stage {
 }
 
 /// The GPU pipeline, in order: `island_core::pipeline::STAGES` up to `splat` (same names, one
-/// GPU stage each), then the read-back and the CPU-side heightfield and statistics.
-const STAGES: [Stage; 13] = [
+/// GPU stage each), then the read-back and the CPU-side heightfield and statistics. Erosion and
+/// drainage are sequential algorithms: those two stages read the heights back, run the core's
+/// stages on the CPU and upload the result for the GPU normals and splat.
+const STAGES: [Stage; 15] = [
     gpu_stage("base", stage_base),
     gpu_stage("detail", stage_detail),
     gpu_stage("biomes", stage_biomes),
@@ -41,6 +45,8 @@ const STAGES: [Stage; 13] = [
     gpu_stage("distance", stage_distance),
     gpu_stage("coast", stage_coast),
     gpu_stage("river", stage_river),
+    gpu_stage("erosion", stage_erosion),
+    gpu_stage("drainage", stage_drainage),
     gpu_stage("normals", stage_normals),
     gpu_stage("splat", stage_splat),
     cpu_stage("readback", stage_readback),
@@ -741,6 +747,7 @@ struct Run<'a> {
     splat: Vec<[u8; 4]>,
     field: Option<Heightfield>,
     stats: (f32, f32, f32),
+    hydro: Option<Hydrology>,
 }
 
 impl<'a> Run<'a> {
@@ -903,7 +910,7 @@ fn stage_river(run: &mut Run) -> Result<(), GpuError> {
     let (gpu, p) = (run.gpu, run.p);
     let (rec, r) = run.parts();
     let rv = &p.river;
-    if !rv.enabled {
+    if rv.mode != RiverMode::Bezier {
         return Ok(());
     }
     let line = river_line(p.world_size, p.seed, tag::RIVER)?;
@@ -918,6 +925,27 @@ fn stage_river(run: &mut Run) -> Result<(), GpuError> {
         meander_scale: rv.meander_scale,
     };
     rec.river(&r.heights, &lb, &r.river_rows, &rp)
+}
+
+fn stage_erosion(run: &mut Run) -> Result<(), GpuError> {
+    let (gpu, p) = (run.gpu, run.p);
+    let (_, r) = run.parts();
+    let bytes = (r.n * r.n * 4) as u64;
+    let mut parts = gpu.read_back(&[(&r.heights, bytes)], Some(&r.staging))?;
+    let mut heights = f32s(&parts.pop().expect("1 part"));
+    erosion_stage(p, &mut heights);
+    run.heights = heights;
+    Ok(())
+}
+
+fn stage_drainage(run: &mut Run) -> Result<(), GpuError> {
+    let (gpu, p) = (run.gpu, run.p);
+    let mut heights = std::mem::take(&mut run.heights);
+    run.hydro = Some(drainage_stage(p, &mut heights));
+    let (_, r) = run.parts();
+    gpu.queue
+        .write_buffer(&r.heights, 0, bytemuck::cast_slice(&heights));
+    Ok(())
 }
 
 fn stage_normals(run: &mut Run) -> Result<(), GpuError> {
@@ -1015,6 +1043,7 @@ pub(crate) fn run(
         splat: Vec::new(),
         field: None,
         stats: (0.0, 0.0, 0.0),
+        hydro: None,
     };
     let fail_at = crate::ctx::lock(&crate::FAIL_AT).clone();
     let mut stage_ms: Vec<(String, f64)> = Vec::new();
@@ -1041,21 +1070,22 @@ pub(crate) fn run(
     }
     let (land_fraction, min_height, max_height) = run.stats;
     let field = run.field.take().expect("heightfield stage ran");
-    let water = island_core::water::Water::sea_only(&field.heights, field.resolution);
+    let Hydrology { water, stats: hs } = run.hydro.take().expect("drainage stage ran");
     Ok(Island {
         params: p.clone(),
         water,
         field,
         biomes: std::mem::take(&mut run.biomes),
         splat: std::mem::take(&mut run.splat),
-        stats: Stats {
+        stats: hs.apply(Stats {
             land_fraction,
             min_height,
             max_height,
             stage_ms,
             total_ms: t_all.elapsed().as_secs_f64() * 1e3,
             backend: "gpu".into(),
-        },
+            ..Default::default()
+        }),
     })
 }
 
