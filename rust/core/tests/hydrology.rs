@@ -1,5 +1,8 @@
 //! Erosion, drainage, flow rivers and the water map in the whole pipeline.
 
+// Grid tests walk sample indices and read several maps at the same index: plain index loops.
+#![allow(clippy::needless_range_loop)]
+
 use island_core::params::{Algorithm, RiverMode};
 use island_core::water::{DRY, LAKE, RIVER, SEA};
 use island_core::{generate, Island, IslandParams};
