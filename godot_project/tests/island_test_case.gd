@@ -4,14 +4,15 @@ extends TestCase
 
 
 ## A ProceduralIsland added under this test, with `props` set before it enters the tree (so with
-## the default `generate_on_ready` it generates synchronously in `_ready`). The sea node is off
-## unless `props` turns it on (the chunk tests count the island's children; test_water.gd
-## covers the sea).
+## the default `generate_on_ready` it generates synchronously in `_ready`). The sea and the
+## river/lake surfaces are off unless `props` turns them on (the chunk tests count the island's
+## children; test_water.gd covers the water).
 func _island(resolution: int = 65, chunk_size: int = 32, props: Dictionary = {}) -> ProceduralIsland:
 	var isl := ProceduralIsland.new()
 	isl.resolution = resolution
 	isl.chunk_size = chunk_size
 	isl.sea_enabled = false
+	isl.inland_water_enabled = false
 	for k in props:
 		isl.set(k, props[k])
 	add_child(isl)

@@ -345,6 +345,7 @@ func test_gpu_backend_matches_cpu() -> void:
 func test_generated_children_are_not_saved() -> void:
 	var root3d := Node3D.new()
 	var isl := ProceduralIsland.new()
+	isl.inland_water_enabled = false  # counts chunks + sea only (test_water.gd covers rivers)
 	isl.resolution = 65
 	isl.chunk_size = 32
 	isl.seed = 31
@@ -367,6 +368,7 @@ func test_generated_children_are_not_saved() -> void:
 
 func test_regenerate_outside_the_tree() -> void:
 	var isl := ProceduralIsland.new()
+	isl.inland_water_enabled = false  # counts chunks + sea only (test_water.gd covers rivers)
 	isl.resolution = 33
 	isl.chunk_size = 16
 	check(isl.regenerate(), "regenerate works before entering the tree")

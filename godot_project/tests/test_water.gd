@@ -35,7 +35,7 @@ func _all_water_chunks(isl: Node) -> int:
 
 
 func _wet_island(props: Dictionary = {}) -> ProceduralIsland:
-	var p := {"world_size": 512.0, "sea_enabled": true}
+	var p := {"world_size": 512.0, "sea_enabled": true, "inland_water_enabled": true}
 	p.merge(props, true)
 	return _island(65, 32, p)
 

@@ -360,6 +360,12 @@ island_node! {
             #[export_group(name = "Water")]
             #[export]
             sea_enabled: bool = node(true),
+            /// Draw the river and lake surfaces (internal chunked meshes following the water
+            /// level, built with the terrain chunks). Off: none are drawn (from the next
+            /// generation); the water map, [method get_water_level_at] and [method get_water_image]
+            /// still report rivers and lakes.
+            #[export]
+            inland_water_enabled: bool = node(true),
             /// Material of the sea, river and lake surfaces. Null uses the built-in water shader
             /// (`res://addons/procedural_island/water.gdshader`: depth-tinted, translucent, fresnel,
             /// moving ripples). A `ShaderMaterial` gets the same `water_depth`, `depth_range`,
@@ -952,12 +958,15 @@ impl ProceduralIsland {
         // The river/lake surfaces of each chunk are built right after it, in the same budget.
         let mut water = std::mem::take(&mut self.water);
         let user = self.water_material.clone();
+        let inland = self.inland_water_enabled;
         let step = self.with_chunks(|pool, parent| {
             job.continue_build(pool, parent, budget, &mut |parent, i, island| {
-                water.build_chunk(parent, island, i, user.as_ref())
+                if inland {
+                    water.build_chunk(parent, island, i, user.as_ref())
+                }
             })
         });
-        if matches!(step, Step::Finished(_)) {
+        if inland && matches!(step, Step::Finished(_)) {
             water.chunks_built();
         }
         self.water = water;
@@ -1093,10 +1102,11 @@ impl ProceduralIsland {
             return;
         };
         let (sea, user) = (self.sea_enabled, self.water_material.clone());
+        let inland = self.inland_water_enabled;
         let mut water = std::mem::take(&mut self.water);
         {
             let mut parent = self.base_mut();
-            water.island_changed(&mut parent, &island, sea, user.as_ref());
+            water.island_changed(&mut parent, &island, sea, inland, user.as_ref());
         }
         self.water = water;
         let [_, river, lake, sea_n] = water_nodes::kind_counts(&island.water);

@@ -370,13 +370,15 @@ impl WaterNodes {
         }
     }
 
-    /// After a (re)generation: the depth texture, the river/lake chunk meshes (reusing pooled
-    /// nodes; unless the budgeted chunk build already made them) and the sea when enabled.
+    /// After a (re)generation: the depth texture, the river/lake chunk meshes when
+    /// `inland_enabled` (reusing pooled nodes; unless the budgeted chunk build already made them)
+    /// and the sea when enabled.
     pub fn island_changed(
         &mut self,
         parent: &mut Gd<Node3D>,
         island: &Island,
         sea_enabled: bool,
+        inland_enabled: bool,
         user: Option<&Gd<Material>>,
     ) {
         // Create the default material first so it gets the shader parameters below.
@@ -402,7 +404,13 @@ impl WaterNodes {
         self.outside_depth = island.params.coast.sea_depth;
         self.set_shader_params(user);
 
-        if !std::mem::take(&mut self.chunks_ready) {
+        if !inland_enabled {
+            // River and lake surfaces switched off: no nodes for them.
+            self.chunks_ready = false;
+            for c in std::mem::take(&mut self.chunks).into_iter().flatten() {
+                c.free(parent);
+            }
+        } else if !std::mem::take(&mut self.chunks_ready) {
             let count = self.prepare_pool(parent, island);
             if island.water.kind.iter().any(|&k| inland(k)) {
                 for i in 0..count {
