@@ -528,6 +528,10 @@ pub fn builtin_array_mesh(kind: MeshKind) -> Gd<ArrayMesh> {
     mesh.add_surface_from_arrays(PrimitiveType::TRIANGLES, &arrays);
     let mut mat = StandardMaterial3D::new_gd();
     mat.set_flag(Flags::ALBEDO_FROM_VERTEX_COLOR, true);
+    // The built-in meshes' colours are authored in sRGB (like a colour picker's): convert them,
+    // or they render washed out.
+    mat.set_flag(Flags::SRGB_VERTEX_COLOR, true);
+    mat.set_roughness(0.9);
     mesh.surface_set_material(0, &mat);
     mesh.set_name(kind.name());
     mesh
