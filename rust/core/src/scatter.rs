@@ -409,7 +409,8 @@ pub fn sin_cos_turns(t: f32) -> (f32, f32) {
 pub struct ScatterInput<'a> {
     /// Heights and normals.
     pub field: &'a Heightfield,
-    /// Biome index per sample (`resolution²`).
+    /// Biome index per sample (`resolution²`), or empty when unknown (an imported heightmap):
+    /// every sample is then biome 0.
     pub biomes: &'a [u8],
     /// Splat weights per sample, `splat_channels` bytes each (of 255); may be empty (weight 0).
     pub splat: &'a [u8],
@@ -445,7 +446,7 @@ impl<'a> ScatterInput<'a> {
         if n < 2 || self.field.heights.len() != n * n || self.field.normals.len() != n * n {
             return Err("heightfield sizes do not match its resolution".into());
         }
-        if self.biomes.len() != n * n {
+        if !self.biomes.is_empty() && self.biomes.len() != n * n {
             return Err(format!(
                 "{} biome samples, expected {}",
                 self.biomes.len(),
@@ -848,6 +849,10 @@ pub fn place_all(
             layers.len()
         ));
     }
+    input.validate()?;
+    if layers.is_empty() {
+        return Ok(Vec::new());
+    }
     let ctxs = layers
         .iter()
         .enumerate()
@@ -921,8 +926,12 @@ impl Span {
                 hi8[0] = if h > hi8[0] { h } else { hi8[0] };
             }
             if need_biomes {
-                for &b in &input.biomes[zz * n + x[0]..=zz * n + x[1]] {
-                    biomes |= 1u32.checked_shl(b as u32).unwrap_or(0);
+                if input.biomes.is_empty() {
+                    biomes |= 1;
+                } else {
+                    for &b in &input.biomes[zz * n + x[0]..=zz * n + x[1]] {
+                        biomes |= 1u32.checked_shl(b as u32).unwrap_or(0);
+                    }
                 }
             }
         }
@@ -1008,7 +1017,7 @@ fn warm(input: &ScatterInput, chunk_size: usize, cx: usize, cz: usize) {
             acc += input.field.normals[k][1];
         }
         for k in (r + x0..=r + x1).step_by(16) {
-            accb = accb.wrapping_add(input.biomes[k] as u32);
+            accb = accb.wrapping_add(input.biomes.get(k).copied().unwrap_or(0) as u32);
             if !input.splat.is_empty() {
                 accb = accb.wrapping_add(input.splat[k * input.splat_channels] as u32);
             }
@@ -1329,7 +1338,7 @@ impl<'a> Ctx<'a> {
     fn sample_weight(&self, i: usize) -> f32 {
         let layer = self.layer;
         let inp = self.input;
-        if !layer.biome_allowed(inp.biomes[i]) {
+        if !layer.biome_allowed(inp.biomes.get(i).copied().unwrap_or(0)) {
             return 0.0;
         }
         let mut w = 1.0;

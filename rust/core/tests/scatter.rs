@@ -791,3 +791,34 @@ fn built_in_meshes_are_valid_and_sensibly_sized() {
     assert!(is_closed(&MeshKind::Rock.mesh()), "rock is watertight");
     assert_eq!(MeshKind::from_index(5), None);
 }
+
+/// An island without biomes (an imported heightmap) places as if every sample were biome 0, and
+/// no layers at all is an empty result, never a panic.
+#[test]
+fn islands_without_biomes_and_empty_layer_lists() {
+    let isl = island();
+    let no_biomes = ScatterInput {
+        biomes: &[],
+        ..ScatterInput::from_island(isl)
+    };
+    assert!(place_all(&no_biomes, &[], &[], 1, 64).unwrap().is_empty());
+    let zeros = vec![0u8; isl.biomes.len()];
+    let biome0 = ScatterInput {
+        biomes: &zeros,
+        ..ScatterInput::from_island(isl)
+    };
+    let layers = demo_layers();
+    let a = place_all(&no_biomes, &layers, &[], 7, 64).unwrap();
+    let b = place_all(&biome0, &layers, &[], 7, 64).unwrap();
+    assert_eq!(a.len(), layers.len());
+    for (pa, pb) in a.iter().zip(&b) {
+        assert_eq!(placement_bits(pa), placement_bits(pb));
+    }
+    assert!(a.iter().map(|p| all(p).len()).sum::<usize>() > 0);
+    let short = vec![0u8; 3];
+    let bad = ScatterInput {
+        biomes: &short,
+        ..ScatterInput::from_island(isl)
+    };
+    assert!(place_all(&bad, &layers, &[], 7, 64).is_err());
+}
