@@ -9,6 +9,9 @@ use island_core::pipeline::raw_heights;
 use island_core::IslandParams;
 use std::collections::{BinaryHeap, VecDeque};
 
+mod common;
+use common::on_threads;
+
 /// The raw island these tests start from: the pipeline's heights before erosion and drainage,
 /// with the Bézier river (the default river before the flow rivers).
 fn bezier(p: &IslandParams) -> IslandParams {
@@ -470,13 +473,7 @@ fn same_bits_on_any_thread_count() {
     };
     let results: Vec<_> = [1usize, 2, 4]
         .iter()
-        .map(|&t| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(t)
-                .build()
-                .unwrap()
-                .install(once)
-        })
+        .map(|&t| on_threads(t, once))
         .collect();
     let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
     for (h, d) in &results[1..] {

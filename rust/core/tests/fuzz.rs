@@ -16,28 +16,8 @@ use island_core::paint::{
 use island_core::Heightfield;
 use proptest::prelude::*;
 
-/// Cases per target: `PROPTEST_CASES` when set (`cargo xtask fuzz`), else `default`.
-fn cases(default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn wild_f32() -> impl Strategy<Value = f32> {
-    prop_oneof![
-        Just(f32::NAN),
-        Just(f32::INFINITY),
-        Just(f32::NEG_INFINITY),
-        Just(0.0),
-        Just(-0.0),
-        Just(f32::MAX),
-        Just(f32::MIN_POSITIVE),
-        -2.0f32..2.0,
-        -1.0e4f32..1.0e4,
-        any::<f32>(),
-    ]
-}
+mod common;
+use common::{cases, wild_f32};
 
 fn resolution() -> impl Strategy<Value = usize> {
     prop_oneof![

@@ -8,6 +8,9 @@ use island_core::water::{DRY, LAKE, RIVER, SEA};
 use island_core::{generate, Island, IslandParams};
 use std::collections::VecDeque;
 
+mod common;
+use common::on_threads;
+
 fn neighbours(i: usize, n: usize) -> impl Iterator<Item = usize> {
     let (x, z) = ((i % n) as i64, (i / n) as i64);
     (-1..=1i64)
@@ -136,13 +139,7 @@ fn bit_identical_on_1_2_and_4_threads() {
             resolution: 513,
             ..Default::default()
         };
-        let run = |threads: usize| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            pool.install(|| generate(&p).unwrap())
-        };
+        let run = |threads: usize| on_threads(threads, || generate(&p).unwrap());
         let bits = |i: &Island| {
             let mut v: Vec<u32> = i.field.heights.iter().map(|h| h.to_bits()).collect();
             v.extend(i.water.level.iter().map(|h| h.to_bits()));

@@ -5,6 +5,9 @@ use island_core::grid::normalize_01;
 use island_core::pipeline::base_height;
 use island_core::{generate, Algorithm, IslandParams};
 
+mod common;
+use common::on_threads;
+
 /// Label 4-connected components of `land`; returns (labels, sizes). Label 0 = not land.
 fn components(land: &[bool], n: usize) -> (Vec<u32>, Vec<usize>) {
     let mut label = vec![0u32; n * n];
@@ -192,13 +195,7 @@ fn deterministic_across_thread_counts_and_runs() {
             resolution: 257,
             ..Default::default()
         };
-        let run = |threads: usize| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            pool.install(|| generate(&p).unwrap())
-        };
+        let run = |threads: usize| on_threads(threads, || generate(&p).unwrap());
         let a = run(1);
         let b = run(2);
         let c = run(2);

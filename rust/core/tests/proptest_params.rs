@@ -5,13 +5,8 @@ use island_core::params::{MAX_WORLD_SIZE, MIN_WORLD_SIZE};
 use island_core::{generate, Algorithm, Island, IslandParams};
 use proptest::prelude::*;
 
-/// Cases per target: `PROPTEST_CASES` when set (`cargo xtask fuzz`), else `default`.
-fn cases(default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
+mod common;
+use common::{cases, wild_f32};
 
 /// Every output of an island is finite: heights, normals (unit length), splat weights (sum 255),
 /// biome indices (in the table), statistics, and the point queries at the corners, the centre
@@ -62,31 +57,16 @@ fn world_sizes() -> impl Strategy<Value = f32> {
     ]
 }
 
-fn any_f32() -> impl Strategy<Value = f32> {
-    prop_oneof![
-        Just(f32::NAN),
-        Just(f32::INFINITY),
-        Just(f32::NEG_INFINITY),
-        Just(0.0),
-        Just(-0.0),
-        Just(f32::MAX),
-        Just(f32::MIN_POSITIVE),
-        -2.0f32..2.0,
-        -1.0e4f32..1.0e4,
-        any::<f32>(),
-    ]
-}
-
 prop_compose! {
     fn wild_params()(
         seed in any::<u64>(),
         res in prop_oneof![Just(33u32), Just(65), Just(129), 0u32..300, any::<u32>()],
         chunk in prop_oneof![Just(16u32), Just(32), 0u32..600],
-        world in any_f32(), maxh in any_f32(), alg in 0usize..4,
-        oct in 0u32..20, scale in any_f32(), lac in any_f32(), pers in any_f32(),
-        rough in any_f32(), ridge in any::<bool>(), cells in 0u32..70, dens in any_f32(), sep in any_f32(),
-        radius in any_f32(), round in any_f32(), curve in prop::collection::vec(any_f32(), 0..6),
-        width in any_f32(), blend in any_f32(), grid in 0u32..70, river in any::<bool>(),
+        world in wild_f32(), maxh in wild_f32(), alg in 0usize..4,
+        oct in 0u32..20, scale in wild_f32(), lac in wild_f32(), pers in wild_f32(),
+        rough in wild_f32(), ridge in any::<bool>(), cells in 0u32..70, dens in wild_f32(), sep in wild_f32(),
+        radius in wild_f32(), round in wild_f32(), curve in prop::collection::vec(wild_f32(), 0..6),
+        width in wild_f32(), blend in wild_f32(), grid in 0u32..70, river in any::<bool>(),
     ) -> IslandParams {
         let mut p = IslandParams { seed, resolution: res, chunk_size: chunk, world_size: world, max_height: maxh,
             algorithm: Algorithm::ALL[alg], shaping_curve: curve, ..Default::default() };

@@ -8,6 +8,9 @@ use island_core::{generate, Island, IslandParams};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+mod common;
+use common::on_threads;
+
 fn island() -> &'static Island {
     static I: OnceLock<Island> = OnceLock::new();
     I.get_or_init(|| generate(&IslandParams::default()).expect("default island"))
@@ -318,11 +321,9 @@ fn identical_for_any_thread_count_and_chunk_size() {
         let runs: Vec<Vec<Vec<[u32; 10]>>> = [1, 2, 4]
             .iter()
             .map(|&t| {
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(t)
-                    .build()
-                    .unwrap();
-                pool.install(|| placement_bits(&place(&input(), &layer, None, 99, CHUNK)))
+                on_threads(t, || {
+                    placement_bits(&place(&input(), &layer, None, 99, CHUNK))
+                })
             })
             .collect();
         assert_eq!(runs[0], runs[1], "{}: 1 vs 2 threads", layer.name);
