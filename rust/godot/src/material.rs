@@ -20,6 +20,25 @@ pub struct TerrainMaterial {
     applied: Option<Option<InstanceId>>,
 }
 
+/// A `ShaderMaterial` with the addon's shader at `path`, or with `code` (the copy compiled into
+/// the library) when the addon file cannot be loaded. Shared by the terrain and water materials.
+pub fn builtin_shader_material(path: &str, code: &str) -> Gd<ShaderMaterial> {
+    let mut loader = ResourceLoader::singleton();
+    let shader = if loader.exists(path) {
+        loader.load(path).and_then(|r| r.try_cast::<Shader>().ok())
+    } else {
+        None
+    };
+    let shader = shader.unwrap_or_else(|| {
+        let mut s = Shader::new_gd();
+        s.set_code(code);
+        s
+    });
+    let mut m = ShaderMaterial::new_gd();
+    m.set_shader(&shader);
+    m
+}
+
 impl TerrainMaterial {
     /// The material of every chunk: `user` or the built-in one.
     pub fn resolve(&mut self, user: Option<&Gd<Material>>) -> Gd<Material> {
@@ -27,24 +46,7 @@ impl TerrainMaterial {
             return m.clone();
         }
         self.default
-            .get_or_insert_with(|| {
-                let mut loader = ResourceLoader::singleton();
-                let shader = if loader.exists(SHADER_PATH) {
-                    loader
-                        .load(SHADER_PATH)
-                        .and_then(|r| r.try_cast::<Shader>().ok())
-                } else {
-                    None
-                };
-                let shader = shader.unwrap_or_else(|| {
-                    let mut s = Shader::new_gd();
-                    s.set_code(SHADER_CODE);
-                    s
-                });
-                let mut m = ShaderMaterial::new_gd();
-                m.set_shader(&shader);
-                m
-            })
+            .get_or_insert_with(|| builtin_shader_material(SHADER_PATH, SHADER_CODE))
             .clone()
             .upcast()
     }

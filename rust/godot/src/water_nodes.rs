@@ -21,8 +21,7 @@ use godot::classes::image::Format as ImageFormat;
 use godot::classes::mesh::{ArrayType, PrimitiveType};
 use godot::classes::node::InternalMode;
 use godot::classes::{
-    ArrayMesh, Image, ImageTexture, Material, MeshInstance3D, Node3D, ResourceLoader, Shader,
-    ShaderMaterial,
+    ArrayMesh, Image, ImageTexture, Material, MeshInstance3D, Node3D, ShaderMaterial,
 };
 use godot::prelude::*;
 use island_core::water::{Water, DRY, LAKE, RIVER, SEA};
@@ -329,22 +328,7 @@ impl WaterNodes {
         }
         self.default
             .get_or_insert_with(|| {
-                let mut loader = ResourceLoader::singleton();
-                let shader = if loader.exists(SHADER_PATH) {
-                    loader
-                        .load(SHADER_PATH)
-                        .and_then(|r| r.try_cast::<Shader>().ok())
-                } else {
-                    None
-                };
-                let shader = shader.unwrap_or_else(|| {
-                    let mut s = Shader::new_gd();
-                    s.set_code(SHADER_CODE);
-                    s
-                });
-                let mut m = ShaderMaterial::new_gd();
-                m.set_shader(&shader);
-                m
+                crate::material::builtin_shader_material(SHADER_PATH, SHADER_CODE)
             })
             .clone()
             .upcast()
