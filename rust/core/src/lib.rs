@@ -27,6 +27,7 @@
 //!
 //! All randomness comes from [`hash::hash_u32`], ported bit-for-bit to WGSL.
 
+pub mod basins;
 pub mod biomes;
 pub mod channels;
 pub mod coast;

@@ -3,6 +3,7 @@
 //! [`IslandParams::validate`] rejects anything out of range with a clear [`ParamError`]; the
 //! generator only ever runs on validated parameters and never panics on them.
 
+use crate::basins::BasinSettings;
 use crate::channels::CarveSettings;
 use crate::drainage::DrainageSettings;
 use crate::erosion::ErosionSettings;
@@ -642,6 +643,8 @@ pub struct IslandParams {
     pub drainage: DrainageSettings,
     /// Channels of the flow rivers ([`RiverMode::Flow`]); shallow pits are filled in every mode.
     pub channels: CarveSettings,
+    /// Lake basins dug into valley floors after the erosion ([`crate::basins`]).
+    pub basins: BasinSettings,
     /// Biomes.
     pub biomes: BiomeParams,
     /// Auto splat.
@@ -672,6 +675,7 @@ impl Default for IslandParams {
             erosion: ErosionSettings::default(),
             drainage: DrainageSettings::default(),
             channels: CarveSettings::default(),
+            basins: BasinSettings::default(),
             biomes: BiomeParams::default(),
             splat: SplatParams::default(),
         }
@@ -907,6 +911,7 @@ impl IslandParams {
         sub_settings("erosion", self.erosion.validate())?;
         sub_settings("drainage", self.drainage.validate())?;
         sub_settings("channels", self.channels.validate())?;
+        sub_settings("basins", self.basins.validate())?;
 
         if !(1..=64).contains(&self.biomes.grid) {
             return err(

@@ -629,6 +629,7 @@ pub struct Hydrology {
 pub fn drainage_stage(p: &IslandParams, heights: &mut [f32]) -> Hydrology {
     let n = p.resolution as usize;
     let spacing = p.spacing();
+    crate::basins::dig_lake_basins(heights, n, spacing, 0.0, &p.basins, p.seed);
     let d = drainage(heights, n, spacing, 0.0, &p.drainage);
     let flow = p.river.mode == RiverMode::Flow;
     let carve = crate::channels::CarveSettings {
@@ -636,11 +637,17 @@ pub fn drainage_stage(p: &IslandParams, heights: &mut [f32]) -> Hydrology {
         ..p.channels.clone()
     };
     carve_rivers(heights, &d, &carve);
-    water_map(heights, &d, flow, p.drainage.lake_min_area)
+    water_map(heights, &d, flow, carve.enabled, p.drainage.lake_min_area)
 }
 
 /// Water map and statistics of carved `heights` with drainage `d` (see [`drainage_stage`]).
-fn water_map(heights: &[f32], d: &Drainage, rivers: bool, min_lake_area: f32) -> Hydrology {
+fn water_map(
+    heights: &[f32],
+    d: &Drainage,
+    rivers: bool,
+    carved: bool,
+    min_lake_area: f32,
+) -> Hydrology {
     let n = d.n;
     let len = n * n;
     let cell = d.spacing * d.spacing;
@@ -708,7 +715,13 @@ fn water_map(heights: &[f32], d: &Drainage, rivers: bool, min_lake_area: f32) ->
             let rc = d.receivers[i] as usize;
             let (dx, dz) = ((i % n).abs_diff(rc % n), (i / n).abs_diff(rc / n));
             length += (((dx * dx + dz * dz) as f32).sqrt() * d.spacing) as f64;
-            let mut surface = d.filled[i].max(heights[i]);
+            // In a carved channel the water stands RIVER_FILL of the channel depth above the
+            // bed; without a channel it is a film on the ground.
+            let mut surface = if carved {
+                heights[i] + RIVER_FILL * r.depth
+            } else {
+                d.filled[i].max(heights[i])
+            };
             if kind[rc] == RIVER {
                 surface = surface.max(level[rc]);
             } else {
@@ -718,6 +731,9 @@ fn water_map(heights: &[f32], d: &Drainage, rivers: bool, min_lake_area: f32) ->
                 kind[i] = RIVER;
                 level[i] = surface;
             }
+        }
+        if carved {
+            spread_rivers(heights, d, &mut kind, &mut level);
         }
         stats.river_count = mouths;
         stats.river_length_m = length as f32;
@@ -729,5 +745,70 @@ fn water_map(heights: &[f32], d: &Drainage, rivers: bool, min_lake_area: f32) ->
             kind,
         },
         stats,
+    }
+}
+
+/// Share of a carved channel's depth that holds water (the rest is freeboard below the banks).
+pub const RIVER_FILL: f32 = 0.7;
+
+/// Spread each river's water sideways across its channel: from every river sample, a flood
+/// over the dry samples within half its width plus its banks whose ground lies below the
+/// river's surface and never falls going outwards (so the water fills the channel up to the
+/// banks, follows the valley's contours and stays on its side of a ridge). A sample reached by
+/// several rivers takes the lowest surface. Every spread sample has a neighbour at most as
+/// high, ground and water, that leads back to its river sample: the water still never runs
+/// uphill.
+fn spread_rivers(heights: &[f32], d: &Drainage, kind: &mut [u8], level: &mut [f32]) {
+    let n = d.n;
+    // Samples this river has visited (generation stamp per river sample).
+    let mut stamp = vec![u32::MAX; n * n];
+    let mut centre = vec![false; n * n];
+    for r in &d.rivers {
+        centre[r.index as usize] = true;
+    }
+    let mut stack: Vec<usize> = Vec::new();
+    for (k, r) in d.rivers.iter().enumerate() {
+        let c = r.index as usize;
+        if kind[c] != RIVER {
+            continue;
+        }
+        let surface = level[c];
+        // Half the channel, the banks up to the surface (at the steepest default bank, 2 m per
+        // metre of depth) and one sample.
+        let reach = 0.5 * r.width + 2.0 * r.depth + d.spacing;
+        let reach2 = (reach / d.spacing).powi(2);
+        let (cx, cz) = ((c % n) as i64, (c / n) as i64);
+        stamp[c] = k as u32;
+        stack.clear();
+        stack.push(c);
+        while let Some(i) = stack.pop() {
+            let hi = heights[i];
+            crate::drainage::for_neighbours(i, n, |j, _| {
+                if stamp[j] == k as u32 {
+                    return;
+                }
+                let (jx, jz) = ((j % n) as i64 - cx, (j / n) as i64 - cz);
+                if ((jx * jx + jz * jz) as f32) > reach2 {
+                    return;
+                }
+                let hj = heights[j];
+                if hj < hi || hj >= surface {
+                    return;
+                }
+                match kind[j] {
+                    DRY => {
+                        kind[j] = RIVER;
+                        level[j] = surface;
+                    }
+                    RIVER if !centre[j] && level[j] > surface => {
+                        level[j] = surface;
+                    }
+                    RIVER => {}
+                    _ => return,
+                }
+                stamp[j] = k as u32;
+                stack.push(j);
+            });
+        }
     }
 }
