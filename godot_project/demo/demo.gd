@@ -28,6 +28,9 @@ var _frames := 0
 var _landed_frames := 0
 var _island_ready := false
 var _shot_taken := false
+## `--view=lake`: the camera looks at the island's largest lake from its shore (else the orbit).
+var _lake_view := false
+var _lake_target := Vector3.ZERO
 
 
 func _ready() -> void:
@@ -42,6 +45,8 @@ func _ready() -> void:
 			_screenshot_path = arg.get_slice("=", 1)
 		elif arg.begins_with("--seed="):
 			island.set("seed", int(arg.get_slice("=", 1)))
+		elif arg == "--view=lake":
+			_lake_view = true
 		elif arg.begins_with("--max-frames="):
 			_max_frames = int(arg.get_slice("=", 1))
 	if not island.has_method("regenerate_async"):
@@ -100,6 +105,8 @@ func _on_island_ready() -> void:
 	character.call("drop_at", Vector3(0.0, ground + SPAWN_HEIGHT, 0.0))
 	# Paint snow on the peaks with the TerrainBrush rule fill: above 60 % of this island's
 	# highest point, on slopes under 35 degrees (the masks fade over 8 m and 5 degrees).
+	if _lake_view:
+		_aim_at_lake()
 	var snow := island.get_node_or_null("SnowBrush")
 	if snow != null:
 		snow.set("min_height", 0.6 * float(stats.get("max_height", 100.0)))
@@ -141,6 +148,8 @@ func _process(delta: float) -> void:
 
 
 func _update_orbit(delta: float) -> void:
+	if _lake_view:
+		return
 	orbit_angle += orbit_speed * delta
 	var size: float = float(island.get("world_size")) if island.get("world_size") != null else 1024.0
 	var r := size * 0.5
@@ -165,3 +174,51 @@ func _save_screenshot() -> void:
 		return
 	print("demo: saved %s (%dx%d) after %d frames" % [path, img.get_width(), img.get_height(), _frames])
 	get_tree().quit(0 if _landed_frames >= LANDED_FRAMES else 2)
+
+
+## Point the orbit camera at the largest lake: the lake sample with the most lake samples
+## around it on a 4 m grid, seen from 140 m away and 55 m above its surface, looking across it
+## from the side where the ground is lowest (usually down the valley, over the dam).
+func _aim_at_lake() -> void:
+	var size: float = float(island.get("world_size"))
+	var step := 4.0
+	var cells := int(size / step)
+	var lake := {}
+	for iz in cells:
+		for ix in cells:
+			var x := -size * 0.5 + (ix + 0.5) * step
+			var z := -size * 0.5 + (iz + 0.5) * step
+			var level: float = island.call("get_water_level_at", x, z)
+			if not is_nan(level) and level > 0.5:
+				lake[Vector2i(ix, iz)] = level
+	if lake.is_empty():
+		push_warning("demo: --view=lake but the island has no lake; keeping the orbit view")
+		_lake_view = false
+		return
+	var best := Vector2i.ZERO
+	var best_count := -1
+	for c in lake:
+		var count := 0
+		for dz in range(-6, 7):
+			for dx in range(-6, 7):
+				if lake.has(c + Vector2i(dx, dz)):
+					count += 1
+		if count > best_count:
+			best_count = count
+			best = c
+	var level: float = lake[best]
+	_lake_target = Vector3(-size * 0.5 + (best.x + 0.5) * step, level, -size * 0.5 + (best.y + 0.5) * step)
+	var eye := Vector3.ZERO
+	var lowest := INF
+	for k in 16:
+		var a := TAU * k / 16.0
+		var p := _lake_target + Vector3(cos(a), 0.0, sin(a)) * 140.0
+		var g: float = island.call("get_height_at", p.x, p.z)
+		if g < lowest:
+			lowest = g
+			eye = p
+	eye.y = max(lowest, level) + 55.0
+	orbit_camera.position = eye
+	orbit_camera.look_at(_lake_target, Vector3.UP)
+	print("demo: lake view at (%.0f, %.1f, %.0f), %d lake cells around it" % [
+		_lake_target.x, level, _lake_target.z, best_count])

@@ -225,6 +225,22 @@ island_node! {
             /// River (lakes): ... and at least this large, m².
             #[export(range = (0.0, 100000.0, or_greater, suffix = "m²"))]
             river_lake_min_area: f32 = core(drainage.lake_min_area),
+            /// River (lakes): natural dams (landslide lobes) raised across gentle valleys after the
+            /// erosion; the valley behind each fills to a lake. 0 = only the lakes the terrain
+            /// holds by itself (few, once eroded). Fewer where no valley suits.
+            #[export(range = (0.0, 16.0))]
+            river_lake_count: i32 = core(basins.count),
+            /// River (lakes): height of a dam's crest above the valley floor, metres: about the
+            /// lake's depth at the dam; it floods about height / valley slope upstream.
+            #[export(range = (0.0, 30.0, 0.1, or_greater, suffix = "m"))]
+            river_lake_dam_height: f32 = core(basins.dam_height),
+            /// River (lakes): widest valley a dam may close (wall to wall at crest height), metres.
+            #[export(range = (5.0, 1000.0, or_greater, suffix = "m"))]
+            river_lake_max_width: f32 = core(basins.max_width),
+            /// River (lakes): drainage area a dammed valley must have (a river big enough to feed
+            /// a lake), m².
+            #[export(range = (0.0, 1000000.0, or_greater, suffix = "m²"))]
+            river_lake_min_catchment: f32 = core(basins.min_area),
 
             /// Erosion: whether the landscape evolution runs (river valleys, deposits, relaxed
             /// slopes).

@@ -748,8 +748,8 @@ fn render(
         .collect();
     // Keep pipeline order (stage_ms order) rather than alphabetical.
     let order = [
-        "base", "detail", "biomes", "shaping", "mask", "distance", "coast", "river", "normals",
-        "splat", "stats",
+        "base", "detail", "biomes", "shaping", "mask", "distance", "coast", "river", "erosion",
+        "drainage", "normals", "splat", "stats",
     ];
     let mut names: Vec<&str> = order
         .iter()

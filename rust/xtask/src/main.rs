@@ -457,9 +457,35 @@ fn demo(args: &[String]) -> Result<(), String> {
         eprintln!("xtask: warning: the CLI (rust/cli) is missing; skipping `island generate`");
     }
 
-    // Render the demo scene.
-    let png = out.join("demo.png");
-    let _ = fs::remove_file(&png);
+    // Render the demo scene: the orbit view, then the largest lake seen from its shore.
+    for (file, view) in [("demo.png", None), ("demo_lake.png", Some("--view=lake"))] {
+        let png = out.join(file);
+        render_demo(&launcher, &root, &png, seed, view)?;
+    }
+    for name in [
+        "preview.png",
+        "height.png",
+        "splat.png",
+        "biomes.png",
+        "island.json",
+    ] {
+        let p = out.join(name);
+        if p.is_file() {
+            println!("{}", p.display());
+        }
+    }
+    Ok(())
+}
+
+/// Render `res://demo/demo.tscn` into `png` (Xvfb + lavapipe when there is no display).
+fn render_demo(
+    launcher: &godot::GodotLauncher,
+    root: &Path,
+    png: &Path,
+    seed: Option<u64>,
+    view: Option<&str>,
+) -> Result<(), String> {
+    let _ = fs::remove_file(png);
     let mut gargs: Vec<String> = GODOT_COMMON.iter().map(|s| s.to_string()).collect();
     gargs.extend(
         [
@@ -477,6 +503,9 @@ fn demo(args: &[String]) -> Result<(), String> {
     gargs.push(format!("--screenshot={}", png.display()));
     if let Some(s) = seed {
         gargs.push(format!("--seed={s}"));
+    }
+    if let Some(v) = view {
+        gargs.push(v.to_string());
     }
     let has_display = std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty())
         || std::env::var_os("WAYLAND_DISPLAY").is_some_and(|d| !d.is_empty());
@@ -504,26 +533,14 @@ fn demo(args: &[String]) -> Result<(), String> {
         }
         c
     };
-    c.current_dir(&root);
+    c.current_dir(root);
     let f = run_captured(c, Duration::from_secs(1800), false)?;
     check_godot_run("demo render", &f, &[])?;
-    let size = fs::metadata(&png).map(|m| m.len()).unwrap_or(0);
+    let size = fs::metadata(png).map(|m| m.len()).unwrap_or(0);
     if size == 0 {
         return Err(format!("the demo did not write {}", png.display()));
     }
     eprintln!("xtask: rendered in {:.0} s", f.elapsed.as_secs_f64());
     println!("{} ({} bytes)", png.display(), size);
-    for name in [
-        "preview.png",
-        "height.png",
-        "splat.png",
-        "biomes.png",
-        "island.json",
-    ] {
-        let p = out.join(name);
-        if p.is_file() {
-            println!("{}", p.display());
-        }
-    }
     Ok(())
 }
