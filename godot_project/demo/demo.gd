@@ -177,7 +177,7 @@ func _save_screenshot() -> void:
 
 
 ## Point the orbit camera at the largest lake: the lake sample with the most lake samples
-## around it on a 4 m grid, seen from 140 m away and 55 m above its surface, looking across it
+## around it on a 4 m grid, seen from 110 m away and 40 m above its surface, looking across it
 ## from the side where the ground is lowest (usually down the valley, over the dam).
 func _aim_at_lake() -> void:
 	var size: float = float(island.get("world_size"))
@@ -212,12 +212,12 @@ func _aim_at_lake() -> void:
 	var lowest := INF
 	for k in 16:
 		var a := TAU * k / 16.0
-		var p := _lake_target + Vector3(cos(a), 0.0, sin(a)) * 140.0
+		var p := _lake_target + Vector3(cos(a), 0.0, sin(a)) * 110.0
 		var g: float = island.call("get_height_at", p.x, p.z)
 		if g < lowest:
 			lowest = g
 			eye = p
-	eye.y = max(lowest, level) + 55.0
+	eye.y = max(lowest, level) + 40.0
 	orbit_camera.position = eye
 	orbit_camera.look_at(_lake_target, Vector3.UP)
 	print("demo: lake view at (%.0f, %.1f, %.0f), %d lake cells around it" % [

@@ -57,6 +57,7 @@ mod simd;
 pub mod splat;
 pub mod value_noise;
 pub mod water;
+pub mod wetness;
 
 pub use grid::Grid;
 pub use heightfield::{ChunkCollider, ChunkMesh, Heightfield};

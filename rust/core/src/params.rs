@@ -573,6 +573,9 @@ pub struct SplatParams {
     pub rock_slope: f32,
     /// Separable box-blur passes (radius 1) smoothing the weights, 0..=8. Default 2.
     pub blur_passes: u32,
+    /// Strength of the water's effect on the splat ([`crate::wetness`]: sandy beds, greener
+    /// banks, sandy river mouths, rockier dry slopes), 0..=1 (0 = none). Default 1.
+    pub wetness: f32,
 }
 impl SplatParams {
     /// Default [`SplatParams::sand_height`], metres.
@@ -587,6 +590,8 @@ impl SplatParams {
     pub const DEFAULT_BLUR_PASSES: u32 = 2;
     /// Most accepted [`SplatParams::blur_passes`].
     pub const MAX_BLUR_PASSES: u32 = 8;
+    /// Default [`SplatParams::wetness`].
+    pub const DEFAULT_WETNESS: f32 = 1.0;
 }
 impl Default for SplatParams {
     fn default() -> Self {
@@ -596,6 +601,7 @@ impl Default for SplatParams {
             jitter: SplatParams::DEFAULT_JITTER,
             rock_slope: SplatParams::DEFAULT_ROCK_SLOPE,
             blur_passes: SplatParams::DEFAULT_BLUR_PASSES,
+            wetness: SplatParams::DEFAULT_WETNESS,
         }
     }
 }
@@ -993,6 +999,7 @@ impl IslandParams {
         range("splat.snow_height", self.splat.snow_height, 0.0, 1.0)?;
         range("splat.jitter", self.splat.jitter, 0.0, 1.0e6)?;
         range("splat.rock_slope", self.splat.rock_slope, 0.0, 90.0)?;
+        range("splat.wetness", self.splat.wetness, 0.0, 1.0)?;
         if self.splat.blur_passes > SplatParams::MAX_BLUR_PASSES {
             return err(
                 "splat.blur_passes",

@@ -300,6 +300,15 @@ impl Carved {
             &p.splat,
             tag::SPLAT,
         );
+        let mut splat = splat;
+        crate::wetness::apply_wetness(
+            &mut splat,
+            &field.heights,
+            &field.normals,
+            &hydro.water,
+            p.spacing(),
+            &p.splat,
+        );
         clock.done(&mut stage_ms, progress, cancel)?;
 
         let ((min_height, max_height), land) = min_max_count_above(&field.heights, 0.0);

@@ -305,6 +305,10 @@ island_node! {
             /// Splat: box-blur passes smoothing the weights.
             #[export(range = (0.0, 8.0))]
             splat_blur_passes: i32 = core(splat.blur_passes),
+            /// Splat: how much the water shapes the ground layers: sandy river and lake beds,
+            /// greener banks, sandy river mouths, rockier slopes far from any water. 0 = none.
+            #[export(range = (0.0, 1.0, 0.01))]
+            splat_wetness: f32 = core(splat.wetness),
 
             /// Build a StaticBody3D with a HeightMapShape3D per chunk.
             #[export_group(name = "Output")]

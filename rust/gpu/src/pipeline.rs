@@ -1071,12 +1071,22 @@ pub(crate) fn run(
     let (land_fraction, min_height, max_height) = run.stats;
     let field = run.field.take().expect("heightfield stage ran");
     let Hydrology { water, stats: hs } = run.hydro.take().expect("drainage stage ran");
+    // Wetness on the CPU over the read-back splat, as the CPU path does after its splat.
+    let mut splat = std::mem::take(&mut run.splat);
+    island_core::wetness::apply_wetness(
+        &mut splat,
+        &field.heights,
+        &field.normals,
+        &water,
+        p.spacing(),
+        &p.splat,
+    );
     Ok(Island {
         params: p.clone(),
         water,
         field,
         biomes: std::mem::take(&mut run.biomes),
-        splat: std::mem::take(&mut run.splat),
+        splat,
         stats: hs.apply(Stats {
             land_fraction,
             min_height,
