@@ -31,6 +31,7 @@ pub mod basins;
 pub mod biomes;
 pub mod channels;
 pub mod coast;
+pub mod coast_smoothing;
 pub mod detail;
 pub mod diamond_square;
 pub mod distance;

@@ -453,14 +453,10 @@ pub fn generate_heights_with(
             if cancelled() {
                 return None;
             }
-            // The coastal falloff saturates beyond the coast and shelf widths: only distances
-            // below them need to be exact.
-            let dist = distance_to_coast_within(
-                &mask,
-                n,
-                spacing,
-                p.coast.coast_width.max(p.coast.shelf_width),
-            );
+            // The coastal falloff saturates beyond the coast and shelf widths (plus the
+            // smoothing's reach): only distances below them need to be exact.
+            let mut dist = distance_to_coast_within(&mask, n, spacing, coast_distance_cap(p));
+            smooth_coast_distance(p, &mut dist);
             Some((dist, [ms_mask, timed(&mut t)]))
         },
     );
@@ -528,6 +524,28 @@ pub fn generate_heights_with(
     })
 }
 
+/// Distances below this (metres) must be exact for the coastal falloff after
+/// [`smooth_coast_distance`].
+fn coast_distance_cap(p: &IslandParams) -> f32 {
+    crate::coast_smoothing::smoothing_cap(
+        p.coast.coast_width,
+        p.coast.shelf_width,
+        crate::coast_smoothing::SMOOTHING * p.coast.coast_width,
+    )
+}
+
+/// [`crate::coast_smoothing::smooth_distance`] with the island's coast settings: the distance
+/// the coastal falloff sees (part of the distance stage).
+pub fn smooth_coast_distance(p: &IslandParams, dist: &mut [f32]) {
+    crate::coast_smoothing::smooth_distance(
+        dist,
+        p.resolution as usize,
+        p.spacing(),
+        p.coast.coast_width,
+        p.coast.shelf_width,
+    );
+}
+
 /// The heights before the erosion and drainage stages (coast, then the Bézier river in
 /// [`RiverMode::Bezier`]), from the separate stage functions: the raw relief the hydrology
 /// stages start from (tests and tools). Bit-identical to what [`generate`] feeds
@@ -535,9 +553,11 @@ pub fn generate_heights_with(
 pub fn raw_heights(p: &IslandParams) -> Result<Vec<f32>, ParamError> {
     let f = generate_fields(p)?;
     let fine = fbm_noise(&p.grid(), &p.coast.fine_noise(), tag::FINE);
+    let mut dist = f.distance.clone();
+    smooth_coast_distance(p, &mut dist);
     let mut h = crate::coast::coastal_falloff(
         &f.land01,
-        &f.distance,
+        &dist,
         &fine,
         &f.roughness,
         p.max_height,
@@ -812,7 +832,9 @@ fn spread_rivers(heights: &[f32], d: &Drainage, kind: &mut [u8], level: &mut [f3
                     RIVER if !centre[j] && level[j] > surface => {
                         level[j] = surface;
                     }
-                    RIVER => {}
+                    // Through another river's water only where it is not higher (its
+                    // neighbours reached from here need a way down at most as high).
+                    RIVER if level[j] <= surface => {}
                     _ => return,
                 }
                 stamp[j] = k as u32;

@@ -263,9 +263,11 @@ fn fused_pipeline_equals_composition_of_stage_functions() {
         let island = generate(&p).unwrap();
         let f = island_core::pipeline::generate_fields(&p).unwrap();
         let fine = fbm_noise(&p.grid(), &p.coast.fine_noise(), tag::FINE);
+        let mut dist = f.distance.clone();
+        island_core::pipeline::smooth_coast_distance(&p, &mut dist);
         let mut want = coastal_falloff(
             &f.land01,
-            &f.distance,
+            &dist,
             &fine,
             &f.roughness,
             p.max_height,
