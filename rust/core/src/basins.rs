@@ -124,8 +124,7 @@ pub fn dig_lake_basins(
     seed: u64,
 ) -> Vec<Basin> {
     assert_eq!(heights.len(), n * n, "heights must hold n² samples");
-    if settings.validate().is_err() || settings.count == 0 || settings.dam_height <= 0.0 || n < 9
-    {
+    if settings.validate().is_err() || settings.count == 0 || settings.dam_height <= 0.0 || n < 9 {
         return Vec::new();
     }
     let sites = choose_sites(heights, n, spacing, sea_level, settings, seed);
@@ -372,7 +371,11 @@ mod tests {
                 let r = (x - c).hypot(z - c) * spacing;
                 let cone = 40.0 - r * 0.12;
                 let across = (z - c) * spacing / 25.0;
-                let valley = if x > c { 12.0 * (-across * across).exp() } else { 0.0 };
+                let valley = if x > c {
+                    12.0 * (-across * across).exp()
+                } else {
+                    0.0
+                };
                 cone - valley
             })
             .collect()

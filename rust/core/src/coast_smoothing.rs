@@ -10,8 +10,8 @@
 //! from the coast (weight `smoothstep(0, 2σ, |d|)`): the coastline itself (the sign of the
 //! distance) is exactly as before, the creases inland are gone.
 //!
-//! The box passes run on fixed-point integers (`1/`[`QUANT`] m, offset to be non-negative, a
-//! rounded integer mean per pass), so the result is exact and the same bits on any thread
+//! The box passes run on fixed-point integers (`1/`[`QUANT`] m, floored, offset to be
+//! non-negative, a rounded integer mean per pass), so the result is exact and the same bits on any thread
 //! count and in the WGSL twin (`shaders/smooth_distance.wgsl`).
 
 use crate::grid::smoothstep;
@@ -38,20 +38,35 @@ pub fn smoothing_cap(coast_width: f32, shelf_width: f32, sigma_m: f32) -> f32 {
     coast_width.max(shelf_width) + 3.0 * sigma_m
 }
 
+/// What [`smooth_distance`] uses for a coast: box half-width (samples), clamp `cap` (metres),
+/// integer `bias` and blend width `keep` (metres); `None` when nothing is smoothed.
+pub fn smoothing_params(
+    spacing: f32,
+    coast_width: f32,
+    shelf: f32,
+) -> Option<(usize, f32, i32, f32)> {
+    let sigma_m = SMOOTHING * coast_width;
+    let k = box_radius(sigma_m / spacing);
+    if k == 0 {
+        return None;
+    }
+    let cap = smoothing_cap(coast_width, shelf, sigma_m);
+    Some((k, cap, (cap * QUANT).ceil() as i32, 2.0 * sigma_m))
+}
+
 /// Smooth the signed distance `dist` (metres, `n × n`, `spacing` metres apart, positive on
 /// land) in place for a falloff over `coast_width` metres; see the [module documentation](self).
 pub fn smooth_distance(dist: &mut [f32], n: usize, spacing: f32, coast_width: f32, shelf: f32) {
     assert_eq!(dist.len(), n * n, "dist must hold n² samples");
-    let sigma_m = SMOOTHING * coast_width;
-    let k = box_radius(sigma_m / spacing);
-    if k == 0 || n < 2 {
+    let Some((k, cap, bias, keep)) = smoothing_params(spacing, coast_width, shelf) else {
+        return;
+    };
+    if n < 2 {
         return;
     }
-    let cap = smoothing_cap(coast_width, shelf, sigma_m);
-    let bias = (cap * QUANT).ceil() as i32;
     let mut a: Vec<i32> = dist
         .par_iter()
-        .map(|&d| (d.clamp(-cap, cap) * QUANT).round() as i32 + bias)
+        .map(|&d| (d.clamp(-cap, cap) * QUANT).floor() as i32 + bias)
         .collect();
     let mut b = vec![0i32; n * n];
     for _ in 0..3 {
@@ -62,7 +77,6 @@ pub fn smooth_distance(dist: &mut [f32], n: usize, spacing: f32, coast_width: f3
         box_columns(&a, &mut b, n, k);
         std::mem::swap(&mut a, &mut b);
     }
-    let keep = 2.0 * sigma_m;
     dist.par_iter_mut().zip(a.par_iter()).for_each(|(d, &q)| {
         let s = (q - bias) as f32 * (1.0 / QUANT);
         let t = smoothstep(0.0, keep, d.abs());
@@ -165,7 +179,12 @@ mod tests {
                 .fold(0.0f32, f32::max)
         };
         assert!(kink(&exact) > 0.5, "{}", kink(&exact));
-        assert!(kink(&d) < 0.1 * kink(&exact), "{} vs {}", kink(&d), kink(&exact));
+        assert!(
+            kink(&d) < 0.1 * kink(&exact),
+            "{} vs {}",
+            kink(&d),
+            kink(&exact)
+        );
         // Near the coast the distance is (almost) untouched.
         let i = (n / 2) * n + n / 4 + 2;
         assert!((d[i] - exact[i]).abs() < 0.2, "{} {}", d[i], exact[i]);

@@ -164,7 +164,9 @@ mod tests {
         assert!(at(250)[ROCK] > before[0][ROCK] + 30, "{:?}", at(250));
         // The sea floor is left alone; every sample still sums to 255.
         assert_eq!(splat[128 * n], before[128 * n]);
-        assert!(splat.iter().all(|s| s.iter().map(|&b| b as u32).sum::<u32>() == 255));
+        assert!(splat
+            .iter()
+            .all(|s| s.iter().map(|&b| b as u32).sum::<u32>() == 255));
         // Strength 0: nothing changes; no inland water: nothing changes.
         let mut s0 = before.clone();
         let off = SplatParams {

@@ -249,7 +249,11 @@ fn default_islands_have_dammed_lakes() {
         .unwrap();
         let s = &island.stats;
         assert!(s.lake_count >= 1, "seed {seed}: no lake");
-        assert!(s.lake_area_m2 >= 500.0, "seed {seed}: {} m²", s.lake_area_m2);
+        assert!(
+            s.lake_area_m2 >= 500.0,
+            "seed {seed}: {} m²",
+            s.lake_area_m2
+        );
         let n = island.field.resolution;
         let w = &island.water;
         let lake_samples = (0..n * n).filter(|&i| w.kind[i] == LAKE).count();

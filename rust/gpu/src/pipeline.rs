@@ -604,6 +604,48 @@ impl<'g> Rec<'g> {
         Ok(())
     }
 
+    /// `island_core::coast_smoothing::smooth_distance` of `dist` in place; `a`, `b` are
+    /// scratch buffers of at least n² i32.
+    pub fn smooth_distance(
+        &mut self,
+        dist: &wgpu::Buffer,
+        a: &wgpu::Buffer,
+        b: &wgpu::Buffer,
+        p: &u::SmoothDistance,
+    ) -> Result<(), GpuError> {
+        let gpu = self.gpu;
+        let pipes = &gpu.pipes;
+        let lines = (self.n as u32).div_ceil(LINE_GROUP);
+        let tiles = grid2(self.n);
+        self.pass(&pipes.smooth_quantize)
+            .params(p)
+            .read("dist", dist)
+            .write("dst", a)
+            .run(tiles)?;
+        // a → b → a → b along x, then b → a → b → a along z: the result is in a.
+        let mut bufs = (a, b);
+        for pipe in [
+            &pipes.smooth_rows,
+            &pipes.smooth_rows,
+            &pipes.smooth_rows,
+            &pipes.smooth_columns,
+            &pipes.smooth_columns,
+            &pipes.smooth_columns,
+        ] {
+            self.pass(pipe)
+                .params(p)
+                .read("src", bufs.0)
+                .write("dst", bufs.1)
+                .run((lines, 1, 1))?;
+            bufs = (bufs.1, bufs.0);
+        }
+        self.pass(&pipes.smooth_blend)
+            .params(p)
+            .read_write("dist", dist)
+            .read("src", bufs.0)
+            .run(tiles)
+    }
+
     pub fn coast(
         &mut self,
         land01: &wgpu::Buffer,
@@ -879,6 +921,7 @@ fn stage_mask(run: &mut Run) -> Result<(), GpuError> {
 }
 
 fn stage_distance(run: &mut Run) -> Result<(), GpuError> {
+    let p = run.p;
     let (rec, r) = run.parts();
     rec.distance(
         &r.mask,
@@ -887,6 +930,23 @@ fn stage_distance(run: &mut Run) -> Result<(), GpuError> {
         &r.edt_t,
         &r.edt_flags,
         &r.distance,
+    )?;
+    match smooth_distance(p.spacing(), &p.coast) {
+        Some(sp) => rec.smooth_distance(&r.distance, &r.edt_s, &r.edt_t, &sp),
+        None => Ok(()),
+    }
+}
+
+/// Uniforms of the coast smoothing (`None`: the blur is narrower than a sample).
+pub(crate) fn smooth_distance(spacing: f32, c: &CoastParams) -> Option<u::SmoothDistance> {
+    island_core::coast_smoothing::smoothing_params(spacing, c.coast_width, c.shelf_width).map(
+        |(radius, cap, bias, keep)| u::SmoothDistance {
+            cap,
+            quant: island_core::coast_smoothing::QUANT,
+            bias,
+            radius: radius as u32,
+            keep,
+        },
     )
 }
 

@@ -327,6 +327,31 @@ pub fn distance_to_coast(
     })
 }
 
+/// GPU [`island_core::coast_smoothing::smooth_distance`] (returns the smoothed distance).
+pub fn smooth_distance(
+    dist: &[f32],
+    resolution: usize,
+    spacing: f32,
+    c: &CoastParams,
+) -> Result<Vec<f32>, GpuError> {
+    let nn = resolution * resolution;
+    check_len("dist", dist.len(), nn)?;
+    let Some(p) = pipeline::smooth_distance(spacing, c) else {
+        return Ok(dist.to_vec());
+    };
+    let g = Grid {
+        spacing,
+        ..Grid::new(resolution, 1.0, 0)
+    };
+    with_gpu(g, |gpu, rec| {
+        let d = gpu.storage_init("dist", bytemuck::cast_slice(dist));
+        let a = gpu.storage("a", nn as u64 * 4);
+        let b = gpu.storage("b", nn as u64 * 4);
+        rec.smooth_distance(&d, &a, &b, &p)?;
+        read_f32(gpu, rec, &d, nn)
+    })
+}
+
 /// GPU [`island_core::coast::coastal_falloff`].
 pub fn coastal_falloff(
     land01: &[f32],

@@ -155,6 +155,20 @@ uniforms! {
         feature_is_land: u32,
     }
 
+    /// `smooth_distance.wgsl` (see `island_core::coast_smoothing`).
+    struct SmoothDistance {
+        /// Distances are clamped to ±cap metres.
+        cap: f32,
+        /// Fixed-point steps per metre (`coast_smoothing::QUANT`).
+        quant: f32,
+        /// Added to the fixed-point values so they are non-negative.
+        bias: i32,
+        /// Box half-width, samples.
+        radius: u32,
+        /// Blend width from the coast, metres.
+        keep: f32,
+    }
+
     /// `coastal_falloff.wgsl`.
     struct Coast {
         max_height: f32,

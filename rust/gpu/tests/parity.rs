@@ -379,6 +379,38 @@ fn mask_and_distance_match() {
     }
 }
 
+/// The coast smoothing is integer arithmetic up to its final blend: the GPU gives the CPU's
+/// bits (the blend's one multiply is kept unfused by `mul_r`).
+#[test]
+fn smooth_distance_matches() {
+    if !gpu("smooth_distance_matches") {
+        return;
+    }
+    for (res, seed, alg) in [
+        (257, 3, Algorithm::Fbm),
+        (513, 7, Algorithm::GaussianIslands),
+    ] {
+        let p = p(res, seed, alg);
+        let f = island_core::pipeline::generate_fields(&p).unwrap();
+        let n = res as usize;
+        let mut cpu = f.distance.clone();
+        island_core::coast_smoothing::smooth_distance(
+            &mut cpu,
+            n,
+            p.spacing(),
+            p.coast.coast_width,
+            p.coast.shelf_width,
+        );
+        let gpu = stages::smooth_distance(&f.distance, n, p.spacing(), &p.coast).unwrap();
+        assert!(
+            count_ne(&cpu, &f.distance) > 0,
+            "the smoothing changed nothing"
+        );
+        let e = assert_close(&format!("smooth_distance {res} {alg:?}"), &gpu, &cpu, 1e-5);
+        println!("smooth_distance {res}: max abs error {e:.3e} m");
+    }
+}
+
 #[test]
 fn coast_river_normals_splat_match() {
     if !gpu("coast_river_normals_splat_match") {
