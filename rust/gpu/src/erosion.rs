@@ -428,7 +428,15 @@ pub(crate) fn erode(
     if nc == n {
         rec.enc.copy_buffer_to_buffer(&b.h, 0, heights, 0, bytes);
     } else {
-        rec.upsample_delta(&b.h, &b.orig, heights, &u::Erosion { sea: settings.sea_level, ..p })?;
+        rec.upsample_delta(
+            &b.h,
+            &b.orig,
+            heights,
+            &u::Erosion {
+                sea: settings.sea_level,
+                ..p
+            },
+        )?;
     }
     if let Some(tm) = times {
         rec.flush()?;

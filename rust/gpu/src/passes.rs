@@ -79,6 +79,7 @@ pub(crate) const MODULES: &[(&str, &str)] = &[
         include_str!("../../../shaders/auto_splat.wgsl"),
     ),
     ("erosion", include_str!("../../../shaders/erosion.wgsl")),
+    ("drainage", include_str!("../../../shaders/drainage.wgsl")),
     (
         "fill_by_rule",
         include_str!("../../../shaders/fill_by_rule.wgsl"),
@@ -366,6 +367,7 @@ pub(crate) struct Pipes {
     pub deposition: Pipe,
     pub thermal: Pipe,
     pub upsample_delta: Pipe,
+    pub receivers: Pipe,
 }
 
 impl Pipes {
@@ -404,6 +406,7 @@ impl Pipes {
             deposition: b.pipe("erosion", "deposition")?,
             thermal: b.pipe("erosion", "thermal")?,
             upsample_delta: b.pipe("erosion", "upsample_delta")?,
+            receivers: b.pipe("drainage", "receivers")?,
         })
     }
 
@@ -443,6 +446,7 @@ impl Pipes {
             &self.deposition,
             &self.thermal,
             &self.upsample_delta,
+            &self.receivers,
         ]
         .iter()
         .map(|p| p.entry.storage.len())

@@ -587,8 +587,8 @@ pub fn fill_by_rule(
 
 // ---- erosion (`erosion.wgsl`, see `crate::erosion`) ------------------------------------------
 
-use crate::erosion::{self as ero, ErosionBufs};
 pub use crate::erosion::PassTimes;
+use crate::erosion::{self as ero, ErosionBufs};
 use island_core::erosion::{ErosionReport, ErosionSettings, SedimentBudget, StepParams};
 
 /// Run `f` on a fresh set of erosion buffers for an `nc × nc` grid (recording grid `n`).
@@ -600,7 +600,10 @@ fn with_erosion<T>(
 ) -> Result<T, GpuError> {
     check_n(nc)?;
     if nc < 3 {
-        return Err(bad("resolution", "the evolution grid needs at least 3² samples"));
+        return Err(bad(
+            "resolution",
+            "the evolution grid needs at least 3² samples",
+        ));
     }
     check_len("pow_count", p.pow_count.len(), nc * nc + 1)?;
     with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
@@ -690,10 +693,7 @@ pub fn flow_accumulation(
     };
     with_erosion(n, n, &p, |gpu, rec, b, up| {
         upload(gpu, &b.rcv, bytemuck::cast_slice(rcv));
-        let up = u::Erosion {
-            cell_area,
-            ..up
-        };
+        let up = u::Erosion { cell_area, ..up };
         let iters = rec.flow_accumulation(b, &up, 1)?;
         Ok((read_f32(gpu, rec, &b.area, n * n)?, iters))
     })
@@ -779,7 +779,10 @@ pub fn upsample_delta(
     check_len("delta", delta.len(), m * m)?;
     check_n(n)?;
     if m < 2 || n < 2 {
-        return Err(bad("resolution", "upsample_delta needs at least 2² samples"));
+        return Err(bad(
+            "resolution",
+            "upsample_delta needs at least 2² samples",
+        ));
     }
     with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
         let heights = gpu.storage_init("heights", bytemuck::cast_slice(g));
@@ -810,5 +813,41 @@ pub fn erode(
         let hb = gpu.storage_init("heights", bytemuck::cast_slice(heights));
         let report = ero::erode(rec, &hb, spacing, settings, seed, times)?;
         Ok((read_f32(gpu, rec, &hb, n * n)?, report))
+    })
+}
+
+// ---- drainage (`drainage.wgsl`) --------------------------------------------------------------
+
+/// GPU [`island_core::drainage::receivers`] (D8 over the filled surface, flats to their flood
+/// parent). The drainage area over them is [`flow_accumulation`] (the same kernel,
+/// `island_core::drainage::accumulate`).
+pub fn receivers(
+    filled: &[f32],
+    parent: &[u32],
+    n: usize,
+    sea_level: f32,
+    heights: &[f32],
+) -> Result<Vec<u32>, GpuError> {
+    for (f, l) in [
+        ("filled", filled.len()),
+        ("parent", parent.len()),
+        ("heights", heights.len()),
+    ] {
+        check_len(f, l, n * n)?;
+    }
+    with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
+        let fb = gpu.storage_init("filled", bytemuck::cast_slice(filled));
+        let pb = gpu.storage_init("parent", bytemuck::cast_slice(parent));
+        let hb = gpu.storage_init("heights", bytemuck::cast_slice(heights));
+        let rb = gpu.storage("rcv", (n * n * 4) as u64);
+        let pipes = &rec.gpu.pipes;
+        rec.pass(&pipes.receivers)
+            .params(&u::Drainage { sea_level })
+            .read("filled", &fb)
+            .read("parent", &pb)
+            .read("heights", &hb)
+            .write("rcv", &rb)
+            .run(crate::ctx::grid2(n))?;
+        read_u32(gpu, rec, &rb, n * n)
     })
 }

@@ -217,6 +217,11 @@ uniforms! {
         scale: f32,
     }
 
+    /// `drainage.wgsl`.
+    struct Drainage {
+        sea_level: f32,
+    }
+
     /// `fill_by_rule.wgsl`: the brush and its height / slope masks.
     struct Brush {
         layer: u32,
