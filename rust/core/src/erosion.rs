@@ -34,6 +34,14 @@
 //!    runs in parallel with identical results on any thread count). Both act between land
 //!    samples only: the sea floor stays as it is.
 //!
+//! # Kernels
+//!
+//! A step is [`depression_fill`], [`flow_receivers`], [`flow_accumulation`], [`stream_power`],
+//! [`deposition`] and [`THERMAL_PASSES`] × [`thermal`]; around the steps, [`resample`] and
+//! [`upsample_delta`]. The GPU backend (`island_gpu`, `shaders/erosion.wgsl`) has a pass of the
+//! same name for each, pinned to it by a parity test ([`depression_fill`] runs on the CPU
+//! there too).
+//!
 //! # Resolution
 //!
 //! The evolution runs on a coarse grid ([`ErosionSettings::resolution`] samples per side,
