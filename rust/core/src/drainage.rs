@@ -354,7 +354,7 @@ pub(crate) fn flood(h: &[f32], n: usize, sea_level: f32) -> Flood {
 
 /// Steepest-descent receivers over `filled` (D8, ties to the smallest index); samples without a
 /// lower neighbour take their flood parent; outlets are their own receiver.
-pub(crate) fn receivers(
+pub fn receivers(
     filled: &[f32],
     parent: &[u32],
     n: usize,
@@ -393,7 +393,7 @@ pub(crate) fn receivers(
 }
 
 /// Drainage area (m²) by accumulating `cell_area` down the receivers, upstream first.
-pub(crate) fn accumulate(order: &[u32], rcv: &[u32], len: usize, cell_area: f32) -> Vec<f32> {
+pub fn accumulate(order: &[u32], rcv: &[u32], len: usize, cell_area: f32) -> Vec<f32> {
     let mut area = vec![cell_area; len];
     for &c in order.iter().rev() {
         let r = rcv[c as usize] as usize;

@@ -34,6 +34,14 @@
 //!    runs in parallel with identical results on any thread count). Both act between land
 //!    samples only: the sea floor stays as it is.
 //!
+//! # Kernels
+//!
+//! A step is [`depression_fill`], [`flow_receivers`], [`flow_accumulation`], [`stream_power`],
+//! [`deposition`] and [`THERMAL_PASSES`] × [`thermal`]; around the steps, [`resample`] and
+//! [`upsample_delta`]. The GPU backend (`island_gpu`, `shaders/erosion.wgsl`) has a pass of the
+//! same name for each, pinned to it by a parity test ([`depression_fill`] runs on the CPU
+//! there too).
+//!
 //! # Resolution
 //!
 //! The evolution runs on a coarse grid ([`ErosionSettings::resolution`] samples per side,
@@ -66,10 +74,10 @@ pub const DEFAULT_STEPS: u32 = 10;
 /// Default [`ErosionSettings::resolution`].
 pub const DEFAULT_RESOLUTION: u32 = 257;
 /// Thermal relaxation passes per time step.
-const THERMAL_PASSES: u32 = 2;
+pub const THERMAL_PASSES: u32 = 2;
 /// Share of the excess height a pair of samples exchanges per pass (≤ 1/16 keeps the Jacobi
 /// update from overshooting with eight neighbours).
-const THERMAL_RATE: f32 = 1.0 / 16.0;
+pub const THERMAL_RATE: f32 = 1.0 / 16.0;
 /// Laplacian smoothing share per pass at `smoothing = 1` (≤ 1/12 keeps it stable with the
 /// 8-neighbour weights 1 and ½).
 const SMOOTH_RATE: f32 = 1.0 / 12.0;
@@ -180,37 +188,35 @@ pub struct ErosionReport {
     pub max_raising: f32,
 }
 
-/// Erode `heights` (metres, `n × n` row-major, `spacing` metres apart) in place; see the
-/// [module documentation](self). `seed` draws the flow directions (see the routing note under
-/// incision in the module documentation); the result is deterministic, the same bits on any
-/// rayon thread count. Invalid settings (see [`ErosionSettings::validate`]) are clamped.
-pub fn erode(
-    heights: &mut [f32],
+/// What [`erode`] runs, derived from its settings: the evolution grid, the number of steps and
+/// the parameters every per-step kernel takes. Shared with the GPU backend (`island_gpu`), whose
+/// passes mirror the kernels below by name.
+#[derive(Clone, Debug)]
+pub struct ErosionPlan {
+    /// Samples per side of the evolution grid.
+    pub nc: usize,
+    /// Implicit time steps.
+    pub steps: u32,
+    /// Parameters of the per-step kernels.
+    pub params: StepParams,
+}
+
+/// The plan of [`erode`] for an `n × n` grid `spacing` metres apart, or `None` when erosion
+/// changes nothing (disabled, `amount` 0, no erodibility, or `n < 3`).
+pub fn erosion_plan(
     n: usize,
     spacing: f32,
     settings: &ErosionSettings,
     seed: u64,
-) -> ErosionReport {
-    assert_eq!(heights.len(), n * n, "heights must hold n² samples");
+) -> Option<ErosionPlan> {
     let s = settings;
     let amount = s.amount.clamp(0.0, 1.0);
     if !s.enabled || amount == 0.0 || n < 3 || s.erodibility.is_nan() || s.erodibility <= 0.0 {
-        return ErosionReport::default();
+        return None;
     }
     let nc = (s.resolution.clamp(33, 4097) as usize).min(n);
     let steps = s.steps.clamp(1, 500);
     let dx = spacing * (n - 1) as f32 / (nc - 1) as f32;
-    let original = if nc == n {
-        heights.to_vec()
-    } else {
-        resample(heights, n, nc)
-    };
-    let mut h = original.clone();
-    let mut report = ErosionReport {
-        steps,
-        resolution: nc as u32,
-        ..Default::default()
-    };
     let params = StepParams {
         kdt: s.erodibility.min(100.0) * amount / steps as f32,
         g: s.deposition.clamp(0.0, 10.0),
@@ -238,65 +244,173 @@ pub fn erode(
         smooth: SMOOTH_RATE * s.smoothing.clamp(0.0, 1.0) * (SMOOTH_REF_DX / dx).powi(2).min(1.0),
         seed: stage_seed(seed, EROSION_TAG),
     };
+    Some(ErosionPlan { nc, steps, params })
+}
+
+/// Erode `heights` (metres, `n × n` row-major, `spacing` metres apart) in place; see the
+/// [module documentation](self). `seed` draws the flow directions (see the routing note under
+/// incision in the module documentation); the result is deterministic, the same bits on any
+/// rayon thread count. Invalid settings (see [`ErosionSettings::validate`]) are clamped.
+pub fn erode(
+    heights: &mut [f32],
+    n: usize,
+    spacing: f32,
+    settings: &ErosionSettings,
+    seed: u64,
+) -> ErosionReport {
+    assert_eq!(heights.len(), n * n, "heights must hold n² samples");
+    let Some(ErosionPlan { nc, steps, params }) = erosion_plan(n, spacing, settings, seed) else {
+        return ErosionReport::default();
+    };
+    let original = if nc == n {
+        heights.to_vec()
+    } else {
+        resample(heights, n, nc)
+    };
+    let mut h = original.clone();
+    let mut report = ErosionReport {
+        steps,
+        resolution: nc as u32,
+        ..Default::default()
+    };
     let mut scratch = vec![0.0f32; nc * nc];
     for k in 0..steps {
-        step(
-            &mut h,
-            &mut scratch,
-            nc,
-            &params,
-            hash_u32(k.wrapping_add(1)),
-            &mut report,
-        );
+        step(&mut h, &mut scratch, nc, &params, k, &mut report);
     }
     // Height change back to the input resolution.
     let delta: Vec<f32> = h.par_iter().zip(&original).map(|(&a, &b)| a - b).collect();
+    finish_report(&mut report, &delta);
+    if nc == n {
+        heights.copy_from_slice(&h);
+    } else {
+        upsample_delta(heights, n, &delta, nc, settings.sea_level);
+    }
+    report
+}
+
+/// `max_lowering` and `max_raising` of `report` from the height change of the evolution grid.
+pub fn finish_report(report: &mut ErosionReport, delta: &[f32]) {
     let (lo, hi) = delta
         .iter()
         .fold((0.0f32, 0.0f32), |(lo, hi), &d| (lo.min(d), hi.max(d)));
     report.max_lowering = -lo;
     report.max_raising = hi;
-    if nc == n {
-        heights.copy_from_slice(&h);
-    } else {
-        add_upsampled(heights, n, &delta, nc, s.sea_level);
+}
+
+/// Parameters of the per-step kernels (see [`erosion_plan`]).
+#[derive(Clone, Debug)]
+pub struct StepParams {
+    /// `(k · a)^m` for a sample count `k` (`a` the sample area), `k = 0..=nc²`.
+    pub pow_count: Vec<f32>,
+    /// Creep share per thermal pass.
+    pub smooth: f32,
+    /// Stage seed of the random flow directions.
+    pub seed: u32,
+    /// Erodibility times the time step.
+    pub kdt: f32,
+    /// Deposition coefficient `G`.
+    pub g: f32,
+    /// Tangent of the talus angle.
+    pub talus: f32,
+    /// Sea level (the base level).
+    pub sea: f32,
+    /// Cell size of the evolution grid, metres.
+    pub dx: f32,
+}
+
+impl StepParams {
+    /// Seed of [`flow_receivers`] for time step `k` (0-based).
+    pub fn step_seed(&self, k: u32) -> u32 {
+        hash_u32(self.seed ^ hash_u32(k.wrapping_add(1)))
     }
-    report
+
+    /// `A^m` of a drainage area (a whole multiple of the sample area), 0 below the channel
+    /// area: a table lookup by sample count.
+    #[inline]
+    pub fn pow_area(&self, a: f32) -> f32 {
+        let ca = self.dx * self.dx;
+        self.pow_count[((a / ca + 0.5) as usize).min(self.pow_count.len() - 1)]
+    }
 }
 
-struct StepParams {
-    /// `(k · a)^m` for a sample count `k` (`a` the sample area).
-    pow_count: Vec<f32>,
-    smooth: f32,
-    seed: u32,
-    kdt: f32,
-    g: f32,
-    talus: f32,
-    sea: f32,
-    dx: f32,
+/// The depression-filled surface of one erosion step ([`crate::drainage`]'s Priority-Flood).
+pub struct FilledSurface {
+    /// Filled heights.
+    pub filled: Vec<f32>,
+    /// 1 + the flood parent of samples on filled flats, 0 elsewhere.
+    pub parent: Vec<u32>,
+    /// Non-outlet samples, receivers before donors.
+    pub order: Vec<u32>,
 }
 
-/// One implicit time step on the evolution grid.
+/// Priority-Flood of `h` (sea at or below `sea`, the map border are the outlets): the
+/// sequential part of an erosion step, run on the CPU by both backends.
+pub fn depression_fill(h: &[f32], n: usize, sea: f32) -> FilledSurface {
+    let fl = flood(h, n, sea);
+    FilledSurface {
+        filled: fl.filled,
+        parent: fl.parent,
+        order: fl.order,
+    }
+}
+
+/// Volumes one [`deposition`] call moved, m³.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SedimentBudget {
+    /// Removed by incision.
+    pub eroded: f64,
+    /// Deposited on land and in depressions.
+    pub deposited: f64,
+    /// Carried into the sea.
+    pub exported: f64,
+}
+
+/// One implicit time step on the evolution grid: [`depression_fill`], [`flow_receivers`],
+/// [`flow_accumulation`], [`stream_power`], [`deposition`], then [`THERMAL_PASSES`] ×
+/// [`thermal`]. `k` is the 0-based step index.
 fn step(
     h: &mut [f32],
     scratch: &mut [f32],
     n: usize,
     p: &StepParams,
-    step_index: u32,
+    k: u32,
     report: &mut ErosionReport,
 ) {
     let len = n * n;
-    let ca = p.dx * p.dx;
-    let fl = flood(h, n, p.sea);
-    let rcv = random_receivers(&fl.filled, &fl.parent, n, p.sea, h, p.seed ^ step_index);
-    let area = accumulate(&fl.order, &rcv, len, ca);
-    // `A^m` from a table by sample count (areas are whole multiples of the sample area).
-    let pow_area = |a: f32| p.pow_count[((a / ca + 0.5) as usize).min(p.pow_count.len() - 1)];
+    let fl = depression_fill(h, n, p.sea);
+    let rcv = flow_receivers(&fl.filled, &fl.parent, n, p.sea, h, p.step_seed(k));
+    let area = flow_accumulation(&fl.order, &rcv, len, p.dx * p.dx);
     let old = &mut *scratch;
     old.copy_from_slice(h);
+    stream_power(h, &fl.order, &rcv, &area, n, p);
+    let b = deposition(h, old, &fl.filled, &fl.order, &rcv, &area, p);
+    report.eroded_volume += b.eroded;
+    report.deposited_volume += b.deposited;
+    report.exported_volume += b.exported;
+    for _ in 0..THERMAL_PASSES {
+        scratch.copy_from_slice(h);
+        thermal(h, scratch, n, p);
+    }
+}
 
-    // 1. Stream power, receivers first (Braun & Willett 2013).
-    for &c in &fl.order {
+/// Drainage area (m²) of every sample: `cell_area` accumulated down the receivers `rcv`,
+/// upstream first (`order` has receivers before donors).
+pub fn flow_accumulation(order: &[u32], rcv: &[u32], len: usize, cell_area: f32) -> Vec<f32> {
+    accumulate(order, rcv, len, cell_area)
+}
+
+/// Fluvial incision, the implicit stream-power step (Braun & Willett 2013), receivers first:
+/// `h_i ← (h_i + F·h_r) / (1 + F)` where the sample is above its receiver (the sea counts at
+/// sea level), `F = K·Δt·A_i^m / Δx_ir`.
+pub fn stream_power(
+    h: &mut [f32],
+    order: &[u32],
+    rcv: &[u32],
+    area: &[f32],
+    n: usize,
+    p: &StepParams,
+) {
+    for &c in order {
         let c = c as usize;
         let r = rcv[c] as usize;
         if r == c {
@@ -304,15 +418,29 @@ fn step(
         }
         let hr = if is_sea(h[r], p.sea) { p.sea } else { h[r] };
         if h[c] > hr {
-            let f = p.kdt * pow_area(area[c]) / (p.dx * dist_cells(c, r, n));
+            let f = p.kdt * p.pow_area(area[c]) / (p.dx * dist_cells(c, r, n));
             h[c] = (h[c] + f * hr) / (1.0 + f);
         }
     }
+}
 
-    // 2. Sediment, upstream first (Yuan et al. 2019 deposition term).
+/// Sediment deposition, upstream first (Yuan et al. 2019): each sample receives what its donors
+/// pass on plus what it eroded (`old − h`), keeps `d` of it (all it can hold below the filled
+/// surface in a depression, else `G·Q / (A + G·a)`) and passes the rest to its receiver.
+pub fn deposition(
+    h: &mut [f32],
+    old: &[f32],
+    filled: &[f32],
+    order: &[u32],
+    rcv: &[u32],
+    area: &[f32],
+    p: &StepParams,
+) -> SedimentBudget {
+    let len = h.len();
+    let ca = p.dx * p.dx;
     let mut qs = vec![0.0f32; len];
     let (mut eroded, mut deposited, mut exported) = (0.0f64, 0.0f64, 0.0f64);
-    for &c in fl.order.iter().rev() {
+    for &c in order.iter().rev() {
         let c = c as usize;
         let e = (old[c] - h[c]) * ca;
         eroded += e as f64;
@@ -320,7 +448,7 @@ fn step(
         if q <= 0.0 {
             continue;
         }
-        let room = fl.filled[c] - old[c];
+        let room = filled[c] - old[c];
         let d = if room > 0.0 {
             (q / ca).min(room)
         } else {
@@ -339,65 +467,67 @@ fn step(
             qs[r] += out;
         }
     }
-    report.eroded_volume += eroded;
-    report.deposited_volume += deposited;
-    report.exported_volume += exported;
-
-    // 3. Hillslopes: thermal relaxation to the talus angle.
-    let talus = p.talus * p.dx;
-    let (smooth, sea) = (p.smooth, p.sea);
-    for _ in 0..THERMAL_PASSES {
-        let src = &mut *scratch;
-        src.copy_from_slice(h);
-        let src = &*src;
-        let ni = n as isize;
-        let offs: [(isize, f32); 8] = [
-            (-ni - 1, std::f32::consts::SQRT_2),
-            (-ni, 1.0),
-            (-ni + 1, std::f32::consts::SQRT_2),
-            (-1, 1.0),
-            (1, 1.0),
-            (ni - 1, std::f32::consts::SQRT_2),
-            (ni, 1.0),
-            (ni + 1, std::f32::consts::SQRT_2),
-        ];
-        h.par_chunks_mut(n).enumerate().for_each(|(z, row)| {
-            let edge_row = z == 0 || z + 1 == n;
-            for (x, v) in row.iter_mut().enumerate() {
-                let i = z * n + x;
-                let hi = src[i];
-                if is_sea(hi, sea) {
-                    *v = hi;
-                    continue;
-                }
-                let (mut dh, mut lap) = (0.0f32, 0.0f32);
-                let mut pair = |hj: f32, d: f32| {
-                    if is_sea(hj, sea) {
-                        return;
-                    }
-                    let t = talus * d;
-                    let diff = hj - hi;
-                    dh += (diff - t).max(0.0) - (-diff - t).max(0.0);
-                    lap += diff / (d * d);
-                };
-                if edge_row || x == 0 || x + 1 == n {
-                    for_neighbours(i, n, |j, d| pair(src[j], d));
-                } else {
-                    for &(o, d) in &offs {
-                        pair(src[(i as isize + o) as usize], d);
-                    }
-                }
-                *v = hi + THERMAL_RATE * dh + smooth * lap;
-            }
-        });
+    SedimentBudget {
+        eroded,
+        deposited,
+        exported,
     }
 }
 
+/// One Jacobi pass of hillslope relaxation from `src` into `h`: thermal relaxation to the
+/// talus angle (each neighbour pair steeper than `tan(talus)` exchanges [`THERMAL_RATE`] of the
+/// excess) plus linear creep (`p.smooth` × the 8-neighbour Laplacian); between land samples
+/// only, the sea floor stays as it is.
+pub fn thermal(h: &mut [f32], src: &[f32], n: usize, p: &StepParams) {
+    let talus = p.talus * p.dx;
+    let (smooth, sea) = (p.smooth, p.sea);
+    let ni = n as isize;
+    let offs: [(isize, f32); 8] = [
+        (-ni - 1, std::f32::consts::SQRT_2),
+        (-ni, 1.0),
+        (-ni + 1, std::f32::consts::SQRT_2),
+        (-1, 1.0),
+        (1, 1.0),
+        (ni - 1, std::f32::consts::SQRT_2),
+        (ni, 1.0),
+        (ni + 1, std::f32::consts::SQRT_2),
+    ];
+    h.par_chunks_mut(n).enumerate().for_each(|(z, row)| {
+        let edge_row = z == 0 || z + 1 == n;
+        for (x, v) in row.iter_mut().enumerate() {
+            let i = z * n + x;
+            let hi = src[i];
+            if is_sea(hi, sea) {
+                *v = hi;
+                continue;
+            }
+            let (mut dh, mut lap) = (0.0f32, 0.0f32);
+            let mut pair = |hj: f32, d: f32| {
+                if is_sea(hj, sea) {
+                    return;
+                }
+                let t = talus * d;
+                let diff = hj - hi;
+                dh += (diff - t).max(0.0) - (-diff - t).max(0.0);
+                lap += diff / (d * d);
+            };
+            if edge_row || x == 0 || x + 1 == n {
+                for_neighbours(i, n, |j, d| pair(src[j], d));
+            } else {
+                for &(o, d) in &offs {
+                    pair(src[(i as isize + o) as usize], d);
+                }
+            }
+            *v = hi + THERMAL_RATE * dh + smooth * lap;
+        }
+    });
+}
+
 /// Flow receivers for one erosion step: a downhill neighbour on the filled surface drawn with
-/// probability proportional to its slope (hashed from the sample, the step and the seed, so
-/// deterministic), which removes the grid-aligned valleys of plain D8; samples on flats take
-/// their flood parent; outlets are their own receiver.
-fn random_receivers(
+/// probability proportional to its slope (hashed from the sample and `seed`, see
+/// [`StepParams::step_seed`], so deterministic), which removes the grid-aligned valleys of
+/// plain D8; samples on flats take their flood parent; outlets are their own receiver.
+pub fn flow_receivers(
     filled: &[f32],
     parent: &[u32],
     n: usize,
@@ -405,7 +535,6 @@ fn random_receivers(
     heights: &[f32],
     seed: u32,
 ) -> Vec<u32> {
-    let seed = hash_u32(seed);
     let mut rcv = vec![0u32; n * n];
     rcv.par_chunks_mut(n).enumerate().for_each(|(z, row)| {
         for (x, r) in row.iter_mut().enumerate() {
@@ -440,8 +569,9 @@ fn random_receivers(
     rcv
 }
 
+/// Distance between neighbours `a` and `b`, in cells (1 or √2).
 #[inline]
-fn dist_cells(a: usize, b: usize, n: usize) -> f32 {
+pub fn dist_cells(a: usize, b: usize, n: usize) -> f32 {
     if a % n == b % n || a / n == b / n {
         1.0
     } else {
@@ -474,10 +604,9 @@ pub fn resample(g: &[f32], n: usize, m: usize) -> Vec<f32> {
     out
 }
 
-/// Add the bilinear upsampling of the `m × m` grid `delta` to the `n × n` grid `g`.
 /// Catmull-Rom weights of the four taps around fractional offset `t` (0..1).
 #[inline(always)]
-fn catmull_rom(t: f32) -> [f32; 4] {
+pub fn catmull_rom(t: f32) -> [f32; 4] {
     let (t2, t3) = (t * t, t * t * t);
     [
         0.5 * (-t3 + 2.0 * t2 - t),
@@ -491,7 +620,7 @@ fn catmull_rom(t: f32) -> [f32; 4] {
 /// `n × n` grid `g`: smooth across the coarse cells, where bilinear leaves creases that show
 /// as facets in the shading. Sea samples (at or below `sea`) keep their height, so no sea
 /// turns into land.
-fn add_upsampled(g: &mut [f32], n: usize, delta: &[f32], m: usize, sea: f32) {
+pub fn upsample_delta(g: &mut [f32], n: usize, delta: &[f32], m: usize, sea: f32) {
     let scale = (m - 1) as f32 / (n - 1) as f32;
     let tap = |k: isize| k.clamp(0, m as isize - 1) as usize;
     // Horizontal taps and weights per output column, shared by all rows.

@@ -155,5 +155,94 @@ fn main() {
             cpu_total / gpu_total
         );
         println!("max |gpu - cpu| height: {max_err:.3e} m");
+        erosion_passes(&p, runs);
+    }
+}
+
+/// Per-pass times of the erosion (the `erosion` row above), GPU passes (each submitted and
+/// waited for) next to the CPU kernels of the same names, summed over the time steps.
+fn erosion_passes(p: &IslandParams, runs: usize) {
+    use island_core::erosion::{self as e, ErosionSettings};
+    let Ok(h) = island_core::pipeline::raw_heights(p) else {
+        return;
+    };
+    let n = p.resolution as usize;
+    let s = ErosionSettings {
+        sea_level: 0.0,
+        ..p.erosion.clone()
+    };
+    let Some(plan) = e::erosion_plan(n, p.spacing(), &s, p.seed) else {
+        return;
+    };
+    let mut gpu: BTreeMap<&str, f64> = BTreeMap::new();
+    let mut cpu: BTreeMap<&str, f64> = BTreeMap::new();
+    let mut order: Vec<&str> = Vec::new();
+    for _ in 0..runs {
+        let mut times = island_gpu::stages::PassTimes::default();
+        if let Err(err) =
+            island_gpu::stages::erode(&h, n, p.spacing(), &s, p.seed, Some(&mut times))
+        {
+            println!("GPU erosion failed: {err}");
+            return;
+        }
+        for (k, v) in times.ms {
+            if !order.contains(&k) {
+                order.push(k);
+            }
+            *gpu.entry(k).or_default() += v / runs as f64;
+        }
+        // The CPU kernels, step by step as island_core::erosion::erode runs them.
+        let (nc, sp) = (plan.nc, &plan.params);
+        let mut add = |k: &'static str, t: Instant| {
+            *cpu.entry(k).or_default() += t.elapsed().as_secs_f64() * 1e3 / runs as f64
+        };
+        let t = Instant::now();
+        let orig = if nc == n {
+            h.clone()
+        } else {
+            e::resample(&h, n, nc)
+        };
+        add("resample", t);
+        let mut hc = orig.clone();
+        let mut scratch = vec![0.0f32; nc * nc];
+        for k in 0..plan.steps {
+            let t = Instant::now();
+            let fl = e::depression_fill(&hc, nc, sp.sea);
+            add("depression_fill", t);
+            let t = Instant::now();
+            let rcv = e::flow_receivers(&fl.filled, &fl.parent, nc, sp.sea, &hc, sp.step_seed(k));
+            add("flow_receivers", t);
+            let t = Instant::now();
+            let area = e::flow_accumulation(&fl.order, &rcv, nc * nc, sp.dx * sp.dx);
+            add("flow_accumulation", t);
+            let t = Instant::now();
+            scratch.copy_from_slice(&hc);
+            e::stream_power(&mut hc, &fl.order, &rcv, &area, nc, sp);
+            add("stream_power", t);
+            let t = Instant::now();
+            e::deposition(&mut hc, &scratch, &fl.filled, &fl.order, &rcv, &area, sp);
+            add("deposition", t);
+            let t = Instant::now();
+            for _ in 0..e::THERMAL_PASSES {
+                scratch.copy_from_slice(&hc);
+                e::thermal(&mut hc, &scratch, nc, sp);
+            }
+            add("thermal", t);
+        }
+        let t = Instant::now();
+        let delta: Vec<f32> = hc.iter().zip(&orig).map(|(a, b)| a - b).collect();
+        let mut out = h.clone();
+        e::upsample_delta(&mut out, n, &delta, nc, 0.0);
+        add("upsample_delta", t);
+    }
+    println!(
+        "erosion passes ({}² evolution grid, {} steps; gpu `readback` = heights and volumes read \
+         back each step for the CPU's depression_fill):",
+        plan.nc, plan.steps
+    );
+    println!("{:<18} {:>11} {:>11}", "pass", "cpu ms", "gpu ms");
+    for k in order {
+        let f = |v: Option<&f64>| v.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());
+        println!("{:<18} {:>11} {:>11}", k, f(cpu.get(k)), f(gpu.get(k)));
     }
 }

@@ -15,7 +15,7 @@ use std::task::{Context as TaskContext, Poll, Waker};
 const POLL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// Slots of the per-dispatch uniform buffer of one [`Frame`].
-const DISPATCH_SLOTS: u64 = 256;
+pub(crate) const DISPATCH_SLOTS: u64 = 256;
 /// Bytes of one slot: WebGPU's largest `min_uniform_buffer_offset_alignment`, and at least the
 /// largest uniform struct (checked in `uniforms.rs`).
 const SLOT_BYTES: u64 = 256;
@@ -426,6 +426,18 @@ impl<'a> Frame<'a> {
             slots,
             next: 0,
         }
+    }
+}
+
+impl Frame<'_> {
+    /// Per-dispatch uniform slots used since the last [`Frame::reset`].
+    pub fn used(&self) -> u64 {
+        self.next
+    }
+
+    /// Reuse the slots: only once everything recorded with them was submitted and completed.
+    pub fn reset(&mut self) {
+        self.next = 0;
     }
 }
 

@@ -82,6 +82,8 @@ pub(crate) const MODULES: &[(&str, &str)] = &[
         "auto_splat",
         include_str!("../../../shaders/auto_splat.wgsl"),
     ),
+    ("erosion", include_str!("../../../shaders/erosion.wgsl")),
+    ("drainage", include_str!("../../../shaders/drainage.wgsl")),
     (
         "fill_by_rule",
         include_str!("../../../shaders/fill_by_rule.wgsl"),
@@ -364,6 +366,16 @@ pub(crate) struct Pipes {
     pub splat_blur: Pipe,
     pub splat_quantize: Pipe,
     pub fill_by_rule: Pipe,
+    pub erosion_resample: Pipe,
+    pub flow_receivers: Pipe,
+    pub flow_accumulation: Pipe,
+    pub stream_power_init: Pipe,
+    pub stream_power_jump: Pipe,
+    pub stream_power_apply: Pipe,
+    pub deposition: Pipe,
+    pub thermal: Pipe,
+    pub upsample_delta: Pipe,
+    pub receivers: Pipe,
 }
 
 impl Pipes {
@@ -397,6 +409,16 @@ impl Pipes {
             splat_blur: b.pipe("auto_splat", "blur")?,
             splat_quantize: b.pipe("auto_splat", "quantize")?,
             fill_by_rule: b.pipe("fill_by_rule", "main")?,
+            erosion_resample: b.pipe("erosion", "resample")?,
+            flow_receivers: b.pipe("erosion", "flow_receivers")?,
+            flow_accumulation: b.pipe("erosion", "flow_accumulation")?,
+            stream_power_init: b.pipe("erosion", "stream_power_init")?,
+            stream_power_jump: b.pipe("erosion", "stream_power_jump")?,
+            stream_power_apply: b.pipe("erosion", "stream_power_apply")?,
+            deposition: b.pipe("erosion", "deposition")?,
+            thermal: b.pipe("erosion", "thermal")?,
+            upsample_delta: b.pipe("erosion", "upsample_delta")?,
+            receivers: b.pipe("drainage", "receivers")?,
         })
     }
 
@@ -431,6 +453,16 @@ impl Pipes {
             &self.splat_blur,
             &self.splat_quantize,
             &self.fill_by_rule,
+            &self.erosion_resample,
+            &self.flow_receivers,
+            &self.flow_accumulation,
+            &self.stream_power_init,
+            &self.stream_power_jump,
+            &self.stream_power_apply,
+            &self.deposition,
+            &self.thermal,
+            &self.upsample_delta,
+            &self.receivers,
         ]
         .iter()
         .map(|p| p.entry.storage.len())

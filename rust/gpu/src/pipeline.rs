@@ -33,8 +33,9 @@ struct Stage {
 }
 
 /// The GPU pipeline, in order: `island_core::pipeline::STAGES` up to `splat` (same names, one
-/// GPU stage each), then the read-back and the CPU-side heightfield and statistics. Erosion and
-/// drainage are sequential algorithms: those two stages read the heights back, run the core's
+/// GPU stage each), then the read-back and the CPU-side heightfield and statistics. Erosion runs
+/// its passes on the GPU (`erosion.wgsl`, with the Priority-Flood of each step on the CPU);
+/// drainage (and river carving) is sequential: that stage reads the heights back, runs the core's
 /// stages on the CPU and upload the result for the GPU normals and splat.
 const STAGES: [Stage; 15] = [
     gpu_stage("base", stage_base),
@@ -385,10 +386,18 @@ impl<'g> Rec<'g> {
         Pass::new(&mut self.fr, &mut self.enc, pipe)
     }
 
-    /// Submit what was recorded and wait; start a new encoder.
+    /// Submit what was recorded and wait; start a new encoder (the per-dispatch uniform
+    /// slots are free again).
     pub fn flush(&mut self) -> Result<(), GpuError> {
         let enc = std::mem::replace(&mut self.enc, self.gpu.encoder());
-        self.gpu.submit_wait(enc)
+        self.gpu.submit_wait(enc)?;
+        self.fr.reset();
+        Ok(())
+    }
+
+    /// Per-dispatch uniform slots used since the last [`Rec::flush`].
+    pub fn slots_used(&self) -> u64 {
+        self.fr.used()
     }
 
     pub fn fbm(&mut self, out: &wgpu::Buffer, p: &u::Noise) -> Result<(), GpuError> {
@@ -987,20 +996,39 @@ fn stage_river(run: &mut Run) -> Result<(), GpuError> {
     rec.river(&r.heights, &lb, &r.river_rows, &rp)
 }
 
+/// Erosion on the GPU (`erosion.wgsl`, the Priority-Flood of each step on the CPU); on the CPU
+/// when the evolution grid does not fit the adapter's storage bindings.
 fn stage_erosion(run: &mut Run) -> Result<(), GpuError> {
     let (gpu, p) = (run.gpu, run.p);
-    let (_, r) = run.parts();
+    // As island_core::pipeline::erosion_stage: the island's settings, sea level 0.
+    let settings = island_core::erosion::ErosionSettings {
+        sea_level: 0.0,
+        ..p.erosion.clone()
+    };
+    let nc = (settings.resolution.clamp(33, 4097) as usize).min(p.resolution as usize);
+    let (rec, r) = run.parts();
+    if crate::erosion::fits(rec, nc) {
+        crate::erosion::erode(rec, &r.heights, p.spacing(), &settings, p.seed, None)?;
+        return Ok(());
+    }
     let bytes = (r.n * r.n * 4) as u64;
+    rec.flush()?;
     let mut parts = gpu.read_back(&[(&r.heights, bytes)], Some(&r.staging))?;
     let mut heights = f32s(&parts.pop().expect("1 part"));
     erosion_stage(p, &mut heights);
-    run.heights = heights;
+    gpu.queue
+        .write_buffer(&r.heights, 0, bytemuck::cast_slice(&heights));
     Ok(())
 }
 
+/// Drainage, lakes and river carving: on the CPU (`island_core::pipeline::drainage_stage`).
 fn stage_drainage(run: &mut Run) -> Result<(), GpuError> {
     let (gpu, p) = (run.gpu, run.p);
-    let mut heights = std::mem::take(&mut run.heights);
+    let (rec, r) = run.parts();
+    let bytes = (r.n * r.n * 4) as u64;
+    rec.flush()?;
+    let mut parts = gpu.read_back(&[(&r.heights, bytes)], Some(&r.staging))?;
+    let mut heights = f32s(&parts.pop().expect("1 part"));
     run.hydro = Some(drainage_stage(p, &mut heights));
     let (_, r) = run.parts();
     gpu.queue

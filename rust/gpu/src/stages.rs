@@ -609,3 +609,270 @@ pub fn fill_by_rule(
     paint.data = data;
     Ok(Changed { texels, rect: all })
 }
+
+// ---- erosion (`erosion.wgsl`, see `crate::erosion`) ------------------------------------------
+
+pub use crate::erosion::PassTimes;
+use crate::erosion::{self as ero, ErosionBufs};
+use island_core::erosion::{ErosionReport, ErosionSettings, SedimentBudget, StepParams};
+
+/// Run `f` on a fresh set of erosion buffers for an `nc × nc` grid (recording grid `n`).
+fn with_erosion<T>(
+    n: usize,
+    nc: usize,
+    p: &StepParams,
+    f: impl FnOnce(&Gpu, &mut Rec, &ErosionBufs, u::Erosion) -> Result<T, GpuError>,
+) -> Result<T, GpuError> {
+    check_n(nc)?;
+    if nc < 3 {
+        return Err(bad(
+            "resolution",
+            "the evolution grid needs at least 3² samples",
+        ));
+    }
+    check_len("pow_count", p.pow_count.len(), nc * nc + 1)?;
+    with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
+        let b = ErosionBufs::new(rec, nc, &p.pow_count)?;
+        f(gpu, rec, &b, ero::uniform(p, nc))
+    })
+}
+
+fn upload(gpu: &Gpu, b: &wgpu::Buffer, data: &[u8]) {
+    gpu.queue.write_buffer(b, 0, data);
+}
+
+/// GPU [`island_core::erosion::resample`] (bilinear, `n²` → `m²`).
+pub fn resample(g: &[f32], n: usize, m: usize) -> Result<Vec<f32>, GpuError> {
+    check_len("g", g.len(), n * n)?;
+    check_n(n)?;
+    if m < 2 || n < 2 {
+        return Err(bad("resolution", "resample needs at least 2² samples"));
+    }
+    with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
+        let src = gpu.storage_init("heights", bytemuck::cast_slice(g));
+        let out = gpu.storage("coarse", (m * m * 4) as u64);
+        let p = u::Erosion {
+            nc: m as u32,
+            ..Default::default()
+        };
+        rec.erosion_resample(&src, &out, &p)?;
+        read_f32(gpu, rec, &out, m * m)
+    })
+}
+
+/// GPU [`island_core::erosion::flow_receivers`].
+pub fn flow_receivers(
+    filled: &[f32],
+    parent: &[u32],
+    n: usize,
+    sea: f32,
+    heights: &[f32],
+    seed: u32,
+) -> Result<Vec<u32>, GpuError> {
+    for (f, l) in [
+        ("filled", filled.len()),
+        ("parent", parent.len()),
+        ("heights", heights.len()),
+    ] {
+        check_len(f, l, n * n)?;
+    }
+    let p = StepParams {
+        pow_count: vec![0.0; n * n + 1],
+        smooth: 0.0,
+        seed: 0,
+        kdt: 0.0,
+        g: 0.0,
+        talus: 0.0,
+        sea,
+        dx: 1.0,
+    };
+    with_erosion(n, n, &p, |gpu, rec, b, up| {
+        upload(gpu, &b.filled, bytemuck::cast_slice(filled));
+        upload(gpu, &b.parent, bytemuck::cast_slice(parent));
+        upload(gpu, &b.h, bytemuck::cast_slice(heights));
+        rec.flow_receivers(b, &u::Erosion { seed, ..up })?;
+        read_u32(gpu, rec, &b.rcv, n * n)
+    })
+}
+
+/// GPU [`island_core::erosion::flow_accumulation`] of the receivers `rcv` (no flow order
+/// needed): the drainage areas and the number of donor-first dispatches it took.
+pub fn flow_accumulation(
+    rcv: &[u32],
+    n: usize,
+    cell_area: f32,
+) -> Result<(Vec<f32>, u32), GpuError> {
+    check_len("rcv", rcv.len(), n * n)?;
+    if rcv.iter().any(|&r| r as usize >= n * n) {
+        return Err(bad("rcv", "a receiver is outside the grid"));
+    }
+    let p = StepParams {
+        pow_count: vec![0.0; n * n + 1],
+        smooth: 0.0,
+        seed: 0,
+        kdt: 0.0,
+        g: 0.0,
+        talus: 0.0,
+        sea: 0.0,
+        dx: cell_area.sqrt(),
+    };
+    with_erosion(n, n, &p, |gpu, rec, b, up| {
+        upload(gpu, &b.rcv, bytemuck::cast_slice(rcv));
+        let up = u::Erosion { cell_area, ..up };
+        let iters = rec.flow_accumulation(b, &up, 1)?;
+        Ok((read_f32(gpu, rec, &b.area, n * n)?, iters))
+    })
+}
+
+/// GPU [`island_core::erosion::stream_power`] (pointer jumping over the receiver tree): the
+/// heights after the step.
+pub fn stream_power(
+    h: &[f32],
+    rcv: &[u32],
+    area: &[f32],
+    n: usize,
+    p: &StepParams,
+) -> Result<Vec<f32>, GpuError> {
+    for (f, l) in [("h", h.len()), ("rcv", rcv.len()), ("area", area.len())] {
+        check_len(f, l, n * n)?;
+    }
+    with_erosion(n, n, p, |gpu, rec, b, up| {
+        upload(gpu, &b.h, bytemuck::cast_slice(h));
+        upload(gpu, &b.rcv, bytemuck::cast_slice(rcv));
+        upload(gpu, &b.area, bytemuck::cast_slice(area));
+        rec.stream_power(b, &up)?;
+        read_f32(gpu, rec, &b.h, n * n)
+    })
+}
+
+/// GPU [`island_core::erosion::deposition`]: `h` after the stream-power step, `old` before it;
+/// the heights after deposition and the volumes moved.
+#[allow(clippy::too_many_arguments)]
+pub fn deposition(
+    h: &[f32],
+    old: &[f32],
+    filled: &[f32],
+    rcv: &[u32],
+    area: &[f32],
+    n: usize,
+    p: &StepParams,
+) -> Result<(Vec<f32>, SedimentBudget), GpuError> {
+    for (f, l) in [
+        ("h", h.len()),
+        ("old", old.len()),
+        ("filled", filled.len()),
+        ("rcv", rcv.len()),
+        ("area", area.len()),
+    ] {
+        check_len(f, l, n * n)?;
+    }
+    with_erosion(n, n, p, |gpu, rec, b, up| {
+        upload(gpu, &b.h, bytemuck::cast_slice(h));
+        upload(gpu, &b.old, bytemuck::cast_slice(old));
+        upload(gpu, &b.filled, bytemuck::cast_slice(filled));
+        upload(gpu, &b.rcv, bytemuck::cast_slice(rcv));
+        // The donor-first dispatch count comes from the accumulation on the same receivers
+        // (into the scratch area buffer, then the given areas are uploaded).
+        let iters = rec.flow_accumulation(b, &up, 1)?;
+        upload(gpu, &b.area, bytemuck::cast_slice(area));
+        rec.deposition(b, &up, iters)?;
+        let (hd, budget) = rec.read_erosion_pub(b)?;
+        Ok((hd, budget))
+    })
+}
+
+/// GPU [`island_core::erosion::thermal`]: one pass from `src`.
+pub fn thermal(src: &[f32], n: usize, p: &StepParams) -> Result<Vec<f32>, GpuError> {
+    check_len("src", src.len(), n * n)?;
+    with_erosion(n, n, p, |gpu, rec, b, up| {
+        upload(gpu, &b.old, bytemuck::cast_slice(src));
+        rec.thermal(&b.old, &b.h, &up)?;
+        read_f32(gpu, rec, &b.h, n * n)
+    })
+}
+
+/// GPU [`island_core::erosion::upsample_delta`]: `g` (`n²`) plus the bicubic upsampling of
+/// `delta` (`m²`) on the samples above `sea`.
+pub fn upsample_delta(
+    g: &[f32],
+    n: usize,
+    delta: &[f32],
+    m: usize,
+    sea: f32,
+) -> Result<Vec<f32>, GpuError> {
+    check_len("g", g.len(), n * n)?;
+    check_len("delta", delta.len(), m * m)?;
+    check_n(n)?;
+    if m < 2 || n < 2 {
+        return Err(bad(
+            "resolution",
+            "upsample_delta needs at least 2² samples",
+        ));
+    }
+    with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
+        let heights = gpu.storage_init("heights", bytemuck::cast_slice(g));
+        let h = gpu.storage_init("delta", bytemuck::cast_slice(delta));
+        let zero = gpu.storage("zero", (m * m * 4) as u64);
+        let p = u::Erosion {
+            nc: m as u32,
+            sea,
+            ..Default::default()
+        };
+        rec.upsample_delta(&h, &zero, &heights, &p)?;
+        read_f32(gpu, rec, &heights, n * n)
+    })
+}
+
+/// GPU [`island_core::erosion::erode`] of `heights` (`n × n`, `spacing` metres apart): the
+/// eroded heights and the report. With `times`, every pass is waited for and timed.
+pub fn erode(
+    heights: &[f32],
+    n: usize,
+    spacing: f32,
+    settings: &ErosionSettings,
+    seed: u64,
+    times: Option<&mut PassTimes>,
+) -> Result<(Vec<f32>, ErosionReport), GpuError> {
+    check_len("heights", heights.len(), n * n)?;
+    with_gpu(Grid::new(n, spacing * (n - 1) as f32, seed), |gpu, rec| {
+        let hb = gpu.storage_init("heights", bytemuck::cast_slice(heights));
+        let report = ero::erode(rec, &hb, spacing, settings, seed, times)?;
+        Ok((read_f32(gpu, rec, &hb, n * n)?, report))
+    })
+}
+
+// ---- drainage (`drainage.wgsl`) --------------------------------------------------------------
+
+/// GPU [`island_core::drainage::receivers`] (D8 over the filled surface, flats to their flood
+/// parent). The drainage area over them is [`flow_accumulation`] (the same kernel,
+/// `island_core::drainage::accumulate`).
+pub fn receivers(
+    filled: &[f32],
+    parent: &[u32],
+    n: usize,
+    sea_level: f32,
+    heights: &[f32],
+) -> Result<Vec<u32>, GpuError> {
+    for (f, l) in [
+        ("filled", filled.len()),
+        ("parent", parent.len()),
+        ("heights", heights.len()),
+    ] {
+        check_len(f, l, n * n)?;
+    }
+    with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
+        let fb = gpu.storage_init("filled", bytemuck::cast_slice(filled));
+        let pb = gpu.storage_init("parent", bytemuck::cast_slice(parent));
+        let hb = gpu.storage_init("heights", bytemuck::cast_slice(heights));
+        let rb = gpu.storage("rcv", (n * n * 4) as u64);
+        let pipes = &rec.gpu.pipes;
+        rec.pass(&pipes.receivers)
+            .params(&u::Drainage { sea_level })
+            .read("filled", &fb)
+            .read("parent", &pb)
+            .read("heights", &hb)
+            .write("rcv", &rb)
+            .run(crate::ctx::grid2(n))?;
+        read_u32(gpu, rec, &rb, n * n)
+    })
+}

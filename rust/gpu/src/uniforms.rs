@@ -207,6 +207,35 @@ uniforms! {
         rock_slope: f32,
     }
 
+    /// `erosion.wgsl`: the erosion passes (see `island_core::erosion::StepParams`).
+    struct Erosion {
+        /// Samples per side of the evolution grid.
+        nc: u32,
+        /// `flow_receivers`: the step seed (`StepParams::step_seed`).
+        seed: u32,
+        /// `flow_accumulation`, `deposition`: index of the dispatch in the iteration.
+        iter: u32,
+        /// Entries of `pow_count`.
+        pow_len: u32,
+        sea: f32,
+        dx: f32,
+        kdt: f32,
+        g: f32,
+        /// `talus · dx`.
+        talus_dx: f32,
+        /// Creep share per pass (`smooth` is a WGSL keyword).
+        creep: f32,
+        /// `dx²`.
+        cell_area: f32,
+        /// `resample`: `(n − 1) / (nc − 1)`; `upsample_delta`: `(nc − 1) / (n − 1)`.
+        scale: f32,
+    }
+
+    /// `drainage.wgsl`.
+    struct Drainage {
+        sea_level: f32,
+    }
+
     /// `fill_by_rule.wgsl`: the brush and its height / slope masks.
     struct Brush {
         layer: u32,
@@ -266,6 +295,7 @@ fn f32_lit(x: f32) -> String {
 /// Constants shared with the Rust side, as WGSL `const` declarations (same names).
 fn constants() -> String {
     use island_core::biomes::BIOME_WARP_OFFSET;
+    use island_core::erosion::THERMAL_RATE;
     use island_core::mask::MASK_NOISE_GAIN;
     use island_core::river::{RIVER_SEGMENTS, RIVER_WARP_OFFSET};
     let v2 = |v: [f32; 2]| format!("vec2<f32>({}, {})", f32_lit(v[0]), f32_lit(v[1]));
@@ -281,6 +311,8 @@ fn constants() -> String {
         ),
         format!("const MASK_NOISE_GAIN: f32 = {};", f32_lit(MASK_NOISE_GAIN)),
         format!("const MAX_BIOMES: u32 = {MAX_BIOMES}u;"),
+        format!("const THERMAL_RATE: f32 = {};", f32_lit(THERMAL_RATE)),
+        format!("const SQRT_2: f32 = {};", f32_lit(std::f32::consts::SQRT_2)),
         format!("const GRID_TILE: u32 = {GRID_TILE}u;"),
         format!("const LINE_GROUP: u32 = {LINE_GROUP}u;"),
         format!("const DS_TILE: u32 = {DS_TILE}u;"),

@@ -1,0 +1,399 @@
+// Mirrors island_core::erosion: one entry point per CPU kernel of the same name (resample,
+// flow_receivers, flow_accumulation, stream_power, deposition, thermal, upsample_delta).
+// The evolution grid has P.nc samples per side; G.n is the full-resolution grid (resample,
+// upsample_delta). The Priority-Flood of each step (depression_fill) runs on the CPU; its
+// filled surface and flood parents are uploaded.
+//
+// The sequential kernels (receivers first / upstream first over the flood order) have parallel
+// formulations with the same mathematical result:
+// * flow_accumulation, deposition: a sample is processed in the first dispatch in which all of
+//   its donors (neighbours whose receiver it is) were processed by earlier dispatches (`flags`
+//   holds 1 + that dispatch's `P.iter`, 0 before). Dispatch k processes the samples whose
+//   longest upstream chain has k links; the last flag counts the samples still waiting.
+// * stream_power: the step `h ← (h + F·h_r) / (1 + F)` where `h > h_r`, else `h`, is
+//   `φ(x) = min(c, a + b·x)` of the receiver's new height x (c = h, a = h / (1 + F),
+//   b = F / (1 + F) ≥ 0); such functions compose in closed form, so pointer jumping
+//   (stream_power_jump, ⌈log2(nc²)⌉ rounds) gives every sample the composition down to its
+//   outlet, a constant.
+@group(0) @binding(1) var<uniform> P: Erosion;
+@group(0) @binding(2) var<storage, read> heights_in: array<f32>;
+@group(0) @binding(3) var<storage, read_write> coarse: array<f32>;
+@group(0) @binding(4) var<storage, read> filled: array<f32>;
+@group(0) @binding(5) var<storage, read> parent: array<u32>;
+@group(0) @binding(6) var<storage, read_write> h: array<f32>;
+@group(0) @binding(7) var<storage, read_write> rcv: array<u32>;
+@group(0) @binding(8) var<storage, read_write> area: array<f32>;
+@group(0) @binding(9) var<storage, read_write> flags: array<atomic<u32>>;
+@group(0) @binding(10) var<storage, read> pow_count: array<f32>;
+@group(0) @binding(11) var<storage, read_write> state_a: array<vec4<f32>>;
+@group(0) @binding(12) var<storage, read_write> state_b: array<vec4<f32>>;
+@group(0) @binding(13) var<storage, read> old: array<f32>;
+@group(0) @binding(14) var<storage, read_write> sed: array<vec4<f32>>;
+@group(0) @binding(15) var<storage, read> src: array<f32>;
+@group(0) @binding(16) var<storage, read> orig: array<f32>;
+@group(0) @binding(17) var<storage, read_write> heights: array<f32>;
+
+// `c` of an outlet's constant function: larger than any height, small enough that
+// `b · EROSION_BIG` (b < 1) stays finite.
+const EROSION_BIG: f32 = 1.0e30f;
+
+// island_core::drainage::is_sea (at or below sea level, or NaN).
+fn is_sea(v: f32, sea: f32) -> bool {
+    return !(v > sea);
+}
+
+// Sample index on the evolution grid, -1 outside.
+fn coarse_index(gid: vec3<u32>) -> i32 {
+    if (gid.x >= P.nc || gid.y >= P.nc) {
+        return -1;
+    }
+    return i32(gid.y * P.nc + gid.x);
+}
+
+// Neighbour k (island_core::drainage::NEIGHBOURS order) of (x, z): index, or -1 off the grid.
+fn neighbour(x: u32, z: u32, k: u32, n: u32) -> i32 {
+    let dx = i32(k % 3u) - 1;
+    let dz = i32(k / 3u) - 1;
+    let a = i32(x) + dx;
+    let b = i32(z) + dz;
+    if (a < 0 || b < 0 || a >= i32(n) || b >= i32(n)) {
+        return -1;
+    }
+    return b * i32(n) + a;
+}
+
+// Distance in cells of neighbour k (k = 0..8, the centre 4 skipped by the callers).
+fn neighbour_dist(k: u32) -> f32 {
+    if (k == 1u || k == 3u || k == 5u || k == 7u) {
+        return 1.0f;
+    }
+    return SQRT_2;
+}
+
+// island_core::erosion::resample (bilinear), full grid (G.n) → evolution grid (P.nc);
+// P.scale = (n − 1) / (nc − 1).
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
+fn resample(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let o = coarse_index(gid);
+    if (o < 0) {
+        return;
+    }
+    let n = G.n;
+    let u = mul_r(f32(gid.x), P.scale);
+    let v = mul_r(f32(gid.y), P.scale);
+    let x0 = min(u32(floor(u)), n - 2u);
+    let z0 = min(u32(floor(v)), n - 2u);
+    let fx = u - f32(x0);
+    let fz = v - f32(z0);
+    let i = z0 * n + x0;
+    let a = heights_in[i] + mul_r(heights_in[i + 1u] - heights_in[i], fx);
+    let b = heights_in[i + n] + mul_r(heights_in[i + n + 1u] - heights_in[i + n], fx);
+    coarse[o] = a + mul_r(b - a, fz);
+}
+
+// island_core::erosion::flow_receivers: a downhill neighbour drawn with probability
+// proportional to its slope on the filled surface (P.seed is the step seed).
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
+fn flow_receivers(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = coarse_index(gid);
+    if (i < 0) {
+        return;
+    }
+    let n = P.nc;
+    let x = gid.x;
+    let z = gid.y;
+    let iu = u32(i);
+    if (is_sea(h[iu], P.sea) || x == 0u || z == 0u || x + 1u == n || z + 1u == n) {
+        rcv[iu] = iu;
+        return;
+    }
+    let hi = filled[iu];
+    var cand_j: array<u32, 8>;
+    var cand_t: array<f32, 8>;
+    var k = 0u;
+    var total = 0.0f;
+    for (var m = 0u; m < 9u; m++) {
+        if (m == 4u) {
+            continue;
+        }
+        let j = u32(neighbour(x, z, m, n));
+        let s = (hi - filled[j]) / neighbour_dist(m);
+        if (s > 0.0f) {
+            total += s;
+            cand_j[k] = j;
+            cand_t[k] = total;
+            k++;
+        }
+    }
+    if (k == 0u) {
+        rcv[iu] = parent[iu] - 1u;
+        return;
+    }
+    let pick = unit(hash_u32(iu ^ P.seed)) * total;
+    var r = cand_j[k - 1u];
+    for (var m = 0u; m < k; m++) {
+        if (pick < cand_t[m]) {
+            r = cand_j[m];
+            break;
+        }
+    }
+    rcv[iu] = r;
+}
+
+// Whether donor j of sample i was processed before dispatch P.iter.
+fn donor_ready(j: u32) -> bool {
+    let f = atomicLoad(&flags[j]);
+    return f != 0u && f <= P.iter;
+}
+
+// island_core::erosion::flow_accumulation: one dispatch of the donor-first iteration.
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
+fn flow_accumulation(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = coarse_index(gid);
+    if (i < 0) {
+        return;
+    }
+    let iu = u32(i);
+    if (atomicLoad(&flags[iu]) != 0u) {
+        return;
+    }
+    let n = P.nc;
+    var sum = P.cell_area;
+    for (var m = 0u; m < 9u; m++) {
+        if (m == 4u) {
+            continue;
+        }
+        let jj = neighbour(gid.x, gid.y, m, n);
+        if (jj < 0) {
+            continue;
+        }
+        let j = u32(jj);
+        if (rcv[j] != iu || j == iu) {
+            continue;
+        }
+        if (!donor_ready(j)) {
+            atomicAdd(&flags[n * n], 1u);
+            return;
+        }
+        sum += area[j];
+    }
+    area[iu] = sum;
+    atomicStore(&flags[iu], P.iter + 1u);
+}
+
+// island_core::erosion::stream_power, start: each sample's φ as (c, a, b, receiver).
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
+fn stream_power_init(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = coarse_index(gid);
+    if (i < 0) {
+        return;
+    }
+    let iu = u32(i);
+    let r = rcv[iu];
+    let hi = h[iu];
+    if (r == iu) {
+        // An outlet: a constant, the base level for its donors.
+        let v = select(hi, P.sea, is_sea(hi, P.sea));
+        state_a[iu] = vec4<f32>(EROSION_BIG, v, 0.0f, bitcast<f32>(iu));
+        return;
+    }
+    let n = P.nc;
+    var dist = SQRT_2;
+    if (r % n == iu % n || r / n == iu / n) {
+        dist = 1.0f;
+    }
+    let ca = P.dx * P.dx;
+    let k = min(u32(area[iu] / ca + 0.5f), P.pow_len - 1u);
+    let f = P.kdt * pow_count[k] / (P.dx * dist);
+    state_a[iu] = vec4<f32>(hi, hi / (1.0f + f), f / (1.0f + f), bitcast<f32>(r));
+}
+
+// One pointer-jumping round: φ_i ∘ φ_ptr(i), state_a → state_b.
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
+fn stream_power_jump(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = coarse_index(gid);
+    if (i < 0) {
+        return;
+    }
+    let s = state_a[u32(i)];
+    let t = state_a[bitcast<u32>(s.w)];
+    state_b[u32(i)] = vec4<f32>(min(s.x, s.y + s.z * t.x), s.y + s.z * t.y, s.z * t.z, t.w);
+}
+
+// The composed functions are constants (every chain ends at an outlet): the new heights.
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
+fn stream_power_apply(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = coarse_index(gid);
+    if (i < 0) {
+        return;
+    }
+    let iu = u32(i);
+    if (rcv[iu] == iu) {
+        return;
+    }
+    let s = state_a[iu];
+    h[iu] = min(s.x, s.y);
+}
+
+// island_core::erosion::deposition: one dispatch of the donor-first iteration. `sed` per
+// sample: (sediment passed on, eroded m³, deposited m³, exported m³).
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
+fn deposition(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = coarse_index(gid);
+    if (i < 0) {
+        return;
+    }
+    let iu = u32(i);
+    if (atomicLoad(&flags[iu]) != 0u) {
+        return;
+    }
+    let n = P.nc;
+    let r = rcv[iu];
+    if (r == iu) {
+        // Outlets are not part of the flood order: nothing to do.
+        sed[iu] = vec4<f32>(0.0f);
+        atomicStore(&flags[iu], P.iter + 1u);
+        return;
+    }
+    var qs = 0.0f;
+    for (var m = 0u; m < 9u; m++) {
+        if (m == 4u) {
+            continue;
+        }
+        let jj = neighbour(gid.x, gid.y, m, n);
+        if (jj < 0) {
+            continue;
+        }
+        let j = u32(jj);
+        if (rcv[j] != iu || j == iu) {
+            continue;
+        }
+        if (!donor_ready(j)) {
+            atomicAdd(&flags[n * n], 1u);
+            return;
+        }
+        qs += sed[j].x;
+    }
+    let ca = P.dx * P.dx;
+    let e = mul_r(old[iu] - h[iu], ca);
+    let q = qs + e;
+    var out = vec4<f32>(0.0f, e, 0.0f, 0.0f);
+    if (q > 0.0f) {
+        let room = filled[iu] - old[iu];
+        var d: f32;
+        if (room > 0.0f) {
+            d = min(q / ca, room);
+        } else {
+            d = min(P.g * q / (area[iu] + mul_r(P.g, ca)), q / ca);
+        }
+        h[iu] = h[iu] + d;
+        let dv = d * ca;
+        out.z = dv;
+        let pass_on = q - mul_r(d, ca);
+        if (pass_on > 0.0f) {
+            if (rcv[r] == r) {
+                // Into the sea (exported) or onto the map border (lost, as on the CPU).
+                if (is_sea(h[r], P.sea)) {
+                    out.w = pass_on;
+                }
+            } else {
+                out.x = pass_on;
+            }
+        }
+    }
+    sed[iu] = out;
+    atomicStore(&flags[iu], P.iter + 1u);
+}
+
+// island_core::erosion::thermal: one Jacobi pass, src → h.
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
+fn thermal(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = coarse_index(gid);
+    if (i < 0) {
+        return;
+    }
+    let iu = u32(i);
+    let hi = src[iu];
+    if (is_sea(hi, P.sea)) {
+        h[iu] = hi;
+        return;
+    }
+    var dh = 0.0f;
+    var lap = 0.0f;
+    for (var m = 0u; m < 9u; m++) {
+        if (m == 4u) {
+            continue;
+        }
+        let jj = neighbour(gid.x, gid.y, m, P.nc);
+        if (jj < 0) {
+            continue;
+        }
+        let hj = src[u32(jj)];
+        if (is_sea(hj, P.sea)) {
+            continue;
+        }
+        let d = neighbour_dist(m);
+        let t = mul_r(P.talus_dx, d);
+        let diff = hj - hi;
+        dh += max(diff - t, 0.0f) - max(-diff - t, 0.0f);
+        lap += diff / rounded(d * d);
+    }
+    h[iu] = (hi + mul_r(THERMAL_RATE, dh)) + mul_r(P.creep, lap);
+}
+
+// island_core::erosion::catmull_rom.
+fn catmull_rom(t: f32) -> vec4<f32> {
+    let t2 = mul_r(t, t);
+    let t3 = mul_r(t2, t);
+    // Every intermediate rounded: the shader compiler may not re-associate them either.
+    return vec4<f32>(
+        0.5f * rounded(rounded(-t3 + mul_r(2.0f, t2)) - t),
+        0.5f * rounded(rounded(mul_r(3.0f, t3) - mul_r(5.0f, t2)) + 2.0f),
+        0.5f * rounded(rounded(mul_r(-3.0f, t3) + mul_r(4.0f, t2)) + t),
+        0.5f * rounded(t3 - t2),
+    );
+}
+
+// Height change of coarse sample (x, z).
+fn delta_at(x: u32, z: u32) -> f32 {
+    let k = z * P.nc + x;
+    return h[k] - orig[k];
+}
+
+fn tap(k: i32) -> u32 {
+    return u32(clamp(k, 0, i32(P.nc) - 1));
+}
+
+// island_core::erosion::upsample_delta: the bicubic (Catmull-Rom) upsampling of the height
+// change `h − orig` of the evolution grid added to the land samples of `heights` (G.n);
+// P.scale = (nc − 1) / (n − 1).
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
+fn upsample_delta(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = sample_index(gid);
+    if (i < 0) {
+        return;
+    }
+    let o = heights[u32(i)];
+    if (is_sea(o, P.sea)) {
+        return;
+    }
+    let m = i32(P.nc);
+    let u = mul_r(f32(gid.x), P.scale);
+    let x0 = min(f2i(floor(u)), m - 2);
+    let cw = catmull_rom(u - f32(x0));
+    let v = mul_r(f32(gid.y), P.scale);
+    let z0 = min(f2i(floor(v)), m - 2);
+    let w = catmull_rom(v - f32(z0));
+    let rows = vec4<u32>(tap(z0 - 1), tap(z0), tap(z0 + 1), tap(z0 + 2));
+    let cols = vec4<u32>(tap(x0 - 1), tap(x0), tap(x0 + 1), tap(x0 + 2));
+    var line: vec4<f32>;
+    for (var c = 0u; c < 4u; c++) {
+        let t = cols[c];
+        line[c] = rounded(rounded(rounded(mul_r(w.x, delta_at(t, rows.x))
+            + mul_r(w.y, delta_at(t, rows.y))) + mul_r(w.z, delta_at(t, rows.z)))
+            + mul_r(w.w, delta_at(t, rows.w)));
+    }
+    let add = rounded(rounded(rounded(mul_r(cw.x, line.x) + mul_r(cw.y, line.y))
+        + mul_r(cw.z, line.z)) + mul_r(cw.w, line.w));
+    heights[u32(i)] = o + add;
+}
