@@ -6,6 +6,7 @@ extends EditorPlugin
 ##   1. opens res://shot_scene.tscn (an island away from the origin, with a brush), selects the
 ##      island, reports how many corners of its bounds the editor camera sees, sends F to the 3D
 ##      viewport (as a key press reaches it), reports again -> DIR/editor_framed.png;
+##      then Godot's top view zoomed in close, the toolbar's "Frame island", reports again;
 ##   2. the inspector with the island's header -> DIR/inspector_header.png (right dock cropped);
 ##   3. the brush selected -> DIR/inspector_brush.png;
 ##   4. an invalid chunk_size -> DIR/editor_warning.png (the scene tree's warning triangle).
@@ -65,6 +66,23 @@ func _process(_delta: float) -> void:
 		3:
 			_report("after F")
 			_save("editor_framed.png", Rect2i())
+			# From Godot's top view (keypad 7) and very close, the toolbar's Frame island must
+			# bring the view back to an angle and fit the island again.
+			_key(KEY_KP_7)
+			var mag := InputEventMagnifyGesture.new()
+			mag.factor = 20.0
+			_surface().gui_input.emit(mag)
+			_step = 30
+			_wait = 60
+		30:
+			_report("top view, zoomed in")
+			var button := EditorInterface.get_base_control().find_child("FrameIsland", true, false) as Button
+			print("SHOT toolbar button: ", button, " visible ", button.is_visible_in_tree() if button else false)
+			button.pressed.emit()
+			_step = 31
+			_wait = 150
+		31:
+			_report("after Frame island button")
 			_step = 4
 		4:
 			_save("inspector_header.png", _inspector_rect())
@@ -82,6 +100,14 @@ func _process(_delta: float) -> void:
 		6:
 			_save("editor_warning.png", Rect2i())
 			_finish("SHOT done")
+
+
+func _key(k: Key) -> void:
+	var ev := InputEventKey.new()
+	ev.keycode = k
+	ev.physical_keycode = k
+	ev.pressed = true
+	_surface().gui_input.emit(ev)
 
 
 func _select(n: Node) -> void:
@@ -102,8 +128,8 @@ func _surface() -> Control:
 func _report(when: String) -> void:
 	var cam := EditorInterface.get_editor_viewport_3d(0).get_camera_3d()
 	var back := cam.global_transform.basis.z
-	print("SHOT camera %s: origin %s, pitch %.1f deg, distance to island %.0f m, far %.0f, corners visible %d/8" % [
-		when, cam.global_transform.origin, rad_to_deg(asin(back.y)),
+	print("SHOT camera %s: origin %s, pitch %.1f deg, %s, distance to island %.0f m, far %.0f, corners visible %d/8" % [
+		when, cam.global_transform.origin, rad_to_deg(asin(back.y)), "orthogonal" if cam.projection == Camera3D.PROJECTION_ORTHOGONAL else "perspective",
 		cam.global_transform.origin.distance_to(_island.global_position), cam.far, _corners_visible(cam)])
 
 

@@ -8,9 +8,10 @@ extends RefCounted
 ## no bounds of the island reach the editor anyway); the default 4000 m Z-far also caps the orbit
 ## distance at 1000 m. Godot exposes no API to set the editor camera, so framing drives the
 ## viewport the way a user would, through its own input handler (the viewport's surface
-## `gui_input`): Focus Selection (pivot on the island), the orbit shortcuts to bring the pitch
-## between 25° and 65°, a magnify gesture for the distance that fits every corner of the
-## island's bounds ([method ProceduralIsland.get_terrain_aabb]), and a larger Z-far when needed.
+## `gui_input`): Focus Selection (pivot on the island), perspective instead of an orthogonal
+## view, the orbit shortcuts (keypad 8 / 2) to bring the pitch between 25° and 65°, a magnify
+## gesture for the distance that fits every corner of the island's bounds
+## ([method ProceduralIsland.get_terrain_aabb]), and a larger Z-far when needed.
 
 ## Pitch range considered "from above at an angle"; outside it the view is orbited to ~40°.
 const PITCH_MIN := 25.0
@@ -135,6 +136,10 @@ static func frame(island: Node3D, index: int = 0) -> void:
 	var tree := island.get_tree()
 	# Orientation: bring the pitch into range with the 15° orbit shortcuts.
 	var cam := vp.get_camera_3d()
+	if cam.projection == Camera3D.PROJECTION_ORTHOGONAL:
+		# Godot's top/side views switch to orthogonal (auto-orthogonal); the framing is a
+		# perspective view (the editor's "switch perspective/orthogonal" shortcut, keypad 5).
+		_key(target, KEY_KP_5)
 	var py := pitch_yaw(cam.global_transform.basis)
 	var steps := pitch_steps(py.x)
 	for i in absi(steps):
