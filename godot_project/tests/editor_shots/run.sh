@@ -23,4 +23,4 @@ export VK_ICD_FILENAMES="${VK_ICD_FILENAMES:-$(ls /usr/share/vulkan/icd.d/lvp_ic
 $godot_cmd --headless --editor --path "$tmp" --quit-after 200 >/dev/null 2>&1 || true
 xvfb-run -a -s "-screen 0 1600x900x24" $godot_cmd --editor --path "$tmp" \
   --rendering-driver vulkan --resolution 1600x900 --position 0,0 -- --outdir="$outdir" 2>&1 \
-  | grep -E "SHOT|ERROR|SCRIPT ERROR|Procedural Island" || true
+  | grep --line-buffered -E "SHOT|ERROR|SCRIPT ERROR|Procedural Island" || true

@@ -8,9 +8,9 @@ extends RefCounted
 ## no bounds of the island reach the editor anyway); the default 4000 m Z-far also caps the orbit
 ## distance at 1000 m. Godot exposes no API to set the editor camera, so framing drives the
 ## viewport the way a user would, through its own input handler (the viewport's surface
-## `gui_input`): Focus Selection (pivot on the island), perspective instead of an orthogonal
-## view, the orbit shortcuts (keypad 8 / 2) to bring the pitch between 25° and 65°, a magnify
-## gesture for the distance that fits every corner of the island's bounds
+## `gui_input`) and View menu: Focus Selection (pivot on the island), Perspective instead of
+## an orthogonal view, the orbit shortcuts (keypad 8 / 2) to bring the pitch between 25° and
+## 65°, a magnify gesture for the distance that fits every corner of the island's bounds
 ## ([method ProceduralIsland.get_terrain_aabb]), and a larger Z-far when needed.
 
 ## Pitch range considered "from above at an angle"; outside it the view is orbited to ~40°.
@@ -112,16 +112,42 @@ static func _key(target: Control, key: Key) -> void:
 ## Godot's own View > Focus Selection of the editor viewport whose input surface is `target`
 ## (the pivot moves to the selected node's origin). False when the menu item was not found.
 static func focus_selection(target: Control) -> bool:
+	var menu := _view_menu(target)
+	if menu == null:
+		return false
+	menu.id_pressed.emit(menu.get_item_id(_focus_item(menu)))
+	return true
+
+
+## The View menu of the editor viewport whose input surface is `target`: the popup holding
+## Focus Selection (found by its F shortcut, or its English name).
+static func _view_menu(target: Control) -> PopupMenu:
+	for m in target.get_parent().find_children("*", "PopupMenu", true, false):
+		if _focus_item(m as PopupMenu) >= 0:
+			return m as PopupMenu
+	return null
+
+
+static func _focus_item(menu: PopupMenu) -> int:
 	var f := InputEventKey.new()
 	f.keycode = KEY_F
-	for m in target.get_parent().find_children("*", "PopupMenu", true, false):
-		var menu := m as PopupMenu
+	for i in menu.item_count:
+		var sc := menu.get_item_shortcut(i)
+		if (sc != null and sc.matches_event(f)) or menu.get_item_text(i).begins_with("Focus Selection"):
+			return i
+	return -1
+
+
+## View > Perspective of that viewport (the first radio item of its View menu, before
+## Orthogonal): Godot's top/side views switch to orthogonal on their own (auto-orthogonal).
+static func _perspective(target: Control) -> void:
+	var menu := _view_menu(target)
+	if menu != null:
 		for i in menu.item_count:
-			var sc := menu.get_item_shortcut(i)
-			if (sc != null and sc.matches_event(f)) or menu.get_item_text(i).begins_with("Focus Selection"):
+			if menu.is_item_radio_checkable(i):
 				menu.id_pressed.emit(menu.get_item_id(i))
-				return true
-	return false
+				return
+	_key(target, KEY_KP_5)
 
 
 ## Frame `island` in editor viewport `index`. Runs over a few frames; returns at once.
@@ -137,9 +163,8 @@ static func frame(island: Node3D, index: int = 0) -> void:
 	# Orientation: bring the pitch into range with the 15° orbit shortcuts.
 	var cam := vp.get_camera_3d()
 	if cam.projection == Camera3D.PROJECTION_ORTHOGONAL:
-		# Godot's top/side views switch to orthogonal (auto-orthogonal); the framing is a
-		# perspective view (the editor's "switch perspective/orthogonal" shortcut, keypad 5).
-		_key(target, KEY_KP_5)
+		# The framing is a perspective view.
+		_perspective(target)
 	var py := pitch_yaw(cam.global_transform.basis)
 	var steps := pitch_steps(py.x)
 	for i in absi(steps):
