@@ -22,7 +22,8 @@
 //! Constants the GPU port repeats are `pub const`s of the module they belong to.
 //! [`pipeline::generate`] runs every stage. [`heightfield`] turns the result
 //! into chunk meshes and collider data, [`lod`] into a seam-free quadtree of chunks, and
-//! [`paint`] edits eight-layer splat weights on top of the generated ones. [`memory`] keeps freed
+//! [`paint`] edits eight-layer splat weights on top of the generated ones; [`preview`] draws
+//! the shaded top-down relief picture. [`memory`] keeps freed
 //! map buffers for reuse across repeated generations.
 //!
 //! All randomness comes from [`hash::hash_u32`], ported bit-for-bit to WGSL.
@@ -50,6 +51,7 @@ pub mod normals;
 pub mod paint;
 pub mod params;
 pub mod pipeline;
+pub mod preview;
 pub mod river;
 pub mod scatter;
 pub mod scatter_meshes;

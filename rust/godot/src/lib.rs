@@ -20,6 +20,7 @@ use godot::init::{gdextension, ExtensionLibrary, InitStage};
 pub mod auto_regenerate;
 pub mod chunk_data;
 pub mod chunk_pool;
+pub mod editor_view;
 pub mod generation;
 pub mod heightmap_io;
 pub mod island_io;

@@ -790,6 +790,65 @@ impl ProceduralIsland {
         usize::try_from(layer).map_or(0, |i| self.scatter.count(i))
     }
 
+    /// The shaded top-down relief of the island (the CLI's `preview.png`; the inspector header
+    /// shows it) as a `size × size` `Image.FORMAT_RGB8` image: map x to the right, map z down,
+    /// the sea tinted by depth, land coloured by the generated splat and lit from the
+    /// north-west. Null when no island has been generated yet, or (with an error) when `size` is
+    /// not 1..8192.
+    #[func]
+    pub fn get_preview_image(&self, size: i32) -> Option<Gd<Image>> {
+        let island = self.island.as_deref()?;
+        crate::editor_view::preview_image(island, size)
+            .map_err(|e| godot_error!("ProceduralIsland.get_preview_image({size}): {e}"))
+            .ok()
+    }
+
+    /// Node-local bounds of the generated terrain: x and z span the map
+    /// (`±world_size / 2`), y the lowest to the highest height. An empty `AABB` before the first
+    /// generation.
+    #[func]
+    pub fn get_terrain_aabb(&self) -> Aabb {
+        self.island
+            .as_deref()
+            .map_or(Aabb::default(), crate::editor_view::local_aabb)
+    }
+
+    /// A camera transform (global) that shows the whole island from above at an angle: looking
+    /// at the centre of the terrain's global bounds from the south-east, `pitch_degrees` above
+    /// the horizon, far enough that the bounds fit a perspective camera with vertical field of
+    /// view `fov_degrees` and `aspect` (width / height). What the editor's "Frame island"
+    /// does. Uses the map's square with y 0..[member max_height] before the first generation.
+    #[func]
+    pub fn get_frame_transform(
+        &self,
+        fov_degrees: f32,
+        aspect: f32,
+        pitch_degrees: f32,
+    ) -> Transform3D {
+        let local = match self.island.as_deref() {
+            Some(i) => crate::editor_view::local_aabb(i),
+            None => {
+                let half = self.world_size.max(1.0) * 0.5;
+                Aabb::new(
+                    Vector3::new(-half, 0.0, -half),
+                    Vector3::new(2.0 * half, self.max_height.max(0.0), 2.0 * half),
+                )
+            }
+        };
+        let xf = if self.base().is_inside_tree() {
+            self.base().get_global_transform()
+        } else {
+            self.base().get_transform()
+        };
+        crate::editor_view::frame_transform(
+            crate::editor_view::global_aabb(xf, local),
+            fov_degrees,
+            aspect,
+            pitch_degrees,
+        )
+        .0
+    }
+
     /// LOD statistics: `enabled`, `levels` (levels in use), `leaves` (visible LOD chunks),
     /// `pool_size` (pooled LOD nodes, never freed while the camera moves), `pending` (a new
     /// selection is still being built; the previous one stays visible), `meshes_built` (total),
