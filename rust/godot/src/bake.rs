@@ -24,7 +24,7 @@ use godot::classes::mesh::{ArrayType, PrimitiveType};
 use godot::classes::{
     ArrayMesh, BaseMaterial3D, CollisionShape3D, DirAccess, GltfDocument, GltfState,
     HeightMapShape3D, Material, MeshInstance3D, Node, Node3D, PackedScene, ResourceSaver, Shader,
-    ShaderMaterial, StandardMaterial3D, StaticBody3D,
+    ShaderMaterial, StandardMaterial3D, StaticBody3D, Texture2DArray,
 };
 use godot::global::Error;
 use godot::prelude::*;
@@ -134,6 +134,7 @@ fn standalone_copy(m: &Gd<Material>) -> Gd<Material> {
         return m.clone();
     };
     let mut copy = sm.duplicate_resource();
+    warn_unreadable_arrays(&copy);
     if let Some(shader) = sm.get_shader() {
         if !shader.get_path().is_empty() {
             let mut s = Shader::new_gd();
@@ -142,6 +143,26 @@ fn standalone_copy(m: &Gd<Material>) -> Gd<Material> {
         }
     }
     copy.upcast()
+}
+
+/// Headless Godot (the dummy renderer) cannot read a `Texture2DArray`'s pixels back, so the
+/// `TerrainLayer` texture arrays would be saved empty: say so.
+fn warn_unreadable_arrays(m: &Gd<ShaderMaterial>) {
+    for p in [
+        "layer_albedo_textures",
+        "layer_normal_textures",
+        "layer_roughness_textures",
+    ] {
+        let v = m.get_shader_parameter(p);
+        let Ok(a) = v.try_to::<Gd<Texture2DArray>>() else {
+            continue;
+        };
+        if a.get_layers() > 0 && a.get_layer_data(0).is_none() {
+            godot_warn!(
+                "ProceduralIsland.bake: the pixels of `{p}` cannot be read back with this                  renderer (headless?): the baked scene's terrain layer textures will be empty;                  bake from the editor or a windowed run"
+            );
+        }
+    }
 }
 
 /// The island as plain nodes (root not in the tree; the caller frees it). `colliders` adds the
