@@ -78,7 +78,7 @@ pub fn check_path(path: &str, target: Target) -> BakeResult<()> {
 fn chunk_size(island: &Island) -> usize {
     let n = island.field.resolution;
     let cs = island.params.chunk_size as usize;
-    if cs > 0 && (n - 1) % cs == 0 {
+    if cs > 0 && (n - 1).is_multiple_of(cs) {
         cs
     } else {
         n - 1

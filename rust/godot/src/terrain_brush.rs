@@ -112,7 +112,7 @@ impl INode3D for TerrainBrush {
 
     /// With `terrain_layers` set on the island, the `layer` menu shows the layers' names.
     fn on_validate_property(&self, property: &mut PropertyInfo) {
-        if property.property_name != StringName::from("layer") {
+        if property.property_name != "layer" {
             return;
         }
         let Ok(isl) = self.island_node() else {
