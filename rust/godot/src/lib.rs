@@ -1,5 +1,5 @@
 //! GDExtension "procedural_island": the `ProceduralIsland` and `TerrainBrush` nodes and the
-//! `SplatPaint` resource for Godot 4.3+.
+//! `SplatPaint` and `TerrainLayer` resources for Godot 4.3+.
 //!
 //! Godot classes, one per module: [`procedural_island`] (the node: properties, signals, thin
 //! `#[func]`s), [`terrain_brush`], [`splat_paint`], [`scatter_layer`].
@@ -7,7 +7,8 @@
 //! The node's collaborators, each owning its state: [`generation`] (worker, pending request,
 //! chunk build), [`chunk_pool`] (chunk and collider nodes), [`lod`] (quadtree LOD nodes),
 //! [`splat_maps`] (splat map textures), [`water_nodes`] (sea, river and lake surfaces),
-//! [`material`], [`auto_regenerate`] (editor debounce),
+//! [`material`], [`terrain_layer`] (the `TerrainLayer` list in the material), [`bake`] (the
+//! island as a plain scene or glTF), [`auto_regenerate`] (editor debounce),
 //! [`island_io`] (images and heightmap files), [`stats`], [`scatter_nodes`] (scatter
 //! MultiMeshes); [`properties`] declares the node's inspector properties once.
 //!
@@ -18,6 +19,7 @@
 use godot::init::{gdextension, ExtensionLibrary, InitStage};
 
 pub mod auto_regenerate;
+pub mod bake;
 pub mod chunk_data;
 pub mod chunk_pool;
 pub mod editor_view;
@@ -35,6 +37,7 @@ pub mod splat_paint;
 pub mod stats;
 pub mod surface;
 pub mod terrain_brush;
+pub mod terrain_layer;
 pub mod water_nodes;
 pub mod worker;
 

@@ -12,6 +12,7 @@
 //! * [`island_io`](crate::island_io) and [`stats`](crate::stats): images, files, statistics.
 
 use crate::auto_regenerate::AutoRegenerate;
+use crate::bake;
 use crate::chunk_pool::ChunkPool;
 use crate::generation::{self, Build, GenerationJob, Polled, Step, CORE_SHARE};
 use crate::heightmap_io::HeightmapFormat;
@@ -24,6 +25,7 @@ use crate::scatter_nodes::{self, Progress as ScatterProgress, ScatterNodes};
 use crate::splat_maps::{self, SplatMaps};
 use crate::splat_paint::SplatPaint;
 use crate::stats::stats_dictionary;
+use crate::terrain_layer::{self, TerrainLayer, TerrainLayers};
 use crate::water_nodes::{self, WaterNodes};
 use crate::worker::{generate_job, import_job, JobError, Prepared, Request};
 use godot::classes::{Curve, Engine, INode3D, Image, ImageTexture, Material, Node3D};
@@ -322,6 +324,14 @@ island_node! {
             /// the vertex colours (r = sand, g = grass, b = rock, a = snow).
             #[export]
             terrain_material: Option<Gd<Material>> = node(None),
+            /// Per-layer look of the built-in terrain material: entry `i` (a `TerrainLayer`) styles
+            /// splat layer `i` (0 sand, 1 grass, 2 rock, 3 snow, 4 forest, 5 dirt, 6 gravel,
+            /// 7 meadow) with its own albedo / normal / roughness textures, tint, UV scale and
+            /// triplanar blend, and names it in the `TerrainBrush` layer menu. Empty (or layers
+            /// without textures): the built-in procedural colours. Also applied to a
+            /// `terrain_material` that is a `ShaderMaterial` with the same uniforms.
+            #[export]
+            terrain_layers: Array<Option<Gd<TerrainLayer>>> = node(Array::new()),
             /// Painted splat (a `SplatPaint` resource written by `TerrainBrush`), kept on top of the
             /// generated splat and saved with the scene. Null = nothing painted (created on the first
             /// paint). A different resolution is resampled when the island regenerates.
@@ -411,6 +421,7 @@ island_node! {
             lod: LodRuntime = LodRuntime::default(),
             splat: SplatMaps = SplatMaps::default(),
             material: TerrainMaterial = TerrainMaterial::default(),
+            layers: TerrainLayers = TerrainLayers::default(),
             water: WaterNodes = WaterNodes::default(),
             watcher: AutoRegenerate = AutoRegenerate::default(),
             gpu_warned: bool = false,
@@ -449,6 +460,7 @@ impl INode3D for ProceduralIsland {
         self.poll_worker();
         self.continue_build();
         self.sync_material();
+        self.sync_layers();
         self.sync_water();
         self.lod_process();
         self.scatter_process();
@@ -868,6 +880,33 @@ impl ProceduralIsland {
         self.lod.reset_stats();
     }
 
+    /// Save the generated island as a scene (`.tscn` or `.scn`) of plain nodes that loads without
+    /// this extension: a `MeshInstance3D` per chunk at full resolution with a `StaticBody3D` /
+    /// `HeightMapShape3D` collider, the terrain material (the built-in shader's code and the splat
+    /// maps embedded) and the sea, river and lake surfaces. Missing folders are created. Returns
+    /// `OK`, or an error (nothing generated: `ERR_UNCONFIGURED`; a path not ending in `.tscn` /
+    /// `.scn`: `ERR_FILE_BAD_PATH`; a write failure: the file error) after printing it.
+    #[func]
+    pub fn bake(&mut self, path: GString) -> Error {
+        self.bake_impl(&path.to_string(), bake::Target::Scene)
+    }
+
+    /// Write the generated island's meshes (terrain chunks at full resolution and water surfaces,
+    /// no colliders) as glTF 2.0 (`.gltf` or `.glb`) for other tools such as Blender, with plain
+    /// materials and the splat weights of layers 0..3 as vertex colours. Returns `OK` or an error
+    /// code (as [method bake]) after printing it.
+    #[func]
+    pub fn export_gltf(&mut self, path: GString) -> Error {
+        self.bake_impl(&path.to_string(), bake::Target::Gltf)
+    }
+
+    /// A `TerrainLayer` of `terrain_layers` emitted `changed`: rebuild the layer textures on the
+    /// next frame.
+    #[func]
+    fn _on_terrain_layer_changed(&mut self) {
+        self.layers.mark_dirty();
+    }
+
     /// The visible LOD chunks: one Dictionary each with `node` (the MeshInstance3D), `level`,
     /// `x`, `z` (index among the nodes of that level), `rect` (Rect2 of node-local x/z metres) and
     /// `stitch` (bits 1 = -x, 2 = +x, 4 = -z, 8 = +z: edges next to a coarser chunk, whose odd
@@ -1118,6 +1157,7 @@ impl ProceduralIsland {
         self.job.end_series();
         let t = Instant::now();
         self.splat_island_changed();
+        self.sync_layers();
         self.last_stats
             .set("maps_ms", t.elapsed().as_secs_f64() * 1e3);
         self.water_island_changed();
@@ -1221,6 +1261,62 @@ impl ProceduralIsland {
             .material
             .shader_materials(self.terrain_material.as_ref());
         self.splat.apply(&mats);
+    }
+
+    /// [method bake] / [method export_gltf].
+    fn bake_impl(&mut self, path: &str, target: bake::Target) -> Error {
+        let what = match target {
+            bake::Target::Scene => "bake",
+            bake::Target::Gltf => "export_gltf",
+        };
+        let Some(island) = self.island.clone() else {
+            godot_error!(
+                "ProceduralIsland.{what}: nothing generated yet (call regenerate() first)"
+            );
+            return Error::ERR_UNCONFIGURED;
+        };
+        // The layer textures as they are drawn now.
+        self.sync_layers();
+        let input = bake::BakeInput {
+            name: self.base().get_name().to_string(),
+            island: &island,
+            flat_shading: self.flat_shading,
+            terrain_material: self.material.resolve(self.terrain_material.as_ref()),
+            node: self.to_gd().upcast(),
+        };
+        let result = match target {
+            bake::Target::Scene => bake::bake_scene(&input, path),
+            bake::Target::Gltf => bake::export_gltf(&input, path),
+        };
+        match result {
+            Ok(()) => Error::OK,
+            Err((code, msg)) => {
+                godot_error!("ProceduralIsland.{what}: {msg}");
+                code
+            }
+        }
+    }
+
+    /// Follow `terrain_layers` (list, layer changes, material changes); cheap when unchanged.
+    fn sync_layers(&mut self) {
+        if self.chunks.is_empty() {
+            return;
+        }
+        let mats = self
+            .material
+            .shader_materials(self.terrain_material.as_ref());
+        let callable = Callable::from_object_method(&self.to_gd(), "_on_terrain_layer_changed");
+        let layers = self.terrain_layers.clone();
+        self.layers.sync(&layers, &callable, &mats);
+    }
+
+    /// Names of the eight splat layers for the brush's menu: the `terrain_layers` names where
+    /// set, else the built-in ones; None when no layer is set.
+    pub fn layer_names(&self) -> Option<[String; island_core::paint::LAYERS]> {
+        if self.terrain_layers.iter_shared().all(|l| l.is_none()) {
+            return None;
+        }
+        Some(terrain_layer::layer_names(&self.terrain_layers))
     }
 
     /// Per-frame LOD update.

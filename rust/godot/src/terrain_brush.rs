@@ -10,6 +10,7 @@ use godot::classes::mesh::PrimitiveType;
 use godot::classes::node::InternalMode;
 use godot::classes::{INode3D, ImmediateMesh, MeshInstance3D, Node3D, StandardMaterial3D};
 use godot::prelude::*;
+use godot::register::info::PropertyInfo;
 use island_core::paint::{self, Brush, Masks, Mode, PaintLayer, Rect, Surface, LAYERS};
 
 /// Segments of the cursor ring.
@@ -35,7 +36,8 @@ pub struct TerrainBrush {
     /// Splat layer to paint: the generator's [constant LAYER_SAND], [constant LAYER_GRASS],
     /// [constant LAYER_ROCK], [constant LAYER_SNOW], or the user layers [constant LAYER_FOREST],
     /// [constant LAYER_DIRT], [constant LAYER_GRAVEL], [constant LAYER_MEADOW] (empty until
-    /// painted); the names of the terrain shader's layer groups.
+    /// painted); the names of the terrain shader's layer groups. When the island has
+    /// [member ProceduralIsland.terrain_layers], the menu shows their names.
     #[export(enum = (SAND = 0, GRASS = 1, ROCK = 2, SNOW = 3, FOREST = 4, DIRT = 5, GRAVEL = 6, MEADOW = 7))]
     layer: i32,
     /// [constant MODE_PAINT] adds the layer, [constant MODE_ERASE] removes it,
@@ -105,6 +107,21 @@ impl INode3D for TerrainBrush {
             stroke_rect: Rect::default(),
             stroke_carry: None,
             cursor: None,
+        }
+    }
+
+    /// With `terrain_layers` set on the island, the `layer` menu shows the layers' names.
+    fn on_validate_property(&self, property: &mut PropertyInfo) {
+        if property.property_name != "layer" {
+            return;
+        }
+        let Ok(isl) = self.island_node() else {
+            return;
+        };
+        let names = isl.bind().layer_names();
+        if let Some(names) = names {
+            property.hint_info.hint_string =
+                GString::from(&crate::terrain_layer::layer_hint(&names));
         }
     }
 }

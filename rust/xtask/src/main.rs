@@ -1,5 +1,6 @@
 //! Developer tasks: `cargo xtask <godot-path|build|test|demo|bench>`.
 
+mod bake_check;
 mod bench;
 mod godot;
 mod package;
@@ -20,7 +21,7 @@ commands:
   godot-path   print how Godot 4 is started (installs a private copy when needed)
   build        build the GDExtension (dev profile), copy it into the addon, import the project
   test         cargo fmt --check, clippy -D warnings, cargo tests (fuzz targets bounded), build,
-               the GDScript suite in headless Godot, the editor check
+               the GDScript suite in headless Godot, the editor, package and bake checks
   package      release build, then dist/procedural_island-<version>.zip (addons/procedural_island/);
                --lib PATH adds another platform's library, --check-debug runs the test's check
   fuzz [N]     the proptest fuzz targets with N cases each (default 20000), release build
@@ -266,6 +267,7 @@ fn test(args: &[String]) -> Result<(), String> {
     if filter.is_none() {
         editor_check(&launcher)?;
         package::package_check(&launcher)?;
+        bake_check::bake_check(&launcher)?;
     }
     println!("{passed} passed, {failed} failed");
     Ok(())

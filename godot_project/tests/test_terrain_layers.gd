@@ -1,0 +1,155 @@
+extends IslandTestCase
+## TerrainLayer resources in ProceduralIsland.terrain_layers: no layers leave the built-in material
+## exactly as it was; textures of any size/format become one Texture2DArray per kind with mipmaps;
+## per-layer slots, tints, UV scales and triplanar blends reach the shader; a layer's `changed`
+## updates the material; the brush's layer menu shows the layer names.
+
+var timeout_s := 180.0
+
+const LAYER_PARAMS := ["terrain_layers_enabled", "layer_albedo_textures", "layer_normal_textures",
+	"layer_roughness_textures", "layer_albedo_slot", "layer_normal_slot", "layer_roughness_slot",
+	"layer_tint", "layer_triplanar", "layer_normals_enabled", "layer0_uv_scale", "layer3_uv_scale"]
+
+
+func _material(isl: ProceduralIsland) -> ShaderMaterial:
+	for c in _mesh_instances(isl):
+		if c.material_override is ShaderMaterial:
+			return c.material_override
+	return null
+
+
+func _layers(list: Array) -> Array[TerrainLayer]:
+	var out: Array[TerrainLayer] = []
+	out.assign(list)
+	return out
+
+
+func _texture(w: int, h: int, format: int, color: Color) -> ImageTexture:
+	var img := Image.create(w, h, false, format)
+	img.fill(color)
+	return ImageTexture.create_from_image(img)
+
+
+## Every layer parameter of the material: what a render depends on besides the splat maps.
+func _layer_params(m: ShaderMaterial) -> Dictionary:
+	var out := {}
+	for p in LAYER_PARAMS:
+		out[p] = m.get_shader_parameter(p)
+	return out
+
+
+func test_no_layers_leave_the_material_as_it_was() -> void:
+	var plain := _island(65, 32)
+	var m := _material(plain)
+	check(m != null, "built-in material")
+	for p in LAYER_PARAMS:
+		check_eq(m.get_shader_parameter(p), null, "%s unset without layers" % p)
+	# An empty list and a list of empty entries are the same as no list.
+	var listed := _island(65, 32, {"terrain_layers": _layers([null, null])})
+	await wait_frames(2)
+	check_eq(_layer_params(_material(listed)), _layer_params(m), "empty entries change nothing")
+	# Layers set and then removed: back to the shader defaults.
+	var l := TerrainLayer.new()
+	l.albedo_texture = _texture(8, 8, Image.FORMAT_RGBA8, Color.RED)
+	listed.terrain_layers = [l]
+	await wait_frames(2)
+	check_eq(_material(listed).get_shader_parameter("terrain_layers_enabled"), true, "layers applied")
+	listed.terrain_layers = []
+	await wait_frames(2)
+	check_eq(_layer_params(_material(listed)), _layer_params(m), "removing the layers restores the defaults")
+
+
+func test_textures_of_any_size_and_format_become_arrays() -> void:
+	var sand := TerrainLayer.new()
+	sand.name = "Beach"
+	sand.albedo_texture = _texture(64, 64, Image.FORMAT_RGBA8, Color(0.9, 0.8, 0.6))
+	sand.uv_scale = 4.0
+	var grass := TerrainLayer.new()
+	grass.tint = Color(0.5, 1.0, 0.5)
+	grass.triplanar = 0.25
+	var rock := TerrainLayer.new()
+	rock.albedo_texture = _texture(32, 16, Image.FORMAT_RGB8, Color(0.4, 0.4, 0.4))
+	rock.normal_texture = _texture(16, 16, Image.FORMAT_RGBA8, Color(0.5, 0.5, 1.0))
+	rock.roughness_texture = _texture(128, 128, Image.FORMAT_L8, Color(0.7, 0.7, 0.7))
+	var isl := _island(65, 32, {"terrain_layers": _layers([sand, grass, rock])})
+	var m := _material(isl)
+	check_eq(m.get_shader_parameter("terrain_layers_enabled"), true, "layers enabled")
+	check_eq(m.get_shader_parameter("layer_albedo_slot"), PackedInt32Array([0, -1, 1, -1, -1, -1, -1, -1]), "albedo slots")
+	check_eq(m.get_shader_parameter("layer_normal_slot"), PackedInt32Array([-1, -1, 0, -1, -1, -1, -1, -1]), "normal slots")
+	check_eq(m.get_shader_parameter("layer_roughness_slot"), PackedInt32Array([-1, -1, 0, -1, -1, -1, -1, -1]), "roughness slots")
+	check_eq(m.get_shader_parameter("layer_normals_enabled"), true, "normal maps in use")
+	var albedo: Texture2DArray = m.get_shader_parameter("layer_albedo_textures")
+	if check(albedo != null, "albedo array"):
+		check_eq(albedo.get_layers(), 2, "one slot per textured layer")
+		check_eq(Vector2i(albedo.get_width(), albedo.get_height()), Vector2i(64, 64), "scaled to the largest texture")
+		check_eq(albedo.get_format(), Image.FORMAT_RGBA8, "one format")
+		check(albedo.has_mipmaps(), "mipmaps")
+	var normal: Texture2DArray = m.get_shader_parameter("layer_normal_textures")
+	check(normal != null and normal.get_layers() == 1 and normal.get_width() == 16, "normal array")
+	var rough: Texture2DArray = m.get_shader_parameter("layer_roughness_textures")
+	check(rough != null and rough.get_width() == 128 and rough.get_format() == Image.FORMAT_RGBA8, "roughness array (L8 converted)")
+	var tints: PackedColorArray = m.get_shader_parameter("layer_tint")
+	check_eq(tints.size(), 8, "eight tints")
+	check_eq(tints[1], Color(0.5, 1.0, 0.5), "grass tint")
+	check_eq(tints[5], Color.WHITE, "unset layers keep white")
+	var tri: PackedFloat32Array = m.get_shader_parameter("layer_triplanar")
+	check_near(tri[1], 0.25, 1e-6, "grass triplanar")
+	check_near(tri[0], 1.0, 1e-6, "default triplanar")
+	check_eq(m.get_shader_parameter("layer0_uv_scale"), 4.0, "sand UV scale")
+	check_eq(m.get_shader_parameter("layer3_uv_scale"), null, "layers without an entry keep the shader default")
+
+
+func test_a_layer_change_updates_the_material() -> void:
+	var sand := TerrainLayer.new()
+	var isl := _island(65, 32, {"terrain_layers": _layers([sand])})
+	var m := _material(isl)
+	check_eq(m.get_shader_parameter("layer_albedo_textures"), null, "no texture yet")
+	sand.uv_scale = 2.5
+	sand.albedo_texture = _texture(16, 16, Image.FORMAT_RGBA8, Color.YELLOW)
+	await wait_frames(2)
+	check_eq(m.get_shader_parameter("layer0_uv_scale"), 2.5, "uv scale followed")
+	var arr: Texture2DArray = m.get_shader_parameter("layer_albedo_textures")
+	check(arr != null and arr.get_layers() == 1, "texture added")
+	# A texture's own `changed` (e.g. a re-import) rebuilds the array. (Headless Godot's dummy
+	# renderer keeps the first image of an ImageTexture for get_image(), so the test checks that
+	# a new array was built rather than its size.)
+	var tex: ImageTexture = sand.albedo_texture
+	tex.set_image(Image.create(32, 32, false, Image.FORMAT_RGBA8))
+	await wait_frames(2)
+	var rebuilt: Texture2DArray = m.get_shader_parameter("layer_albedo_textures")
+	check(rebuilt != null and rebuilt != arr, "re-imported texture rebuilt the array")
+	sand.albedo_texture = null
+	await wait_frames(2)
+	check_eq(m.get_shader_parameter("layer_albedo_slot"), PackedInt32Array([-1, -1, -1, -1, -1, -1, -1, -1]), "texture removed")
+
+
+func test_unreadable_texture_is_reported() -> void:
+	var l := TerrainLayer.new()
+	var ph := PlaceholderTexture2D.new()
+	ph.size = Vector2(8, 8)
+	l.albedo_texture = ph
+	expect_error("terrain_layers[0] albedo texture")
+	var isl := _island(65, 32, {"terrain_layers": _layers([l])})
+	var m := _material(isl)
+	check_eq(m.get_shader_parameter("layer_albedo_slot"), PackedInt32Array([-1, -1, -1, -1, -1, -1, -1, -1]), "drawn without it")
+
+
+func test_brush_layer_menu_uses_layer_names() -> void:
+	var a := TerrainLayer.new()
+	a.name = "Beach"
+	var b := TerrainLayer.new()
+	b.name = "Lawn, short"
+	var isl := _island(65, 32)
+	var brush := TerrainBrush.new()
+	isl.add_child(brush)
+	var hint := ""
+	for p in brush.get_property_list():
+		if p.name == "layer":
+			hint = p.hint_string
+	check(hint.contains("SAND") or hint.contains("Sand"), "built-in names without layers: " + hint)
+	isl.terrain_layers = [a, b]
+	for p in brush.get_property_list():
+		if p.name == "layer":
+			hint = p.hint_string
+	check_eq(hint, "Beach:0,Lawn short:1,Rock:2,Snow:3,Forest:4,Dirt:5,Gravel:6,Meadow:7", "layer names in the menu")
+	check_eq(_enum_pick(hint, "Lawn short"), 1, "picking a name stores its layer index")
