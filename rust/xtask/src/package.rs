@@ -8,6 +8,11 @@
 //! (`--lib PATH` adds a library built elsewhere, e.g. the Windows DLL or the macOS universal
 //! dylib).
 //!
+//! `--windows` cross-builds the Windows x86_64 DLL on Linux as well (Rust's
+//! `x86_64-pc-windows-gnu` target with MinGW-w64's linker, `gcc-mingw-w64-x86-64` on Debian),
+//! checks with MinGW's `objdump` that the DLL exports the GDExtension entry symbol, and puts it
+//! into the zip next to the Linux library.
+//!
 //! `cargo xtask test` packages the debug library it just built into a temporary zip
 //! ([`package_check`]), unzips it into an empty project and loads it in headless Godot, so the
 //! packaging and the `.gdextension` paths are tested on every run without a second (release)
@@ -68,6 +73,7 @@ fn version() -> Result<String, String> {
 /// `cargo xtask package [--lib PATH]...`: release build, then `dist/procedural_island-<v>.zip`.
 pub fn run(args: &[String]) -> Result<(), String> {
     let mut extra = Vec::new();
+    let mut windows = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -75,18 +81,22 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 let launcher = crate::build(crate::BuildScope::Addon)?;
                 return package_check(&launcher);
             }
+            "--windows" => windows = true,
             "--lib" => extra.push(PathBuf::from(
                 it.next().ok_or("--lib needs a path to a built library")?,
             )),
             other => {
                 return Err(format!(
-                    "unknown argument `{other}` (known: --lib PATH, --check-debug)"
+                    "unknown argument `{other}` (known: --lib PATH, --windows, --check-debug)"
                 ))
             }
         }
     }
     run_inherit(cargo().args(["build", "--release", "-p", "procedural_island"]))?;
     let mut libs = vec![target_dir().join("release").join(host_lib_name())];
+    if windows {
+        libs.push(build_windows_dll()?);
+    }
     libs.extend(extra);
     let out = workspace_root()
         .join("dist")
@@ -94,6 +104,91 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let n = write_zip(&out, &libs)?;
     eprintln!("xtask: wrote {} ({n} files)", out.display());
     Ok(())
+}
+
+/// Rust target of the Windows cross-build.
+const WINDOWS_TARGET: &str = "x86_64-pc-windows-gnu";
+/// MinGW-w64 tools of the Windows cross-build.
+const MINGW_GCC: &str = "x86_64-w64-mingw32-gcc";
+const MINGW_OBJDUMP: &str = "x86_64-w64-mingw32-objdump";
+/// The symbol Godot calls in a GDExtension library (`entry_symbol` in the `.gdextension`).
+pub const ENTRY_SYMBOL: &str = "gdext_rust_init";
+
+/// Cross-build the release DLL for Windows x86_64 and check that it exports [`ENTRY_SYMBOL`].
+fn build_windows_dll() -> Result<PathBuf, String> {
+    run_inherit(
+        cargo()
+            .args([
+                "build",
+                "--release",
+                "-p",
+                "procedural_island",
+                "--target",
+                WINDOWS_TARGET,
+            ])
+            .env("CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER", MINGW_GCC),
+    )
+    .map_err(|e| {
+        format!(
+            "{e}\n(the Windows cross-build needs `rustup target add {WINDOWS_TARGET}` and \
+             MinGW-w64: `apt install gcc-mingw-w64-x86-64` on Debian/Ubuntu)"
+        )
+    })?;
+    let dll = target_dir()
+        .join(WINDOWS_TARGET)
+        .join("release")
+        .join(LIB_NAMES[1]);
+    let exports = dll_exports(&dll)?;
+    if !exports.iter().any(|e| e == ENTRY_SYMBOL) {
+        return Err(format!(
+            "{} does not export {ENTRY_SYMBOL} (exports: {})",
+            dll.display(),
+            exports.join(", ")
+        ));
+    }
+    eprintln!(
+        "xtask: {} exports {ENTRY_SYMBOL} ({} exports)",
+        dll.display(),
+        exports.len()
+    );
+    Ok(dll)
+}
+
+/// Names in the export table of a PE library (`objdump -p`).
+pub fn dll_exports(dll: &Path) -> Result<Vec<String>, String> {
+    let out = std::process::Command::new(MINGW_OBJDUMP)
+        .arg("-p")
+        .arg(dll)
+        .output()
+        .map_err(|e| format!("cannot run {MINGW_OBJDUMP}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{MINGW_OBJDUMP} -p {} failed: {}",
+            dll.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(parse_pe_exports(&String::from_utf8_lossy(&out.stdout)))
+}
+
+/// The names of objdump's "[Ordinal/Name Pointer] Table" (lines `\t[   0] name`).
+fn parse_pe_exports(text: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut in_table = false;
+    for line in text.lines() {
+        if line.contains("[Ordinal/Name Pointer] Table") {
+            in_table = true;
+            continue;
+        }
+        if in_table {
+            let l = line.trim();
+            match l.strip_prefix('[').and_then(|r| r.split_once(']')) {
+                Some((_, name)) if !name.trim().is_empty() => names.push(name.trim().to_string()),
+                _ => break,
+            }
+        }
+    }
+    names
 }
 
 /// Every file of the addon that ships: relative paths under `addons/procedural_island/`.
@@ -328,3 +423,24 @@ func _initialize() -> void:
 	island.free()
 	quit(0)
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pe_export_names_come_from_the_name_pointer_table() {
+        let text = "The Export Tables (interpreted .edata section contents)\n\n\
+            Export Address Table -- Ordinal Base 1\n\
+            \t[   0] +base[   1] 1a2b0 Export RVA\n\n\
+            [Ordinal/Name Pointer] Table\n\
+            \t[   0] gdext_rust_init\n\
+            \t[   1] rust_eh_personality\n\n\
+            The Function Table (interpreted .pdata section contents)\n";
+        assert_eq!(
+            parse_pe_exports(text),
+            vec!["gdext_rust_init", "rust_eh_personality"]
+        );
+        assert!(parse_pe_exports("no table here").is_empty());
+    }
+}
