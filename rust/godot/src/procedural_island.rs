@@ -841,6 +841,46 @@ impl ProceduralIsland {
         }
     }
 
+    /// Number of entries in [member scatter_layers].
+    pub fn scatter_layer_count(&self) -> usize {
+        self.scatter_layers.len()
+    }
+
+    /// [member splat_paint], if any (not created, not copied).
+    pub fn splat_paint_ref(&self) -> Option<&Gd<SplatPaint>> {
+        self.splat_paint.as_ref()
+    }
+
+    /// Scatter erase masks of layers `0..count` from [member splat_paint] at the island's
+    /// resolution (none before a generation or without paint).
+    fn scatter_erase_masks(&self, count: usize) -> Vec<Option<island_core::scatter::EraseMask>> {
+        match (&self.splat_paint, &self.island) {
+            (Some(p), Some(i)) => p.bind().erase_masks_for(count, i.field.resolution),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Re-place scatter layer `layer` in the chunks that `rect` (samples) touches after its erase
+    /// mask in [member splat_paint] changed there; rebuilds only those chunks' MultiMeshes.
+    pub fn scatter_erase_changed(&mut self, layer: usize, rect: Rect) -> usize {
+        let Some(island) = self.island.clone() else {
+            return 0;
+        };
+        let mask = self
+            .splat_paint
+            .as_ref()
+            .and_then(|p| p.bind().erase_mask_for(layer, island.field.resolution));
+        let mut scatter = std::mem::take(&mut self.scatter);
+        let n = {
+            let mut parent = self.base_mut();
+            scatter.refresh_erase(&mut parent, &island, layer, mask.as_ref(), rect)
+        };
+        let counts = PackedInt64Array::from(scatter.counts());
+        self.last_stats.set("scatter_counts", &counts);
+        self.scatter = scatter;
+        n
+    }
+
     /// Recompose the splat maps in `rect` (None: everything) after the paint changed there.
     pub fn update_splat_maps(&mut self, rect: Option<Rect>) {
         let Some(island) = self.island.as_ref() else {
@@ -1047,12 +1087,14 @@ impl ProceduralIsland {
             // Finished in `scatter_process` once the scatter nodes are built.
             if let Some(island) = self.island.clone() {
                 let specs = scatter_nodes::specs(&self.scatter_layers);
+                let erase = self.scatter_erase_masks(specs.len());
                 let serial = self.job.serial();
                 self.scatter.start(
                     island,
                     prep_params.seed,
                     prep_params.chunk_size as usize,
                     specs,
+                    erase,
                     serial,
                 );
                 return;
@@ -1194,6 +1236,7 @@ impl ProceduralIsland {
             return;
         };
         let specs = scatter_nodes::specs(&self.scatter_layers);
+        let erase = self.scatter_erase_masks(specs.len());
         let mut scatter = std::mem::take(&mut self.scatter);
         let counts = {
             let mut parent = self.base_mut();
@@ -1203,6 +1246,7 @@ impl ProceduralIsland {
                 params.seed,
                 params.chunk_size as usize,
                 specs,
+                erase,
             )
         };
         self.last_stats
@@ -1244,10 +1288,14 @@ impl ProceduralIsland {
             return;
         };
         let specs = scatter_nodes::specs(&self.scatter_layers);
+        let paint = self.splat_paint.clone();
+        let n = island.field.resolution;
         let mut scatter = std::mem::take(&mut self.scatter);
         let changed = {
             let mut parent = self.base_mut();
-            scatter.sync(&mut parent, &island, specs)
+            scatter.sync(&mut parent, &island, specs, |i| {
+                paint.as_ref().and_then(|p| p.bind().erase_mask_for(i, n))
+            })
         };
         if changed {
             let counts = PackedInt64Array::from(scatter.counts());

@@ -15,7 +15,8 @@ use godot::classes::multi_mesh::TransformFormat;
 use godot::classes::node::InternalMode;
 use godot::classes::{ArrayMesh, Mesh, MultiMesh, MultiMeshInstance3D, Node3D, StandardMaterial3D};
 use godot::prelude::*;
-use island_core::scatter::{self as core, Placement, ScatterInput};
+use island_core::paint::Rect;
+use island_core::scatter::{self as core, EraseMask, Placement, ScatterInput};
 use island_core::scatter_meshes::MeshKind;
 use island_core::Island;
 use std::sync::atomic::AtomicBool;
@@ -60,6 +61,81 @@ struct LayerState {
     spec: Option<SpecResult>,
     placement: Option<Placement>,
     nodes: Vec<Option<Gd<MultiMeshInstance3D>>>,
+}
+
+/// What a layer's MultiMeshes draw.
+struct Look {
+    mesh: Gd<Mesh>,
+    visibility: [f32; 4],
+}
+
+impl LayerState {
+    /// Hide every node of the layer.
+    fn hide_all(&mut self) {
+        for node in self.nodes.iter_mut().flatten() {
+            if node.is_instance_valid() {
+                node.set_visible(false);
+            }
+        }
+    }
+
+    /// Build (or update) the MultiMesh of chunk `c` (index `cz · chunks_per_side + cx`) from the
+    /// layer's placement.
+    fn build_chunk(&mut self, parent: &mut Gd<Node3D>, i: usize, c: usize, look: &Look) {
+        let Some(p) = &self.placement else { return };
+        if c >= p.chunks.len() || c >= self.nodes.len() {
+            return;
+        }
+        let (cx, cz) = (c % p.chunks_per_side, c / p.chunks_per_side);
+        let n = p.chunks[c].len();
+        let slot = &mut self.nodes[c];
+        if slot.as_ref().is_some_and(|node| !node.is_instance_valid()) {
+            *slot = None;
+        }
+        if n == 0 {
+            if let Some(node) = slot.as_mut() {
+                node.set_visible(false);
+                if let Some(mut mm) = node.get_multimesh() {
+                    mm.set_instance_count(0);
+                }
+            }
+            return;
+        }
+        let node = slot.get_or_insert_with(|| {
+            let mut mmi = MultiMeshInstance3D::new_alloc();
+            mmi.set_name(&format!("Scatter_{i}_{cx}_{cz}"));
+            let mut mm = MultiMesh::new_gd();
+            mm.set_transform_format(TransformFormat::TRANSFORM_3D);
+            mmi.set_multimesh(&mm);
+            parent
+                .add_child_ex(&mmi)
+                .internal(InternalMode::BACK)
+                .done();
+            mmi
+        });
+        let vis = look.visibility;
+        node.set_name(&format!("Scatter_{i}_{cx}_{cz}"));
+        node.set_visible(true);
+        node.set_visibility_range_begin(vis[0]);
+        node.set_visibility_range_begin_margin(vis[1]);
+        node.set_visibility_range_end(vis[2]);
+        node.set_visibility_range_end_margin(vis[3]);
+        node.set_visibility_range_fade_mode(if vis[3] > 0.0 || vis[1] > 0.0 {
+            VisibilityRangeFadeMode::SELF
+        } else {
+            VisibilityRangeFadeMode::DISABLED
+        });
+        let mut mm = node.get_multimesh().unwrap_or_else(|| {
+            let mut mm = MultiMesh::new_gd();
+            mm.set_transform_format(TransformFormat::TRANSFORM_3D);
+            node.set_multimesh(&mm);
+            mm
+        });
+        mm.set_instance_count(0);
+        mm.set_mesh(&look.mesh);
+        mm.set_instance_count(n as i32);
+        mm.set_buffer(&PackedFloat32Array::from(p.chunk_buffer(cx, cz)));
+    }
 }
 
 /// The scatter nodes of one island (see the module doc).
@@ -114,6 +190,7 @@ impl ScatterNodes {
         seed: u64,
         chunk_size: usize,
         specs: Vec<SpecResult>,
+        erase: Vec<Option<EraseMask>>,
     ) -> Vec<i64> {
         self.seed = seed;
         self.chunk_size = chunk_size;
@@ -127,7 +204,13 @@ impl ScatterNodes {
             .collect();
         let t = Instant::now();
         let cores: Vec<core::ScatterLayer> = valid.iter().map(|v| v.1.clone()).collect();
-        let placed = match with_input(island, |input| place_all(input, &cores, seed, chunk_size)) {
+        let masks: Vec<Option<EraseMask>> = valid
+            .iter()
+            .map(|(i, _)| erase.get(*i).cloned().flatten())
+            .collect();
+        let placed = match with_input(island, |input| {
+            place_all(input, &cores, &masks, seed, chunk_size)
+        }) {
             Ok(p) => p,
             Err(e) => {
                 godot_error!("ProceduralIsland: scatter: {e}");
@@ -160,24 +243,28 @@ impl ScatterNodes {
         seed: u64,
         chunk_size: usize,
         specs: Vec<SpecResult>,
+        erase: Vec<Option<EraseMask>>,
         serial: u64,
     ) {
         self.seed = seed;
         self.chunk_size = chunk_size;
-        let cores: Vec<core::ScatterLayer> = specs
+        let (cores, masks): (Vec<core::ScatterLayer>, Vec<Option<EraseMask>>) = specs
             .iter()
-            .filter_map(|s| match s {
-                Ok(Some(s)) => Some(s.core.clone()),
+            .enumerate()
+            .filter_map(|(i, s)| match s {
+                Ok(Some(s)) => Some((s.core.clone(), erase.get(i).cloned().flatten())),
                 _ => None,
             })
-            .collect();
+            .unzip();
         let (tx, rx) = channel::<Placed>();
         let spawned = std::thread::Builder::new()
             .name("procedural_island_scatter".into())
             .spawn(move || {
                 let t = Instant::now();
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    with_input(&island, |input| place_all(input, &cores, seed, chunk_size))
+                    with_input(&island, |input| {
+                        place_all(input, &cores, &masks, seed, chunk_size)
+                    })
                 }))
                 .unwrap_or_else(|_| Err("internal error while placing".into()));
                 let _ = tx.send((r, t.elapsed().as_secs_f64() * 1e3));
@@ -288,6 +375,7 @@ impl ScatterNodes {
         parent: &mut Gd<Node3D>,
         island: &Island,
         specs: Vec<SpecResult>,
+        erase_for: impl Fn(usize) -> Option<EraseMask>,
     ) -> bool {
         let (seed, chunk_size) = (self.seed, self.chunk_size);
         let mut changed = specs.len() != self.layers.len();
@@ -299,8 +387,9 @@ impl ScatterNodes {
             changed = true;
             let p = match &spec {
                 Ok(Some(s)) => {
+                    let mask = erase_for(i);
                     let r = with_input(island, |input| {
-                        core::try_place(input, &s.core, None, seed, chunk_size)
+                        core::try_place(input, &s.core, mask.as_ref(), seed, chunk_size)
                     });
                     match r {
                         Ok(p) => Some(p),
@@ -367,85 +456,84 @@ impl ScatterNodes {
         spec: SpecResult,
         placement: Option<Placement>,
     ) {
-        let mesh: Option<Gd<Mesh>> = match &spec {
-            Ok(Some(s)) => Some(match &s.mesh {
-                Some(m) => m.clone(),
-                None => self.builtin_mesh(s.core.mesh).upcast(),
-            }),
-            _ => None,
-        };
-        let vis = match &spec {
-            Ok(Some(s)) => s.visibility,
-            _ => [0.0; 4],
-        };
+        let look = self.look(&spec);
         let layer = &mut self.layers[i];
         let chunks = placement.as_ref().map_or(0, |p| p.chunks.len());
         if layer.nodes.len() > chunks {
             free_nodes(layer.nodes.split_off(chunks));
         }
         layer.nodes.resize_with(chunks, || None);
-        if let (Some(p), Some(mesh)) = (&placement, mesh) {
-            for c in 0..chunks {
-                let (cx, cz) = (c % p.chunks_per_side, c / p.chunks_per_side);
-                let n = p.chunks[c].len();
-                let slot = &mut layer.nodes[c];
-                if let Some(node) = slot.as_ref() {
-                    if !node.is_instance_valid() {
-                        *slot = None;
-                    }
-                }
-                if n == 0 {
-                    if let Some(node) = slot.as_mut() {
-                        node.set_visible(false);
-                        if let Some(mut mm) = node.get_multimesh() {
-                            mm.set_instance_count(0);
-                        }
-                    }
-                    continue;
-                }
-                let node = slot.get_or_insert_with(|| {
-                    let mut mmi = MultiMeshInstance3D::new_alloc();
-                    mmi.set_name(&format!("Scatter_{i}_{cx}_{cz}"));
-                    let mut mm = MultiMesh::new_gd();
-                    mm.set_transform_format(TransformFormat::TRANSFORM_3D);
-                    mmi.set_multimesh(&mm);
-                    parent
-                        .add_child_ex(&mmi)
-                        .internal(InternalMode::BACK)
-                        .done();
-                    mmi
-                });
-                node.set_name(&format!("Scatter_{i}_{cx}_{cz}"));
-                node.set_visible(true);
-                node.set_visibility_range_begin(vis[0]);
-                node.set_visibility_range_begin_margin(vis[1]);
-                node.set_visibility_range_end(vis[2]);
-                node.set_visibility_range_end_margin(vis[3]);
-                node.set_visibility_range_fade_mode(if vis[3] > 0.0 || vis[1] > 0.0 {
-                    VisibilityRangeFadeMode::SELF
-                } else {
-                    VisibilityRangeFadeMode::DISABLED
-                });
-                let mut mm = node.get_multimesh().unwrap_or_else(|| {
-                    let mut mm = MultiMesh::new_gd();
-                    mm.set_transform_format(TransformFormat::TRANSFORM_3D);
-                    node.set_multimesh(&mm);
-                    mm
-                });
-                mm.set_instance_count(0);
-                mm.set_mesh(&mesh);
-                mm.set_instance_count(n as i32);
-                mm.set_buffer(&PackedFloat32Array::from(p.chunk_buffer(cx, cz)));
-            }
-        } else {
-            for node in layer.nodes.iter_mut().flatten() {
-                if node.is_instance_valid() {
-                    node.set_visible(false);
-                }
-            }
-        }
         layer.spec = Some(spec);
         layer.placement = placement;
+        match (&look, layer.placement.is_some()) {
+            (Some(look), true) => {
+                for c in 0..chunks {
+                    layer.build_chunk(parent, i, c, look);
+                }
+            }
+            _ => layer.hide_all(),
+        }
+    }
+
+    /// Mesh and visibility range a spec draws with (`None` for a null or invalid layer).
+    fn look(&mut self, spec: &SpecResult) -> Option<Look> {
+        match spec {
+            Ok(Some(s)) => Some(Look {
+                mesh: match &s.mesh {
+                    Some(m) => m.clone(),
+                    None => self.builtin_mesh(s.core.mesh).upcast(),
+                },
+                visibility: s.visibility,
+            }),
+            _ => None,
+        }
+    }
+
+    /// After layer `i`'s erase mask changed in `rect` (samples): re-place the chunks that
+    /// rectangle can touch ([`core::chunks_to_rebuild`]) with `mask` and rebuild only their
+    /// MultiMeshes. Returns the number of chunks rebuilt (0 when the layer is not placed).
+    pub fn refresh_erase(
+        &mut self,
+        parent: &mut Gd<Node3D>,
+        island: &Island,
+        i: usize,
+        mask: Option<&EraseMask>,
+        rect: Rect,
+    ) -> usize {
+        if rect.is_empty() || self.pending.is_some() {
+            // A background placement started before this edit reads the mask it was given; the
+            // edit is picked up by the next placement of the layer.
+            return 0;
+        }
+        let (seed, chunk_size) = (self.seed, self.chunk_size);
+        let Some(spec) = self
+            .layers
+            .get(i)
+            .and_then(|l| l.spec.clone())
+            .and_then(|s| s.ok().flatten())
+        else {
+            return 0;
+        };
+        let look = self.look(&Ok(Some(spec.clone())));
+        let layer = &mut self.layers[i];
+        let Some(p) = layer.placement.as_mut() else {
+            return 0;
+        };
+        let chunks = core::chunks_to_rebuild(rect, island.field.resolution, chunk_size);
+        let r = with_input(island, |input| {
+            p.rebuild_chunks(input, &spec.core, mask, seed, &chunks)
+        });
+        if let Err(e) = r {
+            godot_error!("ProceduralIsland: scatter layer {i}: {e}");
+            return 0;
+        }
+        let cps = p.chunks_per_side;
+        if let Some(look) = &look {
+            for &(cx, cz) in &chunks {
+                layer.build_chunk(parent, i, cz * cps + cx, look);
+            }
+        }
+        chunks.len()
     }
 
     /// The built-in mesh `kind` as an ArrayMesh with vertex colours (built once).
@@ -475,17 +563,20 @@ fn with_input<R>(island: &Island, f: impl FnOnce(&ScatterInput) -> R) -> R {
     })
 }
 
-/// `core::place_all` without erase masks; nothing to do (and no map read) without layers.
+/// `core::place_all` with one erase mask (or none) per layer; nothing to do (and no map read)
+/// without layers.
 fn place_all(
     input: &ScatterInput,
     layers: &[core::ScatterLayer],
+    erase: &[Option<EraseMask>],
     seed: u64,
     chunk_size: usize,
 ) -> Result<Vec<Placement>, String> {
     if layers.is_empty() {
         return Ok(Vec::new());
     }
-    core::place_all(input, layers, &[], seed, chunk_size)
+    let refs: Vec<Option<&EraseMask>> = erase.iter().map(Option::as_ref).collect();
+    core::place_all(input, layers, &refs, seed, chunk_size)
 }
 
 fn free_nodes(nodes: Vec<Option<Gd<MultiMeshInstance3D>>>) {
