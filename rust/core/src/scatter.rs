@@ -965,6 +965,36 @@ impl Placement {
         out
     }
 
+    /// A placement of `layer` with no instance yet (every chunk empty), to be filled chunk by
+    /// chunk with [`Placement::rebuild_chunks`]; its capacity, cap and keep fraction are those a
+    /// [`place`] gives.
+    pub fn empty(
+        layer: &ScatterLayer,
+        resolution: usize,
+        chunk_size: usize,
+    ) -> Result<Placement, String> {
+        layer.validate()?;
+        if resolution < 2 || chunk_size == 0 {
+            return Err(format!(
+                "resolution {resolution} and chunk_size {chunk_size} must be >= 2 and > 0"
+            ));
+        }
+        let cps = chunks_per_side(resolution, chunk_size);
+        let capacity = capacity_of(layer.min_distance);
+        Ok(Placement {
+            chunk_size,
+            chunks_per_side: cps,
+            chunks: vec![Vec::new(); cps * cps],
+            capacity,
+            capped: layer.density > capacity,
+            keep: if capacity > 0.0 {
+                (layer.density / capacity).min(1.0)
+            } else {
+                0.0
+            },
+        })
+    }
+
     /// Recompute the given chunks (for instance from [`chunks_to_rebuild`]) after an edit; the
     /// result equals a fresh [`place`] with the same arguments.
     pub fn rebuild_chunks(

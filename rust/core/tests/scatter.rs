@@ -933,3 +933,30 @@ fn erase_masks_encode_decode_and_resample() {
     );
     assert!(a.resample(n) == a);
 }
+
+#[test]
+fn an_empty_placement_filled_chunk_by_chunk_equals_place() {
+    let n = island().field.resolution;
+    for layer in layers() {
+        let full = place(&input(), &layer, None, 9, CHUNK);
+        let mut p = Placement::empty(&layer, n, CHUNK).unwrap();
+        assert!(p.is_empty());
+        assert_eq!(
+            (p.capacity, p.capped, p.keep, p.chunks_per_side),
+            (full.capacity, full.capped, full.keep, full.chunks_per_side)
+        );
+        let cps = p.chunks_per_side;
+        for cz in 0..cps {
+            for cx in 0..cps {
+                p.rebuild_chunks(&input(), &layer, None, 9, &[(cx, cz)])
+                    .unwrap();
+            }
+        }
+        assert_eq!(placement_bits(&p), placement_bits(&full), "{}", layer.name);
+    }
+    let bad = ScatterLayer {
+        min_distance: 0.0,
+        ..ScatterLayer::default()
+    };
+    assert!(Placement::empty(&bad, n, CHUNK).is_err());
+}

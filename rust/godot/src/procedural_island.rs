@@ -1259,15 +1259,19 @@ impl ProceduralIsland {
     }
 
     /// Per frame: build the nodes of a background placement (then emit the end of the
-    /// generation), or re-place the scatter layers whose properties changed.
+    /// generation), or re-place the scatter layers whose `changed` signal fired, chunk by chunk
+    /// within [member build_budget_ms].
     fn scatter_process(&mut self) {
+        let Some(island) = self.island.clone() else {
+            return;
+        };
+        let budget = self.build_budget_ms;
         if self.scatter.is_pending() {
             let serial = self.job.serial();
-            let budget = self.build_budget_ms;
             let mut scatter = std::mem::take(&mut self.scatter);
             let step = {
                 let mut parent = self.base_mut();
-                scatter.continue_build(&mut parent, serial, budget)
+                scatter.continue_build(&mut parent, &island, serial, budget)
             };
             let counts = PackedInt64Array::from(scatter.counts());
             let ms = scatter.last_place_ms + scatter.last_build_ms;
@@ -1284,24 +1288,27 @@ impl ProceduralIsland {
         if self.is_generating() {
             return;
         }
-        let Some(island) = self.island.clone() else {
-            return;
-        };
-        let specs = scatter_nodes::specs(&self.scatter_layers);
-        let paint = self.splat_paint.clone();
-        let n = island.field.resolution;
-        let mut scatter = std::mem::take(&mut self.scatter);
-        let changed = {
-            let mut parent = self.base_mut();
-            scatter.sync(&mut parent, &island, specs, |i| {
-                paint.as_ref().and_then(|p| p.bind().erase_mask_for(i, n))
-            })
-        };
-        if changed {
-            let counts = PackedInt64Array::from(scatter.counts());
-            self.last_stats.set("scatter_counts", &counts);
+        self.scatter.watch(&self.scatter_layers);
+        if self.scatter.has_changes() {
+            let paint = self.splat_paint.clone();
+            let n = island.field.resolution;
+            self.scatter
+                .apply_changes(&self.scatter_layers, &island, |i| {
+                    paint.as_ref().and_then(|p| p.bind().erase_mask_for(i, n))
+                });
         }
-        self.scatter = scatter;
+        if self.scatter.is_busy() {
+            let mut scatter = std::mem::take(&mut self.scatter);
+            let finished = {
+                let mut parent = self.base_mut();
+                scatter.run_queue(&mut parent, &island, budget)
+            };
+            if finished {
+                let counts = PackedInt64Array::from(scatter.counts());
+                self.last_stats.set("scatter_counts", &counts);
+            }
+            self.scatter = scatter;
+        }
     }
 
     fn import_impl(&mut self, path: &str) -> island_io::IoResult<()> {

@@ -19,86 +19,110 @@ pub struct ScatterLayer {
     /// Mesh drawn for every instance; null draws the built-in mesh [member builtin_mesh].
     #[export_group(name = "Mesh")]
     #[export]
+    #[var(set)]
     mesh: Option<Gd<Mesh>>,
     /// Built-in low-poly mesh with vertex colours, used while [member mesh] is null:
     /// [constant PALM], [constant BROADLEAF], [constant CONIFER], [constant ROCK] or
     /// [constant GRASS].
     #[export(enum = (PALM = 0, BROADLEAF = 1, CONIFER = 2, ROCK = 3, GRASS = 4))]
+    #[var(set)]
     builtin_mesh: i32,
     /// Instances per 100 m² of fully eligible ground (capped at what [member min_distance]
     /// allows, about 65 / min_distance²).
     #[export_group(name = "Placement")]
     #[export(range = (0.0, 200.0, 0.1, or_greater))]
+    #[var(set)]
     density: f32,
     /// No two instances of the layer closer than this (horizontally), metres (0.25..1000).
     #[export(range = (0.25, 100.0, 0.05, or_greater, suffix = "m"))]
+    #[var(set)]
     min_distance: f32,
     /// Mixed into the seed so that layers with the same settings differ.
     #[export(range = (0.0, 100000.0, 1.0, or_greater))]
+    #[var(set)]
     seed_salt: i64,
     /// Lowest terrain height, metres.
     #[export_group(name = "Height Mask")]
     #[export(range = (-100.0, 1000.0, 0.1, or_less, or_greater, suffix = "m"))]
+    #[var(set)]
     min_height: f32,
     /// Highest terrain height, metres.
     #[export(range = (-100.0, 1000.0, 0.1, or_less, or_greater, suffix = "m"))]
+    #[var(set)]
     max_height: f32,
     /// Smooth fade inside each height limit, metres.
     #[export(range = (0.0, 100.0, 0.1, or_greater, suffix = "m"))]
+    #[var(set)]
     height_fade: f32,
     /// Lowest terrain slope, degrees.
     #[export_group(name = "Slope Mask")]
     #[export(range = (0.0, 90.0, 0.1, suffix = "°"))]
+    #[var(set)]
     min_slope_degrees: f32,
     /// Steepest terrain slope, degrees.
     #[export(range = (0.0, 90.0, 0.1, suffix = "°"))]
+    #[var(set)]
     max_slope_degrees: f32,
     /// Smooth fade inside each slope limit, degrees.
     #[export(range = (0.0, 90.0, 0.1, suffix = "°"))]
+    #[var(set)]
     slope_fade: f32,
     /// Biomes allowed: bit `i` = biome index `i` (see [method ProceduralIsland.get_biome_at]);
     /// -1 = every biome.
     #[export_group(name = "Biome and Splat Mask")]
     #[export]
+    #[var(set)]
     biome_mask: i64,
     /// Splat layer that must be present (0 sand, 1 grass, 2 rock, 3 snow); -1 = no splat mask.
     #[export(range = (-1.0, 7.0, 1.0))]
+    #[var(set)]
     splat_layer: i32,
     /// Splat weight (0..1) of [member splat_layer] below which nothing is placed.
     #[export(range = (0.0, 1.0, 0.01))]
+    #[var(set)]
     splat_min_weight: f32,
     /// Smooth fade above [member splat_min_weight] (0 = hard edge).
     #[export(range = (0.0, 1.0, 0.01))]
+    #[var(set)]
     splat_fade: f32,
     /// Smallest uniform scale.
     #[export_group(name = "Instances")]
     #[export(range = (0.01, 10.0, 0.01, or_greater))]
+    #[var(set)]
     scale_min: f32,
     /// Largest uniform scale (>= scale_min).
     #[export(range = (0.01, 10.0, 0.01, or_greater))]
+    #[var(set)]
     scale_max: f32,
     /// Random rotation about the up axis.
     #[export]
+    #[var(set)]
     random_yaw: bool,
     /// 0 = upright, 1 = along the terrain normal.
     #[export(range = (0.0, 1.0, 0.01))]
+    #[var(set)]
     align_to_normal: f32,
     /// How far instances sink below the surface, metres.
     #[export(range = (-10.0, 10.0, 0.01, or_less, or_greater, suffix = "m"))]
+    #[var(set)]
     sink: f32,
     /// Camera distance from which instances are drawn (GeometryInstance3D
     /// `visibility_range_begin`), metres.
     #[export_group(name = "Visibility")]
     #[export(range = (0.0, 10000.0, 1.0, or_greater, suffix = "m"))]
+    #[var(set)]
     visibility_range_begin: f32,
     /// Fade margin at [member visibility_range_begin], metres.
     #[export(range = (0.0, 10000.0, 1.0, or_greater, suffix = "m"))]
+    #[var(set)]
     visibility_range_begin_margin: f32,
     /// Camera distance beyond which instances are hidden (0 = always drawn), metres.
     #[export(range = (0.0, 10000.0, 1.0, or_greater, suffix = "m"))]
+    #[var(set)]
     visibility_range_end: f32,
     /// Fade margin at [member visibility_range_end] (instances fade out over it), metres.
     #[export(range = (0.0, 10000.0, 1.0, or_greater, suffix = "m"))]
+    #[var(set)]
     visibility_range_end_margin: f32,
 }
 
@@ -136,8 +160,56 @@ impl IResource for ScatterLayer {
     }
 }
 
-#[godot_api]
-impl ScatterLayer {
+/// The primary `#[godot_api]` block of [`ScatterLayer`] with `items`, plus one `#[func]` setter per
+/// listed property that emits `changed` when the value differs (the island re-places a layer on
+/// its `changed` signal instead of comparing every layer every frame).
+macro_rules! layer_api {
+    ([$($field:ident / $set:ident : $ty:ty),* $(,)?] $($items:tt)*) => {
+        #[godot_api]
+        impl ScatterLayer {
+            $($items)*
+            $(
+                /// Property setter: emits `changed` when the value differs.
+                #[func]
+                pub fn $set(&mut self, value: $ty) {
+                    if self.$field != value {
+                        self.$field = value;
+                        self.base_mut().emit_changed();
+                    }
+                }
+            )*
+        }
+    };
+}
+
+layer_api! {
+    [
+    mesh / set_mesh: Option<Gd<Mesh>>,
+    builtin_mesh / set_builtin_mesh: i32,
+    density / set_density: f32,
+    min_distance / set_min_distance: f32,
+    seed_salt / set_seed_salt: i64,
+    min_height / set_min_height: f32,
+    max_height / set_max_height: f32,
+    height_fade / set_height_fade: f32,
+    min_slope_degrees / set_min_slope_degrees: f32,
+    max_slope_degrees / set_max_slope_degrees: f32,
+    slope_fade / set_slope_fade: f32,
+    biome_mask / set_biome_mask: i64,
+    splat_layer / set_splat_layer: i32,
+    splat_min_weight / set_splat_min_weight: f32,
+    splat_fade / set_splat_fade: f32,
+    scale_min / set_scale_min: f32,
+    scale_max / set_scale_max: f32,
+    random_yaw / set_random_yaw: bool,
+    align_to_normal / set_align_to_normal: f32,
+    sink / set_sink: f32,
+    visibility_range_begin / set_visibility_range_begin: f32,
+    visibility_range_begin_margin / set_visibility_range_begin_margin: f32,
+    visibility_range_end / set_visibility_range_end: f32,
+    visibility_range_end_margin / set_visibility_range_end_margin: f32,
+    ]
+
     /// Built-in mesh: leaning palm, ~7 m.
     #[constant]
     pub const PALM: i32 = 0;

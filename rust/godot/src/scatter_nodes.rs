@@ -3,9 +3,12 @@
 //! `island_core::scatter::place_all` (placement runs on the rayon pool over the island's plain
 //! data; the main thread only builds the Godot objects).
 //!
-//! The node hands over its `scatter_layers` as [`LayerSpec`]s; a spec that differs from the one
-//! the layer was placed with (a property changed, see [`ScatterNodes::sync`]) re-places that
-//! layer alone.
+//! Work on the main thread is spread over frames as chunk jobs (one layer's chunk: place it, or
+//! only build its MultiMesh) run within the node's per-frame budget ([`ScatterNodes::run_queue`]):
+//! the MultiMeshes of a background placement (`regenerate_async`) and every re-placement of a
+//! layer whose resource changed. Changes are seen through each `ScatterLayer`'s `changed` signal
+//! ([`ScatterNodes::watch`]): a frame without a change reads no layer property; a changed layer
+//! is re-placed alone, chunk by chunk.
 
 use crate::scatter_layer::ScatterLayer;
 use godot::classes::base_material_3d::Flags;
@@ -19,6 +22,9 @@ use island_core::paint::Rect;
 use island_core::scatter::{self as core, EraseMask, Placement, ScatterInput};
 use island_core::scatter_meshes::MeshKind;
 use island_core::Island;
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Rc;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{channel, Receiver, TryRecvError};
 use std::sync::Arc;
@@ -36,23 +42,26 @@ pub struct LayerSpec {
 /// reason).
 pub type SpecResult = Result<Option<LayerSpec>, String>;
 
+/// The spec of entry `i` of `scatter_layers`.
+fn spec_of(i: usize, l: &Option<Gd<ScatterLayer>>) -> SpecResult {
+    let Some(l) = l else { return Ok(None) };
+    let b = l.bind();
+    match b.to_core() {
+        Ok(core) => Ok(Some(LayerSpec {
+            core,
+            mesh: b.custom_mesh(),
+            visibility: b.visibility(),
+        })),
+        Err(e) => Err(format!("invalid scatter layer {i}: {e}")),
+    }
+}
+
 /// The specs of `layers`.
 pub fn specs(layers: &Array<Option<Gd<ScatterLayer>>>) -> Vec<SpecResult> {
     layers
         .iter_shared()
         .enumerate()
-        .map(|(i, l)| {
-            let Some(l) = l else { return Ok(None) };
-            let b = l.bind();
-            match b.to_core() {
-                Ok(core) => Ok(Some(LayerSpec {
-                    core,
-                    mesh: b.custom_mesh(),
-                    visibility: b.visibility(),
-                })),
-                Err(e) => Err(format!("invalid scatter layer {i}: {e}")),
-            }
-        })
+        .map(|(i, l)| spec_of(i, &l))
         .collect()
 }
 
@@ -61,6 +70,614 @@ struct LayerState {
     spec: Option<SpecResult>,
     placement: Option<Placement>,
     nodes: Vec<Option<Gd<MultiMeshInstance3D>>>,
+    /// Erase mask the layer is placed with (at the island's resolution).
+    mask: Option<EraseMask>,
+    /// Bumped whenever the layer is placed anew: queued jobs of an older epoch are dropped.
+    epoch: u64,
+}
+
+/// One chunk of one layer to do on the main thread.
+struct Job {
+    layer: usize,
+    chunk: usize,
+    /// Place the chunk (from the layer's spec and mask) before building its MultiMesh.
+    place: bool,
+    epoch: u64,
+}
+
+/// The `changed` connection of one `scatter_layers` entry.
+struct Watched {
+    layer: Gd<ScatterLayer>,
+    callable: Callable,
+}
+
+/// The scatter nodes of one island (see the module doc).
+#[derive(Default)]
+pub struct ScatterNodes {
+    layers: Vec<LayerState>,
+    builtin: Vec<Option<Gd<ArrayMesh>>>,
+    /// Milliseconds of the last placement (rayon) and node build (main thread).
+    pub last_place_ms: f64,
+    pub last_build_ms: f64,
+    /// Seed and chunk size of the last full placement.
+    seed: u64,
+    chunk_size: usize,
+    /// A placement running on a thread after `regenerate_async`, then its nodes being built.
+    pending: Option<Pending>,
+    /// Chunk jobs, run within the frame budget by [`Self::run_queue`].
+    queue: VecDeque<Job>,
+    /// Instance ids of layers whose `changed` fired (written by the signal callables).
+    dirty: Rc<RefCell<Vec<InstanceId>>>,
+    /// The `changed` connection per `scatter_layers` entry (`None` for a null entry).
+    watched: Vec<Option<Watched>>,
+    /// Entries to re-check (found changed or replaced).
+    recheck: Vec<usize>,
+    /// Milliseconds spent in the latest call of [`Self::run_queue`] and the most in one call since
+    /// the last [`Self::take_worst_frame_ms`].
+    pub frame_ms: f64,
+    worst_frame_ms: f64,
+}
+
+/// Placement result of the background thread: placements of the valid layers (in order) and
+/// the milliseconds it took.
+type Placed = (Result<Vec<Placement>, String>, f64);
+
+/// A background placement and the build of its nodes (see [`ScatterNodes::start`]).
+struct Pending {
+    /// Generation serial it belongs to (a newer generation drops it).
+    serial: u64,
+    specs: Vec<SpecResult>,
+    masks: Vec<Option<EraseMask>>,
+    rx: Option<Receiver<Placed>>,
+    /// The placements arrived and their chunk jobs are queued.
+    queued: bool,
+    place_ms: f64,
+    build_ms: f64,
+}
+
+/// What [`ScatterNodes::continue_build`] did.
+pub enum Progress {
+    /// Nothing pending.
+    Idle,
+    /// Still placing or building.
+    Working,
+    /// Every layer is in place.
+    Finished,
+}
+
+impl ScatterNodes {
+    /// Place every layer on `island` and build the nodes now; errors of invalid layers are
+    /// reported (those layers stay empty). Returns the per-layer counts.
+    pub fn place_all(
+        &mut self,
+        parent: &mut Gd<Node3D>,
+        island: &Island,
+        seed: u64,
+        chunk_size: usize,
+        specs: Vec<SpecResult>,
+        erase: Vec<Option<EraseMask>>,
+    ) -> Vec<i64> {
+        self.seed = seed;
+        self.chunk_size = chunk_size;
+        self.queue.clear();
+        let valid: Vec<(usize, core::ScatterLayer)> = specs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| match s {
+                Ok(Some(s)) => Some((i, s.core.clone())),
+                _ => None,
+            })
+            .collect();
+        let t = Instant::now();
+        let cores: Vec<core::ScatterLayer> = valid.iter().map(|v| v.1.clone()).collect();
+        let masks: Vec<Option<EraseMask>> = valid
+            .iter()
+            .map(|(i, _)| erase.get(*i).cloned().flatten())
+            .collect();
+        let placed = match with_input(island, |input| {
+            place_all(input, &cores, &masks, seed, chunk_size)
+        }) {
+            Ok(p) => p,
+            Err(e) => {
+                godot_error!("ProceduralIsland: scatter: {e}");
+                Vec::new()
+            }
+        };
+        self.last_place_ms = t.elapsed().as_secs_f64() * 1e3;
+        let mut placements: Vec<Option<Placement>> = (0..specs.len()).map(|_| None).collect();
+        for ((i, _), p) in valid.iter().zip(placed) {
+            placements[*i] = Some(p);
+        }
+        let t = Instant::now();
+        self.truncate(specs.len());
+        for (i, (spec, p)) in specs.into_iter().zip(placements).enumerate() {
+            if let Err(e) = &spec {
+                godot_error!("ProceduralIsland: {e}");
+            }
+            let mask = erase.get(i).cloned().flatten();
+            self.setup(i, spec, p, mask, false);
+            self.build_layer_now(parent, i);
+        }
+        self.last_build_ms = t.elapsed().as_secs_f64() * 1e3;
+        self.counts()
+    }
+
+    /// Start placing every layer of `island` on a thread (plain data only: the island, the core
+    /// layers, the erase masks); the nodes are then built by [`Self::continue_build`] within the
+    /// frame budget. `serial` is the generation's; [`Self::continue_build`] drops the work when
+    /// it changes.
+    pub fn start(
+        &mut self,
+        island: Arc<Island>,
+        seed: u64,
+        chunk_size: usize,
+        specs: Vec<SpecResult>,
+        erase: Vec<Option<EraseMask>>,
+        serial: u64,
+    ) {
+        self.seed = seed;
+        self.chunk_size = chunk_size;
+        self.queue.clear();
+        let (cores, masks): (Vec<core::ScatterLayer>, Vec<Option<EraseMask>>) = specs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| match s {
+                Ok(Some(s)) => Some((s.core.clone(), erase.get(i).cloned().flatten())),
+                _ => None,
+            })
+            .unzip();
+        let (tx, rx) = channel::<Placed>();
+        let spawned = std::thread::Builder::new()
+            .name("procedural_island_scatter".into())
+            .spawn(move || {
+                let t = Instant::now();
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    with_input(&island, |input| {
+                        place_all(input, &cores, &masks, seed, chunk_size)
+                    })
+                }))
+                .unwrap_or_else(|_| Err("internal error while placing".into()));
+                let _ = tx.send((r, t.elapsed().as_secs_f64() * 1e3));
+            });
+        let rx = match spawned {
+            Ok(h) => {
+                crate::worker::track(Arc::new(AtomicBool::new(false)), h);
+                Some(rx)
+            }
+            Err(e) => {
+                godot_error!("ProceduralIsland: scatter thread: {e}");
+                None
+            }
+        };
+        self.pending = Some(Pending {
+            serial,
+            specs,
+            masks: erase,
+            rx,
+            queued: false,
+            place_ms: 0.0,
+            build_ms: 0.0,
+        });
+    }
+
+    /// Whether a background placement or its node build is under way.
+    pub fn is_pending(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// Drop a background placement (a newer generation replaces it).
+    pub fn abort(&mut self) {
+        self.pending = None;
+    }
+
+    /// Collect the background placement, then build its chunks' MultiMeshes for up to
+    /// `budget_ms` per call (at least one chunk per call).
+    pub fn continue_build(
+        &mut self,
+        parent: &mut Gd<Node3D>,
+        island: &Island,
+        serial: u64,
+        budget_ms: f32,
+    ) -> Progress {
+        let Some(mut p) = self.pending.take() else {
+            return Progress::Idle;
+        };
+        if p.serial != serial {
+            return Progress::Idle;
+        }
+        let t = Instant::now();
+        if !p.queued {
+            let mut placements: Vec<Option<Placement>> = (0..p.specs.len()).map(|_| None).collect();
+            if let Some(rx) = &p.rx {
+                match rx.try_recv() {
+                    Ok((r, ms)) => {
+                        p.place_ms = ms;
+                        match r {
+                            Ok(placed) => {
+                                let mut it = placed.into_iter();
+                                for (i, s) in p.specs.iter().enumerate() {
+                                    if let Ok(Some(_)) = s {
+                                        placements[i] = it.next();
+                                    }
+                                }
+                            }
+                            Err(e) => godot_error!("ProceduralIsland: scatter: {e}"),
+                        }
+                    }
+                    Err(TryRecvError::Empty) => {
+                        self.pending = Some(p);
+                        return Progress::Working;
+                    }
+                    Err(TryRecvError::Disconnected) => {}
+                }
+            }
+            p.rx = None;
+            p.queued = true;
+            let specs = std::mem::take(&mut p.specs);
+            self.truncate(specs.len());
+            for (i, (spec, placement)) in specs.into_iter().zip(placements).enumerate() {
+                if let Err(e) = &spec {
+                    godot_error!("ProceduralIsland: {e}");
+                }
+                let mask = p.masks.get(i).cloned().flatten();
+                self.setup(i, spec, placement, mask, false);
+            }
+        }
+        let left = budget_ms as f64 - t.elapsed().as_secs_f64() * 1e3;
+        self.run_queue(parent, island, left as f32);
+        p.build_ms += t.elapsed().as_secs_f64() * 1e3;
+        if !self.queue.is_empty() {
+            self.pending = Some(p);
+            return Progress::Working;
+        }
+        self.last_place_ms = p.place_ms;
+        self.last_build_ms = p.build_ms;
+        Progress::Finished
+    }
+
+    /// Follow `scatter_layers`: connect to the `changed` signal of each entry (reconnecting when
+    /// the array's entries are replaced, added or removed) and remember which entries to
+    /// re-check. Reads no layer property; cheap enough for every frame.
+    pub fn watch(&mut self, layers: &Array<Option<Gd<ScatterLayer>>>) {
+        let n = layers.len();
+        let mut changed_len = false;
+        while self.watched.len() > n {
+            if let Some(w) = self.watched.pop().flatten() {
+                disconnect(w);
+            }
+            changed_len = true;
+        }
+        if changed_len {
+            self.truncate(n);
+        }
+        for (i, l) in layers.iter_shared().enumerate() {
+            let same = match (self.watched.get(i), &l) {
+                (Some(Some(w)), Some(l)) => w.layer.instance_id() == l.instance_id(),
+                (Some(None), None) => true,
+                _ => false,
+            };
+            if same {
+                continue;
+            }
+            if i >= self.watched.len() {
+                self.watched.resize_with(i + 1, || None);
+            }
+            if let Some(w) = self.watched[i].take() {
+                disconnect(w);
+            }
+            if let Some(mut l) = l {
+                let id = l.instance_id();
+                let dirty = self.dirty.clone();
+                let callable = Callable::from_fn("scatter_layer_changed", move |_args| {
+                    dirty.borrow_mut().push(id);
+                });
+                l.connect("changed", &callable);
+                self.watched[i] = Some(Watched { layer: l, callable });
+            }
+            self.recheck.push(i);
+        }
+        let ids = std::mem::take(&mut *self.dirty.borrow_mut());
+        for id in ids {
+            for (i, w) in self.watched.iter().enumerate() {
+                if w.as_ref().is_some_and(|w| w.layer.instance_id() == id) {
+                    self.recheck.push(i);
+                }
+            }
+        }
+    }
+
+    /// Whether [`Self::watch`] found entries to re-check.
+    pub fn has_changes(&self) -> bool {
+        !self.recheck.is_empty()
+    }
+
+    /// Re-check the entries [`Self::watch`] flagged: a layer whose spec differs from the one it
+    /// was placed with is re-placed alone, chunk by chunk through the job queue (its old
+    /// instances stay drawn until their chunk is redone). `erase_for(i)` gives layer `i`'s erase
+    /// mask. Whether any layer changed.
+    pub fn apply_changes(
+        &mut self,
+        layers: &Array<Option<Gd<ScatterLayer>>>,
+        island: &Island,
+        erase_for: impl Fn(usize) -> Option<EraseMask>,
+    ) -> bool {
+        let mut todo = std::mem::take(&mut self.recheck);
+        todo.sort_unstable();
+        todo.dedup();
+        let mut changed = false;
+        for i in todo {
+            if i >= layers.len() {
+                continue;
+            }
+            if self.layers.len() <= i {
+                self.truncate(i + 1);
+            }
+            let spec = spec_of(i, &layers.at(i));
+            if self.layers[i].spec.as_ref() == Some(&spec) {
+                continue;
+            }
+            changed = true;
+            let placement = match &spec {
+                Ok(Some(s)) => {
+                    let n = island.field.resolution;
+                    match Placement::empty(&s.core, n, self.chunk_size.max(1)) {
+                        Ok(fresh) => match self.layers[i].placement.take() {
+                            // Keep the old instances until each chunk is redone.
+                            Some(mut old) if old.chunks.len() == fresh.chunks.len() => {
+                                old.capacity = fresh.capacity;
+                                old.capped = fresh.capped;
+                                old.keep = fresh.keep;
+                                Some(old)
+                            }
+                            _ => Some(fresh),
+                        },
+                        Err(e) => {
+                            godot_error!("ProceduralIsland: scatter layer {i}: {e}");
+                            None
+                        }
+                    }
+                }
+                Ok(None) => None,
+                Err(e) => {
+                    godot_error!("ProceduralIsland: {e}");
+                    None
+                }
+            };
+            self.setup(i, spec, placement, erase_for(i), true);
+        }
+        changed
+    }
+
+    /// Run queued chunk jobs for up to `budget_ms` (at least one when any is queued). Returns
+    /// whether the queue emptied during this call.
+    pub fn run_queue(&mut self, parent: &mut Gd<Node3D>, island: &Island, budget_ms: f32) -> bool {
+        if self.queue.is_empty() {
+            self.frame_ms = 0.0;
+            return false;
+        }
+        let t = Instant::now();
+        let budget =
+            Duration::try_from_secs_f64((budget_ms.max(0.0) as f64) / 1e3).unwrap_or(Duration::MAX);
+        let seed = self.seed;
+        let mut looks: Vec<Option<Option<Look>>> = Vec::new();
+        let mut done = 0usize;
+        while !self.queue.is_empty() {
+            if done > 0 && t.elapsed() >= budget {
+                break;
+            }
+            let Some(job) = self.queue.pop_front() else {
+                break;
+            };
+            let Some(layer) = self.layers.get(job.layer) else {
+                continue;
+            };
+            if layer.epoch != job.epoch {
+                continue;
+            }
+            let Some(Ok(Some(spec))) = layer.spec.clone() else {
+                continue;
+            };
+            if looks.len() <= job.layer {
+                looks.resize_with(job.layer + 1, || None);
+            }
+            if looks[job.layer].is_none() {
+                looks[job.layer] = Some(self.look(&Ok(Some(spec.clone()))));
+            }
+            let layer = &mut self.layers[job.layer];
+            if job.place {
+                let mask = layer.mask.as_ref();
+                if let Some(p) = layer.placement.as_mut() {
+                    let cps = p.chunks_per_side;
+                    let c = (job.chunk % cps, job.chunk / cps);
+                    let r = with_input(island, |input| {
+                        p.rebuild_chunks(input, &spec.core, mask, seed, &[c])
+                    });
+                    if let Err(e) = r {
+                        godot_error!("ProceduralIsland: scatter layer {}: {e}", job.layer);
+                    }
+                }
+            }
+            if let Some(Some(look)) = &looks[job.layer] {
+                layer.build_chunk(parent, job.layer, job.chunk, look);
+            }
+            done += 1;
+        }
+        self.frame_ms = t.elapsed().as_secs_f64() * 1e3;
+        self.worst_frame_ms = self.worst_frame_ms.max(self.frame_ms);
+        self.queue.is_empty()
+    }
+
+    /// Whether chunk jobs are queued.
+    pub fn is_busy(&self) -> bool {
+        !self.queue.is_empty()
+    }
+
+    /// The most milliseconds one [`Self::run_queue`] call took since the last call of this.
+    pub fn take_worst_frame_ms(&mut self) -> f64 {
+        std::mem::take(&mut self.worst_frame_ms)
+    }
+
+    /// Instances per layer.
+    pub fn counts(&self) -> Vec<i64> {
+        self.layers
+            .iter()
+            .map(|l| l.placement.as_ref().map_or(0, |p| p.len() as i64))
+            .collect()
+    }
+
+    /// Instances of layer `i` (0 when out of range).
+    pub fn count(&self, i: usize) -> i64 {
+        self.counts().get(i).copied().unwrap_or(0)
+    }
+
+    /// Node-local positions of layer `i`'s instances.
+    pub fn positions(&self, i: usize) -> PackedVector3Array {
+        let Some(p) = self.layers.get(i).and_then(|l| l.placement.as_ref()) else {
+            return PackedVector3Array::new();
+        };
+        p.iter()
+            .map(|inst| Vector3::new(inst.position[0], inst.position[1], inst.position[2]))
+            .collect()
+    }
+
+    /// Free every node and drop the `changed` connections (the node leaves).
+    pub fn free_all(&mut self) {
+        self.truncate(0);
+        for w in std::mem::take(&mut self.watched).into_iter().flatten() {
+            disconnect(w);
+        }
+        self.queue.clear();
+    }
+
+    fn truncate(&mut self, n: usize) {
+        while self.layers.len() > n {
+            if let Some(l) = self.layers.pop() {
+                free_nodes(l.nodes);
+            }
+        }
+        while self.layers.len() < n {
+            self.layers.push(LayerState::default());
+        }
+    }
+
+    /// Make layer `i` show `placement` (`None`: hide it): store it with its spec and mask, size
+    /// the node pool, and queue a job per chunk (placing it first when `place`).
+    fn setup(
+        &mut self,
+        i: usize,
+        spec: SpecResult,
+        placement: Option<Placement>,
+        mask: Option<EraseMask>,
+        place: bool,
+    ) {
+        let drawn = matches!(spec, Ok(Some(_)));
+        let layer = &mut self.layers[i];
+        layer.epoch += 1;
+        let chunks = placement.as_ref().map_or(0, |p| p.chunks.len());
+        layer.resize(chunks);
+        layer.spec = Some(spec);
+        layer.placement = placement;
+        layer.mask = mask;
+        if !drawn || layer.placement.is_none() {
+            layer.hide_all();
+            return;
+        }
+        let epoch = layer.epoch;
+        self.queue.extend((0..chunks).map(|chunk| Job {
+            layer: i,
+            chunk,
+            place,
+            epoch,
+        }));
+    }
+
+    /// Build every chunk of layer `i` now (dropping its queued jobs).
+    fn build_layer_now(&mut self, parent: &mut Gd<Node3D>, i: usize) {
+        let epoch = self.layers[i].epoch;
+        self.queue.retain(|j| !(j.layer == i && j.epoch == epoch));
+        let spec = self.layers[i].spec.clone();
+        let Some(spec @ Ok(Some(_))) = spec else {
+            return;
+        };
+        let Some(look) = self.look(&spec) else { return };
+        let layer = &mut self.layers[i];
+        for c in 0..layer.nodes.len() {
+            layer.build_chunk(parent, i, c, &look);
+        }
+    }
+
+    /// Mesh and visibility range a spec draws with (`None` for a null or invalid layer).
+    fn look(&mut self, spec: &SpecResult) -> Option<Look> {
+        match spec {
+            Ok(Some(s)) => Some(Look {
+                mesh: match &s.mesh {
+                    Some(m) => m.clone(),
+                    None => self.builtin_mesh(s.core.mesh).upcast(),
+                },
+                visibility: s.visibility,
+            }),
+            _ => None,
+        }
+    }
+
+    /// After layer `i`'s erase mask changed in `rect` (samples): re-place the chunks that
+    /// rectangle can touch ([`core::chunks_to_rebuild`]) with `mask` and rebuild only their
+    /// MultiMeshes. Returns the number of chunks rebuilt (0 when the layer is not placed).
+    pub fn refresh_erase(
+        &mut self,
+        parent: &mut Gd<Node3D>,
+        island: &Island,
+        i: usize,
+        mask: Option<&EraseMask>,
+        rect: Rect,
+    ) -> usize {
+        if rect.is_empty() || self.pending.as_ref().is_some_and(|p| !p.queued) {
+            // A background placement started before this edit reads the mask it was given; the
+            // edit is picked up by the next placement of the layer.
+            return 0;
+        }
+        let (seed, chunk_size) = (self.seed, self.chunk_size);
+        let Some(spec) = self
+            .layers
+            .get(i)
+            .and_then(|l| l.spec.clone())
+            .and_then(|s| s.ok().flatten())
+        else {
+            return 0;
+        };
+        let look = self.look(&Ok(Some(spec.clone())));
+        let layer = &mut self.layers[i];
+        layer.mask = mask.cloned();
+        let Some(p) = layer.placement.as_mut() else {
+            return 0;
+        };
+        let chunks = core::chunks_to_rebuild(rect, island.field.resolution, chunk_size);
+        let r = with_input(island, |input| {
+            p.rebuild_chunks(input, &spec.core, mask, seed, &chunks)
+        });
+        if let Err(e) = r {
+            godot_error!("ProceduralIsland: scatter layer {i}: {e}");
+            return 0;
+        }
+        let cps = p.chunks_per_side;
+        if let Some(look) = &look {
+            for &(cx, cz) in &chunks {
+                layer.build_chunk(parent, i, cz * cps + cx, look);
+            }
+        }
+        chunks.len()
+    }
+
+    /// The built-in mesh `kind` as an ArrayMesh with vertex colours (built once).
+    fn builtin_mesh(&mut self, kind: MeshKind) -> Gd<ArrayMesh> {
+        let k = crate::scatter_layer::mesh_index(kind) as usize;
+        if self.builtin.len() <= k {
+            self.builtin.resize_with(k + 1, || None);
+        }
+        self.builtin[k]
+            .get_or_insert_with(|| builtin_array_mesh(kind))
+            .clone()
+    }
 }
 
 /// What a layer's MultiMeshes draw.
@@ -70,6 +687,14 @@ struct Look {
 }
 
 impl LayerState {
+    /// Resize the node pool to `chunks` (freeing the extra nodes).
+    fn resize(&mut self, chunks: usize) {
+        if self.nodes.len() > chunks {
+            free_nodes(self.nodes.split_off(chunks));
+        }
+        self.nodes.resize_with(chunks, || None);
+    }
+
     /// Hide every node of the layer.
     fn hide_all(&mut self) {
         for node in self.nodes.iter_mut().flatten() {
@@ -138,413 +763,14 @@ impl LayerState {
     }
 }
 
-/// The scatter nodes of one island (see the module doc).
-#[derive(Default)]
-pub struct ScatterNodes {
-    layers: Vec<LayerState>,
-    builtin: Vec<Option<Gd<ArrayMesh>>>,
-    /// Milliseconds of the last placement (rayon) and node build (main thread).
-    pub last_place_ms: f64,
-    pub last_build_ms: f64,
-    /// Seed and chunk size of the last full placement (used by [`Self::sync`]).
-    seed: u64,
-    chunk_size: usize,
-    /// A placement running on a thread after `regenerate_async`, then its nodes being built.
-    pending: Option<Pending>,
-}
-
-/// Placement result of the background thread: placements of the valid layers (in order) and
-/// the milliseconds it took.
-type Placed = (Result<Vec<Placement>, String>, f64);
-
-/// A background placement and the build of its nodes (see [`ScatterNodes::start`]).
-struct Pending {
-    /// Generation serial it belongs to (a newer generation drops it).
-    serial: u64,
-    specs: Vec<SpecResult>,
-    rx: Option<Receiver<Placed>>,
-    placements: Vec<Option<Placement>>,
-    /// Next layer whose nodes to build (once the placements arrived).
-    next: usize,
-    place_ms: f64,
-    build_ms: f64,
-}
-
-/// What [`ScatterNodes::continue_build`] did.
-pub enum Progress {
-    /// Nothing pending.
-    Idle,
-    /// Still placing or building.
-    Working,
-    /// Every layer is in place.
-    Finished,
-}
-
-impl ScatterNodes {
-    /// Place every layer on `island` and build the nodes; errors of invalid layers are reported
-    /// (those layers stay empty). Returns the per-layer counts.
-    pub fn place_all(
-        &mut self,
-        parent: &mut Gd<Node3D>,
-        island: &Island,
-        seed: u64,
-        chunk_size: usize,
-        specs: Vec<SpecResult>,
-        erase: Vec<Option<EraseMask>>,
-    ) -> Vec<i64> {
-        self.seed = seed;
-        self.chunk_size = chunk_size;
-        let valid: Vec<(usize, core::ScatterLayer)> = specs
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| match s {
-                Ok(Some(s)) => Some((i, s.core.clone())),
-                _ => None,
-            })
-            .collect();
-        let t = Instant::now();
-        let cores: Vec<core::ScatterLayer> = valid.iter().map(|v| v.1.clone()).collect();
-        let masks: Vec<Option<EraseMask>> = valid
-            .iter()
-            .map(|(i, _)| erase.get(*i).cloned().flatten())
-            .collect();
-        let placed = match with_input(island, |input| {
-            place_all(input, &cores, &masks, seed, chunk_size)
-        }) {
-            Ok(p) => p,
-            Err(e) => {
-                godot_error!("ProceduralIsland: scatter: {e}");
-                Vec::new()
-            }
-        };
-        self.last_place_ms = t.elapsed().as_secs_f64() * 1e3;
-        let mut placements: Vec<Option<Placement>> = (0..specs.len()).map(|_| None).collect();
-        for ((i, _), p) in valid.iter().zip(placed) {
-            placements[*i] = Some(p);
-        }
-        let t = Instant::now();
-        self.truncate(specs.len());
-        for (i, (spec, p)) in specs.into_iter().zip(placements).enumerate() {
-            if let Err(e) = &spec {
-                godot_error!("ProceduralIsland: {e}");
-            }
-            self.install(parent, i, spec, p);
-        }
-        self.last_build_ms = t.elapsed().as_secs_f64() * 1e3;
-        self.counts()
-    }
-
-    /// Start placing every layer of `island` on a thread (plain data only: the island, the core
-    /// layers); the nodes are then built by [`Self::continue_build`] within the frame budget.
-    /// `serial` is the generation's; [`Self::continue_build`] drops the work when it changes.
-    pub fn start(
-        &mut self,
-        island: Arc<Island>,
-        seed: u64,
-        chunk_size: usize,
-        specs: Vec<SpecResult>,
-        erase: Vec<Option<EraseMask>>,
-        serial: u64,
-    ) {
-        self.seed = seed;
-        self.chunk_size = chunk_size;
-        let (cores, masks): (Vec<core::ScatterLayer>, Vec<Option<EraseMask>>) = specs
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| match s {
-                Ok(Some(s)) => Some((s.core.clone(), erase.get(i).cloned().flatten())),
-                _ => None,
-            })
-            .unzip();
-        let (tx, rx) = channel::<Placed>();
-        let spawned = std::thread::Builder::new()
-            .name("procedural_island_scatter".into())
-            .spawn(move || {
-                let t = Instant::now();
-                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    with_input(&island, |input| {
-                        place_all(input, &cores, &masks, seed, chunk_size)
-                    })
-                }))
-                .unwrap_or_else(|_| Err("internal error while placing".into()));
-                let _ = tx.send((r, t.elapsed().as_secs_f64() * 1e3));
-            });
-        let rx = match spawned {
-            Ok(h) => {
-                crate::worker::track(Arc::new(AtomicBool::new(false)), h);
-                Some(rx)
-            }
-            Err(e) => {
-                godot_error!("ProceduralIsland: scatter thread: {e}");
-                None
-            }
-        };
-        let n = specs.len();
-        self.pending = Some(Pending {
-            serial,
-            specs,
-            rx,
-            placements: (0..n).map(|_| None).collect(),
-            next: 0,
-            place_ms: 0.0,
-            build_ms: 0.0,
-        });
-    }
-
-    /// Whether a background placement or its node build is under way.
-    pub fn is_pending(&self) -> bool {
-        self.pending.is_some()
-    }
-
-    /// Drop a background placement (a newer generation replaces it).
-    pub fn abort(&mut self) {
-        self.pending = None;
-    }
-
-    /// Collect the background placement and build its layers' nodes for up to `budget_ms`
-    /// (at least one layer per call once placed).
-    pub fn continue_build(
-        &mut self,
-        parent: &mut Gd<Node3D>,
-        serial: u64,
-        budget_ms: f32,
-    ) -> Progress {
-        let Some(mut p) = self.pending.take() else {
-            return Progress::Idle;
-        };
-        if p.serial != serial {
-            return Progress::Idle;
-        }
-        if let Some(rx) = &p.rx {
-            match rx.try_recv() {
-                Ok((r, ms)) => {
-                    p.place_ms = ms;
-                    p.rx = None;
-                    match r {
-                        Ok(placed) => {
-                            let mut it = placed.into_iter();
-                            for (i, s) in p.specs.iter().enumerate() {
-                                if let Ok(Some(_)) = s {
-                                    p.placements[i] = it.next();
-                                }
-                            }
-                        }
-                        Err(e) => godot_error!("ProceduralIsland: scatter: {e}"),
-                    }
-                }
-                Err(TryRecvError::Empty) => {
-                    self.pending = Some(p);
-                    return Progress::Working;
-                }
-                Err(TryRecvError::Disconnected) => p.rx = None,
-            }
-        }
-        let budget =
-            Duration::try_from_secs_f64((budget_ms.max(0.0) as f64) / 1e3).unwrap_or(Duration::MAX);
-        let t = Instant::now();
-        if p.next == 0 {
-            self.truncate(p.specs.len());
-        }
-        while p.next < p.specs.len() {
-            let i = p.next;
-            let spec = std::mem::replace(&mut p.specs[i], Ok(None));
-            if let Err(e) = &spec {
-                godot_error!("ProceduralIsland: {e}");
-            }
-            let placement = p.placements[i].take();
-            self.install(parent, i, spec, placement);
-            p.next += 1;
-            if t.elapsed() >= budget {
-                break;
-            }
-        }
-        p.build_ms += t.elapsed().as_secs_f64() * 1e3;
-        if p.next < p.specs.len() {
-            self.pending = Some(p);
-            return Progress::Working;
-        }
-        self.last_place_ms = p.place_ms;
-        self.last_build_ms = p.build_ms;
-        Progress::Finished
-    }
-
-    /// Re-place the layers whose spec changed since they were placed (and drop removed ones).
-    /// Whether anything changed.
-    pub fn sync(
-        &mut self,
-        parent: &mut Gd<Node3D>,
-        island: &Island,
-        specs: Vec<SpecResult>,
-        erase_for: impl Fn(usize) -> Option<EraseMask>,
-    ) -> bool {
-        let (seed, chunk_size) = (self.seed, self.chunk_size);
-        let mut changed = specs.len() != self.layers.len();
-        self.truncate(specs.len());
-        for (i, spec) in specs.into_iter().enumerate() {
-            if self.layers.get(i).and_then(|l| l.spec.as_ref()) == Some(&spec) {
-                continue;
-            }
-            changed = true;
-            let p = match &spec {
-                Ok(Some(s)) => {
-                    let mask = erase_for(i);
-                    let r = with_input(island, |input| {
-                        core::try_place(input, &s.core, mask.as_ref(), seed, chunk_size)
-                    });
-                    match r {
-                        Ok(p) => Some(p),
-                        Err(e) => {
-                            godot_error!("ProceduralIsland: scatter layer {i}: {e}");
-                            None
-                        }
-                    }
-                }
-                Ok(None) => None,
-                Err(e) => {
-                    godot_error!("ProceduralIsland: {e}");
-                    None
-                }
-            };
-            self.install(parent, i, spec, p);
-        }
-        changed
-    }
-
-    /// Instances per layer.
-    pub fn counts(&self) -> Vec<i64> {
-        self.layers
-            .iter()
-            .map(|l| l.placement.as_ref().map_or(0, |p| p.len() as i64))
-            .collect()
-    }
-
-    /// Instances of layer `i` (0 when out of range).
-    pub fn count(&self, i: usize) -> i64 {
-        self.counts().get(i).copied().unwrap_or(0)
-    }
-
-    /// Node-local positions of layer `i`'s instances.
-    pub fn positions(&self, i: usize) -> PackedVector3Array {
-        let Some(p) = self.layers.get(i).and_then(|l| l.placement.as_ref()) else {
-            return PackedVector3Array::new();
-        };
-        p.iter()
-            .map(|inst| Vector3::new(inst.position[0], inst.position[1], inst.position[2]))
-            .collect()
-    }
-
-    /// Free every node (the island's chunk count changed or the node leaves).
-    pub fn free_all(&mut self) {
-        self.truncate(0);
-    }
-
-    fn truncate(&mut self, n: usize) {
-        while self.layers.len() > n {
-            if let Some(l) = self.layers.pop() {
-                free_nodes(l.nodes);
-            }
-        }
-        while self.layers.len() < n {
-            self.layers.push(LayerState::default());
-        }
-    }
-
-    fn install(
-        &mut self,
-        parent: &mut Gd<Node3D>,
-        i: usize,
-        spec: SpecResult,
-        placement: Option<Placement>,
-    ) {
-        let look = self.look(&spec);
-        let layer = &mut self.layers[i];
-        let chunks = placement.as_ref().map_or(0, |p| p.chunks.len());
-        if layer.nodes.len() > chunks {
-            free_nodes(layer.nodes.split_off(chunks));
-        }
-        layer.nodes.resize_with(chunks, || None);
-        layer.spec = Some(spec);
-        layer.placement = placement;
-        match (&look, layer.placement.is_some()) {
-            (Some(look), true) => {
-                for c in 0..chunks {
-                    layer.build_chunk(parent, i, c, look);
-                }
-            }
-            _ => layer.hide_all(),
-        }
-    }
-
-    /// Mesh and visibility range a spec draws with (`None` for a null or invalid layer).
-    fn look(&mut self, spec: &SpecResult) -> Option<Look> {
-        match spec {
-            Ok(Some(s)) => Some(Look {
-                mesh: match &s.mesh {
-                    Some(m) => m.clone(),
-                    None => self.builtin_mesh(s.core.mesh).upcast(),
-                },
-                visibility: s.visibility,
-            }),
-            _ => None,
-        }
-    }
-
-    /// After layer `i`'s erase mask changed in `rect` (samples): re-place the chunks that
-    /// rectangle can touch ([`core::chunks_to_rebuild`]) with `mask` and rebuild only their
-    /// MultiMeshes. Returns the number of chunks rebuilt (0 when the layer is not placed).
-    pub fn refresh_erase(
-        &mut self,
-        parent: &mut Gd<Node3D>,
-        island: &Island,
-        i: usize,
-        mask: Option<&EraseMask>,
-        rect: Rect,
-    ) -> usize {
-        if rect.is_empty() || self.pending.is_some() {
-            // A background placement started before this edit reads the mask it was given; the
-            // edit is picked up by the next placement of the layer.
-            return 0;
-        }
-        let (seed, chunk_size) = (self.seed, self.chunk_size);
-        let Some(spec) = self
-            .layers
-            .get(i)
-            .and_then(|l| l.spec.clone())
-            .and_then(|s| s.ok().flatten())
-        else {
-            return 0;
-        };
-        let look = self.look(&Ok(Some(spec.clone())));
-        let layer = &mut self.layers[i];
-        let Some(p) = layer.placement.as_mut() else {
-            return 0;
-        };
-        let chunks = core::chunks_to_rebuild(rect, island.field.resolution, chunk_size);
-        let r = with_input(island, |input| {
-            p.rebuild_chunks(input, &spec.core, mask, seed, &chunks)
-        });
-        if let Err(e) = r {
-            godot_error!("ProceduralIsland: scatter layer {i}: {e}");
-            return 0;
-        }
-        let cps = p.chunks_per_side;
-        if let Some(look) = &look {
-            for &(cx, cz) in &chunks {
-                layer.build_chunk(parent, i, cz * cps + cx, look);
-            }
-        }
-        chunks.len()
-    }
-
-    /// The built-in mesh `kind` as an ArrayMesh with vertex colours (built once).
-    fn builtin_mesh(&mut self, kind: MeshKind) -> Gd<ArrayMesh> {
-        let k = crate::scatter_layer::mesh_index(kind) as usize;
-        if self.builtin.len() <= k {
-            self.builtin.resize_with(k + 1, || None);
-        }
-        self.builtin[k]
-            .get_or_insert_with(|| builtin_array_mesh(kind))
-            .clone()
+/// Disconnect a `changed` connection (the resource may already be gone).
+fn disconnect(w: Watched) {
+    let Watched {
+        mut layer,
+        callable,
+    } = w;
+    if layer.is_instance_valid() && layer.is_connected("changed", &callable) {
+        layer.disconnect("changed", &callable);
     }
 }
 
