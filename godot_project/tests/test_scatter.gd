@@ -225,3 +225,69 @@ func test_imported_heightmap_is_scattered() -> void:
 	check_eq(isl.get_scatter_count(0), n, "same instances on the imported heights")
 	check_eq(_multimesh_total(isl, 0), n, "MultiMeshes rebuilt after import")
 	DirAccess.remove_absolute(ProjectSettings.globalize_path(path))
+
+
+func test_layer_emits_changed_only_when_a_value_changes() -> void:
+	var l := _layer()
+	var fired := [0]
+	l.changed.connect(func() -> void: fired[0] += 1)
+	l.density = 9.0
+	check_eq(fired[0], 1, "setting a new value emits changed")
+	l.density = 9.0
+	check_eq(fired[0], 1, "setting the same value does not")
+	l.mesh = BoxMesh.new()
+	l.visibility_range_end = 50.0
+	l.set("sink", 0.7)
+	check_eq(fired[0], 4, "every property emits it (mesh, visibility, set())")
+
+
+func test_a_layer_edit_rebuilds_only_that_layer() -> void:
+	var l0 := _layer()
+	var l1 := _layer({"builtin_mesh": ScatterLayer.GRASS, "seed_salt": 3})
+	var isl := _scatter_island([l0, l1])
+	await wait_frames(2)
+	var mark := BoxMesh.new()
+	var marked := 0
+	for layer in 2:
+		for mmi in _multimeshes(isl, layer):
+			if mmi.visible:
+				mmi.multimesh.mesh = mark
+				marked += 1
+	check(marked > 4, "nodes marked (%d)" % marked)
+	var n0 := isl.get_scatter_count(0)
+	l0.density = 1.5
+	for i in 60:
+		await wait_frames(1)
+		if isl.get_scatter_count(0) != n0 and _multimesh_total(isl, 0) == isl.get_scatter_count(0):
+			break
+	check(isl.get_scatter_count(0) < n0, "layer 0 re-placed (%d -> %d)" % [n0, isl.get_scatter_count(0)])
+	var rebuilt0 := true
+	for mmi in _multimeshes(isl, 0):
+		if mmi.visible and mmi.multimesh.mesh == mark:
+			rebuilt0 = false
+	check(rebuilt0, "every visible chunk of the edited layer was rebuilt")
+	var kept1 := true
+	for mmi in _multimeshes(isl, 1):
+		if mmi.visible and mmi.multimesh.mesh != mark:
+			kept1 = false
+	check(kept1, "the other layer's MultiMeshes were not touched")
+
+
+func test_async_build_runs_chunk_by_chunk_within_the_budget() -> void:
+	# One dense layer over 16 × 16 chunks and the smallest budget: its MultiMeshes appear over
+	# several frames, a part of the layer at a time (not the whole layer in one frame).
+	var l := _layer({"builtin_mesh": ScatterLayer.GRASS, "density": 30.0, "min_distance": 1.5})
+	var isl := _scatter_island([l], {"generate_on_ready": false, "chunk_size": 16, "build_budget_ms": 0.5})
+	isl.regenerate_async()
+	var partial := 0
+	var frames := 0
+	while isl.is_generating() and frames < 3000:
+		await get_tree().process_frame
+		frames += 1
+		var t := _multimesh_total(isl, 0)
+		if t > 0 and t < isl.get_scatter_count(0):
+			partial += 1
+	check(not isl.is_generating(), "generation finished")
+	check(isl.get_scatter_count(0) > 1000, "dense layer (%d)" % isl.get_scatter_count(0))
+	check_eq(_multimesh_total(isl, 0), isl.get_scatter_count(0), "all MultiMeshes built in the end")
+	check(partial >= 2, "frames with the layer partly built: %d" % partial)
