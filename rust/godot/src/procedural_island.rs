@@ -680,7 +680,10 @@ impl ProceduralIsland {
     /// encoding against Godot's, or every chunk if it does not match this Godot version),
     /// `seed`, `requested_backend` and `adapter` (the GPU adapter's name, when the GPU generated
     /// the island), `scatter_counts` (instances per [member scatter_layers] entry),
-    /// `scatter_ms` (placement and MultiMesh build) and `scatter_place_ms` (placement alone).
+    /// `scatter_ms` (placement and MultiMesh build) and `scatter_place_ms` (placement alone);
+    /// after [method regenerate_async] also `scatter_frame_ms_max` (the most milliseconds one
+    /// frame spent building the scatter nodes, bounded by [member build_budget_ms] plus one chunk)
+    /// and `scatter_frame_cpu_ms_max` (its main-thread CPU time).
     /// Empty before the first generation.
     #[func]
     pub fn get_last_stats(&self) -> VarDictionary {
@@ -1276,8 +1279,17 @@ impl ProceduralIsland {
             let counts = PackedInt64Array::from(scatter.counts());
             let ms = scatter.last_place_ms + scatter.last_build_ms;
             let place_ms = scatter.last_place_ms;
+            let finished = matches!(step, ScatterProgress::Finished);
+            let frame_max = if finished {
+                scatter.take_worst_frame_ms()
+            } else {
+                0.0
+            };
             self.scatter = scatter;
-            if let ScatterProgress::Finished = step {
+            if finished {
+                self.last_stats.set("scatter_frame_ms_max", frame_max);
+                self.last_stats
+                    .set("scatter_frame_cpu_ms_max", self.scatter.worst_frame_cpu_ms);
                 self.last_stats.set("scatter_counts", &counts);
                 self.last_stats.set("scatter_ms", ms);
                 self.last_stats.set("scatter_place_ms", place_ms);

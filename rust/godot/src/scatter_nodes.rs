@@ -116,6 +116,9 @@ pub struct ScatterNodes {
     /// the last [`Self::take_worst_frame_ms`].
     pub frame_ms: f64,
     worst_frame_ms: f64,
+    /// Main-thread CPU time of the worst [`Self::continue_build`] call, milliseconds (wall time
+    /// minus the time the OS gave to other processes).
+    pub worst_frame_cpu_ms: f64,
 }
 
 /// Placement result of the background thread: placements of the valid layers (in order) and
@@ -286,7 +289,10 @@ impl ScatterNodes {
             return Progress::Idle;
         }
         let t = Instant::now();
+        let cpu0 = crate::lod::CpuClock.now_us();
         if !p.queued {
+            self.worst_frame_ms = 0.0;
+            self.worst_frame_cpu_ms = 0.0;
             let mut placements: Vec<Option<Placement>> = (0..p.specs.len()).map(|_| None).collect();
             if let Some(rx) = &p.rx {
                 match rx.try_recv() {
@@ -325,7 +331,12 @@ impl ScatterNodes {
         }
         let left = budget_ms as f64 - t.elapsed().as_secs_f64() * 1e3;
         self.run_queue(parent, island, left as f32);
-        p.build_ms += t.elapsed().as_secs_f64() * 1e3;
+        let call_ms = t.elapsed().as_secs_f64() * 1e3;
+        p.build_ms += call_ms;
+        self.worst_frame_ms = self.worst_frame_ms.max(call_ms);
+        if let (Some(a), Some(b)) = (cpu0, crate::lod::CpuClock.now_us()) {
+            self.worst_frame_cpu_ms = self.worst_frame_cpu_ms.max((b - a) / 1e3);
+        }
         if !self.queue.is_empty() {
             self.pending = Some(p);
             return Progress::Working;
