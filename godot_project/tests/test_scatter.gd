@@ -291,3 +291,55 @@ func test_async_build_runs_chunk_by_chunk_within_the_budget() -> void:
 	check(isl.get_scatter_count(0) > 1000, "dense layer (%d)" % isl.get_scatter_count(0))
 	check_eq(_multimesh_total(isl, 0), isl.get_scatter_count(0), "all MultiMeshes built in the end")
 	check(partial >= 2, "frames with the layer partly built: %d" % partial)
+
+
+func _scatter_bodies(isl: Node, layer: int) -> Array[StaticBody3D]:
+	var out: Array[StaticBody3D] = []
+	for c in isl.get_children(true):
+		if c is StaticBody3D and String(c.name).begins_with("ScatterBody_%d_" % layer):
+			out.append(c)
+	return out
+
+
+func test_collision_near_camera() -> void:
+	var l := _layer({"builtin_mesh": ScatterLayer.BROADLEAF, "density": 3.0, "min_distance": 5.0,
+		"collision": ScatterLayer.COLLISION_NEAR_CAMERA, "collision_radius": 40.0})
+	var isl := _scatter_island([l])
+	var pos := isl.get_scatter_positions(0)
+	check(pos.size() > 20, "trees placed (%d)" % pos.size())
+	var target := pos[pos.size() / 2]
+	var cam := Camera3D.new()
+	add_child(cam)
+	cam.global_position = isl.to_global(target + Vector3(0.0, 20.0, 0.0))
+	cam.make_current()
+	await wait_frames(3)
+	await get_tree().physics_frame
+	await get_tree().physics_frame
+	var bodies := _scatter_bodies(isl, 0)
+	check(bodies.size() > 0, "colliders near the camera (%d)" % bodies.size())
+	var near := 0
+	for p in pos:
+		if isl.to_global(p).distance_to(cam.global_position) <= 40.0:
+			near += 1
+	check_eq(bodies.size(), near, "one collider per instance within collision_radius")
+	var space := isl.get_world_3d().direct_space_state
+	var q := PhysicsRayQueryParameters3D.create(isl.to_global(target + Vector3(0.0, 40.0, 0.0)), isl.to_global(target - Vector3(0.0, 1.0, 0.0)))
+	var hit := space.intersect_ray(q)
+	check(not hit.is_empty() and String((hit.collider as Node).name).begins_with("ScatterBody_0_"), "a ray down onto the tree under the camera hits its collider (%s)" % [hit.get("collider")])
+	if not hit.is_empty():
+		check(hit.position.y > isl.to_global(target).y + 1.0, "the collider stands above the ground (hit at %.2f, base %.2f)" % [hit.position.y, isl.to_global(target).y])
+	# A far instance has no collider: the ray reaches the terrain.
+	var far := Vector3.INF
+	for p in pos:
+		if Vector2(p.x - target.x, p.z - target.z).length() > 150.0:
+			far = p
+			break
+	check(far != Vector3.INF, "a far instance exists")
+	var q2 := PhysicsRayQueryParameters3D.create(isl.to_global(far + Vector3(0.0, 40.0, 0.0)), isl.to_global(far - Vector3(0.0, 1.0, 0.0)))
+	var hit2 := space.intersect_ray(q2)
+	check(hit2.is_empty() or not String((hit2.collider as Node).name).begins_with("ScatterBody_"), "a far tree has no collider")
+	# Turning collision off frees the colliders.
+	l.collision = ScatterLayer.COLLISION_NONE
+	await wait_frames(3)
+	check_eq(_scatter_bodies(isl, 0).size(), 0, "no colliders with collision NONE")
+	cam.queue_free()

@@ -1309,6 +1309,19 @@ impl ProceduralIsland {
                     paint.as_ref().and_then(|p| p.bind().erase_mask_for(i, n))
                 });
         }
+        if !Engine::singleton().is_editor_hint() {
+            let camera = self
+                .base()
+                .get_viewport()
+                .and_then(|v| v.get_camera_3d())
+                .map(|c| self.base().to_local(c.get_global_position()));
+            let mut scatter = std::mem::take(&mut self.scatter);
+            {
+                let mut parent = self.base_mut();
+                scatter.update_colliders(&mut parent, camera, budget);
+            }
+            self.scatter = scatter;
+        }
         if self.scatter.is_busy() {
             let mut scatter = std::mem::take(&mut self.scatter);
             let finished = {

@@ -124,6 +124,18 @@ pub struct ScatterLayer {
     #[export(range = (0.0, 10000.0, 1.0, or_greater, suffix = "m"))]
     #[var(set)]
     visibility_range_end_margin: f32,
+    /// [constant COLLISION_NONE]: no colliders. [constant COLLISION_NEAR_CAMERA]: a StaticBody3D
+    /// with a box sized from the mesh's AABB (times the instance's scale, turned with it) for
+    /// every instance within [member collision_radius] of the active camera, added and removed as
+    /// the camera moves within the island's `build_budget_ms` (not in the editor).
+    #[export_group(name = "Collision")]
+    #[export(enum = (NONE = 0, NEAR_CAMERA = 1))]
+    #[var(set)]
+    collision: i32,
+    /// Distance from the active camera within which instances get colliders, metres.
+    #[export(range = (1.0, 1000.0, 1.0, or_greater, suffix = "m"))]
+    #[var(set)]
+    collision_radius: f32,
 }
 
 #[godot_api]
@@ -156,6 +168,8 @@ impl IResource for ScatterLayer {
             visibility_range_begin_margin: 0.0,
             visibility_range_end: 0.0,
             visibility_range_end_margin: 0.0,
+            collision: 0,
+            collision_radius: 50.0,
         }
     }
 }
@@ -208,6 +222,8 @@ layer_api! {
     visibility_range_begin_margin / set_visibility_range_begin_margin: f32,
     visibility_range_end / set_visibility_range_end: f32,
     visibility_range_end_margin / set_visibility_range_end_margin: f32,
+    collision / set_collision: i32,
+    collision_radius / set_collision_radius: f32,
     ]
 
     /// Built-in mesh: leaning palm, ~7 m.
@@ -225,6 +241,12 @@ layer_api! {
     /// Built-in mesh: grass tuft, ~0.6 m.
     #[constant]
     pub const GRASS: i32 = 4;
+    /// [member collision]: no colliders.
+    #[constant]
+    pub const COLLISION_NONE: i32 = 0;
+    /// [member collision]: colliders on the instances near the active camera.
+    #[constant]
+    pub const COLLISION_NEAR_CAMERA: i32 = 1;
 
     /// The demo layer `index` (0 palms on beaches, 1 broadleaf forest on slopes, 2 rocks on
     /// cliffs, 3 conifers high up, 4 grass) as a new resource, or null for another index.
@@ -362,6 +384,22 @@ impl ScatterLayer {
     /// The custom mesh, if any.
     pub fn custom_mesh(&self) -> Option<Gd<Mesh>> {
         self.mesh.clone()
+    }
+
+    /// Collision radius when [member collision] is NEAR_CAMERA, `None` for NONE; an error for a
+    /// bad value.
+    pub fn collision(&self) -> Result<Option<f32>, String> {
+        match self.collision {
+            0 => Ok(None),
+            1 if self.collision_radius.is_finite() && self.collision_radius > 0.0 => {
+                Ok(Some(self.collision_radius))
+            }
+            1 => Err(format!(
+                "`collision_radius` must be finite and > 0, got {}",
+                self.collision_radius
+            )),
+            c => Err(format!("`collision` must be 0 or 1, got {c}")),
+        }
     }
 
     /// `[begin, begin_margin, end, end_margin]` of the visibility range.

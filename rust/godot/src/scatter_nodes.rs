@@ -16,14 +16,17 @@ use godot::classes::geometry_instance_3d::VisibilityRangeFadeMode;
 use godot::classes::mesh::{ArrayType, PrimitiveType};
 use godot::classes::multi_mesh::TransformFormat;
 use godot::classes::node::InternalMode;
-use godot::classes::{ArrayMesh, Mesh, MultiMesh, MultiMeshInstance3D, Node3D, StandardMaterial3D};
+use godot::classes::{
+    ArrayMesh, BoxShape3D, CollisionShape3D, Mesh, MultiMesh, MultiMeshInstance3D, Node3D,
+    StandardMaterial3D, StaticBody3D,
+};
 use godot::prelude::*;
 use island_core::paint::Rect;
 use island_core::scatter::{self as core, EraseMask, Placement, ScatterInput};
 use island_core::scatter_meshes::MeshKind;
 use island_core::Island;
 use std::cell::RefCell;
-use std::collections::VecDeque;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::rc::Rc;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{channel, Receiver, TryRecvError};
@@ -36,6 +39,8 @@ pub struct LayerSpec {
     pub core: core::ScatterLayer,
     pub mesh: Option<Gd<Mesh>>,
     pub visibility: [f32; 4],
+    /// Collider radius around the camera (`collision` NEAR_CAMERA), or `None`.
+    pub collision: Option<f32>,
 }
 
 /// A layer of `scatter_layers`: null (`Ok(None)`, nothing placed), valid, or invalid (the
@@ -46,11 +51,12 @@ pub type SpecResult = Result<Option<LayerSpec>, String>;
 fn spec_of(i: usize, l: &Option<Gd<ScatterLayer>>) -> SpecResult {
     let Some(l) = l else { return Ok(None) };
     let b = l.bind();
-    match b.to_core() {
-        Ok(core) => Ok(Some(LayerSpec {
+    match b.to_core().and_then(|c| b.collision().map(|k| (c, k))) {
+        Ok((core, collision)) => Ok(Some(LayerSpec {
             core,
             mesh: b.custom_mesh(),
             visibility: b.visibility(),
+            collision,
         })),
         Err(e) => Err(format!("invalid scatter layer {i}: {e}")),
     }
@@ -74,6 +80,8 @@ struct LayerState {
     mask: Option<EraseMask>,
     /// Bumped whenever the layer is placed anew: queued jobs of an older epoch are dropped.
     epoch: u64,
+    /// Colliders of instances near the camera, by (chunk, index in the chunk).
+    bodies: HashMap<(usize, usize), Gd<StaticBody3D>>,
 }
 
 /// One chunk of one layer to do on the main thread.
@@ -496,6 +504,18 @@ impl ScatterNodes {
             }
             let layer = &mut self.layers[job.layer];
             if job.place {
+                // The chunk's instances change: its colliders are remade from the new ones.
+                let stale: Vec<(usize, usize)> = layer
+                    .bodies
+                    .keys()
+                    .filter(|k| k.0 == job.chunk)
+                    .copied()
+                    .collect();
+                for k in stale {
+                    if let Some(b) = layer.bodies.remove(&k) {
+                        free_node(b);
+                    }
+                }
                 let mask = layer.mask.as_ref();
                 if let Some(p) = layer.placement.as_mut() {
                     let cps = p.chunks_per_side;
@@ -526,6 +546,87 @@ impl ScatterNodes {
     /// The most milliseconds one [`Self::run_queue`] call took since the last call of this.
     pub fn take_worst_frame_ms(&mut self) -> f64 {
         std::mem::take(&mut self.worst_frame_ms)
+    }
+
+    /// Colliders of the layers with `collision` NEAR_CAMERA: keep one `StaticBody3D` per
+    /// instance within the layer's radius of `camera` (node-local; `None`: no camera, no
+    /// colliders), creating the missing ones for up to `budget_ms` (at least one) and freeing
+    /// those out of range. Returns whether colliders are still missing.
+    pub fn update_colliders(
+        &mut self,
+        parent: &mut Gd<Node3D>,
+        camera: Option<Vector3>,
+        budget_ms: f32,
+    ) -> bool {
+        let t = Instant::now();
+        let budget =
+            Duration::try_from_secs_f64((budget_ms.max(0.0) as f64) / 1e3).unwrap_or(Duration::MAX);
+        let mut missing = false;
+        let mut made = 0usize;
+        for (li, layer) in self.layers.iter_mut().enumerate() {
+            let radius = match (&layer.spec, camera) {
+                (Some(Ok(Some(s))), Some(_)) => s.collision,
+                _ => None,
+            };
+            let (Some(r), Some(cam), Some(p)) = (radius, camera, layer.placement.as_ref()) else {
+                if !layer.bodies.is_empty() {
+                    layer.free_bodies();
+                }
+                continue;
+            };
+            let mut want: HashSet<(usize, usize)> = HashSet::new();
+            for (c, chunk) in p.chunks.iter().enumerate() {
+                for (k, inst) in chunk.iter().enumerate() {
+                    let q = Vector3::new(inst.position[0], inst.position[1], inst.position[2]);
+                    if q.distance_squared_to(cam) <= r * r {
+                        want.insert((c, k));
+                    }
+                }
+            }
+            let gone: Vec<(usize, usize)> = layer
+                .bodies
+                .keys()
+                .filter(|k| !want.contains(k))
+                .copied()
+                .collect();
+            for k in gone {
+                if let Some(b) = layer.bodies.remove(&k) {
+                    free_node(b);
+                }
+            }
+            let aabb = match &layer.spec {
+                Some(Ok(Some(s))) => match &s.mesh {
+                    Some(m) => m.get_aabb(),
+                    None => builtin_aabb(s.core.mesh),
+                },
+                _ => continue,
+            };
+            let mut todo: Vec<(usize, usize)> = want
+                .into_iter()
+                .filter(|k| !layer.bodies.contains_key(k))
+                .collect();
+            todo.sort_unstable();
+            for (c, k) in todo {
+                if made > 0 && t.elapsed() >= budget {
+                    missing = true;
+                    break;
+                }
+                let inst = p.chunks[c][k];
+                let body = collider(li, c, k, &inst, aabb);
+                parent
+                    .add_child_ex(&body)
+                    .internal(InternalMode::BACK)
+                    .done();
+                layer.bodies.insert((c, k), body);
+                made += 1;
+            }
+        }
+        missing
+    }
+
+    /// Number of colliders of layer `i`.
+    pub fn collider_count(&self, i: usize) -> usize {
+        self.layers.get(i).map_or(0, |l| l.bodies.len())
     }
 
     /// Instances per layer.
@@ -562,7 +663,8 @@ impl ScatterNodes {
 
     fn truncate(&mut self, n: usize) {
         while self.layers.len() > n {
-            if let Some(l) = self.layers.pop() {
+            if let Some(mut l) = self.layers.pop() {
+                l.free_bodies();
                 free_nodes(l.nodes);
             }
         }
@@ -584,6 +686,7 @@ impl ScatterNodes {
         let drawn = matches!(spec, Ok(Some(_)));
         let layer = &mut self.layers[i];
         layer.epoch += 1;
+        layer.free_bodies();
         let chunks = placement.as_ref().map_or(0, |p| p.chunks.len());
         layer.resize(chunks);
         layer.spec = Some(spec);
@@ -659,6 +762,7 @@ impl ScatterNodes {
         let look = self.look(&Ok(Some(spec.clone())));
         let layer = &mut self.layers[i];
         layer.mask = mask.cloned();
+        layer.free_bodies();
         let Some(p) = layer.placement.as_mut() else {
             return 0;
         };
@@ -698,6 +802,13 @@ struct Look {
 }
 
 impl LayerState {
+    /// Free every collider of the layer.
+    fn free_bodies(&mut self) {
+        for (_, b) in self.bodies.drain() {
+            free_node(b);
+        }
+    }
+
     /// Resize the node pool to `chunks` (freeing the extra nodes).
     fn resize(&mut self, chunks: usize) {
         if self.nodes.len() > chunks {
@@ -771,6 +882,59 @@ impl LayerState {
         mm.set_mesh(&look.mesh);
         mm.set_instance_count(n as i32);
         mm.set_buffer(&PackedFloat32Array::from(p.chunk_buffer(cx, cz)));
+    }
+}
+
+/// AABB of a built-in mesh (from its vertices).
+fn builtin_aabb(kind: MeshKind) -> Aabb {
+    let m = kind.mesh();
+    let mut lo = Vector3::splat(f32::INFINITY);
+    let mut hi = Vector3::splat(f32::NEG_INFINITY);
+    for p in &m.positions {
+        let v = Vector3::new(p[0], p[1], p[2]);
+        lo = lo.coord_min(v);
+        hi = hi.coord_max(v);
+    }
+    if lo.x > hi.x {
+        return Aabb::default();
+    }
+    Aabb::new(lo, hi - lo)
+}
+
+/// A `StaticBody3D` for instance `k` of chunk `c` of layer `layer`: a box of the mesh's `aabb`
+/// scaled by the instance's scale, turned and placed like the instance (the body itself is not
+/// scaled).
+fn collider(
+    layer: usize,
+    c: usize,
+    k: usize,
+    inst: &core::Instance,
+    aabb: Aabb,
+) -> Gd<StaticBody3D> {
+    let [x, y, z] = inst.basis();
+    let s = inst.scale.max(1e-6);
+    let col = |v: [f32; 3]| Vector3::new(v[0] / s, v[1] / s, v[2] / s);
+    let basis = Basis::from_cols(col(x), col(y), col(z));
+    let origin = Vector3::new(inst.position[0], inst.position[1], inst.position[2]);
+    let mut body = StaticBody3D::new_alloc();
+    body.set_name(&format!("ScatterBody_{layer}_{c}_{k}"));
+    body.set_transform(Transform3D::new(basis, origin));
+    let mut shape = BoxShape3D::new_gd();
+    shape.set_size((aabb.size * s).abs().coord_max(Vector3::splat(0.01)));
+    let mut cs = CollisionShape3D::new_alloc();
+    cs.set_shape(&shape);
+    cs.set_position((aabb.position + aabb.size * 0.5) * s);
+    body.add_child(&cs);
+    body
+}
+
+fn free_node<T: Inherits<Node>>(n: Gd<T>) {
+    let mut n = n.upcast::<Node>();
+    if n.is_instance_valid() {
+        if let Some(mut p) = n.get_parent() {
+            p.remove_child(&n);
+        }
+        n.queue_free();
     }
 }
 
