@@ -343,3 +343,39 @@ func test_collision_near_camera() -> void:
 	await wait_frames(3)
 	check_eq(_scatter_bodies(isl, 0).size(), 0, "no colliders with collision NONE")
 	cam.queue_free()
+
+
+func _scene_nodes(isl: Node, layer: int) -> Array[Node3D]:
+	var out: Array[Node3D] = []
+	for c in isl.get_children(true):
+		if c is Node3D and String(c.name).begins_with("ScatterScene_%d_" % layer) and not c.is_queued_for_deletion():
+			out.append(c)
+	return out
+
+
+func test_scene_layer_instances_one_scene_per_instance() -> void:
+	var proto := Node3D.new()
+	proto.name = "Prop"
+	var mi := MeshInstance3D.new()
+	mi.name = "Mesh"
+	mi.mesh = BoxMesh.new()
+	proto.add_child(mi)
+	mi.owner = proto
+	var packed := PackedScene.new()
+	check_eq(packed.pack(proto), OK, "pack the prop scene")
+	proto.free()
+	var l := _layer({"density": 2.0, "min_distance": 6.0, "scene": packed})
+	var isl := _scatter_island([l])
+	var pos := isl.get_scatter_positions(0)
+	check(pos.size() > 10, "instances placed (%d)" % pos.size())
+	var nodes := _scene_nodes(isl, 0)
+	check_eq(nodes.size(), pos.size(), "one scene instance per placed instance")
+	var same := nodes.size() == pos.size()
+	for k in mini(nodes.size(), pos.size()):
+		same = same and nodes[k].position.is_equal_approx(pos[k]) and nodes[k].get_node_or_null("Mesh") is MeshInstance3D
+	check(same, "each scene instance stands at its instance's position, with its own nodes")
+	check_eq(_multimesh_total(isl, 0), 0, "no MultiMesh drawn for a scene layer")
+	l.scene = null
+	await wait_frames(3)
+	check_eq(_scene_nodes(isl, 0).size(), 0, "clearing the scene frees the instances")
+	check_eq(_multimesh_total(isl, 0), isl.get_scatter_count(0), "the MultiMesh draws the layer again")

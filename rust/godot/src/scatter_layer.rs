@@ -3,7 +3,7 @@
 //! ([`ScatterLayer::to_core`]); the instances are placed by the core and drawn by
 //! [`crate::scatter_nodes`].
 
-use godot::classes::{IResource, Mesh, Resource};
+use godot::classes::{IResource, Mesh, PackedScene, Resource};
 use godot::prelude::*;
 use island_core::scatter::{self as core, SplatMask};
 use island_core::scatter_meshes::MeshKind;
@@ -27,6 +27,16 @@ pub struct ScatterLayer {
     #[export(enum = (PALM = 0, BROADLEAF = 1, CONIFER = 2, ROCK = 3, GRASS = 4))]
     #[var(set)]
     builtin_mesh: i32,
+    /// Objects with their own nodes (scripts, lights, colliders, animations): when set, every
+    /// instance of the layer is an instance of this scene (its root must be a Node3D; it gets the
+    /// instance's position, rotation and scale) instead of a MultiMesh entry of [member mesh].
+    /// All instances are instantiated (not only those near the camera), chunk by chunk within the
+    /// island's `build_budget_ms`; keep the layer's count modest (each is a node tree). The
+    /// nodes are internal children of the island, never saved. [member collision] still sizes its
+    /// boxes from [member mesh] (or the built-in mesh).
+    #[export]
+    #[var(set)]
+    scene: Option<Gd<PackedScene>>,
     /// Instances per 100 m² of fully eligible ground (capped at what [member min_distance]
     /// allows, about 65 / min_distance²).
     #[export_group(name = "Placement")]
@@ -145,6 +155,7 @@ impl IResource for ScatterLayer {
         Self {
             base,
             mesh: None,
+            scene: None,
             builtin_mesh: mesh_index(d.mesh),
             density: d.density,
             min_distance: d.min_distance,
@@ -200,6 +211,7 @@ layer_api! {
     [
     mesh / set_mesh: Option<Gd<Mesh>>,
     builtin_mesh / set_builtin_mesh: i32,
+    scene / set_scene: Option<Gd<PackedScene>>,
     density / set_density: f32,
     min_distance / set_min_distance: f32,
     seed_salt / set_seed_salt: i64,
@@ -379,6 +391,11 @@ impl ScatterLayer {
         self.random_yaw = l.random_yaw;
         self.align_to_normal = l.align_to_normal;
         self.sink = l.sink;
+    }
+
+    /// The scene instanced per instance, if any.
+    pub fn scene(&self) -> Option<Gd<PackedScene>> {
+        self.scene.clone()
     }
 
     /// The custom mesh, if any.

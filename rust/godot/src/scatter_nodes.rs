@@ -18,7 +18,7 @@ use godot::classes::multi_mesh::TransformFormat;
 use godot::classes::node::InternalMode;
 use godot::classes::{
     ArrayMesh, BoxShape3D, CollisionShape3D, Mesh, MultiMesh, MultiMeshInstance3D, Node3D,
-    StandardMaterial3D, StaticBody3D,
+    PackedScene, StandardMaterial3D, StaticBody3D,
 };
 use godot::prelude::*;
 use island_core::paint::Rect;
@@ -41,6 +41,8 @@ pub struct LayerSpec {
     pub visibility: [f32; 4],
     /// Collider radius around the camera (`collision` NEAR_CAMERA), or `None`.
     pub collision: Option<f32>,
+    /// Scene instanced per instance instead of the MultiMesh.
+    pub scene: Option<Gd<PackedScene>>,
 }
 
 /// A layer of `scatter_layers`: null (`Ok(None)`, nothing placed), valid, or invalid (the
@@ -57,6 +59,7 @@ fn spec_of(i: usize, l: &Option<Gd<ScatterLayer>>) -> SpecResult {
             mesh: b.custom_mesh(),
             visibility: b.visibility(),
             collision,
+            scene: b.scene(),
         })),
         Err(e) => Err(format!("invalid scatter layer {i}: {e}")),
     }
@@ -82,6 +85,8 @@ struct LayerState {
     epoch: u64,
     /// Colliders of instances near the camera, by (chunk, index in the chunk).
     bodies: HashMap<(usize, usize), Gd<StaticBody3D>>,
+    /// Scene instances per chunk (layers with a `scene`).
+    scenes: HashMap<usize, Vec<Gd<Node3D>>>,
 }
 
 /// One chunk of one layer to do on the main thread.
@@ -665,6 +670,7 @@ impl ScatterNodes {
         while self.layers.len() > n {
             if let Some(mut l) = self.layers.pop() {
                 l.free_bodies();
+                l.hide_all();
                 free_nodes(l.nodes);
             }
         }
@@ -729,6 +735,7 @@ impl ScatterNodes {
                     None => self.builtin_mesh(s.core.mesh).upcast(),
                 },
                 visibility: s.visibility,
+                scene: s.scene.clone(),
             }),
             _ => None,
         }
@@ -799,6 +806,7 @@ impl ScatterNodes {
 struct Look {
     mesh: Gd<Mesh>,
     visibility: [f32; 4],
+    scene: Option<Gd<PackedScene>>,
 }
 
 impl LayerState {
@@ -824,6 +832,55 @@ impl LayerState {
                 node.set_visible(false);
             }
         }
+        for (_, v) in self.scenes.drain() {
+            v.into_iter().for_each(free_node);
+        }
+    }
+
+    /// Replace chunk `c`'s scene instances by one instance of `scene` per placed instance.
+    fn build_scenes(
+        &mut self,
+        parent: &mut Gd<Node3D>,
+        i: usize,
+        c: usize,
+        scene: &Gd<PackedScene>,
+    ) {
+        if let Some(old) = self.scenes.remove(&c) {
+            old.into_iter().for_each(free_node);
+        }
+        let Some(p) = &self.placement else { return };
+        let mut made = Vec::with_capacity(p.chunks[c].len());
+        for (k, inst) in p.chunks[c].iter().enumerate() {
+            let Some(node) = scene.instantiate() else {
+                godot_error!(
+                    "ProceduralIsland: scatter layer {i}: the scene could not be instanced"
+                );
+                break;
+            };
+            let mut node = match node.try_cast::<Node3D>() {
+                Ok(n) => n,
+                Err(n) => {
+                    godot_error!(
+                        "ProceduralIsland: scatter layer {i}: the scene's root is not a Node3D"
+                    );
+                    n.free();
+                    break;
+                }
+            };
+            let [x, y, z] = inst.basis();
+            let v = |a: [f32; 3]| Vector3::new(a[0], a[1], a[2]);
+            node.set_transform(Transform3D::new(
+                Basis::from_cols(v(x), v(y), v(z)),
+                v(inst.position),
+            ));
+            node.set_name(&format!("ScatterScene_{i}_{c}_{k}"));
+            parent
+                .add_child_ex(&node)
+                .internal(InternalMode::BACK)
+                .done();
+            made.push(node);
+        }
+        self.scenes.insert(c, made);
     }
 
     /// Build (or update) the MultiMesh of chunk `c` (index `cz · chunks_per_side + cx`) from the
@@ -832,6 +889,18 @@ impl LayerState {
         let Some(p) = &self.placement else { return };
         if c >= p.chunks.len() || c >= self.nodes.len() {
             return;
+        }
+        if let Some(scene) = &look.scene {
+            if let Some(node) = self.nodes[c].as_mut() {
+                if node.is_instance_valid() {
+                    node.set_visible(false);
+                }
+            }
+            self.build_scenes(parent, i, c, scene);
+            return;
+        }
+        if let Some(old) = self.scenes.remove(&c) {
+            old.into_iter().for_each(free_node);
         }
         let (cx, cz) = (c % p.chunks_per_side, c / p.chunks_per_side);
         let n = p.chunks[c].len();

@@ -704,7 +704,7 @@ fn run_scatter_flyover(root: &Path, scene: &mut Scene) -> Result<(), String> {
         "res://bench/scatter_bench.gd",
         "--",
         "flyover",
-        "240",
+        "60",
     ];
     let has_display = std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty());
     let mut c = if has_display {
