@@ -15,7 +15,11 @@
 //! chunk data / scene nodes (`godot_project/bench/regenerate_bench.gd`), and the LOD update per
 //! frame while a scripted camera flies over it (`godot_project/bench/lod_bench.gd`). Skipped with
 //! `--no-godot`, or `--no-scene` for only these rows (`--only scene` runs just them and the
-//! core's `pipeline`).
+//! core's `pipeline`). The scene rows also hold the scatter rows
+//! (`godot_project/bench/scatter_bench.gd`): placement of the demo's five layers at 1025², the
+//! worst frame of the node while the scatter MultiMeshes build after `regenerate_async`, and a
+//! rendered fly-over of the demo scene with visibility ranges (under Xvfb with lavapipe when there
+//! is no display; 60 frames).
 //!
 //! Prints one markdown table (machine in the header) and a goal check; `--write` also saves it
 //! (between `<!-- bench:begin -->` / `<!-- bench:end -->` markers when the file already has them,
