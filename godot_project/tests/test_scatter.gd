@@ -225,3 +225,157 @@ func test_imported_heightmap_is_scattered() -> void:
 	check_eq(isl.get_scatter_count(0), n, "same instances on the imported heights")
 	check_eq(_multimesh_total(isl, 0), n, "MultiMeshes rebuilt after import")
 	DirAccess.remove_absolute(ProjectSettings.globalize_path(path))
+
+
+func test_layer_emits_changed_only_when_a_value_changes() -> void:
+	var l := _layer()
+	var fired := [0]
+	l.changed.connect(func() -> void: fired[0] += 1)
+	l.density = 9.0
+	check_eq(fired[0], 1, "setting a new value emits changed")
+	l.density = 9.0
+	check_eq(fired[0], 1, "setting the same value does not")
+	l.mesh = BoxMesh.new()
+	l.visibility_range_end = 50.0
+	l.set("sink", 0.7)
+	check_eq(fired[0], 4, "every property emits it (mesh, visibility, set())")
+
+
+func test_a_layer_edit_rebuilds_only_that_layer() -> void:
+	var l0 := _layer()
+	var l1 := _layer({"builtin_mesh": ScatterLayer.GRASS, "seed_salt": 3})
+	var isl := _scatter_island([l0, l1])
+	await wait_frames(2)
+	var mark := BoxMesh.new()
+	var marked := 0
+	for layer in 2:
+		for mmi in _multimeshes(isl, layer):
+			if mmi.visible:
+				mmi.multimesh.mesh = mark
+				marked += 1
+	check(marked > 4, "nodes marked (%d)" % marked)
+	var n0 := isl.get_scatter_count(0)
+	l0.density = 1.5
+	for i in 60:
+		await wait_frames(1)
+		if isl.get_scatter_count(0) != n0 and _multimesh_total(isl, 0) == isl.get_scatter_count(0):
+			break
+	check(isl.get_scatter_count(0) < n0, "layer 0 re-placed (%d -> %d)" % [n0, isl.get_scatter_count(0)])
+	var rebuilt0 := true
+	for mmi in _multimeshes(isl, 0):
+		if mmi.visible and mmi.multimesh.mesh == mark:
+			rebuilt0 = false
+	check(rebuilt0, "every visible chunk of the edited layer was rebuilt")
+	var kept1 := true
+	for mmi in _multimeshes(isl, 1):
+		if mmi.visible and mmi.multimesh.mesh != mark:
+			kept1 = false
+	check(kept1, "the other layer's MultiMeshes were not touched")
+
+
+func test_async_build_runs_chunk_by_chunk_within_the_budget() -> void:
+	# One dense layer over 16 × 16 chunks and the smallest budget: its MultiMeshes appear over
+	# several frames, a part of the layer at a time (not the whole layer in one frame).
+	var l := _layer({"builtin_mesh": ScatterLayer.GRASS, "density": 30.0, "min_distance": 1.5})
+	var isl := _scatter_island([l], {"generate_on_ready": false, "chunk_size": 16, "build_budget_ms": 0.5})
+	isl.regenerate_async()
+	var partial := 0
+	var frames := 0
+	while isl.is_generating() and frames < 3000:
+		await get_tree().process_frame
+		frames += 1
+		var t := _multimesh_total(isl, 0)
+		if t > 0 and t < isl.get_scatter_count(0):
+			partial += 1
+	check(not isl.is_generating(), "generation finished")
+	check(isl.get_scatter_count(0) > 1000, "dense layer (%d)" % isl.get_scatter_count(0))
+	check_eq(_multimesh_total(isl, 0), isl.get_scatter_count(0), "all MultiMeshes built in the end")
+	check(partial >= 2, "frames with the layer partly built: %d" % partial)
+
+
+func _scatter_bodies(isl: Node, layer: int) -> Array[StaticBody3D]:
+	var out: Array[StaticBody3D] = []
+	for c in isl.get_children(true):
+		if c is StaticBody3D and String(c.name).begins_with("ScatterBody_%d_" % layer):
+			out.append(c)
+	return out
+
+
+func test_collision_near_camera() -> void:
+	var l := _layer({"builtin_mesh": ScatterLayer.BROADLEAF, "density": 3.0, "min_distance": 5.0,
+		"collision": ScatterLayer.COLLISION_NEAR_CAMERA, "collision_radius": 40.0})
+	var isl := _scatter_island([l])
+	var pos := isl.get_scatter_positions(0)
+	check(pos.size() > 20, "trees placed (%d)" % pos.size())
+	var target := pos[pos.size() / 2]
+	var cam := Camera3D.new()
+	add_child(cam)
+	cam.global_position = isl.to_global(target + Vector3(0.0, 20.0, 0.0))
+	cam.make_current()
+	await wait_frames(3)
+	await get_tree().physics_frame
+	await get_tree().physics_frame
+	var bodies := _scatter_bodies(isl, 0)
+	check(bodies.size() > 0, "colliders near the camera (%d)" % bodies.size())
+	var near := 0
+	for p in pos:
+		if isl.to_global(p).distance_to(cam.global_position) <= 40.0:
+			near += 1
+	check_eq(bodies.size(), near, "one collider per instance within collision_radius")
+	var space := isl.get_world_3d().direct_space_state
+	var q := PhysicsRayQueryParameters3D.create(isl.to_global(target + Vector3(0.0, 40.0, 0.0)), isl.to_global(target - Vector3(0.0, 1.0, 0.0)))
+	var hit := space.intersect_ray(q)
+	check(not hit.is_empty() and String((hit.collider as Node).name).begins_with("ScatterBody_0_"), "a ray down onto the tree under the camera hits its collider (%s)" % [hit.get("collider")])
+	if not hit.is_empty():
+		check(hit.position.y > isl.to_global(target).y + 1.0, "the collider stands above the ground (hit at %.2f, base %.2f)" % [hit.position.y, isl.to_global(target).y])
+	# A far instance has no collider: the ray reaches the terrain.
+	var far := Vector3.INF
+	for p in pos:
+		if Vector2(p.x - target.x, p.z - target.z).length() > 150.0:
+			far = p
+			break
+	check(far != Vector3.INF, "a far instance exists")
+	var q2 := PhysicsRayQueryParameters3D.create(isl.to_global(far + Vector3(0.0, 40.0, 0.0)), isl.to_global(far - Vector3(0.0, 1.0, 0.0)))
+	var hit2 := space.intersect_ray(q2)
+	check(hit2.is_empty() or not String((hit2.collider as Node).name).begins_with("ScatterBody_"), "a far tree has no collider")
+	# Turning collision off frees the colliders.
+	l.collision = ScatterLayer.COLLISION_NONE
+	await wait_frames(3)
+	check_eq(_scatter_bodies(isl, 0).size(), 0, "no colliders with collision NONE")
+	cam.queue_free()
+
+
+func _scene_nodes(isl: Node, layer: int) -> Array[Node3D]:
+	var out: Array[Node3D] = []
+	for c in isl.get_children(true):
+		if c is Node3D and String(c.name).begins_with("ScatterScene_%d_" % layer) and not c.is_queued_for_deletion():
+			out.append(c)
+	return out
+
+
+func test_scene_layer_instances_one_scene_per_instance() -> void:
+	var proto := Node3D.new()
+	proto.name = "Prop"
+	var mi := MeshInstance3D.new()
+	mi.name = "Mesh"
+	mi.mesh = BoxMesh.new()
+	proto.add_child(mi)
+	mi.owner = proto
+	var packed := PackedScene.new()
+	check_eq(packed.pack(proto), OK, "pack the prop scene")
+	proto.free()
+	var l := _layer({"density": 2.0, "min_distance": 6.0, "scene": packed})
+	var isl := _scatter_island([l])
+	var pos := isl.get_scatter_positions(0)
+	check(pos.size() > 10, "instances placed (%d)" % pos.size())
+	var nodes := _scene_nodes(isl, 0)
+	check_eq(nodes.size(), pos.size(), "one scene instance per placed instance")
+	var same := nodes.size() == pos.size()
+	for k in mini(nodes.size(), pos.size()):
+		same = same and nodes[k].position.is_equal_approx(pos[k]) and nodes[k].get_node_or_null("Mesh") is MeshInstance3D
+	check(same, "each scene instance stands at its instance's position, with its own nodes")
+	check_eq(_multimesh_total(isl, 0), 0, "no MultiMesh drawn for a scene layer")
+	l.scene = null
+	await wait_frames(3)
+	check_eq(_scene_nodes(isl, 0).size(), 0, "clearing the scene frees the instances")
+	check_eq(_multimesh_total(isl, 0), isl.get_scatter_count(0), "the MultiMesh draws the layer again")

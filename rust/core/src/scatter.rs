@@ -48,7 +48,7 @@
 use crate::grid::smoothstep;
 use crate::hash::{hash2, hash_u32, stage_seed, unit};
 use crate::heightfield::Heightfield;
-use crate::paint::{disc_rect, range_weight, Rect};
+use crate::paint::{disc_rect, range_weight, Masks, Rect};
 use crate::pipeline::Island;
 use crate::scatter_meshes::MeshKind;
 use rayon::prelude::*;
@@ -576,6 +576,131 @@ impl EraseMask {
         changed
     }
 
+    /// Erase or restore the samples within `radius` metres of node-local `center` (x, z) whose
+    /// height and slope pass `masks` (weight > 0 at the sample, as the brush's masks read it:
+    /// the sample's height and the slope of its normal), as a hard brush; returns the bounding
+    /// box of the samples that changed and their number. An instance is erased when its nearest
+    /// sample ([`Instance::sample`]) is.
+    pub fn paint_masked(
+        &mut self,
+        field: &Heightfield,
+        center: [f32; 2],
+        radius: f32,
+        masks: &Masks,
+        erased: bool,
+    ) -> (usize, Rect) {
+        if field.resolution != self.resolution {
+            return (0, Rect::default());
+        }
+        let mut count = 0;
+        let r = disc_rect(field, center, radius);
+        let n = self.resolution;
+        let mut changed = Rect::default();
+        for z in r.z0..r.z0 + r.h {
+            for x in r.x0..r.x0 + r.w {
+                let p = field.position(x, z);
+                let (dx, dz) = (p[0] - center[0], p[2] - center[1]);
+                if dx * dx + dz * dz > radius * radius {
+                    continue;
+                }
+                let i = z * n + x;
+                let slope = crate::normals::slope_degrees(field.normals[i]);
+                if masks.weight(field.heights[i], slope) <= 0.0 {
+                    continue;
+                }
+                if self.set(i, erased) {
+                    count += 1;
+                    changed = changed.union(&Rect {
+                        x0: x,
+                        z0: z,
+                        w: 1,
+                        h: 1,
+                    });
+                }
+            }
+        }
+        (count, changed)
+    }
+
+    /// The mask at another resolution (nearest sample: sample `(x, z)` of the result reads the
+    /// sample of this mask nearest to the same position).
+    pub fn resample(&self, resolution: usize) -> EraseMask {
+        if resolution == self.resolution {
+            return self.clone();
+        }
+        let mut out = EraseMask::new(resolution);
+        if resolution < 2 || self.resolution < 2 {
+            return out;
+        }
+        let k = (self.resolution - 1) as f64 / (resolution - 1) as f64;
+        let src = |v: usize| ((v as f64 * k).round() as usize).min(self.resolution - 1);
+        for z in 0..resolution {
+            let sz = src(z);
+            for x in 0..resolution {
+                if self.is_erased(sz * self.resolution + src(x)) {
+                    out.set(z * resolution + x, true);
+                }
+            }
+        }
+        out
+    }
+
+    /// The flags of `rect` (clipped to the map is an error), one byte (0 or 1) per sample, row by
+    /// row (for undo snapshots).
+    pub fn region(&self, rect: Rect) -> Result<Vec<u8>, String> {
+        self.check_rect(rect)?;
+        let n = self.resolution;
+        let mut out = Vec::with_capacity(rect.w * rect.h);
+        for z in rect.z0..rect.z0 + rect.h {
+            for x in rect.x0..rect.x0 + rect.w {
+                out.push(self.is_erased(z * n + x) as u8);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Write flags read by [`EraseMask::region`] back into `rect`; returns the bounding box of the
+    /// samples that changed. Nothing changes on an error.
+    pub fn set_region(&mut self, rect: Rect, bytes: &[u8]) -> Result<Rect, String> {
+        self.check_rect(rect)?;
+        if bytes.len() != rect.w * rect.h {
+            return Err(format!(
+                "scatter snapshot needs {} bytes for {}×{} samples, got {}",
+                rect.w * rect.h,
+                rect.w,
+                rect.h,
+                bytes.len()
+            ));
+        }
+        let n = self.resolution;
+        let mut changed = Rect::default();
+        for z in rect.z0..rect.z0 + rect.h {
+            for x in rect.x0..rect.x0 + rect.w {
+                let v = bytes[(z - rect.z0) * rect.w + (x - rect.x0)] != 0;
+                if self.set(z * n + x, v) {
+                    changed = changed.union(&Rect {
+                        x0: x,
+                        z0: z,
+                        w: 1,
+                        h: 1,
+                    });
+                }
+            }
+        }
+        Ok(changed)
+    }
+
+    fn check_rect(&self, rect: Rect) -> Result<(), String> {
+        let n = self.resolution;
+        if rect.x0 + rect.w > n || rect.z0 + rect.h > n {
+            return Err(format!(
+                "rect {}+{} × {}+{} outside the {n}² erase mask",
+                rect.x0, rect.w, rect.z0, rect.h
+            ));
+        }
+        Ok(())
+    }
+
     /// Restore every sample.
     pub fn clear(&mut self) {
         self.bits.iter_mut().for_each(|w| *w = 0);
@@ -607,6 +732,96 @@ impl EraseMask {
             bits: words,
         })
     }
+}
+
+/// Magic of [`encode_erase_masks`].
+const ERASE_MAGIC: &[u8; 4] = b"ISE1";
+
+/// Encode per-layer erase masks (index = scatter layer; `None` = nothing erased) for saving:
+/// `"ISE1"`, the layer count (u32 LE), then per layer its resolution (u32 LE, 0 = none) and, for
+/// a mask, its 64-bit words run-length encoded as `(run: u32 LE, word: u64 LE)` pairs until the
+/// word count is reached. Trailing `None`s and empty masks are stored as none.
+pub fn encode_erase_masks(masks: &[Option<EraseMask>]) -> Vec<u8> {
+    let live = masks
+        .iter()
+        .rposition(|m| m.as_ref().is_some_and(|m| !m.is_empty()))
+        .map_or(0, |i| i + 1);
+    if live == 0 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    out.extend_from_slice(ERASE_MAGIC);
+    out.extend_from_slice(&(live as u32).to_le_bytes());
+    for m in &masks[..live] {
+        match m.as_ref().filter(|m| !m.is_empty()) {
+            None => out.extend_from_slice(&0u32.to_le_bytes()),
+            Some(m) => {
+                out.extend_from_slice(&(m.resolution as u32).to_le_bytes());
+                let w = &m.bits;
+                let mut i = 0;
+                while i < w.len() {
+                    let mut j = i + 1;
+                    while j < w.len() && w[j] == w[i] && j - i < u32::MAX as usize {
+                        j += 1;
+                    }
+                    out.extend_from_slice(&((j - i) as u32).to_le_bytes());
+                    out.extend_from_slice(&w[i].to_le_bytes());
+                    i = j;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Decode [`encode_erase_masks`] (empty bytes: no masks).
+pub fn decode_erase_masks(bytes: &[u8]) -> Result<Vec<Option<EraseMask>>, String> {
+    if bytes.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut pos = 0usize;
+    let mut take = |k: usize| -> Result<&[u8], String> {
+        let s = bytes
+            .get(pos..pos + k)
+            .ok_or("scatter erase data is truncated")?;
+        pos += k;
+        Ok(s)
+    };
+    if take(4)? != ERASE_MAGIC {
+        return Err("scatter erase data has an unknown format".into());
+    }
+    let u32_of = |s: &[u8]| u32::from_le_bytes([s[0], s[1], s[2], s[3]]);
+    let layers = u32_of(take(4)?) as usize;
+    if layers > 1 << 16 {
+        return Err(format!("scatter erase data claims {layers} layers"));
+    }
+    let mut out = Vec::with_capacity(layers);
+    for _ in 0..layers {
+        let n = u32_of(take(4)?) as usize;
+        if n == 0 {
+            out.push(None);
+            continue;
+        }
+        if !(2..=1 << 15).contains(&n) {
+            return Err(format!("scatter erase mask resolution {n} out of range"));
+        }
+        let need = (n * n).div_ceil(64);
+        let mut words = Vec::with_capacity(need);
+        while words.len() < need {
+            let run = u32_of(take(4)?) as usize;
+            let s = take(8)?;
+            let w = u64::from_le_bytes([s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]]);
+            if run == 0 || words.len() + run > need {
+                return Err("scatter erase data has a bad run".into());
+            }
+            words.resize(words.len() + run, w);
+        }
+        out.push(Some(EraseMask::from_words(n, words)?));
+    }
+    if pos != bytes.len() {
+        return Err("scatter erase data has trailing bytes".into());
+    }
+    Ok(out)
 }
 
 /// Chunks (`(cx, cz)`, row-major order) whose instances may change when the samples of `rect`
@@ -748,6 +963,36 @@ impl Placement {
             out.extend_from_slice(&i.transform_rows());
         }
         out
+    }
+
+    /// A placement of `layer` with no instance yet (every chunk empty), to be filled chunk by
+    /// chunk with [`Placement::rebuild_chunks`]; its capacity, cap and keep fraction are those a
+    /// [`place`] gives.
+    pub fn empty(
+        layer: &ScatterLayer,
+        resolution: usize,
+        chunk_size: usize,
+    ) -> Result<Placement, String> {
+        layer.validate()?;
+        if resolution < 2 || chunk_size == 0 {
+            return Err(format!(
+                "resolution {resolution} and chunk_size {chunk_size} must be >= 2 and > 0"
+            ));
+        }
+        let cps = chunks_per_side(resolution, chunk_size);
+        let capacity = capacity_of(layer.min_distance);
+        Ok(Placement {
+            chunk_size,
+            chunks_per_side: cps,
+            chunks: vec![Vec::new(); cps * cps],
+            capacity,
+            capped: layer.density > capacity,
+            keep: if capacity > 0.0 {
+                (layer.density / capacity).min(1.0)
+            } else {
+                0.0
+            },
+        })
     }
 
     /// Recompute the given chunks (for instance from [`chunks_to_rebuild`]) after an edit; the

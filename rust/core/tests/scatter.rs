@@ -823,3 +823,140 @@ fn islands_without_biomes_and_empty_layer_lists() {
     };
     assert!(place_all(&bad, &layers, &[], 7, 64).is_err());
 }
+
+#[test]
+fn masked_erase_touches_only_samples_in_the_disc_that_pass_the_brush_masks() {
+    let f = &island().field;
+    let n = f.resolution;
+    let masks = island_core::paint::Masks {
+        min_height: 5.0,
+        max_height: 30.0,
+        max_slope: 25.0,
+        ..Default::default()
+    };
+    let (c, r) = ([40.0f32, -60.0f32], 120.0f32);
+    let mut e = EraseMask::new(n);
+    let (count, changed) = e.paint_masked(f, c, r, &masks, true);
+    assert!(!changed.is_empty());
+    let mut inside = 0;
+    for z in 0..n {
+        for x in 0..n {
+            let i = z * n + x;
+            let p = f.position(x, z);
+            let d2 = (p[0] - c[0]).powi(2) + (p[2] - c[1]).powi(2);
+            let slope = island_core::normals::slope_degrees(f.normals[i]);
+            let want = d2 <= r * r && masks.weight(f.heights[i], slope) > 0.0;
+            assert_eq!(e.is_erased(i), want, "sample ({x}, {z})");
+            inside += want as usize;
+        }
+    }
+    assert!(inside > 100, "the masks leave samples to erase ({inside})");
+    assert_eq!(e.count(), inside);
+    assert_eq!(count, inside);
+    // The returned rectangle bounds the changed samples; repeating changes nothing.
+    let (k2, r2) = e.paint_masked(f, c, r, &masks, true);
+    assert!(r2.is_empty() && k2 == 0);
+    // Restoring through the same masks clears exactly them.
+    let (k3, back) = e.paint_masked(f, c, r, &masks, false);
+    assert_eq!(back, changed);
+    assert_eq!(k3, inside);
+    assert!(e.is_empty());
+}
+
+#[test]
+fn erase_region_snapshots_round_trip_and_reject_bad_input() {
+    let f = &island().field;
+    let n = f.resolution;
+    let mut e = EraseMask::new(n);
+    e.paint_disc(f, [0.0, 0.0], 30.0, true);
+    let before = e.clone();
+    let rect = Rect {
+        x0: 470,
+        z0: 475,
+        w: 90,
+        h: 80,
+    };
+    let snap = e.region(rect).unwrap();
+    assert_eq!(snap.len(), 90 * 80);
+    e.paint_disc(f, [0.0, 0.0], 30.0, false);
+    assert!(e != before);
+    let ch = e.set_region(rect, &snap).unwrap();
+    assert!(!ch.is_empty());
+    assert!(e == before, "the snapshot restores the mask");
+    assert!(e.set_region(rect, &snap[1..]).is_err());
+    let out = Rect {
+        x0: n - 10,
+        z0: 0,
+        w: 20,
+        h: 5,
+    };
+    assert!(e.region(out).is_err());
+    assert!(e == before, "errors change nothing");
+}
+
+#[test]
+fn erase_masks_encode_decode_and_resample() {
+    let f = &island().field;
+    let n = f.resolution;
+    let mut a = EraseMask::new(n);
+    a.paint_disc(f, [100.0, 50.0], 40.0, true);
+    a.paint_disc(f, [-300.0, 10.0], 9.0, true);
+    let empty = EraseMask::new(n);
+    let masks = vec![None, Some(a.clone()), Some(empty), None];
+    let bytes = encode_erase_masks(&masks);
+    assert!(
+        bytes.len() < 4096,
+        "run-length encoded ({} bytes)",
+        bytes.len()
+    );
+    let back = decode_erase_masks(&bytes).unwrap();
+    assert!(
+        back == vec![None, Some(a.clone())],
+        "trailing empties dropped"
+    );
+    assert!(encode_erase_masks(&[None, Some(EraseMask::new(n))]).is_empty());
+    assert_eq!(decode_erase_masks(&[]).unwrap(), Vec::new());
+    for bad in [
+        &bytes[..bytes.len() - 3],
+        &b"XXXX\x01\x00\x00\x00"[..],
+        &[bytes.as_slice(), &[0u8]].concat()[..],
+    ] {
+        assert!(decode_erase_masks(bad).is_err());
+    }
+    // Resampling keeps the erased area where it was.
+    let half = a.resample(513);
+    assert_eq!(half.resolution(), 513);
+    let ratio = half.count() as f64 / (a.count() as f64 / 4.0);
+    assert!((0.8..1.25).contains(&ratio), "erased area kept ({ratio})");
+    assert!(
+        half.is_erased(((50.0 + 512.0) / 2.0) as usize * 513 + ((100.0 + 512.0) / 2.0) as usize)
+    );
+    assert!(a.resample(n) == a);
+}
+
+#[test]
+fn an_empty_placement_filled_chunk_by_chunk_equals_place() {
+    let n = island().field.resolution;
+    for layer in layers() {
+        let full = place(&input(), &layer, None, 9, CHUNK);
+        let mut p = Placement::empty(&layer, n, CHUNK).unwrap();
+        assert!(p.is_empty());
+        assert_eq!(
+            (p.capacity, p.capped, p.keep, p.chunks_per_side),
+            (full.capacity, full.capped, full.keep, full.chunks_per_side)
+        );
+        let cps = p.chunks_per_side;
+        for cz in 0..cps {
+            for cx in 0..cps {
+                p.rebuild_chunks(&input(), &layer, None, 9, &[(cx, cz)])
+                    .unwrap();
+            }
+        }
+        assert_eq!(placement_bits(&p), placement_bits(&full), "{}", layer.name);
+    }
+    let bad = ScatterLayer {
+        min_distance: 0.0,
+        ..ScatterLayer::default()
+    };
+    assert!(Placement::empty(&bad, n, CHUNK).is_err());
+}

@@ -109,7 +109,7 @@ impl LodRuntime {
 /// CPU time of the calling thread (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)` on 64-bit Linux), to
 /// tell time spent in the update from time the OS gave to other processes while it ran.
 #[derive(Default)]
-struct CpuClock;
+pub(crate) struct CpuClock;
 
 #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
 mod thread_clock {
@@ -125,7 +125,7 @@ mod thread_clock {
 }
 
 impl CpuClock {
-    fn now_us(&mut self) -> Option<f64> {
+    pub(crate) fn now_us(&mut self) -> Option<f64> {
         #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
         {
             let mut ts = thread_clock::Timespec {

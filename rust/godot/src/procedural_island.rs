@@ -712,7 +712,10 @@ impl ProceduralIsland {
     /// encoding against Godot's, or every chunk if it does not match this Godot version),
     /// `seed`, `requested_backend` and `adapter` (the GPU adapter's name, when the GPU generated
     /// the island), `scatter_counts` (instances per [member scatter_layers] entry),
-    /// `scatter_ms` (placement and MultiMesh build) and `scatter_place_ms` (placement alone).
+    /// `scatter_ms` (placement and MultiMesh build) and `scatter_place_ms` (placement alone);
+    /// after [method regenerate_async] also `scatter_frame_ms_max` (the most milliseconds one
+    /// frame spent building the scatter nodes, bounded by [member build_budget_ms] plus one chunk)
+    /// and `scatter_frame_cpu_ms_max` (its main-thread CPU time).
     /// Empty before the first generation.
     #[func]
     pub fn get_last_stats(&self) -> VarDictionary {
@@ -959,6 +962,46 @@ impl ProceduralIsland {
         }
     }
 
+    /// Number of entries in [member scatter_layers].
+    pub fn scatter_layer_count(&self) -> usize {
+        self.scatter_layers.len()
+    }
+
+    /// [member splat_paint], if any (not created, not copied).
+    pub fn splat_paint_ref(&self) -> Option<&Gd<SplatPaint>> {
+        self.splat_paint.as_ref()
+    }
+
+    /// Scatter erase masks of layers `0..count` from [member splat_paint] at the island's
+    /// resolution (none before a generation or without paint).
+    fn scatter_erase_masks(&self, count: usize) -> Vec<Option<island_core::scatter::EraseMask>> {
+        match (&self.splat_paint, &self.island) {
+            (Some(p), Some(i)) => p.bind().erase_masks_for(count, i.field.resolution),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Re-place scatter layer `layer` in the chunks that `rect` (samples) touches after its erase
+    /// mask in [member splat_paint] changed there; rebuilds only those chunks' MultiMeshes.
+    pub fn scatter_erase_changed(&mut self, layer: usize, rect: Rect) -> usize {
+        let Some(island) = self.island.clone() else {
+            return 0;
+        };
+        let mask = self
+            .splat_paint
+            .as_ref()
+            .and_then(|p| p.bind().erase_mask_for(layer, island.field.resolution));
+        let mut scatter = std::mem::take(&mut self.scatter);
+        let n = {
+            let mut parent = self.base_mut();
+            scatter.refresh_erase(&mut parent, &island, layer, mask.as_ref(), rect)
+        };
+        let counts = PackedInt64Array::from(scatter.counts());
+        self.last_stats.set("scatter_counts", &counts);
+        self.scatter = scatter;
+        n
+    }
+
     /// Recompose the splat maps in `rect` (None: everything) after the paint changed there.
     pub fn update_splat_maps(&mut self, rect: Option<Rect>) {
         let Some(island) = self.island.as_ref() else {
@@ -1166,12 +1209,14 @@ impl ProceduralIsland {
             // Finished in `scatter_process` once the scatter nodes are built.
             if let Some(island) = self.island.clone() {
                 let specs = scatter_nodes::specs(&self.scatter_layers);
+                let erase = self.scatter_erase_masks(specs.len());
                 let serial = self.job.serial();
                 self.scatter.start(
                     island,
                     prep_params.seed,
                     prep_params.chunk_size as usize,
                     specs,
+                    erase,
                     serial,
                 );
                 return;
@@ -1369,6 +1414,7 @@ impl ProceduralIsland {
             return;
         };
         let specs = scatter_nodes::specs(&self.scatter_layers);
+        let erase = self.scatter_erase_masks(specs.len());
         let mut scatter = std::mem::take(&mut self.scatter);
         let counts = {
             let mut parent = self.base_mut();
@@ -1378,6 +1424,7 @@ impl ProceduralIsland {
                 params.seed,
                 params.chunk_size as usize,
                 specs,
+                erase,
             )
         };
         self.last_stats
@@ -1390,21 +1437,34 @@ impl ProceduralIsland {
     }
 
     /// Per frame: build the nodes of a background placement (then emit the end of the
-    /// generation), or re-place the scatter layers whose properties changed.
+    /// generation), or re-place the scatter layers whose `changed` signal fired, chunk by chunk
+    /// within [member build_budget_ms].
     fn scatter_process(&mut self) {
+        let Some(island) = self.island.clone() else {
+            return;
+        };
+        let budget = self.build_budget_ms;
         if self.scatter.is_pending() {
             let serial = self.job.serial();
-            let budget = self.build_budget_ms;
             let mut scatter = std::mem::take(&mut self.scatter);
             let step = {
                 let mut parent = self.base_mut();
-                scatter.continue_build(&mut parent, serial, budget)
+                scatter.continue_build(&mut parent, &island, serial, budget)
             };
             let counts = PackedInt64Array::from(scatter.counts());
             let ms = scatter.last_place_ms + scatter.last_build_ms;
             let place_ms = scatter.last_place_ms;
+            let finished = matches!(step, ScatterProgress::Finished);
+            let frame_max = if finished {
+                scatter.take_worst_frame_ms()
+            } else {
+                0.0
+            };
             self.scatter = scatter;
-            if let ScatterProgress::Finished = step {
+            if finished {
+                self.last_stats.set("scatter_frame_ms_max", frame_max);
+                self.last_stats
+                    .set("scatter_frame_cpu_ms_max", self.scatter.worst_frame_cpu_ms);
                 self.last_stats.set("scatter_counts", &counts);
                 self.last_stats.set("scatter_ms", ms);
                 self.last_stats.set("scatter_place_ms", place_ms);
@@ -1415,20 +1475,40 @@ impl ProceduralIsland {
         if self.is_generating() {
             return;
         }
-        let Some(island) = self.island.clone() else {
-            return;
-        };
-        let specs = scatter_nodes::specs(&self.scatter_layers);
-        let mut scatter = std::mem::take(&mut self.scatter);
-        let changed = {
-            let mut parent = self.base_mut();
-            scatter.sync(&mut parent, &island, specs)
-        };
-        if changed {
-            let counts = PackedInt64Array::from(scatter.counts());
-            self.last_stats.set("scatter_counts", &counts);
+        self.scatter.watch(&self.scatter_layers);
+        if self.scatter.has_changes() {
+            let paint = self.splat_paint.clone();
+            let n = island.field.resolution;
+            self.scatter
+                .apply_changes(&self.scatter_layers, &island, |i| {
+                    paint.as_ref().and_then(|p| p.bind().erase_mask_for(i, n))
+                });
         }
-        self.scatter = scatter;
+        if !Engine::singleton().is_editor_hint() {
+            let camera = self
+                .base()
+                .get_viewport()
+                .and_then(|v| v.get_camera_3d())
+                .map(|c| self.base().to_local(c.get_global_position()));
+            let mut scatter = std::mem::take(&mut self.scatter);
+            {
+                let mut parent = self.base_mut();
+                scatter.update_colliders(&mut parent, camera, budget);
+            }
+            self.scatter = scatter;
+        }
+        if self.scatter.is_busy() {
+            let mut scatter = std::mem::take(&mut self.scatter);
+            let finished = {
+                let mut parent = self.base_mut();
+                scatter.run_queue(&mut parent, &island, budget)
+            };
+            if finished {
+                let counts = PackedInt64Array::from(scatter.counts());
+                self.last_stats.set("scatter_counts", &counts);
+            }
+            self.scatter = scatter;
+        }
     }
 
     fn import_impl(&mut self, path: &str) -> island_io::IoResult<()> {

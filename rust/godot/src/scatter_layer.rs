@@ -3,7 +3,7 @@
 //! ([`ScatterLayer::to_core`]); the instances are placed by the core and drawn by
 //! [`crate::scatter_nodes`].
 
-use godot::classes::{IResource, Mesh, Resource};
+use godot::classes::{IResource, Mesh, PackedScene, Resource};
 use godot::prelude::*;
 use island_core::scatter::{self as core, SplatMask};
 use island_core::scatter_meshes::MeshKind;
@@ -19,87 +19,133 @@ pub struct ScatterLayer {
     /// Mesh drawn for every instance; null draws the built-in mesh [member builtin_mesh].
     #[export_group(name = "Mesh")]
     #[export]
+    #[var(set)]
     mesh: Option<Gd<Mesh>>,
     /// Built-in low-poly mesh with vertex colours, used while [member mesh] is null:
     /// [constant PALM], [constant BROADLEAF], [constant CONIFER], [constant ROCK] or
     /// [constant GRASS].
     #[export(enum = (PALM = 0, BROADLEAF = 1, CONIFER = 2, ROCK = 3, GRASS = 4))]
+    #[var(set)]
     builtin_mesh: i32,
+    /// Objects with their own nodes (scripts, lights, colliders, animations): when set, every
+    /// instance of the layer is an instance of this scene (its root must be a Node3D; it gets the
+    /// instance's position, rotation and scale) instead of a MultiMesh entry of [member mesh].
+    /// All instances are instantiated (not only those near the camera), chunk by chunk within the
+    /// island's `build_budget_ms`; keep the layer's count modest (each is a node tree). The
+    /// nodes are internal children of the island, never saved. [member collision] still sizes its
+    /// boxes from [member mesh] (or the built-in mesh).
+    #[export]
+    #[var(set)]
+    scene: Option<Gd<PackedScene>>,
     /// Instances per 100 m² of fully eligible ground (capped at what [member min_distance]
     /// allows, about 65 / min_distance²).
     #[export_group(name = "Placement")]
     #[export(range = (0.0, 200.0, 0.1, or_greater))]
+    #[var(set)]
     density: f32,
     /// No two instances of the layer closer than this (horizontally), metres (0.25..1000).
     #[export(range = (0.25, 100.0, 0.05, or_greater, suffix = "m"))]
+    #[var(set)]
     min_distance: f32,
     /// Mixed into the seed so that layers with the same settings differ.
     #[export(range = (0.0, 100000.0, 1.0, or_greater))]
+    #[var(set)]
     seed_salt: i64,
     /// Lowest terrain height, metres.
     #[export_group(name = "Height Mask")]
     #[export(range = (-100.0, 1000.0, 0.1, or_less, or_greater, suffix = "m"))]
+    #[var(set)]
     min_height: f32,
     /// Highest terrain height, metres.
     #[export(range = (-100.0, 1000.0, 0.1, or_less, or_greater, suffix = "m"))]
+    #[var(set)]
     max_height: f32,
     /// Smooth fade inside each height limit, metres.
     #[export(range = (0.0, 100.0, 0.1, or_greater, suffix = "m"))]
+    #[var(set)]
     height_fade: f32,
     /// Lowest terrain slope, degrees.
     #[export_group(name = "Slope Mask")]
     #[export(range = (0.0, 90.0, 0.1, suffix = "°"))]
+    #[var(set)]
     min_slope_degrees: f32,
     /// Steepest terrain slope, degrees.
     #[export(range = (0.0, 90.0, 0.1, suffix = "°"))]
+    #[var(set)]
     max_slope_degrees: f32,
     /// Smooth fade inside each slope limit, degrees.
     #[export(range = (0.0, 90.0, 0.1, suffix = "°"))]
+    #[var(set)]
     slope_fade: f32,
     /// Biomes allowed: bit `i` = biome index `i` (see [method ProceduralIsland.get_biome_at]);
     /// -1 = every biome.
     #[export_group(name = "Biome and Splat Mask")]
     #[export]
+    #[var(set)]
     biome_mask: i64,
     /// Splat layer that must be present (0 sand, 1 grass, 2 rock, 3 snow); -1 = no splat mask.
     #[export(range = (-1.0, 7.0, 1.0))]
+    #[var(set)]
     splat_layer: i32,
     /// Splat weight (0..1) of [member splat_layer] below which nothing is placed.
     #[export(range = (0.0, 1.0, 0.01))]
+    #[var(set)]
     splat_min_weight: f32,
     /// Smooth fade above [member splat_min_weight] (0 = hard edge).
     #[export(range = (0.0, 1.0, 0.01))]
+    #[var(set)]
     splat_fade: f32,
     /// Smallest uniform scale.
     #[export_group(name = "Instances")]
     #[export(range = (0.01, 10.0, 0.01, or_greater))]
+    #[var(set)]
     scale_min: f32,
     /// Largest uniform scale (>= scale_min).
     #[export(range = (0.01, 10.0, 0.01, or_greater))]
+    #[var(set)]
     scale_max: f32,
     /// Random rotation about the up axis.
     #[export]
+    #[var(set)]
     random_yaw: bool,
     /// 0 = upright, 1 = along the terrain normal.
     #[export(range = (0.0, 1.0, 0.01))]
+    #[var(set)]
     align_to_normal: f32,
     /// How far instances sink below the surface, metres.
     #[export(range = (-10.0, 10.0, 0.01, or_less, or_greater, suffix = "m"))]
+    #[var(set)]
     sink: f32,
     /// Camera distance from which instances are drawn (GeometryInstance3D
     /// `visibility_range_begin`), metres.
     #[export_group(name = "Visibility")]
     #[export(range = (0.0, 10000.0, 1.0, or_greater, suffix = "m"))]
+    #[var(set)]
     visibility_range_begin: f32,
     /// Fade margin at [member visibility_range_begin], metres.
     #[export(range = (0.0, 10000.0, 1.0, or_greater, suffix = "m"))]
+    #[var(set)]
     visibility_range_begin_margin: f32,
     /// Camera distance beyond which instances are hidden (0 = always drawn), metres.
     #[export(range = (0.0, 10000.0, 1.0, or_greater, suffix = "m"))]
+    #[var(set)]
     visibility_range_end: f32,
     /// Fade margin at [member visibility_range_end] (instances fade out over it), metres.
     #[export(range = (0.0, 10000.0, 1.0, or_greater, suffix = "m"))]
+    #[var(set)]
     visibility_range_end_margin: f32,
+    /// [constant COLLISION_NONE]: no colliders. [constant COLLISION_NEAR_CAMERA]: a StaticBody3D
+    /// with a box sized from the mesh's AABB (times the instance's scale, turned with it) for
+    /// every instance within [member collision_radius] of the active camera, added and removed as
+    /// the camera moves within the island's `build_budget_ms` (not in the editor).
+    #[export_group(name = "Collision")]
+    #[export(enum = (NONE = 0, NEAR_CAMERA = 1))]
+    #[var(set)]
+    collision: i32,
+    /// Distance from the active camera within which instances get colliders, metres.
+    #[export(range = (1.0, 1000.0, 1.0, or_greater, suffix = "m"))]
+    #[var(set)]
+    collision_radius: f32,
 }
 
 #[godot_api]
@@ -109,6 +155,7 @@ impl IResource for ScatterLayer {
         Self {
             base,
             mesh: None,
+            scene: None,
             builtin_mesh: mesh_index(d.mesh),
             density: d.density,
             min_distance: d.min_distance,
@@ -132,12 +179,65 @@ impl IResource for ScatterLayer {
             visibility_range_begin_margin: 0.0,
             visibility_range_end: 0.0,
             visibility_range_end_margin: 0.0,
+            collision: 0,
+            collision_radius: 50.0,
         }
     }
 }
 
-#[godot_api]
-impl ScatterLayer {
+/// The primary `#[godot_api]` block of [`ScatterLayer`] with `items`, plus one `#[func]` setter per
+/// listed property that emits `changed` when the value differs (the island re-places a layer on
+/// its `changed` signal instead of comparing every layer every frame).
+macro_rules! layer_api {
+    ([$($field:ident / $set:ident : $ty:ty),* $(,)?] $($items:tt)*) => {
+        #[godot_api]
+        impl ScatterLayer {
+            $($items)*
+            $(
+                /// Property setter: emits `changed` when the value differs.
+                #[func]
+                pub fn $set(&mut self, value: $ty) {
+                    if self.$field != value {
+                        self.$field = value;
+                        self.base_mut().emit_changed();
+                    }
+                }
+            )*
+        }
+    };
+}
+
+layer_api! {
+    [
+    mesh / set_mesh: Option<Gd<Mesh>>,
+    builtin_mesh / set_builtin_mesh: i32,
+    scene / set_scene: Option<Gd<PackedScene>>,
+    density / set_density: f32,
+    min_distance / set_min_distance: f32,
+    seed_salt / set_seed_salt: i64,
+    min_height / set_min_height: f32,
+    max_height / set_max_height: f32,
+    height_fade / set_height_fade: f32,
+    min_slope_degrees / set_min_slope_degrees: f32,
+    max_slope_degrees / set_max_slope_degrees: f32,
+    slope_fade / set_slope_fade: f32,
+    biome_mask / set_biome_mask: i64,
+    splat_layer / set_splat_layer: i32,
+    splat_min_weight / set_splat_min_weight: f32,
+    splat_fade / set_splat_fade: f32,
+    scale_min / set_scale_min: f32,
+    scale_max / set_scale_max: f32,
+    random_yaw / set_random_yaw: bool,
+    align_to_normal / set_align_to_normal: f32,
+    sink / set_sink: f32,
+    visibility_range_begin / set_visibility_range_begin: f32,
+    visibility_range_begin_margin / set_visibility_range_begin_margin: f32,
+    visibility_range_end / set_visibility_range_end: f32,
+    visibility_range_end_margin / set_visibility_range_end_margin: f32,
+    collision / set_collision: i32,
+    collision_radius / set_collision_radius: f32,
+    ]
+
     /// Built-in mesh: leaning palm, ~7 m.
     #[constant]
     pub const PALM: i32 = 0;
@@ -153,6 +253,12 @@ impl ScatterLayer {
     /// Built-in mesh: grass tuft, ~0.6 m.
     #[constant]
     pub const GRASS: i32 = 4;
+    /// [member collision]: no colliders.
+    #[constant]
+    pub const COLLISION_NONE: i32 = 0;
+    /// [member collision]: colliders on the instances near the active camera.
+    #[constant]
+    pub const COLLISION_NEAR_CAMERA: i32 = 1;
 
     /// The demo layer `index` (0 palms on beaches, 1 broadleaf forest on slopes, 2 rocks on
     /// cliffs, 3 conifers high up, 4 grass) as a new resource, or null for another index.
@@ -287,9 +393,30 @@ impl ScatterLayer {
         self.sink = l.sink;
     }
 
+    /// The scene instanced per instance, if any.
+    pub fn scene(&self) -> Option<Gd<PackedScene>> {
+        self.scene.clone()
+    }
+
     /// The custom mesh, if any.
     pub fn custom_mesh(&self) -> Option<Gd<Mesh>> {
         self.mesh.clone()
+    }
+
+    /// Collision radius when [member collision] is NEAR_CAMERA, `None` for NONE; an error for a
+    /// bad value.
+    pub fn collision(&self) -> Result<Option<f32>, String> {
+        match self.collision {
+            0 => Ok(None),
+            1 if self.collision_radius.is_finite() && self.collision_radius > 0.0 => {
+                Ok(Some(self.collision_radius))
+            }
+            1 => Err(format!(
+                "`collision_radius` must be finite and > 0, got {}",
+                self.collision_radius
+            )),
+            c => Err(format!("`collision` must be 0 or 1, got {c}")),
+        }
     }
 
     /// `[begin, begin_margin, end, end_margin]` of the visibility range.

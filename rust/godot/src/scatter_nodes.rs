@@ -3,9 +3,12 @@
 //! `island_core::scatter::place_all` (placement runs on the rayon pool over the island's plain
 //! data; the main thread only builds the Godot objects).
 //!
-//! The node hands over its `scatter_layers` as [`LayerSpec`]s; a spec that differs from the one
-//! the layer was placed with (a property changed, see [`ScatterNodes::sync`]) re-places that
-//! layer alone.
+//! Work on the main thread is spread over frames as chunk jobs (one layer's chunk: place it, or
+//! only build its MultiMesh) run within the node's per-frame budget ([`ScatterNodes::run_queue`]):
+//! the MultiMeshes of a background placement (`regenerate_async`) and every re-placement of a
+//! layer whose resource changed. Changes are seen through each `ScatterLayer`'s `changed` signal
+//! ([`ScatterNodes::watch`]): a frame without a change reads no layer property; a changed layer
+//! is re-placed alone, chunk by chunk.
 
 use crate::scatter_layer::ScatterLayer;
 use godot::classes::base_material_3d::Flags;
@@ -13,11 +16,18 @@ use godot::classes::geometry_instance_3d::VisibilityRangeFadeMode;
 use godot::classes::mesh::{ArrayType, PrimitiveType};
 use godot::classes::multi_mesh::TransformFormat;
 use godot::classes::node::InternalMode;
-use godot::classes::{ArrayMesh, Mesh, MultiMesh, MultiMeshInstance3D, Node3D, StandardMaterial3D};
+use godot::classes::{
+    ArrayMesh, BoxShape3D, CollisionShape3D, Mesh, MultiMesh, MultiMeshInstance3D, Node3D,
+    PackedScene, StandardMaterial3D, StaticBody3D,
+};
 use godot::prelude::*;
-use island_core::scatter::{self as core, Placement, ScatterInput};
+use island_core::paint::Rect;
+use island_core::scatter::{self as core, EraseMask, Placement, ScatterInput};
 use island_core::scatter_meshes::MeshKind;
 use island_core::Island;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::rc::Rc;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{channel, Receiver, TryRecvError};
 use std::sync::Arc;
@@ -29,29 +39,38 @@ pub struct LayerSpec {
     pub core: core::ScatterLayer,
     pub mesh: Option<Gd<Mesh>>,
     pub visibility: [f32; 4],
+    /// Collider radius around the camera (`collision` NEAR_CAMERA), or `None`.
+    pub collision: Option<f32>,
+    /// Scene instanced per instance instead of the MultiMesh.
+    pub scene: Option<Gd<PackedScene>>,
 }
 
 /// A layer of `scatter_layers`: null (`Ok(None)`, nothing placed), valid, or invalid (the
 /// reason).
 pub type SpecResult = Result<Option<LayerSpec>, String>;
 
+/// The spec of entry `i` of `scatter_layers`.
+fn spec_of(i: usize, l: &Option<Gd<ScatterLayer>>) -> SpecResult {
+    let Some(l) = l else { return Ok(None) };
+    let b = l.bind();
+    match b.to_core().and_then(|c| b.collision().map(|k| (c, k))) {
+        Ok((core, collision)) => Ok(Some(LayerSpec {
+            core,
+            mesh: b.custom_mesh(),
+            visibility: b.visibility(),
+            collision,
+            scene: b.scene(),
+        })),
+        Err(e) => Err(format!("invalid scatter layer {i}: {e}")),
+    }
+}
+
 /// The specs of `layers`.
 pub fn specs(layers: &Array<Option<Gd<ScatterLayer>>>) -> Vec<SpecResult> {
     layers
         .iter_shared()
         .enumerate()
-        .map(|(i, l)| {
-            let Some(l) = l else { return Ok(None) };
-            let b = l.bind();
-            match b.to_core() {
-                Ok(core) => Ok(Some(LayerSpec {
-                    core,
-                    mesh: b.custom_mesh(),
-                    visibility: b.visibility(),
-                })),
-                Err(e) => Err(format!("invalid scatter layer {i}: {e}")),
-            }
-        })
+        .map(|(i, l)| spec_of(i, &l))
         .collect()
 }
 
@@ -60,6 +79,29 @@ struct LayerState {
     spec: Option<SpecResult>,
     placement: Option<Placement>,
     nodes: Vec<Option<Gd<MultiMeshInstance3D>>>,
+    /// Erase mask the layer is placed with (at the island's resolution).
+    mask: Option<EraseMask>,
+    /// Bumped whenever the layer is placed anew: queued jobs of an older epoch are dropped.
+    epoch: u64,
+    /// Colliders of instances near the camera, by (chunk, index in the chunk).
+    bodies: HashMap<(usize, usize), Gd<StaticBody3D>>,
+    /// Scene instances per chunk (layers with a `scene`).
+    scenes: HashMap<usize, Vec<Gd<Node3D>>>,
+}
+
+/// One chunk of one layer to do on the main thread.
+struct Job {
+    layer: usize,
+    chunk: usize,
+    /// Place the chunk (from the layer's spec and mask) before building its MultiMesh.
+    place: bool,
+    epoch: u64,
+}
+
+/// The `changed` connection of one `scatter_layers` entry.
+struct Watched {
+    layer: Gd<ScatterLayer>,
+    callable: Callable,
 }
 
 /// The scatter nodes of one island (see the module doc).
@@ -70,11 +112,26 @@ pub struct ScatterNodes {
     /// Milliseconds of the last placement (rayon) and node build (main thread).
     pub last_place_ms: f64,
     pub last_build_ms: f64,
-    /// Seed and chunk size of the last full placement (used by [`Self::sync`]).
+    /// Seed and chunk size of the last full placement.
     seed: u64,
     chunk_size: usize,
     /// A placement running on a thread after `regenerate_async`, then its nodes being built.
     pending: Option<Pending>,
+    /// Chunk jobs, run within the frame budget by [`Self::run_queue`].
+    queue: VecDeque<Job>,
+    /// Instance ids of layers whose `changed` fired (written by the signal callables).
+    dirty: Rc<RefCell<Vec<InstanceId>>>,
+    /// The `changed` connection per `scatter_layers` entry (`None` for a null entry).
+    watched: Vec<Option<Watched>>,
+    /// Entries to re-check (found changed or replaced).
+    recheck: Vec<usize>,
+    /// Milliseconds spent in the latest call of [`Self::run_queue`] and the most in one call since
+    /// the last [`Self::take_worst_frame_ms`].
+    pub frame_ms: f64,
+    worst_frame_ms: f64,
+    /// Main-thread CPU time of the worst [`Self::continue_build`] call, milliseconds (wall time
+    /// minus the time the OS gave to other processes).
+    pub worst_frame_cpu_ms: f64,
 }
 
 /// Placement result of the background thread: placements of the valid layers (in order) and
@@ -86,10 +143,10 @@ struct Pending {
     /// Generation serial it belongs to (a newer generation drops it).
     serial: u64,
     specs: Vec<SpecResult>,
+    masks: Vec<Option<EraseMask>>,
     rx: Option<Receiver<Placed>>,
-    placements: Vec<Option<Placement>>,
-    /// Next layer whose nodes to build (once the placements arrived).
-    next: usize,
+    /// The placements arrived and their chunk jobs are queued.
+    queued: bool,
     place_ms: f64,
     build_ms: f64,
 }
@@ -105,8 +162,8 @@ pub enum Progress {
 }
 
 impl ScatterNodes {
-    /// Place every layer on `island` and build the nodes; errors of invalid layers are reported
-    /// (those layers stay empty). Returns the per-layer counts.
+    /// Place every layer on `island` and build the nodes now; errors of invalid layers are
+    /// reported (those layers stay empty). Returns the per-layer counts.
     pub fn place_all(
         &mut self,
         parent: &mut Gd<Node3D>,
@@ -114,9 +171,11 @@ impl ScatterNodes {
         seed: u64,
         chunk_size: usize,
         specs: Vec<SpecResult>,
+        erase: Vec<Option<EraseMask>>,
     ) -> Vec<i64> {
         self.seed = seed;
         self.chunk_size = chunk_size;
+        self.queue.clear();
         let valid: Vec<(usize, core::ScatterLayer)> = specs
             .iter()
             .enumerate()
@@ -127,7 +186,13 @@ impl ScatterNodes {
             .collect();
         let t = Instant::now();
         let cores: Vec<core::ScatterLayer> = valid.iter().map(|v| v.1.clone()).collect();
-        let placed = match with_input(island, |input| place_all(input, &cores, seed, chunk_size)) {
+        let masks: Vec<Option<EraseMask>> = valid
+            .iter()
+            .map(|(i, _)| erase.get(*i).cloned().flatten())
+            .collect();
+        let placed = match with_input(island, |input| {
+            place_all(input, &cores, &masks, seed, chunk_size)
+        }) {
             Ok(p) => p,
             Err(e) => {
                 godot_error!("ProceduralIsland: scatter: {e}");
@@ -145,39 +210,47 @@ impl ScatterNodes {
             if let Err(e) = &spec {
                 godot_error!("ProceduralIsland: {e}");
             }
-            self.install(parent, i, spec, p);
+            let mask = erase.get(i).cloned().flatten();
+            self.setup(i, spec, p, mask, false);
+            self.build_layer_now(parent, i);
         }
         self.last_build_ms = t.elapsed().as_secs_f64() * 1e3;
         self.counts()
     }
 
     /// Start placing every layer of `island` on a thread (plain data only: the island, the core
-    /// layers); the nodes are then built by [`Self::continue_build`] within the frame budget.
-    /// `serial` is the generation's; [`Self::continue_build`] drops the work when it changes.
+    /// layers, the erase masks); the nodes are then built by [`Self::continue_build`] within the
+    /// frame budget. `serial` is the generation's; [`Self::continue_build`] drops the work when
+    /// it changes.
     pub fn start(
         &mut self,
         island: Arc<Island>,
         seed: u64,
         chunk_size: usize,
         specs: Vec<SpecResult>,
+        erase: Vec<Option<EraseMask>>,
         serial: u64,
     ) {
         self.seed = seed;
         self.chunk_size = chunk_size;
-        let cores: Vec<core::ScatterLayer> = specs
+        self.queue.clear();
+        let (cores, masks): (Vec<core::ScatterLayer>, Vec<Option<EraseMask>>) = specs
             .iter()
-            .filter_map(|s| match s {
-                Ok(Some(s)) => Some(s.core.clone()),
+            .enumerate()
+            .filter_map(|(i, s)| match s {
+                Ok(Some(s)) => Some((s.core.clone(), erase.get(i).cloned().flatten())),
                 _ => None,
             })
-            .collect();
+            .unzip();
         let (tx, rx) = channel::<Placed>();
         let spawned = std::thread::Builder::new()
             .name("procedural_island_scatter".into())
             .spawn(move || {
                 let t = Instant::now();
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    with_input(&island, |input| place_all(input, &cores, seed, chunk_size))
+                    with_input(&island, |input| {
+                        place_all(input, &cores, &masks, seed, chunk_size)
+                    })
                 }))
                 .unwrap_or_else(|_| Err("internal error while placing".into()));
                 let _ = tx.send((r, t.elapsed().as_secs_f64() * 1e3));
@@ -192,13 +265,12 @@ impl ScatterNodes {
                 None
             }
         };
-        let n = specs.len();
         self.pending = Some(Pending {
             serial,
             specs,
+            masks: erase,
             rx,
-            placements: (0..n).map(|_| None).collect(),
-            next: 0,
+            queued: false,
             place_ms: 0.0,
             build_ms: 0.0,
         });
@@ -214,11 +286,12 @@ impl ScatterNodes {
         self.pending = None;
     }
 
-    /// Collect the background placement and build its layers' nodes for up to `budget_ms`
-    /// (at least one layer per call once placed).
+    /// Collect the background placement, then build its chunks' MultiMeshes for up to
+    /// `budget_ms` per call (at least one chunk per call).
     pub fn continue_build(
         &mut self,
         parent: &mut Gd<Node3D>,
+        island: &Island,
         serial: u64,
         budget_ms: f32,
     ) -> Progress {
@@ -228,51 +301,56 @@ impl ScatterNodes {
         if p.serial != serial {
             return Progress::Idle;
         }
-        if let Some(rx) = &p.rx {
-            match rx.try_recv() {
-                Ok((r, ms)) => {
-                    p.place_ms = ms;
-                    p.rx = None;
-                    match r {
-                        Ok(placed) => {
-                            let mut it = placed.into_iter();
-                            for (i, s) in p.specs.iter().enumerate() {
-                                if let Ok(Some(_)) = s {
-                                    p.placements[i] = it.next();
+        let t = Instant::now();
+        let cpu0 = crate::lod::CpuClock.now_us();
+        if !p.queued {
+            self.worst_frame_ms = 0.0;
+            self.worst_frame_cpu_ms = 0.0;
+            let mut placements: Vec<Option<Placement>> = (0..p.specs.len()).map(|_| None).collect();
+            if let Some(rx) = &p.rx {
+                match rx.try_recv() {
+                    Ok((r, ms)) => {
+                        p.place_ms = ms;
+                        match r {
+                            Ok(placed) => {
+                                let mut it = placed.into_iter();
+                                for (i, s) in p.specs.iter().enumerate() {
+                                    if let Ok(Some(_)) = s {
+                                        placements[i] = it.next();
+                                    }
                                 }
                             }
+                            Err(e) => godot_error!("ProceduralIsland: scatter: {e}"),
                         }
-                        Err(e) => godot_error!("ProceduralIsland: scatter: {e}"),
                     }
+                    Err(TryRecvError::Empty) => {
+                        self.pending = Some(p);
+                        return Progress::Working;
+                    }
+                    Err(TryRecvError::Disconnected) => {}
                 }
-                Err(TryRecvError::Empty) => {
-                    self.pending = Some(p);
-                    return Progress::Working;
+            }
+            p.rx = None;
+            p.queued = true;
+            let specs = std::mem::take(&mut p.specs);
+            self.truncate(specs.len());
+            for (i, (spec, placement)) in specs.into_iter().zip(placements).enumerate() {
+                if let Err(e) = &spec {
+                    godot_error!("ProceduralIsland: {e}");
                 }
-                Err(TryRecvError::Disconnected) => p.rx = None,
+                let mask = p.masks.get(i).cloned().flatten();
+                self.setup(i, spec, placement, mask, false);
             }
         }
-        let budget =
-            Duration::try_from_secs_f64((budget_ms.max(0.0) as f64) / 1e3).unwrap_or(Duration::MAX);
-        let t = Instant::now();
-        if p.next == 0 {
-            self.truncate(p.specs.len());
+        let left = budget_ms as f64 - t.elapsed().as_secs_f64() * 1e3;
+        self.run_queue(parent, island, left as f32);
+        let call_ms = t.elapsed().as_secs_f64() * 1e3;
+        p.build_ms += call_ms;
+        self.worst_frame_ms = self.worst_frame_ms.max(call_ms);
+        if let (Some(a), Some(b)) = (cpu0, crate::lod::CpuClock.now_us()) {
+            self.worst_frame_cpu_ms = self.worst_frame_cpu_ms.max((b - a) / 1e3);
         }
-        while p.next < p.specs.len() {
-            let i = p.next;
-            let spec = std::mem::replace(&mut p.specs[i], Ok(None));
-            if let Err(e) = &spec {
-                godot_error!("ProceduralIsland: {e}");
-            }
-            let placement = p.placements[i].take();
-            self.install(parent, i, spec, placement);
-            p.next += 1;
-            if t.elapsed() >= budget {
-                break;
-            }
-        }
-        p.build_ms += t.elapsed().as_secs_f64() * 1e3;
-        if p.next < p.specs.len() {
+        if !self.queue.is_empty() {
             self.pending = Some(p);
             return Progress::Working;
         }
@@ -281,29 +359,102 @@ impl ScatterNodes {
         Progress::Finished
     }
 
-    /// Re-place the layers whose spec changed since they were placed (and drop removed ones).
-    /// Whether anything changed.
-    pub fn sync(
+    /// Follow `scatter_layers`: connect to the `changed` signal of each entry (reconnecting when
+    /// the array's entries are replaced, added or removed) and remember which entries to
+    /// re-check. Reads no layer property; cheap enough for every frame.
+    pub fn watch(&mut self, layers: &Array<Option<Gd<ScatterLayer>>>) {
+        let n = layers.len();
+        let mut changed_len = false;
+        while self.watched.len() > n {
+            if let Some(w) = self.watched.pop().flatten() {
+                disconnect(w);
+            }
+            changed_len = true;
+        }
+        if changed_len {
+            self.truncate(n);
+        }
+        for (i, l) in layers.iter_shared().enumerate() {
+            let same = match (self.watched.get(i), &l) {
+                (Some(Some(w)), Some(l)) => w.layer.instance_id() == l.instance_id(),
+                (Some(None), None) => true,
+                _ => false,
+            };
+            if same {
+                continue;
+            }
+            if i >= self.watched.len() {
+                self.watched.resize_with(i + 1, || None);
+            }
+            if let Some(w) = self.watched[i].take() {
+                disconnect(w);
+            }
+            if let Some(mut l) = l {
+                let id = l.instance_id();
+                let dirty = self.dirty.clone();
+                let callable = Callable::from_fn("scatter_layer_changed", move |_args| {
+                    dirty.borrow_mut().push(id);
+                });
+                l.connect("changed", &callable);
+                self.watched[i] = Some(Watched { layer: l, callable });
+            }
+            self.recheck.push(i);
+        }
+        let ids = std::mem::take(&mut *self.dirty.borrow_mut());
+        for id in ids {
+            for (i, w) in self.watched.iter().enumerate() {
+                if w.as_ref().is_some_and(|w| w.layer.instance_id() == id) {
+                    self.recheck.push(i);
+                }
+            }
+        }
+    }
+
+    /// Whether [`Self::watch`] found entries to re-check.
+    pub fn has_changes(&self) -> bool {
+        !self.recheck.is_empty()
+    }
+
+    /// Re-check the entries [`Self::watch`] flagged: a layer whose spec differs from the one it
+    /// was placed with is re-placed alone, chunk by chunk through the job queue (its old
+    /// instances stay drawn until their chunk is redone). `erase_for(i)` gives layer `i`'s erase
+    /// mask. Whether any layer changed.
+    pub fn apply_changes(
         &mut self,
-        parent: &mut Gd<Node3D>,
+        layers: &Array<Option<Gd<ScatterLayer>>>,
         island: &Island,
-        specs: Vec<SpecResult>,
+        erase_for: impl Fn(usize) -> Option<EraseMask>,
     ) -> bool {
-        let (seed, chunk_size) = (self.seed, self.chunk_size);
-        let mut changed = specs.len() != self.layers.len();
-        self.truncate(specs.len());
-        for (i, spec) in specs.into_iter().enumerate() {
-            if self.layers.get(i).and_then(|l| l.spec.as_ref()) == Some(&spec) {
+        let mut todo = std::mem::take(&mut self.recheck);
+        todo.sort_unstable();
+        todo.dedup();
+        let mut changed = false;
+        for i in todo {
+            if i >= layers.len() {
+                continue;
+            }
+            if self.layers.len() <= i {
+                self.truncate(i + 1);
+            }
+            let spec = spec_of(i, &layers.at(i));
+            if self.layers[i].spec.as_ref() == Some(&spec) {
                 continue;
             }
             changed = true;
-            let p = match &spec {
+            let placement = match &spec {
                 Ok(Some(s)) => {
-                    let r = with_input(island, |input| {
-                        core::try_place(input, &s.core, None, seed, chunk_size)
-                    });
-                    match r {
-                        Ok(p) => Some(p),
+                    let n = island.field.resolution;
+                    match Placement::empty(&s.core, n, self.chunk_size.max(1)) {
+                        Ok(fresh) => match self.layers[i].placement.take() {
+                            // Keep the old instances until each chunk is redone.
+                            Some(mut old) if old.chunks.len() == fresh.chunks.len() => {
+                                old.capacity = fresh.capacity;
+                                old.capped = fresh.capped;
+                                old.keep = fresh.keep;
+                                Some(old)
+                            }
+                            _ => Some(fresh),
+                        },
                         Err(e) => {
                             godot_error!("ProceduralIsland: scatter layer {i}: {e}");
                             None
@@ -316,9 +467,171 @@ impl ScatterNodes {
                     None
                 }
             };
-            self.install(parent, i, spec, p);
+            self.setup(i, spec, placement, erase_for(i), true);
         }
         changed
+    }
+
+    /// Run queued chunk jobs for up to `budget_ms` (at least one when any is queued). Returns
+    /// whether the queue emptied during this call.
+    pub fn run_queue(&mut self, parent: &mut Gd<Node3D>, island: &Island, budget_ms: f32) -> bool {
+        if self.queue.is_empty() {
+            self.frame_ms = 0.0;
+            return false;
+        }
+        let t = Instant::now();
+        let budget =
+            Duration::try_from_secs_f64((budget_ms.max(0.0) as f64) / 1e3).unwrap_or(Duration::MAX);
+        let seed = self.seed;
+        let mut looks: Vec<Option<Option<Look>>> = Vec::new();
+        let mut done = 0usize;
+        while !self.queue.is_empty() {
+            if done > 0 && t.elapsed() >= budget {
+                break;
+            }
+            let Some(job) = self.queue.pop_front() else {
+                break;
+            };
+            let Some(layer) = self.layers.get(job.layer) else {
+                continue;
+            };
+            if layer.epoch != job.epoch {
+                continue;
+            }
+            let Some(Ok(Some(spec))) = layer.spec.clone() else {
+                continue;
+            };
+            if looks.len() <= job.layer {
+                looks.resize_with(job.layer + 1, || None);
+            }
+            if looks[job.layer].is_none() {
+                looks[job.layer] = Some(self.look(&Ok(Some(spec.clone()))));
+            }
+            let layer = &mut self.layers[job.layer];
+            if job.place {
+                // The chunk's instances change: its colliders are remade from the new ones.
+                let stale: Vec<(usize, usize)> = layer
+                    .bodies
+                    .keys()
+                    .filter(|k| k.0 == job.chunk)
+                    .copied()
+                    .collect();
+                for k in stale {
+                    if let Some(b) = layer.bodies.remove(&k) {
+                        free_node(b);
+                    }
+                }
+                let mask = layer.mask.as_ref();
+                if let Some(p) = layer.placement.as_mut() {
+                    let cps = p.chunks_per_side;
+                    let c = (job.chunk % cps, job.chunk / cps);
+                    let r = with_input(island, |input| {
+                        p.rebuild_chunks(input, &spec.core, mask, seed, &[c])
+                    });
+                    if let Err(e) = r {
+                        godot_error!("ProceduralIsland: scatter layer {}: {e}", job.layer);
+                    }
+                }
+            }
+            if let Some(Some(look)) = &looks[job.layer] {
+                layer.build_chunk(parent, job.layer, job.chunk, look);
+            }
+            done += 1;
+        }
+        self.frame_ms = t.elapsed().as_secs_f64() * 1e3;
+        self.worst_frame_ms = self.worst_frame_ms.max(self.frame_ms);
+        self.queue.is_empty()
+    }
+
+    /// Whether chunk jobs are queued.
+    pub fn is_busy(&self) -> bool {
+        !self.queue.is_empty()
+    }
+
+    /// The most milliseconds one [`Self::run_queue`] call took since the last call of this.
+    pub fn take_worst_frame_ms(&mut self) -> f64 {
+        std::mem::take(&mut self.worst_frame_ms)
+    }
+
+    /// Colliders of the layers with `collision` NEAR_CAMERA: keep one `StaticBody3D` per
+    /// instance within the layer's radius of `camera` (node-local; `None`: no camera, no
+    /// colliders), creating the missing ones for up to `budget_ms` (at least one) and freeing
+    /// those out of range. Returns whether colliders are still missing.
+    pub fn update_colliders(
+        &mut self,
+        parent: &mut Gd<Node3D>,
+        camera: Option<Vector3>,
+        budget_ms: f32,
+    ) -> bool {
+        let t = Instant::now();
+        let budget =
+            Duration::try_from_secs_f64((budget_ms.max(0.0) as f64) / 1e3).unwrap_or(Duration::MAX);
+        let mut missing = false;
+        let mut made = 0usize;
+        for (li, layer) in self.layers.iter_mut().enumerate() {
+            let radius = match (&layer.spec, camera) {
+                (Some(Ok(Some(s))), Some(_)) => s.collision,
+                _ => None,
+            };
+            let (Some(r), Some(cam), Some(p)) = (radius, camera, layer.placement.as_ref()) else {
+                if !layer.bodies.is_empty() {
+                    layer.free_bodies();
+                }
+                continue;
+            };
+            let mut want: HashSet<(usize, usize)> = HashSet::new();
+            for (c, chunk) in p.chunks.iter().enumerate() {
+                for (k, inst) in chunk.iter().enumerate() {
+                    let q = Vector3::new(inst.position[0], inst.position[1], inst.position[2]);
+                    if q.distance_squared_to(cam) <= r * r {
+                        want.insert((c, k));
+                    }
+                }
+            }
+            let gone: Vec<(usize, usize)> = layer
+                .bodies
+                .keys()
+                .filter(|k| !want.contains(k))
+                .copied()
+                .collect();
+            for k in gone {
+                if let Some(b) = layer.bodies.remove(&k) {
+                    free_node(b);
+                }
+            }
+            let aabb = match &layer.spec {
+                Some(Ok(Some(s))) => match &s.mesh {
+                    Some(m) => m.get_aabb(),
+                    None => builtin_aabb(s.core.mesh),
+                },
+                _ => continue,
+            };
+            let mut todo: Vec<(usize, usize)> = want
+                .into_iter()
+                .filter(|k| !layer.bodies.contains_key(k))
+                .collect();
+            todo.sort_unstable();
+            for (c, k) in todo {
+                if made > 0 && t.elapsed() >= budget {
+                    missing = true;
+                    break;
+                }
+                let inst = p.chunks[c][k];
+                let body = collider(li, c, k, &inst, aabb);
+                parent
+                    .add_child_ex(&body)
+                    .internal(InternalMode::BACK)
+                    .done();
+                layer.bodies.insert((c, k), body);
+                made += 1;
+            }
+        }
+        missing
+    }
+
+    /// Number of colliders of layer `i`.
+    pub fn collider_count(&self, i: usize) -> usize {
+        self.layers.get(i).map_or(0, |l| l.bodies.len())
     }
 
     /// Instances per layer.
@@ -344,14 +657,20 @@ impl ScatterNodes {
             .collect()
     }
 
-    /// Free every node (the island's chunk count changed or the node leaves).
+    /// Free every node and drop the `changed` connections (the node leaves).
     pub fn free_all(&mut self) {
         self.truncate(0);
+        for w in std::mem::take(&mut self.watched).into_iter().flatten() {
+            disconnect(w);
+        }
+        self.queue.clear();
     }
 
     fn truncate(&mut self, n: usize) {
         while self.layers.len() > n {
-            if let Some(l) = self.layers.pop() {
+            if let Some(mut l) = self.layers.pop() {
+                l.free_bodies();
+                l.hide_all();
                 free_nodes(l.nodes);
             }
         }
@@ -360,92 +679,115 @@ impl ScatterNodes {
         }
     }
 
-    fn install(
+    /// Make layer `i` show `placement` (`None`: hide it): store it with its spec and mask, size
+    /// the node pool, and queue a job per chunk (placing it first when `place`).
+    fn setup(
         &mut self,
-        parent: &mut Gd<Node3D>,
         i: usize,
         spec: SpecResult,
         placement: Option<Placement>,
+        mask: Option<EraseMask>,
+        place: bool,
     ) {
-        let mesh: Option<Gd<Mesh>> = match &spec {
-            Ok(Some(s)) => Some(match &s.mesh {
-                Some(m) => m.clone(),
-                None => self.builtin_mesh(s.core.mesh).upcast(),
-            }),
-            _ => None,
-        };
-        let vis = match &spec {
-            Ok(Some(s)) => s.visibility,
-            _ => [0.0; 4],
-        };
+        let drawn = matches!(spec, Ok(Some(_)));
         let layer = &mut self.layers[i];
+        layer.epoch += 1;
+        layer.free_bodies();
         let chunks = placement.as_ref().map_or(0, |p| p.chunks.len());
-        if layer.nodes.len() > chunks {
-            free_nodes(layer.nodes.split_off(chunks));
-        }
-        layer.nodes.resize_with(chunks, || None);
-        if let (Some(p), Some(mesh)) = (&placement, mesh) {
-            for c in 0..chunks {
-                let (cx, cz) = (c % p.chunks_per_side, c / p.chunks_per_side);
-                let n = p.chunks[c].len();
-                let slot = &mut layer.nodes[c];
-                if let Some(node) = slot.as_ref() {
-                    if !node.is_instance_valid() {
-                        *slot = None;
-                    }
-                }
-                if n == 0 {
-                    if let Some(node) = slot.as_mut() {
-                        node.set_visible(false);
-                        if let Some(mut mm) = node.get_multimesh() {
-                            mm.set_instance_count(0);
-                        }
-                    }
-                    continue;
-                }
-                let node = slot.get_or_insert_with(|| {
-                    let mut mmi = MultiMeshInstance3D::new_alloc();
-                    mmi.set_name(&format!("Scatter_{i}_{cx}_{cz}"));
-                    let mut mm = MultiMesh::new_gd();
-                    mm.set_transform_format(TransformFormat::TRANSFORM_3D);
-                    mmi.set_multimesh(&mm);
-                    parent
-                        .add_child_ex(&mmi)
-                        .internal(InternalMode::BACK)
-                        .done();
-                    mmi
-                });
-                node.set_name(&format!("Scatter_{i}_{cx}_{cz}"));
-                node.set_visible(true);
-                node.set_visibility_range_begin(vis[0]);
-                node.set_visibility_range_begin_margin(vis[1]);
-                node.set_visibility_range_end(vis[2]);
-                node.set_visibility_range_end_margin(vis[3]);
-                node.set_visibility_range_fade_mode(if vis[3] > 0.0 || vis[1] > 0.0 {
-                    VisibilityRangeFadeMode::SELF
-                } else {
-                    VisibilityRangeFadeMode::DISABLED
-                });
-                let mut mm = node.get_multimesh().unwrap_or_else(|| {
-                    let mut mm = MultiMesh::new_gd();
-                    mm.set_transform_format(TransformFormat::TRANSFORM_3D);
-                    node.set_multimesh(&mm);
-                    mm
-                });
-                mm.set_instance_count(0);
-                mm.set_mesh(&mesh);
-                mm.set_instance_count(n as i32);
-                mm.set_buffer(&PackedFloat32Array::from(p.chunk_buffer(cx, cz)));
-            }
-        } else {
-            for node in layer.nodes.iter_mut().flatten() {
-                if node.is_instance_valid() {
-                    node.set_visible(false);
-                }
-            }
-        }
+        layer.resize(chunks);
         layer.spec = Some(spec);
         layer.placement = placement;
+        layer.mask = mask;
+        if !drawn || layer.placement.is_none() {
+            layer.hide_all();
+            return;
+        }
+        let epoch = layer.epoch;
+        self.queue.extend((0..chunks).map(|chunk| Job {
+            layer: i,
+            chunk,
+            place,
+            epoch,
+        }));
+    }
+
+    /// Build every chunk of layer `i` now (dropping its queued jobs).
+    fn build_layer_now(&mut self, parent: &mut Gd<Node3D>, i: usize) {
+        let epoch = self.layers[i].epoch;
+        self.queue.retain(|j| !(j.layer == i && j.epoch == epoch));
+        let spec = self.layers[i].spec.clone();
+        let Some(spec @ Ok(Some(_))) = spec else {
+            return;
+        };
+        let Some(look) = self.look(&spec) else { return };
+        let layer = &mut self.layers[i];
+        for c in 0..layer.nodes.len() {
+            layer.build_chunk(parent, i, c, &look);
+        }
+    }
+
+    /// Mesh and visibility range a spec draws with (`None` for a null or invalid layer).
+    fn look(&mut self, spec: &SpecResult) -> Option<Look> {
+        match spec {
+            Ok(Some(s)) => Some(Look {
+                mesh: match &s.mesh {
+                    Some(m) => m.clone(),
+                    None => self.builtin_mesh(s.core.mesh).upcast(),
+                },
+                visibility: s.visibility,
+                scene: s.scene.clone(),
+            }),
+            _ => None,
+        }
+    }
+
+    /// After layer `i`'s erase mask changed in `rect` (samples): re-place the chunks that
+    /// rectangle can touch ([`core::chunks_to_rebuild`]) with `mask` and rebuild only their
+    /// MultiMeshes. Returns the number of chunks rebuilt (0 when the layer is not placed).
+    pub fn refresh_erase(
+        &mut self,
+        parent: &mut Gd<Node3D>,
+        island: &Island,
+        i: usize,
+        mask: Option<&EraseMask>,
+        rect: Rect,
+    ) -> usize {
+        if rect.is_empty() || self.pending.as_ref().is_some_and(|p| !p.queued) {
+            // A background placement started before this edit reads the mask it was given; the
+            // edit is picked up by the next placement of the layer.
+            return 0;
+        }
+        let (seed, chunk_size) = (self.seed, self.chunk_size);
+        let Some(spec) = self
+            .layers
+            .get(i)
+            .and_then(|l| l.spec.clone())
+            .and_then(|s| s.ok().flatten())
+        else {
+            return 0;
+        };
+        let look = self.look(&Ok(Some(spec.clone())));
+        let layer = &mut self.layers[i];
+        layer.mask = mask.cloned();
+        layer.free_bodies();
+        let Some(p) = layer.placement.as_mut() else {
+            return 0;
+        };
+        let chunks = core::chunks_to_rebuild(rect, island.field.resolution, chunk_size);
+        let r = with_input(island, |input| {
+            p.rebuild_chunks(input, &spec.core, mask, seed, &chunks)
+        });
+        if let Err(e) = r {
+            godot_error!("ProceduralIsland: scatter layer {i}: {e}");
+            return 0;
+        }
+        let cps = p.chunks_per_side;
+        if let Some(look) = &look {
+            for &(cx, cz) in &chunks {
+                layer.build_chunk(parent, i, cz * cps + cx, look);
+            }
+        }
+        chunks.len()
     }
 
     /// The built-in mesh `kind` as an ArrayMesh with vertex colours (built once).
@@ -457,6 +799,222 @@ impl ScatterNodes {
         self.builtin[k]
             .get_or_insert_with(|| builtin_array_mesh(kind))
             .clone()
+    }
+}
+
+/// What a layer's MultiMeshes draw.
+struct Look {
+    mesh: Gd<Mesh>,
+    visibility: [f32; 4],
+    scene: Option<Gd<PackedScene>>,
+}
+
+impl LayerState {
+    /// Free every collider of the layer.
+    fn free_bodies(&mut self) {
+        for (_, b) in self.bodies.drain() {
+            free_node(b);
+        }
+    }
+
+    /// Resize the node pool to `chunks` (freeing the extra nodes).
+    fn resize(&mut self, chunks: usize) {
+        if self.nodes.len() > chunks {
+            free_nodes(self.nodes.split_off(chunks));
+        }
+        self.nodes.resize_with(chunks, || None);
+    }
+
+    /// Hide every node of the layer.
+    fn hide_all(&mut self) {
+        for node in self.nodes.iter_mut().flatten() {
+            if node.is_instance_valid() {
+                node.set_visible(false);
+            }
+        }
+        for (_, v) in self.scenes.drain() {
+            v.into_iter().for_each(free_node);
+        }
+    }
+
+    /// Replace chunk `c`'s scene instances by one instance of `scene` per placed instance.
+    fn build_scenes(
+        &mut self,
+        parent: &mut Gd<Node3D>,
+        i: usize,
+        c: usize,
+        scene: &Gd<PackedScene>,
+    ) {
+        if let Some(old) = self.scenes.remove(&c) {
+            old.into_iter().for_each(free_node);
+        }
+        let Some(p) = &self.placement else { return };
+        let mut made = Vec::with_capacity(p.chunks[c].len());
+        for (k, inst) in p.chunks[c].iter().enumerate() {
+            let Some(node) = scene.instantiate() else {
+                godot_error!(
+                    "ProceduralIsland: scatter layer {i}: the scene could not be instanced"
+                );
+                break;
+            };
+            let mut node = match node.try_cast::<Node3D>() {
+                Ok(n) => n,
+                Err(n) => {
+                    godot_error!(
+                        "ProceduralIsland: scatter layer {i}: the scene's root is not a Node3D"
+                    );
+                    n.free();
+                    break;
+                }
+            };
+            let [x, y, z] = inst.basis();
+            let v = |a: [f32; 3]| Vector3::new(a[0], a[1], a[2]);
+            node.set_transform(Transform3D::new(
+                Basis::from_cols(v(x), v(y), v(z)),
+                v(inst.position),
+            ));
+            node.set_name(&format!("ScatterScene_{i}_{c}_{k}"));
+            parent
+                .add_child_ex(&node)
+                .internal(InternalMode::BACK)
+                .done();
+            made.push(node);
+        }
+        self.scenes.insert(c, made);
+    }
+
+    /// Build (or update) the MultiMesh of chunk `c` (index `cz · chunks_per_side + cx`) from the
+    /// layer's placement.
+    fn build_chunk(&mut self, parent: &mut Gd<Node3D>, i: usize, c: usize, look: &Look) {
+        let Some(p) = &self.placement else { return };
+        if c >= p.chunks.len() || c >= self.nodes.len() {
+            return;
+        }
+        if let Some(scene) = &look.scene {
+            if let Some(node) = self.nodes[c].as_mut() {
+                if node.is_instance_valid() {
+                    node.set_visible(false);
+                }
+            }
+            self.build_scenes(parent, i, c, scene);
+            return;
+        }
+        if let Some(old) = self.scenes.remove(&c) {
+            old.into_iter().for_each(free_node);
+        }
+        let (cx, cz) = (c % p.chunks_per_side, c / p.chunks_per_side);
+        let n = p.chunks[c].len();
+        let slot = &mut self.nodes[c];
+        if slot.as_ref().is_some_and(|node| !node.is_instance_valid()) {
+            *slot = None;
+        }
+        if n == 0 {
+            if let Some(node) = slot.as_mut() {
+                node.set_visible(false);
+                if let Some(mut mm) = node.get_multimesh() {
+                    mm.set_instance_count(0);
+                }
+            }
+            return;
+        }
+        let node = slot.get_or_insert_with(|| {
+            let mut mmi = MultiMeshInstance3D::new_alloc();
+            mmi.set_name(&format!("Scatter_{i}_{cx}_{cz}"));
+            let mut mm = MultiMesh::new_gd();
+            mm.set_transform_format(TransformFormat::TRANSFORM_3D);
+            mmi.set_multimesh(&mm);
+            parent
+                .add_child_ex(&mmi)
+                .internal(InternalMode::BACK)
+                .done();
+            mmi
+        });
+        let vis = look.visibility;
+        node.set_name(&format!("Scatter_{i}_{cx}_{cz}"));
+        node.set_visible(true);
+        node.set_visibility_range_begin(vis[0]);
+        node.set_visibility_range_begin_margin(vis[1]);
+        node.set_visibility_range_end(vis[2]);
+        node.set_visibility_range_end_margin(vis[3]);
+        node.set_visibility_range_fade_mode(if vis[3] > 0.0 || vis[1] > 0.0 {
+            VisibilityRangeFadeMode::SELF
+        } else {
+            VisibilityRangeFadeMode::DISABLED
+        });
+        let mut mm = node.get_multimesh().unwrap_or_else(|| {
+            let mut mm = MultiMesh::new_gd();
+            mm.set_transform_format(TransformFormat::TRANSFORM_3D);
+            node.set_multimesh(&mm);
+            mm
+        });
+        mm.set_instance_count(0);
+        mm.set_mesh(&look.mesh);
+        mm.set_instance_count(n as i32);
+        mm.set_buffer(&PackedFloat32Array::from(p.chunk_buffer(cx, cz)));
+    }
+}
+
+/// AABB of a built-in mesh (from its vertices).
+fn builtin_aabb(kind: MeshKind) -> Aabb {
+    let m = kind.mesh();
+    let mut lo = Vector3::splat(f32::INFINITY);
+    let mut hi = Vector3::splat(f32::NEG_INFINITY);
+    for p in &m.positions {
+        let v = Vector3::new(p[0], p[1], p[2]);
+        lo = lo.coord_min(v);
+        hi = hi.coord_max(v);
+    }
+    if lo.x > hi.x {
+        return Aabb::default();
+    }
+    Aabb::new(lo, hi - lo)
+}
+
+/// A `StaticBody3D` for instance `k` of chunk `c` of layer `layer`: a box of the mesh's `aabb`
+/// scaled by the instance's scale, turned and placed like the instance (the body itself is not
+/// scaled).
+fn collider(
+    layer: usize,
+    c: usize,
+    k: usize,
+    inst: &core::Instance,
+    aabb: Aabb,
+) -> Gd<StaticBody3D> {
+    let [x, y, z] = inst.basis();
+    let s = inst.scale.max(1e-6);
+    let col = |v: [f32; 3]| Vector3::new(v[0] / s, v[1] / s, v[2] / s);
+    let basis = Basis::from_cols(col(x), col(y), col(z));
+    let origin = Vector3::new(inst.position[0], inst.position[1], inst.position[2]);
+    let mut body = StaticBody3D::new_alloc();
+    body.set_name(&format!("ScatterBody_{layer}_{c}_{k}"));
+    body.set_transform(Transform3D::new(basis, origin));
+    let mut shape = BoxShape3D::new_gd();
+    shape.set_size((aabb.size * s).abs().coord_max(Vector3::splat(0.01)));
+    let mut cs = CollisionShape3D::new_alloc();
+    cs.set_shape(&shape);
+    cs.set_position((aabb.position + aabb.size * 0.5) * s);
+    body.add_child(&cs);
+    body
+}
+
+fn free_node<T: Inherits<Node>>(n: Gd<T>) {
+    let mut n = n.upcast::<Node>();
+    if n.is_instance_valid() {
+        if let Some(mut p) = n.get_parent() {
+            p.remove_child(&n);
+        }
+        n.queue_free();
+    }
+}
+
+/// Disconnect a `changed` connection (the resource may already be gone).
+fn disconnect(w: Watched) {
+    let Watched {
+        mut layer,
+        callable,
+    } = w;
+    if layer.is_instance_valid() && layer.is_connected("changed", &callable) {
+        layer.disconnect("changed", &callable);
     }
 }
 
@@ -475,17 +1033,20 @@ fn with_input<R>(island: &Island, f: impl FnOnce(&ScatterInput) -> R) -> R {
     })
 }
 
-/// `core::place_all` without erase masks; nothing to do (and no map read) without layers.
+/// `core::place_all` with one erase mask (or none) per layer; nothing to do (and no map read)
+/// without layers.
 fn place_all(
     input: &ScatterInput,
     layers: &[core::ScatterLayer],
+    erase: &[Option<EraseMask>],
     seed: u64,
     chunk_size: usize,
 ) -> Result<Vec<Placement>, String> {
     if layers.is_empty() {
         return Ok(Vec::new());
     }
-    core::place_all(input, layers, &[], seed, chunk_size)
+    let refs: Vec<Option<&EraseMask>> = erase.iter().map(Option::as_ref).collect();
+    core::place_all(input, layers, &refs, seed, chunk_size)
 }
 
 fn free_nodes(nodes: Vec<Option<Gd<MultiMeshInstance3D>>>) {

@@ -5,6 +5,7 @@
 use godot::classes::{IResource, Resource};
 use godot::prelude::*;
 use island_core::paint::PaintLayer;
+use island_core::scatter::{decode_erase_masks, encode_erase_masks, EraseMask};
 use std::cell::RefCell;
 
 /// User paint of a [ProceduralIsland]'s splat: eight premultiplied layers per heightfield sample
@@ -32,6 +33,15 @@ pub struct SplatPaint {
     /// first, so painting one island never paints another.
     #[export]
     shared: bool,
+    /// Encoded scatter erase masks (storage only; empty = no scatter instance erased): per
+    /// [member ProceduralIsland.scatter_layers] index, the samples where `TerrainBrush`'s
+    /// `SCATTER_ERASE` mode removed that layer's instances.
+    #[allow(dead_code)] // read and written through get_scatter_erase_data/set_scatter_erase_data
+    #[export(storage)]
+    #[var(get = get_scatter_erase_data, set = set_scatter_erase_data)]
+    scatter_erase_data: PackedByteArray,
+    /// Decoded scatter erase masks, index = scatter layer, each at the resolution it was erased at.
+    scatter_erase: Vec<Option<EraseMask>>,
     /// Decoded paint at the resolution it was painted at; `None` until first used or after an
     /// empty/invalid `data`.
     layer: Option<PaintLayer>,
@@ -50,6 +60,8 @@ impl IResource for SplatPaint {
             base,
             data: PackedByteArray::new(),
             shared: false,
+            scatter_erase_data: PackedByteArray::new(),
+            scatter_erase: Vec::new(),
             layer: None,
             view: None,
             owner: None,
@@ -95,6 +107,37 @@ impl SplatPaint {
             }
         }
         self.base_mut().emit_changed();
+    }
+
+    /// The encoded scatter erase masks (what is saved).
+    #[func]
+    pub fn get_scatter_erase_data(&self) -> PackedByteArray {
+        PackedByteArray::from(encode_erase_masks(&self.scatter_erase))
+    }
+
+    /// Replace the scatter erase masks with encoded data (from [method get_scatter_erase_data]).
+    /// Invalid data is reported and leaves no instance erased.
+    #[func]
+    pub fn set_scatter_erase_data(&mut self, data: PackedByteArray) {
+        match decode_erase_masks(data.as_slice()) {
+            Ok(m) => self.scatter_erase = m,
+            Err(e) => {
+                godot_error!("SplatPaint: {e}");
+                self.scatter_erase = Vec::new();
+            }
+        }
+        self.base_mut().emit_changed();
+    }
+
+    /// Number of heightfield samples (at the resolution they were erased at) where scatter
+    /// layer `layer`'s instances are erased.
+    #[func]
+    pub fn get_scatter_erased_samples(&self, layer: i32) -> i64 {
+        usize::try_from(layer)
+            .ok()
+            .and_then(|l| self.scatter_erase.get(l))
+            .and_then(|m| m.as_ref())
+            .map_or(0, |m| m.count() as i64)
     }
 
     /// Samples per side of the paint (0 when nothing was painted yet).
@@ -169,6 +212,36 @@ impl SplatPaint {
         self.view = None;
     }
 
+    /// The erase mask of scatter layer `layer` as an island of `resolution` reads it (resampled
+    /// when it was erased at another resolution); `None` when nothing is erased.
+    pub fn erase_mask_for(&self, layer: usize, resolution: usize) -> Option<EraseMask> {
+        let m = self.scatter_erase.get(layer)?.as_ref()?;
+        if m.is_empty() {
+            return None;
+        }
+        Some(m.resample(resolution))
+    }
+
+    /// [`SplatPaint::erase_mask_for`] of layers `0..count`.
+    pub fn erase_masks_for(&self, count: usize, resolution: usize) -> Vec<Option<EraseMask>> {
+        (0..count)
+            .map(|l| self.erase_mask_for(l, resolution))
+            .collect()
+    }
+
+    /// The erase mask of scatter layer `layer` to edit at `resolution`, created empty when
+    /// missing (a mask erased at another resolution is resampled to this one first).
+    pub fn erase_mask_mut(&mut self, layer: usize, resolution: usize) -> &mut EraseMask {
+        if self.scatter_erase.len() <= layer {
+            self.scatter_erase.resize_with(layer + 1, || None);
+        }
+        let slot = &mut self.scatter_erase[layer];
+        if slot.as_ref().is_some_and(|m| m.resolution() != resolution) {
+            *slot = slot.as_ref().map(|m| m.resample(resolution));
+        }
+        slot.get_or_insert_with(|| EraseMask::new(resolution))
+    }
+
     /// Whether `island` may use this paint as its own: nobody else claimed it, the claimant is
     /// gone or no longer uses it, or the paint is [member shared]. Claims it for `island`.
     pub fn claim(&mut self, island: InstanceId, still_uses: impl Fn(InstanceId) -> bool) -> bool {
@@ -190,6 +263,7 @@ impl SplatPaint {
         {
             let mut c = copy.bind_mut();
             c.layer = self.layer.clone();
+            c.scatter_erase = self.scatter_erase.clone();
             c.owner = Some(island);
         }
         copy

@@ -12,6 +12,7 @@ use godot::classes::{INode3D, ImmediateMesh, MeshInstance3D, Node3D, StandardMat
 use godot::prelude::*;
 use godot::register::info::PropertyInfo;
 use island_core::paint::{self, Brush, Masks, Mode, PaintLayer, Rect, Surface, LAYERS};
+use island_core::scatter::EraseMask;
 
 /// Segments of the cursor ring.
 const RING_SEGMENTS: usize = 64;
@@ -42,8 +43,18 @@ pub struct TerrainBrush {
     layer: i32,
     /// [constant MODE_PAINT] adds the layer, [constant MODE_ERASE] removes it,
     /// [constant MODE_SMOOTH] blends all layers with their neighbourhood.
-    #[export(enum = (PAINT = 0, ERASE = 1, SMOOTH = 2))]
+    /// [constant MODE_SCATTER_ERASE] removes the instances of scatter layer [member scatter_layer]
+    /// under the brush, [constant MODE_SCATTER_RESTORE] brings them back (a hard disc: every
+    /// instance whose nearest heightfield sample lies within [member radius] and passes the
+    /// height and slope masks; strength and hardness do not apply).
+    #[export(enum = (PAINT = 0, ERASE = 1, SMOOTH = 2, SCATTER_ERASE = 3, SCATTER_RESTORE = 4))]
     mode: i32,
+    /// Index into the island's [member ProceduralIsland.scatter_layers] that
+    /// [constant MODE_SCATTER_ERASE] and [constant MODE_SCATTER_RESTORE] edit. The erased areas
+    /// are kept in the island's [member ProceduralIsland.splat_paint] (saved with the scene,
+    /// kept when the island regenerates).
+    #[export(range = (0.0, 64.0, 1.0, or_greater))]
+    scatter_layer: i32,
     /// Brush radius, metres.
     #[export(range = (0.1, 1000.0, 0.1, or_greater, suffix = "m"))]
     radius: f32,
@@ -81,6 +92,9 @@ pub struct TerrainBrush {
     stroke_before: Option<PaintLayer>,
     stroke_rect: Rect,
     stroke_carry: Option<f32>,
+    /// Scatter erase masks before the current stroke, per scatter layer touched (taken at the
+    /// layer's first dab), with the touched rectangle.
+    stroke_scatter: Vec<(usize, Option<EraseMask>, Rect)>,
     cursor: Option<(Gd<MeshInstance3D>, Gd<ImmediateMesh>)>,
 }
 
@@ -93,6 +107,7 @@ impl INode3D for TerrainBrush {
             island: NodePath::default(),
             layer: 0,
             mode: 0,
+            scatter_layer: 0,
             radius: b.radius,
             strength: b.strength,
             hardness: b.hardness,
@@ -106,6 +121,7 @@ impl INode3D for TerrainBrush {
             stroke_before: None,
             stroke_rect: Rect::default(),
             stroke_carry: None,
+            stroke_scatter: Vec::new(),
             cursor: None,
         }
     }
@@ -164,16 +180,30 @@ impl TerrainBrush {
     /// Mode: blend towards the neighbourhood average.
     #[constant]
     pub const MODE_SMOOTH: i32 = 2;
+    /// Mode: remove the instances of scatter layer [member scatter_layer] under the brush.
+    #[constant]
+    pub const MODE_SCATTER_ERASE: i32 = 3;
+    /// Mode: bring back the erased instances of scatter layer [member scatter_layer].
+    #[constant]
+    pub const MODE_SCATTER_RESTORE: i32 = 4;
 
     /// One dab centred on the terrain below `world_position` (only x and z matter). Returns the
-    /// number of texels whose paint changed, or -1 (with an error) when the brush values are
-    /// invalid or there is no generated island.
+    /// number of texels whose paint changed (in the scatter modes: heightfield samples whose
+    /// erase flag changed), or -1 (with an error) when the brush values are invalid or there is
+    /// no generated island.
     #[func]
     pub fn paint_at(&mut self, world_position: Vector3) -> i64 {
         self.report("paint_at", |s| {
             let mut isl = s.island_node()?;
             let c = s.to_local_xz(&isl, world_position);
             let brush = s.brush()?;
+            if let Some(erase) = s.scatter_mode() {
+                let r = s.scatter_dabs(&mut isl, &[c], brush.radius, &brush.masks, erase)?;
+                if s.stroke_before.is_some() {
+                    s.stroke_carry = Some(0.0);
+                }
+                return Ok(r);
+            }
             let carry_active = s.stroke_before.is_some();
             let (changed, rect) = with_paint(&mut isl, true, |layer, surf| {
                 paint::stamp(layer, surf, &brush, c).map(|ch| (ch.texels, ch.rect))
@@ -202,6 +232,14 @@ impl TerrainBrush {
             } else {
                 None
             };
+            if let Some(erase) = s.scatter_mode() {
+                let (pts, carry) = paint::stroke_points(a, b, brush.step(), carry);
+                let r = s.scatter_dabs(&mut isl, &pts, brush.radius, &brush.masks, erase)?;
+                if s.stroke_before.is_some() {
+                    s.stroke_carry = Some(carry);
+                }
+                return Ok(r);
+            }
             let ((changed, carry), rect) = with_paint(&mut isl, true, |layer, surf| {
                 paint::stroke(layer, surf, &brush, a, b, carry)
                     .map(|(ch, c)| ((ch.texels, c), ch.rect))
@@ -215,13 +253,18 @@ impl TerrainBrush {
     }
 
     /// Apply the brush's mode, layer, strength and masks to the whole island at once (no radius,
-    /// no falloff): e.g. snow wherever the height and slope masks allow. Returns the texels
-    /// changed or -1 on error.
+    /// no falloff): e.g. snow wherever the height and slope masks allow (in the scatter modes:
+    /// erase or restore the scatter layer wherever the masks allow). Returns the texels changed
+    /// or -1 on error.
     #[func]
     pub fn fill_by_rule(&mut self) -> i64 {
         self.report("fill_by_rule", |s| {
             let mut isl = s.island_node()?;
             let brush = s.brush()?;
+            if let Some(erase) = s.scatter_mode() {
+                let size = isl.bind().island().map_or(0.0, |i| i.field.world_size);
+                return s.scatter_dabs(&mut isl, &[[0.0, 0.0]], size, &brush.masks, erase);
+            }
             let (changed, rect) = with_paint(&mut isl, true, |layer, surf| {
                 paint::fill_by_rule(layer, surf, &brush).map(|ch| (ch.texels, ch.rect))
             })?;
@@ -270,6 +313,7 @@ impl TerrainBrush {
             s.stroke_before = Some(before);
             s.stroke_rect = Rect::default();
             s.stroke_carry = None;
+            s.stroke_scatter.clear();
             Ok(1)
         });
         r == 1
@@ -283,17 +327,20 @@ impl TerrainBrush {
 
     /// End the stroke and return its snapshot: `{"rect": Rect2i (texels), "resolution": int,
     /// "before": PackedByteArray, "after": PackedByteArray}` (8 bytes per texel, row by row;
-    /// the whole map when the island's resolution changed during the stroke), or an empty
-    /// Dictionary when nothing was touched or no stroke was open. Pass it to
-    /// [method apply_snapshot] to undo or redo.
+    /// the whole map when the island's resolution changed during the stroke) for the splat
+    /// paint, and for the scatter modes `"scatter"`: an Array of `{"layer": int, "rect": Rect2i,
+    /// "before": PackedByteArray, "after": PackedByteArray}` (one byte per sample: 1 = erased),
+    /// one per scatter layer the stroke touched; an empty Dictionary when nothing was touched or
+    /// no stroke was open. Pass it to [method apply_snapshot] to undo or redo.
     #[func]
     pub fn end_stroke(&mut self) -> VarDictionary {
         let Some(before) = self.stroke_before.take() else {
             return VarDictionary::new();
         };
         let rect = std::mem::take(&mut self.stroke_rect);
+        let scatter = std::mem::take(&mut self.stroke_scatter);
         self.stroke_carry = None;
-        if rect.is_empty() {
+        if rect.is_empty() && scatter.iter().all(|s| s.2.is_empty()) {
             return VarDictionary::new();
         }
         let res = (|| -> BrushResult<VarDictionary> {
@@ -303,35 +350,56 @@ impl TerrainBrush {
                 .island()
                 .map(|i| i.field.resolution)
                 .ok_or("the island has no terrain any more")?;
-            // A stroke that spans a resolution change (the island regenerated at another
-            // resolution mid-stroke): its rectangles mix two grids, so the undo step covers the
-            // whole map, with the paint from before the stroke as the island now shows it.
-            let (before, rect) = if before.resolution == n {
-                (before, rect)
-            } else {
-                let full = Rect {
-                    x0: 0,
-                    z0: 0,
-                    w: n,
-                    h: n,
-                };
-                (before.resample(n), full)
+            let full = Rect {
+                x0: 0,
+                z0: 0,
+                w: n,
+                h: n,
             };
-            let (after, _) = with_paint(&mut isl, false, |p, _| p.region(rect).map(|v| (v, rect)))?;
-            let before = before.region(rect).map_err(|e| e.to_string())?;
             let mut d = VarDictionary::new();
-            d.set(
-                "rect",
-                Rect2i::from_components(
-                    rect.x0 as i32,
-                    rect.z0 as i32,
-                    rect.w as i32,
-                    rect.h as i32,
-                ),
-            );
             d.set("resolution", n as i64);
-            d.set("before", &PackedByteArray::from(before));
-            d.set("after", &PackedByteArray::from(after));
+            if !rect.is_empty() {
+                // A stroke that spans a resolution change (the island regenerated at another
+                // resolution mid-stroke): its rectangles mix two grids, so the undo step covers
+                // the whole map, with the paint from before the stroke as the island now shows
+                // it.
+                let (before, rect) = if before.resolution == n {
+                    (before, rect)
+                } else {
+                    (before.resample(n), full)
+                };
+                let (after, _) =
+                    with_paint(&mut isl, false, |p, _| p.region(rect).map(|v| (v, rect)))?;
+                let before = before.region(rect).map_err(|e| e.to_string())?;
+                d.set("rect", rect2i(rect));
+                d.set("before", &PackedByteArray::from(before));
+                d.set("after", &PackedByteArray::from(after));
+            }
+            let mut entries = VarArray::new();
+            for (layer, before, r) in scatter {
+                if r.is_empty() {
+                    continue;
+                }
+                let (before, r) = match before {
+                    Some(m) if m.resolution() != n => (m.resample(n), full),
+                    Some(m) => (m, r),
+                    None => (EraseMask::new(n), r),
+                };
+                let now = isl
+                    .bind()
+                    .splat_paint_ref()
+                    .and_then(|p| p.bind().erase_mask_for(layer, n))
+                    .unwrap_or_else(|| EraseMask::new(n));
+                let mut e = VarDictionary::new();
+                e.set("layer", layer as i64);
+                e.set("rect", rect2i(r));
+                e.set("before", &PackedByteArray::from(before.region(r)?));
+                e.set("after", &PackedByteArray::from(now.region(r)?));
+                entries.push(&e.to_variant());
+            }
+            if !entries.is_empty() {
+                d.set("scatter", &entries);
+            }
             Ok(d)
         })();
         res.unwrap_or_else(|e| {
@@ -341,30 +409,13 @@ impl TerrainBrush {
     }
 
     /// Restore a stroke snapshot from [method end_stroke]: its "before" state when `redo` is
-    /// false (undo), its "after" state when true. Returns false (with an error, changing
-    /// nothing) when the snapshot does not fit the island's paint or was taken at another
-    /// resolution.
+    /// false (undo), its "after" state when true (splat paint and erased scatter instances; the
+    /// touched scatter chunks are rebuilt). Returns false (with an error, changing nothing) when
+    /// the snapshot does not fit the island's paint or was taken at another resolution.
     #[func]
     pub fn apply_snapshot(&mut self, snapshot: VarDictionary, redo: bool) -> bool {
         let r = self.report("apply_snapshot", |s| {
-            let rect: Rect2i = snapshot
-                .get("rect")
-                .and_then(|v| v.try_to().ok())
-                .ok_or("snapshot has no `rect`")?;
             let key = if redo { "after" } else { "before" };
-            let bytes: PackedByteArray = snapshot
-                .get(key)
-                .and_then(|v| v.try_to().ok())
-                .ok_or(format!("snapshot has no `{key}`"))?;
-            if rect.position.x < 0 || rect.position.y < 0 || rect.size.x < 0 || rect.size.y < 0 {
-                return Err("negative snapshot rect".into());
-            }
-            let r = Rect {
-                x0: rect.position.x as usize,
-                z0: rect.position.y as usize,
-                w: rect.size.x as usize,
-                h: rect.size.y as usize,
-            };
             let mut isl = s.island_node()?;
             let n = isl.bind().island().map_or(0, |i| i.field.resolution);
             if let Some(at) = snapshot
@@ -378,9 +429,53 @@ impl TerrainBrush {
                     ));
                 }
             }
-            with_paint(&mut isl, true, |p, _| {
-                p.set_region(r, bytes.as_slice()).map(|_| ((), r))
-            })?;
+            // Scatter entries, all checked before anything changes.
+            let mut scatter: Vec<(usize, Rect, PackedByteArray)> = Vec::new();
+            if let Some(v) = snapshot.get("scatter") {
+                let entries: VarArray = v.try_to().map_err(|_| "`scatter` is not an Array")?;
+                for e in entries.iter_shared() {
+                    let e: VarDictionary = e
+                        .try_to()
+                        .map_err(|_| "a `scatter` entry is not a Dictionary")?;
+                    let layer = e
+                        .get("layer")
+                        .and_then(|v| v.try_to::<i64>().ok())
+                        .and_then(|l| usize::try_from(l).ok())
+                        .ok_or("a `scatter` entry has no valid `layer`")?;
+                    let r = rect_of(&e)?;
+                    let bytes: PackedByteArray = e
+                        .get(key)
+                        .and_then(|v| v.try_to().ok())
+                        .ok_or(format!("a `scatter` entry has no `{key}`"))?;
+                    if r.x0 + r.w > n || r.z0 + r.h > n || bytes.len() != r.w * r.h {
+                        return Err(format!(
+                            "a `scatter` entry needs {} bytes inside the {n}² map",
+                            r.w * r.h
+                        ));
+                    }
+                    scatter.push((layer, r, bytes));
+                }
+            }
+            if snapshot.contains_key("rect") || scatter.is_empty() {
+                let r = rect_of(&snapshot)?;
+                let bytes: PackedByteArray = snapshot
+                    .get(key)
+                    .and_then(|v| v.try_to().ok())
+                    .ok_or(format!("snapshot has no `{key}`"))?;
+                with_paint(&mut isl, true, |p, _| {
+                    p.set_region(r, bytes.as_slice()).map(|_| ((), r))
+                })?;
+            }
+            for (layer, r, bytes) in scatter {
+                let mut res = isl.bind_mut().paint_resource();
+                let changed = res
+                    .bind_mut()
+                    .erase_mask_mut(layer, n)
+                    .set_region(r, bytes.as_slice())?;
+                if !changed.is_empty() {
+                    isl.bind_mut().scatter_erase_changed(layer, changed);
+                }
+            }
             Ok(1)
         });
         r == 1
@@ -490,12 +585,98 @@ impl TerrainBrush {
     }
 }
 
+/// A `Rect` as a `Rect2i`.
+fn rect2i(r: Rect) -> Rect2i {
+    Rect2i::from_components(r.x0 as i32, r.z0 as i32, r.w as i32, r.h as i32)
+}
+
+/// The `rect` of a snapshot (or scatter entry), non-negative.
+fn rect_of(d: &VarDictionary) -> BrushResult<Rect> {
+    let rect: Rect2i = d
+        .get("rect")
+        .and_then(|v| v.try_to().ok())
+        .ok_or("snapshot has no `rect`")?;
+    if rect.position.x < 0 || rect.position.y < 0 || rect.size.x < 0 || rect.size.y < 0 {
+        return Err("negative snapshot rect".into());
+    }
+    Ok(Rect {
+        x0: rect.position.x as usize,
+        z0: rect.position.y as usize,
+        w: rect.size.x as usize,
+        h: rect.size.y as usize,
+    })
+}
+
 impl TerrainBrush {
+    /// `Some(true)` in [constant MODE_SCATTER_ERASE], `Some(false)` in
+    /// [constant MODE_SCATTER_RESTORE], `None` in the splat modes.
+    fn scatter_mode(&self) -> Option<bool> {
+        match self.mode {
+            Self::MODE_SCATTER_ERASE => Some(true),
+            Self::MODE_SCATTER_RESTORE => Some(false),
+            _ => None,
+        }
+    }
+
+    /// Erase (or restore) scatter layer [member scatter_layer] in discs of `radius` around the
+    /// node-local `centers`, within `masks`; rebuilds the touched chunks. Returns the samples
+    /// whose flag changed.
+    fn scatter_dabs(
+        &mut self,
+        isl: &mut Gd<ProceduralIsland>,
+        centers: &[[f32; 2]],
+        radius: f32,
+        masks: &Masks,
+        erase: bool,
+    ) -> BrushResult<i64> {
+        let layer = usize::try_from(self.scatter_layer)
+            .map_err(|_| format!("scatter_layer must be >= 0, got {}", self.scatter_layer))?;
+        let count = isl.bind().scatter_layer_count();
+        if layer >= count {
+            return Err(format!(
+                "scatter_layer {layer} is out of range: the island has {count} scatter layers"
+            ));
+        }
+        let (changed, rect) = {
+            let mut b = isl.bind_mut();
+            if b.island().is_none() {
+                return Err("the island has not been generated yet".into());
+            }
+            let mut res: Gd<SplatPaint> = b.paint_resource();
+            let island = b.island().expect("checked above");
+            let n = island.field.resolution;
+            let mut pb = res.bind_mut();
+            if self.stroke_before.is_some() && !self.stroke_scatter.iter().any(|e| e.0 == layer) {
+                let before = pb.erase_mask_for(layer, n);
+                self.stroke_scatter.push((layer, before, Rect::default()));
+            }
+            let m = pb.erase_mask_mut(layer, n);
+            let mut total = (0usize, Rect::default());
+            for &c in centers {
+                let (k, r) = m.paint_masked(&island.field, c, radius, masks, erase);
+                total = (total.0 + k, total.1.union(&r));
+            }
+            total
+        };
+        if !rect.is_empty() {
+            isl.bind_mut().scatter_erase_changed(layer, rect);
+            if let Some(e) = self.stroke_scatter.iter_mut().find(|e| e.0 == layer) {
+                e.2 = e.2.union(&rect);
+            }
+        }
+        Ok(changed as i64)
+    }
+
     fn brush(&self) -> BrushResult<Brush> {
         let layer = usize::try_from(self.layer)
             .map_err(|_| format!("layer must be 0..7, got {}", self.layer))?;
-        let mode = Mode::from_index(self.mode as i64)
-            .ok_or(format!("mode must be 0..2, got {}", self.mode))?;
+        let mode = if self.scatter_mode().is_some() {
+            // The scatter modes use the brush's radius, spacing and masks only.
+            Mode::Paint
+        } else {
+            Mode::from_index(self.mode as i64)
+                .ok_or(format!("mode must be 0..4, got {}", self.mode))?
+        };
         let b = Brush {
             layer,
             mode,

@@ -15,7 +15,11 @@
 //! chunk data / scene nodes (`godot_project/bench/regenerate_bench.gd`), and the LOD update per
 //! frame while a scripted camera flies over it (`godot_project/bench/lod_bench.gd`). Skipped with
 //! `--no-godot`, or `--no-scene` for only these rows (`--only scene` runs just them and the
-//! core's `pipeline`).
+//! core's `pipeline`). The scene rows also hold the scatter rows
+//! (`godot_project/bench/scatter_bench.gd`): placement of the demo's five layers at 1025², the
+//! worst frame of the node while the scatter MultiMeshes build after `regenerate_async`, and a
+//! rendered fly-over of the demo scene with visibility ranges (under Xvfb with lavapipe when there
+//! is no display; 60 frames).
 //!
 //! Prints one markdown table (machine in the header) and a goal check; `--write` also saves it
 //! (between `<!-- bench:begin -->` / `<!-- bench:end -->` markers when the file already has them,
@@ -472,7 +476,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "xtask bench: scene regenerate() and LOD fly-over in Godot (dev-profile extension) ..."
         );
         match run_scene(&root, &tmp, &mut scene) {
-            Ok(()) => {}
+            Ok(()) => {
+                eprintln!("xtask bench: scatter fly-over over the demo, rendered (lavapipe without a display) ...");
+                if let Err(e) = run_scatter_flyover(&root, &mut scene) {
+                    notes.push(format!("Scatter fly-over row skipped: {e}"));
+                }
+            }
             Err(e) => notes.push(format!("Scene rows skipped: {e}")),
         }
     } else if o.godot && !o.scene {
@@ -557,6 +566,13 @@ struct Scene {
     regen: Option<([f64; 5], usize)>,
     /// LOD fly-over: frames, max, p99, mean wall ms; CPU max and p99 ms of the main thread.
     lod: Option<(usize, [f64; 5])>,
+    /// Scatter placement of the demo's five layers at 1025²: median and min ms, reps, instances.
+    scatter_place: Option<(f64, f64, usize, usize)>,
+    /// Scatter node build after `regenerate_async`: frames, node worst frame wall ms, its CPU ms,
+    /// worst frame wall ms of the scatter phase.
+    scatter_build: Option<(usize, [f64; 3])>,
+    /// Rendered demo fly-over with visibility ranges: frames, p50, p99, max ms, instances, device.
+    scatter_fly: Option<(usize, [f64; 3], usize, String)>,
 }
 
 /// Build the extension like `cargo xtask build` (dev profile), put it in a throw-away project
@@ -591,7 +607,7 @@ fn run_scene(root: &Path, tmp: &Path, scene: &mut Scene) -> Result<(), String> {
         copy(src.join("addons/procedural_island").join(f), addon.join(f))?;
     }
     copy(lib, addon.join("bin/libprocedural_island.so"))?;
-    for f in ["regenerate_bench.gd", "lod_bench.gd"] {
+    for f in ["regenerate_bench.gd", "lod_bench.gd", "scatter_bench.gd"] {
         copy(src.join("bench").join(f), dir.join("bench").join(f))?;
     }
     // What an import would record: load the extension at startup (no import, no editor scan).
@@ -646,6 +662,96 @@ fn run_scene(root: &Path, tmp: &Path, scene: &mut Scene) -> Result<(), String> {
     }
     if scene.lod.is_none() {
         return Err("lod_bench.gd printed no result".into());
+    }
+    let (out, _) = run(
+        "res://bench/scatter_bench.gd",
+        &["place", "1025", "64", "5"],
+    )?;
+    for line in out.lines() {
+        let f: Vec<&str> = line.split('\t').collect();
+        // scatter_bench place N chunk reps median min instances
+        if f.len() >= 8 && f[0] == "scatter_bench" && f[1] == "place" {
+            let v = nums(&f[5..7]);
+            scene.scatter_place = Some((
+                v[0],
+                v[1],
+                f[4].parse().unwrap_or(0),
+                f[7].parse().unwrap_or(0),
+            ));
+        }
+        // scatter_bench build N chunk frames node_max frame_max frame_max_scatter node_cpu_max
+        if f.len() >= 9 && f[0] == "scatter_bench" && f[1] == "build" {
+            let v = nums(&f[5..9]);
+            scene.scatter_build = Some((f[4].parse().unwrap_or(0), [v[0], v[3], v[2]]));
+        }
+    }
+    if scene.scatter_place.is_none() {
+        return Err("scatter_bench.gd place printed no result".into());
+    }
+    Ok(())
+}
+
+/// The rendered scatter fly-over: the demo scene of `godot_project` (the library built by
+/// [`run_scene`] installed into its addon, the project imported), under Xvfb with lavapipe
+/// unless a display is there.
+fn run_scatter_flyover(root: &Path, scene: &mut Scene) -> Result<(), String> {
+    let lib = crate::run::target_dir().join("debug/libprocedural_island.so");
+    crate::install_library(&lib, &root.join(crate::ADDON_LIB))?;
+    let launcher = crate::godot::godot_launcher()?;
+    crate::import_project(&launcher)?;
+    let gargs = [
+        "--audio-driver",
+        "Dummy",
+        "--path",
+        "godot_project",
+        "-s",
+        "res://bench/scatter_bench.gd",
+        "--",
+        "flyover",
+        "60",
+    ];
+    let has_display = std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty());
+    let mut c = if has_display {
+        let mut c = launcher.command();
+        c.args(gargs);
+        c
+    } else {
+        crate::godot::ensure_render_deps()?;
+        let mut c = Command::new("xvfb-run");
+        c.args(["-a", "-s", "-screen 0 1280x720x24"]);
+        c.arg(&launcher.program)
+            .args(&launcher.pre_args)
+            .args(gargs);
+        if std::env::var_os("VK_ICD_FILENAMES").is_none() {
+            if let Some(icd) = crate::godot::lavapipe_icd() {
+                c.env("VK_ICD_FILENAMES", icd);
+            }
+        }
+        c
+    };
+    c.current_dir(root);
+    let f = crate::run::run_captured(c, std::time::Duration::from_secs(1500), true)?;
+    for line in f.text.lines() {
+        let v: Vec<&str> = line.split('\t').collect();
+        // scatter_bench flyover frames p50 p99 max instances device
+        if v.len() >= 8 && v[0] == "scatter_bench" && v[1] == "flyover" {
+            let n: Vec<f64> = v[3..6]
+                .iter()
+                .map(|x| x.parse().unwrap_or(f64::NAN))
+                .collect();
+            scene.scatter_fly = Some((
+                v[2].parse().unwrap_or(0),
+                [n[0], n[1], n[2]],
+                v[6].parse().unwrap_or(0),
+                v[7].trim().to_string(),
+            ));
+        }
+    }
+    if scene.scatter_fly.is_none() {
+        return Err(format!(
+            "scatter_bench.gd flyover printed no result ({})",
+            f.describe_exit()
+        ));
     }
     Ok(())
 }
@@ -873,6 +979,31 @@ fn render(
             "LOD update per frame, camera fly-over (max / p99 / mean)",
             format!("{mx:.2} / {p99:.2} / {mean:.2} ms"),
             &format!("{frames} frames, 5 levels, 8 m/frame; main-thread CPU time max {cmax:.2} / p99 {cp99:.2} ms"),
+        );
+    }
+
+    if let Some((median, min, reps, count)) = scene.scatter_place {
+        scene_row(
+            &mut s,
+            "scatter placement, the demo's 5 layers",
+            format!("{median:.1} ms [{reps}]"),
+            &format!("{count} instances; min {min:.1} ms; inside `regenerate()` (`scatter_place_ms`), rayon"),
+        );
+    }
+    if let Some((frames, [node, cpu, frame])) = scene.scatter_build {
+        scene_row(
+            &mut s,
+            "scatter MultiMesh build after `regenerate_async`, worst frame in the node",
+            format!("{node:.2} ms"),
+            &format!("budget `build_budget_ms` 4 ms, chunk by chunk; main-thread CPU {cpu:.2} ms; {frames} frames for the whole async generation; worst whole frame of the scatter phase {frame:.1} ms (headless)"),
+        );
+    }
+    if let Some((frames, [p50, p99, mx], count, dev)) = &scene.scatter_fly {
+        scene_row(
+            &mut s,
+            "demo fly-over with scatter, frame time (p50 / p99 / max)",
+            format!("{p50:.0} / {p99:.0} / {mx:.0} ms"),
+            &format!("{frames} rendered frames on {dev}, {count} instances, visibility ranges on every layer (grass 300 m, rocks 600 m, trees 1500 m)"),
         );
     }
 

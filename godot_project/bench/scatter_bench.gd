@@ -1,0 +1,181 @@
+## Scatter benchmarks of ProceduralIsland with the demo's five scatter layers.
+##
+## usage: godot --headless --path PROJECT -s res://bench/scatter_bench.gd -- place [RESOLUTION] [CHUNK] [REPS]
+##        godot --path PROJECT -s res://bench/scatter_bench.gd -- flyover [FRAMES]   (rendered; needs res://demo)
+##
+## `place` (headless): `regenerate()` REPS times (default 1025 64 5) and reads `scatter_place_ms`
+## (placement of the five layers on the rayon pool) and the instance count; then one
+## `regenerate_async()`, reading the wall time of every frame (headless: nothing is drawn, so
+## it is the node's work plus the engine's idle overhead) while the island and its scatter nodes are
+## built, and the node's own `scatter_frame_ms_max` (the most one frame spent building scatter
+## nodes, measured inside the node). Prints
+##     scatter_bench  place  N  chunk  reps  median_ms  min_ms  instances
+##     scatter_bench  build  N  chunk  frames  scatter_frame_ms_max  frame_ms_max  frame_ms_max_scatter_phase  scatter_frame_cpu_ms_max
+## `flyover`: the demo scene (its island, sea, sky, sun shadows, character) with visibility ranges on
+## every scatter layer (grass as the demo has it, 300 m + 60 m fade; rocks 600 m + 100 m; trees and
+## palms 1500 m + 200 m); a camera flies a fixed path low over the island (corner to corner, then a
+## circle) by FRAMES frames (default 240). Prints the wall time between frames (rendering included):
+##     scatter_bench  flyover  frames  p50_ms  p99_ms  max_ms  instances  renderer
+extends SceneTree
+
+var _mode := "place"
+var _args: PackedStringArray
+var _isl: ProceduralIsland
+var _frame := 0
+var _times := PackedFloat64Array()
+var _last_us := 0
+var _cam: Camera3D
+var _path := PackedVector3Array()
+var _frames := 240
+var _length := 0.0
+var _phase := 0
+var _scatter_phase_max := 0.0
+var _process_max := 0.0
+var _build_frames := 0
+
+
+func _initialize() -> void:
+	_args = OS.get_cmdline_user_args()
+	if _args.size() > 0:
+		_mode = _args[0]
+	if _mode == "flyover":
+		_start_flyover()
+	else:
+		_run_place()
+
+
+func _arg(i: int, d: int) -> int:
+	return _args[i].to_int() if _args.size() > i else d
+
+
+func _demo_layers() -> Array[ScatterLayer]:
+	var out: Array[ScatterLayer] = []
+	for i in 5:
+		out.append(ScatterLayer.demo_layer(i))
+	return out
+
+
+func _run_place() -> void:
+	var res := _arg(1, 1025)
+	var chunk := _arg(2, 64)
+	var reps := _arg(3, 5)
+	_isl = ProceduralIsland.new()
+	_isl.resolution = res
+	_isl.chunk_size = chunk
+	_isl.world_size = 1024.0
+	_isl.sea_enabled = false
+	_isl.generate_on_ready = false
+	_isl.scatter_layers = _demo_layers()
+	root.add_child(_isl)
+	var ms := PackedFloat64Array()
+	var count := 0
+	for r in reps:
+		_isl.regenerate()
+		ms.append(_isl.get_last_stats().scatter_place_ms)
+		count = 0
+		for i in 5:
+			count += _isl.get_scatter_count(i)
+	var sorted := ms.duplicate()
+	sorted.sort()
+	print("scatter_bench\tplace\t%d\t%d\t%d\t%.3f\t%.3f\t%d" % [res, chunk, reps, sorted[reps / 2], sorted[0], count])
+	# A fresh node for the background build, so that its scatter counts are 0 until the placement
+	# arrives (the scatter phase).
+	_isl.queue_free()
+	_isl = ProceduralIsland.new()
+	_isl.resolution = res
+	_isl.chunk_size = chunk
+	_isl.world_size = 1024.0
+	_isl.sea_enabled = false
+	_isl.generate_on_ready = false
+	_isl.scatter_layers = _demo_layers()
+	root.add_child(_isl)
+	_isl.generation_finished.connect(_on_async_done)
+	_isl.regenerate_async()
+	_phase = 1
+
+
+func _on_async_done(_stats: Dictionary) -> void:
+	_phase = 2
+
+
+func _process(_delta: float) -> bool:
+	if _mode == "flyover":
+		return _flyover_frame()
+	if _phase == 1:
+		_build_frames += 1
+		var now := Time.get_ticks_usec()
+		var p := (now - _last_us) / 1000.0 if _last_us > 0 else 0.0
+		_last_us = now
+		_process_max = maxf(_process_max, p)
+		if _isl.get_scatter_count(0) > 0:
+			# The island is installed and the scatter nodes are being built.
+			_scatter_phase_max = maxf(_scatter_phase_max, p)
+		return false
+	if _phase == 2:
+		var s := _isl.get_last_stats()
+		print("scatter_bench\tbuild\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t%.3f" % [_isl.resolution, _isl.chunk_size, _build_frames, s.get("scatter_frame_ms_max", NAN), _process_max, _scatter_phase_max, s.get("scatter_frame_cpu_ms_max", NAN)])
+		return true
+	return false
+
+
+func _start_flyover() -> void:
+	_frames = _arg(1, 240)
+	var demo := (load("res://demo/demo.tscn") as PackedScene).instantiate()
+	var isl := demo.get_node("Island") as ProceduralIsland
+	var layers := isl.scatter_layers.duplicate(true)
+	var ranges := [[1500.0, 200.0], [1500.0, 200.0], [600.0, 100.0], [1500.0, 200.0], [300.0, 60.0]]
+	for i in layers.size():
+		var l := layers[i] as ScatterLayer
+		l.visibility_range_end = ranges[mini(i, 4)][0]
+		l.visibility_range_end_margin = ranges[mini(i, 4)][1]
+	isl.scatter_layers = layers
+	root.add_child(demo) # the island generates synchronously in _ready
+	_isl = isl
+	_cam = Camera3D.new()
+	_cam.far = 30000.0
+	root.add_child(_cam)
+	_cam.make_current()
+	var h := 512.0
+	_path.append(Vector3(-h + 50, 45, -h + 50))
+	_path.append(Vector3(h - 50, 45, h - 50))
+	for i in 33:
+		var a := PI * 0.25 + TAU * i / 32.0
+		_path.append(Vector3(cos(a) * 350.0, 55, sin(a) * 350.0))
+	for i in _path.size() - 1:
+		_length += _path[i].distance_to(_path[i + 1])
+
+
+func _point_at(dist: float) -> Vector3:
+	var d := dist
+	for i in _path.size() - 1:
+		var seg := _path[i].distance_to(_path[i + 1])
+		if d <= seg:
+			return _path[i].lerp(_path[i + 1], d / seg)
+		d -= seg
+	return _path[_path.size() - 1]
+
+
+func _flyover_frame() -> bool:
+	_frame += 1
+	var now := Time.get_ticks_usec()
+	if _frame > 8:
+		_times.append((now - _last_us) / 1000.0)
+		if _times.size() % 10 == 0:
+			printerr("scatter_bench: %d frames, last %.0f ms" % [_times.size(), _times[_times.size() - 1]])
+	_last_us = now
+	var k := maxi(0, _frame - 8)
+	var p := _point_at(_length * k / _frames)
+	var ahead := _point_at(_length * (k + 4) / _frames)
+	_cam.global_position = p
+	if ahead.distance_to(p) > 0.01:
+		_cam.look_at(Vector3(ahead.x, p.y - 15.0, ahead.z), Vector3.UP)
+	if _times.size() >= _frames:
+		var s := _times.duplicate()
+		s.sort()
+		var n := s.size()
+		var count := 0
+		for i in 5:
+			count += _isl.get_scatter_count(i)
+		print("scatter_bench\tflyover\t%d\t%.2f\t%.2f\t%.2f\t%d\t%s" % [n, s[n / 2], s[mini(n - 1, int(ceil(n * 0.99)) - 1)], s[n - 1], count, RenderingServer.get_video_adapter_name()])
+		return true
+	return false
