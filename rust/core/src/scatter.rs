@@ -418,6 +418,9 @@ pub struct ScatterInput<'a> {
     pub splat_channels: usize,
     /// Optional wetness per sample (`resolution²`), for [`ScatterLayer::wetness`].
     pub wetness: Option<&'a [f32]>,
+    /// What covers each sample ([`crate::water::Water::kind`], `resolution²`), or empty when
+    /// unknown: nothing is placed where the nearest sample is a river or a lake.
+    pub water: &'a [u8],
 }
 
 impl<'a> ScatterInput<'a> {
@@ -429,6 +432,7 @@ impl<'a> ScatterInput<'a> {
             splat: island.splat.as_flattened(),
             splat_channels: 4,
             wetness: None,
+            water: &island.water.kind,
         }
     }
 
@@ -461,6 +465,13 @@ impl<'a> ScatterInput<'a> {
                 self.splat.len(),
                 n * n,
                 self.splat_channels
+            ));
+        }
+        if !self.water.is_empty() && self.water.len() != n * n {
+            return Err(format!(
+                "{} water samples, expected {} (or none)",
+                self.water.len(),
+                n * n
             ));
         }
         if let Some(w) = self.wetness {
@@ -1584,6 +1595,13 @@ impl<'a> Ctx<'a> {
         let layer = self.layer;
         let inp = self.input;
         if !layer.biome_allowed(inp.biomes.get(i).copied().unwrap_or(0)) {
+            return 0.0;
+        }
+        // Nothing grows in rivers and lakes.
+        if matches!(
+            inp.water.get(i),
+            Some(&crate::water::RIVER) | Some(&crate::water::LAKE)
+        ) {
             return 0.0;
         }
         let mut w = 1.0;

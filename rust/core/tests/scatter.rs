@@ -960,3 +960,35 @@ fn an_empty_placement_filled_chunk_by_chunk_equals_place() {
     };
     assert!(Placement::empty(&bad, n, CHUNK).is_err());
 }
+
+/// Nothing grows in rivers and lakes: no instance of the demo layers stands on a river or lake
+/// sample of the default island, and without the water map some would.
+#[test]
+fn nothing_is_placed_in_rivers_and_lakes() {
+    use island_core::water::{LAKE, RIVER};
+    let isl = island();
+    let wet = |k: u8| k == RIVER || k == LAKE;
+    assert!(isl.water.kind.iter().any(|&k| wet(k)), "the island has rivers");
+    let layers = demo_layers();
+    let with = place_all(&input(), &layers, &[], 7, CHUNK).unwrap();
+    let in_water = |ps: &[Placement]| {
+        ps.iter()
+            .flat_map(|p| all(p))
+            .filter(|i| wet(isl.water.kind[i.sample as usize]))
+            .count()
+    };
+    assert_eq!(in_water(&with), 0);
+    let blind = ScatterInput {
+        water: &[],
+        ..input()
+    };
+    let without = place_all(&blind, &layers, &[], 7, CHUNK).unwrap();
+    assert!(in_water(&without) > 0);
+    // A water map of the wrong size is an error.
+    let short = vec![0u8; 5];
+    let bad = ScatterInput {
+        water: &short,
+        ..input()
+    };
+    assert!(place_all(&bad, &layers, &[], 7, CHUNK).is_err());
+}
