@@ -968,7 +968,10 @@ fn nothing_is_placed_in_rivers_and_lakes() {
     use island_core::water::{LAKE, RIVER};
     let isl = island();
     let wet = |k: u8| k == RIVER || k == LAKE;
-    assert!(isl.water.kind.iter().any(|&k| wet(k)), "the island has rivers");
+    assert!(
+        isl.water.kind.iter().any(|&k| wet(k)),
+        "the island has rivers"
+    );
     let layers = demo_layers();
     let with = place_all(&input(), &layers, &[], 7, CHUNK).unwrap();
     let in_water = |ps: &[Placement]| {
