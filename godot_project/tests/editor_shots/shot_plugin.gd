@@ -69,6 +69,8 @@ func _process(_delta: float) -> void:
 			# From Godot's top view (keypad 7) and very close, the toolbar's Frame island must
 			# bring the view back to an angle and fit the island again.
 			_key(KEY_KP_7)
+			# ... and from an orthogonal one (keypad 5 toggles it): framing goes perspective.
+			_key(KEY_KP_5)
 			var mag := InputEventMagnifyGesture.new()
 			mag.factor = 20.0
 			_surface().gui_input.emit(mag)
@@ -99,6 +101,33 @@ func _process(_delta: float) -> void:
 			_wait = 30
 		6:
 			_save("editor_warning.png", Rect2i())
+			_island.set("chunk_size", 64)
+			_step = 7
+			_wait = 60
+		7:
+			# Bake to scene…: the toolbar button opens the file dialog; choosing a file bakes.
+			var bake := EditorInterface.get_base_control().find_child("BakeToScene", true, false) as Button
+			print("SHOT bake button: ", bake, " disabled ", bake.disabled if bake else true)
+			bake.pressed.emit()
+			var dialog: EditorFileDialog = null
+			for d in EditorInterface.get_base_control().find_children("*", "EditorFileDialog", true, false):
+				if (d as EditorFileDialog).title == "Bake island to scene":
+					dialog = d
+			print("SHOT bake dialog: ", dialog, " visible ", dialog.visible if dialog else false)
+			dialog.hide()
+			dialog.file_selected.emit("res://baked_shot.tscn")
+			_step = 8
+			_wait = 60
+		8:
+			var ok := FileAccess.file_exists("res://baked_shot.tscn")
+			var size := FileAccess.get_file_as_bytes("res://baked_shot.tscn").size() if ok else 0
+			var scene := load("res://baked_shot.tscn") as PackedScene if ok else null
+			var chunks := 0
+			if scene != null:
+				var inst := scene.instantiate()
+				chunks = inst.get_node("Terrain").get_child_count() if inst.has_node("Terrain") else 0
+				inst.free()
+			print("SHOT bake file exists %s, %d bytes, %d terrain chunks" % [ok, size, chunks])
 			_finish("SHOT done")
 
 

@@ -25,7 +25,7 @@ pub const QUANT: f32 = 64.0;
 /// Box half-width (samples) of each of the three passes for a blur of `sigma` samples: three
 /// boxes of width `w` have variance `3 (w² − 1) / 12`.
 pub fn box_radius(sigma_samples: f32) -> usize {
-    if !(sigma_samples > 0.5) {
+    if sigma_samples.is_nan() || sigma_samples <= 0.5 {
         return 0;
     }
     let w = (4.0 * sigma_samples * sigma_samples + 1.0).sqrt();

@@ -121,8 +121,11 @@ mod tests {
     use super::*;
     use crate::water::{DRY, SEA};
 
+    /// Splat, heights, normals and water of a test scene.
+    type Scene = (Vec<[u8; 4]>, Vec<f32>, Vec<[f32; 3]>, Water);
+
     /// A flat 10 m plain crossed by a river along x = 20, with a steep hill far from it.
-    fn scene(n: usize) -> (Vec<[u8; 4]>, Vec<f32>, Vec<[f32; 3]>, Water) {
+    fn scene(n: usize) -> Scene {
         let mut heights = vec![10.0f32; n * n];
         let mut normals = vec![[0.0, 1.0, 0.0]; n * n];
         let mut kind = vec![DRY; n * n];

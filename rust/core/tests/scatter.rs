@@ -976,7 +976,7 @@ fn nothing_is_placed_in_rivers_and_lakes() {
     let with = place_all(&input(), &layers, &[], 7, CHUNK).unwrap();
     let in_water = |ps: &[Placement]| {
         ps.iter()
-            .flat_map(|p| all(p))
+            .flat_map(all)
             .filter(|i| wet(isl.water.kind[i.sample as usize]))
             .count()
     };
