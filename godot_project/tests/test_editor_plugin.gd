@@ -204,3 +204,22 @@ func test_brush_icon_is_registered() -> void:
 	var icon: String = cfg.get_value("icons", "TerrainBrush", "")
 	check(icon != "" and ResourceLoader.exists(icon), "TerrainBrush has an icon: %s" % icon)
 	check(load(icon) is Texture2D, "the icon loads as a texture")
+
+
+## The paint toolbar offers every brush mode, scatter modes included, in the brush's order.
+func test_paint_toolbar_modes_match_the_brush_modes() -> void:
+	var PaintTool: GDScript = load("res://addons/procedural_island/editor/paint_tool.gd")
+	if not check(PaintTool != null and PaintTool.can_instantiate(), "paint_tool.gd compiles"):
+		return
+	var names: Array = PaintTool.get_script_constant_map()["MODE_NAMES"]
+	var brush := ClassDB.instantiate("TerrainBrush") as Node3D
+	var hint := ""
+	for p in brush.get_property_list():
+		if p["name"] == "mode":
+			hint = p["hint_string"]
+	brush.free()
+	var modes := hint.split(",")
+	check_eq(names.size(), modes.size(), "one toolbar entry per brush mode (%s)" % hint)
+	check_eq(int(PaintTool.get_script_constant_map()["FIRST_SCATTER_MODE"]),
+		int(ClassDB.class_get_integer_constant("TerrainBrush", "MODE_SCATTER_ERASE")),
+		"the toolbar's first scatter mode is MODE_SCATTER_ERASE")

@@ -16,7 +16,9 @@ extends RefCounted
 ## library is missing.
 
 const LAYER_NAMES := ["Sand", "Grass", "Rock", "Snow", "Forest", "Dirt", "Gravel", "Meadow"]
-const MODE_NAMES := ["Paint", "Erase", "Smooth"]
+const MODE_NAMES := ["Paint", "Erase", "Smooth", "Erase scatter", "Restore scatter"]
+## First mode that edits scatter instances instead of splat paint.
+const FIRST_SCATTER_MODE := 3
 const RADIUS_FACTOR := 1.2
 const STRENGTH_STEP := 0.05
 
@@ -25,6 +27,7 @@ var brush: Node3D = null
 var toolbar: HBoxContainer
 var _layer: OptionButton
 var _mode: OptionButton
+var _scatter_layer: SpinBox
 var _radius: SpinBox
 var _strength: SpinBox
 var _painting := false
@@ -154,7 +157,9 @@ func _finish_stroke(action: String) -> void:
 	if snap.is_empty():
 		return
 	var ur := plugin.get_undo_redo()
-	ur.create_action("%s (%s)" % [action, LAYER_NAMES[clampi(brush.layer, 0, 7)]], UndoRedo.MERGE_DISABLE, brush)
+	var what: String = ("scatter layer %d" % int(brush.get("scatter_layer"))) if int(brush.mode) >= FIRST_SCATTER_MODE \
+		else LAYER_NAMES[clampi(brush.layer, 0, 7)]
+	ur.create_action("%s (%s)" % [action, what], UndoRedo.MERGE_DISABLE, brush)
 	ur.add_do_method(brush, &"apply_snapshot", snap, true)
 	ur.add_undo_method(brush, &"apply_snapshot", snap, false)
 	ur.commit_action(false)
@@ -186,8 +191,20 @@ func _build_toolbar() -> void:
 	_mode = OptionButton.new()
 	for i in MODE_NAMES.size():
 		_mode.add_item(MODE_NAMES[i], i)
-	_mode.item_selected.connect(func(i: int) -> void: _set_prop(&"mode", i))
+	_mode.tooltip_text = "Paint / erase / smooth the splat layer, or erase / restore the instances of a scatter layer"
+	_mode.item_selected.connect(func(i: int) -> void:
+		_set_prop(&"mode", i)
+		_update_mode_controls())
 	toolbar.add_child(_mode)
+	_scatter_layer = SpinBox.new()
+	_scatter_layer.min_value = 0
+	_scatter_layer.max_value = 63
+	_scatter_layer.step = 1
+	_scatter_layer.prefix = "scatter"
+	_scatter_layer.tooltip_text = "Index in the island's scatter_layers erased or restored under the brush"
+	_scatter_layer.value_changed.connect(func(v: float) -> void: _set_prop(&"scatter_layer", int(v)))
+	_scatter_layer.visible = false
+	toolbar.add_child(_scatter_layer)
 	_radius = SpinBox.new()
 	_radius.min_value = 0.1
 	_radius.max_value = 10000.0
@@ -240,7 +257,19 @@ func _sync_toolbar() -> void:
 		return
 	_syncing = true
 	_layer.select(clampi(brush.layer, 0, 7))
-	_mode.select(clampi(brush.mode, 0, 2))
+	_mode.select(clampi(brush.mode, 0, MODE_NAMES.size() - 1))
+	if brush.get("scatter_layer") != null:
+		_scatter_layer.set_value_no_signal(int(brush.get("scatter_layer")))
+	_update_mode_controls()
 	_radius.set_value_no_signal(brush.radius)
 	_strength.set_value_no_signal(brush.strength)
 	_syncing = false
+
+
+## The layer menu and "Clear layer" are for splat modes, the scatter layer index for scatter modes.
+func _update_mode_controls() -> void:
+	if toolbar == null:
+		return
+	var scatter := _mode.selected >= FIRST_SCATTER_MODE
+	_scatter_layer.visible = scatter
+	_layer.visible = not scatter
