@@ -218,12 +218,23 @@ func test_demo_layers() -> void:
 func test_imported_heightmap_is_scattered() -> void:
 	var isl := _scatter_island([_layer()])
 	var n := isl.get_scatter_count(0)
+	var before := {}
+	for p in isl.get_scatter_positions(0):
+		before[p] = true
 	var path := "user://test_scatter_import.r32"
 	check_eq(isl.export_heightmap(path), OK, "export heightmap")
 	check_eq(isl.import_heightmap(path), OK, "import heightmap")
-	# Imported islands have no biomes (every sample counts as biome 0); the heights are the same.
-	check_eq(isl.get_scatter_count(0), n, "same instances on the imported heights")
-	check_eq(_multimesh_total(isl, 0), n, "MultiMeshes rebuilt after import")
+	# Imported islands have no biomes (every sample counts as biome 0) and no rivers or lakes
+	# (only the sea): on the same heights every generated instance is placed again, plus those
+	# the generated island's river and lake water kept out.
+	var after := isl.get_scatter_positions(0)
+	var kept := 0
+	for p in after:
+		if before.has(p):
+			kept += 1
+	check_eq(kept, n, "every instance of the generated island is placed again on its heights")
+	check(after.size() >= n, "no instance lost (%d after, %d before)" % [after.size(), n])
+	check_eq(_multimesh_total(isl, 0), after.size(), "MultiMeshes rebuilt after import")
 	DirAccess.remove_absolute(ProjectSettings.globalize_path(path))
 
 
