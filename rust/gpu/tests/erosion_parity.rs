@@ -13,24 +13,10 @@ use island_core::params::IslandParams;
 use island_core::pipeline::raw_heights;
 use island_gpu::stages;
 
-const SEEDS: [u64; 3] = [5, 31337, 0x1234_5678_9abc_def0];
+mod common;
+use common::gpu;
 
-fn gpu(name: &str) -> bool {
-    match island_gpu::adapter_info() {
-        Some(a) => {
-            println!("{name}: adapter {a}");
-            true
-        }
-        None => {
-            let why = island_gpu::adapter_error().unwrap_or_default();
-            if std::env::var("ISLAND_REQUIRE_GPU").is_ok_and(|v| v == "1") {
-                panic!("{name}: ISLAND_REQUIRE_GPU=1 but no GPU adapter ({why})");
-            }
-            println!("SKIPPED: {name}: no GPU adapter ({why})");
-            false
-        }
-    }
-}
+const SEEDS: [u64; 3] = [5, 31337, 0x1234_5678_9abc_def0];
 
 /// The default island's relief before erosion (1024 m, `res` samples per side).
 fn island(res: u32, seed: u64) -> (Vec<f32>, IslandParams) {

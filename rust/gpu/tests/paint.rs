@@ -4,16 +4,8 @@ use island_core::paint::{fill_by_rule, Brush, Masks, Mode, PaintLayer, Surface};
 use island_core::IslandParams;
 use island_gpu::{stages, GpuError};
 
-fn gpu(name: &str) -> bool {
-    if island_gpu::adapter_info().is_some() {
-        return true;
-    }
-    if std::env::var("ISLAND_REQUIRE_GPU").is_ok_and(|v| v == "1") {
-        panic!("{name}: ISLAND_REQUIRE_GPU=1 but no GPU adapter");
-    }
-    println!("SKIPPED: {name}: no GPU adapter");
-    false
-}
+mod common;
+use common::gpu;
 
 #[test]
 fn fill_by_rule_matches_cpu() {

@@ -13,6 +13,9 @@ use island_core::pipeline::{base_height, border_margin, generate_fields};
 use island_core::Grid;
 use island_gpu::stages;
 
+mod common;
+use common::gpu;
+
 /// fBm settings from positional values (octaves, first wavelength in metres, lacunarity,
 /// persistence), as the GPU stage functions take them.
 fn fbm(octaves: u32, scale: f32, lacunarity: f32, persistence: f32) -> FbmParams {
@@ -25,24 +28,6 @@ fn fbm(octaves: u32, scale: f32, lacunarity: f32, persistence: f32) -> FbmParams
 }
 
 const SEEDS: [u64; 4] = [0, 1, 0x1234_5678_9abc_def0, u64::MAX - 7];
-
-/// True when the GPU is there; otherwise prints the skip line (or panics when required).
-fn gpu(name: &str) -> bool {
-    match island_gpu::adapter_info() {
-        Some(a) => {
-            println!("{name}: adapter {a}");
-            true
-        }
-        None => {
-            let why = island_gpu::adapter_error().unwrap_or_default();
-            if std::env::var("ISLAND_REQUIRE_GPU").is_ok_and(|v| v == "1") {
-                panic!("{name}: ISLAND_REQUIRE_GPU=1 but no GPU adapter ({why})");
-            }
-            println!("SKIPPED: {name}: no GPU adapter ({why})");
-            false
-        }
-    }
-}
 
 /// Largest absolute difference and where.
 fn max_err(a: &[f32], b: &[f32]) -> (f32, usize) {
