@@ -13,7 +13,9 @@ tmp="$(mktemp -d /tmp/island_editor_shot.XXXXXX)"
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/addons/shot"
 cp "$project/project.godot" "$project/icon.svg" "$tmp/"
-ln -s "$project/addons/procedural_island" "$tmp/addons/procedural_island"
+# A copy, not a link: a rebuild (`cargo xtask build` rewrites bin/) during the long run must not
+# change the library under the running editor.
+cp -r "$project/addons/procedural_island" "$tmp/addons/procedural_island"
 cp "$here/shot_plugin.gd" "$here/plugin.cfg" "$tmp/addons/shot/"
 cp "$here/shot_scene.tscn" "$tmp/shot_scene.tscn"
 printf '\n[editor_plugins]\n\nenabled=PackedStringArray("res://addons/procedural_island/plugin.cfg", "res://addons/shot/plugin.cfg")\n' >> "$tmp/project.godot"

@@ -16,7 +16,7 @@
 //!    [`ScatterLayer::seed_salt`]) places it at its own hashed offset and mirrors it along x
 //!    and/or z, so a new seed or salt moves everything. The pattern does not depend on the
 //!    island: masks, paint or terrain edits never move other instances (see
-//!    [`chunks_to_rebuild`]). Its period is `TILE_CELLS/√2 · r` (≈ 89 `r`: 98 m for 1.1 m grass,
+//!    [`chunks_to_rebuild`]). Its period is `TILE_CELLS/√2 · r` (≈ 89 `r`: 71 m for 0.8 m grass,
 //!    250 m for 2.8 m trees); the thinning below draws an independent random number per global
 //!    cell, so the kept instances do not repeat unless the layer is at full capacity.
 //! 2. **Thinning by density × masks.** The pattern holds `capacity` points per 100 m² (exactly
@@ -1371,8 +1371,8 @@ pub fn demo_layers() -> Vec<ScatterLayer> {
         ScatterLayer {
             name: "grass".into(),
             mesh: MeshKind::Grass,
-            density: 40.0,
-            min_distance: 1.1,
+            density: 70.0,
+            min_distance: 0.8,
             min_height: 2.5,
             max_height: 50.0,
             height_fade: 2.0,

@@ -28,6 +28,9 @@ pub struct Build {
     pub build_ms: f64,
     /// `surfaces.fast` / `surfaces.slow` when the build started.
     pub surfaces0: (u64, u64),
+    /// Running estimate of one chunk's main-thread milliseconds (mesh, collider, water), so a
+    /// frame stops before a chunk would take it past its budget.
+    pub est_chunk_ms: f64,
 }
 
 /// What [`GenerationJob::poll`] found.
@@ -156,6 +159,7 @@ impl GenerationJob {
             next: 0,
             build_ms: 0.0,
             surfaces0,
+            est_chunk_ms: 0.0,
         });
     }
 
@@ -164,8 +168,12 @@ impl GenerationJob {
         self.building.is_some()
     }
 
-    /// Build chunks for up to `budget_ms` (at least one chunk). `per_chunk(parent, i, island)`
-    /// runs after chunk `i` inside the same budget (the node's water surfaces).
+    /// Build chunks for up to `budget_ms` (at least one chunk; a chunk is not started when the
+    /// running estimate of its cost would take the call past the budget).
+    /// `per_chunk(parent, i, island)` runs after chunk `i` inside the same budget (the node's
+    /// water surfaces). The call after the last chunk returns [`Step::Finished`] without building
+    /// anything, so installing the island (splat maps, water, LOD, scatter) gets a frame of its
+    /// own.
     pub fn continue_build(
         &mut self,
         pool: &mut ChunkPool,
@@ -176,13 +184,24 @@ impl GenerationJob {
         let Some(mut b) = self.building.take() else {
             return Step::Idle;
         };
-        // NaN and negative: one chunk per frame; infinite or huge: everything now (a plain
-        // `Duration::from_secs_f64` panics on those).
-        let budget =
-            Duration::try_from_secs_f64((budget_ms.max(0.0) as f64) / 1e3).unwrap_or(Duration::MAX);
+        if b.next >= b.prep.chunks.len() {
+            return Step::Finished(b);
+        }
+        // NaN and negative: one chunk per frame; infinite or huge: everything now.
+        let budget = if budget_ms.is_nan() {
+            0.0
+        } else {
+            budget_ms.max(0.0) as f64
+        };
         let t = Instant::now();
+        let mut done = 0usize;
         while b.next < b.prep.chunks.len() {
+            let elapsed = t.elapsed().as_secs_f64() * 1e3;
+            if done > 0 && elapsed + 1.5 * b.est_chunk_ms > budget {
+                break;
+            }
             let i = b.next;
+            let c = Instant::now();
             // Take the data so it is freed chunk by chunk inside the budget (freeing all chunk
             // arrays at once costs ~20 ms at 1025²).
             let data = std::mem::take(&mut b.prep.chunks[i]);
@@ -190,18 +209,17 @@ impl GenerationJob {
             drop(data);
             per_chunk(parent, i, &b.prep.island);
             b.next += 1;
-            if t.elapsed() >= budget {
-                break;
-            }
+            done += 1;
+            let ms = c.elapsed().as_secs_f64() * 1e3;
+            // A decaying maximum: rises at once, falls 5 % per chunk, so the dearer chunks (coast,
+            // water) that come in runs keep the next frames careful; the check above keeps a
+            // 50 % margin for a chunk dearer still.
+            b.est_chunk_ms = ms.max(0.95 * b.est_chunk_ms);
         }
         b.build_ms += t.elapsed().as_secs_f64() * 1e3;
-        if b.next < b.prep.chunks.len() {
-            let f = CORE_SHARE + (1.0 - CORE_SHARE) * b.next as f64 / b.prep.chunks.len() as f64;
-            self.building = Some(b);
-            Step::Progress(f)
-        } else {
-            Step::Finished(b)
-        }
+        let f = CORE_SHARE + (1.0 - CORE_SHARE) * b.next as f64 / b.prep.chunks.len() as f64;
+        self.building = Some(b);
+        Step::Progress(f)
     }
 }
 
@@ -241,6 +259,7 @@ pub fn build_all(pool: &mut ChunkPool, parent: &mut Gd<Node3D>, mut prep: Box<Pr
         prep,
         build_ms: t.elapsed().as_secs_f64() * 1e3,
         surfaces0,
+        est_chunk_ms: 0.0,
     }
 }
 
@@ -370,11 +389,13 @@ pub fn build_streaming(
         mesh_ms: waited,
         request,
         warning,
+        water: None,
     });
     Ok(Build {
         prep,
         next: count,
         build_ms: build.as_secs_f64() * 1e3,
         surfaces0,
+        est_chunk_ms: 0.0,
     })
 }

@@ -9,8 +9,10 @@
 //! [`splat_maps`] (splat map textures), [`water_nodes`] (sea, river and lake surfaces),
 //! [`material`], [`terrain_layer`] (the `TerrainLayer` list in the material), [`bake`] (the
 //! island as a plain scene or glTF), [`auto_regenerate`] (editor debounce),
-//! [`island_io`] (images and heightmap files), [`stats`], [`scatter_nodes`] (scatter
+//! [`island_io`] (images and heightmap files), [`stats`], [`frame_watch`] (per-frame time), [`scatter_nodes`] (scatter
 //! MultiMeshes); [`properties`] declares the node's inspector properties once.
+//!
+//! [`pin`] keeps the library mapped until the process ends (rayon threads outlive an unload).
 //!
 //! Plain data (no Godot objects, usable off the main thread): [`worker`] (background generation
 //! on a `std::thread`), [`chunk_data`] (per-chunk mesh/collider data), [`surface`] (mesh
@@ -23,10 +25,12 @@ pub mod bake;
 pub mod chunk_data;
 pub mod chunk_pool;
 pub mod editor_view;
+pub mod frame_watch;
 pub mod generation;
 pub mod heightmap_io;
 pub mod island_io;
 pub mod lod;
+pub mod pin;
 pub mod material;
 pub mod procedural_island;
 pub mod properties;
@@ -47,6 +51,13 @@ struct ProceduralIslandExtension;
 unsafe impl ExtensionLibrary for ProceduralIslandExtension {
     fn on_stage_init(stage: InitStage) {
         if stage == InitStage::Scene {
+            // rayon's pool threads outlive an unload: keep their code mapped (see `pin`).
+            if !pin::pin_library() {
+                godot::global::godot_warn!(
+                    "procedural_island: could not pin the library; quitting right after a \
+                     generation may crash"
+                );
+            }
             // Every regenerate() allocates the same map-sized buffers: keep freed ones for reuse
             // instead of page-faulting them in again (glibc; bounded, see island_core::memory).
             island_core::memory::reuse_freed_memory();

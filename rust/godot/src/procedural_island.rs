@@ -14,6 +14,7 @@
 use crate::auto_regenerate::AutoRegenerate;
 use crate::bake;
 use crate::chunk_pool::ChunkPool;
+use crate::frame_watch::FrameWatch;
 use crate::generation::{self, Build, GenerationJob, Polled, Step, CORE_SHARE};
 use crate::heightmap_io::HeightmapFormat;
 use crate::island_io;
@@ -431,6 +432,8 @@ island_node! {
             /// The finishing generation came from `regenerate_async`: place the scatter on a thread
             /// and build its nodes within `build_budget_ms` before `generation_finished`.
             scatter_deferred: bool = false,
+            /// Per-frame time of `_process` while a background generation is installed.
+            frame_watch: FrameWatch = FrameWatch::default(),
         }
     }
 }
@@ -457,13 +460,28 @@ impl INode3D for ProceduralIsland {
     }
 
     fn process(&mut self, _delta: f64) {
+        self.frame_watch.begin();
+        let (running, building) = (self.job.is_running(), self.job.is_building());
+        let scattering = self.scatter.is_pending();
         self.poll_worker();
-        self.continue_build();
         self.sync_material();
         self.sync_layers();
         self.sync_water();
         self.lod_process();
+        // The generation's node work last, with what is left of the frame's budget.
+        self.continue_build();
         self.scatter_process();
+        let phase = if building && !self.job.is_building() {
+            "install"
+        } else if building {
+            "chunks"
+        } else if scattering || self.scatter.is_pending() {
+            "scatter"
+        } else {
+            "worker"
+        };
+        let busy = running || building || scattering || self.is_generating();
+        self.frame_watch.end(busy, phase);
         if Engine::singleton().is_editor_hint() && self.auto_regenerate {
             let now = self.make_request();
             let action = self.watcher.poll(now);
@@ -605,7 +623,10 @@ impl ProceduralIsland {
             }
         };
         match self.job.submit(request) {
-            Ok(true) => self.signals().generation_started().emit(),
+            Ok(true) => {
+                self.frame_watch.reset();
+                self.signals().generation_started().emit()
+            }
             Ok(false) => {}
             Err(msg) => self.report_failure(&msg),
         }
@@ -1114,7 +1135,7 @@ impl ProceduralIsland {
         if !self.job.is_building() {
             return;
         }
-        let budget = self.build_budget_ms;
+        let budget = self.frame_budget_left();
         let mut job = std::mem::take(&mut self.job);
         // The river/lake surfaces of each chunk are built right after it, in the same budget.
         let mut water = std::mem::take(&mut self.water);
@@ -1150,6 +1171,7 @@ impl ProceduralIsland {
             build_ms,
             surfaces0,
             next,
+            ..
         } = b;
         let Prepared {
             island,
@@ -1158,6 +1180,7 @@ impl ProceduralIsland {
             mesh_ms,
             warning,
             request,
+            water,
             ..
         } = *prep;
         let prep_params = request.params;
@@ -1203,7 +1226,7 @@ impl ProceduralIsland {
         self.sync_layers();
         self.last_stats
             .set("maps_ms", t.elapsed().as_secs_f64() * 1e3);
-        self.water_island_changed();
+        self.water_island_changed(water);
         self.lod.invalidate();
         if std::mem::take(&mut self.scatter_deferred) && !self.scatter_layers.is_empty() {
             // Finished in `scatter_process` once the scatter nodes are built.
@@ -1227,11 +1250,29 @@ impl ProceduralIsland {
         self.emit_done();
     }
 
+    /// What is left of [member build_budget_ms] in this frame's `_process` (the chunks, their
+    /// installation and the scatter nodes share one budget per frame).
+    fn frame_budget_left(&self) -> f32 {
+        let b = self.build_budget_ms;
+        if b.is_finite() {
+            (b as f64 - self.frame_watch.elapsed_ms()).max(0.0) as f32
+        } else {
+            b
+        }
+    }
+
     /// The final progress and [signal generation_finished].
     fn emit_done(&mut self) {
         if let Some(t) = self.sync_started.take() {
             self.last_stats
                 .set("regenerate_ms", t.elapsed().as_secs_f64() * 1e3);
+        } else if self.frame_watch.frames > 0 {
+            // A background generation: the worst frame of its installation, this one included.
+            let (ms, cpu) = self.frame_watch.maxima_now();
+            self.last_stats.set("node_frame_ms_max", ms);
+            self.last_stats.set("node_frame_cpu_ms_max", cpu);
+            self.last_stats
+                .set("node_frame_phase", self.frame_watch.max_phase);
         }
         // Handlers get their own copy: editing it does not change get_last_stats().
         let stats = self.last_stats.duplicate_deep();
@@ -1261,19 +1302,20 @@ impl ProceduralIsland {
     }
 
     /// After a (re)generation: rebuild the river/lake meshes and the sea; water statistics.
-    fn water_island_changed(&mut self) {
+    fn water_island_changed(&mut self, summary: Option<water_nodes::WaterSummary>) {
         let Some(island) = self.island.clone() else {
             return;
         };
+        let summary = summary.unwrap_or_else(|| water_nodes::WaterSummary::of(&island));
         let (sea, user) = (self.sea_enabled, self.water_material.clone());
         let inland = self.inland_water_enabled;
         let mut water = std::mem::take(&mut self.water);
         {
             let mut parent = self.base_mut();
-            water.island_changed(&mut parent, &island, sea, inland, user.as_ref());
+            water.island_changed(&mut parent, &island, &summary, sea, inland, user.as_ref());
         }
         self.water = water;
-        let [_, river, lake, sea_n] = water_nodes::kind_counts(&island.water);
+        let [_, river, lake, sea_n] = summary.counts;
         let s = &mut self.last_stats;
         s.set("water_samples", (river + lake + sea_n) as i64);
         s.set("river_samples", river as i64);
@@ -1443,7 +1485,7 @@ impl ProceduralIsland {
         let Some(island) = self.island.clone() else {
             return;
         };
-        let budget = self.build_budget_ms;
+        let budget = self.frame_budget_left();
         if self.scatter.is_pending() {
             let serial = self.job.serial();
             let mut scatter = std::mem::take(&mut self.scatter);

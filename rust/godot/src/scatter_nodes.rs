@@ -129,6 +129,9 @@ pub struct ScatterNodes {
     /// the last [`Self::take_worst_frame_ms`].
     pub frame_ms: f64,
     worst_frame_ms: f64,
+    /// Running estimate of one chunk job's milliseconds: a frame does not start a job that
+    /// would take it past its budget (rises at once, decays slowly).
+    est_job_ms: f64,
     /// Main-thread CPU time of the worst [`Self::continue_build`] call, milliseconds (wall time
     /// minus the time the OS gave to other processes).
     pub worst_frame_cpu_ms: f64,
@@ -303,7 +306,9 @@ impl ScatterNodes {
         }
         let t = Instant::now();
         let cpu0 = crate::lod::CpuClock.now_us();
+        let mut set_up = false;
         if !p.queued {
+            set_up = true;
             self.worst_frame_ms = 0.0;
             self.worst_frame_cpu_ms = 0.0;
             let mut placements: Vec<Option<Placement>> = (0..p.specs.len()).map(|_| None).collect();
@@ -343,7 +348,10 @@ impl ScatterNodes {
             }
         }
         let left = budget_ms as f64 - t.elapsed().as_secs_f64() * 1e3;
-        self.run_queue(parent, island, left as f32);
+        // The set-up took this frame's budget: the first chunks wait for the next frame.
+        if !(set_up && left < self.est_job_ms) {
+            self.run_queue(parent, island, left as f32);
+        }
         let call_ms = t.elapsed().as_secs_f64() * 1e3;
         p.build_ms += call_ms;
         self.worst_frame_ms = self.worst_frame_ms.max(call_ms);
@@ -480,15 +488,20 @@ impl ScatterNodes {
             return false;
         }
         let t = Instant::now();
-        let budget =
-            Duration::try_from_secs_f64((budget_ms.max(0.0) as f64) / 1e3).unwrap_or(Duration::MAX);
+        // NaN and negative: one job per frame; infinite: everything now.
+        let budget_ms = if budget_ms.is_nan() {
+            0.0
+        } else {
+            budget_ms.max(0.0) as f64
+        };
         let seed = self.seed;
         let mut looks: Vec<Option<Option<Look>>> = Vec::new();
         let mut done = 0usize;
         while !self.queue.is_empty() {
-            if done > 0 && t.elapsed() >= budget {
+            if done > 0 && t.elapsed().as_secs_f64() * 1e3 + 1.5 * self.est_job_ms > budget_ms {
                 break;
             }
+            let job_start = Instant::now();
             let Some(job) = self.queue.pop_front() else {
                 break;
             };
@@ -537,6 +550,8 @@ impl ScatterNodes {
                 layer.build_chunk(parent, job.layer, job.chunk, look);
             }
             done += 1;
+            let ms = job_start.elapsed().as_secs_f64() * 1e3;
+            self.est_job_ms = ms.max(0.95 * self.est_job_ms);
         }
         self.frame_ms = t.elapsed().as_secs_f64() * 1e3;
         self.worst_frame_ms = self.worst_frame_ms.max(self.frame_ms);

@@ -4,7 +4,8 @@
 //! regenerates), all read from `Island::water`.
 //!
 //! The plain-data part (no Godot objects) builds the meshes and answers the water level:
-//! [`chunk_water_mesh`], [`water_level_at`], [`sea_mesh`], [`depth_bytes`].
+//! [`chunk_water_mesh`], [`water_level_at`], [`sea_mesh`], [`depth_bytes`], [`WaterSummary`] (made
+//! by the background generation).
 //!
 //! A river/lake cell (a grid cell with at least one RIVER or LAKE corner) is drawn as two
 //! triangles split like the terrain's cells; each corner sits at its water level, a dry corner at
@@ -220,6 +221,30 @@ pub fn depth_bytes(island: &Island) -> (usize, Vec<u8>) {
     (side, out)
 }
 
+/// What installing an island's water needs from its maps, computed off the main thread by the
+/// background generation (plain data): the water-depth texture bytes and the per-kind counts.
+#[derive(Clone, Debug, Default)]
+pub struct WaterSummary {
+    /// Side of the depth texture, samples.
+    pub side: usize,
+    /// Depth texture bytes (R8, see [`depth_bytes`]).
+    pub depth: Vec<u8>,
+    /// Per-kind sample counts `[dry, river, lake, sea]`.
+    pub counts: [usize; 4],
+}
+
+impl WaterSummary {
+    /// The summary of `island`'s water.
+    pub fn of(island: &Island) -> WaterSummary {
+        let (side, depth) = depth_bytes(island);
+        WaterSummary {
+            side,
+            depth,
+            counts: kind_counts(&island.water),
+        }
+    }
+}
+
 /// Per-kind sample counts `[dry, river, lake, sea]`.
 pub fn kind_counts(water: &Water) -> [usize; 4] {
     let mut c = [0usize; 4];
@@ -361,6 +386,7 @@ impl WaterNodes {
         &mut self,
         parent: &mut Gd<Node3D>,
         island: &Island,
+        summary: &WaterSummary,
         sea_enabled: bool,
         inland_enabled: bool,
         user: Option<&Gd<Material>>,
@@ -369,13 +395,13 @@ impl WaterNodes {
         self.material(user);
         self.applied = Some(user.map(|m| m.instance_id()));
         let ws = island.field.world_size;
-        let (side, bytes) = depth_bytes(island);
+        let side = summary.side;
         if let Some(img) = Image::create_from_data(
             side as i32,
             side as i32,
             false,
             ImageFormat::R8,
-            &PackedByteArray::from(bytes),
+            &PackedByteArray::from(summary.depth.as_slice()),
         ) {
             match &mut self.depth {
                 Some(tex) if tex.get_size() == Vector2::new(side as f32, side as f32) => {

@@ -7,6 +7,7 @@
 //! thread running inside an unloaded library.
 
 use crate::chunk_data::{prepare_chunks, ChunkData, PreparedChunks};
+use crate::water_nodes::WaterSummary;
 use island_core::{GenerateError, Heightfield, Island, IslandParams, Stats};
 use island_gpu::{generate_staged, generate_with, Backend, Staged};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -44,6 +45,8 @@ pub struct Prepared {
     pub request: Request,
     /// One line to show the user when the GPU was asked for but the CPU did the job.
     pub warning: Option<String>,
+    /// The water maps' summary, made on the worker (`None`: made when installed).
+    pub water: Option<WaterSummary>,
 }
 
 /// Why a job produced no island.
@@ -134,6 +137,7 @@ pub fn run_job(
         if cancel.load(Ordering::Relaxed) {
             return Err(JobError::Cancelled);
         }
+        let water = WaterSummary::of(&island);
         Ok(Prepared {
             island,
             chunks,
@@ -141,6 +145,7 @@ pub fn run_job(
             mesh_ms,
             request,
             warning,
+            water: Some(water),
         })
     }));
     result.unwrap_or_else(|payload| Err(JobError::Panicked(panic_message(payload))))
@@ -193,6 +198,7 @@ pub fn import_job(request: Request, heights: Vec<f32>) -> Result<Prepared, JobEr
         stats,
     };
     let t = Instant::now();
+    let water = WaterSummary::of(&island);
     let PreparedChunks {
         chunks,
         normal_tangents,
@@ -210,6 +216,7 @@ pub fn import_job(request: Request, heights: Vec<f32>) -> Result<Prepared, JobEr
         mesh_ms: t.elapsed().as_secs_f64() * 1e3,
         request,
         warning: None,
+        water: Some(water),
     })
 }
 
