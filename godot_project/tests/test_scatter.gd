@@ -157,7 +157,18 @@ func test_changing_a_layer_replaces_it() -> void:
 		if mmi.visible:
 			check_eq(mmi.visibility_range_end, 200.0, "visibility range applied")
 			check_eq(mmi.visibility_range_fade_mode, GeometryInstance3D.VISIBILITY_RANGE_FADE_SELF, "far instances fade")
+			check_eq(mmi.cast_shadow, GeometryInstance3D.SHADOW_CASTING_SETTING_ON, "instances cast shadows by default")
 			break
+	var shown := _multimesh_total(isl, 0)
+	l0.cast_shadow = GeometryInstance3D.SHADOW_CASTING_SETTING_OFF
+	await wait_frames(2)
+	var seen := 0
+	for mmi in _multimeshes(isl, 0):
+		if mmi.visible:
+			seen += 1
+			check_eq(mmi.cast_shadow, GeometryInstance3D.SHADOW_CASTING_SETTING_OFF, "cast_shadow applied to every chunk")
+	check(seen > 0, "layer 0 has visible chunks")
+	check_eq(_multimesh_total(isl, 0), shown, "switching shadows keeps the instances")
 	# Removing a layer frees its nodes.
 	var typed: Array[ScatterLayer] = [l0]
 	isl.scatter_layers = typed
@@ -171,9 +182,13 @@ func test_invalid_layer_values_give_an_error() -> void:
 	expect_error("invalid scatter layer 0: `min_distance`")
 	expect_error("invalid scatter layer 1: `min_height`")
 	var bad := _layer({"min_distance": 0.0})
+	expect_error("invalid scatter layer 3: `cast_shadow`")
 	var bad2 := _layer({"min_height": 50.0, "max_height": 10.0})
 	var good := _layer()
-	var isl := _scatter_island([bad, bad2, good])
+	var bad3 := _layer({"cast_shadow": 7})
+	var isl := _scatter_island([bad, bad2, good, bad3])
+	check_eq(isl.get_scatter_count(3), 0, "a layer with a bad cast_shadow places nothing")
+	check(bad3.get_validation_error().contains("cast_shadow"), "get_validation_error names cast_shadow")
 	check_eq(isl.get_scatter_count(0), 0, "invalid layer places nothing")
 	check_eq(isl.get_scatter_count(1), 0, "invalid layer places nothing")
 	check(isl.get_scatter_count(2) > 0, "valid layer beside them is placed")
@@ -208,6 +223,8 @@ func test_demo_layers() -> void:
 		check(l != null, "demo layer %d" % i)
 		layers.append(l)
 	check(ScatterLayer.demo_layer(5) == null, "no demo layer 5")
+	check_eq((layers[4] as ScatterLayer).cast_shadow, 0, "demo grass casts no shadows")
+	check_eq((layers[1] as ScatterLayer).cast_shadow, 1, "demo trees cast shadows")
 	var isl := _scatter_island(layers, {"world_size": 1024.0})
 	var total := 0
 	for i in 5:

@@ -92,16 +92,8 @@ fn chunk_mesh(island: &Island, cx: usize, cz: usize, cs: usize, flat: bool) -> G
     let colors = mesh_colors(&m, &island.splat, field.resolution);
     let mut arrays = VarArray::new();
     arrays.resize(ArrayType::MAX.ord() as usize, &Variant::nil());
-    let v: PackedVector3Array = m
-        .positions
-        .iter()
-        .map(|p| Vector3::new(p[0], p[1], p[2]))
-        .collect();
-    let nrm: PackedVector3Array = m
-        .normals
-        .iter()
-        .map(|p| Vector3::new(p[0], p[1], p[2]))
-        .collect();
+    let v = crate::surface::vec3_array(&m.positions);
+    let nrm = crate::surface::vec3_array(&m.normals);
     let uv: PackedVector2Array = m.uvs.iter().map(|p| Vector2::new(p[0], p[1])).collect();
     let idx: PackedInt32Array = m.indices.iter().map(|&i| i as i32).collect();
     arrays.set(ArrayType::VERTEX.ord() as usize, &v.to_variant());

@@ -134,6 +134,12 @@ pub struct ScatterLayer {
     #[export(range = (0.0, 10000.0, 1.0, or_greater, suffix = "m"))]
     #[var(set)]
     visibility_range_end_margin: f32,
+    /// Shadows of the instances (GeometryInstance3D `cast_shadow`): OFF, ON, DOUBLE_SIDED or
+    /// SHADOWS_ONLY (MultiMesh layers; a [member scene] keeps its own settings). Dense small layers
+    /// (grass) look nearly the same without shadows and render much faster.
+    #[export(enum = (OFF = 0, ON = 1, DOUBLE_SIDED = 2, SHADOWS_ONLY = 3))]
+    #[var(set)]
+    cast_shadow: i32,
     /// [constant COLLISION_NONE]: no colliders. [constant COLLISION_NEAR_CAMERA]: a StaticBody3D
     /// with a box sized from the mesh's AABB (times the instance's scale, turned with it) for
     /// every instance within [member collision_radius] of the active camera, added and removed as
@@ -179,6 +185,7 @@ impl IResource for ScatterLayer {
             visibility_range_begin_margin: 0.0,
             visibility_range_end: 0.0,
             visibility_range_end_margin: 0.0,
+            cast_shadow: 1,
             collision: 0,
             collision_radius: 50.0,
         }
@@ -234,6 +241,7 @@ layer_api! {
     visibility_range_begin_margin / set_visibility_range_begin_margin: f32,
     visibility_range_end / set_visibility_range_end: f32,
     visibility_range_end_margin / set_visibility_range_end_margin: f32,
+    cast_shadow / set_cast_shadow: i32,
     collision / set_collision: i32,
     collision_radius / set_collision_radius: f32,
     ]
@@ -268,6 +276,10 @@ layer_api! {
         let l = layers.get(usize::try_from(index).ok()?)?;
         let mut r = ScatterLayer::new_gd();
         r.bind_mut().set_from_core(l);
+        if l.mesh == MeshKind::Grass {
+            // Thousands of small tufts: no shadows (they add little and cost a lot).
+            r.bind_mut().cast_shadow = 0;
+        }
         r.set_name(l.name.as_str());
         Some(r)
     }
@@ -275,7 +287,11 @@ layer_api! {
     /// An empty string when every value is valid, else the reason.
     #[func]
     pub fn get_validation_error(&self) -> GString {
-        match self.to_core() {
+        let checked = self
+            .to_core()
+            .and_then(|_| self.collision())
+            .and_then(|_| self.shadow());
+        match checked {
             Ok(_) => GString::new(),
             Err(e) => e.as_str().into(),
         }
@@ -416,6 +432,14 @@ impl ScatterLayer {
                 self.collision_radius
             )),
             c => Err(format!("`collision` must be 0 or 1, got {c}")),
+        }
+    }
+
+    /// [member cast_shadow] (Godot's `ShadowCastingSetting` value), or an error for a bad value.
+    pub fn shadow(&self) -> Result<i32, String> {
+        match self.cast_shadow {
+            c @ 0..=3 => Ok(c),
+            c => Err(format!("`cast_shadow` must be 0..=3, got {c}")),
         }
     }
 

@@ -12,7 +12,7 @@
 
 use crate::scatter_layer::ScatterLayer;
 use godot::classes::base_material_3d::Flags;
-use godot::classes::geometry_instance_3d::VisibilityRangeFadeMode;
+use godot::classes::geometry_instance_3d::{ShadowCastingSetting, VisibilityRangeFadeMode};
 use godot::classes::mesh::{ArrayType, PrimitiveType};
 use godot::classes::multi_mesh::TransformFormat;
 use godot::classes::node::InternalMode;
@@ -39,6 +39,8 @@ pub struct LayerSpec {
     pub core: core::ScatterLayer,
     pub mesh: Option<Gd<Mesh>>,
     pub visibility: [f32; 4],
+    /// `cast_shadow` (Godot's `ShadowCastingSetting` value).
+    pub shadow: i32,
     /// Collider radius around the camera (`collision` NEAR_CAMERA), or `None`.
     pub collision: Option<f32>,
     /// Scene instanced per instance instead of the MultiMesh.
@@ -53,11 +55,16 @@ pub type SpecResult = Result<Option<LayerSpec>, String>;
 fn spec_of(i: usize, l: &Option<Gd<ScatterLayer>>) -> SpecResult {
     let Some(l) = l else { return Ok(None) };
     let b = l.bind();
-    match b.to_core().and_then(|c| b.collision().map(|k| (c, k))) {
-        Ok((core, collision)) => Ok(Some(LayerSpec {
+    let checked = b
+        .to_core()
+        .and_then(|c| b.collision().map(|k| (c, k)))
+        .and_then(|(c, k)| b.shadow().map(|sh| (c, k, sh)));
+    match checked {
+        Ok((core, collision, shadow)) => Ok(Some(LayerSpec {
             core,
             mesh: b.custom_mesh(),
             visibility: b.visibility(),
+            shadow,
             collision,
             scene: b.scene(),
         })),
@@ -750,6 +757,7 @@ impl ScatterNodes {
                     None => self.builtin_mesh(s.core.mesh).upcast(),
                 },
                 visibility: s.visibility,
+                shadow: s.shadow,
                 scene: s.scene.clone(),
             }),
             _ => None,
@@ -821,6 +829,7 @@ impl ScatterNodes {
 struct Look {
     mesh: Gd<Mesh>,
     visibility: [f32; 4],
+    shadow: i32,
     scene: Option<Gd<PackedScene>>,
 }
 
@@ -951,6 +960,7 @@ impl LayerState {
         node.set_visibility_range_begin_margin(vis[1]);
         node.set_visibility_range_end(vis[2]);
         node.set_visibility_range_end_margin(vis[3]);
+        node.set_cast_shadows_setting(ShadowCastingSetting::from_ord(look.shadow));
         node.set_visibility_range_fade_mode(if vis[3] > 0.0 || vis[1] > 0.0 {
             VisibilityRangeFadeMode::SELF
         } else {
@@ -1080,16 +1090,8 @@ pub fn builtin_array_mesh(kind: MeshKind) -> Gd<ArrayMesh> {
     let m = kind.mesh();
     let mut arrays = VarArray::new();
     arrays.resize(ArrayType::MAX.ord() as usize, &Variant::nil());
-    let v: PackedVector3Array = m
-        .positions
-        .iter()
-        .map(|p| Vector3::new(p[0], p[1], p[2]))
-        .collect();
-    let n: PackedVector3Array = m
-        .normals
-        .iter()
-        .map(|p| Vector3::new(p[0], p[1], p[2]))
-        .collect();
+    let v = crate::surface::vec3_array(&m.positions);
+    let n = crate::surface::vec3_array(&m.normals);
     let c: PackedColorArray = m
         .colors
         .iter()

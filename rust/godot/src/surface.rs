@@ -562,12 +562,14 @@ pub fn index_bytes(indices: &[u32], vertex_count: usize) -> Vec<u8> {
     }
 }
 
+/// Core `[x, y, z]` triples as a `PackedVector3Array` (vertices, normals, positions).
+pub fn vec3_array(p: &[[f32; 3]]) -> PackedVector3Array {
+    p.iter().map(|p| Vector3::new(p[0], p[1], p[2])).collect()
+}
+
 /// The `add_surface_from_arrays` arrays of a chunk mesh (the reference path).
 pub fn surface_arrays(mesh: &ChunkMesh, colors: &[Color]) -> VarArray {
-    let v3 = |p: &[[f32; 3]]| {
-        let v: Vec<Vector3> = p.iter().map(|p| Vector3::new(p[0], p[1], p[2])).collect();
-        PackedVector3Array::from(&v[..])
-    };
+    let v3 = vec3_array;
     let uvs: Vec<Vector2> = mesh.uvs.iter().map(|p| Vector2::new(p[0], p[1])).collect();
     let idx: Vec<i32> = mesh.indices.iter().map(|&i| i as i32).collect();
     let mut arrays = VarArray::new();

@@ -258,19 +258,12 @@ pub fn kind_counts(water: &Water) -> [usize; 4] {
 
 /// The `add_surface_from_arrays` arrays of a water mesh (normals up).
 fn arrays(m: &WaterMesh) -> VarArray {
-    let v: Vec<Vector3> = m
-        .positions
-        .iter()
-        .map(|p| Vector3::new(p[0], p[1], p[2]))
-        .collect();
+    let v = crate::surface::vec3_array(&m.positions);
     let nrm = vec![Vector3::UP; v.len()];
     let idx: Vec<i32> = m.indices.iter().map(|&i| i as i32).collect();
     let mut a = VarArray::new();
     a.resize(ArrayType::MAX.ord() as usize, &Variant::nil());
-    a.set(
-        ArrayType::VERTEX.ord() as usize,
-        &PackedVector3Array::from(&v[..]).to_variant(),
-    );
+    a.set(ArrayType::VERTEX.ord() as usize, &v.to_variant());
     a.set(
         ArrayType::NORMAL.ord() as usize,
         &PackedVector3Array::from(&nrm[..]).to_variant(),
