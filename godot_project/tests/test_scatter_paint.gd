@@ -246,3 +246,40 @@ func test_fill_by_rule_and_bad_values() -> void:
 	brush.scatter_layer = 5
 	check_eq(brush.paint_at(Vector3.ZERO), -1, "a scatter_layer the island does not have is an error")
 	check(isl.get_scatter_positions(0) == after, "nothing changed")
+
+
+func test_erasures_follow_their_layer_when_layers_are_reordered_or_removed() -> void:
+	var pair := _setup()
+	var isl: ProceduralIsland = pair[0]
+	var brush: TerrainBrush = pair[1]
+	# Re-placing runs chunk by chunk within the frame budget; let it finish within a frame here.
+	isl.build_budget_ms = 1000.0
+	var l0: ScatterLayer = isl.scatter_layers[0]
+	var l1: ScatterLayer = isl.scatter_layers[1]
+	var c := _centre(isl)
+	check(brush.paint_at(isl.to_global(c)) > 0, "erased on layer 0")
+	var erased0 := isl.get_scatter_positions(0)
+	var full1 := isl.get_scatter_positions(1)
+	var samples := isl.splat_paint.get_scatter_erased_samples(0)
+	check(samples > 0 and isl.splat_paint.get_scatter_erased_samples(1) == 0, "only layer 0 has erasures")
+	# Swap the two layers (what dragging them in the inspector's array does).
+	var swapped: Array[ScatterLayer] = [l1, l0]
+	isl.scatter_layers = swapped
+	await wait_frames(3)
+	check_eq(isl.splat_paint.get_scatter_erased_samples(1), samples, "the erasures moved with their layer to index 1")
+	check_eq(isl.splat_paint.get_scatter_erased_samples(0), 0, "the other layer got none")
+	check(isl.get_scatter_positions(1) == erased0, "the erased layer keeps its gap at its new index")
+	check(isl.get_scatter_positions(0) == full1, "the other layer keeps all its instances")
+	check_eq(_multimesh_total(isl, 1), erased0.size(), "MultiMeshes of the moved layer follow")
+	# Remove the erased layer, then put it back (an undone removal): the erasures return.
+	var only: Array[ScatterLayer] = [l1]
+	isl.scatter_layers = only
+	await wait_frames(3)
+	check_eq(isl.splat_paint.get_scatter_erased_samples(0), 0, "layer 1 did not inherit the removed layer's erasures")
+	check(isl.get_scatter_positions(0) == full1, "the remaining layer is whole")
+	var back: Array[ScatterLayer] = [l0, l1]
+	isl.scatter_layers = back
+	await wait_frames(3)
+	check_eq(isl.splat_paint.get_scatter_erased_samples(0), samples, "the erasures came back with the layer")
+	check(isl.get_scatter_positions(0) == erased0, "and its instances are erased again")
+	check(isl.get_scatter_positions(1) == full1, "the other layer is whole at its old index")

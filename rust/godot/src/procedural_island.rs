@@ -1231,6 +1231,7 @@ impl ProceduralIsland {
         if std::mem::take(&mut self.scatter_deferred) && !self.scatter_layers.is_empty() {
             // Finished in `scatter_process` once the scatter nodes are built.
             if let Some(island) = self.island.clone() {
+                self.watch_scatter_layers();
                 let specs = scatter_nodes::specs(&self.scatter_layers);
                 let erase = self.scatter_erase_masks(specs.len());
                 let serial = self.job.serial();
@@ -1248,6 +1249,22 @@ impl ProceduralIsland {
         self.scatter.abort();
         self.place_scatter(&prep_params);
         self.emit_done();
+    }
+
+    /// Follow `scatter_layers` (see `ScatterNodes::watch`); reordered, inserted or removed layers
+    /// take their erase masks in [member splat_paint] with them.
+    fn watch_scatter_layers(&mut self) {
+        let Some(moves) = self.scatter.watch(&self.scatter_layers) else {
+            return;
+        };
+        if let Some(mut paint) = self.splat_paint.clone() {
+            let changed = paint
+                .bind_mut()
+                .remap_scatter_erase(&moves, &mut self.scatter.parked);
+            for i in changed {
+                self.scatter.force_replace(i);
+            }
+        }
     }
 
     /// What is left of [member build_budget_ms] in this frame's `_process` (the chunks, their
@@ -1455,6 +1472,7 @@ impl ProceduralIsland {
         let Some(island) = self.island.clone() else {
             return;
         };
+        self.watch_scatter_layers();
         let specs = scatter_nodes::specs(&self.scatter_layers);
         let erase = self.scatter_erase_masks(specs.len());
         let mut scatter = std::mem::take(&mut self.scatter);
@@ -1517,7 +1535,7 @@ impl ProceduralIsland {
         if self.is_generating() {
             return;
         }
-        self.scatter.watch(&self.scatter_layers);
+        self.watch_scatter_layers();
         if self.scatter.has_changes() {
             let paint = self.splat_paint.clone();
             let n = island.field.resolution;

@@ -2,11 +2,13 @@
 //!
 //! The math lives in [`island_core::paint`]; this class only stores and encodes.
 
+use crate::scatter_nodes::LayerMoves;
 use godot::classes::{IResource, Resource};
 use godot::prelude::*;
 use island_core::paint::PaintLayer;
 use island_core::scatter::{decode_erase_masks, encode_erase_masks, EraseMask};
 use std::cell::RefCell;
+use std::collections::HashMap;
 
 /// User paint of a [ProceduralIsland]'s splat: eight premultiplied layers per heightfield sample
 /// kept as an override on top of the generated splat (see `island_core::paint`). Saved with the
@@ -35,7 +37,9 @@ pub struct SplatPaint {
     shared: bool,
     /// Encoded scatter erase masks (storage only; empty = no scatter instance erased): per
     /// [member ProceduralIsland.scatter_layers] index, the samples where `TerrainBrush`'s
-    /// `SCATTER_ERASE` mode removed that layer's instances.
+    /// `SCATTER_ERASE` mode removed that layer's instances. When layers are reordered, inserted
+    /// or removed in the island, the masks move with their layers (a removed layer's mask comes
+    /// back if the same layer is put back while the scene is open).
     #[allow(dead_code)] // read and written through get_scatter_erase_data/set_scatter_erase_data
     #[export(storage)]
     #[var(get = get_scatter_erase_data, set = set_scatter_erase_data)]
@@ -227,6 +231,58 @@ impl SplatPaint {
         (0..count)
             .map(|l| self.erase_mask_for(l, resolution))
             .collect()
+    }
+
+    /// Move the scatter erase masks with their layers after `scatter_layers` changed (see
+    /// [`LayerMoves`]): a moved layer takes its mask to its new index, a removed layer's mask
+    /// goes to `parked` (by resource id, in memory) and comes back if the same layer returns (an
+    /// undone removal), an index whose slot no known layer held keeps its mask. Returns the
+    /// indices whose mask changed (to re-place).
+    pub fn remap_scatter_erase(
+        &mut self,
+        moves: &LayerMoves,
+        parked: &mut HashMap<InstanceId, EraseMask>,
+    ) -> Vec<usize> {
+        let mut old = std::mem::take(&mut self.scatter_erase);
+        let had: Vec<bool> = old.iter().map(Option::is_some).collect();
+        let known = |j: usize| moves.old_ids.get(j).is_some_and(Option::is_some);
+        for &(j, id) in &moves.gone {
+            if let Some(m) = old.get_mut(j).and_then(Option::take) {
+                parked.insert(id, m);
+            }
+        }
+        let mut changed = Vec::new();
+        let mut new: Vec<Option<EraseMask>> = Vec::with_capacity(moves.from.len());
+        for (i, f) in moves.from.iter().enumerate() {
+            let m = match f {
+                Some(j) => old.get_mut(*j).and_then(Option::take),
+                None => moves.new_ids[i]
+                    .and_then(|id| parked.remove(&id))
+                    .or_else(|| {
+                        if known(i) {
+                            None
+                        } else {
+                            old.get_mut(i).and_then(Option::take)
+                        }
+                    }),
+            };
+            if *f != Some(i) && (m.is_some() || had.get(i).copied().unwrap_or(false)) {
+                changed.push(i);
+            }
+            new.push(m);
+        }
+        // Masks beyond the array that no known layer held stay where they are.
+        for (j, m) in old.into_iter().enumerate().skip(new.len()) {
+            if m.is_some() && !known(j) {
+                new.resize_with(j, || None);
+                new.push(m);
+            }
+        }
+        while new.last().is_some_and(Option::is_none) {
+            new.pop();
+        }
+        self.scatter_erase = new;
+        changed
     }
 
     /// The erase mask of scatter layer `layer` to edit at `resolution`, created empty when
