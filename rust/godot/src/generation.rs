@@ -64,6 +64,9 @@ pub struct GenerationJob {
     series_active: bool,
     /// See [`Self::serial`].
     serial: u64,
+    /// The chunk cost estimate a finished build ended with: the next build's first frame starts
+    /// from it instead of knowing nothing (milliseconds; 0 before the first build).
+    chunk_ms_hint: f64,
 }
 
 impl GenerationJob {
@@ -159,7 +162,7 @@ impl GenerationJob {
             next: 0,
             build_ms: 0.0,
             surfaces0,
-            est_chunk_ms: 0.0,
+            est_chunk_ms: self.chunk_ms_hint,
         });
     }
 
@@ -185,6 +188,7 @@ impl GenerationJob {
             return Step::Idle;
         };
         if b.next >= b.prep.chunks.len() {
+            self.chunk_ms_hint = b.est_chunk_ms;
             return Step::Finished(b);
         }
         // NaN and negative: one chunk per frame; infinite or huge: everything now.
@@ -197,7 +201,7 @@ impl GenerationJob {
         let mut done = 0usize;
         while b.next < b.prep.chunks.len() {
             let elapsed = t.elapsed().as_secs_f64() * 1e3;
-            if done > 0 && elapsed + 1.5 * b.est_chunk_ms > budget {
+            if done > 0 && elapsed + 2.0 * b.est_chunk_ms > budget {
                 break;
             }
             let i = b.next;
@@ -213,7 +217,7 @@ impl GenerationJob {
             let ms = c.elapsed().as_secs_f64() * 1e3;
             // A decaying maximum: rises at once, falls 5 % per chunk, so the dearer chunks (coast,
             // water) that come in runs keep the next frames careful; the check above keeps a
-            // 50 % margin for a chunk dearer still.
+            // margin of one more estimate for a chunk dearer still.
             b.est_chunk_ms = ms.max(0.95 * b.est_chunk_ms);
         }
         b.build_ms += t.elapsed().as_secs_f64() * 1e3;

@@ -592,7 +592,7 @@ impl ScatterNodes {
         let mut looks: Vec<Option<Option<Look>>> = Vec::new();
         let mut done = 0usize;
         while !self.queue.is_empty() {
-            if done > 0 && t.elapsed().as_secs_f64() * 1e3 + 1.5 * self.est_job_ms > budget_ms {
+            if done > 0 && t.elapsed().as_secs_f64() * 1e3 + 2.0 * self.est_job_ms > budget_ms {
                 break;
             }
             let job_start = Instant::now();
