@@ -353,19 +353,33 @@ pub fn depression_fill(heights: &[f32], n: usize, sea_level: f32) -> Vec<f32> {
     flood(heights, n, sea_level).filled
 }
 
-/// Class of a sample for [`flat_routing`].
-const FLAT: u8 = 1;
-/// Not on a flat: an outlet, or a sample with a lower neighbour (or a same-height outlet next
-/// to it): the flats drain towards these.
-const DRAIN: u8 = 2;
-const OUTLET: u8 = 3;
-
-/// Whether sample `i` (at `x`, `z`) is an outlet: sea (at or below `sea_level`, or NaN) or the
-/// map border.
+/// Whether sample `i` is an outlet: sea (at or below `sea_level`, or NaN) or the map border.
 #[inline(always)]
 fn is_outlet(heights: &[f32], sea_level: f32, n: usize, i: usize) -> bool {
     let (x, z) = (i % n, i / n);
     is_sea(heights[i], sea_level) || x == 0 || z == 0 || x + 1 == n || z + 1 == n
+}
+
+/// Neighbour offsets of an interior sample, in [`NEIGHBOURS`] order.
+#[inline(always)]
+fn offsets(n: usize) -> [isize; 8] {
+    let ni = n as isize;
+    [-ni - 1, -ni, -ni + 1, -1, 1, ni - 1, ni, ni + 1]
+}
+
+/// Whether sample `i` (not on the border) has a neighbour lower than `hi` on `filled`.
+#[inline(always)]
+fn has_lower(filled: &[f32], n: usize, i: usize, hi: f32) -> bool {
+    let (x, z) = (i % n, i / n);
+    if x > 0 && z > 0 && x + 1 < n && z + 1 < n {
+        offsets(n)
+            .iter()
+            .any(|&o| filled[(i as isize + o) as usize] < hi)
+    } else {
+        let mut lower = false;
+        for_neighbours(i, n, |j, _| lower |= filled[j] < hi);
+        lower
+    }
 }
 
 /// Flow directions across the flats of the filled surface, independent of any visiting order
@@ -393,48 +407,61 @@ pub fn flat_routing(filled: &[f32], n: usize, sea_level: f32, heights: &[f32]) -
     let len = n * n;
     assert_eq!(filled.len(), len, "filled must hold n² samples");
     assert_eq!(heights.len(), len, "heights must hold n² samples");
-    let mut out = vec![NONE; len];
-    let mut class = vec![0u8; len];
-    // Per row: class of each sample, and the receivers of samples spilling into an outlet.
-    let flats: Vec<Vec<u32>> = class
-        .par_chunks_mut(n)
-        .zip(out.par_chunks_mut(n))
-        .enumerate()
-        .map(|(z, (crow, orow))| {
-            let mut flats = Vec::new();
-            for x in 0..n {
-                let i = z * n + x;
-                if is_outlet(heights, sea_level, n, i) {
-                    crow[x] = OUTLET;
-                    continue;
-                }
-                let hi = filled[i];
-                let mut lower = false;
-                let mut spill = NONE;
-                for_neighbours(i, n, |j, _| {
-                    let hj = filled[j];
-                    lower |= hj < hi;
-                    if spill == NONE && !(hj > hi) && is_outlet(heights, sea_level, n, j) {
-                        spill = j as u32;
-                    }
-                });
-                if lower {
-                    crow[x] = DRAIN;
-                } else if spill != NONE {
-                    crow[x] = DRAIN;
-                    orow[x] = spill;
-                } else {
-                    crow[x] = FLAT;
-                    flats.push(i as u32);
-                }
-            }
-            flats
+    let candidates: Vec<u32> = (0..n)
+        .into_par_iter()
+        .flat_map_iter(|z| {
+            (z * n..(z + 1) * n).filter(|&i| {
+                !is_outlet(heights, sea_level, n, i) && !has_lower(filled, n, i, filled[i])
+            })
         })
+        .map(|i| i as u32)
         .collect();
-    let flats: Vec<u32> = flats.concat();
-    if flats.is_empty() {
-        return out;
+    let mut out = vec![NONE; len];
+    for (c, r) in route_flats(filled, n, sea_level, heights, &candidates) {
+        out[c as usize] = r;
     }
+    out
+}
+
+/// [`flat_routing`] of the `candidates`, the non-outlet samples without a lower neighbour (in
+/// index order): `(sample, receiver)` for each.
+pub(crate) fn route_flats(
+    filled: &[f32],
+    n: usize,
+    sea_level: f32,
+    heights: &[f32],
+    candidates: &[u32],
+) -> Vec<(u32, u32)> {
+    const FLAT: u8 = 1;
+    const SPILL: u8 = 2;
+    let len = n * n;
+    // Samples spilling into an outlet at their height, the rest are flat. Zero-initialised
+    // (calloc): only the pages holding candidates are touched.
+    let mut class = vec![0u8; len];
+    let mut routed = Vec::with_capacity(candidates.len());
+    let mut flats = Vec::new();
+    for &c in candidates {
+        let c = c as usize;
+        let hc = filled[c];
+        let mut spill = NONE;
+        for_neighbours(c, n, |j, _| {
+            if spill == NONE && !(filled[j] > hc) && is_outlet(heights, sea_level, n, j) {
+                spill = j as u32;
+            }
+        });
+        if spill != NONE {
+            class[c] = SPILL;
+            routed.push((c as u32, spill));
+        } else {
+            class[c] = FLAT;
+            flats.push(c as u32);
+        }
+    }
+    if flats.is_empty() {
+        return routed;
+    }
+    // Non-flat, non-outlet: the flats drain into these (equal height ones).
+    let drains = |j: usize| class[j] != FLAT && !is_outlet(heights, sea_level, n, j);
     // Breadth-first distances over the flat samples (equal-height neighbours only), 0 = not
     // reached. Zero-initialised: only the pages holding flats are touched.
     let bfs = |seed: &dyn Fn(usize, f32) -> bool| -> Vec<u32> {
@@ -462,7 +489,7 @@ pub fn flat_routing(filled: &[f32], n: usize, sea_level: f32, heights: &[f32]) -
     // Towards lower terrain: seeded next to equal-height non-flat samples.
     let lo = bfs(&|c, hc| {
         let mut s = false;
-        for_neighbours(c, n, |j, _| s |= class[j] == DRAIN && filled[j] == hc);
+        for_neighbours(c, n, |j, _| s |= filled[j] == hc && drains(j));
         s
     });
     // Away from higher terrain: seeded next to higher samples.
@@ -471,7 +498,7 @@ pub fn flat_routing(filled: &[f32], n: usize, sea_level: f32, heights: &[f32]) -
         for_neighbours(c, n, |j, _| s |= filled[j] > hc);
         s
     });
-    let recv: Vec<u32> = flats
+    let recv: Vec<(u32, u32)> = flats
         .par_iter()
         .map(|&c| {
             let c = c as usize;
@@ -481,10 +508,12 @@ pub fn flat_routing(filled: &[f32], n: usize, sea_level: f32, heights: &[f32]) -
                 if filled[j] != hc {
                     return;
                 }
-                let k = match class[j] {
-                    FLAT => flat_key(lo[j], hi[j]),
-                    DRAIN => i64::MIN,
-                    _ => return,
+                let k = if class[j] == FLAT {
+                    flat_key(lo[j], hi[j])
+                } else if drains(j) {
+                    i64::MIN
+                } else {
+                    return;
                 };
                 if k < best_k {
                     best_k = k;
@@ -492,13 +521,11 @@ pub fn flat_routing(filled: &[f32], n: usize, sea_level: f32, heights: &[f32]) -
                 }
             });
             debug_assert!(best != NONE, "flat sample {c} has no way down");
-            best
+            (c as u32, best)
         })
         .collect();
-    for (&c, r) in flats.iter().zip(recv) {
-        out[c as usize] = r;
-    }
-    out
+    routed.extend(recv);
+    routed
 }
 
 /// The value a flat sample's receiver minimises: `2·L − H`.
@@ -516,73 +543,108 @@ pub fn receivers(
     sea_level: f32,
     heights: &[f32],
 ) -> Vec<u32> {
-    let mut rcv = vec![0u32; n * n];
-    rcv.par_chunks_mut(n).enumerate().for_each(|(z, row)| {
-        for (x, r) in row.iter_mut().enumerate() {
-            let i = z * n + x;
-            let border = x == 0 || z == 0 || x + 1 == n || z + 1 == n;
-            if is_sea(heights[i], sea_level) || border {
-                *r = i as u32;
-                continue;
-            }
-            let hi = filled[i];
-            let (mut best, mut best_s) = (NONE, 0.0f32);
-            for_neighbours(i, n, |j, d| {
-                let s = (hi - filled[j]) / d;
-                if s > best_s {
-                    best_s = s;
-                    best = j as u32;
-                }
-            });
-            debug_assert!(best != NONE || flat[i] != NONE);
-            *r = if best != NONE { best } else { flat[i] };
+    let (mut rcv, _) = d8(filled, n, sea_level, heights);
+    for (r, &f) in rcv.iter_mut().zip(flat) {
+        if *r == NONE {
+            *r = f;
         }
-    });
+    }
     rcv
 }
 
-/// The flow order of the receivers `rcv`: every non-outlet sample (`rcv[i] != i`), each after
-/// its receiver (downstream first), breadth-first from the outlets in index order, donors in
-/// index order (Braun & Willett 2013 build the same kind of order by a stack). Deterministic;
-/// samples on a receiver cycle (none for [`receivers`]) are left out.
-pub fn flow_order(rcv: &[u32]) -> Vec<u32> {
+/// D8 receivers over `filled`, [`NONE`] for the samples without a lower neighbour, and those
+/// samples (in index order).
+fn d8(filled: &[f32], n: usize, sea_level: f32, heights: &[f32]) -> (Vec<u32>, Vec<u32>) {
+    let mut rcv = vec![0u32; n * n];
+    let cand: Vec<Vec<u32>> = rcv
+        .par_chunks_mut(n)
+        .enumerate()
+        .map(|(z, row)| {
+            let mut cand = Vec::new();
+            for (x, r) in row.iter_mut().enumerate() {
+                let i = z * n + x;
+                let border = x == 0 || z == 0 || x + 1 == n || z + 1 == n;
+                if is_sea(heights[i], sea_level) || border {
+                    *r = i as u32;
+                    continue;
+                }
+                let hi = filled[i];
+                let (mut best, mut best_s) = (NONE, 0.0f32);
+                for_neighbours(i, n, |j, d| {
+                    let s = (hi - filled[j]) / d;
+                    if s > best_s {
+                        best_s = s;
+                        best = j as u32;
+                    }
+                });
+                if best == NONE {
+                    cand.push(i as u32);
+                }
+                *r = best;
+            }
+            cand
+        })
+        .collect();
+    (rcv, cand.concat())
+}
+
+/// [`receivers`] with the flats routed here ([`route_flats`] on the samples D8 leaves).
+pub(crate) fn receivers_with_flats(
+    filled: &[f32],
+    n: usize,
+    sea_level: f32,
+    heights: &[f32],
+) -> Vec<u32> {
+    let (mut rcv, cand) = d8(filled, n, sea_level, heights);
+    for (c, r) in route_flats(filled, n, sea_level, heights, &cand) {
+        rcv[c as usize] = r;
+    }
+    rcv
+}
+
+/// The flow order of the receivers `rcv` (each a neighbour of its sample, or the sample
+/// itself) on an `n × n` grid: every non-outlet sample (`rcv[i] != i`), each after its
+/// receiver (downstream first). The stack order of Braun & Willett 2013: depth-first up each
+/// drainage tree, the trees taken in the index order of their first sample (the one draining
+/// into the outlet), donors in index order. Sequential and deterministic; consecutive samples
+/// are mostly neighbours, which keeps the passes over the order cache-friendly. Samples on a
+/// receiver cycle (none for [`receivers`]) are left out.
+pub fn flow_order(rcv: &[u32], n: usize) -> Vec<u32> {
     let len = rcv.len();
-    // Donors of each sample, grouped by receiver (counting sort): donors of r are
-    // donors[start[r]..start[r + 1]], in index order.
-    let mut start = vec![0u32; len + 1];
-    let mut outlets = 0usize;
-    for (i, &r) in rcv.iter().enumerate() {
-        if r as usize != i {
-            start[r as usize + 1] += 1;
-        } else {
-            outlets += 1;
+    assert_eq!(len, n * n, "rcv must hold n² samples");
+    let offs = offsets(n);
+    let mut order = Vec::with_capacity(len);
+    let mut stack: Vec<u32> = Vec::new();
+    for i in 0..len {
+        let r = rcv[i] as usize;
+        if r == i || rcv[r] as usize != r {
+            continue;
         }
-    }
-    for k in 0..len {
-        start[k + 1] += start[k];
-    }
-    let mut donors = vec![0u32; len - outlets];
-    {
-        let mut next = start.clone();
-        for (i, &r) in rcv.iter().enumerate() {
-            if r as usize != i {
-                let p = &mut next[r as usize];
-                donors[*p as usize] = i as u32;
-                *p += 1;
+        stack.push(i as u32);
+        while let Some(c) = stack.pop() {
+            order.push(c);
+            let c = c as usize;
+            let (x, z) = (c % n, c / n);
+            // Donors pushed in reverse index order: popped in index order.
+            if x > 0 && z > 0 && x + 1 < n && z + 1 < n {
+                for &o in offs.iter().rev() {
+                    let j = (c as isize + o) as usize;
+                    if rcv[j] as usize == c {
+                        stack.push(j as u32);
+                    }
+                }
+            } else {
+                let mut d = [0u32; 8];
+                let mut k = 0;
+                for_neighbours(c, n, |j, _| {
+                    if rcv[j] as usize == c {
+                        d[k] = j as u32;
+                        k += 1;
+                    }
+                });
+                stack.extend(d[..k].iter().rev());
             }
         }
-    }
-    let mut order = Vec::with_capacity(len - outlets);
-    for (i, &r) in rcv.iter().enumerate() {
-        if r as usize == i {
-            order.extend_from_slice(&donors[start[i] as usize..start[i + 1] as usize]);
-        }
-    }
-    let mut k = 0;
-    while k < order.len() {
-        let c = order[k] as usize;
-        order.extend_from_slice(&donors[start[c] as usize..start[c + 1] as usize]);
-        k += 1;
     }
     order
 }
@@ -620,9 +682,8 @@ pub fn drainage(
         pits,
         kind,
     } = flood(heights, n, sea_level);
-    let flat = flat_routing(&filled, n, sea_level, heights);
-    let receivers = receivers(&filled, &flat, n, sea_level, heights);
-    let order = flow_order(&receivers);
+    let receivers = receivers_with_flats(&filled, n, sea_level, heights);
+    let order = flow_order(&receivers, n);
     let area = accumulate(&order, &receivers, len, cell_area);
 
     // Depressions: deepest sample (the first in index order) and flooded count.

@@ -52,7 +52,7 @@
 //! 1025² and 34 ms at 4097² when the machine was quiet). Drainage and rivers then run at full
 //! resolution on the result.
 
-use crate::drainage::{accumulate, for_neighbours, is_sea, NEIGHBOURS, NONE};
+use crate::drainage::{accumulate, for_neighbours, is_sea, route_flats, NEIGHBOURS, NONE};
 pub use crate::drainage::{depression_fill, flat_routing, flow_order};
 use crate::hash::{hash_u32, stage_seed, unit};
 use rayon::prelude::*;
@@ -360,9 +360,8 @@ fn step(
 ) {
     let len = n * n;
     let filled = depression_fill(h, n, p.sea);
-    let flat = flat_routing(&filled, n, p.sea, h);
-    let rcv = flow_receivers(&filled, &flat, n, p.sea, h, p.step_seed(k));
-    let order = flow_order(&rcv);
+    let rcv = flow_receivers_with_flats(&filled, n, p.sea, h, p.step_seed(k));
+    let order = flow_order(&rcv, n);
     let area = flow_accumulation(&order, &rcv, len, p.dx * p.dx);
     let old = &mut *scratch;
     old.copy_from_slice(h);
@@ -520,38 +519,78 @@ pub fn flow_receivers(
     heights: &[f32],
     seed: u32,
 ) -> Vec<u32> {
-    let mut rcv = vec![0u32; n * n];
-    rcv.par_chunks_mut(n).enumerate().for_each(|(z, row)| {
-        for (x, r) in row.iter_mut().enumerate() {
-            let i = z * n + x;
-            if is_sea(heights[i], sea) || x == 0 || z == 0 || x + 1 == n || z + 1 == n {
-                *r = i as u32;
-                continue;
-            }
-            let hi = filled[i];
-            let mut cand = [(0u32, 0.0f32); 8];
-            let (mut k, mut total) = (0usize, 0.0f32);
-            for_neighbours(i, n, |j, d| {
-                let s = (hi - filled[j]) / d;
-                if s > 0.0 {
-                    total += s;
-                    cand[k] = (j as u32, total);
-                    k += 1;
-                }
-            });
-            *r = if k == 0 {
-                flat[i]
-            } else {
-                let pick = unit(hash_u32(i as u32 ^ seed)) * total;
-                cand[..k]
-                    .iter()
-                    .find(|c| pick < c.1)
-                    .map_or(cand[k - 1].0, |c| c.0)
-            };
-            debug_assert!(*r != NONE);
+    let (mut rcv, _) = random_receivers(filled, n, sea, heights, seed);
+    for (r, &f) in rcv.iter_mut().zip(flat) {
+        if *r == NONE {
+            *r = f;
         }
-    });
+    }
     rcv
+}
+
+/// [`flow_receivers`] with the flats routed here ([`flat_routing`] of the samples without a
+/// lower neighbour only): what an erosion step uses.
+fn flow_receivers_with_flats(
+    filled: &[f32],
+    n: usize,
+    sea: f32,
+    heights: &[f32],
+    seed: u32,
+) -> Vec<u32> {
+    let (mut rcv, cand) = random_receivers(filled, n, sea, heights, seed);
+    for (c, r) in route_flats(filled, n, sea, heights, &cand) {
+        rcv[c as usize] = r;
+    }
+    rcv
+}
+
+/// The random downhill receivers of [`flow_receivers`], [`NONE`] where there is no lower
+/// neighbour, and those samples in index order.
+fn random_receivers(
+    filled: &[f32],
+    n: usize,
+    sea: f32,
+    heights: &[f32],
+    seed: u32,
+) -> (Vec<u32>, Vec<u32>) {
+    let mut rcv = vec![0u32; n * n];
+    let cand: Vec<Vec<u32>> = rcv
+        .par_chunks_mut(n)
+        .enumerate()
+        .map(|(z, row)| {
+            let mut flats = Vec::new();
+            for (x, r) in row.iter_mut().enumerate() {
+                let i = z * n + x;
+                if is_sea(heights[i], sea) || x == 0 || z == 0 || x + 1 == n || z + 1 == n {
+                    *r = i as u32;
+                    continue;
+                }
+                let hi = filled[i];
+                let mut cand = [(0u32, 0.0f32); 8];
+                let (mut k, mut total) = (0usize, 0.0f32);
+                for_neighbours(i, n, |j, d| {
+                    let s = (hi - filled[j]) / d;
+                    if s > 0.0 {
+                        total += s;
+                        cand[k] = (j as u32, total);
+                        k += 1;
+                    }
+                });
+                *r = if k == 0 {
+                    flats.push(i as u32);
+                    NONE
+                } else {
+                    let pick = unit(hash_u32(i as u32 ^ seed)) * total;
+                    cand[..k]
+                        .iter()
+                        .find(|c| pick < c.1)
+                        .map_or(cand[k - 1].0, |c| c.0)
+                };
+            }
+            flats
+        })
+        .collect();
+    (rcv, cand.concat())
 }
 
 /// Distance between neighbours `a` and `b`, in cells (1 or √2).

@@ -214,7 +214,7 @@ fn erosion_passes(p: &IslandParams, runs: usize) {
             let rcv = e::flow_receivers(&filled, &flat, nc, sp.sea, &hc, sp.step_seed(k));
             add("flow_receivers", t);
             let t = Instant::now();
-            let order = e::flow_order(&rcv);
+            let order = e::flow_order(&rcv, nc);
             let area = e::flow_accumulation(&order, &rcv, nc * nc, sp.dx * sp.dx);
             add("flow_accumulation", t);
             let t = Instant::now();

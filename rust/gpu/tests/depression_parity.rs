@@ -97,7 +97,7 @@ fn flat_routing_is_identical() {
         let rcv = receivers(&filled, &g, n, sea, &h);
         let outlets = rcv.iter().enumerate().filter(|(i, &r)| r as usize == *i);
         assert_eq!(
-            flow_order(&rcv).len() + outlets.count(),
+            flow_order(&rcv, n).len() + outlets.count(),
             n * n,
             "{name}: every sample drains to an outlet"
         );

@@ -62,7 +62,7 @@ fn cpu_step(h: &[f32], n: usize, p: &StepParams, k: u32) -> StepState {
     let filled = depression_fill(h, n, p.sea);
     let flat = flat_routing(&filled, n, p.sea, h);
     let rcv = flow_receivers(&filled, &flat, n, p.sea, h, p.step_seed(k));
-    let order = flow_order(&rcv);
+    let order = flow_order(&rcv, n);
     let area = flow_accumulation(&order, &rcv, n * n, p.dx * p.dx);
     let mut h_sp = h.to_vec();
     stream_power(&mut h_sp, &order, &rcv, &area, n, p);
@@ -433,7 +433,7 @@ fn drainage_receivers_and_accumulation_match() {
         assert!(ne * 1000 <= n * n);
         let ca = p.spacing() * p.spacing();
         assert_eq!(ca, 4.0);
-        let area = island_core::drainage::accumulate(&flow_order(&cpu), &cpu, n * n, ca);
+        let area = island_core::drainage::accumulate(&flow_order(&cpu, n), &cpu, n * n, ca);
         let (ga, iters) = stages::flow_accumulation(&cpu, n, ca).unwrap();
         let (_, ne) = diff(
             &format!("drainage accumulate seed {seed} ({iters} dispatches)"),
