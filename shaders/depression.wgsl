@@ -13,8 +13,9 @@
 //   neighbour index).
 // The relaxation passes iterate FILL_LOCAL_ITERS times inside their workgroup's tile (kept in
 // workgroup memory, with a one-sample halo read at the start) before writing back, so a
-// dispatch carries a value up to a tile across; `changed[0]` counts the samples a dispatch
-// changed (0: converged).
+// dispatch carries a value up to a tile across; tiles with nothing left to change (no flat
+// sample; every land sample filled to its own height) skip the iterations. `changed[0]`
+// counts the samples a dispatch changed (0: converged).
 @group(0) @binding(1) var<uniform> P: Depression;
 @group(0) @binding(2) var<storage, read> h: array<f32>;
 @group(0) @binding(3) var<storage, read_write> fill_key: array<atomic<u32>>;
@@ -40,6 +41,9 @@ var<workgroup> t_key: array<u32, 324>;
 var<workgroup> t_lo: array<u32, 324>;
 var<workgroup> t_hi: array<u32, 324>;
 var<workgroup> t_f: array<f32, 324>;
+// Samples of the tile that may still change; the tile skips its iterations when there are
+// none (the same answer for the whole workgroup, so the barriers stay uniform).
+var<workgroup> t_open: atomic<u32>;
 
 // Outlet: sea (at or below P.sea, or NaN) or the map border.
 fn dep_outlet(i: u32) -> bool {
@@ -135,6 +139,13 @@ fn fill_relax(
         hk = order_key(h[i]);
     }
     let start = t_key[me];
+    // A sample at its own height (filled = h) is final.
+    if (live && start != hk) {
+        atomicAdd(&t_open, 1u);
+    }
+    if (workgroupUniformLoad(&t_open) == 0u) {
+        return;
+    }
     for (var it = 0u; it < FILL_LOCAL_ITERS; it++) {
         var m = DEP_NONE;
         if (live) {
@@ -253,6 +264,12 @@ fn flat_relax(
     let lo0 = t_lo[me];
     let hi0 = t_hi[me];
     let hc = t_f[me];
+    if (live) {
+        atomicAdd(&t_open, 1u);
+    }
+    if (workgroupUniformLoad(&t_open) == 0u) {
+        return;
+    }
     // Off-grid halo entries are "not reached": they never lower a distance.
     for (var it = 0u; it < FILL_LOCAL_ITERS; it++) {
         var ml = DEP_NONE;

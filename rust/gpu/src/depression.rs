@@ -8,8 +8,8 @@ use crate::pipeline::{u32s, Rec};
 use crate::uniforms as u;
 use crate::GpuError;
 
-/// Relaxation dispatches recorded between two reads of the counter of changed samples.
-const RELAX_BATCH: u32 = 8;
+/// Longest batch of relaxation dispatches between two reads of the counter of changed samples.
+const MAX_BATCH: u32 = 32;
 
 /// Scratch buffers of the depression passes on an `n × n` grid.
 pub(crate) struct DepressionBufs {
@@ -49,8 +49,9 @@ impl DepressionBufs {
 }
 
 impl<'g> Rec<'g> {
-    /// Record `relax` until a dispatch changes nothing (the counter is read every
-    /// [`RELAX_BATCH`] dispatches); returns the dispatches recorded.
+    /// Record `relax` until a dispatch changes nothing; the counter is read after 2
+    /// dispatches, then after batches twice as long each time (at most [`MAX_BATCH`]).
+    /// Returns the dispatches recorded.
     fn relax_until_stable(
         &mut self,
         b: &DepressionBufs,
@@ -59,10 +60,11 @@ impl<'g> Rec<'g> {
     ) -> Result<u32, GpuError> {
         let len = (b.n * b.n) as u32;
         let mut done = 0u32;
+        let mut batch = 2;
         loop {
-            for k in 0..RELAX_BATCH {
+            for k in 0..batch {
                 self.ensure_slots(1)?;
-                if k + 1 == RELAX_BATCH {
+                if k + 1 == batch {
                     self.enc.clear_buffer(&b.changed, 0, None);
                 }
                 relax(self)?;
@@ -76,9 +78,10 @@ impl<'g> Rec<'g> {
                 return Ok(done);
             }
             // Every dispatch settles at least one more sample for good.
-            if done > len + RELAX_BATCH {
+            if done > len + MAX_BATCH {
                 return Err(GpuError::Wgpu(format!("{what}: no convergence")));
             }
+            batch = (batch * 2).min(MAX_BATCH);
         }
     }
 
