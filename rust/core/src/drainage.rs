@@ -445,7 +445,8 @@ pub(crate) fn route_flats(
         let hc = filled[c];
         let mut spill = NONE;
         for_neighbours(c, n, |j, _| {
-            if spill == NONE && !(filled[j] > hc) && is_outlet(heights, sea_level, n, j) {
+            // An outlet at or below `hc` (`is_sea` is "not above", NaN included).
+            if spill == NONE && is_sea(filled[j], hc) && is_outlet(heights, sea_level, n, j) {
                 spill = j as u32;
             }
         });

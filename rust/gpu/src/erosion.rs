@@ -320,7 +320,9 @@ impl Rec<'_> {
     ) -> Result<(Vec<f32>, SedimentBudget), GpuError> {
         self.flush()?;
         let len = (b.nc * b.nc) as u64;
-        let mut got = self.gpu.read_back(&[(&b.h, len * 4), (sed, len * 16)], None)?;
+        let mut got = self
+            .gpu
+            .read_back(&[(&b.h, len * 4), (sed, len * 16)], None)?;
         let v = f32s(&got[1]);
         let mut s = SedimentBudget::default();
         for c in v.chunks_exact(4) {

@@ -84,7 +84,10 @@ pub(crate) const MODULES: &[(&str, &str)] = &[
     ),
     ("erosion", include_str!("../../../shaders/erosion.wgsl")),
     ("drainage", include_str!("../../../shaders/drainage.wgsl")),
-    ("depression", include_str!("../../../shaders/depression.wgsl")),
+    (
+        "depression",
+        include_str!("../../../shaders/depression.wgsl"),
+    ),
     (
         "fill_by_rule",
         include_str!("../../../shaders/fill_by_rule.wgsl"),

@@ -612,8 +612,8 @@ pub fn fill_by_rule(
 
 // ---- erosion (`erosion.wgsl`, see `crate::erosion`) ------------------------------------------
 
-pub use crate::erosion::PassTimes;
 use crate::depression::DepressionBufs;
+pub use crate::erosion::PassTimes;
 use crate::erosion::{self as ero, ErosionBufs};
 use island_core::erosion::{ErosionReport, ErosionSettings, SedimentBudget, StepParams};
 

@@ -5,7 +5,6 @@
 //! differences. Without a compute adapter each test prints `SKIPPED` (fails with
 //! `ISLAND_REQUIRE_GPU=1`).
 
-use island_core::drainage::NONE;
 use island_core::erosion::{
     self, depression_fill, erosion_plan, flat_routing, flow_accumulation, flow_order,
     flow_receivers, stream_power, ErosionSettings, StepParams, THERMAL_PASSES,
