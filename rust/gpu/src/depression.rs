@@ -49,8 +49,9 @@ impl DepressionBufs {
 }
 
 impl<'g> Rec<'g> {
-    /// Record `relax` until a dispatch changes nothing; the counter is read after 2
-    /// dispatches, then after batches twice as long each time (at most [`MAX_BATCH`]).
+    /// Record `relax` until a dispatch changes nothing; the counter is read after 1
+    /// dispatch, then after batches one longer each time (at most [`MAX_BATCH`]): a few
+    /// dispatches usually suffice, and each costs more than a read of the counter.
     /// Returns the dispatches recorded.
     fn relax_until_stable(
         &mut self,
@@ -60,7 +61,7 @@ impl<'g> Rec<'g> {
     ) -> Result<u32, GpuError> {
         let len = (b.n * b.n) as u32;
         let mut done = 0u32;
-        let mut batch = 2;
+        let mut batch = 1;
         loop {
             for k in 0..batch {
                 self.ensure_slots(1)?;
@@ -81,7 +82,7 @@ impl<'g> Rec<'g> {
             if done > len + MAX_BATCH {
                 return Err(GpuError::Wgpu(format!("{what}: no convergence")));
             }
-            batch = (batch * 2).min(MAX_BATCH);
+            batch = (batch + 1).min(MAX_BATCH);
         }
     }
 
