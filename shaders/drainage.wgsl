@@ -1,10 +1,11 @@
 // Mirrors island_core::drainage: `receivers` (steepest descent over the filled surface, D8,
-// ties to the smallest neighbour index; samples on filled flats take their flood parent).
+// ties to the smallest neighbour index; samples on filled flats take their receiver from
+// flat_routing, `depression.wgsl`).
 // The accumulation of the drainage area over these receivers is `erosion.wgsl`'s
 // `flow_accumulation` (island_core::drainage::accumulate is the kernel behind both). The
-// Priority-Flood runs on the CPU.
+// filled surface and flat receivers are `depression.wgsl`'s depression_fill and flat_routing.
 @group(0) @binding(2) var<storage, read> filled: array<f32>;
-@group(0) @binding(3) var<storage, read> parent: array<u32>;
+@group(0) @binding(3) var<storage, read> flat: array<u32>;
 @group(0) @binding(4) var<storage, read> heights: array<f32>;
 @group(0) @binding(5) var<storage, read_write> rcv: array<u32>;
 @group(0) @binding(1) var<uniform> P: Drainage;
@@ -42,7 +43,7 @@ fn receivers(@builtin(global_invocation_id) gid: vec3<u32>) {
         }
     }
     if (best == 0xffffffffu) {
-        best = parent[iu] - 1u;
+        best = flat[iu];
     }
     rcv[iu] = best;
 }

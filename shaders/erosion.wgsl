@@ -1,8 +1,9 @@
 // Mirrors island_core::erosion: one entry point per CPU kernel of the same name (resample,
-// flow_receivers, flow_accumulation, stream_power, deposition, thermal, upsample_delta).
+// flow_receivers, flow_accumulation, stream_power, deposition, thermal, upsample_delta), and
+// budget_add, which sums the deposition's volumes over the steps on the GPU.
 // The evolution grid has P.nc samples per side; G.n is the full-resolution grid (resample,
-// upsample_delta). The Priority-Flood of each step (depression_fill) runs on the CPU; its
-// filled surface and flood parents are uploaded.
+// upsample_delta). Each step's filled surface and flat receivers come from
+// `depression.wgsl` (depression_fill, flat_routing).
 //
 // The sequential kernels (receivers first / upstream first over the flood order) have parallel
 // formulations with the same mathematical result:
@@ -19,7 +20,7 @@
 @group(0) @binding(2) var<storage, read> heights_in: array<f32>;
 @group(0) @binding(3) var<storage, read_write> coarse: array<f32>;
 @group(0) @binding(4) var<storage, read> filled: array<f32>;
-@group(0) @binding(5) var<storage, read> parent: array<u32>;
+@group(0) @binding(5) var<storage, read> flat: array<u32>;
 @group(0) @binding(6) var<storage, read_write> h: array<f32>;
 @group(0) @binding(7) var<storage, read_write> rcv: array<u32>;
 @group(0) @binding(8) var<storage, read_write> area: array<f32>;
@@ -32,6 +33,7 @@
 @group(0) @binding(15) var<storage, read> src: array<f32>;
 @group(0) @binding(16) var<storage, read> orig: array<f32>;
 @group(0) @binding(17) var<storage, read_write> heights: array<f32>;
+@group(0) @binding(18) var<storage, read_write> sed_total: array<vec4<f32>>;
 
 // `c` of an outlet's constant function: larger than any height, small enough that
 // `b · EROSION_BIG` (b < 1) stays finite.
@@ -126,7 +128,7 @@ fn flow_receivers(@builtin(global_invocation_id) gid: vec3<u32>) {
         }
     }
     if (k == 0u) {
-        rcv[iu] = parent[iu] - 1u;
+        rcv[iu] = flat[iu];
         return;
     }
     let pick = unit(hash_u32(iu ^ P.seed)) * total;
@@ -303,6 +305,16 @@ fn deposition(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     sed[iu] = out;
     atomicStore(&flags[iu], P.iter + 1u);
+}
+
+// The volumes of a deposition pass (`sed`) added to their sum over the steps.
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
+fn budget_add(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = coarse_index(gid);
+    if (i < 0) {
+        return;
+    }
+    sed_total[u32(i)] = sed_total[u32(i)] + sed[u32(i)];
 }
 
 // island_core::erosion::thermal: one Jacobi pass, src → h.

@@ -4,15 +4,17 @@
 //!   depression-filling and watershed-labeling algorithm", Computers & Geosciences 62), the
 //!   "improved" variant with a plain FIFO for cells inside depressions. The sea (samples at or
 //!   below `sea_level`) and the map border are the outlets. Ties in the priority queue are broken
-//!   by sample index, so the result is fully deterministic. The filled value of a sample is the
-//!   lowest height at which water standing on it can leave the map (the minimax path height).
+//!   by sample index. The filled value of a sample is the
+//!   lowest height at which water standing on it can leave the map (the minimax path height),
+//!   defined without any order (see [`depression_fill`]).
 //! * **Routing** — steepest descent (D8, slope = drop / distance) over the filled surface, ties to
 //!   the smallest neighbour index. Samples on flats of the filled surface (lake surfaces, filled
-//!   pits, flat ground) have no lower neighbour: they drain to the sample the flood reached them
-//!   from, which leads across the flat to its spill point.
-//! * **Order** — the order in which the flood removed samples from its queues. Its values never
-//!   decrease, so every receiver comes before its donors (downstream first): accumulation runs
-//!   over it backwards, implicit erosion forwards.
+//!   pits, flat ground) have no lower neighbour: [`flat_routing`] leads them across the flat to
+//!   its way out with integer breadth-first distances (towards lower, away from higher
+//!   terrain), which do not depend on any visiting order (the GPU computes the same).
+//! * **Order** — [`flow_order`]: breadth-first from the outlets over the receivers, so every
+//!   receiver comes before its donors (downstream first): accumulation runs over it backwards,
+//!   implicit erosion forwards.
 //! * **Lakes** — closed depressions deeper than [`DrainageSettings::lake_min_depth`] and larger
 //!   than [`DrainageSettings::lake_min_area`] hold water with a flat surface at the spill height;
 //!   the rim sample they spill over is their outlet. Shallower pits are filled (see
@@ -39,7 +41,7 @@ pub const DEFAULT_WIDTH_COEFFICIENT: f32 = 8.0;
 /// Default [`DrainageSettings::depth_coefficient`], metres per (m³/s)^0.4.
 pub const DEFAULT_DEPTH_COEFFICIENT: f32 = 1.2;
 
-/// Marks "no lake" in [`Drainage::lake_id`] and "no sample" in flood parents.
+/// Marks "no lake" in [`Drainage::lake_id`] and "no receiver" in [`flat_routing`].
 pub const NONE: u32 = u32::MAX;
 
 /// Settings of [`drainage`].
@@ -238,11 +240,6 @@ pub(crate) fn for_neighbours(i: usize, n: usize, mut f: impl FnMut(usize, f32)) 
 pub(crate) struct Flood {
     /// Filled surface.
     pub filled: Vec<f32>,
-    /// For samples that entered through the pit queue (filled flats): 1 + the sample they were
-    /// reached from; 0 elsewhere (those always have a strictly lower neighbour).
-    pub parent: Vec<u32>,
-    /// Non-outlet samples in the order they left the queues.
-    pub order: Vec<u32>,
     /// 1 + depression label of samples that entered through the pit queue, else 0.
     pub pit: Vec<u32>,
     /// Per sample: 1 sea or reached through the priority queue, 2 land on the map border,
@@ -258,12 +255,10 @@ pub(crate) fn flood(h: &[f32], n: usize, sea_level: f32) -> Flood {
     let len = n * n;
     let mut filled = h.to_vec();
     // Zero-initialised (calloc): only the pages of samples in depressions are ever touched.
-    let mut parent = vec![0u32; len];
     let mut pit = vec![0u32; len];
     let mut pits: Vec<(f32, u32)> = Vec::new();
     // 0 = open, 1 = queued or done.
     let mut closed: Vec<u8> = h.par_iter().map(|&v| is_sea(v, sea_level) as u8).collect();
-    let mut order = Vec::with_capacity(len - closed.iter().filter(|&&c| c != 0).count());
     let mut heap: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
     // Seeds: land on the border (outlets themselves), land next to the sea.
     let seeds: Vec<u32> = (0..n)
@@ -306,9 +301,6 @@ pub(crate) fn flood(h: &[f32], n: usize, sea_level: f32) -> Flood {
             break;
         };
         let border = closed[c] == 2;
-        if !border {
-            order.push(c as u32);
-        }
         let lv = filled[c];
         let mut pc = if closed[c] == 3 { pit[c] } else { 0 };
         macro_rules! visit {
@@ -318,7 +310,6 @@ pub(crate) fn flood(h: &[f32], n: usize, sea_level: f32) -> Flood {
                     let hj = h[j];
                     if hj <= lv {
                         closed[j] = 3;
-                        parent[j] = c as u32 + 1;
                         filled[j] = lv;
                         if pc == 0 {
                             // First pit sample reached from a rim sample: a new depression.
@@ -344,52 +335,319 @@ pub(crate) fn flood(h: &[f32], n: usize, sea_level: f32) -> Flood {
     }
     Flood {
         filled,
-        parent,
-        order,
         pit,
         pits,
         kind: closed,
     }
 }
 
+/// The depression-filled surface of `heights` (sea at or below `sea_level` and the map border
+/// are the outlets): `filled(c) = max(h(c), min over the neighbours n of filled(n))`, outlets
+/// at their own height — the greatest solution, i.e. the lowest height at which water standing
+/// on `c` can leave the map (the minimax path height). This definition uses only `min` and
+/// `max`, so any order of evaluation gives the same bits: the GPU twin (`depression_fill` in
+/// `shaders/depression.wgsl`) relaxes it from `+∞` (Planchon & Darboux 2001); the CPU computes
+/// it with the Priority-Flood, which is faster and gives the same values (pinned by a test).
+pub fn depression_fill(heights: &[f32], n: usize, sea_level: f32) -> Vec<f32> {
+    assert_eq!(heights.len(), n * n, "heights must hold n² samples");
+    flood(heights, n, sea_level).filled
+}
+
+/// Whether sample `i` is an outlet: sea (at or below `sea_level`, or NaN) or the map border.
+#[inline(always)]
+fn is_outlet(heights: &[f32], sea_level: f32, n: usize, i: usize) -> bool {
+    let (x, z) = (i % n, i / n);
+    is_sea(heights[i], sea_level) || x == 0 || z == 0 || x + 1 == n || z + 1 == n
+}
+
+/// Neighbour offsets of an interior sample, in [`NEIGHBOURS`] order.
+#[inline(always)]
+fn offsets(n: usize) -> [isize; 8] {
+    let ni = n as isize;
+    [-ni - 1, -ni, -ni + 1, -1, 1, ni - 1, ni, ni + 1]
+}
+
+/// Whether sample `i` (not on the border) has a neighbour lower than `hi` on `filled`.
+#[inline(always)]
+fn has_lower(filled: &[f32], n: usize, i: usize, hi: f32) -> bool {
+    let (x, z) = (i % n, i / n);
+    if x > 0 && z > 0 && x + 1 < n && z + 1 < n {
+        offsets(n)
+            .iter()
+            .any(|&o| filled[(i as isize + o) as usize] < hi)
+    } else {
+        let mut lower = false;
+        for_neighbours(i, n, |j, _| lower |= filled[j] < hi);
+        lower
+    }
+}
+
+/// Flow directions across the flats of the filled surface, independent of any visiting order
+/// (Garbrecht & Martz 1997, J. Hydrology 193; Barnes, Lehman & Mulla 2014, "An efficient
+/// assignment of drainage direction over flat surfaces", Computers & Geosciences 62).
+///
+/// A *flat* sample is a non-outlet sample of `filled` without a lower neighbour and without an
+/// outlet neighbour at or below its height. On each flat (flat samples connected through
+/// neighbours of equal filled height), two integer breadth-first distances:
+/// `L`, the steps to the nearest equal-height non-flat sample (the flat's way out; such samples
+/// have a lower neighbour), and `H`, the steps from the nearest flat sample next to higher
+/// ground (0 on flats without higher ground). A flat sample drains to its equal-height
+/// neighbour of least `2·L − H` (non-flat neighbours first, ties to the smallest neighbour
+/// index): towards lower terrain, and away from higher terrain, so paths across a filled pit
+/// curve through its middle instead of running in straight lines from the rim. `2·L − H`
+/// strictly decreases along these receivers (a neighbour one step closer to the exit exists and
+/// `H` changes by at most one between neighbours), so they form no cycle.
+///
+/// Returns the receiver of every sample that needs one from here: flat samples, and non-outlet
+/// samples whose only way down is an outlet neighbour at their height (their smallest-index
+/// such neighbour); [`NONE`] elsewhere. The distances are the unique shortest-path lengths, so
+/// any order of evaluation (the GPU twin `flat_routing` in `shaders/depression.wgsl` relaxes
+/// them in parallel) gives the same receivers.
+pub fn flat_routing(filled: &[f32], n: usize, sea_level: f32, heights: &[f32]) -> Vec<u32> {
+    let len = n * n;
+    assert_eq!(filled.len(), len, "filled must hold n² samples");
+    assert_eq!(heights.len(), len, "heights must hold n² samples");
+    let candidates: Vec<u32> = (0..n)
+        .into_par_iter()
+        .flat_map_iter(|z| {
+            (z * n..(z + 1) * n).filter(|&i| {
+                !is_outlet(heights, sea_level, n, i) && !has_lower(filled, n, i, filled[i])
+            })
+        })
+        .map(|i| i as u32)
+        .collect();
+    let mut out = vec![NONE; len];
+    for (c, r) in route_flats(filled, n, sea_level, heights, &candidates) {
+        out[c as usize] = r;
+    }
+    out
+}
+
+/// [`flat_routing`] of the `candidates`, the non-outlet samples without a lower neighbour (in
+/// index order): `(sample, receiver)` for each.
+pub(crate) fn route_flats(
+    filled: &[f32],
+    n: usize,
+    sea_level: f32,
+    heights: &[f32],
+    candidates: &[u32],
+) -> Vec<(u32, u32)> {
+    const FLAT: u8 = 1;
+    const SPILL: u8 = 2;
+    let len = n * n;
+    // Samples spilling into an outlet at their height, the rest are flat. Zero-initialised
+    // (calloc): only the pages holding candidates are touched.
+    let mut class = vec![0u8; len];
+    let mut routed = Vec::with_capacity(candidates.len());
+    let mut flats = Vec::new();
+    for &c in candidates {
+        let c = c as usize;
+        let hc = filled[c];
+        let mut spill = NONE;
+        for_neighbours(c, n, |j, _| {
+            // An outlet at or below `hc` (`is_sea` is "not above", NaN included).
+            if spill == NONE && is_sea(filled[j], hc) && is_outlet(heights, sea_level, n, j) {
+                spill = j as u32;
+            }
+        });
+        if spill != NONE {
+            class[c] = SPILL;
+            routed.push((c as u32, spill));
+        } else {
+            class[c] = FLAT;
+            flats.push(c as u32);
+        }
+    }
+    if flats.is_empty() {
+        return routed;
+    }
+    // Non-flat, non-outlet: the flats drain into these (equal height ones).
+    let drains = |j: usize| class[j] != FLAT && !is_outlet(heights, sea_level, n, j);
+    // Breadth-first distances over the flat samples (equal-height neighbours only), 0 = not
+    // reached. Zero-initialised: only the pages holding flats are touched.
+    let bfs = |seed: &dyn Fn(usize, f32) -> bool| -> Vec<u32> {
+        let mut dist = vec![0u32; len];
+        let mut queue: VecDeque<u32> = VecDeque::new();
+        for &c in &flats {
+            let c = c as usize;
+            if seed(c, filled[c]) {
+                dist[c] = 1;
+                queue.push_back(c as u32);
+            }
+        }
+        while let Some(c) = queue.pop_front() {
+            let c = c as usize;
+            let (hc, dc) = (filled[c], dist[c]);
+            for_neighbours(c, n, |j, _| {
+                if class[j] == FLAT && dist[j] == 0 && filled[j] == hc {
+                    dist[j] = dc + 1;
+                    queue.push_back(j as u32);
+                }
+            });
+        }
+        dist
+    };
+    // Towards lower terrain: seeded next to equal-height non-flat samples.
+    let lo = bfs(&|c, hc| {
+        let mut s = false;
+        for_neighbours(c, n, |j, _| s |= filled[j] == hc && drains(j));
+        s
+    });
+    // Away from higher terrain: seeded next to higher samples.
+    let hi = bfs(&|c, hc| {
+        let mut s = false;
+        for_neighbours(c, n, |j, _| s |= filled[j] > hc);
+        s
+    });
+    let recv: Vec<(u32, u32)> = flats
+        .par_iter()
+        .map(|&c| {
+            let c = c as usize;
+            let hc = filled[c];
+            let (mut best, mut best_k) = (NONE, flat_key(lo[c], hi[c]));
+            for_neighbours(c, n, |j, _| {
+                if filled[j] != hc {
+                    return;
+                }
+                let k = if class[j] == FLAT {
+                    flat_key(lo[j], hi[j])
+                } else if drains(j) {
+                    i64::MIN
+                } else {
+                    return;
+                };
+                if k < best_k {
+                    best_k = k;
+                    best = j as u32;
+                }
+            });
+            debug_assert!(best != NONE, "flat sample {c} has no way down");
+            (c as u32, best)
+        })
+        .collect();
+    routed.extend(recv);
+    routed
+}
+
+/// The value a flat sample's receiver minimises: `2·L − H`.
+#[inline(always)]
+fn flat_key(lo: u32, hi: u32) -> i64 {
+    2 * lo as i64 - hi as i64
+}
+
 /// Steepest-descent receivers over `filled` (D8, ties to the smallest index); samples without a
-/// lower neighbour take their flood parent; outlets are their own receiver.
+/// lower neighbour take their [`flat_routing`] receiver `flat`; outlets are their own receiver.
 pub fn receivers(
     filled: &[f32],
-    parent: &[u32],
+    flat: &[u32],
     n: usize,
     sea_level: f32,
     heights: &[f32],
 ) -> Vec<u32> {
-    let mut rcv = vec![0u32; n * n];
-    rcv.par_chunks_mut(n).enumerate().for_each(|(z, row)| {
-        for (x, r) in row.iter_mut().enumerate() {
-            let i = z * n + x;
-            let border = x == 0 || z == 0 || x + 1 == n || z + 1 == n;
-            if is_sea(heights[i], sea_level) || border {
-                *r = i as u32;
-                continue;
-            }
-            let hi = filled[i];
-            let (mut best, mut best_s) = (NONE, 0.0f32);
-            for_neighbours(i, n, |j, d| {
-                let s = (hi - filled[j]) / d;
-                if s > best_s {
-                    best_s = s;
-                    best = j as u32;
-                }
-            });
-            // Only samples of filled flats lack a lower neighbour; they came through the pit
-            // queue and have a parent.
-            debug_assert!(best != NONE || parent[i] != 0);
-            *r = if best != NONE {
-                best
-            } else {
-                parent[i].wrapping_sub(1)
-            };
+    let (mut rcv, _) = d8(filled, n, sea_level, heights);
+    for (r, &f) in rcv.iter_mut().zip(flat) {
+        if *r == NONE {
+            *r = f;
         }
-    });
+    }
     rcv
+}
+
+/// D8 receivers over `filled`, [`NONE`] for the samples without a lower neighbour, and those
+/// samples (in index order).
+fn d8(filled: &[f32], n: usize, sea_level: f32, heights: &[f32]) -> (Vec<u32>, Vec<u32>) {
+    let mut rcv = vec![0u32; n * n];
+    let cand: Vec<Vec<u32>> = rcv
+        .par_chunks_mut(n)
+        .enumerate()
+        .map(|(z, row)| {
+            let mut cand = Vec::new();
+            for (x, r) in row.iter_mut().enumerate() {
+                let i = z * n + x;
+                let border = x == 0 || z == 0 || x + 1 == n || z + 1 == n;
+                if is_sea(heights[i], sea_level) || border {
+                    *r = i as u32;
+                    continue;
+                }
+                let hi = filled[i];
+                let (mut best, mut best_s) = (NONE, 0.0f32);
+                for_neighbours(i, n, |j, d| {
+                    let s = (hi - filled[j]) / d;
+                    if s > best_s {
+                        best_s = s;
+                        best = j as u32;
+                    }
+                });
+                if best == NONE {
+                    cand.push(i as u32);
+                }
+                *r = best;
+            }
+            cand
+        })
+        .collect();
+    (rcv, cand.concat())
+}
+
+/// [`receivers`] with the flats routed here ([`route_flats`] on the samples D8 leaves).
+pub(crate) fn receivers_with_flats(
+    filled: &[f32],
+    n: usize,
+    sea_level: f32,
+    heights: &[f32],
+) -> Vec<u32> {
+    let (mut rcv, cand) = d8(filled, n, sea_level, heights);
+    for (c, r) in route_flats(filled, n, sea_level, heights, &cand) {
+        rcv[c as usize] = r;
+    }
+    rcv
+}
+
+/// The flow order of the receivers `rcv` (each a neighbour of its sample, or the sample
+/// itself) on an `n × n` grid: every non-outlet sample (`rcv[i] != i`), each after its
+/// receiver (downstream first). The stack order of Braun & Willett 2013: depth-first up each
+/// drainage tree, the trees taken in the index order of their first sample (the one draining
+/// into the outlet), donors in index order. Sequential and deterministic; consecutive samples
+/// are mostly neighbours, which keeps the passes over the order cache-friendly. Samples on a
+/// receiver cycle (none for [`receivers`]) are left out.
+pub fn flow_order(rcv: &[u32], n: usize) -> Vec<u32> {
+    let len = rcv.len();
+    assert_eq!(len, n * n, "rcv must hold n² samples");
+    let offs = offsets(n);
+    let mut order = Vec::with_capacity(len);
+    let mut stack: Vec<u32> = Vec::new();
+    for i in 0..len {
+        let r = rcv[i] as usize;
+        if r == i || rcv[r] as usize != r {
+            continue;
+        }
+        stack.push(i as u32);
+        while let Some(c) = stack.pop() {
+            order.push(c);
+            let c = c as usize;
+            let (x, z) = (c % n, c / n);
+            // Donors pushed in reverse index order: popped in index order.
+            if x > 0 && z > 0 && x + 1 < n && z + 1 < n {
+                for &o in offs.iter().rev() {
+                    let j = (c as isize + o) as usize;
+                    if rcv[j] as usize == c {
+                        stack.push(j as u32);
+                    }
+                }
+            } else {
+                let mut d = [0u32; 8];
+                let mut k = 0;
+                for_neighbours(c, n, |j, _| {
+                    if rcv[j] as usize == c {
+                        d[k] = j as u32;
+                        k += 1;
+                    }
+                });
+                stack.extend(d[..k].iter().rev());
+            }
+        }
+    }
+    order
 }
 
 /// Drainage area (m²) by accumulating `cell_area` down the receivers, upstream first.
@@ -421,23 +679,20 @@ pub fn drainage(
     let cell_area = spacing * spacing;
     let Flood {
         filled,
-        parent,
-        order,
         pit,
         pits,
         kind,
     } = flood(heights, n, sea_level);
-    let receivers = receivers(&filled, &parent, n, sea_level, heights);
+    let receivers = receivers_with_flats(&filled, n, sea_level, heights);
+    let order = flow_order(&receivers, n);
     let area = accumulate(&order, &receivers, len, cell_area);
 
-    // Depressions: deepest sample and flooded count, in flood order (deterministic).
+    // Depressions: deepest sample (the first in index order) and flooded count.
     let mut deepest = vec![(f32::INFINITY, NONE, 0u32); pits.len()];
-    for &c in &order {
-        if kind[c as usize] != 3 {
-            continue;
-        }
-        let p = pit[c as usize] as usize - 1;
-        let h = heights[c as usize];
+    for (c, _) in kind.iter().enumerate().filter(|(_, &k)| k == 3) {
+        let p = pit[c] as usize - 1;
+        let h = heights[c];
+        let c = c as u32;
         let e = &mut deepest[p];
         if h < pits[p].0 {
             e.2 += 1;

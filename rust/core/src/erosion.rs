@@ -36,11 +36,12 @@
 //!
 //! # Kernels
 //!
-//! A step is [`depression_fill`], [`flow_receivers`], [`flow_accumulation`], [`stream_power`],
-//! [`deposition`] and [`THERMAL_PASSES`] × [`thermal`]; around the steps, [`resample`] and
-//! [`upsample_delta`]. The GPU backend (`island_gpu`, `shaders/erosion.wgsl`) has a pass of the
-//! same name for each, pinned to it by a parity test ([`depression_fill`] runs on the CPU
-//! there too).
+//! A step is [`depression_fill`], [`flat_routing`], [`flow_receivers`], [`flow_order`],
+//! [`flow_accumulation`], [`stream_power`], [`deposition`] and [`THERMAL_PASSES`] ×
+//! [`thermal`]; around the steps, [`resample`] and [`upsample_delta`]. The GPU backend
+//! (`island_gpu`, `shaders/erosion.wgsl`, `shaders/depression.wgsl`) has a pass of the same
+//! name for each, pinned to it by a parity test, except [`flow_order`]: its sequential kernels
+//! have order-free parallel formulations there.
 //!
 //! # Resolution
 //!
@@ -51,7 +52,8 @@
 //! 1025² and 34 ms at 4097² when the machine was quiet). Drainage and rivers then run at full
 //! resolution on the result.
 
-use crate::drainage::{accumulate, flood, for_neighbours, is_sea, NEIGHBOURS, NONE};
+use crate::drainage::{accumulate, for_neighbours, is_sea, route_flats, NEIGHBOURS, NONE};
+pub use crate::drainage::{depression_fill, flat_routing, flow_order};
 use crate::hash::{hash_u32, stage_seed, unit};
 use rayon::prelude::*;
 
@@ -333,27 +335,6 @@ impl StepParams {
     }
 }
 
-/// The depression-filled surface of one erosion step ([`crate::drainage`]'s Priority-Flood).
-pub struct FilledSurface {
-    /// Filled heights.
-    pub filled: Vec<f32>,
-    /// 1 + the flood parent of samples on filled flats, 0 elsewhere.
-    pub parent: Vec<u32>,
-    /// Non-outlet samples, receivers before donors.
-    pub order: Vec<u32>,
-}
-
-/// Priority-Flood of `h` (sea at or below `sea`, the map border are the outlets): the
-/// sequential part of an erosion step, run on the CPU by both backends.
-pub fn depression_fill(h: &[f32], n: usize, sea: f32) -> FilledSurface {
-    let fl = flood(h, n, sea);
-    FilledSurface {
-        filled: fl.filled,
-        parent: fl.parent,
-        order: fl.order,
-    }
-}
-
 /// Volumes one [`deposition`] call moved, m³.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SedimentBudget {
@@ -365,8 +346,9 @@ pub struct SedimentBudget {
     pub exported: f64,
 }
 
-/// One implicit time step on the evolution grid: [`depression_fill`], [`flow_receivers`],
-/// [`flow_accumulation`], [`stream_power`], [`deposition`], then [`THERMAL_PASSES`] ×
+/// One implicit time step on the evolution grid: [`depression_fill`], [`flat_routing`],
+/// [`flow_receivers`], [`flow_order`], [`flow_accumulation`], [`stream_power`],
+/// [`deposition`], then [`THERMAL_PASSES`] ×
 /// [`thermal`]. `k` is the 0-based step index.
 fn step(
     h: &mut [f32],
@@ -377,13 +359,14 @@ fn step(
     report: &mut ErosionReport,
 ) {
     let len = n * n;
-    let fl = depression_fill(h, n, p.sea);
-    let rcv = flow_receivers(&fl.filled, &fl.parent, n, p.sea, h, p.step_seed(k));
-    let area = flow_accumulation(&fl.order, &rcv, len, p.dx * p.dx);
+    let filled = depression_fill(h, n, p.sea);
+    let rcv = flow_receivers_with_flats(&filled, n, p.sea, h, p.step_seed(k));
+    let order = flow_order(&rcv, n);
+    let area = flow_accumulation(&order, &rcv, len, p.dx * p.dx);
     let old = &mut *scratch;
     old.copy_from_slice(h);
-    stream_power(h, &fl.order, &rcv, &area, n, p);
-    let b = deposition(h, old, &fl.filled, &fl.order, &rcv, &area, p);
+    stream_power(h, &order, &rcv, &area, n, p);
+    let b = deposition(h, old, &filled, &order, &rcv, &area, p);
     report.eroded_volume += b.eroded;
     report.deposited_volume += b.deposited;
     report.exported_volume += b.exported;
@@ -526,47 +509,88 @@ pub fn thermal(h: &mut [f32], src: &[f32], n: usize, p: &StepParams) {
 /// Flow receivers for one erosion step: a downhill neighbour on the filled surface drawn with
 /// probability proportional to its slope (hashed from the sample and `seed`, see
 /// [`StepParams::step_seed`], so deterministic), which removes the grid-aligned valleys of
-/// plain D8; samples on flats take their flood parent; outlets are their own receiver.
+/// plain D8; samples on flats take their [`flat_routing`] receiver `flat`; outlets are their
+/// own receiver.
 pub fn flow_receivers(
     filled: &[f32],
-    parent: &[u32],
+    flat: &[u32],
     n: usize,
     sea: f32,
     heights: &[f32],
     seed: u32,
 ) -> Vec<u32> {
-    let mut rcv = vec![0u32; n * n];
-    rcv.par_chunks_mut(n).enumerate().for_each(|(z, row)| {
-        for (x, r) in row.iter_mut().enumerate() {
-            let i = z * n + x;
-            if is_sea(heights[i], sea) || x == 0 || z == 0 || x + 1 == n || z + 1 == n {
-                *r = i as u32;
-                continue;
-            }
-            let hi = filled[i];
-            let mut cand = [(0u32, 0.0f32); 8];
-            let (mut k, mut total) = (0usize, 0.0f32);
-            for_neighbours(i, n, |j, d| {
-                let s = (hi - filled[j]) / d;
-                if s > 0.0 {
-                    total += s;
-                    cand[k] = (j as u32, total);
-                    k += 1;
-                }
-            });
-            *r = if k == 0 {
-                parent[i].wrapping_sub(1)
-            } else {
-                let pick = unit(hash_u32(i as u32 ^ seed)) * total;
-                cand[..k]
-                    .iter()
-                    .find(|c| pick < c.1)
-                    .map_or(cand[k - 1].0, |c| c.0)
-            };
-            debug_assert!(*r != NONE);
+    let (mut rcv, _) = random_receivers(filled, n, sea, heights, seed);
+    for (r, &f) in rcv.iter_mut().zip(flat) {
+        if *r == NONE {
+            *r = f;
         }
-    });
+    }
     rcv
+}
+
+/// [`flow_receivers`] with the flats routed here ([`flat_routing`] of the samples without a
+/// lower neighbour only): what an erosion step uses.
+fn flow_receivers_with_flats(
+    filled: &[f32],
+    n: usize,
+    sea: f32,
+    heights: &[f32],
+    seed: u32,
+) -> Vec<u32> {
+    let (mut rcv, cand) = random_receivers(filled, n, sea, heights, seed);
+    for (c, r) in route_flats(filled, n, sea, heights, &cand) {
+        rcv[c as usize] = r;
+    }
+    rcv
+}
+
+/// The random downhill receivers of [`flow_receivers`], [`NONE`] where there is no lower
+/// neighbour, and those samples in index order.
+fn random_receivers(
+    filled: &[f32],
+    n: usize,
+    sea: f32,
+    heights: &[f32],
+    seed: u32,
+) -> (Vec<u32>, Vec<u32>) {
+    let mut rcv = vec![0u32; n * n];
+    let cand: Vec<Vec<u32>> = rcv
+        .par_chunks_mut(n)
+        .enumerate()
+        .map(|(z, row)| {
+            let mut flats = Vec::new();
+            for (x, r) in row.iter_mut().enumerate() {
+                let i = z * n + x;
+                if is_sea(heights[i], sea) || x == 0 || z == 0 || x + 1 == n || z + 1 == n {
+                    *r = i as u32;
+                    continue;
+                }
+                let hi = filled[i];
+                let mut cand = [(0u32, 0.0f32); 8];
+                let (mut k, mut total) = (0usize, 0.0f32);
+                for_neighbours(i, n, |j, d| {
+                    let s = (hi - filled[j]) / d;
+                    if s > 0.0 {
+                        total += s;
+                        cand[k] = (j as u32, total);
+                        k += 1;
+                    }
+                });
+                *r = if k == 0 {
+                    flats.push(i as u32);
+                    NONE
+                } else {
+                    let pick = unit(hash_u32(i as u32 ^ seed)) * total;
+                    cand[..k]
+                        .iter()
+                        .find(|c| pick < c.1)
+                        .map_or(cand[k - 1].0, |c| c.0)
+                };
+            }
+            flats
+        })
+        .collect();
+    (rcv, cand.concat())
 }
 
 /// Distance between neighbours `a` and `b`, in cells (1 or √2).

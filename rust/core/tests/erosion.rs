@@ -579,3 +579,159 @@ fn every_algorithm_and_size_keeps_the_invariants() {
         }
     }
 }
+
+/// `depression_fill` and `flat_routing` against their order-free definitions, evaluated
+/// here by plain Jacobi sweeps (every sample from the previous sweep, until nothing changes),
+/// as the GPU twins may: `filled = max(h, min of the neighbours)` from +∞ with the outlets
+/// fixed, and the breadth-first distances as shortest paths. The CPU's Priority-Flood and
+/// queues must give the same bits and receivers; with them every sample drains to an outlet.
+#[test]
+fn fill_and_flat_routing_follow_their_order_free_definitions() {
+    use island_core::drainage::{depression_fill, flat_routing, flow_order, receivers};
+    let mut s = 0x2545_f491u32;
+    let mut next = || {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        s as f32 / u32::MAX as f32
+    };
+    let mut fields: Vec<(Vec<f32>, usize)> = Vec::new();
+    for n in [5usize, 17, 64, 90] {
+        for _ in 0..3 {
+            let h = (0..n * n)
+                .map(|_| ((next() * 12.0 - 2.0) * 2.0).round() * 0.5)
+                .collect();
+            fields.push((h, n));
+        }
+    }
+    // A bowl filled to one wide flat, spilling through a notch in its rim.
+    let n = 80;
+    let bowl = (0..n * n)
+        .map(|i| {
+            let (x, z) = ((i % n) as f32 - 40.0, (i / n) as f32 - 40.0);
+            let r = (x * x + z * z).sqrt();
+            let notch = if z.abs() < 2.0 && x > 0.0 { 3.0 } else { 0.0 };
+            (15.0 - (r - 30.0).abs() * 0.5 - notch).max(1.0)
+        })
+        .collect();
+    fields.push((bowl, n));
+    const INF: u32 = u32::MAX;
+    let mut flats_seen = 0;
+    for (h, n) in fields {
+        let len = n * n;
+        let outlet = |i: usize| {
+            let (x, z) = (i % n, i / n);
+            is_sea(h[i]) || x == 0 || z == 0 || x + 1 == n || z + 1 == n
+        };
+        // Filled surface.
+        let mut f: Vec<f32> = (0..len)
+            .map(|i| if outlet(i) { h[i] } else { f32::INFINITY })
+            .collect();
+        loop {
+            let g: Vec<f32> = (0..len)
+                .map(|i| {
+                    if outlet(i) {
+                        return f[i];
+                    }
+                    let m = neighbours(i, n).map(|j| f[j]).fold(f32::INFINITY, f32::min);
+                    h[i].max(m)
+                })
+                .collect();
+            if g == f {
+                break;
+            }
+            f = g;
+        }
+        let filled = depression_fill(&h, n, 0.0);
+        for i in 0..len {
+            assert_eq!(
+                filled[i].to_bits(),
+                f[i].to_bits(),
+                "filled, n {n} sample {i}"
+            );
+        }
+        // Flat routing: classes, distances, receivers.
+        let mut want = vec![NONE; len];
+        let mut flat = vec![false; len];
+        let mut drain = vec![false; len];
+        for i in (0..len).filter(|&i| !outlet(i)) {
+            let lower = neighbours(i, n).any(|j| f[j] < f[i]);
+            let spill = neighbours(i, n).find(|&j| {
+                outlet(j) && f[j].partial_cmp(&f[i]) != Some(std::cmp::Ordering::Greater)
+            });
+            if lower {
+                drain[i] = true;
+            } else if let Some(j) = spill {
+                drain[i] = true;
+                want[i] = j as u32;
+            } else {
+                flat[i] = true;
+            }
+        }
+        let same = |i: usize, j: usize| f[j] == f[i];
+        let mut lo: Vec<u32> = (0..len).map(|i| if drain[i] { 0 } else { INF }).collect();
+        let mut hi: Vec<u32> = (0..len)
+            .map(|i| {
+                if flat[i] && neighbours(i, n).any(|j| f[j] > f[i]) {
+                    1
+                } else {
+                    INF
+                }
+            })
+            .collect();
+        loop {
+            let step = |d: &[u32], i: usize| -> u32 {
+                if !flat[i] {
+                    return d[i];
+                }
+                let m = neighbours(i, n)
+                    .filter(|&j| same(i, j))
+                    .map(|j| d[j])
+                    .min()
+                    .unwrap_or(INF);
+                d[i].min(m.saturating_add(1))
+            };
+            let (l2, h2): (Vec<u32>, Vec<u32>) =
+                (0..len).map(|i| (step(&lo, i), step(&hi, i))).unzip();
+            if l2 == lo && h2 == hi {
+                break;
+            }
+            (lo, hi) = (l2, h2);
+        }
+        let key = |i: usize| -> i64 {
+            let z = |d: u32| if d == INF { 0 } else { d as i64 };
+            if drain[i] {
+                i64::MIN
+            } else {
+                2 * z(lo[i]) - z(hi[i])
+            }
+        };
+        for i in (0..len).filter(|&i| flat[i]) {
+            let mut best = (key(i), NONE);
+            for j in neighbours(i, n).filter(|&j| same(i, j) && !outlet(j)) {
+                if key(j) < best.0 {
+                    best = (key(j), j as u32);
+                }
+            }
+            assert_ne!(best.1, NONE, "flat sample {i} has a way down");
+            want[i] = best.1;
+        }
+        assert_eq!(
+            flat_routing(&filled, n, 0.0, &h),
+            want,
+            "flat receivers, n {n}"
+        );
+        let rcv = receivers(&filled, &want, n, 0.0, &h);
+        let outlets = (0..len).filter(|&i| rcv[i] as usize == i).count();
+        assert_eq!(
+            flow_order(&rcv, n).len() + outlets,
+            len,
+            "every sample drains, n {n}"
+        );
+        flats_seen += flat.iter().filter(|&&f| f).count();
+    }
+    assert!(
+        flats_seen > 1000,
+        "the fields have flats ({flats_seen} samples)"
+    );
+}

@@ -207,20 +207,22 @@ fn erosion_passes(p: &IslandParams, runs: usize) {
         let mut scratch = vec![0.0f32; nc * nc];
         for k in 0..plan.steps {
             let t = Instant::now();
-            let fl = e::depression_fill(&hc, nc, sp.sea);
+            let filled = e::depression_fill(&hc, nc, sp.sea);
+            let flat = e::flat_routing(&filled, nc, sp.sea, &hc);
             add("depression_fill", t);
             let t = Instant::now();
-            let rcv = e::flow_receivers(&fl.filled, &fl.parent, nc, sp.sea, &hc, sp.step_seed(k));
+            let rcv = e::flow_receivers(&filled, &flat, nc, sp.sea, &hc, sp.step_seed(k));
             add("flow_receivers", t);
             let t = Instant::now();
-            let area = e::flow_accumulation(&fl.order, &rcv, nc * nc, sp.dx * sp.dx);
+            let order = e::flow_order(&rcv, nc);
+            let area = e::flow_accumulation(&order, &rcv, nc * nc, sp.dx * sp.dx);
             add("flow_accumulation", t);
             let t = Instant::now();
             scratch.copy_from_slice(&hc);
-            e::stream_power(&mut hc, &fl.order, &rcv, &area, nc, sp);
+            e::stream_power(&mut hc, &order, &rcv, &area, nc, sp);
             add("stream_power", t);
             let t = Instant::now();
-            e::deposition(&mut hc, &scratch, &fl.filled, &fl.order, &rcv, &area, sp);
+            e::deposition(&mut hc, &scratch, &filled, &order, &rcv, &area, sp);
             add("deposition", t);
             let t = Instant::now();
             for _ in 0..e::THERMAL_PASSES {
@@ -236,8 +238,8 @@ fn erosion_passes(p: &IslandParams, runs: usize) {
         add("upsample_delta", t);
     }
     println!(
-        "erosion passes ({}² evolution grid, {} steps; gpu `readback` = heights and volumes read \
-         back each step for the CPU's depression_fill):",
+        "erosion passes ({}² evolution grid, {} steps; `depression_fill` includes flat_routing, \
+         cpu `flow_accumulation` includes flow_order):",
         plan.nc, plan.steps
     );
     println!("{:<18} {:>11} {:>11}", "pass", "cpu ms", "gpu ms");

@@ -1,19 +1,22 @@
 //! The erosion passes (`shaders/erosion.wgsl`), one per kernel of `island_core::erosion` of
 //! the same name, and [`erode`], the GPU twin of `island_core::erosion::erode`.
 //!
-//! Each time step runs `depression_fill` (the Priority-Flood, sequential) on the CPU: the
-//! heights of the evolution grid are read back, flooded, and the filled surface and flood
-//! parents uploaded. Everything else runs on the GPU; the sequential kernels use the parallel
+//! Everything runs on the GPU, the evolution grid stays there from the resampling to the
+//! upsampling: each time step's `depression_fill` and `flat_routing` are the relaxations of
+//! `depression.wgsl` (bit-identical to the CPU's), and the sequential kernels use the parallel
 //! formulations described in `erosion.wgsl` (donor-first iteration for `flow_accumulation` and
-//! `deposition`, pointer jumping for `stream_power`).
+//! `deposition`, pointer jumping for `stream_power`). Only convergence counters (4 bytes) are
+//! read back during the steps; the sediment volumes are summed per sample on the GPU and read
+//! once at the end, with the heights.
 
 use crate::ctx::{grid2, DISPATCH_SLOTS};
+use crate::depression::DepressionBufs;
 use crate::pipeline::{f32s, u32s, Rec};
 use crate::uniforms as u;
 use crate::GpuError;
 use island_core::erosion::{
-    depression_fill, erosion_plan, finish_report, ErosionReport, ErosionSettings, SedimentBudget,
-    StepParams, THERMAL_PASSES,
+    erosion_plan, finish_report, ErosionReport, ErosionSettings, SedimentBudget, StepParams,
+    THERMAL_PASSES,
 };
 
 /// Dispatches of the donor-first iterations recorded between two checks of the counter of
@@ -47,7 +50,8 @@ pub(crate) struct ErosionBufs {
     /// Heights before the stream-power step; the thermal passes' source.
     pub old: wgpu::Buffer,
     pub filled: wgpu::Buffer,
-    pub parent: wgpu::Buffer,
+    /// Receivers on the flats of the filled surface (`flat_routing`).
+    pub flat: wgpu::Buffer,
     pub rcv: wgpu::Buffer,
     pub area: wgpu::Buffer,
     /// One flag per sample and the counter of waiting samples.
@@ -57,6 +61,10 @@ pub(crate) struct ErosionBufs {
     pub pow_count: wgpu::Buffer,
     pub state: [wgpu::Buffer; 2],
     pub sed: wgpu::Buffer,
+    /// `sed` summed over the steps.
+    pub sed_total: wgpu::Buffer,
+    /// Scratch of `depression_fill` and `flat_routing`.
+    pub dep: DepressionBufs,
     /// Heights of the evolution grid before the first step.
     pub orig: wgpu::Buffer,
 }
@@ -79,7 +87,7 @@ impl ErosionBufs {
             h: plane("erosion h"),
             old: plane("erosion old"),
             filled: plane("erosion filled"),
-            parent: plane("erosion parent"),
+            flat: plane("erosion flat"),
             rcv: plane("erosion rcv"),
             area: plane("erosion area"),
             flags: gpu.storage("erosion flags", (len + 1) * 4),
@@ -90,6 +98,8 @@ impl ErosionBufs {
                 gpu.storage("stream power b", len * 16),
             ],
             sed: gpu.storage("sediment", len * 16),
+            sed_total: gpu.storage("sediment total", len * 16),
+            dep: DepressionBufs::new(rec, nc),
             orig: plane("erosion orig"),
         })
     }
@@ -97,7 +107,7 @@ impl ErosionBufs {
 
 impl Rec<'_> {
     /// Submit first when fewer than `k` per-dispatch uniform slots are left.
-    fn ensure_slots(&mut self, k: u64) -> Result<(), GpuError> {
+    pub(crate) fn ensure_slots(&mut self, k: u64) -> Result<(), GpuError> {
         if self.slots_used() + k > DISPATCH_SLOTS {
             self.flush()?;
         }
@@ -130,7 +140,7 @@ impl Rec<'_> {
         self.pass(&gpu.pipes.flow_receivers)
             .params(p)
             .read("filled", &b.filled)
-            .read("parent", &b.parent)
+            .read("flat", &b.flat)
             .read("h", &b.h)
             .write("rcv", &b.rcv)
             .run(grid2(b.nc))
@@ -283,30 +293,44 @@ impl Rec<'_> {
             .run(grid2(n))
     }
 
-    /// Read `b.h` (and, with `sed`, the per-sample volumes) back.
+    /// `island_core::erosion::depression_fill` and `flat_routing` of `b.h` into `b.filled` and
+    /// `b.flat`.
+    pub fn erosion_fill(&mut self, b: &ErosionBufs, p: &u::Erosion) -> Result<(), GpuError> {
+        self.depression_fill(&b.dep, &b.h, &b.filled, p.sea)?;
+        self.flat_routing(&b.dep, &b.h, &b.filled, &b.flat, p.sea)?;
+        Ok(())
+    }
+
+    /// Add the volumes of the last deposition (`b.sed`) to `b.sed_total`.
+    fn add_budget(&mut self, b: &ErosionBufs, p: &u::Erosion) -> Result<(), GpuError> {
+        let gpu = self.gpu;
+        self.ensure_slots(1)?;
+        self.pass(&gpu.pipes.budget_add)
+            .params(p)
+            .read("sed", &b.sed)
+            .read_write("sed_total", &b.sed_total)
+            .run(grid2(b.nc))
+    }
+
+    /// Read `b.h` and the per-sample volumes of `sed` (`b.sed` or `b.sed_total`) back.
     fn read_erosion(
         &mut self,
         b: &ErosionBufs,
-        sed: bool,
-    ) -> Result<(Vec<f32>, Option<SedimentBudget>), GpuError> {
+        sed: &wgpu::Buffer,
+    ) -> Result<(Vec<f32>, SedimentBudget), GpuError> {
         self.flush()?;
         let len = (b.nc * b.nc) as u64;
-        let mut parts = vec![(&b.h, len * 4)];
-        if sed {
-            parts.push((&b.sed, len * 16));
+        let mut got = self
+            .gpu
+            .read_back(&[(&b.h, len * 4), (sed, len * 16)], None)?;
+        let v = f32s(&got[1]);
+        let mut s = SedimentBudget::default();
+        for c in v.chunks_exact(4) {
+            s.eroded += c[1] as f64;
+            s.deposited += c[2] as f64;
+            s.exported += c[3] as f64;
         }
-        let mut got = self.gpu.read_back(&parts, None)?;
-        let budget = sed.then(|| {
-            let v = f32s(&got[1]);
-            let mut s = SedimentBudget::default();
-            for c in v.chunks_exact(4) {
-                s.eroded += c[1] as f64;
-                s.deposited += c[2] as f64;
-                s.exported += c[3] as f64;
-            }
-            s
-        });
-        Ok((f32s(&got.swap_remove(0)), budget))
+        Ok((f32s(&got.swap_remove(0)), s))
     }
 
     /// Read `b.h` and the volumes of the last deposition back.
@@ -314,16 +338,7 @@ impl Rec<'_> {
         &mut self,
         b: &ErosionBufs,
     ) -> Result<(Vec<f32>, SedimentBudget), GpuError> {
-        let (h, s) = self.read_erosion(b, true)?;
-        Ok((h, s.expect("requested")))
-    }
-
-    /// Upload the filled surface of `h` (the CPU's Priority-Flood).
-    fn upload_flood(&mut self, b: &ErosionBufs, h: &[f32], sea: f32) {
-        let fl = depression_fill(h, b.nc, sea);
-        let q = &self.gpu.queue;
-        q.write_buffer(&b.filled, 0, bytemuck::cast_slice(&fl.filled));
-        q.write_buffer(&b.parent, 0, bytemuck::cast_slice(&fl.parent));
+        self.read_erosion(b, &b.sed)
     }
 }
 
@@ -391,11 +406,10 @@ pub(crate) fn erode(
     }
     rec.enc.copy_buffer_to_buffer(&b.h, 0, &b.orig, 0, bytes);
     timed!("resample");
-    let (orig, _) = rec.read_erosion(&b, false)?;
-    let mut h = orig.clone();
+    rec.enc.clear_buffer(&b.sed_total, 0, None);
     let mut depth = 1;
     for k in 0..plan.steps {
-        rec.upload_flood(&b, &h, sp.sea);
+        rec.erosion_fill(&b, &p)?;
         timed!("depression_fill");
         let ps = u::Erosion {
             seed: sp.step_seed(k),
@@ -409,20 +423,20 @@ pub(crate) fn erode(
         rec.stream_power(&b, &p)?;
         timed!("stream_power");
         rec.deposition(&b, &p, depth)?;
+        rec.add_budget(&b, &p)?;
         timed!("deposition");
         for _ in 0..THERMAL_PASSES {
             rec.enc.copy_buffer_to_buffer(&b.h, 0, &b.old, 0, bytes);
             rec.thermal(&b.old, &b.h, &p)?;
         }
         timed!("thermal");
-        let (hk, budget) = rec.read_erosion(&b, true)?;
-        let budget = budget.expect("requested");
-        report.eroded_volume += budget.eroded;
-        report.deposited_volume += budget.deposited;
-        report.exported_volume += budget.exported;
-        h = hk;
-        timed!("readback");
     }
+    // The report: the volumes, and the extremes of the height change.
+    let (h, budget) = rec.read_erosion(&b, &b.sed_total)?;
+    let orig = f32s(&rec.gpu.read_back(&[(&b.orig, bytes)], None)?[0]);
+    report.eroded_volume = budget.eroded;
+    report.deposited_volume = budget.deposited;
+    report.exported_volume = budget.exported;
     let delta: Vec<f32> = h.iter().zip(&orig).map(|(&a, &b)| a - b).collect();
     finish_report(&mut report, &delta);
     if nc == n {

@@ -14,6 +14,7 @@
 //! error scopes and become [`GpuError`]s; nothing here panics on bad input.
 
 mod ctx;
+mod depression;
 mod erosion;
 mod passes;
 mod pipeline;

@@ -85,6 +85,10 @@ pub(crate) const MODULES: &[(&str, &str)] = &[
     ("erosion", include_str!("../../../shaders/erosion.wgsl")),
     ("drainage", include_str!("../../../shaders/drainage.wgsl")),
     (
+        "depression",
+        include_str!("../../../shaders/depression.wgsl"),
+    ),
+    (
         "fill_by_rule",
         include_str!("../../../shaders/fill_by_rule.wgsl"),
     ),
@@ -376,6 +380,13 @@ pub(crate) struct Pipes {
     pub thermal: Pipe,
     pub upsample_delta: Pipe,
     pub receivers: Pipe,
+    pub budget_add: Pipe,
+    pub fill_init: Pipe,
+    pub fill_relax: Pipe,
+    pub fill_decode: Pipe,
+    pub flat_init: Pipe,
+    pub flat_relax: Pipe,
+    pub flat_receivers: Pipe,
 }
 
 impl Pipes {
@@ -419,6 +430,13 @@ impl Pipes {
             thermal: b.pipe("erosion", "thermal")?,
             upsample_delta: b.pipe("erosion", "upsample_delta")?,
             receivers: b.pipe("drainage", "receivers")?,
+            budget_add: b.pipe("erosion", "budget_add")?,
+            fill_init: b.pipe("depression", "fill_init")?,
+            fill_relax: b.pipe("depression", "fill_relax")?,
+            fill_decode: b.pipe("depression", "fill_decode")?,
+            flat_init: b.pipe("depression", "flat_init")?,
+            flat_relax: b.pipe("depression", "flat_relax")?,
+            flat_receivers: b.pipe("depression", "flat_receivers")?,
         })
     }
 
@@ -463,6 +481,13 @@ impl Pipes {
             &self.thermal,
             &self.upsample_delta,
             &self.receivers,
+            &self.budget_add,
+            &self.fill_init,
+            &self.fill_relax,
+            &self.fill_decode,
+            &self.flat_init,
+            &self.flat_relax,
+            &self.flat_receivers,
         ]
         .iter()
         .map(|p| p.entry.storage.len())

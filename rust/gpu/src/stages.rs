@@ -612,6 +612,7 @@ pub fn fill_by_rule(
 
 // ---- erosion (`erosion.wgsl`, see `crate::erosion`) ------------------------------------------
 
+use crate::depression::DepressionBufs;
 pub use crate::erosion::PassTimes;
 use crate::erosion::{self as ero, ErosionBufs};
 use island_core::erosion::{ErosionReport, ErosionSettings, SedimentBudget, StepParams};
@@ -663,7 +664,7 @@ pub fn resample(g: &[f32], n: usize, m: usize) -> Result<Vec<f32>, GpuError> {
 /// GPU [`island_core::erosion::flow_receivers`].
 pub fn flow_receivers(
     filled: &[f32],
-    parent: &[u32],
+    flat: &[u32],
     n: usize,
     sea: f32,
     heights: &[f32],
@@ -671,7 +672,7 @@ pub fn flow_receivers(
 ) -> Result<Vec<u32>, GpuError> {
     for (f, l) in [
         ("filled", filled.len()),
-        ("parent", parent.len()),
+        ("flat", flat.len()),
         ("heights", heights.len()),
     ] {
         check_len(f, l, n * n)?;
@@ -688,7 +689,7 @@ pub fn flow_receivers(
     };
     with_erosion(n, n, &p, |gpu, rec, b, up| {
         upload(gpu, &b.filled, bytemuck::cast_slice(filled));
-        upload(gpu, &b.parent, bytemuck::cast_slice(parent));
+        upload(gpu, &b.flat, bytemuck::cast_slice(flat));
         upload(gpu, &b.h, bytemuck::cast_slice(heights));
         rec.flow_receivers(b, &u::Erosion { seed, ..up })?;
         read_u32(gpu, rec, &b.rcv, n * n)
@@ -843,36 +844,74 @@ pub fn erode(
 
 // ---- drainage (`drainage.wgsl`) --------------------------------------------------------------
 
-/// GPU [`island_core::drainage::receivers`] (D8 over the filled surface, flats to their flood
-/// parent). The drainage area over them is [`flow_accumulation`] (the same kernel,
+/// GPU [`island_core::drainage::receivers`] (D8 over the filled surface, flats to their
+/// [`flat_routing`] receiver). The drainage area over them is [`flow_accumulation`] (the same kernel,
 /// `island_core::drainage::accumulate`).
 pub fn receivers(
     filled: &[f32],
-    parent: &[u32],
+    flat: &[u32],
     n: usize,
     sea_level: f32,
     heights: &[f32],
 ) -> Result<Vec<u32>, GpuError> {
     for (f, l) in [
         ("filled", filled.len()),
-        ("parent", parent.len()),
+        ("flat", flat.len()),
         ("heights", heights.len()),
     ] {
         check_len(f, l, n * n)?;
     }
     with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
         let fb = gpu.storage_init("filled", bytemuck::cast_slice(filled));
-        let pb = gpu.storage_init("parent", bytemuck::cast_slice(parent));
+        let pb = gpu.storage_init("flat", bytemuck::cast_slice(flat));
         let hb = gpu.storage_init("heights", bytemuck::cast_slice(heights));
         let rb = gpu.storage("rcv", (n * n * 4) as u64);
         let pipes = &rec.gpu.pipes;
         rec.pass(&pipes.receivers)
             .params(&u::Drainage { sea_level })
             .read("filled", &fb)
-            .read("parent", &pb)
+            .read("flat", &pb)
             .read("heights", &hb)
             .write("rcv", &rb)
             .run(crate::ctx::grid2(n))?;
         read_u32(gpu, rec, &rb, n * n)
+    })
+}
+
+/// GPU [`island_core::drainage::depression_fill`] of `heights` (`n²`, sea at or below
+/// `sea_level`): the filled surface and the relaxation dispatches it took.
+pub fn depression_fill(
+    heights: &[f32],
+    n: usize,
+    sea_level: f32,
+) -> Result<(Vec<f32>, u32), GpuError> {
+    check_len("heights", heights.len(), n * n)?;
+    with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
+        let hb = gpu.storage_init("heights", bytemuck::cast_slice(heights));
+        let fb = gpu.storage("filled", (n * n * 4) as u64);
+        let db = DepressionBufs::new(rec, n);
+        let iters = rec.depression_fill(&db, &hb, &fb, sea_level)?;
+        Ok((read_f32(gpu, rec, &fb, n * n)?, iters))
+    })
+}
+
+/// GPU [`island_core::drainage::flat_routing`] of the filled surface `filled` of `heights`
+/// (both `n²`): the receivers of the flat samples ([`island_core::drainage::NONE`]
+/// elsewhere) and the relaxation dispatches it took.
+pub fn flat_routing(
+    filled: &[f32],
+    n: usize,
+    sea_level: f32,
+    heights: &[f32],
+) -> Result<(Vec<u32>, u32), GpuError> {
+    check_len("filled", filled.len(), n * n)?;
+    check_len("heights", heights.len(), n * n)?;
+    with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
+        let hb = gpu.storage_init("heights", bytemuck::cast_slice(heights));
+        let fb = gpu.storage_init("filled", bytemuck::cast_slice(filled));
+        let out = gpu.storage("flat", (n * n * 4) as u64);
+        let db = DepressionBufs::new(rec, n);
+        let iters = rec.flat_routing(&db, &hb, &fb, &out, sea_level)?;
+        Ok((read_u32(gpu, rec, &out, n * n)?, iters))
     })
 }

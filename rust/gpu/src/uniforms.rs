@@ -236,6 +236,14 @@ uniforms! {
         sea_level: f32,
     }
 
+    /// `depression.wgsl`: `depression_fill` and `flat_routing` on an `n × n` grid.
+    struct Depression {
+        /// Samples per side.
+        n: u32,
+        /// Sea level: samples at or below it are outlets.
+        sea: f32,
+    }
+
     /// `fill_by_rule.wgsl`: the brush and its height / slope masks.
     struct Brush {
         layer: u32,

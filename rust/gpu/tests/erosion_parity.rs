@@ -6,8 +6,8 @@
 //! `ISLAND_REQUIRE_GPU=1`).
 
 use island_core::erosion::{
-    self, depression_fill, erosion_plan, flow_accumulation, flow_receivers, stream_power,
-    ErosionSettings, StepParams, THERMAL_PASSES,
+    self, depression_fill, erosion_plan, flat_routing, flow_accumulation, flow_order,
+    flow_receivers, stream_power, ErosionSettings, StepParams, THERMAL_PASSES,
 };
 use island_core::params::IslandParams;
 use island_core::pipeline::raw_heights;
@@ -46,8 +46,9 @@ fn plan(res: u32, seed: u64) -> (Vec<f32>, usize, StepParams) {
 struct StepState {
     h: Vec<f32>,
     filled: Vec<f32>,
-    parent: Vec<u32>,
+    flat: Vec<u32>,
     rcv: Vec<u32>,
+    order: Vec<u32>,
     area: Vec<f32>,
     /// After `stream_power`.
     h_sp: Vec<f32>,
@@ -57,18 +58,21 @@ struct StepState {
 }
 
 fn cpu_step(h: &[f32], n: usize, p: &StepParams, k: u32) -> StepState {
-    let fl = depression_fill(h, n, p.sea);
-    let rcv = flow_receivers(&fl.filled, &fl.parent, n, p.sea, h, p.step_seed(k));
-    let area = flow_accumulation(&fl.order, &rcv, n * n, p.dx * p.dx);
+    let filled = depression_fill(h, n, p.sea);
+    let flat = flat_routing(&filled, n, p.sea, h);
+    let rcv = flow_receivers(&filled, &flat, n, p.sea, h, p.step_seed(k));
+    let order = flow_order(&rcv, n);
+    let area = flow_accumulation(&order, &rcv, n * n, p.dx * p.dx);
     let mut h_sp = h.to_vec();
-    stream_power(&mut h_sp, &fl.order, &rcv, &area, n, p);
+    stream_power(&mut h_sp, &order, &rcv, &area, n, p);
     let mut h_dep = h_sp.clone();
-    let budget = erosion::deposition(&mut h_dep, h, &fl.filled, &fl.order, &rcv, &area, p);
+    let budget = erosion::deposition(&mut h_dep, h, &filled, &order, &rcv, &area, p);
     StepState {
         h: h.to_vec(),
-        filled: fl.filled,
-        parent: fl.parent,
+        filled,
+        flat,
         rcv,
+        order,
         area,
         h_sp,
         h_dep,
@@ -156,7 +160,7 @@ fn erosion_flow_receivers_match() {
             let h = evolved(&h0, n, &p, k);
             let s = cpu_step(&h, n, &p, k);
             let g =
-                stages::flow_receivers(&s.filled, &s.parent, n, p.sea, &h, p.step_seed(k)).unwrap();
+                stages::flow_receivers(&s.filled, &s.flat, n, p.sea, &h, p.step_seed(k)).unwrap();
             let ne = g.iter().zip(&s.rcv).filter(|(a, b)| a != b).count();
             println!(
                 "flow_receivers seed {seed} step {k}: {ne} of {} differ",
@@ -190,8 +194,7 @@ fn erosion_flow_accumulation_is_exact() {
             assert_eq!(ne, 0);
             // The longest chain, from the CPU receivers.
             let mut depth = vec![0u32; n * n];
-            let fl = depression_fill(&h, n, p.sea);
-            for &c in &fl.order {
+            for &c in &s.order {
                 let r = s.rcv[c as usize] as usize;
                 depth[c as usize] = depth[r] + 1;
             }
@@ -420,15 +423,16 @@ fn drainage_receivers_and_accumulation_match() {
         let (mut h, p) = island(513, seed);
         erosion::erode(&mut h, 513, p.spacing(), &ErosionSettings::default(), seed);
         let n = 513;
-        let fl = depression_fill(&h, n, 0.0);
-        let cpu = island_core::drainage::receivers(&fl.filled, &fl.parent, n, 0.0, &h);
-        let g = stages::receivers(&fl.filled, &fl.parent, n, 0.0, &h).unwrap();
+        let filled = depression_fill(&h, n, 0.0);
+        let flat = flat_routing(&filled, n, 0.0, &h);
+        let cpu = island_core::drainage::receivers(&filled, &flat, n, 0.0, &h);
+        let g = stages::receivers(&filled, &flat, n, 0.0, &h).unwrap();
         let ne = g.iter().zip(&cpu).filter(|(a, b)| a != b).count();
         println!("receivers seed {seed}: {ne} of {} differ", n * n);
         assert!(ne * 1000 <= n * n);
         let ca = p.spacing() * p.spacing();
         assert_eq!(ca, 4.0);
-        let area = island_core::drainage::accumulate(&fl.order, &cpu, n * n, ca);
+        let area = island_core::drainage::accumulate(&flow_order(&cpu, n), &cpu, n * n, ca);
         let (ga, iters) = stages::flow_accumulation(&cpu, n, ca).unwrap();
         let (_, ne) = diff(
             &format!("drainage accumulate seed {seed} ({iters} dispatches)"),

@@ -496,6 +496,11 @@ fn coast_river_normals_splat_match() {
 
 /// Splat bytes: every texel sums to 255; at most 0.1% of texels differ by more than 2/255.
 fn splat_report(name: &str, g: &[[u8; 4]], c: &[[u8; 4]]) {
+    splat_report_within(name, g, c, 1);
+}
+
+/// [`splat_report`] allowing `per_mille` ‰ of the texels to differ by more than 2/255.
+fn splat_report_within(name: &str, g: &[[u8; 4]], c: &[[u8; 4]], per_mille: usize) {
     assert!(
         g.iter()
             .all(|t| t.iter().map(|&v| v as u32).sum::<u32>() == 255),
@@ -520,7 +525,7 @@ fn splat_report(name: &str, g: &[[u8; 4]], c: &[[u8; 4]]) {
         .count();
     println!("{name}: {exact} of {} texels identical, max channel difference {maxd}, {over} differ by > 2", g.len());
     assert!(
-        over * 1000 <= g.len(),
+        over * 1000 <= g.len() * per_mille,
         "{name}: {over} texels differ by more than 2"
     );
 }
@@ -552,8 +557,14 @@ fn whole_pipeline_matches_for_every_algorithm() {
                 "{name}: heights max abs error {e:.3e} m (tol {tol:.2e}, {over} of {nn} over), biome index {bdiff} differ, land {:.4} vs {:.4}",
                 g.stats.land_fraction, c.stats.land_fraction
             );
+            // The erosion is chaotic at a few places: where a deposit brings a sample within
+            // an ulp of its filled height, whether it ends on a flat (routed across it) or just
+            // above it (drains to its lowest neighbour) decides a valley's course. A 1-ulp
+            // change of the CPU's own input moves 69 samples (0.10 %) by up to 1.25 m at
+            // 257² seed 0x1234_5678_9abc_def0, the same samples the GPU's ulps move: allow
+            // 0.2 % of the samples.
             assert!(
-                over * 1000 <= nn,
+                over * 500 <= nn,
                 "{name}: {over} heights off by more than {tol} (max {e} at {i})"
             );
             assert!(bdiff * 1000 <= nn, "{name}: {bdiff} biome indices differ");
@@ -564,7 +575,8 @@ fn whole_pipeline_matches_for_every_algorithm() {
                 g.stats.river_count, c.stats.river_count, g.stats.lake_count, c.stats.lake_count
             );
             assert!(wdiff * 200 <= nn, "{name}: {wdiff} water kinds differ");
-            splat_report(&name, &g.splat, &c.splat);
+            // The splat follows the heights: the same 0.2 % (see above).
+            splat_report_within(&name, &g.splat, &c.splat, 2);
             if over == 0 {
                 worst = worst.max(e);
             }

@@ -1,0 +1,164 @@
+//! The depression passes (`shaders/depression.wgsl`): `depression_fill` and `flat_routing`,
+//! the GPU twins of `island_core::drainage`'s functions of the same name, bit-identical (both
+//! are defined without any visiting order; see the shader). Used by the GPU erosion every time
+//! step, so the evolution grid never leaves the GPU.
+
+use crate::ctx::grid2;
+use crate::pipeline::{u32s, Rec};
+use crate::uniforms as u;
+use crate::GpuError;
+
+/// Longest batch of relaxation dispatches between two reads of the counter of changed samples.
+const MAX_BATCH: u32 = 32;
+
+/// Scratch buffers of the depression passes on an `n × n` grid.
+pub(crate) struct DepressionBufs {
+    pub n: usize,
+    /// Fill keys (order-preserving u32 of the heights).
+    key: wgpu::Buffer,
+    /// Class of each sample (flat / drains / outlet).
+    class: wgpu::Buffer,
+    /// Two distances per sample.
+    dist: wgpu::Buffer,
+    /// Samples changed by a relaxation dispatch.
+    changed: wgpu::Buffer,
+    /// `changed` copied out for reading.
+    pending: wgpu::Buffer,
+}
+
+impl DepressionBufs {
+    pub fn new(rec: &Rec, n: usize) -> DepressionBufs {
+        let gpu = rec.gpu;
+        let len = (n * n) as u64;
+        DepressionBufs {
+            n,
+            key: gpu.storage("fill keys", len * 4),
+            class: gpu.storage("flat class", len * 4),
+            dist: gpu.storage("flat distances", len * 8),
+            changed: gpu.storage("relax changed", 4),
+            pending: gpu.storage("relax pending", 4),
+        }
+    }
+
+    fn uniform(&self, sea: f32) -> u::Depression {
+        u::Depression {
+            n: self.n as u32,
+            sea,
+        }
+    }
+}
+
+impl<'g> Rec<'g> {
+    /// Record `relax` until a dispatch changes nothing; the counter is read after 1
+    /// dispatch, then after batches one longer each time (at most [`MAX_BATCH`]): a few
+    /// dispatches usually suffice, and each costs more than a read of the counter.
+    /// Returns the dispatches recorded.
+    fn relax_until_stable(
+        &mut self,
+        b: &DepressionBufs,
+        what: &str,
+        mut relax: impl FnMut(&mut Rec<'g>) -> Result<(), GpuError>,
+    ) -> Result<u32, GpuError> {
+        let len = (b.n * b.n) as u32;
+        let mut done = 0u32;
+        let mut batch = 1;
+        loop {
+            for k in 0..batch {
+                self.ensure_slots(1)?;
+                if k + 1 == batch {
+                    self.enc.clear_buffer(&b.changed, 0, None);
+                }
+                relax(self)?;
+                done += 1;
+            }
+            self.enc
+                .copy_buffer_to_buffer(&b.changed, 0, &b.pending, 0, 4);
+            self.flush()?;
+            let changed = u32s(&self.gpu.read_back(&[(&b.pending, 4)], None)?[0])[0];
+            if changed == 0 {
+                return Ok(done);
+            }
+            // Every dispatch settles at least one more sample for good.
+            if done > len + MAX_BATCH {
+                return Err(GpuError::Wgpu(format!("{what}: no convergence")));
+            }
+            batch = (batch + 1).min(MAX_BATCH);
+        }
+    }
+
+    /// `island_core::drainage::depression_fill` of `h` into `filled` (both `b.n²`, sea at or
+    /// below `sea`); returns the relaxation dispatches it took.
+    pub fn depression_fill(
+        &mut self,
+        b: &DepressionBufs,
+        h: &wgpu::Buffer,
+        filled: &wgpu::Buffer,
+        sea: f32,
+    ) -> Result<u32, GpuError> {
+        let gpu = self.gpu;
+        let p = b.uniform(sea);
+        self.ensure_slots(1)?;
+        self.pass(&gpu.pipes.fill_init)
+            .params(&p)
+            .read("h", h)
+            .write("fill_key", &b.key)
+            .run(grid2(b.n))?;
+        let iters = self.relax_until_stable(b, "depression_fill", |rec| {
+            rec.pass(&gpu.pipes.fill_relax)
+                .params(&p)
+                .read("h", h)
+                .read_write("fill_key", &b.key)
+                .read_write("changed", &b.changed)
+                .run(grid2(b.n))
+        })?;
+        self.ensure_slots(1)?;
+        self.pass(&gpu.pipes.fill_decode)
+            .params(&p)
+            .read("h", h)
+            .read("fill_key", &b.key)
+            .write("filled", filled)
+            .run(grid2(b.n))?;
+        Ok(iters)
+    }
+
+    /// `island_core::drainage::flat_routing` of the filled surface `filled` of `h` into `flat`
+    /// (all `b.n²`); returns the relaxation dispatches it took.
+    pub fn flat_routing(
+        &mut self,
+        b: &DepressionBufs,
+        h: &wgpu::Buffer,
+        filled: &wgpu::Buffer,
+        flat: &wgpu::Buffer,
+        sea: f32,
+    ) -> Result<u32, GpuError> {
+        let gpu = self.gpu;
+        let p = b.uniform(sea);
+        self.ensure_slots(1)?;
+        self.pass(&gpu.pipes.flat_init)
+            .params(&p)
+            .read("h", h)
+            .read("filled", filled)
+            .write("class_of", &b.class)
+            .write("dist", &b.dist)
+            .write("flat", flat)
+            .run(grid2(b.n))?;
+        let iters = self.relax_until_stable(b, "flat_routing", |rec| {
+            rec.pass(&gpu.pipes.flat_relax)
+                .params(&p)
+                .read("filled", filled)
+                .read("class_of", &b.class)
+                .read_write("dist", &b.dist)
+                .read_write("changed", &b.changed)
+                .run(grid2(b.n))
+        })?;
+        self.ensure_slots(1)?;
+        self.pass(&gpu.pipes.flat_receivers)
+            .params(&p)
+            .read("filled", filled)
+            .read("class_of", &b.class)
+            .read("dist", &b.dist)
+            .write("flat", flat)
+            .run(grid2(b.n))?;
+        Ok(iters)
+    }
+}

@@ -1,0 +1,350 @@
+// Mirrors island_core::drainage::{depression_fill, flat_routing} on a grid of P.n samples per
+// side (the full grid for the drainage, the evolution grid for the erosion). Both are defined
+// without any visiting order, so these parallel relaxations give the CPU's exact bits:
+// * depression_fill: filled(c) = max(h(c), min over the neighbours of filled(n)), outlets (sea:
+//   at or below P.sea; the map border) fixed, relaxed from +∞ down to the greatest solution
+//   (Planchon & Darboux 2001). Heights are compared as order-preserving u32 keys (the CPU's
+//   Priority-Flood key) so that atomicMin applies an update; sea samples count as the lowest
+//   key. Values are only ever copied (min / max), never computed: bit-identical.
+// * flat_routing: integer breadth-first distances on the flats of the filled surface, `lo`
+//   (steps to the flat's way out) and `hi` (steps from higher ground), relaxed as shortest
+//   paths: the unique fixed point, whatever the order. Then each flat sample drains to its
+//   equal-height neighbour of least 2·lo − hi (non-flat neighbours first, ties to the smallest
+//   neighbour index).
+// The relaxation passes iterate FILL_LOCAL_ITERS times inside their workgroup's tile (kept in
+// workgroup memory, with a one-sample halo read at the start) before writing back, so a
+// dispatch carries a value up to a tile across; tiles with nothing left to change (no flat
+// sample; every land sample filled to its own height) skip the iterations. `changed[0]`
+// counts the samples a dispatch changed (0: converged).
+@group(0) @binding(1) var<uniform> P: Depression;
+@group(0) @binding(2) var<storage, read> h: array<f32>;
+@group(0) @binding(3) var<storage, read_write> fill_key: array<atomic<u32>>;
+@group(0) @binding(4) var<storage, read_write> filled: array<f32>;
+@group(0) @binding(5) var<storage, read_write> class_of: array<u32>;
+// lo at 2·i, hi at 2·i + 1.
+@group(0) @binding(6) var<storage, read_write> dist: array<atomic<u32>>;
+@group(0) @binding(7) var<storage, read_write> flat: array<u32>;
+@group(0) @binding(8) var<storage, read_write> changed: array<atomic<u32>>;
+
+// island_core::drainage::NONE; also "not reached" for distances and +∞ for fill keys.
+const DEP_NONE: u32 = 0xffffffffu;
+const CLASS_FLAT: u32 = 1u;
+const CLASS_DRAIN: u32 = 2u;
+const CLASS_OUTLET: u32 = 3u;
+// Local iterations per dispatch of the relaxation passes.
+const FILL_LOCAL_ITERS: u32 = 16u;
+// Side of a tile with its halo.
+const HALO_SIDE: u32 = 18u;
+const HALO_LEN: u32 = 324u;
+
+var<workgroup> t_key: array<u32, 324>;
+var<workgroup> t_lo: array<u32, 324>;
+var<workgroup> t_hi: array<u32, 324>;
+var<workgroup> t_f: array<f32, 324>;
+// Samples of the tile that may still change; the tile skips its iterations when there are
+// none (the same answer for the whole workgroup, so the barriers stay uniform).
+var<workgroup> t_open: atomic<u32>;
+
+// Outlet: sea (at or below P.sea, or NaN) or the map border.
+fn dep_outlet(i: u32) -> bool {
+    let x = i % P.n;
+    let z = i / P.n;
+    return !(h[i] > P.sea) || x == 0u || z == 0u || x + 1u == P.n || z + 1u == P.n;
+}
+
+// Order-preserving key of a height (island_core::drainage's flood key, high half).
+fn order_key(v: f32) -> u32 {
+    let b = bitcast<u32>(v);
+    if ((b & 0x80000000u) != 0u) {
+        return ~b;
+    }
+    return b | 0x80000000u;
+}
+
+fn from_key(k: u32) -> f32 {
+    if ((k & 0x80000000u) != 0u) {
+        return bitcast<f32>(k & 0x7fffffffu);
+    }
+    return bitcast<f32>(~k);
+}
+
+// Neighbour k (0..9, 4 the sample itself) of sample (x, z), -1 off the grid.
+fn dep_neighbour(x: u32, z: u32, k: u32) -> i32 {
+    let a = i32(x) + i32(k % 3u) - 1;
+    let b = i32(z) + i32(k / 3u) - 1;
+    if (a < 0 || b < 0 || a >= i32(P.n) || b >= i32(P.n)) {
+        return -1;
+    }
+    return b * i32(P.n) + a;
+}
+
+// Grid index of halo-tile entry t of workgroup `wid`, -1 off the grid.
+fn halo_index(wid: vec3<u32>, t: u32) -> i32 {
+    let x = i32(wid.x * GRID_TILE + t % HALO_SIDE) - 1;
+    let z = i32(wid.y * GRID_TILE + t / HALO_SIDE) - 1;
+    if (x < 0 || z < 0 || x >= i32(P.n) || z >= i32(P.n)) {
+        return -1;
+    }
+    return z * i32(P.n) + x;
+}
+
+// Offset of neighbour k inside the halo tile.
+fn halo_offset(k: u32) -> i32 {
+    return (i32(k / 3u) - 1) * i32(HALO_SIDE) + i32(k % 3u) - 1;
+}
+
+// Distance + 1, saturating at "not reached".
+fn step_dist(d: u32) -> u32 {
+    return select(d + 1u, DEP_NONE, d == DEP_NONE);
+}
+
+// depression_fill, start: outlets at their height (sea lowest), the rest +∞.
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
+fn fill_init(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= P.n || gid.y >= P.n) {
+        return;
+    }
+    let i = gid.y * P.n + gid.x;
+    var k = DEP_NONE;
+    if (!(h[i] > P.sea)) {
+        k = 0u;
+    } else if (dep_outlet(i)) {
+        k = order_key(h[i]);
+    }
+    atomicStore(&fill_key[i], k);
+}
+
+// depression_fill, one relaxation dispatch (in place).
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
+fn fill_relax(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(local_invocation_id) lid: vec3<u32>,
+    @builtin(workgroup_id) wid: vec3<u32>,
+) {
+    for (var t = lid.y * GRID_TILE + lid.x; t < HALO_LEN; t += GRID_TILE * GRID_TILE) {
+        let j = halo_index(wid, t);
+        var k = DEP_NONE;
+        if (j >= 0) {
+            k = atomicLoad(&fill_key[u32(j)]);
+        }
+        t_key[t] = k;
+    }
+    workgroupBarrier();
+    let me = i32((lid.y + 1u) * HALO_SIDE + lid.x + 1u);
+    let i = gid.y * P.n + gid.x;
+    var live = false;
+    var hk = 0u;
+    if (gid.x < P.n && gid.y < P.n) {
+        live = !dep_outlet(i);
+        hk = order_key(h[i]);
+    }
+    let start = t_key[me];
+    // A sample at its own height (filled = h) is final.
+    if (live && start != hk) {
+        atomicAdd(&t_open, 1u);
+    }
+    if (workgroupUniformLoad(&t_open) == 0u) {
+        return;
+    }
+    for (var it = 0u; it < FILL_LOCAL_ITERS; it++) {
+        var m = DEP_NONE;
+        if (live) {
+            for (var k = 0u; k < 9u; k++) {
+                if (k != 4u) {
+                    m = min(m, t_key[me + halo_offset(k)]);
+                }
+            }
+        }
+        workgroupBarrier();
+        if (live) {
+            t_key[me] = min(t_key[me], max(hk, m));
+        }
+        workgroupBarrier();
+    }
+    let v = t_key[me];
+    if (live && v < start) {
+        atomicMin(&fill_key[i], v);
+        atomicAdd(&changed[0], 1u);
+    }
+}
+
+// depression_fill, end: the filled heights (sea samples keep theirs, NaN included).
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
+fn fill_decode(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= P.n || gid.y >= P.n) {
+        return;
+    }
+    let i = gid.y * P.n + gid.x;
+    if (!(h[i] > P.sea)) {
+        filled[i] = h[i];
+    } else {
+        filled[i] = from_key(atomicLoad(&fill_key[i]));
+    }
+}
+
+// flat_routing, start: the class of each sample, the receivers of samples that spill into an
+// outlet at their height, and the distances' seeds (lo 0 on non-flat samples; hi 1 on flat
+// samples next to higher ground).
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
+fn flat_init(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= P.n || gid.y >= P.n) {
+        return;
+    }
+    let i = gid.y * P.n + gid.x;
+    flat[i] = DEP_NONE;
+    if (dep_outlet(i)) {
+        class_of[i] = CLASS_OUTLET;
+        atomicStore(&dist[2u * i], DEP_NONE);
+        atomicStore(&dist[2u * i + 1u], DEP_NONE);
+        return;
+    }
+    let hc = filled[i];
+    var lower = false;
+    var higher = false;
+    var spill = DEP_NONE;
+    for (var k = 0u; k < 9u; k++) {
+        if (k == 4u) {
+            continue;
+        }
+        let jj = dep_neighbour(gid.x, gid.y, k);
+        if (jj < 0) {
+            continue;
+        }
+        let j = u32(jj);
+        let hj = filled[j];
+        lower = lower || hj < hc;
+        higher = higher || hj > hc;
+        if (spill == DEP_NONE && !(hj > hc) && dep_outlet(j)) {
+            spill = j;
+        }
+    }
+    if (lower || spill != DEP_NONE) {
+        class_of[i] = CLASS_DRAIN;
+        if (!lower) {
+            flat[i] = spill;
+        }
+        atomicStore(&dist[2u * i], 0u);
+        atomicStore(&dist[2u * i + 1u], DEP_NONE);
+    } else {
+        class_of[i] = CLASS_FLAT;
+        atomicStore(&dist[2u * i], DEP_NONE);
+        atomicStore(&dist[2u * i + 1u], select(DEP_NONE, 1u, higher));
+    }
+}
+
+// flat_routing, one relaxation dispatch of both distances (in place): on flat samples,
+// d ← min(d, 1 + min over the equal-height neighbours).
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
+fn flat_relax(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(local_invocation_id) lid: vec3<u32>,
+    @builtin(workgroup_id) wid: vec3<u32>,
+) {
+    for (var t = lid.y * GRID_TILE + lid.x; t < HALO_LEN; t += GRID_TILE * GRID_TILE) {
+        let j = halo_index(wid, t);
+        var lo = DEP_NONE;
+        var hi = DEP_NONE;
+        var f = 0.0f;
+        if (j >= 0) {
+            lo = atomicLoad(&dist[2u * u32(j)]);
+            hi = atomicLoad(&dist[2u * u32(j) + 1u]);
+            f = filled[u32(j)];
+        }
+        t_lo[t] = lo;
+        t_hi[t] = hi;
+        t_f[t] = f;
+    }
+    workgroupBarrier();
+    let me = i32((lid.y + 1u) * HALO_SIDE + lid.x + 1u);
+    let i = gid.y * P.n + gid.x;
+    var live = false;
+    if (gid.x < P.n && gid.y < P.n) {
+        live = class_of[i] == CLASS_FLAT;
+    }
+    let lo0 = t_lo[me];
+    let hi0 = t_hi[me];
+    let hc = t_f[me];
+    if (live) {
+        atomicAdd(&t_open, 1u);
+    }
+    if (workgroupUniformLoad(&t_open) == 0u) {
+        return;
+    }
+    // Off-grid halo entries are "not reached": they never lower a distance.
+    for (var it = 0u; it < FILL_LOCAL_ITERS; it++) {
+        var ml = DEP_NONE;
+        var mh = DEP_NONE;
+        if (live) {
+            for (var k = 0u; k < 9u; k++) {
+                if (k == 4u) {
+                    continue;
+                }
+                let t = me + halo_offset(k);
+                if (t_f[t] == hc) {
+                    ml = min(ml, t_lo[t]);
+                    mh = min(mh, t_hi[t]);
+                }
+            }
+        }
+        workgroupBarrier();
+        if (live) {
+            t_lo[me] = min(t_lo[me], step_dist(ml));
+            t_hi[me] = min(t_hi[me], step_dist(mh));
+        }
+        workgroupBarrier();
+    }
+    if (live && (t_lo[me] < lo0 || t_hi[me] < hi0)) {
+        atomicMin(&dist[2u * i], t_lo[me]);
+        atomicMin(&dist[2u * i + 1u], t_hi[me]);
+        atomicAdd(&changed[0], 1u);
+    }
+}
+
+// 2·lo − hi of a flat sample ("not reached" counts as 0, as on the CPU).
+fn flat_key(i: u32) -> i32 {
+    let lo = atomicLoad(&dist[2u * i]);
+    let hi = atomicLoad(&dist[2u * i + 1u]);
+    return 2 * i32(select(lo, 0u, lo == DEP_NONE)) - i32(select(hi, 0u, hi == DEP_NONE));
+}
+
+// flat_routing, end: each flat sample's receiver.
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
+fn flat_receivers(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= P.n || gid.y >= P.n) {
+        return;
+    }
+    let i = gid.y * P.n + gid.x;
+    if (class_of[i] != CLASS_FLAT) {
+        return;
+    }
+    let hc = filled[i];
+    var best = DEP_NONE;
+    var best_k = flat_key(i);
+    for (var k = 0u; k < 9u; k++) {
+        if (k == 4u) {
+            continue;
+        }
+        let jj = dep_neighbour(gid.x, gid.y, k);
+        if (jj < 0) {
+            continue;
+        }
+        let j = u32(jj);
+        if (filled[j] != hc) {
+            continue;
+        }
+        var kj: i32;
+        let c = class_of[j];
+        if (c == CLASS_FLAT) {
+            kj = flat_key(j);
+        } else if (c == CLASS_DRAIN) {
+            kj = -2147483647 - 1;
+        } else {
+            continue;
+        }
+        if (kj < best_k) {
+            best_k = kj;
+            best = j;
+        }
+    }
+    flat[i] = best;
+}
