@@ -1,4 +1,4 @@
-//! `cargo xtask bench [--res 1025,4097] [--reps 15,3] [--only a,b] [--write FILE.md] [--no-python] [--no-godot] [--no-scene]`
+//! `cargo xtask bench [--res 1025,4097] [--reps 15,3] [--only a,b] [--write FILE.md] [--no-python] [--no-godot] [--no-scene] [--no-flyover]`
 //!
 //! Builds the `bench_table` example of `island_core` in release, runs it (every stage on its own,
 //! the whole default pipeline with its per-stage split, and the `noise` crate's `Fbm<Perlin>`),
@@ -19,7 +19,7 @@
 //! (`godot_project/bench/scatter_bench.gd`): placement of the demo's five layers at 1025², the
 //! worst frame of the node while the scatter MultiMeshes build after `regenerate_async`, and a
 //! rendered fly-over of the demo scene with visibility ranges (under Xvfb with lavapipe when there
-//! is no display; 60 frames).
+//! is no display; 60 frames; `--no-flyover` skips it: on lavapipe it takes minutes).
 //!
 //! Prints one markdown table (machine in the header) and a goal check; `--write` also saves it
 //! (between `<!-- bench:begin -->` / `<!-- bench:end -->` markers when the file already has them,
@@ -49,6 +49,8 @@ struct Options {
     python: bool,
     godot: bool,
     scene: bool,
+    /// The rendered scatter fly-over of the demo (minutes on lavapipe).
+    flyover: bool,
 }
 
 fn parse_list(s: &str) -> Result<Vec<usize>, String> {
@@ -70,6 +72,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         python: true,
         godot: true,
         scene: true,
+        flyover: true,
     };
     let mut i = 0;
     while i < args.len() {
@@ -97,8 +100,9 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             "--no-python" => o.python = false,
             "--no-godot" => o.godot = false,
             "--no-scene" => o.scene = false,
+            "--no-flyover" => o.flyover = false,
             "-h" | "--help" => {
-                return Err("usage: cargo xtask bench [--res 1025,4097] [--reps 15,3] [--only a,b] [--write docs/benchmarks.md] [--no-python] [--no-godot] [--no-scene]".into())
+                return Err("usage: cargo xtask bench [--res 1025,4097] [--reps 15,3] [--only a,b] [--write docs/benchmarks.md] [--no-python] [--no-godot] [--no-scene] [--no-flyover]".into())
             }
             other => return Err(format!("unknown argument `{other}` (try --help)")),
         }
@@ -476,6 +480,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "xtask bench: scene regenerate() and LOD fly-over in Godot (dev-profile extension) ..."
         );
         match run_scene(&root, &tmp, &mut scene) {
+            Ok(()) if !o.flyover => notes.push("Scatter fly-over skipped (--no-flyover).".into()),
             Ok(()) => {
                 eprintln!("xtask bench: scatter fly-over over the demo, rendered (lavapipe without a display) ...");
                 if let Err(e) = run_scatter_flyover(&root, &mut scene) {
