@@ -162,6 +162,8 @@ func _flyover_frame() -> bool:
 	var now := Time.get_ticks_usec()
 	if _frame > 8:
 		_times.append((now - _last_us) / 1000.0)
+		if _times[_times.size() - 1] > 5000.0:
+			printerr("scatter_bench: slow frame %d: %.0f ms at %s" % [_frame, _times[_times.size() - 1], _cam.global_position])
 		if _times.size() % 10 == 0:
 			printerr("scatter_bench: %d frames, last %.0f ms" % [_times.size(), _times[_times.size() - 1]])
 	_last_us = now
