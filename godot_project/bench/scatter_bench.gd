@@ -57,18 +57,25 @@ func _demo_layers() -> Array[ScatterLayer]:
 	return out
 
 
+## A 1024 m island of `res`² samples in chunks of `chunk` with the demo's layers, no sea, not
+## generated yet, in the tree.
+func _new_island(res: int, chunk: int) -> ProceduralIsland:
+	var isl := ProceduralIsland.new()
+	isl.resolution = res
+	isl.chunk_size = chunk
+	isl.world_size = 1024.0
+	isl.sea_enabled = false
+	isl.generate_on_ready = false
+	isl.scatter_layers = _demo_layers()
+	root.add_child(isl)
+	return isl
+
+
 func _run_place() -> void:
 	var res := _arg(1, 1025)
 	var chunk := _arg(2, 64)
 	var reps := _arg(3, 5)
-	_isl = ProceduralIsland.new()
-	_isl.resolution = res
-	_isl.chunk_size = chunk
-	_isl.world_size = 1024.0
-	_isl.sea_enabled = false
-	_isl.generate_on_ready = false
-	_isl.scatter_layers = _demo_layers()
-	root.add_child(_isl)
+	_isl = _new_island(res, chunk)
 	var ms := PackedFloat64Array()
 	var count := 0
 	for r in reps:
@@ -83,14 +90,7 @@ func _run_place() -> void:
 	# A fresh node for the background build, so that its scatter counts are 0 until the placement
 	# arrives (the scatter phase).
 	_isl.queue_free()
-	_isl = ProceduralIsland.new()
-	_isl.resolution = res
-	_isl.chunk_size = chunk
-	_isl.world_size = 1024.0
-	_isl.sea_enabled = false
-	_isl.generate_on_ready = false
-	_isl.scatter_layers = _demo_layers()
-	root.add_child(_isl)
+	_isl = _new_island(res, chunk)
 	_isl.generation_finished.connect(_on_async_done)
 	_isl.regenerate_async()
 	_phase = 1

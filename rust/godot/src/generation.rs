@@ -8,6 +8,7 @@
 
 use crate::chunk_data::ChunkData;
 use crate::chunk_pool::ChunkPool;
+use crate::frame_watch::{budget_ms as budget_ms_of, JobCost};
 use crate::worker::{finish_job, JobError, Polled as WorkerPolled, Prepared, Request, Worker};
 use godot::classes::Node3D;
 use godot::prelude::*;
@@ -28,9 +29,9 @@ pub struct Build {
     pub build_ms: f64,
     /// `surfaces.fast` / `surfaces.slow` when the build started.
     pub surfaces0: (u64, u64),
-    /// Running estimate of one chunk's main-thread milliseconds (mesh, collider, water), so a
-    /// frame stops before a chunk would take it past its budget.
-    pub est_chunk_ms: f64,
+    /// Running estimate of one chunk's main-thread cost (mesh, collider, water), so a frame
+    /// stops before a chunk would take it past its budget.
+    pub est_chunk: JobCost,
 }
 
 /// What [`GenerationJob::poll`] found.
@@ -65,8 +66,8 @@ pub struct GenerationJob {
     /// See [`Self::serial`].
     serial: u64,
     /// The chunk cost estimate a finished build ended with: the next build's first frame starts
-    /// from it instead of knowing nothing (milliseconds; 0 before the first build).
-    chunk_ms_hint: f64,
+    /// from it instead of knowing nothing (0 before the first build).
+    chunk_cost_hint: JobCost,
 }
 
 impl GenerationJob {
@@ -162,7 +163,7 @@ impl GenerationJob {
             next: 0,
             build_ms: 0.0,
             surfaces0,
-            est_chunk_ms: self.chunk_ms_hint,
+            est_chunk: self.chunk_cost_hint,
         });
     }
 
@@ -188,20 +189,16 @@ impl GenerationJob {
             return Step::Idle;
         };
         if b.next >= b.prep.chunks.len() {
-            self.chunk_ms_hint = b.est_chunk_ms;
+            self.chunk_cost_hint = b.est_chunk;
             return Step::Finished(b);
         }
         // NaN and negative: one chunk per frame; infinite or huge: everything now.
-        let budget = if budget_ms.is_nan() {
-            0.0
-        } else {
-            budget_ms.max(0.0) as f64
-        };
+        let budget = budget_ms_of(budget_ms);
         let t = Instant::now();
         let mut done = 0usize;
         while b.next < b.prep.chunks.len() {
             let elapsed = t.elapsed().as_secs_f64() * 1e3;
-            if done > 0 && elapsed + 2.0 * b.est_chunk_ms > budget {
+            if done > 0 && !b.est_chunk.fits(elapsed, budget) {
                 break;
             }
             let i = b.next;
@@ -214,11 +211,7 @@ impl GenerationJob {
             per_chunk(parent, i, &b.prep.island);
             b.next += 1;
             done += 1;
-            let ms = c.elapsed().as_secs_f64() * 1e3;
-            // A decaying maximum: rises at once, falls 5 % per chunk, so the dearer chunks (coast,
-            // water) that come in runs keep the next frames careful; the check above keeps a
-            // margin of one more estimate for a chunk dearer still.
-            b.est_chunk_ms = ms.max(0.95 * b.est_chunk_ms);
+            b.est_chunk.record(c.elapsed().as_secs_f64() * 1e3);
         }
         b.build_ms += t.elapsed().as_secs_f64() * 1e3;
         let f = CORE_SHARE + (1.0 - CORE_SHARE) * b.next as f64 / b.prep.chunks.len() as f64;
@@ -263,7 +256,7 @@ pub fn build_all(pool: &mut ChunkPool, parent: &mut Gd<Node3D>, mut prep: Box<Pr
         prep,
         build_ms: t.elapsed().as_secs_f64() * 1e3,
         surfaces0,
-        est_chunk_ms: 0.0,
+        est_chunk: JobCost::default(),
     }
 }
 
@@ -400,6 +393,6 @@ pub fn build_streaming(
         next: count,
         build_ms: build.as_secs_f64() * 1e3,
         surfaces0,
-        est_chunk_ms: 0.0,
+        est_chunk: JobCost::default(),
     })
 }

@@ -10,6 +10,7 @@
 //! ([`ScatterNodes::watch`]): a frame without a change reads no layer property; a changed layer
 //! is re-placed alone, chunk by chunk.
 
+use crate::frame_watch::{budget_ms as budget_ms_of, JobCost};
 use crate::scatter_layer::ScatterLayer;
 use godot::classes::base_material_3d::Flags;
 use godot::classes::geometry_instance_3d::{ShadowCastingSetting, VisibilityRangeFadeMode};
@@ -203,9 +204,9 @@ pub struct ScatterNodes {
     /// the last [`Self::take_worst_frame_ms`].
     pub frame_ms: f64,
     worst_frame_ms: f64,
-    /// Running estimate of one chunk job's milliseconds: a frame does not start a job that
-    /// would take it past its budget (rises at once, decays slowly).
-    est_job_ms: f64,
+    /// Running estimate of one chunk job's cost: a frame does not start a job that would take it
+    /// past its budget.
+    est_job: JobCost,
     /// Main-thread CPU time of the worst [`Self::continue_build`] call, milliseconds (wall time
     /// minus the time the OS gave to other processes).
     pub worst_frame_cpu_ms: f64,
@@ -423,7 +424,7 @@ impl ScatterNodes {
         }
         let left = budget_ms as f64 - t.elapsed().as_secs_f64() * 1e3;
         // The set-up took this frame's budget: the first chunks wait for the next frame.
-        if !(set_up && left < self.est_job_ms) {
+        if !(set_up && left < self.est_job.ms()) {
             self.run_queue(parent, island, left as f32);
         }
         let call_ms = t.elapsed().as_secs_f64() * 1e3;
@@ -583,16 +584,16 @@ impl ScatterNodes {
         }
         let t = Instant::now();
         // NaN and negative: one job per frame; infinite: everything now.
-        let budget_ms = if budget_ms.is_nan() {
-            0.0
-        } else {
-            budget_ms.max(0.0) as f64
-        };
+        let budget_ms = budget_ms_of(budget_ms);
         let seed = self.seed;
         let mut looks: Vec<Option<Option<Look>>> = Vec::new();
         let mut done = 0usize;
         while !self.queue.is_empty() {
-            if done > 0 && t.elapsed().as_secs_f64() * 1e3 + 2.0 * self.est_job_ms > budget_ms {
+            if done > 0
+                && !self
+                    .est_job
+                    .fits(t.elapsed().as_secs_f64() * 1e3, budget_ms)
+            {
                 break;
             }
             let job_start = Instant::now();
@@ -644,8 +645,7 @@ impl ScatterNodes {
                 layer.build_chunk(parent, job.layer, job.chunk, look);
             }
             done += 1;
-            let ms = job_start.elapsed().as_secs_f64() * 1e3;
-            self.est_job_ms = ms.max(0.95 * self.est_job_ms);
+            self.est_job.record(job_start.elapsed().as_secs_f64() * 1e3);
         }
         self.frame_ms = t.elapsed().as_secs_f64() * 1e3;
         self.worst_frame_ms = self.worst_frame_ms.max(self.frame_ms);
