@@ -147,6 +147,11 @@ func _start_flyover() -> void:
 		_length += _path[i].distance_to(_path[i + 1])
 
 
+## Pipeline compilations Godot has made so far (draw-time ones stall the frame).
+func _compilations() -> String:
+	return "draw %d, specialization %d, surface %d, mesh %d" % [Performance.get_monitor(Performance.PIPELINE_COMPILATIONS_DRAW), Performance.get_monitor(Performance.PIPELINE_COMPILATIONS_SPECIALIZATION), Performance.get_monitor(Performance.PIPELINE_COMPILATIONS_SURFACE), Performance.get_monitor(Performance.PIPELINE_COMPILATIONS_MESH)]
+
+
 func _point_at(dist: float) -> Vector3:
 	var d := dist
 	for i in _path.size() - 1:
@@ -162,10 +167,12 @@ func _flyover_frame() -> bool:
 	var now := Time.get_ticks_usec()
 	if _frame > 8:
 		_times.append((now - _last_us) / 1000.0)
+		if OS.get_environment("SCATTER_BENCH_TRACE") != "":
+			printerr("scatter_bench: frame %d: %.0f ms at %s: objects %d, primitives %d, draw calls %d; %s" % [_frame, _times[_times.size() - 1], _cam.global_position, RenderingServer.get_rendering_info(RenderingServer.RENDERING_INFO_TOTAL_OBJECTS_IN_FRAME), RenderingServer.get_rendering_info(RenderingServer.RENDERING_INFO_TOTAL_PRIMITIVES_IN_FRAME), RenderingServer.get_rendering_info(RenderingServer.RENDERING_INFO_TOTAL_DRAW_CALLS_IN_FRAME), _compilations()])
 		if _times[_times.size() - 1] > 5000.0:
-			printerr("scatter_bench: slow frame %d: %.0f ms at %s" % [_frame, _times[_times.size() - 1], _cam.global_position])
+			printerr("scatter_bench: slow frame %d: %.0f ms at %s; pipeline compilations so far: %s" % [_frame, _times[_times.size() - 1], _cam.global_position, _compilations()])
 		if _times.size() % 10 == 0:
-			printerr("scatter_bench: %d frames, last %.0f ms" % [_times.size(), _times[_times.size() - 1]])
+			printerr("scatter_bench: %d frames, last %.0f ms; compilations %s" % [_times.size(), _times[_times.size() - 1], _compilations()])
 	_last_us = now
 	var k := maxi(0, _frame - 8)
 	var p := _point_at(_length * k / _frames)

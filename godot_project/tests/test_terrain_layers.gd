@@ -123,6 +123,44 @@ func test_a_layer_change_updates_the_material() -> void:
 	check_eq(m.get_shader_parameter("layer_albedo_slot"), PackedInt32Array([-1, -1, -1, -1, -1, -1, -1, -1]), "texture removed")
 
 
+func test_layer_textures_are_sampled_only_when_a_layer_has_one() -> void:
+	var file_code: String = load("res://addons/procedural_island/terrain.gdshader").code
+	var plain_code := file_code.replace("shader_type spatial;\n", "shader_type spatial;\n#define TERRAIN_NO_LAYER_TEXTURES\n")
+	check(plain_code != file_code and file_code.contains("#ifdef TERRAIN_NO_LAYER_TEXTURES"), "the addon shader has the define's switch")
+	var isl := _island(65, 32)
+	var m := _material(isl)
+	check_eq(m.shader.code, plain_code, "no layers: drawn without layer textures")
+	var splat: Texture2D = m.get_shader_parameter("splat_map_0")
+	check(splat != null, "splat map set")
+	# A layer with a tint only: still nothing to sample.
+	var sand := TerrainLayer.new()
+	sand.tint = Color(1.0, 0.5, 0.5)
+	isl.terrain_layers = [sand]
+	await wait_frames(2)
+	check_eq(m.shader.code, plain_code, "a tint needs no textures")
+	check_eq(m.get_shader_parameter("terrain_layers_enabled"), true, "the tint is applied")
+	# A texture: the shader file itself; every parameter stays on the material.
+	sand.albedo_texture = _texture(16, 16, Image.FORMAT_RGBA8, Color.YELLOW)
+	await wait_frames(2)
+	check_eq(_material(isl), m, "the same material")
+	check_eq(m.shader.code, file_code, "a texture: drawn with the layer textures")
+	check(m.get_shader_parameter("layer_albedo_textures") != null, "texture array set")
+	check_eq(m.get_shader_parameter("splat_map_0"), splat, "splat map kept across the switch")
+	check_eq((m.get_shader_parameter("layer_tint") as PackedColorArray)[0], Color(1.0, 0.5, 0.5), "tint kept across the switch")
+	# Texture removed: back to the build without them, parameters kept.
+	sand.albedo_texture = null
+	await wait_frames(2)
+	check_eq(m.shader.code, plain_code, "texture removed: drawn without layer textures again")
+	check_eq(m.get_shader_parameter("splat_map_0"), splat, "splat map kept")
+	# A user material is never switched.
+	var user := ShaderMaterial.new()
+	user.shader = load("res://addons/procedural_island/terrain.gdshader")
+	var isl2 := _island(65, 32, {"terrain_material": user})
+	isl2.terrain_layers = [sand]
+	await wait_frames(2)
+	check_eq(_material(isl2).shader.code, file_code, "a user's terrain_material keeps its shader")
+
+
 func test_unreadable_texture_is_reported() -> void:
 	var l := TerrainLayer.new()
 	var ph := PlaceholderTexture2D.new()

@@ -1,6 +1,12 @@
 //! The chunks' material: the user's `terrain_material`, or the built-in splat shader
 //! (`res://addons/procedural_island/terrain.gdshader`, or the copy compiled into the library
 //! when the addon file cannot be loaded), created once per node.
+//!
+//! The built-in material switches between two builds of that one shader file: while no
+//! `TerrainLayer` has a texture it draws with a copy that has `#define TERRAIN_NO_LAYER_TEXTURES`
+//! after its `shader_type` line (never samples the layer texture arrays: the same picture with
+//! less work), and with the file itself once a layer has a texture. Both declare the same
+//! uniforms, so the parameters stay on the material across the switch.
 
 use godot::classes::{Material, ResourceLoader, Shader, ShaderMaterial};
 use godot::prelude::*;
@@ -10,11 +16,44 @@ const SHADER_PATH: &str = "res://addons/procedural_island/terrain.gdshader";
 /// Built-in copy of the terrain shader, used when the addon file cannot be loaded.
 const SHADER_CODE: &str = include_str!("../../../shaders/terrain.gdshader");
 
+/// The define that leaves the layer textures out of the terrain shader.
+pub const NO_LAYER_TEXTURES: &str = "#define TERRAIN_NO_LAYER_TEXTURES";
+
+/// `code` with [`NO_LAYER_TEXTURES`] after its `shader_type` line (unchanged when it has none:
+/// such a shader would not compile anyway).
+pub fn without_layer_textures(code: &str) -> String {
+    // Byte offset of the end of the first line that starts with `shader_type`.
+    let mut at = 0;
+    let mut end = None;
+    for line in code.split_inclusive('\n') {
+        at += line.len();
+        if line.trim_start().starts_with("shader_type") {
+            end = Some(at);
+            break;
+        }
+    }
+    let Some(end) = end else {
+        return code.to_string();
+    };
+    let mut out = String::with_capacity(code.len() + NO_LAYER_TEXTURES.len() + 2);
+    out.push_str(&code[..end]);
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(NO_LAYER_TEXTURES);
+    out.push('\n');
+    out.push_str(&code[end..]);
+    out
+}
+
 /// The node's material state.
 #[derive(Default)]
 pub struct TerrainMaterial {
     /// The built-in splat material (created on first use).
     default: Option<Gd<ShaderMaterial>>,
+    /// The two builds of the built-in shader: (with layer textures, without), made with the
+    /// material.
+    shaders: Option<(Gd<Shader>, Gd<Shader>)>,
     /// `terrain_material` currently assigned to the chunks (instance id, or None for the
     /// default); None before the first assignment.
     applied: Option<Option<InstanceId>>,
@@ -45,10 +84,30 @@ impl TerrainMaterial {
         if let Some(m) = user {
             return m.clone();
         }
-        self.default
-            .get_or_insert_with(|| builtin_shader_material(SHADER_PATH, SHADER_CODE))
-            .clone()
-            .upcast()
+        if self.default.is_none() {
+            let mut m = builtin_shader_material(SHADER_PATH, SHADER_CODE);
+            if let Some(textured) = m.get_shader() {
+                let mut plain = Shader::new_gd();
+                plain.set_code(&without_layer_textures(&textured.get_code().to_string()));
+                m.set_shader(&plain);
+                self.shaders = Some((textured, plain));
+            }
+            self.default = Some(m);
+        }
+        self.default.clone().expect("created above").upcast()
+    }
+
+    /// Draw the built-in material with the layer textures (`true`: some `TerrainLayer` has a
+    /// texture) or without them.
+    pub fn use_layer_textures(&mut self, textured: bool) {
+        let (Some(m), Some((with, without))) = (self.default.as_mut(), self.shaders.as_ref())
+        else {
+            return;
+        };
+        let want = if textured { with } else { without };
+        if m.get_shader().as_ref() != Some(want) {
+            m.set_shader(want);
+        }
     }
 
     /// Whether `user` is not the material last marked applied; marks it applied.
@@ -74,6 +133,28 @@ impl TerrainMaterial {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_define_goes_after_the_shader_type_line() {
+        let code = "// doc\nshader_type spatial;\nuniform float a;\n";
+        assert_eq!(
+            super::without_layer_textures(code),
+            "// doc\nshader_type spatial;\n#define TERRAIN_NO_LAYER_TEXTURES\nuniform float a;\n"
+        );
+        assert_eq!(
+            super::without_layer_textures("shader_type spatial;"),
+            "shader_type spatial;\n#define TERRAIN_NO_LAYER_TEXTURES\n"
+        );
+        assert_eq!(super::without_layer_textures("nothing"), "nothing");
+        // Only a line that starts with it counts (the shader's comments mention it).
+        assert_eq!(
+            super::without_layer_textures("// after `shader_type`\nshader_type spatial;\n"),
+            "// after `shader_type`\nshader_type spatial;\n#define TERRAIN_NO_LAYER_TEXTURES\n"
+        );
+        let real = super::without_layer_textures(super::SHADER_CODE);
+        assert!(real.contains("shader_type spatial;\n#define TERRAIN_NO_LAYER_TEXTURES\n"));
+        assert!(super::SHADER_CODE.contains("#ifdef TERRAIN_NO_LAYER_TEXTURES"));
+    }
+
     #[test]
     fn addon_shader_is_the_repository_shader() {
         let addon =

@@ -1412,6 +1412,7 @@ impl ProceduralIsland {
         let callable = Callable::from_object_method(&self.to_gd(), "_on_terrain_layer_changed");
         let layers = self.terrain_layers.clone();
         self.layers.sync(&layers, &callable, &mats);
+        self.material.use_layer_textures(self.layers.textured());
     }
 
     /// Names of the eight splat layers for the brush's menu: the `terrain_layers` names where

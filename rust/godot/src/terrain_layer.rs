@@ -221,6 +221,13 @@ impl TerrainLayers {
         self.dirty = true;
     }
 
+    /// Whether some layer has a texture (the shader must sample the arrays).
+    pub fn textured(&self) -> bool {
+        self.built
+            .as_ref()
+            .is_some_and(|b| b.arrays.iter().any(Option::is_some))
+    }
+
     /// The shader's `Texture2DArray` of one kind (0 albedo, 1 normal, 2 roughness), if built.
     pub fn array(&self, kind: usize) -> Option<Gd<Texture2DArray>> {
         self.built.as_ref()?.arrays.get(kind)?.clone()
