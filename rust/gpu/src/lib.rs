@@ -15,6 +15,7 @@
 
 mod ctx;
 mod depression;
+mod drainage;
 mod erosion;
 mod passes;
 mod pipeline;

@@ -387,6 +387,14 @@ pub(crate) struct Pipes {
     pub flat_init: Pipe,
     pub flat_relax: Pipe,
     pub flat_receivers: Pipe,
+    pub accumulate_init: Pipe,
+    pub accumulate: Pipe,
+    pub accumulate_area: Pipe,
+    pub lake_init: Pipe,
+    pub lake_relax: Pipe,
+    pub lake_stats: Pipe,
+    pub lake_deepest: Pipe,
+    pub lake_list: Pipe,
 }
 
 impl Pipes {
@@ -437,6 +445,14 @@ impl Pipes {
             flat_init: b.pipe("depression", "flat_init")?,
             flat_relax: b.pipe("depression", "flat_relax")?,
             flat_receivers: b.pipe("depression", "flat_receivers")?,
+            accumulate_init: b.pipe("drainage", "accumulate_init")?,
+            accumulate: b.pipe("drainage", "accumulate")?,
+            accumulate_area: b.pipe("drainage", "accumulate_area")?,
+            lake_init: b.pipe("drainage", "lake_init")?,
+            lake_relax: b.pipe("drainage", "lake_relax")?,
+            lake_stats: b.pipe("drainage", "lake_stats")?,
+            lake_deepest: b.pipe("drainage", "lake_deepest")?,
+            lake_list: b.pipe("drainage", "lake_list")?,
         })
     }
 
@@ -488,6 +504,14 @@ impl Pipes {
             &self.flat_init,
             &self.flat_relax,
             &self.flat_receivers,
+            &self.accumulate_init,
+            &self.accumulate,
+            &self.accumulate_area,
+            &self.lake_init,
+            &self.lake_relax,
+            &self.lake_stats,
+            &self.lake_deepest,
+            &self.lake_list,
         ]
         .iter()
         .map(|p| p.entry.storage.len())

@@ -868,7 +868,10 @@ pub fn receivers(
         let rb = gpu.storage("rcv", (n * n * 4) as u64);
         let pipes = &rec.gpu.pipes;
         rec.pass(&pipes.receivers)
-            .params(&u::Drainage { sea_level })
+            .params(&u::Drainage {
+                sea_level,
+                ..Default::default()
+            })
             .read("filled", &fb)
             .read("flat", &pb)
             .read("heights", &hb)
@@ -913,5 +916,70 @@ pub fn flat_routing(
         let db = DepressionBufs::new(rec, n);
         let iters = rec.flat_routing(&db, &hb, &fb, &out, sea_level)?;
         Ok((read_u32(gpu, rec, &out, n * n)?, iters))
+    })
+}
+
+/// GPU [`island_core::drainage::accumulate_counts`] of the receivers `rcv` (`n²`, no flow order
+/// needed) and [`island_core::drainage::areas`] with `cell_area`: the counts and the areas.
+pub fn accumulate(rcv: &[u32], n: usize, cell_area: f32) -> Result<(Vec<u32>, Vec<f32>), GpuError> {
+    check_len("rcv", rcv.len(), n * n)?;
+    if let Some(i) = (0..n * n).find(|&i| {
+        let r = rcv[i] as usize;
+        r >= n * n || (r % n).abs_diff(i % n) > 1 || (r / n).abs_diff(i / n) > 1
+    }) {
+        return Err(bad(
+            "rcv",
+            format!("the receiver of {i} is not a neighbour or itself"),
+        ));
+    }
+    with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
+        let rb = gpu.storage_init("rcv", bytemuck::cast_slice(rcv));
+        let acc = gpu.storage("acc", (n * n * 4) as u64);
+        let area = gpu.storage("area", (n * n * 4) as u64);
+        let p = u::Drainage {
+            cell_area,
+            ..Default::default()
+        };
+        rec.accumulate(n, &rb, &acc, &area, &p)?;
+        let words = read_u32(gpu, rec, &acc, n * n)?;
+        let counts = words.iter().map(|w| w >> 4).collect();
+        Ok((counts, read_f32(gpu, rec, &area, n * n)?))
+    })
+}
+
+/// GPU [`island_core::drainage::lake_labels`] of `heights` and their filled surface `filled`
+/// (both `n²`): the labels and the relaxation dispatches it took.
+pub fn lake_labels(heights: &[f32], filled: &[f32], n: usize) -> Result<(Vec<u32>, u32), GpuError> {
+    check_len("heights", heights.len(), n * n)?;
+    check_len("filled", filled.len(), n * n)?;
+    with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
+        let hb = gpu.storage_init("heights", bytemuck::cast_slice(heights));
+        let b = DrainageBufs::new(rec, n);
+        gpu.queue
+            .write_buffer(&b.filled, 0, bytemuck::cast_slice(filled));
+        let iters = rec.lake_labels(&b, &hb)?;
+        Ok((read_u32(gpu, rec, &b.label, n * n)?, iters))
+    })
+}
+
+use crate::drainage::DrainageBufs;
+pub use crate::drainage::DrainageIters;
+
+/// GPU [`island_core::drainage::drainage`] of `heights` (`n²`, `spacing` metres apart, sea at
+/// or below `sea_level`; see `crate::drainage`): the same result and the relaxation
+/// dispatches it took.
+pub fn drainage(
+    heights: &[f32],
+    n: usize,
+    spacing: f32,
+    sea_level: f32,
+    settings: &island_core::drainage::DrainageSettings,
+) -> Result<(island_core::drainage::Drainage, DrainageIters), GpuError> {
+    check_len("heights", heights.len(), n * n)?;
+    settings.validate().map_err(|e| bad("drainage", e))?;
+    with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
+        let hb = gpu.storage_init("heights", bytemuck::cast_slice(heights));
+        let b = DrainageBufs::new(rec, n);
+        rec.drainage(&b, &hb, spacing, sea_level, settings)
     })
 }

@@ -233,7 +233,16 @@ uniforms! {
 
     /// `drainage.wgsl`.
     struct Drainage {
+        /// Samples at or below it are sea (outlets).
         sea_level: f32,
+        /// Area of one sample, m² (`accumulate_area`, `lake_list`).
+        cell_area: f32,
+        /// `island_core::drainage::DrainageSettings::lake_min_depth`.
+        lake_min_depth: f32,
+        /// `island_core::drainage::DrainageSettings::lake_min_area`.
+        lake_min_area: f32,
+        /// Lakes `lake_list` has room for.
+        max_lakes: u32,
     }
 
     /// `depression.wgsl`: `depression_fill` and `flat_routing` on an `n × n` grid.
@@ -286,6 +295,8 @@ pub(crate) const NORM_WORKGROUP: usize = 256;
 /// Most biomes `biome_blend.wgsl` handles (its per-sample weight array), as `IslandParams`
 /// validation allows (the core's constant).
 pub(crate) const MAX_BIOMES: usize = island_core::params::BiomeParams::MAX_BIOMES;
+/// Words of one lake in the list `lake_list` (`drainage.wgsl`) appends to.
+pub(crate) const DRAIN_LAKE_WORDS: u32 = 6;
 /// Bytes of one `RowInfo` of `carve_river.wgsl` (per-row segment mask and x-span).
 pub(crate) const RIVER_ROW_BYTES: u64 = 32;
 
@@ -326,6 +337,7 @@ fn constants() -> String {
         format!("const DS_TILE: u32 = {DS_TILE}u;"),
         format!("const NORM_PER_GROUP: u32 = {NORM_PER_GROUP}u;"),
         format!("const NORM_WORKGROUP: u32 = {NORM_WORKGROUP}u;"),
+        format!("const DRAIN_LAKE_WORDS: u32 = {DRAIN_LAKE_WORDS}u;"),
     ]
     .join("\n")
 }
