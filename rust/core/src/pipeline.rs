@@ -647,7 +647,7 @@ pub struct Hydrology {
 
 /// The [`Stage::Drainage`] stage: [`drainage`] of `heights` (sea level 0), then
 /// [`carve_rivers`] (pits are filled in every mode; channels only in [`RiverMode::Flow`]), then
-/// the water map of the result. Shared with the GPU backend, which runs it on the CPU.
+/// the water map of the result. Shared with the GPU backend through [`drainage_stage_with`].
 ///
 /// Water: [`SEA`] (level 0) where the ground is below sea level and connected to the map
 /// border through such samples; [`LAKE`] for the drainage's lakes (flat level at their spill
@@ -656,17 +656,42 @@ pub struct Hydrology {
 /// `lake_min_area` large, smaller ones are shore puddles); [`RIVER`] for the flow rivers, at their bankfull surface (the ground before
 /// carving, never below the bed, never rising downstream).
 pub fn drainage_stage(p: &IslandParams, heights: &mut [f32]) -> Hydrology {
+    let (n, spacing) = (p.resolution as usize, p.spacing());
+    let cpu =
+        |h: &[f32]| Ok::<_, std::convert::Infallible>(drainage(h, n, spacing, 0.0, &p.drainage));
+    match drainage_stage_with(p, heights, cpu) {
+        Ok(h) => h,
+        Err(never) => match never {},
+    }
+}
+
+/// [`drainage_stage`] with the [`drainage`] of the dammed heights computed by `drain` (the
+/// GPU backend passes its twin, which gives the same bits; its error is passed on, `heights`
+/// then hold the dammed heights). The dams ([`crate::basins::dig_lake_basins`]: a greedy
+/// choice of sites on a coarse grid, sequential and cheap), the carving and the water map run
+/// here.
+pub fn drainage_stage_with<E>(
+    p: &IslandParams,
+    heights: &mut [f32],
+    drain: impl FnOnce(&[f32]) -> Result<Drainage, E>,
+) -> Result<Hydrology, E> {
     let n = p.resolution as usize;
     let spacing = p.spacing();
     crate::basins::dig_lake_basins(heights, n, spacing, 0.0, &p.basins, p.seed);
-    let d = drainage(heights, n, spacing, 0.0, &p.drainage);
+    let d = drain(heights)?;
     let flow = p.river.mode == RiverMode::Flow;
     let carve = crate::channels::CarveSettings {
         enabled: flow && p.channels.enabled,
         ..p.channels.clone()
     };
     carve_rivers(heights, &d, &carve);
-    water_map(heights, &d, flow, carve.enabled, p.drainage.lake_min_area)
+    Ok(water_map(
+        heights,
+        &d,
+        flow,
+        carve.enabled,
+        p.drainage.lake_min_area,
+    ))
 }
 
 /// Water map and statistics of carved `heights` with drainage `d` (see [`drainage_stage`]).

@@ -12,8 +12,10 @@ use island_core::grid::min_max;
 use island_core::hash::tag;
 use island_core::heightfield::Heightfield;
 use island_core::params::{Algorithm, Biome, CoastParams, IslandParams, RiverMode, SplatParams};
+use crate::drainage::DrainageBufs;
+use island_core::drainage::drainage;
 use island_core::pipeline::{
-    border_margin, drainage_stage, erosion_stage, Hydrology, Island, Stats,
+    border_margin, drainage_stage_with, erosion_stage, Hydrology, Island, Stats,
 };
 use island_core::river::{river_control_points, river_polyline, RIVER_SEGMENTS};
 use island_core::splat::SPLAT_JITTER_SCALE;
@@ -34,9 +36,9 @@ struct Stage {
 
 /// The GPU pipeline, in order: `island_core::pipeline::STAGES` up to `splat` (same names, one
 /// GPU stage each), then the read-back and the CPU-side heightfield and statistics. Erosion runs
-/// its passes on the GPU (`erosion.wgsl`, with the Priority-Flood of each step on the CPU);
-/// drainage (and river carving) is sequential: that stage reads the heights back, runs the core's
-/// stages on the CPU and upload the result for the GPU normals and splat.
+/// its passes on the GPU (`erosion.wgsl` and `depression.wgsl`); the drainage stage runs the
+/// drainage on the GPU (`drainage.wgsl`) and the dams, the river carving and the water map on
+/// the CPU (see [`stage_drainage`]), then uploads the heights for the GPU normals and splat.
 const STAGES: [Stage; 15] = [
     gpu_stage("base", stage_base),
     gpu_stage("detail", stage_detail),
@@ -1021,15 +1023,30 @@ fn stage_erosion(run: &mut Run) -> Result<(), GpuError> {
     Ok(())
 }
 
-/// Drainage, lakes and river carving: on the CPU (`island_core::pipeline::drainage_stage`).
+/// Drainage, lakes and river carving (`island_core::pipeline::drainage_stage_with`): the dams
+/// on the CPU (a greedy choice of sites on a coarse grid), the drainage on the GPU
+/// ([`crate::drainage`], bit-identical to the core's), then the carving and the water map on
+/// the CPU; the carved heights go back up for the GPU normals and splat.
 fn stage_drainage(run: &mut Run) -> Result<(), GpuError> {
     let (gpu, p) = (run.gpu, run.p);
     let (rec, r) = run.parts();
-    let bytes = (r.n * r.n * 4) as u64;
+    let n = r.n;
+    let bytes = (n * n * 4) as u64;
     rec.flush()?;
     let mut parts = gpu.read_back(&[(&r.heights, bytes)], Some(&r.staging))?;
     let mut heights = f32s(&parts.pop().expect("1 part"));
-    run.hydro = Some(drainage_stage(p, &mut heights));
+    let b = DrainageBufs::new(rec, n);
+    let hydro = drainage_stage_with(p, &mut heights, |h| {
+        gpu.queue
+            .write_buffer(&r.heights, 0, bytemuck::cast_slice(h));
+        match rec.drainage(&b, &r.heights, p.spacing(), 0.0, &p.drainage) {
+            Ok((d, _)) => Ok(d),
+            // More lakes than the GPU lists: the core's drainage (the same result).
+            Err(GpuError::TooLarge(_)) => Ok(drainage(h, n, p.spacing(), 0.0, &p.drainage)),
+            Err(e) => Err(e),
+        }
+    })?;
+    run.hydro = Some(hydro);
     let (_, r) = run.parts();
     gpu.queue
         .write_buffer(&r.heights, 0, bytemuck::cast_slice(&heights));
