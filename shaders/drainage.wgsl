@@ -36,6 +36,8 @@
 // [0]: lakes appended; then DRAIN_LAKE_WORDS words per lake (see lake_list).
 @group(0) @binding(13) var<storage, read_write> lakes: array<atomic<u32>>;
 @group(0) @binding(14) var<storage, read_write> changed: array<atomic<u32>>;
+// Lake of each sample (its label where that component is a lake), DRAIN_NONE elsewhere.
+@group(0) @binding(15) var<storage, read_write> lake_of: array<u32>;
 @group(0) @binding(1) var<uniform> P: Drainage;
 
 // island_core::drainage::NONE.
@@ -252,6 +254,13 @@ fn lake_deepest(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
 }
 
+// Whether the component labelled `l` is a lake: deep and large enough.
+fn is_lake(l: u32) -> bool {
+    let depth = filled[l] - key_height(atomicLoad(&lake_low[l]));
+    let samples = atomicLoad(&lake_samples[l]);
+    return depth >= P.lake_min_depth && f32(samples) * P.cell_area >= P.lake_min_area;
+}
+
 // lakes_of: append every component that is a lake (deep and large enough) to `lakes`:
 // label, samples, deepest, outlet, level (f32 bits), depth (f32 bits). At most P.max_lakes
 // are written; the count goes on (the host then knows the list is incomplete).
@@ -265,12 +274,12 @@ fn lake_list(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (atomicLoad(&label[iu]) != iu) {
         return;
     }
+    if (!is_lake(iu)) {
+        return;
+    }
     let level = filled[iu];
     let depth = level - key_height(atomicLoad(&lake_low[iu]));
     let samples = atomicLoad(&lake_samples[iu]);
-    if (!(depth >= P.lake_min_depth && f32(samples) * P.cell_area >= P.lake_min_area)) {
-        return;
-    }
     let k = atomicAdd(&lakes[0], 1u);
     if (k >= P.max_lakes) {
         return;
@@ -282,4 +291,20 @@ fn lake_list(@builtin(global_invocation_id) gid: vec3<u32>) {
     atomicStore(&lakes[o + 3u], atomicLoad(&lake_outlet[iu]));
     atomicStore(&lakes[o + 4u], bitcast<u32>(level));
     atomicStore(&lakes[o + 5u], bitcast<u32>(depth));
+}
+
+// lakes_of: the lake of every sample (`lake_of`, by label; the host numbers them).
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
+fn lake_mark(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = sample_index(gid);
+    if (i < 0) {
+        return;
+    }
+    let iu = u32(i);
+    let l = atomicLoad(&label[iu]);
+    var o = DRAIN_NONE;
+    if (l != DRAIN_NONE && is_lake(l)) {
+        o = l;
+    }
+    lake_of[iu] = o;
 }

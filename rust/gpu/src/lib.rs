@@ -13,6 +13,7 @@
 //! once, buffers reused between runs of the same resolution. wgpu errors are captured with
 //! error scopes and become [`GpuError`]s; nothing here panics on bad input.
 
+mod channels;
 mod ctx;
 mod depression;
 mod drainage;

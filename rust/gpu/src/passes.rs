@@ -84,6 +84,7 @@ pub(crate) const MODULES: &[(&str, &str)] = &[
     ),
     ("erosion", include_str!("../../../shaders/erosion.wgsl")),
     ("drainage", include_str!("../../../shaders/drainage.wgsl")),
+    ("channels", include_str!("../../../shaders/channels.wgsl")),
     (
         "depression",
         include_str!("../../../shaders/depression.wgsl"),
@@ -395,6 +396,14 @@ pub(crate) struct Pipes {
     pub lake_stats: Pipe,
     pub lake_deepest: Pipe,
     pub lake_list: Pipe,
+    pub lake_mark: Pipe,
+    pub carve_fill: Pipe,
+    pub carve_init: Pipe,
+    pub carve_bed_min: Pipe,
+    pub carve_bed_base: Pipe,
+    pub carve_stamps: Pipe,
+    pub carve_banks_walk: Pipe,
+    pub carve_decode: Pipe,
 }
 
 impl Pipes {
@@ -453,6 +462,14 @@ impl Pipes {
             lake_stats: b.pipe("drainage", "lake_stats")?,
             lake_deepest: b.pipe("drainage", "lake_deepest")?,
             lake_list: b.pipe("drainage", "lake_list")?,
+            lake_mark: b.pipe("drainage", "lake_mark")?,
+            carve_fill: b.pipe("channels", "carve_fill")?,
+            carve_init: b.pipe("channels", "carve_init")?,
+            carve_bed_min: b.pipe("channels", "carve_bed_min")?,
+            carve_bed_base: b.pipe("channels", "carve_bed_base")?,
+            carve_stamps: b.pipe("channels", "carve_stamps")?,
+            carve_banks_walk: b.pipe("channels", "carve_banks_walk")?,
+            carve_decode: b.pipe("channels", "carve_decode")?,
         })
     }
 
@@ -512,6 +529,14 @@ impl Pipes {
             &self.lake_stats,
             &self.lake_deepest,
             &self.lake_list,
+            &self.lake_mark,
+            &self.carve_fill,
+            &self.carve_init,
+            &self.carve_bed_min,
+            &self.carve_bed_base,
+            &self.carve_stamps,
+            &self.carve_banks_walk,
+            &self.carve_decode,
         ]
         .iter()
         .map(|p| p.entry.storage.len())

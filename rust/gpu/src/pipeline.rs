@@ -1,19 +1,19 @@
 //! Recording of every GPU stage, and the whole pipeline in `island_core::pipeline` order.
 
 use crate::ctx::{grid2, Frame, Gpu, Pass};
+use crate::drainage::DrainageBufs;
 use crate::passes::Pipe;
 use crate::uniforms::{
     self as u, DS_TILE, LINE_GROUP, NORM_PER_GROUP, NORM_WORKGROUP, RIVER_ROW_BYTES,
 };
 use crate::GpuError;
 use island_core::diamond_square::level_amplitude;
+use island_core::drainage::drainage;
 use island_core::gaussian_islands::gaussian_mountains;
 use island_core::grid::min_max;
 use island_core::hash::tag;
 use island_core::heightfield::Heightfield;
 use island_core::params::{Algorithm, Biome, CoastParams, IslandParams, RiverMode, SplatParams};
-use crate::drainage::DrainageBufs;
-use island_core::drainage::drainage;
 use island_core::pipeline::{
     border_margin, drainage_stage_with, erosion_stage, Hydrology, Island, Stats,
 };

@@ -983,3 +983,42 @@ pub fn drainage(
         rec.drainage(&b, &hb, spacing, sea_level, settings)
     })
 }
+
+/// GPU [`island_core::channels::carve_rivers`] of `heights` (`n²`) with the drainage `d` of
+/// those heights: the carved heights (the report is the core's business).
+pub fn carve_rivers(
+    heights: &[f32],
+    d: &island_core::drainage::Drainage,
+    settings: &island_core::channels::CarveSettings,
+) -> Result<Vec<f32>, GpuError> {
+    let n = d.n;
+    check_len("heights", heights.len(), n * n)?;
+    settings.validate().map_err(|e| bad("carve", e))?;
+    with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
+        let hb = gpu.storage_init("heights", bytemuck::cast_slice(heights));
+        let fb = gpu.storage_init("filled", bytemuck::cast_slice(&d.filled));
+        let lb = gpu.storage_init("lake", bytemuck::cast_slice(&d.lake_id));
+        let rb = gpu.storage_init("rcv", bytemuck::cast_slice(&d.receivers));
+        let plane = (n * n * 4) as u64;
+        let (riv, hkey, bed) = (
+            gpu.storage("riv", plane),
+            gpu.storage("hkey", plane),
+            gpu.storage("bed", plane),
+        );
+        let input = crate::channels::CarveInput {
+            filled: &fb,
+            lake: &lb,
+            rcv: &rb,
+            rivers: &d.rivers,
+            spacing: d.spacing,
+            sea_level: d.sea_level,
+        };
+        let scratch = crate::channels::CarveScratch {
+            riv: &riv,
+            hkey: &hkey,
+            bed: &bed,
+        };
+        rec.carve_rivers(&hb, &input, &scratch, settings)?;
+        read_f32(gpu, rec, &hb, n * n)
+    })
+}

@@ -245,6 +245,19 @@ uniforms! {
         max_lakes: u32,
     }
 
+    /// `channels.wgsl`: `carve_rivers`.
+    struct Carve {
+        sea_level: f32,
+        /// `island_core::channels::CarveSettings::bank_slope`.
+        bank_slope: f32,
+        /// `island_core::channels::CarveSettings::bank_width`, metres.
+        bank_width: f32,
+        /// Metres between samples.
+        spacing: f32,
+        /// River samples in the list.
+        count: u32,
+    }
+
     /// `depression.wgsl`: `depression_fill` and `flat_routing` on an `n × n` grid.
     struct Depression {
         /// Samples per side.

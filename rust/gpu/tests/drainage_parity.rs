@@ -7,6 +7,7 @@
 //! Without a compute adapter each test prints `SKIPPED` (fails with `ISLAND_REQUIRE_GPU=1`).
 
 use island_core::basins::dig_lake_basins;
+use island_core::channels::{carve_rivers, CarveSettings};
 use island_core::drainage::{
     accumulate_counts, areas, depression_fill, drainage, flat_routing, flow_order, lake_labels,
     receivers, Drainage, DrainageSettings,
@@ -167,4 +168,44 @@ fn assert_same(name: &str, g: &Drainage, c: &Drainage) {
         "{name}: water level"
     );
     assert_eq!(g.rivers, c.rivers, "{name}: rivers");
+}
+
+/// Carved heights (pits filled, channels and banks): bit-identical, with the default banks,
+/// wide gentle ones, and carving off (pits filled only).
+#[test]
+fn carve_rivers_is_identical() {
+    if !gpu("carve_rivers_is_identical") {
+        return;
+    }
+    let small = DrainageSettings {
+        river_area: 500.0,
+        ..Default::default()
+    };
+    let wide = CarveSettings {
+        bank_slope: 0.2,
+        bank_width: 20.0,
+        ..Default::default()
+    };
+    let off = CarveSettings {
+        enabled: false,
+        ..Default::default()
+    };
+    let mut carved = 0;
+    for (name, h, n, spacing, sea) in fields() {
+        let d = drainage(&h, n, spacing, sea, &small);
+        for s in [CarveSettings::default(), wide.clone(), off.clone()] {
+            let mut cpu = h.clone();
+            let report = carve_rivers(&mut cpu, &d, &s);
+            let g = stages::carve_rivers(&h, &d, &s).unwrap();
+            let differ = same_f32(&g, &cpu);
+            println!(
+                "{name} (bank {} m): {} river samples, {report:?}, {differ} differ",
+                s.bank_width,
+                d.rivers.len()
+            );
+            assert_eq!(differ, 0, "{name}: carved heights differ");
+            carved += report.carved_samples;
+        }
+    }
+    assert!(carved > 10_000, "{carved} samples carved");
 }
