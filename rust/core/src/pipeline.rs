@@ -647,7 +647,7 @@ pub struct Hydrology {
 
 /// The [`Stage::Drainage`] stage: [`drainage`] of `heights` (sea level 0), then
 /// [`carve_rivers`] (pits are filled in every mode; channels only in [`RiverMode::Flow`]), then
-/// the water map of the result. Shared with the GPU backend through [`drainage_stage_with`].
+/// the water map of the result ([`hydrology`]).
 ///
 /// Water: [`SEA`] (level 0) where the ground is below sea level and connected to the map
 /// border through such samples; [`LAKE`] for the drainage's lakes (flat level at their spill
@@ -656,42 +656,34 @@ pub struct Hydrology {
 /// `lake_min_area` large, smaller ones are shore puddles); [`RIVER`] for the flow rivers, at their bankfull surface (the ground before
 /// carving, never below the bed, never rising downstream).
 pub fn drainage_stage(p: &IslandParams, heights: &mut [f32]) -> Hydrology {
-    let (n, spacing) = (p.resolution as usize, p.spacing());
-    let cpu =
-        |h: &[f32]| Ok::<_, std::convert::Infallible>(drainage(h, n, spacing, 0.0, &p.drainage));
-    match drainage_stage_with(p, heights, cpu) {
-        Ok(h) => h,
-        Err(never) => match never {},
-    }
-}
-
-/// [`drainage_stage`] with the [`drainage`] of the dammed heights computed by `drain` (the
-/// GPU backend passes its twin, which gives the same bits; its error is passed on, `heights`
-/// then hold the dammed heights). The dams ([`crate::basins::dig_lake_basins`]: a greedy
-/// choice of sites on a coarse grid, sequential and cheap), the carving and the water map run
-/// here.
-pub fn drainage_stage_with<E>(
-    p: &IslandParams,
-    heights: &mut [f32],
-    drain: impl FnOnce(&[f32]) -> Result<Drainage, E>,
-) -> Result<Hydrology, E> {
     let n = p.resolution as usize;
     let spacing = p.spacing();
     crate::basins::dig_lake_basins(heights, n, spacing, 0.0, &p.basins, p.seed);
-    let d = drain(heights)?;
-    let flow = p.river.mode == RiverMode::Flow;
-    let carve = crate::channels::CarveSettings {
-        enabled: flow && p.channels.enabled,
+    let d = drainage(heights, n, spacing, 0.0, &p.drainage);
+    carve_rivers(heights, &d, &carve_settings(p));
+    hydrology(p, heights, &d)
+}
+
+/// The [`carve_rivers`] settings of the [`Stage::Drainage`] stage: the island's, channels only
+/// in [`RiverMode::Flow`].
+pub fn carve_settings(p: &IslandParams) -> crate::channels::CarveSettings {
+    crate::channels::CarveSettings {
+        enabled: p.river.mode == RiverMode::Flow && p.channels.enabled,
         ..p.channels.clone()
-    };
-    carve_rivers(heights, &d, &carve);
-    Ok(water_map(
+    }
+}
+
+/// The end of the [`Stage::Drainage`] stage: the water map and statistics of the carved
+/// `heights` with their drainage `d` (see [`drainage_stage`]). The GPU backend runs the stage's
+/// steps before this one on the GPU (the dams excepted) and this one on the CPU.
+pub fn hydrology(p: &IslandParams, heights: &[f32], d: &Drainage) -> Hydrology {
+    water_map(
         heights,
-        &d,
-        flow,
-        carve.enabled,
+        d,
+        p.river.mode == RiverMode::Flow,
+        carve_settings(p).enabled,
         p.drainage.lake_min_area,
-    ))
+    )
 }
 
 /// Water map and statistics of carved `heights` with drainage `d` (see [`drainage_stage`]).

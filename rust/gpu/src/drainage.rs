@@ -9,6 +9,7 @@
 //! downstream first over it; a depth-first stack order, sequential) and the assembly of the
 //! few lakes the GPU lists (sorted by label, the core's numbering) and of the river samples.
 
+use crate::channels::{CarveInput, CarveScratch};
 use crate::depression::DepressionBufs;
 use crate::pipeline::{f32s, u32s, Rec};
 use crate::uniforms::{self as u, DRAIN_LAKE_WORDS};
@@ -27,7 +28,8 @@ pub(crate) struct DrainageBufs {
     /// Flat receivers, then (after `receivers`) the drainage areas.
     flat_area: wgpu::Buffer,
     pub rcv: wgpu::Buffer,
-    /// `accumulate`'s words: count and donors to come.
+    /// `accumulate`'s words (count and donors to come), then the lake of every sample
+    /// (`lake_mark`: its label, or `NONE`).
     acc: wgpu::Buffer,
     pub label: wgpu::Buffer,
     lake_samples: wgpu::Buffer,
@@ -59,6 +61,29 @@ impl DrainageBufs {
                 4 * (1 + MAX_LAKES as u64 * DRAIN_LAKE_WORDS as u64),
             ),
         }
+    }
+}
+
+impl DrainageBufs {
+    /// The inputs and scratch of [`Rec::carve_rivers`] after [`Rec::drainage`] gave `d`: its
+    /// filled surface, receivers and lakes stay on the GPU; the lake statistics' planes, used,
+    /// are the scratch.
+    pub fn carve_io<'b>(&'b self, d: &'b Drainage) -> (CarveInput<'b>, CarveScratch<'b>) {
+        (
+            CarveInput {
+                filled: &self.filled,
+                lake: &self.acc,
+                rcv: &self.rcv,
+                rivers: &d.rivers,
+                spacing: d.spacing,
+                sea_level: d.sea_level,
+            },
+            CarveScratch {
+                riv: &self.lake_samples,
+                hkey: &self.lake_low,
+                bed: &self.lake_deep,
+            },
+        )
     }
 }
 
@@ -219,6 +244,16 @@ impl<'g> Rec<'g> {
         self.accumulate(n, &b.rcv, &b.acc, &b.flat_area, &p)?;
         iters.lake_labels = self.lake_labels(b, h)?;
         self.lake_list(b, h, &p)?;
+        // `acc` is used: it takes the lake of every sample (for the carving).
+        self.ensure_slots(1)?;
+        self.pass(&self.gpu.pipes.lake_mark)
+            .params(&p)
+            .read("filled", &b.filled)
+            .read("label", &b.label)
+            .read("lake_samples", &b.lake_samples)
+            .read("lake_low", &b.lake_low)
+            .write("lake_of", &b.acc)
+            .run(crate::ctx::grid2(n))?;
         self.flush()?;
         let gpu = self.gpu;
         let plane = (len * 4) as u64;

@@ -7,6 +7,7 @@ use crate::uniforms::{
     self as u, DS_TILE, LINE_GROUP, NORM_PER_GROUP, NORM_WORKGROUP, RIVER_ROW_BYTES,
 };
 use crate::GpuError;
+use island_core::basins::dig_lake_basins;
 use island_core::diamond_square::level_amplitude;
 use island_core::drainage::drainage;
 use island_core::gaussian_islands::gaussian_mountains;
@@ -15,7 +16,7 @@ use island_core::hash::tag;
 use island_core::heightfield::Heightfield;
 use island_core::params::{Algorithm, Biome, CoastParams, IslandParams, RiverMode, SplatParams};
 use island_core::pipeline::{
-    border_margin, drainage_stage_with, erosion_stage, Hydrology, Island, Stats,
+    border_margin, carve_settings, erosion_stage, hydrology, Hydrology, Island, Stats,
 };
 use island_core::river::{river_control_points, river_polyline, RIVER_SEGMENTS};
 use island_core::splat::SPLAT_JITTER_SCALE;
@@ -37,8 +38,8 @@ struct Stage {
 /// The GPU pipeline, in order: `island_core::pipeline::STAGES` up to `splat` (same names, one
 /// GPU stage each), then the read-back and the CPU-side heightfield and statistics. Erosion runs
 /// its passes on the GPU (`erosion.wgsl` and `depression.wgsl`); the drainage stage runs the
-/// drainage on the GPU (`drainage.wgsl`) and the dams, the river carving and the water map on
-/// the CPU (see [`stage_drainage`]), then uploads the heights for the GPU normals and splat.
+/// drainage and the river carving on the GPU (`drainage.wgsl`, `channels.wgsl`), the dams and
+/// the water map on the CPU (see [`stage_drainage`]).
 const STAGES: [Stage; 15] = [
     gpu_stage("base", stage_base),
     gpu_stage("detail", stage_detail),
@@ -1023,34 +1024,52 @@ fn stage_erosion(run: &mut Run) -> Result<(), GpuError> {
     Ok(())
 }
 
-/// Drainage, lakes and river carving (`island_core::pipeline::drainage_stage_with`): the dams
-/// on the CPU (a greedy choice of sites on a coarse grid), the drainage on the GPU
-/// ([`crate::drainage`], bit-identical to the core's), then the carving and the water map on
-/// the CPU; the carved heights go back up for the GPU normals and splat.
+/// Drainage, lakes and river carving (`island_core::pipeline::drainage_stage`): the dams on
+/// the CPU (a greedy choice of sites on a coarse grid), the drainage and the carving on the GPU
+/// ([`crate::drainage`], [`crate::channels`], bit-identical to the core's), the water map on
+/// the CPU from the read-back drainage and carved heights. The heights stay on the GPU for the
+/// normals and splat.
 fn stage_drainage(run: &mut Run) -> Result<(), GpuError> {
     let (gpu, p) = (run.gpu, run.p);
     let (rec, r) = run.parts();
     let n = r.n;
+    let spacing = p.spacing();
     let bytes = (n * n * 4) as u64;
     rec.flush()?;
     let mut parts = gpu.read_back(&[(&r.heights, bytes)], Some(&r.staging))?;
     let mut heights = f32s(&parts.pop().expect("1 part"));
-    let b = DrainageBufs::new(rec, n);
-    let hydro = drainage_stage_with(p, &mut heights, |h| {
+    if !dig_lake_basins(&mut heights, n, spacing, 0.0, &p.basins, p.seed).is_empty() {
         gpu.queue
-            .write_buffer(&r.heights, 0, bytemuck::cast_slice(h));
-        match rec.drainage(&b, &r.heights, p.spacing(), 0.0, &p.drainage) {
-            Ok((d, _)) => Ok(d),
-            // More lakes than the GPU lists: the core's drainage (the same result).
-            Err(GpuError::TooLarge(_)) => Ok(drainage(h, n, p.spacing(), 0.0, &p.drainage)),
-            Err(e) => Err(e),
+            .write_buffer(&r.heights, 0, bytemuck::cast_slice(&heights));
+    }
+    let b = DrainageBufs::new(rec, n);
+    let d = match rec.drainage(&b, &r.heights, spacing, 0.0, &p.drainage) {
+        Ok((d, _)) => d,
+        // More lakes than the GPU lists: all of it on the CPU (the same result).
+        Err(GpuError::TooLarge(_)) => {
+            run.hydro = Some(cpu_drainage_rest(p, &mut heights));
+            let (_, r) = run.parts();
+            gpu.queue
+                .write_buffer(&r.heights, 0, bytemuck::cast_slice(&heights));
+            return Ok(());
         }
-    })?;
-    run.hydro = Some(hydro);
-    let (_, r) = run.parts();
-    gpu.queue
-        .write_buffer(&r.heights, 0, bytemuck::cast_slice(&heights));
+        Err(e) => return Err(e),
+    };
+    let (input, scratch) = b.carve_io(&d);
+    rec.carve_rivers(&r.heights, &input, &scratch, &carve_settings(p))?;
+    rec.flush()?;
+    let mut parts = gpu.read_back(&[(&r.heights, bytes)], Some(&r.staging))?;
+    let heights = f32s(&parts.pop().expect("1 part"));
+    run.hydro = Some(hydrology(p, &heights, &d));
     Ok(())
+}
+
+/// The drainage stage after the dams on the CPU (`heights` dammed).
+fn cpu_drainage_rest(p: &IslandParams, heights: &mut [f32]) -> Hydrology {
+    let (n, spacing) = (p.resolution as usize, p.spacing());
+    let d = drainage(heights, n, spacing, 0.0, &p.drainage);
+    island_core::channels::carve_rivers(heights, &d, &carve_settings(p));
+    hydrology(p, heights, &d)
 }
 
 fn stage_normals(run: &mut Run) -> Result<(), GpuError> {
