@@ -12,11 +12,10 @@
 //   adds, so the counts are exact. accumulate_area: area = f32(count) · cell_area, one
 //   rounding (the core's `areas`).
 // * lake_labels: the submerged samples (filled > heights), 8-connected, labelled with the
-//   smallest sample index of their component: lake_init sets every submerged sample's label to
-//   its own index, lake_relax lowers it to the least label among its submerged neighbours and
-//   its label's label (pointer jumping) until a dispatch changes nothing (`changed[0]`). The
-//   fixed point is unique (every component ends at its smallest index), so the labels are
-//   exact.
+//   smallest sample index of their component, in three dispatches: lake_init (every submerged
+//   sample its own tree), lake_union (a lock-free union-find over the neighbour pairs) and
+//   lake_flatten (each sample to its root). A root is only ever linked below a smaller index,
+//   so each component's root is its smallest index: exact, whatever the interleaving.
 // * lakes_of: per component, at its label: samples (atomicAdd), lowest height key (atomicMin),
 //   outlet (atomicMin of the receivers outside it) in lake_stats; the smallest index at the
 //   lowest height in lake_deepest; lake_list appends the components that are lakes to `lakes`
@@ -35,7 +34,6 @@
 @group(0) @binding(12) var<storage, read_write> lake_outlet: array<atomic<u32>>;
 // [0]: lakes appended; then DRAIN_LAKE_WORDS words per lake (see lake_list).
 @group(0) @binding(13) var<storage, read_write> lakes: array<atomic<u32>>;
-@group(0) @binding(14) var<storage, read_write> changed: array<atomic<u32>>;
 // Lake of each sample (its label where that component is a lake), DRAIN_NONE elsewhere.
 @group(0) @binding(15) var<storage, read_write> lake_of: array<u32>;
 @group(0) @binding(1) var<uniform> P: Drainage;
@@ -194,9 +192,55 @@ fn lake_init(@builtin(global_invocation_id) gid: vec3<u32>) {
     atomicStore(&lake_outlet[iu], DRAIN_NONE);
 }
 
-// lake_labels, one relaxation dispatch (in place).
+// Root of sample c's tree (parents only ever point to smaller indices), halving the path.
+fn lake_find(x: u32) -> u32 {
+    var c = x;
+    // Each step goes to a smaller index: at most x steps.
+    for (var step = 0u; step <= x; step++) {
+        let p = atomicLoad(&label[c]);
+        if (p == c) {
+            break;
+        }
+        let gp = atomicLoad(&label[p]);
+        if (gp < p) {
+            atomicMin(&label[c], gp);
+        }
+        c = p;
+    }
+    return c;
+}
+
+// Join the trees of a and b: the larger root is linked below the smaller one. atomicMin on a
+// root that another invocation linked meanwhile may replace its link; the loop then joins the
+// replaced parent too, so no connection is lost.
+fn lake_unite(a: u32, b: u32) {
+    var ra = lake_find(a);
+    var rb = lake_find(b);
+    // Each failed link moves `ra` to a smaller index.
+    for (var step = 0u; step <= max(a, b); step++) {
+        if (ra == rb) {
+            return;
+        }
+        if (ra < rb) {
+            let t = ra;
+            ra = rb;
+            rb = t;
+        }
+        let old = atomicMin(&label[ra], rb);
+        if (old == ra) {
+            return;
+        }
+        ra = lake_find(old);
+        rb = lake_find(rb);
+    }
+}
+
+// lake_labels: join every submerged sample with its submerged neighbours before it (west,
+// north-west, north, north-east). Lock-free union-find (atomic min-linking, as in Playne &
+// Hawick 2018's GPU labelling): the root of a component ends at its smallest index (roots
+// are only ever linked below smaller indices), whatever the interleaving.
 @compute @workgroup_size(GRID_TILE, GRID_TILE)
-fn lake_relax(@builtin(global_invocation_id) gid: vec3<u32>) {
+fn lake_union(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = sample_index(gid);
     if (i < 0) {
         return;
@@ -205,18 +249,24 @@ fn lake_relax(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (!submerged(iu)) {
         return;
     }
-    let cur = atomicLoad(&label[iu]);
-    // The label is a sample of the same component: its label is as good.
-    var m = atomicLoad(&label[cur]);
-    for (var k = 0u; k < 9u; k++) {
+    for (var k = 0u; k < 4u; k++) {
         let j = drain_neighbour(gid.x, gid.y, k);
-        if (k != 4u && j >= 0 && submerged(u32(j))) {
-            m = min(m, atomicLoad(&label[u32(j)]));
+        if (j >= 0 && submerged(u32(j))) {
+            lake_unite(iu, u32(j));
         }
     }
-    if (m < cur) {
-        atomicMin(&label[iu], m);
-        atomicAdd(&changed[0], 1u);
+}
+
+// lake_labels, end: every submerged sample labelled with its root.
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
+fn lake_flatten(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = sample_index(gid);
+    if (i < 0) {
+        return;
+    }
+    let iu = u32(i);
+    if (submerged(iu)) {
+        atomicStore(&label[iu], lake_find(iu));
     }
 }
 

@@ -21,7 +21,7 @@ pub(crate) struct DepressionBufs {
     /// Two distances per sample.
     dist: wgpu::Buffer,
     /// Samples changed by a relaxation dispatch.
-    pub changed: wgpu::Buffer,
+    changed: wgpu::Buffer,
     /// `changed` copied out for reading.
     pending: wgpu::Buffer,
 }
@@ -53,7 +53,7 @@ impl<'g> Rec<'g> {
     /// dispatch, then after batches one longer each time (at most [`MAX_BATCH`]): a few
     /// dispatches usually suffice, and each costs more than a read of the counter.
     /// Returns the dispatches recorded.
-    pub(crate) fn relax_until_stable(
+    fn relax_until_stable(
         &mut self,
         b: &DepressionBufs,
         what: &str,

@@ -92,7 +92,6 @@ impl DrainageBufs {
 pub struct DrainageIters {
     pub depression_fill: u32,
     pub flat_routing: u32,
-    pub lake_labels: u32,
 }
 
 pub(crate) fn uniform(sea: f32, cell_area: f32, s: &DrainageSettings) -> u::Drainage {
@@ -153,9 +152,9 @@ impl<'g> Rec<'g> {
             .run(g)
     }
 
-    /// `island_core::drainage::lake_labels` of `h` and `b.filled` into `b.label`; returns the
-    /// relaxation dispatches it took. Clears the lake statistics.
-    pub fn lake_labels(&mut self, b: &DrainageBufs, h: &wgpu::Buffer) -> Result<u32, GpuError> {
+    /// `island_core::drainage::lake_labels` of `h` and `b.filled` into `b.label` (three
+    /// dispatches, see the shader). Clears the lake statistics.
+    pub fn lake_labels(&mut self, b: &DrainageBufs, h: &wgpu::Buffer) -> Result<(), GpuError> {
         let gpu = self.gpu;
         let g = crate::ctx::grid2(b.n);
         self.ensure_slots(1)?;
@@ -168,15 +167,17 @@ impl<'g> Rec<'g> {
             .write("lake_deep", &b.lake_deep)
             .write("lake_outlet", &b.lake_outlet)
             .run(g)?;
-        let changed = b.dep.changed.clone();
-        self.relax_until_stable(&b.dep, "lake_labels", |rec| {
-            rec.pass(&gpu.pipes.lake_relax)
-                .read("filled", &b.filled)
-                .read("heights", h)
-                .read_write("label", &b.label)
-                .read_write("changed", &changed)
-                .run(g)
-        })
+        self.ensure_slots(2)?;
+        self.pass(&gpu.pipes.lake_union)
+            .read("filled", &b.filled)
+            .read("heights", h)
+            .read_write("label", &b.label)
+            .run(g)?;
+        self.pass(&gpu.pipes.lake_flatten)
+            .read("filled", &b.filled)
+            .read("heights", h)
+            .read_write("label", &b.label)
+            .run(g)
     }
 
     /// The per-lake statistics of `island_core::drainage::lakes_of` (after
@@ -234,15 +235,14 @@ impl<'g> Rec<'g> {
         let len = n * n;
         let cell_area = spacing * spacing;
         let p = uniform(sea, cell_area, settings);
-        let mut iters = DrainageIters {
+        let iters = DrainageIters {
             depression_fill: self.depression_fill(&b.dep, h, &b.filled, sea)?,
             flat_routing: self.flat_routing(&b.dep, h, &b.filled, &b.flat_area, sea)?,
-            ..Default::default()
         };
         self.drainage_receivers(b, h, &p)?;
         // The flat receivers are used: their buffer takes the areas.
         self.accumulate(n, &b.rcv, &b.acc, &b.flat_area, &p)?;
-        iters.lake_labels = self.lake_labels(b, h)?;
+        self.lake_labels(b, h)?;
         self.lake_list(b, h, &p)?;
         // `acc` is used: it takes the lake of every sample (for the carving).
         self.ensure_slots(1)?;

@@ -948,8 +948,8 @@ pub fn accumulate(rcv: &[u32], n: usize, cell_area: f32) -> Result<(Vec<u32>, Ve
 }
 
 /// GPU [`island_core::drainage::lake_labels`] of `heights` and their filled surface `filled`
-/// (both `n²`): the labels and the relaxation dispatches it took.
-pub fn lake_labels(heights: &[f32], filled: &[f32], n: usize) -> Result<(Vec<u32>, u32), GpuError> {
+/// (both `n²`).
+pub fn lake_labels(heights: &[f32], filled: &[f32], n: usize) -> Result<Vec<u32>, GpuError> {
     check_len("heights", heights.len(), n * n)?;
     check_len("filled", filled.len(), n * n)?;
     with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
@@ -957,8 +957,8 @@ pub fn lake_labels(heights: &[f32], filled: &[f32], n: usize) -> Result<(Vec<u32
         let b = DrainageBufs::new(rec, n);
         gpu.queue
             .write_buffer(&b.filled, 0, bytemuck::cast_slice(filled));
-        let iters = rec.lake_labels(&b, &hb)?;
-        Ok((read_u32(gpu, rec, &b.label, n * n)?, iters))
+        rec.lake_labels(&b, &hb)?;
+        read_u32(gpu, rec, &b.label, n * n)
     })
 }
 
