@@ -704,7 +704,7 @@ fn submerged(heights: &[f32], filled: &[f32], i: usize) -> bool {
 /// filled height of `a`'s neighbours, so `filled_a <= filled_b`, and the other way round), so
 /// every component is one flat water surface. The labels depend on nothing but the component,
 /// so any evaluation order gives them: the GPU twin (`lake_labels` in `shaders/drainage.wgsl`)
-/// propagates the least label between neighbours until nothing changes.
+/// is a lock-free union-find whose roots are only ever linked below smaller indices.
 pub fn lake_labels(heights: &[f32], filled: &[f32], n: usize) -> Vec<u32> {
     let len = n * n;
     assert_eq!(heights.len(), len, "heights must hold n² samples");
