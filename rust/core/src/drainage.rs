@@ -711,9 +711,15 @@ pub fn lake_labels(heights: &[f32], filled: &[f32], n: usize) -> Vec<u32> {
     assert_eq!(filled.len(), len, "filled must hold n² samples");
     let mut label = vec![NONE; len];
     let mut stack: Vec<u32> = Vec::new();
+    // Ascending (rayon's collect keeps the order).
+    let submerged_samples: Vec<u32> = (0..len as u32)
+        .into_par_iter()
+        .filter(|&i| submerged(heights, filled, i as usize))
+        .collect();
     // Index order: the first sample reached of a component is its smallest.
-    for i in 0..len {
-        if label[i] != NONE || !submerged(heights, filled, i) {
+    for &i in &submerged_samples {
+        let i = i as usize;
+        if label[i] != NONE {
             continue;
         }
         label[i] = i as u32;
@@ -750,14 +756,18 @@ pub fn lakes_of(
     settings: &DrainageSettings,
 ) -> (Vec<Lake>, Vec<u32>) {
     let len = labels.len();
-    // Per component, at its label: (samples, lowest height, deepest sample, outlet).
-    let mut stats: std::collections::BTreeMap<u32, (u32, f32, u32, u32)> = Default::default();
-    for i in 0..len {
-        let l = labels[i];
+    // Component labels, ascending (rayon's collect keeps the order).
+    let roots: Vec<u32> = (0..len as u32)
+        .into_par_iter()
+        .filter(|&i| labels[i as usize] == i)
+        .collect();
+    // Per component: (samples, lowest height, deepest sample, outlet).
+    let mut stats = vec![(0u32, f32::INFINITY, NONE, NONE); roots.len()];
+    for (i, &l) in labels.iter().enumerate() {
         if l == NONE {
             continue;
         }
-        let e = stats.entry(l).or_insert((0, f32::INFINITY, NONE, NONE));
+        let e = &mut stats[roots.binary_search(&l).expect("labels are component roots")];
         e.0 += 1;
         if heights[i] < e.1 {
             e.1 = heights[i];
@@ -768,14 +778,15 @@ pub fn lakes_of(
             e.3 = e.3.min(r);
         }
     }
-    let mut lake_of: std::collections::HashMap<u32, u32> = Default::default();
+    // Lake of each component (NONE: too small or too shallow).
+    let mut lake_of = vec![NONE; roots.len()];
     let mut lakes = Vec::new();
-    for (&l, &(samples, low, deepest, outlet)) in &stats {
+    for (k, (&l, &(samples, low, deepest, outlet))) in roots.iter().zip(&stats).enumerate() {
         let level = filled[l as usize];
         let depth = level - low;
         if depth >= settings.lake_min_depth && samples as f32 * cell_area >= settings.lake_min_area
         {
-            lake_of.insert(l, lakes.len() as u32);
+            lake_of[k] = lakes.len() as u32;
             lakes.push(Lake {
                 level,
                 outlet,
@@ -787,7 +798,13 @@ pub fn lakes_of(
     }
     let lake_id = labels
         .par_iter()
-        .map(|l| lake_of.get(l).copied().unwrap_or(NONE))
+        .map(|&l| {
+            if l == NONE {
+                NONE
+            } else {
+                lake_of[roots.binary_search(&l).expect("labels are component roots")]
+            }
+        })
         .collect();
     (lakes, lake_id)
 }
