@@ -22,6 +22,7 @@ mod passes;
 mod pipeline;
 pub mod stages;
 mod uniforms;
+mod wetness;
 
 use island_core::{GenerateError, Island, IslandParams, ParamError};
 use std::fmt;

@@ -85,6 +85,7 @@ pub(crate) const MODULES: &[(&str, &str)] = &[
     ("erosion", include_str!("../../../shaders/erosion.wgsl")),
     ("drainage", include_str!("../../../shaders/drainage.wgsl")),
     ("channels", include_str!("../../../shaders/channels.wgsl")),
+    ("wetness", include_str!("../../../shaders/wetness.wgsl")),
     (
         "depression",
         include_str!("../../../shaders/depression.wgsl"),
@@ -405,6 +406,7 @@ pub(crate) struct Pipes {
     pub carve_stamps: Pipe,
     pub carve_banks_walk: Pipe,
     pub carve_decode: Pipe,
+    pub apply_wetness: Pipe,
 }
 
 impl Pipes {
@@ -472,6 +474,7 @@ impl Pipes {
             carve_stamps: b.pipe("channels", "carve_stamps")?,
             carve_banks_walk: b.pipe("channels", "carve_banks_walk")?,
             carve_decode: b.pipe("channels", "carve_decode")?,
+            apply_wetness: b.pipe("wetness", "apply_wetness")?,
         })
     }
 
@@ -540,6 +543,7 @@ impl Pipes {
             &self.carve_stamps,
             &self.carve_banks_walk,
             &self.carve_decode,
+            &self.apply_wetness,
         ]
         .iter()
         .map(|p| p.entry.storage.len())

@@ -1092,7 +1092,30 @@ fn stage_splat(run: &mut Run) -> Result<(), GpuError> {
         &r.packed_splat,
         p.splat.blur_passes,
         &sp,
-    )
+    )?;
+    // Wetness over the packed splat, as the CPU path applies it after its splat; the weight
+    // planes and the blur scratch are free again (once the splat passes have run) and hold the
+    // inland mask, the distance transform's scratch and the distance.
+    let water = &run.hydro.as_ref().expect("drainage stage ran").water;
+    let (mask, any) = crate::wetness::inland_mask(water);
+    if p.splat.wetness.clamp(0.0, 1.0) == 0.0 || !any {
+        return Ok(());
+    }
+    let gpu = run.gpu;
+    let (rec, r) = run.parts();
+    rec.flush()?;
+    let w = &r.splat_w;
+    gpu.queue
+        .write_buffer(&w[0], 0, bytemuck::cast_slice(&mask));
+    let scratch = crate::wetness::WetScratch {
+        mask: &w[0],
+        g: &w[1],
+        s: &w[2],
+        t: &w[3],
+        flags: &r.edt_flags,
+        dist: &r.blur_tmp,
+    };
+    rec.apply_wetness(&r.packed_splat, &r.heights, &r.normal_y, &scratch, &p.splat)
 }
 
 fn stage_readback(run: &mut Run) -> Result<(), GpuError> {
@@ -1195,16 +1218,8 @@ pub(crate) fn run(
     let (land_fraction, min_height, max_height) = run.stats;
     let field = run.field.take().expect("heightfield stage ran");
     let Hydrology { water, stats: hs } = run.hydro.take().expect("drainage stage ran");
-    // Wetness on the CPU over the read-back splat, as the CPU path does after its splat.
-    let mut splat = std::mem::take(&mut run.splat);
-    island_core::wetness::apply_wetness(
-        &mut splat,
-        &field.heights,
-        &field.normals,
-        &water,
-        p.spacing(),
-        &p.splat,
-    );
+    // Wetness ran on the GPU in the splat stage.
+    let splat = std::mem::take(&mut run.splat);
     Ok(Island {
         params: p.clone(),
         water,

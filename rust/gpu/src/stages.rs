@@ -1022,3 +1022,55 @@ pub fn carve_rivers(
         read_f32(gpu, rec, &hb, n * n)
     })
 }
+
+/// GPU [`island_core::wetness::apply_wetness`] of `splat` (RGBA8 per sample) with the island's
+/// `heights`, `normals` and `water` (`n²` each, `spacing` metres apart): the new splat.
+pub fn apply_wetness(
+    splat: &[[u8; 4]],
+    heights: &[f32],
+    normals: &[[f32; 3]],
+    water: &island_core::water::Water,
+    spacing: f32,
+    p: &island_core::params::SplatParams,
+) -> Result<Vec<[u8; 4]>, GpuError> {
+    let n = water.resolution;
+    for (f, l) in [
+        ("splat", splat.len()),
+        ("heights", heights.len()),
+        ("normals", normals.len()),
+        ("water", water.kind.len()),
+    ] {
+        check_len(f, l, n * n)?;
+    }
+    let (mask, any) = crate::wetness::inland_mask(water);
+    if p.wetness.clamp(0.0, 1.0) == 0.0 || !any {
+        return Ok(splat.to_vec());
+    }
+    with_gpu(Grid::new(n, spacing * (n - 1) as f32, 0), |gpu, rec| {
+        let packed: Vec<u32> = splat.iter().map(|b| u32::from_le_bytes(*b)).collect();
+        let ny: Vec<f32> = normals.iter().map(|v| v[1]).collect();
+        let pb = gpu.storage_init("packed", bytemuck::cast_slice(&packed));
+        let hb = gpu.storage_init("heights", bytemuck::cast_slice(heights));
+        let nb = gpu.storage_init("normal_y", bytemuck::cast_slice(&ny));
+        let mb = gpu.storage_init("inland", bytemuck::cast_slice(&mask));
+        let plane = (n * n * 4) as u64;
+        let (g, s, t, d) = (
+            gpu.storage("g", plane),
+            gpu.storage("s", plane),
+            gpu.storage("t", plane),
+            gpu.storage("dist", plane),
+        );
+        let flags = gpu.storage("flags", 16);
+        let scratch = crate::wetness::WetScratch {
+            mask: &mb,
+            g: &g,
+            s: &s,
+            t: &t,
+            flags: &flags,
+            dist: &d,
+        };
+        rec.apply_wetness(&pb, &hb, &nb, &scratch, p)?;
+        let out = read_u32(gpu, rec, &pb, n * n)?;
+        Ok(out.iter().map(|w| w.to_le_bytes()).collect())
+    })
+}

@@ -245,6 +245,18 @@ uniforms! {
         max_lakes: u32,
     }
 
+    /// `wetness.wgsl`: `apply_wetness`.
+    struct Wetness {
+        /// `SplatParams::wetness`, clamped to 0..=1.
+        strength: f32,
+        /// Below this height banks turn sandy (twice `sand_height`), metres.
+        beach: f32,
+        /// `rock_slope − DRY_SLOPE_BAND`, degrees.
+        dry_slope: f32,
+        /// `SplatParams::rock_slope`, degrees.
+        rock_slope: f32,
+    }
+
     /// `channels.wgsl`: `carve_rivers`.
     struct Carve {
         sea_level: f32,
@@ -330,6 +342,7 @@ fn constants() -> String {
     use island_core::erosion::THERMAL_RATE;
     use island_core::mask::MASK_NOISE_GAIN;
     use island_core::river::{RIVER_SEGMENTS, RIVER_WARP_OFFSET};
+    use island_core::{splat, wetness};
     let v2 = |v: [f32; 2]| format!("vec2<f32>({}, {})", f32_lit(v[0]), f32_lit(v[1]));
     [
         format!("const RIVER_SEGMENTS: u32 = {RIVER_SEGMENTS}u;"),
@@ -351,6 +364,15 @@ fn constants() -> String {
         format!("const NORM_PER_GROUP: u32 = {NORM_PER_GROUP}u;"),
         format!("const NORM_WORKGROUP: u32 = {NORM_WORKGROUP}u;"),
         format!("const DRAIN_LAKE_WORDS: u32 = {DRAIN_LAKE_WORDS}u;"),
+        format!("const BED_SAND: f32 = {};", f32_lit(wetness::BED_SAND)),
+        format!("const WET_SCALE: f32 = {};", f32_lit(wetness::WET_SCALE)),
+        format!("const DRY_FROM: f32 = {};", f32_lit(wetness::DRY_FROM)),
+        format!("const DRY_FULL: f32 = {};", f32_lit(wetness::DRY_FULL)),
+        format!("const WET_DEGREES: f32 = {};", f32_lit(1.0f32.to_degrees())),
+        format!("const SPLAT_SAND: u32 = {}u;", splat::SAND),
+        format!("const SPLAT_GRASS: u32 = {}u;", splat::GRASS),
+        format!("const SPLAT_ROCK: u32 = {}u;", splat::ROCK),
+        format!("const SPLAT_SNOW: u32 = {}u;", splat::SNOW),
     ]
     .join("\n")
 }
