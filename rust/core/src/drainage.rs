@@ -756,18 +756,28 @@ pub fn lakes_of(
     settings: &DrainageSettings,
 ) -> (Vec<Lake>, Vec<u32>) {
     let len = labels.len();
-    // Component labels, ascending (rayon's collect keeps the order).
-    let roots: Vec<u32> = (0..len as u32)
+    // Labelled samples and component labels, ascending (rayon's collect keeps the order).
+    let labelled: Vec<u32> = (0..len as u32)
         .into_par_iter()
+        .filter(|&i| labels[i as usize] != NONE)
+        .collect();
+    let roots: Vec<u32> = labelled
+        .iter()
+        .copied()
         .filter(|&i| labels[i as usize] == i)
         .collect();
+    // Component of each root, at the root's index (zero-initialised: only the pages holding
+    // roots are touched).
+    let mut slot = vec![0u32; len];
+    for (k, &l) in roots.iter().enumerate() {
+        slot[l as usize] = k as u32;
+    }
     // Per component: (samples, lowest height, deepest sample, outlet).
     let mut stats = vec![(0u32, f32::INFINITY, NONE, NONE); roots.len()];
-    for (i, &l) in labels.iter().enumerate() {
-        if l == NONE {
-            continue;
-        }
-        let e = &mut stats[roots.binary_search(&l).expect("labels are component roots")];
+    for &i in &labelled {
+        let i = i as usize;
+        let l = labels[i];
+        let e = &mut stats[slot[l as usize] as usize];
         e.0 += 1;
         if heights[i] < e.1 {
             e.1 = heights[i];
@@ -796,16 +806,10 @@ pub fn lakes_of(
             });
         }
     }
-    let lake_id = labels
-        .par_iter()
-        .map(|&l| {
-            if l == NONE {
-                NONE
-            } else {
-                lake_of[roots.binary_search(&l).expect("labels are component roots")]
-            }
-        })
-        .collect();
+    let mut lake_id = vec![NONE; len];
+    for &i in &labelled {
+        lake_id[i as usize] = lake_of[slot[labels[i as usize] as usize] as usize];
+    }
     (lakes, lake_id)
 }
 
