@@ -8,6 +8,12 @@
 //! lowest stamp wins). Carving only
 //! lowers, shallow pits are filled first ([`Drainage::ground_at`]) and lake beds are left alone:
 //! afterwards every dry sample has a non-ascending path to a lake or the sea.
+//!
+//! Every step is a min, a max or a copy along the receivers (the bed: the least target bed
+//! upstream, at least the base level downstream; the stamps: the lowest wins; the final pass:
+//! the least height upstream along the river), so the result does not depend on the order the
+//! rivers are visited in: the GPU twin (`shaders/channels.wgsl`) walks down the rivers with
+//! atomic minima and gives the same bits.
 
 use crate::drainage::{is_sea, Drainage, NONE};
 use rayon::prelude::*;

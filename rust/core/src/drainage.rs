@@ -15,10 +15,16 @@
 //! * **Order** — [`flow_order`]: breadth-first from the outlets over the receivers, so every
 //!   receiver comes before its donors (downstream first): accumulation runs over it backwards,
 //!   implicit erosion forwards.
-//! * **Lakes** — closed depressions deeper than [`DrainageSettings::lake_min_depth`] and larger
-//!   than [`DrainageSettings::lake_min_area`] hold water with a flat surface at the spill height;
-//!   the rim sample they spill over is their outlet. Shallower pits are filled (see
-//!   [`Drainage::ground_at`]).
+//! * **Lakes** — defined on the filled surface alone, without any order ([`lake_labels`],
+//!   [`lakes_of`]): the samples under it (`filled > height`), 8-connected, form components
+//!   that each have one flat level (neighbouring submerged samples share their filled
+//!   height). A component at least [`DrainageSettings::lake_min_depth`] deep (level minus its
+//!   lowest sample) and [`DrainageSettings::lake_min_area`] large holds water with a flat
+//!   surface at that level; its outlet is the smallest-index sample outside it that one of its
+//!   samples drains into. Lakes are numbered by the smallest sample index of their component.
+//!   Shallower pits are filled (see [`Drainage::ground_at`]).
+//! * **Accumulation** — integer upstream sample counts ([`accumulate_counts`]) times the
+//!   sample's area ([`areas`]): exact, whatever order the donors are added in.
 //! * **Rivers** — samples whose drainage area passes [`DrainageSettings::river_area`]; their
 //!   flood discharge `Q` (m³/s) gives width `a·Q^0.5` and depth `c·Q^0.4` (hydraulic geometry,
 //!   Leopold & Maddock 1953). A river sample's receiver drains an area at least as large, so
@@ -237,6 +243,8 @@ pub(crate) fn for_neighbours(i: usize, n: usize, mut f: impl FnMut(usize, f32)) 
 }
 
 /// Result of the Priority-Flood over a height field.
+// The pit labels are no longer read: lakes come from `lake_labels` (order-free).
+#[allow(dead_code)]
 pub(crate) struct Flood {
     /// Filled surface.
     pub filled: Vec<f32>,
@@ -662,6 +670,162 @@ pub fn accumulate(order: &[u32], rcv: &[u32], len: usize, cell_area: f32) -> Vec
     area
 }
 
+/// Upstream sample counts over the receivers `rcv` (each sample counts itself), accumulated
+/// upstream first over `order` ([`flow_order`]). Integer sums do not depend on the order in
+/// which donors are added, so the GPU twin (`accumulate` in `shaders/drainage.wgsl`, which walks
+/// the receivers with atomic adds in no fixed order) gives the same counts.
+pub fn accumulate_counts(order: &[u32], rcv: &[u32], len: usize) -> Vec<u32> {
+    let mut count = vec![1u32; len];
+    for &c in order.iter().rev() {
+        let r = rcv[c as usize] as usize;
+        if r != c as usize {
+            count[r] += count[c as usize];
+        }
+    }
+    count
+}
+
+/// Drainage areas (m²) of upstream sample counts: `count · cell_area`, one rounding each (the
+/// same bits on the GPU).
+pub fn areas(counts: &[u32], cell_area: f32) -> Vec<f32> {
+    counts.par_iter().map(|&c| c as f32 * cell_area).collect()
+}
+
+/// Whether sample `i` is under water up to the filled surface (a lake candidate).
+#[inline(always)]
+fn submerged(heights: &[f32], filled: &[f32], i: usize) -> bool {
+    filled[i] > heights[i]
+}
+
+/// Lake labels: the samples under the filled surface (`filled > heights`), 8-connected, each
+/// component labelled with its smallest sample index; [`NONE`] elsewhere.
+///
+/// Neighbouring submerged samples `a`, `b` have the same filled height (`filled_a` is the least
+/// filled height of `a`'s neighbours, so `filled_a <= filled_b`, and the other way round), so
+/// every component is one flat water surface. The labels depend on nothing but the component,
+/// so any evaluation order gives them: the GPU twin (`lake_labels` in `shaders/drainage.wgsl`)
+/// is a lock-free union-find whose roots are only ever linked below smaller indices.
+pub fn lake_labels(heights: &[f32], filled: &[f32], n: usize) -> Vec<u32> {
+    let len = n * n;
+    assert_eq!(heights.len(), len, "heights must hold n² samples");
+    assert_eq!(filled.len(), len, "filled must hold n² samples");
+    let mut label = vec![NONE; len];
+    let mut stack: Vec<u32> = Vec::new();
+    // Ascending (rayon's collect keeps the order).
+    let submerged_samples: Vec<u32> = (0..len as u32)
+        .into_par_iter()
+        .filter(|&i| submerged(heights, filled, i as usize))
+        .collect();
+    // Index order: the first sample reached of a component is its smallest.
+    for &i in &submerged_samples {
+        let i = i as usize;
+        if label[i] != NONE {
+            continue;
+        }
+        label[i] = i as u32;
+        stack.push(i as u32);
+        while let Some(c) = stack.pop() {
+            for_neighbours(c as usize, n, |j, _| {
+                if label[j] == NONE && submerged(heights, filled, j) {
+                    label[j] = i as u32;
+                    stack.push(j as u32);
+                }
+            });
+        }
+    }
+    label
+}
+
+/// The lakes of the [`lake_labels`] `labels` and the lake of each sample ([`NONE`] where
+/// there is none).
+///
+/// A component is a lake when its depth (its level, the filled height of its samples, minus
+/// its lowest height) is at least [`DrainageSettings::lake_min_depth`] and its area (samples
+/// × `cell_area`) at least [`DrainageSettings::lake_min_area`]. Its
+/// [`deepest`](Lake::deepest) sample is the smallest index of its lowest height; its
+/// [`outlet`](Lake::outlet) is the smallest sample outside it that one of its samples drains
+/// into (`rcv`): the rim sample at the lake's level its water leaves through. Lakes are
+/// numbered by their label (smallest sample index), ascending. Every value is a count, a min or
+/// a max over the component, so none depends on an order (the GPU computes the same).
+pub fn lakes_of(
+    heights: &[f32],
+    filled: &[f32],
+    rcv: &[u32],
+    labels: &[u32],
+    cell_area: f32,
+    settings: &DrainageSettings,
+) -> (Vec<Lake>, Vec<u32>) {
+    let len = labels.len();
+    // Labelled samples and component labels, ascending (rayon's collect keeps the order).
+    let labelled: Vec<u32> = (0..len as u32)
+        .into_par_iter()
+        .filter(|&i| labels[i as usize] != NONE)
+        .collect();
+    let roots: Vec<u32> = labelled
+        .iter()
+        .copied()
+        .filter(|&i| labels[i as usize] == i)
+        .collect();
+    // Component of each root, at the root's index (zero-initialised: only the pages holding
+    // roots are touched).
+    let mut slot = vec![0u32; len];
+    for (k, &l) in roots.iter().enumerate() {
+        slot[l as usize] = k as u32;
+    }
+    // Per component: (samples, lowest height, deepest sample, outlet).
+    let mut stats = vec![(0u32, f32::INFINITY, NONE, NONE); roots.len()];
+    for &i in &labelled {
+        let i = i as usize;
+        let l = labels[i];
+        let e = &mut stats[slot[l as usize] as usize];
+        e.0 += 1;
+        if heights[i] < e.1 {
+            e.1 = heights[i];
+            e.2 = i as u32;
+        }
+        let r = rcv[i];
+        if labels[r as usize] != l {
+            e.3 = e.3.min(r);
+        }
+    }
+    // Lake of each component (NONE: too small or too shallow).
+    let mut lake_of = vec![NONE; roots.len()];
+    let mut lakes = Vec::new();
+    for (k, (&l, &(samples, low, deepest, outlet))) in roots.iter().zip(&stats).enumerate() {
+        let level = filled[l as usize];
+        let depth = level - low;
+        if depth >= settings.lake_min_depth && samples as f32 * cell_area >= settings.lake_min_area
+        {
+            lake_of[k] = lakes.len() as u32;
+            lakes.push(Lake {
+                level,
+                outlet,
+                deepest,
+                depth,
+                samples,
+            });
+        }
+    }
+    let mut lake_id = vec![NONE; len];
+    for &i in &labelled {
+        lake_id[i as usize] = lake_of[slot[labels[i as usize] as usize] as usize];
+    }
+    (lakes, lake_id)
+}
+
+/// The [`RiverSample`] of sample `index` draining `area` m²: flood discharge
+/// `Q = flood_discharge · area · 10⁻⁶`, width `a·Q^0.5`, depth `c·Q^0.4`.
+pub fn river_sample(index: u32, area: f32, settings: &DrainageSettings) -> RiverSample {
+    let q = settings.flood_discharge * area * 1.0e-6;
+    RiverSample {
+        index,
+        area,
+        discharge: q,
+        width: settings.width_coefficient * q.sqrt(),
+        depth: settings.depth_coefficient * q.powf(0.4),
+    }
+}
+
 /// Drainage of a height field: see the [module documentation](self).
 ///
 /// `heights` are metres, `n × n` row-major, `spacing` metres between samples; samples at or
@@ -677,84 +841,27 @@ pub fn drainage(
     assert_eq!(heights.len(), n * n, "heights must hold n² samples");
     let len = n * n;
     let cell_area = spacing * spacing;
-    let Flood {
-        filled,
-        pit,
-        pits,
-        kind,
-    } = flood(heights, n, sea_level);
+    let filled = depression_fill(heights, n, sea_level);
     let receivers = receivers_with_flats(&filled, n, sea_level, heights);
     let order = flow_order(&receivers, n);
-    let area = accumulate(&order, &receivers, len, cell_area);
-
-    // Depressions: deepest sample (the first in index order) and flooded count.
-    let mut deepest = vec![(f32::INFINITY, NONE, 0u32); pits.len()];
-    for (c, _) in kind.iter().enumerate().filter(|(_, &k)| k == 3) {
-        let p = pit[c] as usize - 1;
-        let h = heights[c];
-        let c = c as u32;
-        let e = &mut deepest[p];
-        if h < pits[p].0 {
-            e.2 += 1;
-        }
-        if h < e.0 {
-            e.0 = h;
-            e.1 = c;
-        }
-    }
-    let mut lake_of_pit = vec![NONE; pits.len()];
-    let mut lakes = Vec::new();
-    for (p, (&(level, outlet), &(low, deep, count))) in pits.iter().zip(&deepest).enumerate() {
-        let depth = level - low;
-        if count > 0
-            && depth >= settings.lake_min_depth
-            && count as f32 * cell_area >= settings.lake_min_area
-        {
-            lake_of_pit[p] = lakes.len() as u32;
-            lakes.push(Lake {
-                level,
-                outlet,
-                deepest: deep,
-                depth,
-                samples: count,
-            });
-        }
-    }
-    let mut lake_id = vec![NONE; len];
-    let mut water_level = vec![f32::NAN; len];
-    lake_id
-        .par_iter_mut()
-        .zip(water_level.par_iter_mut())
-        .enumerate()
-        .for_each(|(i, (id, wl))| {
-            if kind[i] != 3 {
-                return;
+    let area = areas(&accumulate_counts(&order, &receivers, len), cell_area);
+    let labels = lake_labels(heights, &filled, n);
+    let (lakes, lake_id) = lakes_of(heights, &filled, &receivers, &labels, cell_area, settings);
+    let water_level = lake_id
+        .par_iter()
+        .map(|&l| {
+            if l == NONE {
+                f32::NAN
+            } else {
+                lakes[l as usize].level
             }
-            let l = lake_of_pit[pit[i] as usize - 1];
-            if l != NONE && heights[i] < lakes[l as usize].level {
-                *id = l;
-                *wl = lakes[l as usize].level;
-            }
-        });
+        })
+        .collect();
 
-    let km2 = 1.0e-6f32;
     let rivers = order
         .iter()
-        .filter(|&&c| {
-            let c = c as usize;
-            area[c] >= settings.river_area && lake_id[c] == NONE
-        })
-        .map(|&c| {
-            let a = area[c as usize];
-            let q = settings.flood_discharge * a * km2;
-            RiverSample {
-                index: c,
-                area: a,
-                discharge: q,
-                width: settings.width_coefficient * q.sqrt(),
-                depth: settings.depth_coefficient * q.powf(0.4),
-            }
-        })
+        .filter(|&&c| area[c as usize] >= settings.river_area && lake_id[c as usize] == NONE)
+        .map(|&c| river_sample(c, area[c as usize], settings))
         .collect();
 
     Drainage {
@@ -769,5 +876,107 @@ pub fn drainage(
         lake_id,
         lakes,
         rivers,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two bowls (one deeper, one shallow) joined by a saddle exactly at the spill level of
+    /// both, in a plateau sloping to a notch on the border.
+    fn two_bowls() -> (Vec<f32>, usize) {
+        let n = 40;
+        let mut h = vec![10.0f32; n * n];
+        for z in 0..n {
+            for x in 0..n {
+                let i = z * n + x;
+                let (fx, fz) = (x as f32, z as f32);
+                let a = ((fx - 12.0).powi(2) + (fz - 20.0).powi(2)).sqrt();
+                let b = ((fx - 27.0).powi(2) + (fz - 20.0).powi(2)).sqrt();
+                if a < 6.0 {
+                    h[i] = 4.0 + a;
+                } else if b < 6.0 {
+                    h[i] = 9.0 + 0.1 * b;
+                }
+            }
+        }
+        // The saddle between them (at the bowls' spill level, 10) and a notch in the rim of
+        // the map: the border outlets sit lower than the plateau.
+        h[20 * n + 19] = 10.0;
+        h[20 * n] = 2.0;
+        (h, n)
+    }
+
+    #[test]
+    fn lakes_are_the_flat_components_under_the_filled_surface() {
+        let (h, n) = two_bowls();
+        let filled = depression_fill(&h, n, -1.0);
+        let labels = lake_labels(&h, &filled, n);
+        let roots: Vec<usize> = (0..n * n).filter(|&i| labels[i] == i as u32).collect();
+        assert_eq!(roots.len(), 2, "two bowls, two components");
+        for i in 0..n * n {
+            let l = labels[i];
+            assert_eq!(l != NONE, filled[i] > h[i], "sample {i}");
+            if l != NONE {
+                // Flat, labelled with the smallest index of the component.
+                assert_eq!(filled[i], filled[l as usize]);
+                assert!(l as usize <= i);
+                for_neighbours(i, n, |j, _| {
+                    if labels[j] != NONE {
+                        assert_eq!(labels[j], l, "neighbours {i} {j}");
+                    }
+                });
+            }
+        }
+        let rcv = receivers_with_flats(&filled, n, -1.0, &h);
+        let s = DrainageSettings {
+            lake_min_depth: 1.5,
+            lake_min_area: 4.0,
+            ..Default::default()
+        };
+        let (lakes, id) = lakes_of(&h, &filled, &rcv, &labels, 1.0, &s);
+        // The shallow bowl (1 m deep) is no lake; the deep one is lake 0.
+        assert_eq!(lakes.len(), 1);
+        let lake = &lakes[0];
+        assert_eq!(lake.level, 10.0);
+        assert_eq!(lake.deepest as usize, 20 * n + 12);
+        assert_eq!(lake.depth, 6.0);
+        assert_eq!(
+            lake.samples as usize,
+            id.iter().filter(|&&l| l == 0).count()
+        );
+        // The outlet: outside the lake, at its level, next to it, drained into from it.
+        let o = lake.outlet as usize;
+        assert_eq!(id[o], NONE);
+        assert_eq!(filled[o], lake.level);
+        assert!((0..n * n).any(|i| id[i] == 0 && rcv[i] as usize == o));
+        // Lowering the minimum depth makes the shallow bowl a lake too, numbered after the
+        // first (by smallest sample index).
+        let s2 = DrainageSettings {
+            lake_min_depth: 0.5,
+            ..s
+        };
+        let (lakes2, id2) = lakes_of(&h, &filled, &rcv, &labels, 1.0, &s2);
+        assert_eq!(lakes2.len(), 2);
+        assert_eq!(lakes2[0], lakes[0]);
+        assert_eq!(id2[20 * n + 27], 1);
+    }
+
+    #[test]
+    fn counts_match_the_float_accumulation_and_sum_to_the_grid() {
+        let (h, n) = two_bowls();
+        let d = drainage(&h, n, 1.0, -1.0, &DrainageSettings::default());
+        let counts = accumulate_counts(&d.order, &d.receivers, n * n);
+        let float = accumulate(&d.order, &d.receivers, n * n, 1.0);
+        for i in 0..n * n {
+            assert_eq!(counts[i] as f32, float[i], "sample {i}");
+            assert_eq!(d.area[i], counts[i] as f32);
+        }
+        let at_outlets: u64 = (0..n * n)
+            .filter(|&i| d.is_outlet(i))
+            .map(|i| counts[i] as u64)
+            .sum();
+        assert_eq!(at_outlets, (n * n) as u64);
     }
 }

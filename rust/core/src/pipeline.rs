@@ -647,7 +647,7 @@ pub struct Hydrology {
 
 /// The [`Stage::Drainage`] stage: [`drainage`] of `heights` (sea level 0), then
 /// [`carve_rivers`] (pits are filled in every mode; channels only in [`RiverMode::Flow`]), then
-/// the water map of the result. Shared with the GPU backend, which runs it on the CPU.
+/// the water map of the result ([`hydrology`]).
 ///
 /// Water: [`SEA`] (level 0) where the ground is below sea level and connected to the map
 /// border through such samples; [`LAKE`] for the drainage's lakes (flat level at their spill
@@ -660,13 +660,30 @@ pub fn drainage_stage(p: &IslandParams, heights: &mut [f32]) -> Hydrology {
     let spacing = p.spacing();
     crate::basins::dig_lake_basins(heights, n, spacing, 0.0, &p.basins, p.seed);
     let d = drainage(heights, n, spacing, 0.0, &p.drainage);
-    let flow = p.river.mode == RiverMode::Flow;
-    let carve = crate::channels::CarveSettings {
-        enabled: flow && p.channels.enabled,
+    carve_rivers(heights, &d, &carve_settings(p));
+    hydrology(p, heights, &d)
+}
+
+/// The [`carve_rivers`] settings of the [`Stage::Drainage`] stage: the island's, channels only
+/// in [`RiverMode::Flow`].
+pub fn carve_settings(p: &IslandParams) -> crate::channels::CarveSettings {
+    crate::channels::CarveSettings {
+        enabled: p.river.mode == RiverMode::Flow && p.channels.enabled,
         ..p.channels.clone()
-    };
-    carve_rivers(heights, &d, &carve);
-    water_map(heights, &d, flow, carve.enabled, p.drainage.lake_min_area)
+    }
+}
+
+/// The end of the [`Stage::Drainage`] stage: the water map and statistics of the carved
+/// `heights` with their drainage `d` (see [`drainage_stage`]). The GPU backend runs the stage's
+/// steps before this one on the GPU (the dams excepted) and this one on the CPU.
+pub fn hydrology(p: &IslandParams, heights: &[f32], d: &Drainage) -> Hydrology {
+    water_map(
+        heights,
+        d,
+        p.river.mode == RiverMode::Flow,
+        carve_settings(p).enabled,
+        p.drainage.lake_min_area,
+    )
 }
 
 /// Water map and statistics of carved `heights` with drainage `d` (see [`drainage_stage`]).

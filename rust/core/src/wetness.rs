@@ -1,7 +1,7 @@
 //! Wetness: the auto splat near rivers and lakes and far from them.
 //!
-//! Runs after [`crate::splat::auto_splat`] (in the splat stage, on both backends) over its
-//! bytes, from the water map of the drainage stage:
+//! Runs after [`crate::splat::auto_splat`] (in the splat stage; the GPU backend runs its twin,
+//! `shaders/wetness.wgsl`) over its bytes, from the water map of the drainage stage:
 //!
 //! * **Beds** — river and lake samples (under water) turn to [`SAND`] (the sand and gravel of a
 //!   riverbed, seen through shallow water) by [`BED_SAND`].

@@ -13,13 +13,16 @@
 //! once, buffers reused between runs of the same resolution. wgpu errors are captured with
 //! error scopes and become [`GpuError`]s; nothing here panics on bad input.
 
+mod channels;
 mod ctx;
 mod depression;
+mod drainage;
 mod erosion;
 mod passes;
 mod pipeline;
 pub mod stages;
 mod uniforms;
+mod wetness;
 
 use island_core::{GenerateError, Island, IslandParams, ParamError};
 use std::fmt;

@@ -1,19 +1,22 @@
 //! Recording of every GPU stage, and the whole pipeline in `island_core::pipeline` order.
 
 use crate::ctx::{grid2, Frame, Gpu, Pass};
+use crate::drainage::DrainageBufs;
 use crate::passes::Pipe;
 use crate::uniforms::{
     self as u, DS_TILE, LINE_GROUP, NORM_PER_GROUP, NORM_WORKGROUP, RIVER_ROW_BYTES,
 };
 use crate::GpuError;
+use island_core::basins::dig_lake_basins;
 use island_core::diamond_square::level_amplitude;
+use island_core::drainage::drainage;
 use island_core::gaussian_islands::gaussian_mountains;
 use island_core::grid::min_max;
 use island_core::hash::tag;
 use island_core::heightfield::Heightfield;
 use island_core::params::{Algorithm, Biome, CoastParams, IslandParams, RiverMode, SplatParams};
 use island_core::pipeline::{
-    border_margin, drainage_stage, erosion_stage, Hydrology, Island, Stats,
+    border_margin, carve_settings, erosion_stage, hydrology, Hydrology, Island, Stats,
 };
 use island_core::river::{river_control_points, river_polyline, RIVER_SEGMENTS};
 use island_core::splat::SPLAT_JITTER_SCALE;
@@ -34,9 +37,9 @@ struct Stage {
 
 /// The GPU pipeline, in order: `island_core::pipeline::STAGES` up to `splat` (same names, one
 /// GPU stage each), then the read-back and the CPU-side heightfield and statistics. Erosion runs
-/// its passes on the GPU (`erosion.wgsl`, with the Priority-Flood of each step on the CPU);
-/// drainage (and river carving) is sequential: that stage reads the heights back, runs the core's
-/// stages on the CPU and upload the result for the GPU normals and splat.
+/// its passes on the GPU (`erosion.wgsl` and `depression.wgsl`); the drainage stage runs the
+/// drainage and the river carving on the GPU (`drainage.wgsl`, `channels.wgsl`), the dams and
+/// the water map on the CPU (see [`stage_drainage`]).
 const STAGES: [Stage; 15] = [
     gpu_stage("base", stage_base),
     gpu_stage("detail", stage_detail),
@@ -1021,19 +1024,52 @@ fn stage_erosion(run: &mut Run) -> Result<(), GpuError> {
     Ok(())
 }
 
-/// Drainage, lakes and river carving: on the CPU (`island_core::pipeline::drainage_stage`).
+/// Drainage, lakes and river carving (`island_core::pipeline::drainage_stage`): the dams on
+/// the CPU (a greedy choice of sites on a coarse grid), the drainage and the carving on the GPU
+/// ([`crate::drainage`], [`crate::channels`], bit-identical to the core's), the water map on
+/// the CPU from the read-back drainage and carved heights. The heights stay on the GPU for the
+/// normals and splat.
 fn stage_drainage(run: &mut Run) -> Result<(), GpuError> {
     let (gpu, p) = (run.gpu, run.p);
     let (rec, r) = run.parts();
-    let bytes = (r.n * r.n * 4) as u64;
+    let n = r.n;
+    let spacing = p.spacing();
+    let bytes = (n * n * 4) as u64;
     rec.flush()?;
     let mut parts = gpu.read_back(&[(&r.heights, bytes)], Some(&r.staging))?;
     let mut heights = f32s(&parts.pop().expect("1 part"));
-    run.hydro = Some(drainage_stage(p, &mut heights));
-    let (_, r) = run.parts();
-    gpu.queue
-        .write_buffer(&r.heights, 0, bytemuck::cast_slice(&heights));
+    if !dig_lake_basins(&mut heights, n, spacing, 0.0, &p.basins, p.seed).is_empty() {
+        gpu.queue
+            .write_buffer(&r.heights, 0, bytemuck::cast_slice(&heights));
+    }
+    let b = DrainageBufs::new(rec, n);
+    let d = match rec.drainage(&b, &r.heights, spacing, 0.0, &p.drainage) {
+        Ok((d, _)) => d,
+        // More lakes than the GPU lists: all of it on the CPU (the same result).
+        Err(GpuError::TooLarge(_)) => {
+            run.hydro = Some(cpu_drainage_rest(p, &mut heights));
+            let (_, r) = run.parts();
+            gpu.queue
+                .write_buffer(&r.heights, 0, bytemuck::cast_slice(&heights));
+            return Ok(());
+        }
+        Err(e) => return Err(e),
+    };
+    let (input, scratch) = b.carve_io(&d);
+    rec.carve_rivers(&r.heights, &input, &scratch, &carve_settings(p))?;
+    rec.flush()?;
+    let mut parts = gpu.read_back(&[(&r.heights, bytes)], Some(&r.staging))?;
+    let heights = f32s(&parts.pop().expect("1 part"));
+    run.hydro = Some(hydrology(p, &heights, &d));
     Ok(())
+}
+
+/// The drainage stage after the dams on the CPU (`heights` dammed).
+fn cpu_drainage_rest(p: &IslandParams, heights: &mut [f32]) -> Hydrology {
+    let (n, spacing) = (p.resolution as usize, p.spacing());
+    let d = drainage(heights, n, spacing, 0.0, &p.drainage);
+    island_core::channels::carve_rivers(heights, &d, &carve_settings(p));
+    hydrology(p, heights, &d)
 }
 
 fn stage_normals(run: &mut Run) -> Result<(), GpuError> {
@@ -1056,7 +1092,30 @@ fn stage_splat(run: &mut Run) -> Result<(), GpuError> {
         &r.packed_splat,
         p.splat.blur_passes,
         &sp,
-    )
+    )?;
+    // Wetness over the packed splat, as the CPU path applies it after its splat; the weight
+    // planes and the blur scratch are free again (once the splat passes have run) and hold the
+    // inland mask, the distance transform's scratch and the distance.
+    let water = &run.hydro.as_ref().expect("drainage stage ran").water;
+    let (mask, any) = crate::wetness::inland_mask(water);
+    if p.splat.wetness.clamp(0.0, 1.0) == 0.0 || !any {
+        return Ok(());
+    }
+    let gpu = run.gpu;
+    let (rec, r) = run.parts();
+    rec.flush()?;
+    let w = &r.splat_w;
+    gpu.queue
+        .write_buffer(&w[0], 0, bytemuck::cast_slice(&mask));
+    let scratch = crate::wetness::WetScratch {
+        mask: &w[0],
+        g: &w[1],
+        s: &w[2],
+        t: &w[3],
+        flags: &r.edt_flags,
+        dist: &r.blur_tmp,
+    };
+    rec.apply_wetness(&r.packed_splat, &r.heights, &r.normal_y, &scratch, &p.splat)
 }
 
 fn stage_readback(run: &mut Run) -> Result<(), GpuError> {
@@ -1159,16 +1218,8 @@ pub(crate) fn run(
     let (land_fraction, min_height, max_height) = run.stats;
     let field = run.field.take().expect("heightfield stage ran");
     let Hydrology { water, stats: hs } = run.hydro.take().expect("drainage stage ran");
-    // Wetness on the CPU over the read-back splat, as the CPU path does after its splat.
-    let mut splat = std::mem::take(&mut run.splat);
-    island_core::wetness::apply_wetness(
-        &mut splat,
-        &field.heights,
-        &field.normals,
-        &water,
-        p.spacing(),
-        &p.splat,
-    );
+    // Wetness ran on the GPU in the splat stage.
+    let splat = std::mem::take(&mut run.splat);
     Ok(Island {
         params: p.clone(),
         water,

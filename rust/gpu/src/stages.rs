@@ -868,7 +868,10 @@ pub fn receivers(
         let rb = gpu.storage("rcv", (n * n * 4) as u64);
         let pipes = &rec.gpu.pipes;
         rec.pass(&pipes.receivers)
-            .params(&u::Drainage { sea_level })
+            .params(&u::Drainage {
+                sea_level,
+                ..Default::default()
+            })
             .read("filled", &fb)
             .read("flat", &pb)
             .read("heights", &hb)
@@ -913,5 +916,161 @@ pub fn flat_routing(
         let db = DepressionBufs::new(rec, n);
         let iters = rec.flat_routing(&db, &hb, &fb, &out, sea_level)?;
         Ok((read_u32(gpu, rec, &out, n * n)?, iters))
+    })
+}
+
+/// GPU [`island_core::drainage::accumulate_counts`] of the receivers `rcv` (`n²`, no flow order
+/// needed) and [`island_core::drainage::areas`] with `cell_area`: the counts and the areas.
+pub fn accumulate(rcv: &[u32], n: usize, cell_area: f32) -> Result<(Vec<u32>, Vec<f32>), GpuError> {
+    check_len("rcv", rcv.len(), n * n)?;
+    if let Some(i) = (0..n * n).find(|&i| {
+        let r = rcv[i] as usize;
+        r >= n * n || (r % n).abs_diff(i % n) > 1 || (r / n).abs_diff(i / n) > 1
+    }) {
+        return Err(bad(
+            "rcv",
+            format!("the receiver of {i} is not a neighbour or itself"),
+        ));
+    }
+    with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
+        let rb = gpu.storage_init("rcv", bytemuck::cast_slice(rcv));
+        let acc = gpu.storage("acc", (n * n * 4) as u64);
+        let area = gpu.storage("area", (n * n * 4) as u64);
+        let p = u::Drainage {
+            cell_area,
+            ..Default::default()
+        };
+        rec.accumulate(n, &rb, &acc, &area, &p)?;
+        let words = read_u32(gpu, rec, &acc, n * n)?;
+        let counts = words.iter().map(|w| w >> 4).collect();
+        Ok((counts, read_f32(gpu, rec, &area, n * n)?))
+    })
+}
+
+/// GPU [`island_core::drainage::lake_labels`] of `heights` and their filled surface `filled`
+/// (both `n²`).
+pub fn lake_labels(heights: &[f32], filled: &[f32], n: usize) -> Result<Vec<u32>, GpuError> {
+    check_len("heights", heights.len(), n * n)?;
+    check_len("filled", filled.len(), n * n)?;
+    with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
+        let hb = gpu.storage_init("heights", bytemuck::cast_slice(heights));
+        let b = DrainageBufs::new(rec, n);
+        gpu.queue
+            .write_buffer(&b.filled, 0, bytemuck::cast_slice(filled));
+        rec.lake_labels(&b, &hb)?;
+        read_u32(gpu, rec, &b.label, n * n)
+    })
+}
+
+use crate::drainage::DrainageBufs;
+pub use crate::drainage::DrainageIters;
+
+/// GPU [`island_core::drainage::drainage`] of `heights` (`n²`, `spacing` metres apart, sea at
+/// or below `sea_level`; see `crate::drainage`): the same result and the relaxation
+/// dispatches it took.
+pub fn drainage(
+    heights: &[f32],
+    n: usize,
+    spacing: f32,
+    sea_level: f32,
+    settings: &island_core::drainage::DrainageSettings,
+) -> Result<(island_core::drainage::Drainage, DrainageIters), GpuError> {
+    check_len("heights", heights.len(), n * n)?;
+    settings.validate().map_err(|e| bad("drainage", e))?;
+    with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
+        let hb = gpu.storage_init("heights", bytemuck::cast_slice(heights));
+        let b = DrainageBufs::new(rec, n);
+        rec.drainage(&b, &hb, spacing, sea_level, settings)
+    })
+}
+
+/// GPU [`island_core::channels::carve_rivers`] of `heights` (`n²`) with the drainage `d` of
+/// those heights: the carved heights (the report is the core's business).
+pub fn carve_rivers(
+    heights: &[f32],
+    d: &island_core::drainage::Drainage,
+    settings: &island_core::channels::CarveSettings,
+) -> Result<Vec<f32>, GpuError> {
+    let n = d.n;
+    check_len("heights", heights.len(), n * n)?;
+    settings.validate().map_err(|e| bad("carve", e))?;
+    with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
+        let hb = gpu.storage_init("heights", bytemuck::cast_slice(heights));
+        let fb = gpu.storage_init("filled", bytemuck::cast_slice(&d.filled));
+        let lb = gpu.storage_init("lake", bytemuck::cast_slice(&d.lake_id));
+        let rb = gpu.storage_init("rcv", bytemuck::cast_slice(&d.receivers));
+        let plane = (n * n * 4) as u64;
+        let (riv, hkey, bed) = (
+            gpu.storage("riv", plane),
+            gpu.storage("hkey", plane),
+            gpu.storage("bed", plane),
+        );
+        let input = crate::channels::CarveInput {
+            filled: &fb,
+            lake: &lb,
+            rcv: &rb,
+            rivers: &d.rivers,
+            spacing: d.spacing,
+            sea_level: d.sea_level,
+        };
+        let scratch = crate::channels::CarveScratch {
+            riv: &riv,
+            hkey: &hkey,
+            bed: &bed,
+        };
+        rec.carve_rivers(&hb, &input, &scratch, settings)?;
+        read_f32(gpu, rec, &hb, n * n)
+    })
+}
+
+/// GPU [`island_core::wetness::apply_wetness`] of `splat` (RGBA8 per sample) with the island's
+/// `heights`, `normals` and `water` (`n²` each, `spacing` metres apart): the new splat.
+pub fn apply_wetness(
+    splat: &[[u8; 4]],
+    heights: &[f32],
+    normals: &[[f32; 3]],
+    water: &island_core::water::Water,
+    spacing: f32,
+    p: &island_core::params::SplatParams,
+) -> Result<Vec<[u8; 4]>, GpuError> {
+    let n = water.resolution;
+    for (f, l) in [
+        ("splat", splat.len()),
+        ("heights", heights.len()),
+        ("normals", normals.len()),
+        ("water", water.kind.len()),
+    ] {
+        check_len(f, l, n * n)?;
+    }
+    let (mask, any) = crate::wetness::inland_mask(water);
+    if p.wetness.clamp(0.0, 1.0) == 0.0 || !any {
+        return Ok(splat.to_vec());
+    }
+    with_gpu(Grid::new(n, spacing * (n - 1) as f32, 0), |gpu, rec| {
+        let packed: Vec<u32> = splat.iter().map(|b| u32::from_le_bytes(*b)).collect();
+        let ny: Vec<f32> = normals.iter().map(|v| v[1]).collect();
+        let pb = gpu.storage_init("packed", bytemuck::cast_slice(&packed));
+        let hb = gpu.storage_init("heights", bytemuck::cast_slice(heights));
+        let nb = gpu.storage_init("normal_y", bytemuck::cast_slice(&ny));
+        let mb = gpu.storage_init("inland", bytemuck::cast_slice(&mask));
+        let plane = (n * n * 4) as u64;
+        let (g, s, t, d) = (
+            gpu.storage("g", plane),
+            gpu.storage("s", plane),
+            gpu.storage("t", plane),
+            gpu.storage("dist", plane),
+        );
+        let flags = gpu.storage("flags", 16);
+        let scratch = crate::wetness::WetScratch {
+            mask: &mb,
+            g: &g,
+            s: &s,
+            t: &t,
+            flags: &flags,
+            dist: &d,
+        };
+        rec.apply_wetness(&pb, &hb, &nb, &scratch, p)?;
+        let out = read_u32(gpu, rec, &pb, n * n)?;
+        Ok(out.iter().map(|w| w.to_le_bytes()).collect())
     })
 }

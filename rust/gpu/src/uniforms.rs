@@ -233,7 +233,41 @@ uniforms! {
 
     /// `drainage.wgsl`.
     struct Drainage {
+        /// Samples at or below it are sea (outlets).
         sea_level: f32,
+        /// Area of one sample, m² (`accumulate_area`, `lake_list`).
+        cell_area: f32,
+        /// `island_core::drainage::DrainageSettings::lake_min_depth`.
+        lake_min_depth: f32,
+        /// `island_core::drainage::DrainageSettings::lake_min_area`.
+        lake_min_area: f32,
+        /// Lakes `lake_list` has room for.
+        max_lakes: u32,
+    }
+
+    /// `wetness.wgsl`: `apply_wetness`.
+    struct Wetness {
+        /// `SplatParams::wetness`, clamped to 0..=1.
+        strength: f32,
+        /// Below this height banks turn sandy (twice `sand_height`), metres.
+        beach: f32,
+        /// `rock_slope − DRY_SLOPE_BAND`, degrees.
+        dry_slope: f32,
+        /// `SplatParams::rock_slope`, degrees.
+        rock_slope: f32,
+    }
+
+    /// `channels.wgsl`: `carve_rivers`.
+    struct Carve {
+        sea_level: f32,
+        /// `island_core::channels::CarveSettings::bank_slope`.
+        bank_slope: f32,
+        /// `island_core::channels::CarveSettings::bank_width`, metres.
+        bank_width: f32,
+        /// Metres between samples.
+        spacing: f32,
+        /// River samples in the list.
+        count: u32,
     }
 
     /// `depression.wgsl`: `depression_fill` and `flat_routing` on an `n × n` grid.
@@ -286,6 +320,8 @@ pub(crate) const NORM_WORKGROUP: usize = 256;
 /// Most biomes `biome_blend.wgsl` handles (its per-sample weight array), as `IslandParams`
 /// validation allows (the core's constant).
 pub(crate) const MAX_BIOMES: usize = island_core::params::BiomeParams::MAX_BIOMES;
+/// Words of one lake in the list `lake_list` (`drainage.wgsl`) appends to.
+pub(crate) const DRAIN_LAKE_WORDS: u32 = 6;
 /// Bytes of one `RowInfo` of `carve_river.wgsl` (per-row segment mask and x-span).
 pub(crate) const RIVER_ROW_BYTES: u64 = 32;
 
@@ -306,6 +342,7 @@ fn constants() -> String {
     use island_core::erosion::THERMAL_RATE;
     use island_core::mask::MASK_NOISE_GAIN;
     use island_core::river::{RIVER_SEGMENTS, RIVER_WARP_OFFSET};
+    use island_core::{splat, wetness};
     let v2 = |v: [f32; 2]| format!("vec2<f32>({}, {})", f32_lit(v[0]), f32_lit(v[1]));
     [
         format!("const RIVER_SEGMENTS: u32 = {RIVER_SEGMENTS}u;"),
@@ -326,6 +363,16 @@ fn constants() -> String {
         format!("const DS_TILE: u32 = {DS_TILE}u;"),
         format!("const NORM_PER_GROUP: u32 = {NORM_PER_GROUP}u;"),
         format!("const NORM_WORKGROUP: u32 = {NORM_WORKGROUP}u;"),
+        format!("const DRAIN_LAKE_WORDS: u32 = {DRAIN_LAKE_WORDS}u;"),
+        format!("const BED_SAND: f32 = {};", f32_lit(wetness::BED_SAND)),
+        format!("const WET_SCALE: f32 = {};", f32_lit(wetness::WET_SCALE)),
+        format!("const DRY_FROM: f32 = {};", f32_lit(wetness::DRY_FROM)),
+        format!("const DRY_FULL: f32 = {};", f32_lit(wetness::DRY_FULL)),
+        format!("const WET_DEGREES: f32 = {};", f32_lit(1.0f32.to_degrees())),
+        format!("const SPLAT_SAND: u32 = {}u;", splat::SAND),
+        format!("const SPLAT_GRASS: u32 = {}u;", splat::GRASS),
+        format!("const SPLAT_ROCK: u32 = {}u;", splat::ROCK),
+        format!("const SPLAT_SNOW: u32 = {}u;", splat::SNOW),
     ]
     .join("\n")
 }

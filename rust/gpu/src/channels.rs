@@ -1,0 +1,131 @@
+//! The channel passes (`shaders/channels.wgsl`): [`Rec::carve_rivers`], the GPU twin of
+//! `island_core::channels::carve_rivers`, bit-identical (mins, maxes and copies along the
+//! receivers; see the shader).
+//!
+//! The river samples (a list of a few thousand, downstream first, with the width and depth of
+//! the core's `river_sample`) and the table of `√k` come from the host: the river list is in
+//! the flow order the host computes anyway, and both keep the core's `sqrt` / `powf` bits.
+
+use crate::pipeline::Rec;
+use crate::uniforms as u;
+use crate::GpuError;
+use island_core::channels::CarveSettings;
+use island_core::drainage::RiverSample;
+
+/// Scratch of [`Rec::carve_rivers`]: three `n²` planes of 4-byte words.
+pub(crate) struct CarveScratch<'b> {
+    /// River position of each sample.
+    pub riv: &'b wgpu::Buffer,
+    /// Heights as order-preserving keys.
+    pub hkey: &'b wgpu::Buffer,
+    /// Bed of each river sample, as a key.
+    pub bed: &'b wgpu::Buffer,
+}
+
+/// What [`Rec::carve_rivers`] reads besides the heights (all `n²`).
+pub(crate) struct CarveInput<'b> {
+    pub filled: &'b wgpu::Buffer,
+    /// Lake of each sample (any value), `NONE` where there is none.
+    pub lake: &'b wgpu::Buffer,
+    pub rcv: &'b wgpu::Buffer,
+    pub rivers: &'b [RiverSample],
+    pub spacing: f32,
+    pub sea_level: f32,
+}
+
+/// `√k` for every `k = dx² + dz²` a stamp of these rivers reaches, as the core computes it.
+fn sqrt_table(rivers: &[RiverSample], spacing: f32, s: &CarveSettings) -> Vec<f32> {
+    let rc = rivers
+        .iter()
+        .map(|r| ((0.5 * r.width + s.bank_width) / spacing).floor() as i64 + 1)
+        .max()
+        .unwrap_or(0)
+        .max(0) as usize;
+    (0..=2 * rc * rc).map(|k| (k as f32).sqrt()).collect()
+}
+
+impl Rec<'_> {
+    /// `island_core::channels::carve_rivers` of `heights` (`n²`, the recording's grid) with
+    /// the drainage in `input`: pits filled, and the rivers carved when `settings.enabled`.
+    pub fn carve_rivers(
+        &mut self,
+        heights: &wgpu::Buffer,
+        input: &CarveInput,
+        scratch: &CarveScratch,
+        settings: &CarveSettings,
+    ) -> Result<(), GpuError> {
+        let gpu = self.gpu;
+        let g = crate::ctx::grid2(self.n);
+        let rivers: Vec<[u32; 4]> = input
+            .rivers
+            .iter()
+            .map(|r| [r.index, r.depth.to_bits(), r.width.to_bits(), 0])
+            .collect();
+        let carve = settings.enabled && !rivers.is_empty();
+        let list = gpu.storage_init("river list", bytemuck::cast_slice(&rivers));
+        let table = sqrt_table(input.rivers, input.spacing, settings);
+        let table = gpu.storage_init("sqrt table", bytemuck::cast_slice(&table));
+        let p = u::Carve {
+            sea_level: input.sea_level,
+            bank_slope: settings.bank_slope,
+            bank_width: settings.bank_width,
+            spacing: input.spacing,
+            count: if carve { rivers.len() as u32 } else { 0 },
+        };
+        self.ensure_slots(7)?;
+        self.pass(&gpu.pipes.carve_fill)
+            .read("filled", input.filled)
+            .read("lake", input.lake)
+            .read_write("heights", heights)
+            .write("hkey", scratch.hkey)
+            .write("riv", scratch.riv)
+            .run(g)?;
+        if !carve {
+            return Ok(());
+        }
+        // One invocation per list position (the list is shorter than the grid).
+        self.pass(&gpu.pipes.carve_init)
+            .params(&p)
+            .read("filled", input.filled)
+            .read("rivers", &list)
+            .write("riv", scratch.riv)
+            .write("bed", scratch.bed)
+            .run(g)?;
+        self.pass(&gpu.pipes.carve_bed_min)
+            .params(&p)
+            .read("rcv", input.rcv)
+            .read("rivers", &list)
+            .read("riv", scratch.riv)
+            .read_write("bed", scratch.bed)
+            .run(g)?;
+        self.pass(&gpu.pipes.carve_bed_base)
+            .params(&p)
+            .read("filled", input.filled)
+            .read("lake", input.lake)
+            .read("rcv", input.rcv)
+            .read("rivers", &list)
+            .read("riv", scratch.riv)
+            .read_write("bed", scratch.bed)
+            .run(g)?;
+        self.pass(&gpu.pipes.carve_stamps)
+            .params(&p)
+            .read("lake", input.lake)
+            .read("rivers", &list)
+            .read("sqrt_table", &table)
+            .read_write("hkey", scratch.hkey)
+            .read("bed", scratch.bed)
+            .run(g)?;
+        self.pass(&gpu.pipes.carve_banks_walk)
+            .params(&p)
+            .read("lake", input.lake)
+            .read("rcv", input.rcv)
+            .read("rivers", &list)
+            .read("riv", scratch.riv)
+            .read_write("hkey", scratch.hkey)
+            .run(g)?;
+        self.pass(&gpu.pipes.carve_decode)
+            .read("hkey", scratch.hkey)
+            .write("heights", heights)
+            .run(g)
+    }
+}

@@ -1,0 +1,343 @@
+//! The drainage passes (`shaders/drainage.wgsl`), GPU twins of `island_core::drainage`'s
+//! functions of the same name, and [`Rec::drainage`], the GPU twin of
+//! `island_core::drainage::drainage` used by the GPU pipeline's drainage stage.
+//!
+//! On the GPU, all exact (order-free definitions: copies, integer counts, mins):
+//! `depression_fill` and `flat_routing` (`depression.wgsl`), `receivers`, `accumulate`
+//! (integer upstream counts, then `areas`), `lake_labels` and the per-lake statistics of
+//! `lakes_of`. On the host: `flow_order` (the river list and the channel carving run
+//! downstream first over it; a depth-first stack order, sequential) and the assembly of the
+//! few lakes the GPU lists (sorted by label, the core's numbering) and of the river samples.
+
+use crate::channels::{CarveInput, CarveScratch};
+use crate::depression::DepressionBufs;
+use crate::pipeline::{f32s, u32s, Rec};
+use crate::uniforms::{self as u, DRAIN_LAKE_WORDS};
+use crate::GpuError;
+use island_core::drainage::{flow_order, river_sample, Drainage, DrainageSettings, Lake, NONE};
+
+/// Most lakes the GPU lists; with more (only with tiny `lake_min_area` and `lake_min_depth`)
+/// [`Rec::drainage`] fails with [`GpuError::TooLarge`] and the caller falls back to the CPU.
+pub(crate) const MAX_LAKES: u32 = 1 << 16;
+
+/// Buffers of the drainage passes on an `n × n` grid.
+pub(crate) struct DrainageBufs {
+    pub n: usize,
+    pub dep: DepressionBufs,
+    pub filled: wgpu::Buffer,
+    /// Flat receivers, then (after `receivers`) the drainage areas.
+    flat_area: wgpu::Buffer,
+    pub rcv: wgpu::Buffer,
+    /// `accumulate`'s words (count and donors to come), then the lake of every sample
+    /// (`lake_mark`: its label, or `NONE`).
+    acc: wgpu::Buffer,
+    pub label: wgpu::Buffer,
+    lake_samples: wgpu::Buffer,
+    lake_low: wgpu::Buffer,
+    lake_deep: wgpu::Buffer,
+    lake_outlet: wgpu::Buffer,
+    /// The lake list: count, then [`DRAIN_LAKE_WORDS`] words per lake.
+    lakes: wgpu::Buffer,
+}
+
+impl DrainageBufs {
+    pub fn new(rec: &Rec, n: usize) -> DrainageBufs {
+        let gpu = rec.gpu;
+        let plane = (n * n * 4) as u64;
+        DrainageBufs {
+            n,
+            dep: DepressionBufs::new(rec, n),
+            filled: gpu.storage("drainage filled", plane),
+            flat_area: gpu.storage("drainage flat|area", plane),
+            rcv: gpu.storage("drainage rcv", plane),
+            acc: gpu.storage("drainage acc", plane),
+            label: gpu.storage("lake label", plane),
+            lake_samples: gpu.storage("lake samples", plane),
+            lake_low: gpu.storage("lake low", plane),
+            lake_deep: gpu.storage("lake deepest", plane),
+            lake_outlet: gpu.storage("lake outlet", plane),
+            lakes: gpu.storage(
+                "lake list",
+                4 * (1 + MAX_LAKES as u64 * DRAIN_LAKE_WORDS as u64),
+            ),
+        }
+    }
+}
+
+impl DrainageBufs {
+    /// The inputs and scratch of [`Rec::carve_rivers`] after [`Rec::drainage`] gave `d`: its
+    /// filled surface, receivers and lakes stay on the GPU; the lake statistics' planes, used,
+    /// are the scratch.
+    pub fn carve_io<'b>(&'b self, d: &'b Drainage) -> (CarveInput<'b>, CarveScratch<'b>) {
+        (
+            CarveInput {
+                filled: &self.filled,
+                lake: &self.acc,
+                rcv: &self.rcv,
+                rivers: &d.rivers,
+                spacing: d.spacing,
+                sea_level: d.sea_level,
+            },
+            CarveScratch {
+                riv: &self.lake_samples,
+                hkey: &self.lake_low,
+                bed: &self.lake_deep,
+            },
+        )
+    }
+}
+
+/// What [`Rec::drainage`] took: relaxation dispatches of each relaxed pass.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DrainageIters {
+    pub depression_fill: u32,
+    pub flat_routing: u32,
+}
+
+pub(crate) fn uniform(sea: f32, cell_area: f32, s: &DrainageSettings) -> u::Drainage {
+    u::Drainage {
+        sea_level: sea,
+        cell_area,
+        lake_min_depth: s.lake_min_depth,
+        lake_min_area: s.lake_min_area,
+        max_lakes: MAX_LAKES,
+    }
+}
+
+impl<'g> Rec<'g> {
+    /// `island_core::drainage::receivers` over `b.filled` and `b.flat_area` (the flat
+    /// receivers) into `b.rcv`.
+    fn drainage_receivers(
+        &mut self,
+        b: &DrainageBufs,
+        h: &wgpu::Buffer,
+        p: &u::Drainage,
+    ) -> Result<(), GpuError> {
+        let gpu = self.gpu;
+        self.ensure_slots(1)?;
+        self.pass(&gpu.pipes.receivers)
+            .params(p)
+            .read("filled", &b.filled)
+            .read("flat", &b.flat_area)
+            .read("heights", h)
+            .write("rcv", &b.rcv)
+            .run(crate::ctx::grid2(b.n))
+    }
+
+    /// `island_core::drainage::accumulate_counts` of the receivers `rcv` into `acc` (one
+    /// word per sample, the count in its high bits), then `areas` into `area`.
+    pub fn accumulate(
+        &mut self,
+        n: usize,
+        rcv: &wgpu::Buffer,
+        acc: &wgpu::Buffer,
+        area: &wgpu::Buffer,
+        p: &u::Drainage,
+    ) -> Result<(), GpuError> {
+        let gpu = self.gpu;
+        let g = crate::ctx::grid2(n);
+        self.ensure_slots(3)?;
+        self.pass(&gpu.pipes.accumulate_init)
+            .read("rcv", rcv)
+            .write("acc", acc)
+            .run(g)?;
+        self.pass(&gpu.pipes.accumulate)
+            .read("rcv", rcv)
+            .read_write("acc", acc)
+            .run(g)?;
+        self.pass(&gpu.pipes.accumulate_area)
+            .params(p)
+            .read("acc", acc)
+            .write("area", area)
+            .run(g)
+    }
+
+    /// `island_core::drainage::lake_labels` of `h` and `b.filled` into `b.label` (three
+    /// dispatches, see the shader). Clears the lake statistics.
+    pub fn lake_labels(&mut self, b: &DrainageBufs, h: &wgpu::Buffer) -> Result<(), GpuError> {
+        let gpu = self.gpu;
+        let g = crate::ctx::grid2(b.n);
+        self.ensure_slots(1)?;
+        self.pass(&gpu.pipes.lake_init)
+            .read("filled", &b.filled)
+            .read("heights", h)
+            .write("label", &b.label)
+            .write("lake_samples", &b.lake_samples)
+            .write("lake_low", &b.lake_low)
+            .write("lake_deep", &b.lake_deep)
+            .write("lake_outlet", &b.lake_outlet)
+            .run(g)?;
+        self.ensure_slots(2)?;
+        self.pass(&gpu.pipes.lake_union)
+            .read("filled", &b.filled)
+            .read("heights", h)
+            .read_write("label", &b.label)
+            .run(g)?;
+        self.pass(&gpu.pipes.lake_flatten)
+            .read("filled", &b.filled)
+            .read("heights", h)
+            .read_write("label", &b.label)
+            .run(g)
+    }
+
+    /// The per-lake statistics of `island_core::drainage::lakes_of` (after
+    /// [`Rec::lake_labels`] and the receivers) and the list of lakes.
+    fn lake_list(
+        &mut self,
+        b: &DrainageBufs,
+        h: &wgpu::Buffer,
+        p: &u::Drainage,
+    ) -> Result<(), GpuError> {
+        let gpu = self.gpu;
+        let g = crate::ctx::grid2(b.n);
+        self.ensure_slots(3)?;
+        self.pass(&gpu.pipes.lake_stats)
+            .read("heights", h)
+            .read("rcv", &b.rcv)
+            .read("label", &b.label)
+            .read_write("lake_samples", &b.lake_samples)
+            .read_write("lake_low", &b.lake_low)
+            .read_write("lake_outlet", &b.lake_outlet)
+            .run(g)?;
+        self.pass(&gpu.pipes.lake_deepest)
+            .read("heights", h)
+            .read("label", &b.label)
+            .read("lake_low", &b.lake_low)
+            .read_write("lake_deep", &b.lake_deep)
+            .run(g)?;
+        self.enc.clear_buffer(&b.lakes, 0, Some(4));
+        self.pass(&gpu.pipes.lake_list)
+            .params(p)
+            .read("filled", &b.filled)
+            .read("label", &b.label)
+            .read("lake_samples", &b.lake_samples)
+            .read("lake_low", &b.lake_low)
+            .read("lake_deep", &b.lake_deep)
+            .read("lake_outlet", &b.lake_outlet)
+            .read_write("lakes", &b.lakes)
+            .run(g)
+    }
+
+    /// `island_core::drainage::drainage` of the heights `h` (`b.n²`, `spacing` metres apart,
+    /// sea at or below `sea`): everything per sample on the GPU (see the module
+    /// documentation), then the filled surface, receivers, areas and lake labels read back
+    /// for the host's flow order, lake list and river samples. The same `Drainage`, bit for
+    /// bit, as the core's.
+    pub fn drainage(
+        &mut self,
+        b: &DrainageBufs,
+        h: &wgpu::Buffer,
+        spacing: f32,
+        sea: f32,
+        settings: &DrainageSettings,
+    ) -> Result<(Drainage, DrainageIters), GpuError> {
+        let n = b.n;
+        let len = n * n;
+        let cell_area = spacing * spacing;
+        let p = uniform(sea, cell_area, settings);
+        let iters = DrainageIters {
+            depression_fill: self.depression_fill(&b.dep, h, &b.filled, sea)?,
+            flat_routing: self.flat_routing(&b.dep, h, &b.filled, &b.flat_area, sea)?,
+        };
+        self.drainage_receivers(b, h, &p)?;
+        // The flat receivers are used: their buffer takes the areas.
+        self.accumulate(n, &b.rcv, &b.acc, &b.flat_area, &p)?;
+        self.lake_labels(b, h)?;
+        self.lake_list(b, h, &p)?;
+        // `acc` is used: it takes the lake of every sample (for the carving).
+        self.ensure_slots(1)?;
+        self.pass(&self.gpu.pipes.lake_mark)
+            .params(&p)
+            .read("filled", &b.filled)
+            .read("label", &b.label)
+            .read("lake_samples", &b.lake_samples)
+            .read("lake_low", &b.lake_low)
+            .write("lake_of", &b.acc)
+            .run(crate::ctx::grid2(n))?;
+        self.flush()?;
+        let gpu = self.gpu;
+        let plane = (len * 4) as u64;
+        let count = u32s(&gpu.read_back(&[(&b.lakes, 4)], None)?[0])[0];
+        if count > MAX_LAKES {
+            return Err(GpuError::TooLarge(format!(
+                "{count} lakes; the GPU drainage lists at most {MAX_LAKES}"
+            )));
+        }
+        let mut parts = gpu.read_back(
+            &[
+                (&b.filled, plane),
+                (&b.rcv, plane),
+                (&b.flat_area, plane),
+                (&b.label, plane),
+                (&b.lakes, 4 * (1 + count as u64 * DRAIN_LAKE_WORDS as u64)),
+            ],
+            None,
+        )?;
+        let list = u32s(&parts.pop().expect("5 parts"));
+        let labels = u32s(&parts.pop().expect("5 parts"));
+        let area = f32s(&parts.pop().expect("5 parts"));
+        let receivers = u32s(&parts.pop().expect("5 parts"));
+        let filled = f32s(&parts.pop().expect("5 parts"));
+        let (lakes, lake_id) = lakes_from_list(&list[1..], &labels);
+        let water_level = lake_id
+            .iter()
+            .map(|&l| {
+                if l == NONE {
+                    f32::NAN
+                } else {
+                    lakes[l as usize].level
+                }
+            })
+            .collect();
+        let order = flow_order(&receivers, n);
+        let rivers = order
+            .iter()
+            .filter(|&&c| area[c as usize] >= settings.river_area && lake_id[c as usize] == NONE)
+            .map(|&c| river_sample(c, area[c as usize], settings))
+            .collect();
+        Ok((
+            Drainage {
+                n,
+                spacing,
+                sea_level: sea,
+                filled,
+                receivers,
+                order,
+                area,
+                water_level,
+                lake_id,
+                lakes,
+                rivers,
+            },
+            iters,
+        ))
+    }
+}
+
+/// The lakes of the GPU's list (in no order; [`DRAIN_LAKE_WORDS`] words each), numbered by
+/// label as the core numbers them, and the lake of every sample.
+pub(crate) fn lakes_from_list(list: &[u32], labels: &[u32]) -> (Vec<Lake>, Vec<u32>) {
+    let mut entries: Vec<&[u32]> = list.chunks_exact(DRAIN_LAKE_WORDS as usize).collect();
+    entries.sort_unstable_by_key(|e| e[0]);
+    let roots: Vec<u32> = entries.iter().map(|e| e[0]).collect();
+    let lakes = entries
+        .iter()
+        .map(|e| Lake {
+            samples: e[1],
+            deepest: e[2],
+            outlet: e[3],
+            level: f32::from_bits(e[4]),
+            depth: f32::from_bits(e[5]),
+        })
+        .collect();
+    let lake_id = labels
+        .iter()
+        .map(|&l| {
+            if l == NONE {
+                return NONE;
+            }
+            roots.binary_search(&l).map_or(NONE, |k| k as u32)
+        })
+        .collect();
+    (lakes, lake_id)
+}
