@@ -73,6 +73,48 @@ fn main() {
         erosion_stage(&p, &mut h);
         h
     });
+    {
+        use island_core::erosion as e;
+        let settings = e::ErosionSettings {
+            sea_level: 0.0,
+            ..p.erosion.clone()
+        };
+        let plan = best(runs, "  erosion_plan", || {
+            e::erosion_plan(n, sp, &settings, p.seed).unwrap()
+        });
+        let nc = plan.nc;
+        let sp_ = &plan.params;
+        let hc = best(runs, "  resample", || e::resample(&raw, n, nc));
+        let filled = best(runs, "  fill 257", || e::depression_fill(&hc, nc, sp_.sea));
+        let flat = best(runs, "  flat_routing 257", || {
+            e::flat_routing(&filled, nc, sp_.sea, &hc)
+        });
+        let rcv = best(runs, "  flow_receivers 257", || {
+            e::flow_receivers(&filled, &flat, nc, sp_.sea, &hc, sp_.step_seed(0))
+        });
+        let order = best(runs, "  flow_order 257", || e::flow_order(&rcv, nc));
+        let area = best(runs, "  flow_accumulation 257", || {
+            e::flow_accumulation(&order, &rcv, nc * nc, sp_.dx * sp_.dx)
+        });
+        let mut h2 = hc.clone();
+        best(runs, "  stream_power 257", || {
+            h2.copy_from_slice(&hc);
+            e::stream_power(&mut h2, &order, &rcv, &area, nc, sp_)
+        });
+        let mut h3 = h2.clone();
+        best(runs, "  deposition 257", || {
+            h3.copy_from_slice(&h2);
+            e::deposition(&mut h3, &hc, &filled, &order, &rcv, &area, sp_)
+        });
+        let mut h4 = h3.clone();
+        best(runs, "  thermal 257", || e::thermal(&mut h4, &h3, nc, sp_));
+        let delta: Vec<f32> = h3.iter().zip(&hc).map(|(a, b)| a - b).collect();
+        best(runs, "  upsample_delta", || {
+            let mut g = raw.clone();
+            e::upsample_delta(&mut g, n, &delta, nc, 0.0);
+            g
+        });
+    }
     let dug = best(runs, "dig_lake_basins", || {
         let mut h = eroded.clone();
         island_core::basins::dig_lake_basins(&mut h, n, sp, 0.0, &p.basins, p.seed);

@@ -249,9 +249,120 @@ pub(crate) struct Flood {
     pub pits: Vec<(f32, u32)>,
 }
 
-/// Priority-Flood with a pit queue (Barnes et al. 2014, Algorithm 3). Sea samples and land on
-/// the map border are outlets. Land samples next to an outlet seed the priority queue.
+/// What the Priority-Flood with a pit queue (Barnes et al. 2014, Algorithm 3; sea samples and
+/// land on the map border are the outlets, land samples next to an outlet seed the priority
+/// queue, ties broken by sample index) reports, computed from the filled surface instead of
+/// by running it: the classic algorithm processes the samples in non-decreasing filled level,
+/// so each of its outputs has an order-free description (the reference implementation,
+/// `flood_classic`, is kept in the tests, which pin the two to the same bits):
+///
+/// * a land sample that is neither an outlet nor next to the sea enters through the pit queue
+///   (kind 3) exactly when no neighbour's filled level is below its height (it is first
+///   reached from its lowest neighbour, processed first);
+/// * pit samples of one level that touch belong to the same depression; a depression is
+///   opened by the first sample of its level next to it that went through the priority queue
+///   (least index), which labels every pit sample next to it, so depressions sharing that
+///   spill sample share a label; labels count in the order of the spill samples' keys
+///   (level, index), the order the queue pops them.
 pub(crate) fn flood(h: &[f32], n: usize, sea_level: f32) -> Flood {
+    let len = n * n;
+    let filled = fill(h, n, sea_level);
+    let mut kind: Vec<u8> = crate::memory::with_capacity(len);
+    let pits_rows: Vec<Vec<u32>> = kind.spare_capacity_mut()[..len]
+        .par_chunks_mut(n)
+        .enumerate()
+        .map(|(z, row)| {
+            let mut pits = Vec::new();
+            for (x, k) in row.iter_mut().enumerate() {
+                let i = z * n + x;
+                let v = h[i];
+                k.write(if is_sea(v, sea_level) {
+                    1
+                } else if x == 0 || z == 0 || x + 1 == n || z + 1 == n {
+                    2
+                } else {
+                    let (mut next_to_sea, mut lower) = (false, false);
+                    for_neighbours(i, n, |j, _| {
+                        next_to_sea |= is_sea(h[j], sea_level);
+                        lower |= filled[j] < v;
+                    });
+                    if next_to_sea || lower {
+                        1
+                    } else {
+                        pits.push(i as u32);
+                        3
+                    }
+                });
+            }
+            pits
+        })
+        .collect();
+    // SAFETY: every element below `len` was written just above (capacity >= len).
+    unsafe { kind.set_len(len) };
+    // Zero-initialised (calloc): only the pages of samples in depressions are ever touched.
+    let mut pit = vec![0u32; len];
+    // Connected pit samples of one level (component index + 1 in `pit` for now), and the key
+    // of each component's spill sample.
+    let mut spill_of: Vec<u64> = Vec::new();
+    let mut queue: Vec<u32> = Vec::new();
+    for &s in pits_rows.iter().flatten() {
+        if pit[s as usize] != 0 {
+            continue;
+        }
+        let lv = filled[s as usize];
+        let label = spill_of.len() as u32 + 1;
+        let mut spill = u64::MAX;
+        pit[s as usize] = label;
+        queue.push(s);
+        while let Some(c) = queue.pop() {
+            for_neighbours(c as usize, n, |j, _| {
+                if filled[j].to_bits() != lv.to_bits() {
+                    return;
+                }
+                if kind[j] == 3 {
+                    if pit[j] == 0 {
+                        pit[j] = label;
+                        queue.push(j as u32);
+                    }
+                } else if !is_sea(h[j], sea_level) {
+                    spill = spill.min(key(lv, j as u32));
+                }
+            });
+        }
+        debug_assert!(spill != u64::MAX, "depression without a spill sample");
+        spill_of.push(spill);
+    }
+    // Depressions in the order of their spill keys, those sharing a spill sample merged.
+    let mut by_key: Vec<u32> = (0..spill_of.len() as u32).collect();
+    by_key.sort_unstable_by_key(|&c| spill_of[c as usize]);
+    let mut label_of = vec![0u32; spill_of.len()];
+    let mut pits: Vec<(f32, u32)> = Vec::new();
+    let mut last = u64::MAX;
+    for &c in &by_key {
+        let k = spill_of[c as usize];
+        if k != last {
+            let s = k as u32;
+            pits.push((filled[s as usize], s));
+            last = k;
+        }
+        label_of[c as usize] = pits.len() as u32;
+    }
+    for &s in pits_rows.iter().flatten() {
+        let p = &mut pit[s as usize];
+        *p = label_of[*p as usize - 1];
+    }
+    Flood {
+        filled,
+        pit,
+        pits,
+        kind,
+    }
+}
+
+/// The classic Priority-Flood with a pit queue (Barnes et al. 2014, Algorithm 3), the
+/// reference of [`flood`].
+#[cfg(test)]
+fn flood_classic(h: &[f32], n: usize, sea_level: f32) -> Flood {
     let len = n * n;
     let mut filled = h.to_vec();
     // Zero-initialised (calloc): only the pages of samples in depressions are ever touched.
@@ -919,8 +1030,8 @@ pub fn drainage(
 mod tests {
     use super::*;
 
-    /// The queue-saving [`fill`] behind [`depression_fill`] against the classic [`flood`]: the
-    /// same bits on pitted random fields (ties, plateaus, sea patches, NaN) and on a real
+    /// [`flood`] (labels from the filled surface) and [`depression_fill`] against the classic
+    /// Priority-Flood, [`flood_classic`]: the same bits on pitted random fields (ties, plateaus, sea patches, NaN) and on a real
     /// island before its drainage stage (dammed lakes, pits along the rivers).
     #[test]
     fn fill_equals_the_classic_priority_flood() {
@@ -953,15 +1064,19 @@ mod tests {
         crate::basins::dig_lake_basins(&mut h, 257, p.spacing(), 0.0, &p.basins, p.seed);
         fields.push((h, 257, 0.0));
         for (h, n, sea) in fields {
-            let want = flood(&h, n, sea).filled;
-            let got = depression_fill(&h, n, sea);
+            let want = flood_classic(&h, n, sea);
+            let got = flood(&h, n, sea);
+            let fill = depression_fill(&h, n, sea);
             for i in 0..n * n {
-                assert_eq!(
-                    got[i].to_bits(),
-                    want[i].to_bits(),
-                    "n {n} sea {sea} sample {i}"
-                );
+                let w = want.filled[i].to_bits();
+                assert_eq!(got.filled[i].to_bits(), w, "n {n} sea {sea} sample {i}");
+                assert_eq!(fill[i].to_bits(), w, "n {n} sea {sea} sample {i}");
             }
+            assert_eq!(got.kind, want.kind, "n {n} sea {sea}");
+            assert_eq!(got.pit, want.pit, "n {n} sea {sea}");
+            let bits =
+                |p: &[(f32, u32)]| p.iter().map(|&(l, s)| (l.to_bits(), s)).collect::<Vec<_>>();
+            assert_eq!(bits(&got.pits), bits(&want.pits), "n {n} sea {sea}");
         }
     }
 }
