@@ -266,46 +266,29 @@ pub(crate) struct Flood {
 ///   (level, index), the order the queue pops them.
 pub(crate) fn flood(h: &[f32], n: usize, sea_level: f32) -> Flood {
     let len = n * n;
-    let filled = fill(h, n, sea_level);
-    let mut kind: Vec<u8> = crate::memory::with_capacity(len);
-    let pits_rows: Vec<Vec<u32>> = kind.spare_capacity_mut()[..len]
-        .par_chunks_mut(n)
-        .enumerate()
-        .map(|(z, row)| {
-            let mut pits = Vec::new();
-            for (x, k) in row.iter_mut().enumerate() {
-                let i = z * n + x;
-                let v = h[i];
-                k.write(if is_sea(v, sea_level) {
-                    1
-                } else if x == 0 || z == 0 || x + 1 == n || z + 1 == n {
-                    2
-                } else {
-                    let (mut next_to_sea, mut lower) = (false, false);
-                    for_neighbours(i, n, |j, _| {
-                        next_to_sea |= is_sea(h[j], sea_level);
-                        lower |= filled[j] < v;
-                    });
-                    if next_to_sea || lower {
-                        1
-                    } else {
-                        pits.push(i as u32);
-                        3
-                    }
-                });
-            }
-            pits
-        })
-        .collect();
-    // SAFETY: every element below `len` was written just above (capacity >= len).
-    unsafe { kind.set_len(len) };
+    let Filled {
+        filled,
+        mut kind,
+        mut maybe_pit,
+    } = fill(h, n, sea_level);
+    // The pit samples: no neighbour's filled level below their height.
+    maybe_pit.retain(|&c| {
+        let c = c as usize;
+        let v = h[c];
+        let mut lower = false;
+        for_neighbours(c, n, |j, _| lower |= filled[j] < v);
+        if lower {
+            kind[c] = 1;
+        }
+        !lower
+    });
     // Zero-initialised (calloc): only the pages of samples in depressions are ever touched.
     let mut pit = vec![0u32; len];
     // Connected pit samples of one level (component index + 1 in `pit` for now), and the key
     // of each component's spill sample.
     let mut spill_of: Vec<u64> = Vec::new();
     let mut queue: Vec<u32> = Vec::new();
-    for &s in pits_rows.iter().flatten() {
+    for &s in &maybe_pit {
         if pit[s as usize] != 0 {
             continue;
         }
@@ -347,7 +330,7 @@ pub(crate) fn flood(h: &[f32], n: usize, sea_level: f32) -> Flood {
         }
         label_of[c as usize] = pits.len() as u32;
     }
-    for &s in pits_rows.iter().flatten() {
+    for &s in &maybe_pit {
         let p = &mut pit[s as usize];
         *p = label_of[*p as usize - 1];
     }
@@ -461,7 +444,18 @@ fn flood_classic(h: &[f32], n: usize, sea_level: f32) -> Flood {
 /// it with the Priority-Flood, which is faster and gives the same values (pinned by a test).
 pub fn depression_fill(heights: &[f32], n: usize, sea_level: f32) -> Vec<f32> {
     assert_eq!(heights.len(), n * n, "heights must hold n² samples");
-    fill(heights, n, sea_level)
+    fill(heights, n, sea_level).filled
+}
+
+/// What [`fill`] computes.
+struct Filled {
+    /// The filled surface.
+    filled: Vec<f32>,
+    /// [`Flood::kind`], except that some samples marked 3 are not pit samples (see `maybe_pit`).
+    kind: Vec<u8>,
+    /// The samples marked 3 in `kind`: every pit sample of [`flood`] is among them; the others
+    /// have a neighbour whose filled level is below their height.
+    maybe_pit: Vec<u32>,
 }
 
 /// The filled surface of [`depression_fill`] by a Priority-Flood that queues only the samples
@@ -478,10 +472,14 @@ pub fn depression_fill(heights: &[f32], n: usize, sea_level: f32) -> Vec<f32> {
 /// queue sees the rims of the few depressions, whose insides are flooded at the rim's level
 /// as in the classic algorithm. `filled` is unique (see [`depression_fill`]), so it equals the
 /// classic [`flood`]'s bit for bit.
-fn fill(h: &[f32], n: usize, sea_level: f32) -> Vec<f32> {
+///
+/// On the way it sorts the samples into [`Flood::kind`]'s classes (see [`Filled`]): a sample
+/// first reached from a neighbour whose filled level is below its height cannot be a pit sample.
+fn fill(h: &[f32], n: usize, sea_level: f32) -> Filled {
     let len = n * n;
     // One parallel pass: `filled` starts as a copy of `h`; `known` is 1 on the sea and on the
-    // land next to an outlet (the map border or the sea; the seeds, returned per row), else 0.
+    // land next to the sea, 2 on the land on the map border (these land samples are the seeds,
+    // returned per row), else 0; later 1 or 3 as the samples become known.
     let mut filled: Vec<f32> = crate::memory::with_capacity(len);
     let mut known: Vec<u8> = crate::memory::with_capacity(len);
     let seeds: Vec<Vec<u32>> = filled.spare_capacity_mut()[..len]
@@ -503,7 +501,13 @@ fn fill(h: &[f32], n: usize, sea_level: f32) -> Vec<f32> {
                     for_neighbours(i, n, |j, _| next_to_sea |= is_sea(h[j], sea_level));
                     next_to_sea
                 };
-                k.write((seed || is_sea(v, sea_level)) as u8);
+                k.write(if !seed {
+                    is_sea(v, sea_level) as u8
+                } else if x == 0 || z == 0 || x + 1 == n || z + 1 == n {
+                    2
+                } else {
+                    1
+                });
                 if seed {
                     seeds.push(i as u32);
                 }
@@ -534,30 +538,37 @@ fn fill(h: &[f32], n: usize, sea_level: f32) -> Vec<f32> {
             }
         }};
     }
+    let mut maybe_pit: Vec<u32> = Vec::new();
     // Expand the known samples on `stack` (ascending search); those left with an unknown
     // lower neighbour go to `rims`.
-    let ascend = |stack: &mut Vec<u32>, known: &mut [u8], rims: &mut Vec<u64>| {
-        while let Some(t) = stack.pop() {
-            let t = t as usize;
-            let ht = h[t];
-            let mut rim = false;
-            each_neighbour!(t, |j| {
-                if known[j] == 0 {
-                    if h[j] >= ht {
-                        known[j] = 1;
-                        stack.push(j as u32);
-                    } else {
-                        rim = true;
+    let ascend =
+        |stack: &mut Vec<u32>, known: &mut [u8], rims: &mut Vec<u64>, maybe_pit: &mut Vec<u32>| {
+            while let Some(t) = stack.pop() {
+                let t = t as usize;
+                let ht = h[t];
+                let mut rim = false;
+                each_neighbour!(t, |j| {
+                    if known[j] == 0 {
+                        let hj = h[j];
+                        if hj > ht {
+                            known[j] = 1;
+                            stack.push(j as u32);
+                        } else if hj == ht {
+                            known[j] = 3;
+                            maybe_pit.push(j as u32);
+                            stack.push(j as u32);
+                        } else {
+                            rim = true;
+                        }
                     }
+                });
+                if rim {
+                    rims.push(key(ht, t as u32));
                 }
-            });
-            if rim {
-                rims.push(key(ht, t as u32));
             }
-        }
-    };
+        };
     let mut rims: Vec<u64> = Vec::new();
-    ascend(&mut stack, &mut known, &mut rims);
+    ascend(&mut stack, &mut known, &mut rims, &mut maybe_pit);
     let mut heap: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
     for &k in &rims {
         let t = k as u32 as usize;
@@ -581,17 +592,19 @@ fn fill(h: &[f32], n: usize, sea_level: f32) -> Vec<f32> {
         while let Some(p) = pit.pop() {
             each_neighbour!(p as usize, |j| {
                 if known[j] == 0 {
-                    known[j] = 1;
                     if h[j] <= lv {
+                        known[j] = 3;
+                        maybe_pit.push(j as u32);
                         filled[j] = lv;
                         pit.push(j as u32);
                     } else {
+                        known[j] = 1;
                         stack.push(j as u32);
                     }
                 }
             });
         }
-        ascend(&mut stack, &mut known, &mut rims);
+        ascend(&mut stack, &mut known, &mut rims, &mut maybe_pit);
         for &r in &rims {
             let t = r as u32 as usize;
             let mut open = false;
@@ -604,7 +617,11 @@ fn fill(h: &[f32], n: usize, sea_level: f32) -> Vec<f32> {
         }
         rims.clear();
     }
-    filled
+    Filled {
+        filled,
+        kind: known,
+        maybe_pit,
+    }
 }
 
 /// Whether sample `i` is an outlet: sea (at or below `sea_level`, or NaN) or the map border.
