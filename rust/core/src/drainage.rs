@@ -543,8 +543,10 @@ fn fill(h: &[f32], n: usize, sea_level: f32) -> Filled {
     // lower neighbour go to `rims`.
     let ascend =
         |stack: &mut Vec<u32>, known: &mut [u8], rims: &mut Vec<u64>, maybe_pit: &mut Vec<u32>| {
-            while let Some(t) = stack.pop() {
-                let t = t as usize;
+            let mut head = 0;
+            while head < stack.len() {
+                let t = stack[head] as usize;
+                head += 1;
                 let ht = h[t];
                 let mut rim = false;
                 each_neighbour!(t, |j| {
@@ -566,6 +568,7 @@ fn fill(h: &[f32], n: usize, sea_level: f32) -> Filled {
                     rims.push(key(ht, t as u32));
                 }
             }
+            stack.clear();
         };
     let mut rims: Vec<u64> = Vec::new();
     ascend(&mut stack, &mut known, &mut rims, &mut maybe_pit);
