@@ -2,11 +2,12 @@
 //!
 //! * **Depressions** — Priority-Flood (Barnes, Lehman & Mulla 2014, "Priority-Flood: An optimal
 //!   depression-filling and watershed-labeling algorithm", Computers & Geosciences 62), the
-//!   "improved" variant with a plain FIFO for cells inside depressions. The sea (samples at or
-//!   below `sea_level`) and the map border are the outlets. Ties in the priority queue are broken
-//!   by sample index. The filled value of a sample is the
-//!   lowest height at which water standing on it can leave the map (the minimax path height),
-//!   defined without any order (see [`depression_fill`]).
+//!   "improved" variant with a plain queue for cells inside depressions, and only the rims of
+//!   depressions in the priority queue: the rest is settled by an ascending search from the
+//!   outlets (see `fill`). The sea (samples at or below `sea_level`) and the map border are the
+//!   outlets. The filled value of a sample is the lowest height at which water standing on it
+//!   can leave the map (the minimax path height), defined without any order (see
+//!   [`depression_fill`]); so are the depressions' labels (see `flood`).
 //! * **Routing** — steepest descent (D8, slope = drop / distance) over the filled surface, ties to
 //!   the smallest neighbour index. Samples on flats of the filled surface (lake surfaces, filled
 //!   pits, flat ground) have no lower neighbour: [`flat_routing`] leads them across the flat to
