@@ -1088,8 +1088,8 @@ mod tests {
             let want = flood_classic(&h, n, sea);
             let got = flood(&h, n, sea);
             let fill = depression_fill(&h, n, sea);
-            for i in 0..n * n {
-                let w = want.filled[i].to_bits();
+            for (i, w) in want.filled.iter().enumerate() {
+                let w = w.to_bits();
                 assert_eq!(got.filled[i].to_bits(), w, "n {n} sea {sea} sample {i}");
                 assert_eq!(fill[i].to_bits(), w, "n {n} sea {sea} sample {i}");
             }
