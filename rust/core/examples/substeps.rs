@@ -8,20 +8,28 @@ use island_core::pipeline::{erosion_stage, raw_heights, smooth_coast_distance};
 use island_core::IslandParams;
 use std::time::Instant;
 
-/// CPU time of the whole process (all threads), ms: robust to other processes on the machine.
+/// CPU time of the whole process (all threads), ms: robust to other processes on the machine
+/// (0 where `clock_gettime` is not available).
 fn cpu_ms() -> f64 {
-    #[repr(C)]
-    struct Timespec {
-        s: i64,
-        ns: i64,
+    #[cfg(target_os = "linux")]
+    {
+        #[repr(C)]
+        struct Timespec {
+            s: i64,
+            ns: i64,
+        }
+        extern "C" {
+            fn clock_gettime(clock: i32, t: *mut Timespec) -> i32;
+        }
+        let mut t = Timespec { s: 0, ns: 0 };
+        // SAFETY: CLOCK_PROCESS_CPUTIME_ID (2) with a valid out pointer.
+        unsafe { clock_gettime(2, &mut t) };
+        t.s as f64 * 1e3 + t.ns as f64 * 1e-6
     }
-    extern "C" {
-        fn clock_gettime(clock: i32, t: *mut Timespec) -> i32;
+    #[cfg(not(target_os = "linux"))]
+    {
+        0.0
     }
-    let mut t = Timespec { s: 0, ns: 0 };
-    // SAFETY: CLOCK_PROCESS_CPUTIME_ID (2) with a valid out pointer.
-    unsafe { clock_gettime(2, &mut t) };
-    t.s as f64 * 1e3 + t.ns as f64 * 1e-6
 }
 
 fn best<T>(runs: usize, name: &str, mut f: impl FnMut() -> T) -> T {
