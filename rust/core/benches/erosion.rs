@@ -57,6 +57,9 @@ fn erosion(c: &mut Criterion) {
                 BatchSize::LargeInput,
             )
         });
+        g.bench_function("depression_fill", |b| {
+            b.iter(|| island_core::drainage::depression_fill(black_box(&eroded), n, 0.0))
+        });
         g.bench_function("drainage", |b| {
             b.iter(|| drainage(black_box(&eroded), n, sp, 0.0, &ds))
         });

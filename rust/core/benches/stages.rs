@@ -86,6 +86,13 @@ fn stages(c: &mut Criterion) {
         g.bench_function("distance_to_coast", |b| {
             b.iter(|| distance_to_coast(black_box(&fields.mask), n, spacing))
         });
+        g.bench_function("smooth_coast_distance", |b| {
+            b.iter_batched_ref(
+                || fields.distance.clone(),
+                |d| island_core::pipeline::smooth_coast_distance(&p, d),
+                BatchSize::LargeInput,
+            )
+        });
         let bp = &p.biomes;
         g.bench_function("biome_blend", |b| {
             b.iter_batched(

@@ -64,85 +64,150 @@ pub fn smooth_distance(dist: &mut [f32], n: usize, spacing: f32, coast_width: f3
     if n < 2 {
         return;
     }
-    let mut a: Vec<i32> = dist
-        .par_iter()
-        .map(|&d| (d.clamp(-cap, cap) * QUANT).floor() as i32 + bias)
-        .collect();
-    let mut b = vec![0i32; n * n];
-    for _ in 0..3 {
-        box_rows(&a, &mut b, n, k);
-        std::mem::swap(&mut a, &mut b);
-    }
-    for _ in 0..3 {
-        box_columns(&a, &mut b, n, k);
-        std::mem::swap(&mut a, &mut b);
-    }
-    dist.par_iter_mut().zip(a.par_iter()).for_each(|(d, &q)| {
-        let s = (q - bias) as f32 * (1.0 / QUANT);
-        let t = smoothstep(0.0, keep, d.abs());
-        let v = *d + (s - *d) * t;
-        // The coastline stays where it is.
-        if (v > 0.0) == (*d > 0.0) {
-            *d = v;
+    // Rows: quantise, then the three passes along x, one row at a time in local buffers.
+    let mean = Mean::new((2 * k + 1) as i64);
+    let mut a: Vec<i32> = crate::memory::with_capacity(n * n);
+    a.spare_capacity_mut()[..n * n]
+        .par_chunks_mut(n)
+        .zip(dist.par_chunks(n))
+        .for_each_init(
+            || (vec![0i32; n + 2 * k + 1], vec![0i32; n]),
+            |(pad, tmp), (out, d)| {
+                quantize_row(d, cap, bias, &mut pad[k..k + n]);
+                for pass in 0..3 {
+                    if pass > 0 {
+                        pad[k..k + n].copy_from_slice(tmp);
+                    }
+                    box_row(pad, tmp, n, k, mean);
+                }
+                for (o, &v) in out.iter_mut().zip(tmp.iter()) {
+                    o.write(v);
+                }
+            },
+        );
+    // SAFETY: every element below n² was written just above (capacity >= n²).
+    unsafe { a.set_len(n * n) };
+    // Columns: the three passes along z, in strips of columns held locally.
+    let strips = box_columns(&a, n, k, mean);
+    let m = COLUMN_STRIP;
+    dist.par_chunks_mut(n).enumerate().for_each(|(z, row)| {
+        for (x0, d) in (0..n).step_by(m).zip(row.chunks_mut(m)) {
+            let w = d.len();
+            let strip = &strips[x0 / m][z * w..(z + 1) * w];
+            for (d, &q) in d.iter_mut().zip(strip) {
+                let s = (q - bias) as f32 * (1.0 / QUANT);
+                let t = smoothstep(0.0, keep, d.abs());
+                let v = *d + (s - *d) * t;
+                // The coastline stays where it is.
+                if (v > 0.0) == (*d > 0.0) {
+                    *d = v;
+                }
+            }
         }
     });
 }
 
-/// Rounded integer mean of a window of `2k + 1` non-negative values summing to `sum`.
+/// Fixed-point distance of a row: `⌊clamp(d, ±cap) · QUANT⌋ + bias` (non-negative).
 #[inline(always)]
-fn mean(sum: i64, w: i64) -> i32 {
-    ((sum + w / 2) / w) as i32
+fn quantize_row_body(d: &[f32], cap: f32, bias: i32, out: &mut [i32]) {
+    for (o, &v) in out.iter_mut().zip(d) {
+        *o = (v.clamp(-cap, cap) * QUANT).floor() as i32 + bias;
+    }
 }
 
-/// One box pass along x (borders replicate the edge sample).
-fn box_rows(src: &[i32], dst: &mut [i32], n: usize, k: usize) {
-    let w = (2 * k + 1) as i64;
-    dst.par_chunks_mut(n).enumerate().for_each(|(z, out)| {
-        let row = &src[z * n..(z + 1) * n];
-        let at = |x: isize| row[x.clamp(0, n as isize - 1) as usize] as i64;
-        let ki = k as isize;
-        let mut sum: i64 = (-ki..=ki).map(at).sum();
-        for (x, o) in out.iter_mut().enumerate() {
-            *o = mean(sum, w);
-            let x = x as isize;
-            sum += at(x + ki + 1) - at(x - ki);
+crate::simd::dispatch! {
+    /// [`quantize_row_body`], compiled for AVX2 when the CPU has it (`floor` inline instead of
+    /// a library call; exact either way).
+    fn quantize_row(d: &[f32], cap: f32, bias: i32, out: &mut [i32]) => quantize_row_body
+}
+
+/// Rounded integer mean of a window of `w` non-negative values: `(sum + w / 2) / w`, by a
+/// multiplication with a rounded-up reciprocal instead of a (slow) 64-bit division.
+#[derive(Clone, Copy)]
+struct Mean {
+    w: u64,
+    /// `⌊2⁶⁴ / w⌋ + 1`: `x · m / 2⁶⁴ = x / w + x·e / 2⁶⁴` with `0 < e < 1`, which floors to
+    /// `⌊x / w⌋` for every `x < 2⁶⁴ / w` (the fraction of `x / w` is at most `1 − 1/w`).
+    m: u64,
+}
+
+impl Mean {
+    /// For windows of `w` (odd, at least 3) values.
+    fn new(w: i64) -> Mean {
+        debug_assert!(w >= 3 && w % 2 == 1);
+        let w = w as u64;
+        // w is odd: it does not divide 2⁶⁴, so ⌊(2⁶⁴ − 1) / w⌋ = ⌊2⁶⁴ / w⌋.
+        Mean {
+            w,
+            m: u64::MAX / w + 1,
         }
-    });
+    }
+
+    #[inline(always)]
+    fn of(self, sum: i64) -> i32 {
+        debug_assert!(
+            sum >= 0 && (sum as u64) < (1 << 48),
+            "window sum out of range"
+        );
+        let x = sum as u64 + self.w / 2;
+        ((x as u128 * self.m as u128) >> 64) as i32
+    }
 }
 
-/// One box pass along z (borders replicate the edge row), in strips of columns.
-fn box_columns(src: &[i32], dst: &mut [i32], n: usize, k: usize) {
-    const STRIP: usize = 64;
-    let w = (2 * k + 1) as i64;
+/// One box pass along a row of `n` values held in `pad[k..k + n]` (the `k` values on either
+/// side are filled here with the edge values: borders replicate the edge sample) into `out`.
+fn box_row(pad: &mut [i32], out: &mut [i32], n: usize, k: usize, mean: Mean) {
+    let (first, last) = (pad[k], pad[k + n - 1]);
+    pad[..k].fill(first);
+    pad[k + n..].fill(last);
+    let mut sum: i64 = pad[..2 * k + 1].iter().map(|&v| v as i64).sum();
+    // out[x] is the mean of pad[x..=x + 2k].
+    for (x, o) in out.iter_mut().enumerate() {
+        *o = mean.of(sum);
+        sum += pad[x + 2 * k + 1] as i64 - pad[x] as i64;
+    }
+}
+
+/// Columns per strip of [`box_columns`].
+const COLUMN_STRIP: usize = 64;
+
+/// The three box passes along z (borders replicate the edge row), per strip of
+/// [`COLUMN_STRIP`] columns: strip `s` holds columns `s · COLUMN_STRIP ..` row by row.
+fn box_columns(src: &[i32], n: usize, k: usize, mean: Mean) -> Vec<Vec<i32>> {
     let ki = k as isize;
-    let strips: Vec<(usize, Vec<i32>)> = (0..n.div_ceil(STRIP))
+    (0..n.div_ceil(COLUMN_STRIP))
         .into_par_iter()
         .map(|s| {
-            let x0 = s * STRIP;
-            let m = STRIP.min(n - x0);
-            let at = |z: isize, x: usize| src[z.clamp(0, n as isize - 1) as usize * n + x0 + x];
+            let x0 = s * COLUMN_STRIP;
+            let m = COLUMN_STRIP.min(n - x0);
+            let mut a = vec![0i32; m * n];
+            for (z, r) in a.chunks_mut(m).enumerate() {
+                r.copy_from_slice(&src[z * n + x0..z * n + x0 + m]);
+            }
+            let mut b = vec![0i32; m * n];
             let mut sum = vec![0i64; m];
-            for z in -ki..=ki {
-                for (x, s) in sum.iter_mut().enumerate() {
-                    *s += at(z, x) as i64;
+            for _ in 0..3 {
+                let row = |z: isize| z.clamp(0, n as isize - 1) as usize * m;
+                sum.fill(0);
+                for z in -ki..=ki {
+                    let r = row(z);
+                    for (s, &v) in sum.iter_mut().zip(&a[r..r + m]) {
+                        *s += v as i64;
+                    }
                 }
-            }
-            let mut out = vec![0i32; m * n];
-            for z in 0..n as isize {
-                for x in 0..m {
-                    out[z as usize * m + x] = mean(sum[x], w);
-                    sum[x] += at(z + ki + 1, x) as i64 - at(z - ki, x) as i64;
+                for z in 0..n as isize {
+                    let (add, sub) = (row(z + ki + 1), row(z - ki));
+                    let out = &mut b[z as usize * m..(z as usize + 1) * m];
+                    for x in 0..m {
+                        out[x] = mean.of(sum[x]);
+                        sum[x] += a[add + x] as i64 - a[sub + x] as i64;
+                    }
                 }
+                std::mem::swap(&mut a, &mut b);
             }
-            (x0, out)
+            a
         })
-        .collect();
-    for (x0, out) in strips {
-        let m = out.len() / n;
-        for z in 0..n {
-            dst[z * n + x0..z * n + x0 + m].copy_from_slice(&out[z * m..(z + 1) * m]);
-        }
-    }
+        .collect()
 }
 
 #[cfg(test)]
@@ -196,6 +261,28 @@ mod tests {
             .unwrap()
             .install(|| smooth_distance(&mut d1, n, sp, cw, 60.0));
         assert!(d.iter().zip(&d1).all(|(a, b)| a.to_bits() == b.to_bits()));
+    }
+
+    /// The reciprocal multiplication is the rounded integer division, for window sizes up to
+    /// the largest (1025) and sums from zero to the largest window of capped distances can reach.
+    #[test]
+    fn mean_by_reciprocal_equals_the_division() {
+        for w in [3i64, 5, 7, 9, 63, 101, 1025] {
+            let mean = Mean::new(w);
+            let top = w * (1 << 24);
+            let mut s = 0x1357_9bdfu64;
+            let sums = (0..2000i64)
+                .chain(top - 2000..top)
+                .chain((0..20000).map(|_| {
+                    s ^= s << 13;
+                    s ^= s >> 7;
+                    s ^= s << 17;
+                    (s % top as u64) as i64
+                }));
+            for sum in sums {
+                assert_eq!(mean.of(sum), ((sum + w / 2) / w) as i32, "w {w} sum {sum}");
+            }
+        }
     }
 
     #[test]

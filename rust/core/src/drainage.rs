@@ -2,11 +2,12 @@
 //!
 //! * **Depressions** — Priority-Flood (Barnes, Lehman & Mulla 2014, "Priority-Flood: An optimal
 //!   depression-filling and watershed-labeling algorithm", Computers & Geosciences 62), the
-//!   "improved" variant with a plain FIFO for cells inside depressions. The sea (samples at or
-//!   below `sea_level`) and the map border are the outlets. Ties in the priority queue are broken
-//!   by sample index. The filled value of a sample is the
-//!   lowest height at which water standing on it can leave the map (the minimax path height),
-//!   defined without any order (see [`depression_fill`]).
+//!   "improved" variant with a plain queue for cells inside depressions, and only the rims of
+//!   depressions in the priority queue: the rest is settled by an ascending search from the
+//!   outlets (see `fill`). The sea (samples at or below `sea_level`) and the map border are the
+//!   outlets. The filled value of a sample is the lowest height at which water standing on it
+//!   can leave the map (the minimax path height), defined without any order (see
+//!   [`depression_fill`]); so are the depressions' labels (see `flood`).
 //! * **Routing** — steepest descent (D8, slope = drop / distance) over the filled surface, ties to
 //!   the smallest neighbour index. Samples on flats of the filled surface (lake surfaces, filled
 //!   pits, flat ground) have no lower neighbour: [`flat_routing`] leads them across the flat to
@@ -242,9 +243,11 @@ pub(crate) fn for_neighbours(i: usize, n: usize, mut f: impl FnMut(usize, f32)) 
     }
 }
 
-/// Result of the Priority-Flood over a height field.
-// The pit labels are no longer read: lakes come from `lake_labels` (order-free).
-#[allow(dead_code)]
+/// Result of the Priority-Flood over a height field. Only the tests read it: lakes come from
+/// [`lake_labels`] (order-free), and [`flood`] is kept as the order-free description of the
+/// classic algorithm's classes that the fill's bookkeeping (`Filled::kind`, `maybe_pit`) is
+/// pinned to.
+#[cfg(test)]
 pub(crate) struct Flood {
     /// Filled surface.
     pub filled: Vec<f32>,
@@ -257,9 +260,104 @@ pub(crate) struct Flood {
     pub pits: Vec<(f32, u32)>,
 }
 
-/// Priority-Flood with a pit queue (Barnes et al. 2014, Algorithm 3). Sea samples and land on
-/// the map border are outlets. Land samples next to an outlet seed the priority queue.
+/// What the Priority-Flood with a pit queue (Barnes et al. 2014, Algorithm 3; sea samples and
+/// land on the map border are the outlets, land samples next to an outlet seed the priority
+/// queue, ties broken by sample index) reports, computed from the filled surface instead of
+/// by running it: the classic algorithm processes the samples in non-decreasing filled level,
+/// so each of its outputs has an order-free description (the reference implementation,
+/// `flood_classic`, is kept in the tests, which pin the two to the same bits):
+///
+/// * a land sample that is neither an outlet nor next to the sea enters through the pit queue
+///   (kind 3) exactly when no neighbour's filled level is below its height (it is first
+///   reached from its lowest neighbour, processed first);
+/// * pit samples of one level that touch belong to the same depression; a depression is
+///   opened by the first sample of its level next to it that went through the priority queue
+///   (least index), which labels every pit sample next to it, so depressions sharing that
+///   spill sample share a label; labels count in the order of the spill samples' keys
+///   (level, index), the order the queue pops them.
+#[cfg(test)]
 pub(crate) fn flood(h: &[f32], n: usize, sea_level: f32) -> Flood {
+    let len = n * n;
+    let Filled {
+        filled,
+        mut kind,
+        mut maybe_pit,
+    } = fill(h, n, sea_level);
+    // The pit samples: no neighbour's filled level below their height.
+    maybe_pit.retain(|&c| {
+        let c = c as usize;
+        let v = h[c];
+        let mut lower = false;
+        for_neighbours(c, n, |j, _| lower |= filled[j] < v);
+        if lower {
+            kind[c] = 1;
+        }
+        !lower
+    });
+    // Zero-initialised (calloc): only the pages of samples in depressions are ever touched.
+    let mut pit = vec![0u32; len];
+    // Connected pit samples of one level (component index + 1 in `pit` for now), and the key
+    // of each component's spill sample.
+    let mut spill_of: Vec<u64> = Vec::new();
+    let mut queue: Vec<u32> = Vec::new();
+    for &s in &maybe_pit {
+        if pit[s as usize] != 0 {
+            continue;
+        }
+        let lv = filled[s as usize];
+        let label = spill_of.len() as u32 + 1;
+        let mut spill = u64::MAX;
+        pit[s as usize] = label;
+        queue.push(s);
+        while let Some(c) = queue.pop() {
+            for_neighbours(c as usize, n, |j, _| {
+                if filled[j].to_bits() != lv.to_bits() {
+                    return;
+                }
+                if kind[j] == 3 {
+                    if pit[j] == 0 {
+                        pit[j] = label;
+                        queue.push(j as u32);
+                    }
+                } else if !is_sea(h[j], sea_level) {
+                    spill = spill.min(key(lv, j as u32));
+                }
+            });
+        }
+        debug_assert!(spill != u64::MAX, "depression without a spill sample");
+        spill_of.push(spill);
+    }
+    // Depressions in the order of their spill keys, those sharing a spill sample merged.
+    let mut by_key: Vec<u32> = (0..spill_of.len() as u32).collect();
+    by_key.sort_unstable_by_key(|&c| spill_of[c as usize]);
+    let mut label_of = vec![0u32; spill_of.len()];
+    let mut pits: Vec<(f32, u32)> = Vec::new();
+    let mut last = u64::MAX;
+    for &c in &by_key {
+        let k = spill_of[c as usize];
+        if k != last {
+            let s = k as u32;
+            pits.push((filled[s as usize], s));
+            last = k;
+        }
+        label_of[c as usize] = pits.len() as u32;
+    }
+    for &s in &maybe_pit {
+        let p = &mut pit[s as usize];
+        *p = label_of[*p as usize - 1];
+    }
+    Flood {
+        filled,
+        pit,
+        pits,
+        kind,
+    }
+}
+
+/// The classic Priority-Flood with a pit queue (Barnes et al. 2014, Algorithm 3), the
+/// reference of [`flood`].
+#[cfg(test)]
+fn flood_classic(h: &[f32], n: usize, sea_level: f32) -> Flood {
     let len = n * n;
     let mut filled = h.to_vec();
     // Zero-initialised (calloc): only the pages of samples in depressions are ever touched.
@@ -358,7 +456,190 @@ pub(crate) fn flood(h: &[f32], n: usize, sea_level: f32) -> Flood {
 /// it with the Priority-Flood, which is faster and gives the same values (pinned by a test).
 pub fn depression_fill(heights: &[f32], n: usize, sea_level: f32) -> Vec<f32> {
     assert_eq!(heights.len(), n * n, "heights must hold n² samples");
-    flood(heights, n, sea_level).filled
+    fill(heights, n, sea_level).filled
+}
+
+/// What [`fill`] computes.
+struct Filled {
+    /// The filled surface.
+    filled: Vec<f32>,
+    /// `Flood::kind`, except that some samples marked 3 are not pit samples (see `maybe_pit`).
+    /// Read by the tests only (through `flood`); the bookkeeping costs little.
+    #[cfg_attr(not(test), allow(dead_code))]
+    kind: Vec<u8>,
+    /// The samples marked 3 in `kind`: every pit sample of `flood` is among them; the others
+    /// have a neighbour whose filled level is below their height.
+    #[cfg_attr(not(test), allow(dead_code))]
+    maybe_pit: Vec<u32>,
+}
+
+/// The filled surface of [`depression_fill`] by a Priority-Flood that queues only the samples
+/// where the order matters (in the spirit of Zhou, Sun & Fu 2016, "An efficient variant of the
+/// Priority-Flood algorithm for filling depressions in raster digital elevation models",
+/// Computers & Geosciences 90).
+///
+/// A sample whose filled value is known (outlets; the land next to them) makes that of every
+/// neighbour at least as high known too: `filled = h` there, since `max(h, filled of the known
+/// one) = h` bounds it from above. So the known set grows by a plain ascending search, in any
+/// order; only a known sample with an unknown lower neighbour must wait for its turn in the
+/// priority queue (that neighbour may be reached lower from elsewhere). On an eroded island
+/// nearly every sample drains down to the sea and is settled by the ascending search; the
+/// queue sees the rims of the few depressions, whose insides are flooded at the rim's level
+/// as in the classic algorithm. `filled` is unique (see [`depression_fill`]), so it equals the
+/// classic [`flood`]'s bit for bit.
+///
+/// On the way it sorts the samples into [`Flood::kind`]'s classes (see [`Filled`]): a sample
+/// first reached from a neighbour whose filled level is below its height cannot be a pit sample.
+fn fill(h: &[f32], n: usize, sea_level: f32) -> Filled {
+    let len = n * n;
+    // One parallel pass: `filled` starts as a copy of `h`; `known` is 1 on the sea and on the
+    // land next to the sea, 2 on the land on the map border (these land samples are the seeds,
+    // returned per row), else 0; later 1 or 3 as the samples become known.
+    let mut filled: Vec<f32> = crate::memory::with_capacity(len);
+    let mut known: Vec<u8> = crate::memory::with_capacity(len);
+    let seeds: Vec<Vec<u32>> = filled.spare_capacity_mut()[..len]
+        .par_chunks_mut(n)
+        .zip(known.spare_capacity_mut()[..len].par_chunks_mut(n))
+        .enumerate()
+        .map(|(z, (frow, krow))| {
+            let mut seeds = Vec::new();
+            let row = &h[z * n..(z + 1) * n];
+            for (x, ((f, k), &v)) in frow.iter_mut().zip(krow.iter_mut()).zip(row).enumerate() {
+                f.write(v);
+                let i = z * n + x;
+                let seed = if is_sea(v, sea_level) {
+                    false
+                } else if x == 0 || z == 0 || x + 1 == n || z + 1 == n {
+                    true
+                } else {
+                    let mut next_to_sea = false;
+                    for_neighbours(i, n, |j, _| next_to_sea |= is_sea(h[j], sea_level));
+                    next_to_sea
+                };
+                k.write(if !seed {
+                    is_sea(v, sea_level) as u8
+                } else if x == 0 || z == 0 || x + 1 == n || z + 1 == n {
+                    2
+                } else {
+                    1
+                });
+                if seed {
+                    seeds.push(i as u32);
+                }
+            }
+            seeds
+        })
+        .collect();
+    // SAFETY: every element below `len` of both was written just above (capacity >= len).
+    unsafe {
+        filled.set_len(len);
+        known.set_len(len);
+    }
+    // Known samples not yet expanded.
+    let mut stack: Vec<u32> = seeds.concat();
+    let offs = offsets(n);
+    // Visit the neighbours `j` of `c` (bounds-checked only on the map border).
+    macro_rules! each_neighbour {
+        ($c:expr, |$j:ident| $body:block) => {{
+            let c: usize = $c;
+            let (x, z) = (c % n, c / n);
+            if x > 0 && z > 0 && x + 1 < n && z + 1 < n {
+                for &o in &offs {
+                    let $j = (c as isize + o) as usize;
+                    $body
+                }
+            } else {
+                for_neighbours(c, n, |$j, _| $body);
+            }
+        }};
+    }
+    let mut maybe_pit: Vec<u32> = Vec::new();
+    // Expand the known samples on `stack` (ascending search); those left with an unknown
+    // lower neighbour go to `rims`.
+    let ascend =
+        |stack: &mut Vec<u32>, known: &mut [u8], rims: &mut Vec<u64>, maybe_pit: &mut Vec<u32>| {
+            let mut head = 0;
+            while head < stack.len() {
+                let t = stack[head] as usize;
+                head += 1;
+                let ht = h[t];
+                let mut rim = false;
+                each_neighbour!(t, |j| {
+                    if known[j] == 0 {
+                        let hj = h[j];
+                        if hj > ht {
+                            known[j] = 1;
+                            stack.push(j as u32);
+                        } else if hj == ht {
+                            known[j] = 3;
+                            maybe_pit.push(j as u32);
+                            stack.push(j as u32);
+                        } else {
+                            rim = true;
+                        }
+                    }
+                });
+                if rim {
+                    rims.push(key(ht, t as u32));
+                }
+            }
+            stack.clear();
+        };
+    let mut rims: Vec<u64> = Vec::new();
+    ascend(&mut stack, &mut known, &mut rims, &mut maybe_pit);
+    let mut heap: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
+    for &k in &rims {
+        let t = k as u32 as usize;
+        let mut open = false;
+        each_neighbour!(t, |j| {
+            open |= known[j] == 0;
+        });
+        if open {
+            heap.push(Reverse(k));
+        }
+    }
+    rims.clear();
+    // Priority-Flood over what is left: a rim at level `lv` floods its unknown neighbours (all
+    // lower when it was queued) and everything connected to them at or below `lv`; higher
+    // samples reached become known and are expanded by the ascending search.
+    let mut pit: Vec<u32> = Vec::new();
+    while let Some(Reverse(k)) = heap.pop() {
+        let c = k as u32 as usize;
+        let lv = filled[c];
+        pit.push(c as u32);
+        while let Some(p) = pit.pop() {
+            each_neighbour!(p as usize, |j| {
+                if known[j] == 0 {
+                    if h[j] <= lv {
+                        known[j] = 3;
+                        maybe_pit.push(j as u32);
+                        filled[j] = lv;
+                        pit.push(j as u32);
+                    } else {
+                        known[j] = 1;
+                        stack.push(j as u32);
+                    }
+                }
+            });
+        }
+        ascend(&mut stack, &mut known, &mut rims, &mut maybe_pit);
+        for &r in &rims {
+            let t = r as u32 as usize;
+            let mut open = false;
+            each_neighbour!(t, |j| {
+                open |= known[j] == 0;
+            });
+            if open {
+                heap.push(Reverse(r));
+            }
+        }
+        rims.clear();
+    }
+    Filled {
+        filled,
+        kind: known,
+        maybe_pit,
+    }
 }
 
 /// Whether sample `i` is an outlet: sea (at or below `sea_level`, or NaN) or the map border.
@@ -978,5 +1259,55 @@ mod tests {
             .map(|i| counts[i] as u64)
             .sum();
         assert_eq!(at_outlets, (n * n) as u64);
+    }
+
+    /// [`flood`] (labels from the filled surface) and [`depression_fill`] against the classic
+    /// Priority-Flood, [`flood_classic`]: the same bits on pitted random fields (ties, plateaus, sea patches, NaN) and on a real
+    /// island before its drainage stage (dammed lakes, pits along the rivers).
+    #[test]
+    fn fill_equals_the_classic_priority_flood() {
+        let mut s = 0x9e37_79b9u32;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            s as f32 / u32::MAX as f32
+        };
+        let mut fields: Vec<(Vec<f32>, usize, f32)> = Vec::new();
+        for n in [1usize, 2, 3, 7, 33, 100] {
+            for sea in [0.0f32, -3.0, 50.0] {
+                // `+ 0.0`: no -0.0, whose filled value may be either zero (as in the classic).
+                let mut h: Vec<f32> = (0..n * n)
+                    .map(|_| ((next() * 14.0 - 2.0) * 2.0).round() * 0.5 + 0.0)
+                    .collect();
+                if n > 3 {
+                    h[n + 1] = f32::NAN;
+                }
+                fields.push((h, n, sea));
+            }
+        }
+        let p = crate::IslandParams {
+            resolution: 257,
+            ..Default::default()
+        };
+        let mut h = crate::pipeline::raw_heights(&p).unwrap();
+        crate::pipeline::erosion_stage(&p, &mut h);
+        crate::basins::dig_lake_basins(&mut h, 257, p.spacing(), 0.0, &p.basins, p.seed);
+        fields.push((h, 257, 0.0));
+        for (h, n, sea) in fields {
+            let want = flood_classic(&h, n, sea);
+            let got = flood(&h, n, sea);
+            let fill = depression_fill(&h, n, sea);
+            for (i, w) in want.filled.iter().enumerate() {
+                let w = w.to_bits();
+                assert_eq!(got.filled[i].to_bits(), w, "n {n} sea {sea} sample {i}");
+                assert_eq!(fill[i].to_bits(), w, "n {n} sea {sea} sample {i}");
+            }
+            assert_eq!(got.kind, want.kind, "n {n} sea {sea}");
+            assert_eq!(got.pit, want.pit, "n {n} sea {sea}");
+            let bits =
+                |p: &[(f32, u32)]| p.iter().map(|&(l, s)| (l.to_bits(), s)).collect::<Vec<_>>();
+            assert_eq!(bits(&got.pits), bits(&want.pits), "n {n} sea {sea}");
+        }
     }
 }

@@ -462,8 +462,23 @@ pub fn deposition(
 /// excess) plus linear creep (`p.smooth` × the 8-neighbour Laplacian); between land samples
 /// only, the sea floor stays as it is.
 pub fn thermal(h: &mut [f32], src: &[f32], n: usize, p: &StepParams) {
-    let talus = p.talus * p.dx;
-    let (smooth, sea) = (p.smooth, p.sea);
+    h.par_chunks_mut(n)
+        .enumerate()
+        .for_each(|(z, row)| thermal_row(src, n, z, p.talus * p.dx, p.smooth, p.sea, row));
+}
+
+/// Row `z` of [`thermal`]: interior samples in a branch-free loop (vectorised), the two edge
+/// samples and the edge rows one by one; the same operations in the same order either way.
+#[inline(always)]
+fn thermal_row_body(
+    src: &[f32],
+    n: usize,
+    z: usize,
+    talus: f32,
+    smooth: f32,
+    sea: f32,
+    row: &mut [f32],
+) {
     let ni = n as isize;
     let offs: [(isize, f32); 8] = [
         (-ni - 1, std::f32::consts::SQRT_2),
@@ -475,35 +490,70 @@ pub fn thermal(h: &mut [f32], src: &[f32], n: usize, p: &StepParams) {
         (ni, 1.0),
         (ni + 1, std::f32::consts::SQRT_2),
     ];
-    h.par_chunks_mut(n).enumerate().for_each(|(z, row)| {
-        let edge_row = z == 0 || z + 1 == n;
-        for (x, v) in row.iter_mut().enumerate() {
-            let i = z * n + x;
-            let hi = src[i];
-            if is_sea(hi, sea) {
-                *v = hi;
-                continue;
-            }
-            let (mut dh, mut lap) = (0.0f32, 0.0f32);
-            let mut pair = |hj: f32, d: f32| {
-                if is_sea(hj, sea) {
-                    return;
-                }
-                let t = talus * d;
-                let diff = hj - hi;
-                dh += (diff - t).max(0.0) - (-diff - t).max(0.0);
-                lap += diff / (d * d);
-            };
-            if edge_row || x == 0 || x + 1 == n {
-                for_neighbours(i, n, |j, d| pair(src[j], d));
-            } else {
-                for &(o, d) in &offs {
-                    pair(src[(i as isize + o) as usize], d);
-                }
-            }
-            *v = hi + THERMAL_RATE * dh + smooth * lap;
+    let sample = |i: usize, interior: bool| -> f32 {
+        let hi = src[i];
+        if is_sea(hi, sea) {
+            return hi;
         }
-    });
+        let (mut dh, mut lap) = (0.0f32, 0.0f32);
+        let mut pair = |hj: f32, d: f32| {
+            if is_sea(hj, sea) {
+                return;
+            }
+            let t = talus * d;
+            let diff = hj - hi;
+            dh += (diff - t).max(0.0) - (-diff - t).max(0.0);
+            lap += diff / (d * d);
+        };
+        if interior {
+            for &(o, d) in &offs {
+                pair(src[(i as isize + o) as usize], d);
+            }
+        } else {
+            for_neighbours(i, n, |j, d| pair(src[j], d));
+        }
+        hi + THERMAL_RATE * dh + smooth * lap
+    };
+    let i0 = z * n;
+    if z == 0 || z + 1 == n || n < 3 {
+        for (x, v) in row.iter_mut().enumerate() {
+            *v = sample(i0 + x, false);
+        }
+        return;
+    }
+    row[0] = sample(i0, false);
+    row[n - 1] = sample(i0 + n - 1, false);
+    // Interior: a sea neighbour adds nothing and a sea sample keeps its height, as selects.
+    for (k, out) in row[1..n - 1].iter_mut().enumerate() {
+        let i = i0 + 1 + k;
+        let hi = src[i];
+        let (mut dh, mut lap) = (0.0f32, 0.0f32);
+        for &(o, d) in &offs {
+            let hj = src[(i as isize + o) as usize];
+            let t = talus * d;
+            let diff = hj - hi;
+            let land = !is_sea(hj, sea);
+            let ddh = (diff - t).max(0.0) - (-diff - t).max(0.0);
+            let dl = diff / (d * d);
+            dh = if land { dh + ddh } else { dh };
+            lap = if land { lap + dl } else { lap };
+        }
+        let v = hi + THERMAL_RATE * dh + smooth * lap;
+        *out = if is_sea(hi, sea) { hi } else { v };
+    }
+}
+
+crate::simd::dispatch! {
+    /// [`thermal_row_body`], compiled for AVX2 when the CPU has it (no FMA: same bits).
+    fn thermal_row(
+        src: &[f32],
+        n: usize,
+        z: usize,
+        talus: f32,
+        smooth: f32,
+        sea: f32,
+        row: &mut [f32],
+    ) => thermal_row_body
 }
 
 /// Flow receivers for one erosion step: a downhill neighbour on the filled surface drawn with
@@ -679,4 +729,62 @@ pub fn upsample_delta(g: &mut [f32], n: usize, delta: &[f32], m: usize, sea: f32
             }
         },
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// [`thermal`] one sample at a time, as it was written before its rows were vectorised.
+    fn thermal_reference(h: &mut [f32], src: &[f32], n: usize, p: &StepParams) {
+        let talus = p.talus * p.dx;
+        for (i, v) in h.iter_mut().enumerate() {
+            let hi = src[i];
+            if is_sea(hi, p.sea) {
+                *v = hi;
+                continue;
+            }
+            let (mut dh, mut lap) = (0.0f32, 0.0f32);
+            for_neighbours(i, n, |j, d| {
+                let hj = src[j];
+                if is_sea(hj, p.sea) {
+                    return;
+                }
+                let t = talus * d;
+                let diff = hj - hi;
+                dh += (diff - t).max(0.0) - (-diff - t).max(0.0);
+                lap += diff / (d * d);
+            });
+            *v = hi + THERMAL_RATE * dh + p.smooth * lap;
+        }
+    }
+
+    /// The vectorised rows of [`thermal`] give the per-sample definition's bits: rough fields
+    /// with sea, steep steps beyond the talus, NaN and ±0.
+    #[test]
+    fn thermal_rows_equal_the_per_sample_definition() {
+        let mut s = 0x7f4a_7c15u32;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            s as f32 / u32::MAX as f32
+        };
+        for n in [3usize, 4, 9, 17, 64] {
+            let p = erosion_plan(n, 7.0, &ErosionSettings::default(), 5)
+                .expect("erosion enabled")
+                .params;
+            let mut src: Vec<f32> = (0..n * n).map(|_| next() * 40.0 - 8.0).collect();
+            for (k, v) in [f32::NAN, -0.0, 0.0, 1e-30, 300.0].into_iter().enumerate() {
+                src[(k * 7 + 3) % (n * n)] = v;
+            }
+            let mut got = vec![0.0f32; n * n];
+            let mut want = vec![0.0f32; n * n];
+            thermal(&mut got, &src, n, &p);
+            thermal_reference(&mut want, &src, n, &p);
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(g.to_bits(), w.to_bits(), "n {n} sample {i}");
+            }
+        }
+    }
 }

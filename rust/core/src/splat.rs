@@ -118,6 +118,21 @@ fn blur_columns_row(src: &[[f32; 4]], n: usize, z: usize, out: &mut [[f32; 4]]) 
 /// ties to the lower channel).
 #[inline]
 pub(crate) fn quantize_weights<const N: usize>(w: [f32; N]) -> [u8; N] {
+    if N == 4 {
+        // The branch-free twin where it applies (the usual case; pinned to the definition by
+        // `quantize_row_equals_definition`).
+        let (q, bad) = quantize_lane([w[0], w[1], w[2], w[3]]);
+        if !bad {
+            let mut out = [0u8; N];
+            out.copy_from_slice(&q);
+            return out;
+        }
+    }
+    quantize_definition(w)
+}
+
+/// [`quantize_weights`] by its definition (any `N`, any input).
+fn quantize_definition<const N: usize>(w: [f32; N]) -> [u8; N] {
     let s: f32 = w.iter().map(|v| v.max(0.0)).sum();
     let mut out = [0u8; N];
     if s <= 0.0 {
@@ -450,7 +465,7 @@ fn quantize_planar(w: &[f32], stride: usize, out: &mut [MaybeUninit<[u8; 4]>]) {
         for x in 0..m {
             let v = [w0[x], w1[x], w2[x], w3[x]];
             if quantize_lane(v).1 {
-                out[x].write(quantize_weights(v));
+                out[x].write(quantize_definition(v));
             }
         }
     }
@@ -831,8 +846,9 @@ mod tests {
         assert_eq!(got, auto_splat(&heights, &normals, &sand, &g, 90.0, &p, 9));
     }
 
-    /// The branch-free row quantiser equals [`quantize_weights`] on ordinary weights and on
-    /// everything its fallback covers (zero, negative, huge, infinite, NaN, ties).
+    /// The branch-free row quantiser and [`quantize_weights`] equal the definition on ordinary
+    /// weights and on everything their fallback covers (zero, negative, huge, infinite, NaN,
+    /// ties).
     #[test]
     fn quantize_row_equals_definition() {
         let mut rows: Vec<[f32; 4]> = Vec::new();
@@ -879,11 +895,12 @@ mod tests {
         quantize_planar(&planar[3..], n, &mut part);
         for (r, o) in rows[3..].iter().zip(&part) {
             // SAFETY: initialised at creation (and overwritten by the kernel).
-            assert_eq!(unsafe { o.assume_init() }, quantize_weights(*r), "{r:?}");
+            assert_eq!(unsafe { o.assume_init() }, quantize_definition(*r), "{r:?}");
         }
         for (r, o) in rows.iter().zip(&out) {
             // SAFETY: initialised at creation (and overwritten by the kernel).
-            assert_eq!(unsafe { o.assume_init() }, quantize_weights(*r), "{r:?}");
+            assert_eq!(unsafe { o.assume_init() }, quantize_definition(*r), "{r:?}");
+            assert_eq!(quantize_weights(*r), quantize_definition(*r), "{r:?}");
         }
     }
 
