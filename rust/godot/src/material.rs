@@ -59,22 +59,27 @@ pub struct TerrainMaterial {
     applied: Option<Option<InstanceId>>,
 }
 
-/// A `ShaderMaterial` with the addon's shader at `path`, or with `code` (the copy compiled into
-/// the library) when the addon file cannot be loaded. Shared by the terrain and water materials.
-pub fn builtin_shader_material(path: &str, code: &str) -> Gd<ShaderMaterial> {
+/// The addon's shader at `path`, or one with `code` (the copy compiled into the library) when
+/// the addon file cannot be loaded.
+fn builtin_shader(path: &str, code: &str) -> Gd<Shader> {
     let mut loader = ResourceLoader::singleton();
     let shader = if loader.exists(path) {
         loader.load(path).and_then(|r| r.try_cast::<Shader>().ok())
     } else {
         None
     };
-    let shader = shader.unwrap_or_else(|| {
+    shader.unwrap_or_else(|| {
         let mut s = Shader::new_gd();
         s.set_code(code);
         s
-    });
+    })
+}
+
+/// A `ShaderMaterial` with the addon's shader at `path`, or with `code` (the copy compiled into
+/// the library) when the addon file cannot be loaded. Shared by the terrain and water materials.
+pub fn builtin_shader_material(path: &str, code: &str) -> Gd<ShaderMaterial> {
     let mut m = ShaderMaterial::new_gd();
-    m.set_shader(&shader);
+    m.set_shader(&builtin_shader(path, code));
     m
 }
 
@@ -84,17 +89,24 @@ impl TerrainMaterial {
         if let Some(m) = user {
             return m.clone();
         }
-        if self.default.is_none() {
-            let mut m = builtin_shader_material(SHADER_PATH, SHADER_CODE);
-            if let Some(textured) = m.get_shader() {
-                let mut plain = Shader::new_gd();
-                plain.set_code(&without_layer_textures(&textured.get_code().to_string()));
-                m.set_shader(&plain);
-                self.shaders = Some((textured, plain));
-            }
-            self.default = Some(m);
+        self.prepare();
+        self.default.clone().expect("made by prepare").upcast()
+    }
+
+    /// Make the built-in material (once; a few milliseconds, mostly Godot parsing the shader
+    /// code): the node calls it when it becomes ready, so the first frames of a generation
+    /// do not pay for it.
+    pub fn prepare(&mut self) {
+        if self.default.is_some() {
+            return;
         }
-        self.default.clone().expect("created above").upcast()
+        let textured = builtin_shader(SHADER_PATH, SHADER_CODE);
+        let mut plain = Shader::new_gd();
+        plain.set_code(&without_layer_textures(&textured.get_code().to_string()));
+        let mut m = ShaderMaterial::new_gd();
+        m.set_shader(&plain);
+        self.shaders = Some((textured, plain));
+        self.default = Some(m);
     }
 
     /// Draw the built-in material with the layer textures (`true`: some `TerrainLayer` has a
