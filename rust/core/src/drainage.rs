@@ -1096,7 +1096,7 @@ pub fn lakes_of(
 
 /// The [`RiverSample`] of sample `index` draining `area` m²: flood discharge
 /// `Q = flood_discharge · area · 10⁻⁶`, width `a·Q^0.5`, depth `c·Q^0.4`.
-pub fn river_sample(index: u32, area: f32, settings: &DrainageSettings) -> RiverSample {
+fn river_sample(index: u32, area: f32, settings: &DrainageSettings) -> RiverSample {
     let q = settings.flood_discharge * area * 1.0e-6;
     RiverSample {
         index,
@@ -1105,6 +1105,35 @@ pub fn river_sample(index: u32, area: f32, settings: &DrainageSettings) -> River
         width: settings.width_coefficient * q.sqrt(),
         depth: settings.depth_coefficient * q.powf(0.4),
     }
+}
+
+/// The river samples of a drainage: samples draining at least
+/// [`DrainageSettings::river_area`] outside the lakes, in `order` (downstream first).
+pub fn river_samples(
+    order: &[u32],
+    area: &[f32],
+    lake_id: &[u32],
+    settings: &DrainageSettings,
+) -> Vec<RiverSample> {
+    order
+        .iter()
+        .filter(|&&c| area[c as usize] >= settings.river_area && lake_id[c as usize] == NONE)
+        .map(|&c| river_sample(c, area[c as usize], settings))
+        .collect()
+}
+
+/// [`Drainage::water_level`] of the lake of every sample (`lake_id` into `lakes`).
+pub fn lake_water_levels(lakes: &[Lake], lake_id: &[u32]) -> Vec<f32> {
+    lake_id
+        .par_iter()
+        .map(|&l| {
+            if l == NONE {
+                f32::NAN
+            } else {
+                lakes[l as usize].level
+            }
+        })
+        .collect()
 }
 
 /// Drainage of a height field: see the [module documentation](self).
@@ -1128,22 +1157,8 @@ pub fn drainage(
     let area = areas(&accumulate_counts(&order, &receivers, len), cell_area);
     let labels = lake_labels(heights, &filled, n);
     let (lakes, lake_id) = lakes_of(heights, &filled, &receivers, &labels, cell_area, settings);
-    let water_level = lake_id
-        .par_iter()
-        .map(|&l| {
-            if l == NONE {
-                f32::NAN
-            } else {
-                lakes[l as usize].level
-            }
-        })
-        .collect();
-
-    let rivers = order
-        .iter()
-        .filter(|&&c| area[c as usize] >= settings.river_area && lake_id[c as usize] == NONE)
-        .map(|&c| river_sample(c, area[c as usize], settings))
-        .collect();
+    let water_level = lake_water_levels(&lakes, &lake_id);
+    let rivers = river_samples(&order, &area, &lake_id, settings);
 
     Drainage {
         n,

@@ -14,7 +14,9 @@ use crate::depression::DepressionBufs;
 use crate::pipeline::{f32s, u32s, Rec};
 use crate::uniforms::{self as u, DRAIN_LAKE_WORDS};
 use crate::GpuError;
-use island_core::drainage::{flow_order, river_sample, Drainage, DrainageSettings, Lake, NONE};
+use island_core::drainage::{
+    flow_order, lake_water_levels, river_samples, Drainage, DrainageSettings, Lake, NONE,
+};
 
 /// Most lakes the GPU lists; with more (only with tiny `lake_min_area` and `lake_min_depth`)
 /// [`Rec::drainage`] fails with [`GpuError::TooLarge`] and the caller falls back to the CPU.
@@ -279,22 +281,9 @@ impl<'g> Rec<'g> {
         let receivers = u32s(&parts.pop().expect("5 parts"));
         let filled = f32s(&parts.pop().expect("5 parts"));
         let (lakes, lake_id) = lakes_from_list(&list[1..], &labels);
-        let water_level = lake_id
-            .iter()
-            .map(|&l| {
-                if l == NONE {
-                    f32::NAN
-                } else {
-                    lakes[l as usize].level
-                }
-            })
-            .collect();
+        let water_level = lake_water_levels(&lakes, &lake_id);
         let order = flow_order(&receivers, n);
-        let rivers = order
-            .iter()
-            .filter(|&&c| area[c as usize] >= settings.river_area && lake_id[c as usize] == NONE)
-            .map(|&c| river_sample(c, area[c as usize], settings))
-            .collect();
+        let rivers = river_samples(&order, &area, &lake_id, settings);
         Ok((
             Drainage {
                 n,
