@@ -98,36 +98,5 @@ fn quantize(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (i < 0) {
         return;
     }
-    var wk = array<f32, 4>(max(w0[i], 0.0f), max(w1[i], 0.0f), max(w2[i], 0.0f), max(w3[i], 0.0f));
-    let s = ((wk[0] + wk[1]) + wk[2]) + wk[3];
-    var out = array<u32, 4>(0u, 0u, 0u, 0u);
-    if (s <= 0.0f) {
-        packed[i] = 255u << 8u;
-        return;
-    }
-    var rem: array<f32, 4>;
-    var total = 0u;
-    for (var k = 0u; k < 4u; k++) {
-        let v = wk[k] / s * 255.0f;
-        let f = min(floor(v), 255.0f);
-        out[k] = u32(f);
-        rem[k] = v - f;
-        total += u32(f);
-    }
-    var left = 0u;
-    if (total < 255u) {
-        left = 255u - total;
-    }
-    while (left > 0u) {
-        var best = 0u;
-        for (var k = 1u; k < 4u; k++) {
-            if (rem[k] > rem[best]) {
-                best = k;
-            }
-        }
-        out[best] += 1u;
-        rem[best] = -1.0f;
-        left -= 1u;
-    }
-    packed[i] = (out[0] & 255u) | ((out[1] & 255u) << 8u) | ((out[2] & 255u) << 16u) | ((out[3] & 255u) << 24u);
+    packed[i] = quantize_weights(array<f32, 4>(w0[i], w1[i], w2[i], w3[i]));
 }

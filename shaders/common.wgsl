@@ -207,3 +207,41 @@ fn sample_index(gid: vec3<u32>) -> i32 {
     }
     return i32(gid.y * G.n + gid.x);
 }
+
+// ---- splat bytes ----
+// Four splat weights as bytes summing to 255, packed little-endian: the largest remainders get
+// the bytes left over, ties to the lower layer; no weight (sum <= 0) is all grass. The same
+// operations as island_core::splat::quantize_weights (auto_splat `quantize`, wetness).
+fn quantize_weights(w: array<f32, 4>) -> u32 {
+    var wk = array<f32, 4>(max(w[0], 0.0f), max(w[1], 0.0f), max(w[2], 0.0f), max(w[3], 0.0f));
+    let s = ((wk[0] + wk[1]) + wk[2]) + wk[3];
+    if (s <= 0.0f) {
+        return 255u << 8u;
+    }
+    var out = array<u32, 4>(0u, 0u, 0u, 0u);
+    var rem: array<f32, 4>;
+    var total = 0u;
+    for (var k = 0u; k < 4u; k++) {
+        let v = wk[k] / s * 255.0f;
+        let f = min(floor(v), 255.0f);
+        out[k] = u32(f);
+        rem[k] = v - f;
+        total += u32(f);
+    }
+    var left = 0u;
+    if (total < 255u) {
+        left = 255u - total;
+    }
+    while (left > 0u) {
+        var best = 0u;
+        for (var k = 1u; k < 4u; k++) {
+            if (rem[k] > rem[best]) {
+                best = k;
+            }
+        }
+        out[best] += 1u;
+        rem[best] = -1.0f;
+        left -= 1u;
+    }
+    return (out[0] & 255u) | ((out[1] & 255u) << 8u) | ((out[2] & 255u) << 16u) | ((out[3] & 255u) << 24u);
+}

@@ -1,8 +1,8 @@
 // Mirrors island_core::wetness::apply_wetness, per sample over the packed splat bytes (after
 // auto_splat's quantize): beds sandy, banks greener with exp(−e / WET_SCALE), river mouths
-// sandy, dry steep ground rockier; then the bytes re-quantised (auto_splat's largest
-// remainder). `dist` is the signed distance to the inland water (positive inside, the
-// distance_to_coast pass over the `inland` mask). Products that feed a sum go through mul_r
+// sandy, dry steep ground rockier; then the bytes re-quantised (common.wgsl's
+// quantize_weights, as auto_splat's quantize). `dist` is the signed distance to the inland
+// water (positive inside, the distance_to_coast pass over the `inland` mask). Products that feed a sum go through mul_r
 // (no fused multiply-add); exp, acos and the division in smoothstep may differ from the CPU's
 // by a few ULP, so a byte may differ by one where a weight sits on a quantisation boundary.
 @group(0) @binding(1) var<uniform> P: Wetness;
@@ -11,46 +11,6 @@
 @group(0) @binding(4) var<storage, read> inland: array<u32>;
 @group(0) @binding(5) var<storage, read> dist: array<f32>;
 @group(0) @binding(6) var<storage, read_write> packed: array<u32>;
-
-fn wet_smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
-    let t = clamp((x - e0) / (e1 - e0), 0.0f, 1.0f);
-    return mul_r(t, t) * (3.0f - 2.0f * t);
-}
-
-// island_core::splat::quantize_weights.
-fn wet_quantize(w: array<f32, 4>) -> u32 {
-    var wk = array<f32, 4>(max(w[0], 0.0f), max(w[1], 0.0f), max(w[2], 0.0f), max(w[3], 0.0f));
-    let s = ((wk[0] + wk[1]) + wk[2]) + wk[3];
-    if (s <= 0.0f) {
-        return 255u << 8u;
-    }
-    var out = array<u32, 4>(0u, 0u, 0u, 0u);
-    var rem: array<f32, 4>;
-    var total = 0u;
-    for (var k = 0u; k < 4u; k++) {
-        let v = wk[k] / s * 255.0f;
-        let f = min(floor(v), 255.0f);
-        out[k] = u32(f);
-        rem[k] = v - f;
-        total += u32(f);
-    }
-    var left = 0u;
-    if (total < 255u) {
-        left = 255u - total;
-    }
-    while (left > 0u) {
-        var best = 0u;
-        for (var k = 1u; k < 4u; k++) {
-            if (rem[k] > rem[best]) {
-                best = k;
-            }
-        }
-        out[best] += 1u;
-        rem[best] = -1.0f;
-        left -= 1u;
-    }
-    return (out[0] & 255u) | ((out[1] & 255u) << 8u) | ((out[2] & 255u) << 16u) | ((out[3] & 255u) << 24u);
-}
 
 @compute @workgroup_size(GRID_TILE, GRID_TILE)
 fn apply_wetness(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -97,14 +57,14 @@ fn apply_wetness(@builtin(global_invocation_id) gid: vec3<u32>) {
             w[SPLAT_GRASS] += from_sand + from_rock;
             let ny = clamp(normal_y[iu], -1.0f, 1.0f);
             let slope = acos(ny) * WET_DEGREES;
-            let dry = wet_smoothstep(DRY_FROM, DRY_FULL, e)
-                * wet_smoothstep(P.dry_slope, P.rock_slope, slope) * 0.5f * strength;
+            let dry = smoothstep_(DRY_FROM, DRY_FULL, e)
+                * smoothstep_(P.dry_slope, P.rock_slope, slope) * 0.5f * strength;
             let to_rock = mul_r(w[SPLAT_GRASS], dry);
             w[SPLAT_GRASS] -= to_rock;
             w[SPLAT_ROCK] += to_rock;
         }
     }
     if (w[0] != w0[0] || w[1] != w0[1] || w[2] != w0[2] || w[3] != w0[3]) {
-        packed[iu] = wet_quantize(w);
+        packed[iu] = quantize_weights(w);
     }
 }
