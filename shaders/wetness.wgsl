@@ -2,9 +2,10 @@
 // auto_splat's quantize): beds sandy, banks greener with exp(−e / WET_SCALE), river mouths
 // sandy, dry steep ground rockier; then the bytes re-quantised (common.wgsl's
 // quantize_weights, as auto_splat's quantize). `dist` is the signed distance to the inland
-// water (positive inside, the distance_to_coast pass over the `inland` mask). Products that feed a sum go through mul_r
-// (no fused multiply-add); exp, acos and the division in smoothstep may differ from the CPU's
-// by a few ULP, so a byte may differ by one where a weight sits on a quantisation boundary.
+// water (positive inside, the distance_to_coast pass over the `inland` mask). Products that
+// feed a sum go through mul_r (no fused multiply-add); exp, acos and the division in
+// smoothstep may differ from the CPU's by a few ULP, so a byte may differ by one where a
+// weight sits on a quantisation boundary.
 @group(0) @binding(1) var<uniform> P: Wetness;
 @group(0) @binding(2) var<storage, read> heights: array<f32>;
 @group(0) @binding(3) var<storage, read> normal_y: array<f32>;
