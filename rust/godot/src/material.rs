@@ -17,11 +17,11 @@ const SHADER_PATH: &str = "res://addons/procedural_island/terrain.gdshader";
 const SHADER_CODE: &str = include_str!("../../../shaders/terrain.gdshader");
 
 /// The define that leaves the layer textures out of the terrain shader.
-pub const NO_LAYER_TEXTURES: &str = "#define TERRAIN_NO_LAYER_TEXTURES";
+const NO_LAYER_TEXTURES: &str = "#define TERRAIN_NO_LAYER_TEXTURES";
 
 /// `code` with [`NO_LAYER_TEXTURES`] after its `shader_type` line (unchanged when it has none:
 /// such a shader would not compile anyway).
-pub fn without_layer_textures(code: &str) -> String {
+fn without_layer_textures(code: &str) -> String {
     // Byte offset of the end of the first line that starts with `shader_type`.
     let mut at = 0;
     let mut end = None;
@@ -46,14 +46,22 @@ pub fn without_layer_textures(code: &str) -> String {
     out
 }
 
+/// The built-in splat material and the two builds of its shader.
+struct Builtin {
+    material: Gd<ShaderMaterial>,
+    /// The shader file itself (samples the layer textures).
+    textured: Gd<Shader>,
+    /// The build with [`NO_LAYER_TEXTURES`].
+    plain: Gd<Shader>,
+    /// Whether `material` draws with `textured`.
+    uses_textures: bool,
+}
+
 /// The node's material state.
 #[derive(Default)]
 pub struct TerrainMaterial {
-    /// The built-in splat material (created on first use).
-    default: Option<Gd<ShaderMaterial>>,
-    /// The two builds of the built-in shader: (with layer textures, without), made with the
-    /// material.
-    shaders: Option<(Gd<Shader>, Gd<Shader>)>,
+    /// The built-in splat material (made by [`TerrainMaterial::prepare`]).
+    builtin: Option<Builtin>,
     /// `terrain_material` currently assigned to the chunks (instance id, or None for the
     /// default); None before the first assignment.
     applied: Option<Option<InstanceId>>,
@@ -90,35 +98,40 @@ impl TerrainMaterial {
             return m.clone();
         }
         self.prepare();
-        self.default.clone().expect("made by prepare").upcast()
+        let b = self.builtin.as_ref().expect("made by prepare");
+        b.material.clone().upcast()
     }
 
     /// Make the built-in material (once; a few milliseconds, mostly Godot parsing the shader
     /// code): the node calls it when it becomes ready, so the first frames of a generation
     /// do not pay for it.
     pub fn prepare(&mut self) {
-        if self.default.is_some() {
+        if self.builtin.is_some() {
             return;
         }
         let textured = builtin_shader(SHADER_PATH, SHADER_CODE);
         let mut plain = Shader::new_gd();
         plain.set_code(&without_layer_textures(&textured.get_code().to_string()));
-        let mut m = ShaderMaterial::new_gd();
-        m.set_shader(&plain);
-        self.shaders = Some((textured, plain));
-        self.default = Some(m);
+        let mut material = ShaderMaterial::new_gd();
+        material.set_shader(&plain);
+        self.builtin = Some(Builtin {
+            material,
+            textured,
+            plain,
+            uses_textures: false,
+        });
     }
 
     /// Draw the built-in material with the layer textures (`true`: some `TerrainLayer` has a
     /// texture) or without them.
     pub fn use_layer_textures(&mut self, textured: bool) {
-        let (Some(m), Some((with, without))) = (self.default.as_mut(), self.shaders.as_ref())
-        else {
+        let Some(b) = self.builtin.as_mut() else {
             return;
         };
-        let want = if textured { with } else { without };
-        if m.get_shader().as_ref() != Some(want) {
-            m.set_shader(want);
+        if b.uses_textures != textured {
+            b.uses_textures = textured;
+            let shader = if textured { &b.textured } else { &b.plain };
+            b.material.set_shader(shader);
         }
     }
 
@@ -135,7 +148,8 @@ impl TerrainMaterial {
     /// The materials the splat maps are set on: the built-in one (if created) and `user` when
     /// it is a `ShaderMaterial`.
     pub fn shader_materials(&self, user: Option<&Gd<Material>>) -> Vec<Gd<ShaderMaterial>> {
-        let mut mats: Vec<Gd<ShaderMaterial>> = self.default.iter().cloned().collect();
+        let mut mats: Vec<Gd<ShaderMaterial>> =
+            self.builtin.iter().map(|b| b.material.clone()).collect();
         if let Some(t) = user.and_then(|t| t.clone().try_cast::<ShaderMaterial>().ok()) {
             mats.push(t);
         }
