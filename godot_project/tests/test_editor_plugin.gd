@@ -131,28 +131,104 @@ func test_inspector_header_shows_the_island_numbers() -> void:
 	var tex := (header.find_child("Preview", true, false) as TextureRect).texture
 	check(tex != null and tex.get_size() == Vector2(IslandHeader.PREVIEW_SIZE, IslandHeader.PREVIEW_SIZE), "preview picture")
 	var progress := header.find_child("Progress", true, false) as ProgressBar
-	check(not progress.visible, "no progress bar while idle")
+	check(not header.is_progress_shown(), "no progress bar while idle")
+	check_eq(_label(header, "Stage").text, "Ready.", "idle status")
+	await get_tree().process_frame
+	var idle_height := header.size.y
+	var heights := {}
 	# A background generation: the bar shows the stages, then hides; the numbers follow.
 	var seen := {"visible": false, "stage": ""}
 	isl.generation_progress.connect(func(_f: float, st: String) -> void:
-		if progress.visible:
+		if header.is_progress_shown():
 			seen["visible"] = true
 			seen["stage"] = _label(header, "Stage").text)
 	isl.seed = 77
 	isl.regenerate_async()
-	check(progress.visible, "progress bar shown when the generation starts")
+	check(header.is_progress_shown(), "progress bar shown when the generation starts")
 	var t := 0
 	while isl.is_generating() and t < 3000:
 		await get_tree().process_frame
+		heights[header.size.y] = true
 		t += 1
 	await get_tree().process_frame
+	heights[header.size.y] = true
 	check(seen["visible"], "progress bar visible during generation_progress")
 	check(str(seen["stage"]).begins_with("Generating: "), "stage named: %s" % seen["stage"])
-	check(not progress.visible, "progress bar hidden when done")
+	check(not header.is_progress_shown(), "progress bar hidden when done")
+	# The properties under the header do not move: its height is the same idle and busy.
+	check_eq(heights.keys(), [idle_height], "header height constant through a generation")
 	var s2 := isl.get_last_stats()
 	check_eq(s2["seed"], 77, "new stats")
 	check(_label(header, "Info").text.contains("Land %.1f %%" % (100.0 * s2["land_fraction"])), "numbers refreshed")
 	header.queue_free()
+
+
+func test_inspector_header_status_follows_first_generation_failure_and_revert() -> void:
+	# A node that has never generated: the header says it is generating, not "Not generated".
+	var isl: Node3D = ClassDB.instantiate("ProceduralIsland")
+	isl.set("generate_on_ready", false)
+	isl.set("resolution", 129)
+	isl.set("chunk_size", 32)
+	add_child(isl)
+	var header := IslandHeader.create_for(isl)
+	add_child(header)
+	check(_label(header, "Info").text.begins_with("Not generated yet"), "before: %s" % _label(header, "Info").text)
+	isl.regenerate_async()
+	check(_label(header, "Info").text.begins_with("Generating the first island"), "during the first generation: %s" % _label(header, "Info").text)
+	await wait_signal(isl, "generation_finished", 120.0)
+	await get_tree().process_frame
+	check(_label(header, "Info").text.begins_with("Land "), "after: %s" % _label(header, "Info").text)
+	# An invalid value: the failure is shown; reverting it (no new generation: the island is
+	# already the one asked for) clears it within a few polls.
+	expect_error("invalid parameter `chunk_size`")
+	isl.set("chunk_size", 7)
+	check(not isl.regenerate(), "invalid chunk size rejected")
+	check(_label(header, "Stage").text.begins_with("Generation failed"), "failure shown: %s" % _label(header, "Stage").text)
+	isl.set("chunk_size", 32)
+	isl.update_configuration_warnings()
+	for i in 40:
+		await get_tree().process_frame
+	check_eq(isl.get_configuration_warnings().size(), 0, "no warning after the revert")
+	check_eq(_label(header, "Stage").text, "Ready.", "failure text cleared after the revert")
+	header.queue_free()
+	isl.queue_free()
+
+
+func test_progress_covers_the_scatter_stage() -> void:
+	var isl := _async_island_with_scatter()
+	var progress: Array = []
+	isl.generation_progress.connect(func(f: float, stage: String) -> void: progress.append([f, stage]))
+	isl.seed = 5
+	isl.regenerate_async()
+	await wait_signal(isl, "generation_finished", 120.0)
+	var stages := {}
+	var monotonic := true
+	for k in progress.size():
+		stages[progress[k][1]] = true
+		if k > 0 and progress[k][0] < progress[k - 1][0]:
+			monotonic = false
+	check(stages.has("scatter"), "the scatter is reported as its own stage: %s" % [stages.keys()])
+	for p in progress:
+		if p[1] == "chunks":
+			check(p[0] <= 0.9 + 1e-9, "chunks end at 0.9 when scatter follows (%f)" % p[0])
+	check(monotonic, "progress never goes backwards")
+	check_eq(progress[-1], [1.0, "done"], "ends at done")
+	isl.queue_free()
+
+
+func _async_island_with_scatter() -> Node3D:
+	var isl: Node3D = ClassDB.instantiate("ProceduralIsland")
+	isl.set("generate_on_ready", false)
+	isl.set("resolution", 257)
+	isl.set("chunk_size", 32)
+	isl.set("build_budget_ms", 0.5)
+	var layer := ScatterLayer.new()
+	layer.density = 20.0
+	layer.max_height = 1000.0
+	var typed: Array[ScatterLayer] = [layer]
+	isl.set("scatter_layers", typed)
+	add_child(isl)
+	return isl
 
 
 func test_brush_header_names_its_island_layer_and_masks() -> void:

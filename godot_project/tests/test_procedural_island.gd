@@ -136,6 +136,8 @@ func test_invalid_values_fail_and_keep_the_island() -> void:
 		["algorithm", 9, "algorithm"],
 		["fbm_octaves", -1, "fbm_octaves"],
 		["coast_sea_depth", -5.0, "sea_depth"],
+		["world_size", -500.0, "world_size"],
+		["world_size", 0.0, "world_size"],
 	]
 	expect_error("more than 16384")  # declared first: the runner matches patterns in order
 	for c in cases:
@@ -168,6 +170,19 @@ func test_invalid_values_fail_and_keep_the_island() -> void:
 	isl.resolution = 65
 	check(isl.regenerate(), "valid again")
 	check(_image_equal(before, isl.get_heightmap_image()), "same island after restoring the values")
+
+
+func test_world_size_is_not_clamped_by_the_inspector() -> void:
+	# The inspector clamps a typed value to the range's ends unless the hint says `or_less`: a
+	# negative world size must reach the node (which rejects it with a warning) instead of
+	# silently becoming the slider's minimum.
+	var isl: Node3D = ClassDB.instantiate("ProceduralIsland")
+	var hint := ""
+	for p in isl.get_property_list():
+		if p["name"] == "world_size":
+			hint = p["hint_string"]
+	check(hint.contains("or_less"), "world_size hint lets values below the slider through: %s" % hint)
+	isl.free()
 
 
 func test_queries() -> void:

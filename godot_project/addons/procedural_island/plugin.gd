@@ -8,7 +8,9 @@ extends EditorPlugin
 ## - terrain painting with a TerrainBrush in the 3D viewport (`editor/paint_tool.gd`);
 ## - the inspector header of ProceduralIsland and TerrainBrush (`editor/inspector_plugin.gd`);
 ## - "Frame island" (also F in the 3D viewport with an island or its brush selected) and
-##   "Bake to scene…" in the 3D editor's toolbar (`editor/framing.gd`).
+##   "Bake to scene…" in the 3D editor's toolbar (`editor/framing.gd`);
+## - a newly created island (Create Node, paste, or a script adding one to the edited scene) is
+##   framed once its first generation finishes, so the camera is not left under the terrain.
 
 const PaintTool := preload("res://addons/procedural_island/editor/paint_tool.gd")
 const InspectorPlugin := preload("res://addons/procedural_island/editor/inspector_plugin.gd")
@@ -32,9 +34,12 @@ func _enter_tree() -> void:
 	_inspector = InspectorPlugin.new()
 	add_inspector_plugin(_inspector)
 	_build_toolbar()
+	get_tree().node_added.connect(_on_node_added)
 
 
 func _exit_tree() -> void:
+	if get_tree().node_added.is_connected(_on_node_added):
+		get_tree().node_added.disconnect(_on_node_added)
 	if _paint != null:
 		_paint.cleanup()
 		_paint = null
@@ -108,6 +113,28 @@ func _update_bake_button() -> void:
 	_bake_button.disabled = not can_bake
 	_bake_button.tooltip_text = ("Save the generated island as a scene of plain MeshInstance3D, collider and material nodes that loads without this extension."
 		if can_bake else "This version of the extension has no ProceduralIsland.bake().")
+
+
+## A new island in the edited scene: the editor adds a created node before giving it an owner
+## (a node of a scene being opened already has one), and it has not generated yet. Frame it
+## when its first generation is in place.
+func _on_node_added(n: Node) -> void:
+	if not n.is_class("ProceduralIsland") or n.owner != null:
+		return
+	var root := EditorInterface.get_edited_scene_root()
+	if root == null or not (root == n or root.is_ancestor_of(n)):
+		return
+	if not n.call("get_last_stats").is_empty():
+		return
+	n.connect("generation_finished", _frame_new_island.bind(n), CONNECT_ONE_SHOT)
+
+
+func _frame_new_island(_stats: Dictionary, n: Node3D) -> void:
+	# Only while it is still the selection (Create Node selects the new node): a user who went
+	# on to something else keeps the view.
+	if is_instance_valid(n) and n.is_inside_tree() and n.owner != null \
+			and EditorInterface.get_selection().get_selected_nodes() == [n]:
+		Framing.frame(n, _viewport_index)
 
 
 ## Frame the edited island in the 3D viewport last used (the toolbar button).

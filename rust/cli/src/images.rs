@@ -121,13 +121,13 @@ pub fn water_png(kind: &[u8], n: usize) -> Result<Vec<u8>, String> {
 
 /// The preview as an RGB8 PNG.
 pub fn preview_png(island: &Island) -> Result<Vec<u8>, String> {
-    let n = island.field.resolution;
+    let n = island_core::preview::full_preview_size(island.field.resolution);
     encode(
         n,
         n,
         png::ColorType::Rgb,
         png::BitDepth::Eight,
         None,
-        &island_core::preview::preview_rgb(island),
+        &island_core::preview::preview_rgb(island)?,
     )
 }

@@ -318,6 +318,7 @@ fn write_outputs(island: &Island, backend: Backend, out: &Path) -> Result<Vec<Pa
         "height_png": { "min": hmin, "max": hmax, "encoding": "16-bit grey, 0 = min, 65535 = max metres" },
         "height_r32": { "resolution": n, "encoding": "little-endian f32, row-major (z * resolution + x), metres, sea level 0" },
         "splat_png": { "encoding": "RGBA8 = (sand, grass, rock, snow), channels sum to 255" },
+        "preview_png": { "size": island_core::preview::full_preview_size(n), "encoding": "RGB8 shaded relief; every sample, or every other sample above 8192 px" },
         "water": {
             "river_count": island.stats.river_count,
             "river_length_m": island.stats.river_length_m,

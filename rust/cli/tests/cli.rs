@@ -427,3 +427,85 @@ fn gpu_backend_matches_cpu_or_warns_and_falls_back() {
         "{used} heights differ from the CPU by {worst} m"
     );
 }
+
+/// Peak resident memory of a child, KiB: the last `VmHWM` (high-water mark) read from
+/// `/proc/<pid>/status` while it ran (Linux; polled every 20 ms).
+#[cfg(target_os = "linux")]
+fn run_measuring_peak(cmd: &mut Command) -> (std::process::ExitStatus, u64) {
+    let mut child = cmd.spawn().expect("run island binary");
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak = 0u64;
+    loop {
+        if let Ok(s) = std::fs::read_to_string(&status_file) {
+            if let Some(kib) = s
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            {
+                peak = peak.max(kib);
+            }
+        }
+        if let Some(st) = child.try_wait().unwrap() {
+            return (st, peak);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// The documented maximum resolution writes every file (it used to panic in the preview after
+/// the heights were written). Run by `cargo xtask test`; `--ignored` here because it takes about
+/// a minute and a few GiB.
+#[cfg(target_os = "linux")]
+#[test]
+#[ignore = "8193² takes about a minute and several GiB; `cargo xtask test` runs it"]
+fn the_documented_maximum_resolution_writes_every_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("max");
+    let (status, peak_kib) = run_measuring_peak(
+        Command::new(env!("CARGO_BIN_EXE_island"))
+            .args([
+                "generate",
+                "--resolution",
+                "8193",
+                "--backend",
+                "cpu",
+                "--out",
+            ])
+            .arg(&out)
+            .stdout(std::process::Stdio::null()),
+    );
+    let peak_gib = peak_kib as f64 / (1024.0 * 1024.0);
+    println!("island generate --resolution 8193: peak resident {peak_gib:.2} GiB");
+    assert!(status.success(), "generate at 8193 failed: {status}");
+    for f in [
+        "height.r32",
+        "height.png",
+        "splat.png",
+        "biomes.png",
+        "preview.png",
+        "water.png",
+        "island.json",
+    ] {
+        let len = std::fs::metadata(out.join(f)).map(|m| m.len()).unwrap_or(0);
+        assert!(len > 0, "{f} missing or empty");
+    }
+    assert_eq!(
+        std::fs::metadata(out.join("height.r32")).unwrap().len(),
+        8193 * 8193 * 4
+    );
+    let (w, h, ..) = read_png(&out.join("preview.png"));
+    assert_eq!((w, h), (4097, 4097), "preview of every other sample");
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("island.json")).unwrap()).unwrap();
+    assert_eq!(doc["preview_png"]["size"], 4097);
+    assert_eq!(doc["params"]["resolution"], 8193);
+    assert!(
+        peak_gib <= MAX_RESOLUTION_PEAK_GIB,
+        "peak resident memory {peak_gib:.2} GiB > {MAX_RESOLUTION_PEAK_GIB} GiB"
+    );
+}
+
+/// Upper bound of the CLI's peak resident memory at 8193² (a regression bound: the measured
+/// figure is in the test's output and docs/benchmarks.md).
+#[cfg(target_os = "linux")]
+const MAX_RESOLUTION_PEAK_GIB: f64 = 4.0;

@@ -82,10 +82,20 @@ fn sample_color(island: &Island, i: usize) -> [u8; 3] {
     c.map(|v| v.round().clamp(0.0, 255.0) as u8)
 }
 
-/// The preview at the heightfield's resolution: `resolution²` RGB8 pixels, row by row.
-pub fn preview_rgb(island: &Island) -> Vec<u8> {
-    let n = island.field.resolution;
-    preview_rgb_sized(island, n).expect("the heightfield's own resolution is a valid size")
+/// Edge of the full-detail preview of a `resolution`² heightfield: the resolution itself, or
+/// every other sample (`(resolution - 1) / 2 + 1`) above [`MAX_PREVIEW_SIZE`] (8193² → 4097²), so
+/// the documented maximum resolution has a preview too.
+pub fn full_preview_size(resolution: usize) -> usize {
+    let mut size = resolution.max(1);
+    while size > MAX_PREVIEW_SIZE {
+        size = (size - 1) / 2 + 1;
+    }
+    size
+}
+
+/// The full-detail preview, [`full_preview_size`]² RGB8 pixels, row by row.
+pub fn preview_rgb(island: &Island) -> Result<Vec<u8>, String> {
+    preview_rgb_sized(island, full_preview_size(island.field.resolution))
 }
 
 /// The preview as `size × size` RGB8 pixels (row by row): pixel `(px, pz)` shows the nearest
@@ -157,10 +167,19 @@ mod tests {
     }
 
     #[test]
+    fn the_documented_maximum_resolution_has_a_full_preview_size() {
+        assert_eq!(full_preview_size(129), 129);
+        assert_eq!(full_preview_size(4097), 4097);
+        // 8193 is above the largest preview: every other sample, exactly.
+        assert_eq!(full_preview_size(8193), 4097);
+        assert!(full_preview_size(MAX_PREVIEW_SIZE + 1) <= MAX_PREVIEW_SIZE);
+    }
+
+    #[test]
     fn full_size_matches_every_sample_and_thumbnails_pick_the_nearest() {
         let isl = island();
         let n = isl.field.resolution;
-        let full = preview_rgb(&isl);
+        let full = preview_rgb(&isl).unwrap();
         assert_eq!(full.len(), n * n * 3);
         // A thumbnail of (n-1)/2+1 pixels takes every second sample; away from the shore
         // line (which depends on the neighbours at that size) the colours are the same.

@@ -24,8 +24,9 @@
 //!    global cell satisfies `u < keep · w`, with `keep = min(1, density / capacity)` and `w` the
 //!    product of the smooth masks (height and slope fades as the brush's
 //!    [`crate::paint::range_weight`], biome bit, splat weight, wetness). The height is the exact
-//!    surface height at the point; slope (from the sample normal), biome, splat, wetness and
-//!    erase flag are read at the nearest sample ([`Instance::sample`]), as the brush masks do.
+//!    surface height at the point and the slope that of the smooth normal at the point
+//!    ([`Heightfield::normal_at`], what the node's `get_normal_at` answers); biome, splat,
+//!    wetness and erase flag are read at the nearest sample ([`Instance::sample`]).
 //!    A density above the capacity is capped at it ([`Placement::capped`],
 //!    [`ScatterLayer::capacity`]). Erased samples ([`EraseMask`]) are skipped after the pattern,
 //!    so erasing removes exactly the instances over erased samples and restoring brings the same
@@ -1588,8 +1589,8 @@ impl<'a> Ctx<'a> {
         })
     }
 
-    /// Weight of the per-sample masks at sample `i`: biome, splat, wetness and slope (of the
-    /// sample normal).
+    /// Weight of the per-sample masks at sample `i`: biome, splat and wetness (the slope is
+    /// judged at the point itself, see [`Self::block`]).
     #[inline]
     fn sample_weight(&self, i: usize) -> f32 {
         let layer = self.layer;
@@ -1614,7 +1615,7 @@ impl<'a> Ctx<'a> {
         if let (Some(m), Some(v)) = (&layer.wetness, inp.wetness) {
             w *= range_weight(v[i], m.min, m.max, m.fade);
         }
-        w * layer.slope_weight(slope_degrees(inp.field.normals[i][1]))
+        w
     }
 
     /// Whether the chunk's samples rule the layer out (height range, biomes): every point of
@@ -1714,12 +1715,15 @@ impl<'a> Ctx<'a> {
                     };
                     let scale = layer.scale_min
                         + unit(hash2(gxi, gzi, self.s_scale)) * (layer.scale_max - layer.scale_min);
+                    // The slope at the point, of the same smooth normal the island answers with
+                    // (`Heightfield::normal_at`, the node's `get_normal_at`).
+                    let smooth = field.normal_at(x, z);
+                    let w = w * layer.slope_weight(slope_degrees(smooth[1]));
+                    if u >= self.keep * w || w.is_nan() {
+                        continue;
+                    }
                     let al = layer.align_to_normal;
-                    let nrm = if al > 0.0 {
-                        field.normal_at(x, z)
-                    } else {
-                        [0.0, 1.0, 0.0]
-                    };
+                    let nrm = if al > 0.0 { smooth } else { [0.0, 1.0, 0.0] };
                     let up = [nrm[0] * al, 1.0 + (nrm[1] - 1.0) * al, nrm[2] * al];
                     let l = (up[0] * up[0] + up[1] * up[1] + up[2] * up[2]).sqrt();
                     out.push(Instance {

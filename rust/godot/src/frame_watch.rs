@@ -20,6 +20,29 @@ pub struct FrameWatch {
     pub max_phase: &'static str,
     /// Frames measured since [`Self::reset`].
     pub frames: u32,
+    /// Start of the previous frame's `_process`, for [`Self::frame_interval_ms`].
+    prev_begin: Option<Instant>,
+    /// Wall milliseconds between the last two `_process` calls (the whole frame: rendering and
+    /// everything else); 0 until two frames were seen.
+    pub frame_interval_ms: f64,
+}
+
+/// Share of a slow frame the build loops may use: when frames already take longer than the
+/// budget allows for (a software renderer, a frame of seconds), work handed to the main thread
+/// gets this share of the frame time instead of the fixed budget, so it still finishes in a few
+/// frames. At 60 fps (16.7 ms) this is 4.2 ms, about the default budget.
+pub const SLOW_FRAME_SHARE: f64 = 0.25;
+/// The most milliseconds per frame [`SLOW_FRAME_SHARE`] may grant (the editor stays responsive).
+pub const SLOW_FRAME_CAP_MS: f64 = 250.0;
+
+/// Milliseconds the build loops may spend this frame: `budget_ms`, or [`SLOW_FRAME_SHARE`] of
+/// the previous frame's length when that is more (at most [`SLOW_FRAME_CAP_MS`]). Non-finite
+/// budgets (NaN: one job per frame; infinity: everything now) are kept as they are.
+pub fn adaptive_budget_ms(budget_ms: f64, frame_interval_ms: f64) -> f64 {
+    if !budget_ms.is_finite() || !frame_interval_ms.is_finite() {
+        return budget_ms;
+    }
+    budget_ms.max((SLOW_FRAME_SHARE * frame_interval_ms).min(SLOW_FRAME_CAP_MS))
 }
 
 impl FrameWatch {
@@ -34,7 +57,12 @@ impl FrameWatch {
 
     /// The frame's `_process` begins.
     pub fn begin(&mut self) {
-        self.start = Some((Instant::now(), self.clock.now_us()));
+        let now = Instant::now();
+        if let Some(p) = self.prev_begin {
+            self.frame_interval_ms = (now - p).as_secs_f64() * 1e3;
+        }
+        self.prev_begin = Some(now);
+        self.start = Some((now, self.clock.now_us()));
     }
 
     /// Milliseconds since [`Self::begin`] of this frame (0 outside a frame).
@@ -75,6 +103,25 @@ impl FrameWatch {
             self.max_phase = phase;
         }
         self.max_cpu_ms = self.max_cpu_ms.max(cpu);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budget_follows_slow_frames_only() {
+        // 60 fps: the fixed budget.
+        assert!((adaptive_budget_ms(4.0, 16.7) - 4.175).abs() < 1e-9);
+        assert_eq!(adaptive_budget_ms(4.0, 10.0), 4.0);
+        // A software renderer's 2-second frame: a quarter of it, capped.
+        assert_eq!(adaptive_budget_ms(4.0, 400.0), 100.0);
+        assert_eq!(adaptive_budget_ms(4.0, 2000.0), SLOW_FRAME_CAP_MS);
+        // A larger user budget wins; NaN and infinity keep their meaning.
+        assert_eq!(adaptive_budget_ms(300.0, 2000.0), 300.0);
+        assert!(adaptive_budget_ms(f64::NAN, 2000.0).is_nan());
+        assert_eq!(adaptive_budget_ms(f64::INFINITY, 10.0), f64::INFINITY);
     }
 }
 

@@ -17,8 +17,12 @@ use island_gpu::Staged;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Share of the progress bar spent in the core generator (the rest is chunk building).
+/// Share of the progress bar spent in the core generator (the rest is chunk building, and the
+/// scatter nodes when the island has scatter layers).
 pub const CORE_SHARE: f64 = 0.8;
+/// Where the chunk building ends on the progress bar when scatter nodes follow (the rest is the
+/// scatter); 1.0 without scatter layers.
+pub const CHUNKS_END_WITH_SCATTER: f64 = 0.9;
 
 /// A generated island whose chunk nodes are being (or have been) built.
 pub struct Build {
@@ -49,7 +53,7 @@ pub enum Polled {
 pub enum Step {
     /// No build under way.
     Idle,
-    /// Chunks remain: overall progress fraction.
+    /// Chunks remain: the fraction of the chunks built so far (0..1).
     Progress(f64),
     /// Every chunk is built.
     Finished(Build),
@@ -214,7 +218,7 @@ impl GenerationJob {
             b.est_chunk.record(c.elapsed().as_secs_f64() * 1e3);
         }
         b.build_ms += t.elapsed().as_secs_f64() * 1e3;
-        let f = CORE_SHARE + (1.0 - CORE_SHARE) * b.next as f64 / b.prep.chunks.len() as f64;
+        let f = b.next as f64 / b.prep.chunks.len() as f64;
         self.building = Some(b);
         Step::Progress(f)
     }

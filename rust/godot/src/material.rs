@@ -6,7 +6,10 @@
 //! `TerrainLayer` has a texture it draws with a copy that has `#define TERRAIN_NO_LAYER_TEXTURES`
 //! after its `shader_type` line (never samples the layer texture arrays: the same picture with
 //! less work), and with the file itself once a layer has a texture. Both declare the same
-//! uniforms, so the parameters stay on the material across the switch.
+//! uniforms, so the parameters stay on the material across the switch. On a software
+//! rasteriser (a CPU-type rendering device: Mesa's llvmpipe/lavapipe) the textured build also
+//! has `#define TERRAIN_NO_ANISOTROPY` (trilinear instead of anisotropic sampling of the layer
+//! textures, which took minutes per frame there).
 
 use godot::classes::{Material, ResourceLoader, Shader, ShaderMaterial};
 use godot::prelude::*;
@@ -18,10 +21,17 @@ const SHADER_CODE: &str = include_str!("../../../shaders/terrain.gdshader");
 
 /// The define that leaves the layer textures out of the terrain shader.
 const NO_LAYER_TEXTURES: &str = "#define TERRAIN_NO_LAYER_TEXTURES";
+/// The define that samples the layer textures without anisotropic filtering.
+const NO_ANISOTROPY: &str = "#define TERRAIN_NO_ANISOTROPY";
 
 /// `code` with [`NO_LAYER_TEXTURES`] after its `shader_type` line (unchanged when it has none:
 /// such a shader would not compile anyway).
 fn without_layer_textures(code: &str) -> String {
+    with_define(code, NO_LAYER_TEXTURES)
+}
+
+/// `code` with `define` after its `shader_type` line (unchanged when it has none).
+fn with_define(code: &str, define: &str) -> String {
     // Byte offset of the end of the first line that starts with `shader_type`.
     let mut at = 0;
     let mut end = None;
@@ -35,12 +45,12 @@ fn without_layer_textures(code: &str) -> String {
     let Some(end) = end else {
         return code.to_string();
     };
-    let mut out = String::with_capacity(code.len() + NO_LAYER_TEXTURES.len() + 2);
+    let mut out = String::with_capacity(code.len() + define.len() + 2);
     out.push_str(&code[..end]);
     if !out.ends_with('\n') {
         out.push('\n');
     }
-    out.push_str(NO_LAYER_TEXTURES);
+    out.push_str(define);
     out.push('\n');
     out.push_str(&code[end..]);
     out
@@ -91,6 +101,16 @@ pub fn builtin_shader_material(path: &str, code: &str) -> Gd<ShaderMaterial> {
     m
 }
 
+/// Whether the rendering device is a CPU (a software rasteriser such as llvmpipe), where
+/// anisotropic texture sampling is pathologically slow. False without a rendering device
+/// (headless) or on the Compatibility renderer.
+fn software_rasteriser() -> bool {
+    use godot::classes::rendering_device::DeviceType;
+    use godot::classes::RenderingServer;
+    let rs = RenderingServer::singleton();
+    rs.get_rendering_device().is_some() && rs.get_video_adapter_type() == DeviceType::CPU
+}
+
 impl TerrainMaterial {
     /// The material of every chunk: `user` or the built-in one.
     pub fn resolve(&mut self, user: Option<&Gd<Material>>) -> Gd<Material> {
@@ -109,9 +129,15 @@ impl TerrainMaterial {
         if self.builtin.is_some() {
             return;
         }
-        let textured = builtin_shader(SHADER_PATH, SHADER_CODE);
+        let mut textured = builtin_shader(SHADER_PATH, SHADER_CODE);
+        let code = textured.get_code().to_string();
         let mut plain = Shader::new_gd();
-        plain.set_code(&without_layer_textures(&textured.get_code().to_string()));
+        plain.set_code(&without_layer_textures(&code));
+        if software_rasteriser() {
+            let mut t = Shader::new_gd();
+            t.set_code(&with_define(&code, NO_ANISOTROPY));
+            textured = t;
+        }
         let mut material = ShaderMaterial::new_gd();
         material.set_shader(&plain);
         self.builtin = Some(Builtin {

@@ -20,7 +20,10 @@ use crate::heightmap_io::HeightmapFormat;
 use crate::island_io;
 use crate::lod::{self, LodRuntime, LodScene, LodSettings};
 use crate::material::TerrainMaterial;
-use crate::properties::{island_node, CHUNK_HINT, RESOLUTION_HINT};
+use crate::properties::{
+    island_node, ALGORITHM_HINT, BACKEND_HINT, CHUNK_HINT, COLLISION_MODE_HINT, RESOLUTION_HINT,
+    RIVER_MODE_HINT,
+};
 use crate::scatter_layer::ScatterLayer;
 use crate::scatter_nodes::{self, Progress as ScatterProgress, ScatterNodes};
 use crate::splat_maps::{self, SplatMaps};
@@ -77,8 +80,10 @@ island_node! {
             #[export]
             #[var(hint = ENUM, hint_string = RESOLUTION_HINT)]
             resolution: i32 = core(resolution),
-            /// Edge length of the square map, metres.
-            #[export(range = (1.0, 100000.0, or_greater, suffix = "m"))]
+            /// Edge length of the square map, metres (1 to 1e7; the slider spans 16 m to 100 km). A
+            /// value outside that (zero, negative) is not clamped: the node keeps the previous
+            /// island and shows why as a configuration warning.
+            #[export(range = (16.0, 100000.0, or_less, or_greater, suffix = "m"))]
             world_size: f32 = core(world_size),
             /// Height of the highest possible peak, metres.
             #[export(range = (1.0, 2000.0, or_greater, suffix = "m"))]
@@ -90,7 +95,8 @@ island_node! {
             chunk_size: i32 = core(chunk_size),
             /// Base height algorithm: [constant ALGORITHM_FBM], [constant ALGORITHM_VALUE_NOISE],
             /// [constant ALGORITHM_DIAMOND_SQUARE] or [constant ALGORITHM_GAUSSIAN_ISLANDS].
-            #[export(enum = (FBM = 0, VALUE_NOISE = 1, DIAMOND_SQUARE = 2, GAUSSIAN_ISLANDS = 3))]
+            #[export]
+            #[var(hint = ENUM, hint_string = ALGORITHM_HINT)]
             algorithm: i32 = core(algorithm),
 
             /// fBm: number of octaves.
@@ -195,7 +201,8 @@ island_node! {
             /// carved into the terrain), [constant RIVER_MODE_BEZIER] (one noisy canal through the
             /// centre, below sea level: the river of earlier versions) or [constant RIVER_MODE_OFF].
             #[export_group(name = "River", prefix = "river_")]
-            #[export(enum = (FLOW = 0, BEZIER = 1, OFF = 2))]
+            #[export]
+            #[var(hint = ENUM, hint_string = RIVER_MODE_HINT)]
             river_mode: i32 = core(river.mode),
             /// River: kept for scenes and scripts from before [member river_mode]: false forces
             /// [constant RIVER_MODE_OFF]; true leaves [member river_mode] as it is.
@@ -350,7 +357,8 @@ island_node! {
             /// runs on the CPU (rayon). When the GPU path is unavailable or fails the CPU generates the
             /// island (GPU prints one warning); [method get_last_stats] reports `backend` and `adapter`.
             #[export_group(name = "Generation")]
-            #[export(enum = (AUTO = 0, GPU = 1, CPU = 2))]
+            #[export]
+            #[var(hint = ENUM, hint_string = BACKEND_HINT)]
             backend: i32 = node(Self::BACKEND_AUTO),
             /// In the editor: regenerate in the background 0.3 s after the last property change.
             #[export]
@@ -361,7 +369,10 @@ island_node! {
             generate_on_ready: bool = node(true),
             /// Milliseconds per frame the node may spend after [method regenerate_async]: chunks,
             /// installing the island and the scatter MultiMeshes share it (the build loops stop at
-            /// 95 % of it; at least one chunk is built per frame).
+            /// 95 % of it; at least one chunk is built per frame). When frames are slower than that
+            /// allows for (a software renderer: frames of seconds), a quarter of the previous
+            /// frame's time is used instead (at most 250 ms), so the work still ends in a few
+            /// frames instead of one chunk per frame.
             #[export(range = (0.5, 100.0, 0.5, or_greater, suffix = "ms"))]
             build_budget_ms: f32 = node(4.0),
 
@@ -384,7 +395,8 @@ island_node! {
             lod_distance: f32 = node(400.0),
             /// With LOD on: colliders on every chunk (ALL = 1) or only on the chunks drawn at full
             /// resolution near the camera (NEAR = 0). Colliders always keep the full resolution.
-            #[export(enum = (NEAR = 0, ALL = 1))]
+            #[export]
+            #[var(hint = ENUM, hint_string = COLLISION_MODE_HINT)]
             collision_mode: i32 = node(lod::COLLISION_ALL),
             /// Milliseconds per frame the LOD update may spend building chunk meshes (and pre-creating
             /// pooled nodes). A new selection needing more is built over several frames while the
@@ -1165,7 +1177,15 @@ impl ProceduralIsland {
         self.job = job;
         match step {
             Step::Idle => {}
-            Step::Progress(f) => self.signals().generation_progress().emit(f, "chunks"),
+            Step::Progress(f) => {
+                let end = if self.scatter_layers.is_empty() {
+                    1.0
+                } else {
+                    generation::CHUNKS_END_WITH_SCATTER
+                };
+                let f = CORE_SHARE + (end - CORE_SHARE) * f;
+                self.signals().generation_progress().emit(f, "chunks")
+            }
             Step::Finished(b) => {
                 self.scatter_deferred = true;
                 self.finish(b);
@@ -1282,11 +1302,14 @@ impl ProceduralIsland {
     /// [`FRAME_RESERVE`] of it for the bookkeeping after the build loops and a job that runs
     /// a little over its estimate.
     fn frame_budget_left(&self) -> f32 {
-        let b = self.build_budget_ms;
+        let b = crate::frame_watch::adaptive_budget_ms(
+            self.build_budget_ms as f64,
+            self.frame_watch.frame_interval_ms,
+        );
         if b.is_finite() {
-            (b as f64 * (1.0 - FRAME_RESERVE) - self.frame_watch.elapsed_ms()).max(0.0) as f32
+            (b * (1.0 - FRAME_RESERVE) - self.frame_watch.elapsed_ms()).max(0.0) as f32
         } else {
-            b
+            b as f32
         }
     }
 
@@ -1533,7 +1556,15 @@ impl ProceduralIsland {
             } else {
                 0.0
             };
+            let fraction = scatter.fraction_done();
             self.scatter = scatter;
+            if !finished {
+                // The scatter is the last part of the bar (after the chunks).
+                let end = generation::CHUNKS_END_WITH_SCATTER;
+                self.signals()
+                    .generation_progress()
+                    .emit(end + (1.0 - end) * fraction.min(0.999), "scatter");
+            }
             if finished {
                 self.last_stats.set("scatter_frame_ms_max", frame_max);
                 self.last_stats

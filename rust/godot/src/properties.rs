@@ -34,6 +34,15 @@ pub const RESOLUTION_HINT: &str =
     "33:33,65:65,129:129,257:257,513:513,1025:1025,2049:2049,4097:4097,8193:8193";
 /// Inspector dropdown of `chunk_size` (`label:value` items, as [`RESOLUTION_HINT`]).
 pub const CHUNK_HINT: &str = "16:16,32:32,64:64,128:128,256:256";
+/// Inspector dropdown of `algorithm`: readable labels, the stored values are the
+/// `ALGORITHM_*` constants.
+pub const ALGORITHM_HINT: &str = "fBm:0,Value noise:1,Diamond-square:2,Gaussian islands:3";
+/// Inspector dropdown of `river_mode` (`RIVER_MODE_*`).
+pub const RIVER_MODE_HINT: &str = "Flow (drainage):0,Bezier canal:1,Off:2";
+/// Inspector dropdown of `backend` (`BACKEND_*`).
+pub const BACKEND_HINT: &str = "Auto:0,GPU:1,CPU:2";
+/// Inspector dropdown of `collision_mode` (`lod::COLLISION_*`).
+pub const COLLISION_MODE_HINT: &str = "Near the camera:0,All chunks:1";
 
 /// Conversion between an exported property value and the `IslandParams` field `C` it stands for.
 pub trait CoreValue<C> {
@@ -254,6 +263,32 @@ mod tests {
         }
         let res: Vec<i64> = enum_values(RESOLUTION_HINT).iter().map(|v| v.1).collect();
         assert!(res.contains(&(island_core::IslandParams::default().resolution as i64)));
+    }
+
+    #[test]
+    fn enum_dropdowns_show_readable_labels_and_store_the_constants() {
+        for hint in [
+            ALGORITHM_HINT,
+            RIVER_MODE_HINT,
+            BACKEND_HINT,
+            COLLISION_MODE_HINT,
+        ] {
+            let items = enum_values(hint);
+            for (i, (label, value)) in items.iter().enumerate() {
+                // Values are the positions (the `*_` constants), labels are words, not
+                // SHOUTED_IDENTIFIERS that the inspector cuts at its default width.
+                assert_eq!(*value, i as i64, "{hint}");
+                assert!(
+                    !label.contains('_') && label != &label.to_uppercase() || label.len() <= 3,
+                    "{label}"
+                );
+            }
+        }
+        // The algorithm menu lists the core's algorithms in their order.
+        assert_eq!(enum_values(ALGORITHM_HINT).len(), Algorithm::ALL.len());
+        for (i, a) in Algorithm::ALL.iter().enumerate() {
+            assert_eq!(*a as i64, i as i64, "{}", a.name());
+        }
     }
 
     #[test]

@@ -19,13 +19,13 @@ pub struct ScatterLayer {
     /// Mesh drawn for every instance; null draws the built-in mesh [member builtin_mesh].
     #[export_group(name = "Mesh")]
     #[export]
-    #[var(set)]
+    #[var(set, usage_flags = [EDITOR])]
     mesh: Option<Gd<Mesh>>,
     /// Built-in low-poly mesh with vertex colours, used while [member mesh] is null:
     /// [constant PALM], [constant BROADLEAF], [constant CONIFER], [constant ROCK] or
     /// [constant GRASS].
-    #[export(enum = (PALM = 0, BROADLEAF = 1, CONIFER = 2, ROCK = 3, GRASS = 4))]
-    #[var(set)]
+    #[export]
+    #[var(set, hint = ENUM, hint_string = "Palm:0,Broadleaf:1,Conifer:2,Rock:3,Grass:4")]
     builtin_mesh: i32,
     /// Objects with their own nodes (scripts, lights, colliders, animations): when set, every
     /// instance of the layer is an instance of this scene (its root must be a Node3D; it gets the
@@ -35,8 +35,17 @@ pub struct ScatterLayer {
     /// nodes are internal children of the island, never saved. [member collision] still sizes its
     /// boxes from [member mesh] (or the built-in mesh).
     #[export]
-    #[var(set)]
+    #[var(set, usage_flags = [EDITOR])]
     scene: Option<Gd<PackedScene>>,
+    /// [member mesh] and [member scene] as saved, `[mesh, scene]` (storage only; scenes from
+    /// before this property, with `mesh = ...` lines, still load). The two are not saved as
+    /// resource properties because the editor's preview thread calls the getter of every saved
+    /// resource property of a resource it previews, and an extension's getter cannot run off
+    /// the main thread (see `TerrainLayer.stored_textures`).
+    #[allow(dead_code)] // read and written through get/set_stored_resources
+    #[export(storage)]
+    #[var(get = get_stored_resources, set = set_stored_resources)]
+    stored_resources: VarArray,
     /// Instances per 100 m² of fully eligible ground (capped at what [member min_distance]
     /// allows, about 65 / min_distance²).
     #[export_group(name = "Placement")]
@@ -137,16 +146,16 @@ pub struct ScatterLayer {
     /// Shadows of the instances (GeometryInstance3D `cast_shadow`): OFF, ON, DOUBLE_SIDED or
     /// SHADOWS_ONLY (MultiMesh layers; a [member scene] keeps its own settings). Dense small layers
     /// (grass) look nearly the same without shadows and render much faster.
-    #[export(enum = (OFF = 0, ON = 1, DOUBLE_SIDED = 2, SHADOWS_ONLY = 3))]
-    #[var(set)]
+    #[export]
+    #[var(set, hint = ENUM, hint_string = "Off:0,On:1,Double-sided:2,Shadows only:3")]
     cast_shadow: i32,
     /// [constant COLLISION_NONE]: no colliders. [constant COLLISION_NEAR_CAMERA]: a StaticBody3D
     /// with a box sized from the mesh's AABB (times the instance's scale, turned with it) for
     /// every instance within [member collision_radius] of the active camera, added and removed as
     /// the camera moves within the island's `build_budget_ms` (not in the editor).
     #[export_group(name = "Collision")]
-    #[export(enum = (NONE = 0, NEAR_CAMERA = 1))]
-    #[var(set)]
+    #[export]
+    #[var(set, hint = ENUM, hint_string = "None:0,Near the camera:1")]
     collision: i32,
     /// Distance from the active camera within which instances get colliders, metres.
     #[export(range = (1.0, 1000.0, 1.0, or_greater, suffix = "m"))]
@@ -162,6 +171,7 @@ impl IResource for ScatterLayer {
             base,
             mesh: None,
             scene: None,
+            stored_resources: VarArray::new(),
             builtin_mesh: mesh_index(d.mesh),
             density: d.density,
             min_distance: d.min_distance,
@@ -282,6 +292,30 @@ layer_api! {
         }
         r.set_name(l.name.as_str());
         Some(r)
+    }
+
+    /// `[mesh, scene]`, what is saved.
+    #[func]
+    pub fn get_stored_resources(&self) -> VarArray {
+        let mut a = VarArray::new();
+        a.push(&self.mesh.to_variant());
+        a.push(&self.scene.to_variant());
+        a
+    }
+
+    /// Load `[mesh, scene]` (missing entries and other types are null).
+    #[func]
+    pub fn set_stored_resources(&mut self, resources: VarArray) {
+        let mesh = resources
+            .get(0)
+            .and_then(|v| v.try_to::<Option<Gd<Mesh>>>().ok())
+            .flatten();
+        let scene = resources
+            .get(1)
+            .and_then(|v| v.try_to::<Option<Gd<PackedScene>>>().ok())
+            .flatten();
+        self.set_mesh(mesh);
+        self.set_scene(scene);
     }
 
     /// An empty string when every value is valid, else the reason.

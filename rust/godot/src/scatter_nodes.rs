@@ -194,6 +194,8 @@ pub struct ScatterNodes {
     pending: Option<Pending>,
     /// Chunk jobs, run within the frame budget by [`Self::run_queue`].
     queue: VecDeque<Job>,
+    /// Jobs queued since the queue was last empty (for [`Self::fraction_done`]).
+    queued_total: usize,
     /// Instance ids of layers whose `changed` fired (written by the signal callables).
     dirty: Rc<RefCell<Vec<InstanceId>>>,
     /// The `changed` connection per `scatter_layers` entry (`None` for a null entry).
@@ -657,6 +659,18 @@ impl ScatterNodes {
         !self.queue.is_empty()
     }
 
+    /// Fraction of the queued chunk jobs done (1 when nothing is queued); 0 while a background
+    /// placement has not arrived yet.
+    pub fn fraction_done(&self) -> f64 {
+        if self.pending.as_ref().is_some_and(|p| !p.queued) {
+            return 0.0;
+        }
+        if self.queued_total == 0 {
+            return 1.0;
+        }
+        1.0 - self.queue.len() as f64 / self.queued_total as f64
+    }
+
     /// The most milliseconds one [`Self::run_queue`] call took since the last call of this.
     pub fn take_worst_frame_ms(&mut self) -> f64 {
         std::mem::take(&mut self.worst_frame_ms)
@@ -812,6 +826,10 @@ impl ScatterNodes {
             return;
         }
         let epoch = layer.epoch;
+        if self.queue.is_empty() {
+            self.queued_total = 0;
+        }
+        self.queued_total += chunks;
         self.queue.extend((0..chunks).map(|chunk| Job {
             layer: i,
             chunk,

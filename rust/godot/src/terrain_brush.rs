@@ -39,7 +39,8 @@ pub struct TerrainBrush {
     /// [constant LAYER_DIRT], [constant LAYER_GRAVEL], [constant LAYER_MEADOW] (empty until
     /// painted); the names of the terrain shader's layer groups. When the island has
     /// [member ProceduralIsland.terrain_layers], the menu shows their names.
-    #[export(enum = (SAND = 0, GRASS = 1, ROCK = 2, SNOW = 3, FOREST = 4, DIRT = 5, GRAVEL = 6, MEADOW = 7))]
+    #[export]
+    #[var(hint = ENUM, hint_string = "Sand:0,Grass:1,Rock:2,Snow:3,Forest:4,Dirt:5,Gravel:6,Meadow:7")]
     layer: i32,
     /// [constant MODE_PAINT] adds the layer, [constant MODE_ERASE] removes it,
     /// [constant MODE_SMOOTH] blends all layers with their neighbourhood.
@@ -47,7 +48,8 @@ pub struct TerrainBrush {
     /// under the brush, [constant MODE_SCATTER_RESTORE] brings them back (a hard disc: every
     /// instance whose nearest heightfield sample lies within [member radius] and passes the
     /// height and slope masks; strength and hardness do not apply).
-    #[export(enum = (PAINT = 0, ERASE = 1, SMOOTH = 2, SCATTER_ERASE = 3, SCATTER_RESTORE = 4))]
+    #[export]
+    #[var(hint = ENUM, hint_string = "Paint:0,Erase:1,Smooth:2,Erase scatter:3,Restore scatter:4")]
     mode: i32,
     /// Index into the island's [member ProceduralIsland.scatter_layers] that
     /// [constant MODE_SCATTER_ERASE] and [constant MODE_SCATTER_RESTORE] edit. The erased areas

@@ -46,18 +46,30 @@ pub struct TerrainLayer {
     #[var(set = set_tint)]
     tint: Color,
     /// Albedo (colour) texture; null = the built-in procedural colour.
+    // Editor-only: saved through `stored_textures` (see there).
     #[export]
-    #[var(set = set_albedo_texture)]
+    #[var(set = set_albedo_texture, usage_flags = [EDITOR])]
     albedo_texture: Option<Gd<Texture2D>>,
     /// Normal map (OpenGL convention, green up, like Godot's); null = the mesh normals.
     #[export]
-    #[var(set = set_normal_texture)]
+    #[var(set = set_normal_texture, usage_flags = [EDITOR])]
     normal_texture: Option<Gd<Texture2D>>,
     /// Roughness texture (red channel, 0 smooth .. 1 rough); null = the layer's built-in
     /// roughness.
     #[export]
-    #[var(set = set_roughness_texture)]
+    #[var(set = set_roughness_texture, usage_flags = [EDITOR])]
     roughness_texture: Option<Gd<Texture2D>>,
+    /// The three textures as saved, `[albedo, normal, roughness]` (storage only; scenes from
+    /// before this property, with `albedo_texture = ...` lines, still load).
+    ///
+    /// Why not save the texture properties themselves: the editor's resource preview thread
+    /// hashes every saved resource-typed property of a resource it previews by calling its
+    /// getter (`Resource.hash_edited_version_for_preview`), and an extension's getter cannot run
+    /// off the main thread. An array property is not hashed that way.
+    #[allow(dead_code)] // read and written through get/set_stored_textures
+    #[export(storage)]
+    #[var(get = get_stored_textures, set = set_stored_textures)]
+    stored_textures: VarArray,
     /// Metres per texture repeat (0.1..100).
     #[export(range = (0.1, 100.0, 0.1, or_greater, suffix = "m"))]
     #[var(set = set_uv_scale)]
@@ -79,6 +91,7 @@ impl IResource for TerrainLayer {
             albedo_texture: None,
             normal_texture: None,
             roughness_texture: None,
+            stored_textures: VarArray::new(),
             uv_scale: 8.0,
             triplanar: 1.0,
         }
@@ -115,6 +128,34 @@ impl TerrainLayer {
     pub fn set_roughness_texture(&mut self, texture: Option<Gd<Texture2D>>) {
         let old = std::mem::replace(&mut self.roughness_texture, texture.clone());
         self.follow_texture(old, texture);
+    }
+
+    /// `[albedo, normal, roughness]`, what is saved.
+    #[func]
+    pub fn get_stored_textures(&self) -> VarArray {
+        let mut a = VarArray::new();
+        for t in [
+            &self.albedo_texture,
+            &self.normal_texture,
+            &self.roughness_texture,
+        ] {
+            a.push(&t.to_variant());
+        }
+        a
+    }
+
+    /// Load `[albedo, normal, roughness]` (missing entries and non-textures are null).
+    #[func]
+    pub fn set_stored_textures(&mut self, textures: VarArray) {
+        let get = |i: usize| -> Option<Gd<Texture2D>> {
+            textures
+                .get(i)
+                .and_then(|v| v.try_to::<Option<Gd<Texture2D>>>().ok())
+                .flatten()
+        };
+        self.set_albedo_texture(get(0));
+        self.set_normal_texture(get(1));
+        self.set_roughness_texture(get(2));
     }
 
     #[func]

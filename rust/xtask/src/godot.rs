@@ -10,6 +10,12 @@
 //! downloaded with apt into private directories (an empty dpkg status file, so apt computes every
 //! dependency), unpacked with `dpkg-deb -x` into a prefix, and the binary is started through that
 //! prefix's own dynamic loader with `--library-path` pointing into the prefix.
+//!
+//! Started that way, Godot's own executable is the loader, and the editor cannot launch the game
+//! (F5/F6 re-run the editor's executable: `ld-linux-x86-64.so.2: unrecognized option '--path'`).
+//! When `patchelf` is installed, the prefix also gets `usr/bin/godot-runnable`: a copy of the
+//! binary whose ELF interpreter and library path point into the prefix, an ordinary executable
+//! that the editor can re-launch; it is then preferred ([`runnable_launcher`]).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -97,7 +103,7 @@ pub fn godot_launcher() -> Result<GodotLauncher, String> {
     let prefix = dir.join("prefix");
     if prefix.join(".complete").is_file() {
         match probe(prefix_launcher(&prefix)) {
-            Ok(l) => return Ok(l),
+            Ok(l) => return Ok(runnable_launcher(&prefix).unwrap_or(l)),
             Err(e) => eprintln!(
                 "xtask: cached Godot in {} does not work ({e}); reinstalling",
                 prefix.display()
@@ -105,8 +111,88 @@ pub fn godot_launcher() -> Result<GodotLauncher, String> {
         }
     }
     install_into(&dir)?;
-    probe(prefix_launcher(&prefix))
-        .map_err(|e| format!("freshly installed Godot does not start: {e}"))
+    let l = probe(prefix_launcher(&prefix))
+        .map_err(|e| format!("freshly installed Godot does not start: {e}"))?;
+    Ok(runnable_launcher(&prefix).unwrap_or(l))
+}
+
+/// Name of the patched copy of the private Godot in the prefix's `usr/bin`.
+const RUNNABLE: &str = "godot-runnable";
+
+/// The private Godot as an ordinary executable (see the module doc): `usr/bin/godot-runnable`,
+/// made once with `patchelf` (interpreter and `DT_RPATH` into the prefix; the two PulseAudio
+/// libraries' absolute `RUNPATH` pointed into the prefix too). `None`, with a hint, when
+/// `patchelf` is missing or the copy does not start: the loader launcher is used then.
+pub fn runnable_launcher(prefix: &Path) -> Option<GodotLauncher> {
+    let lib = prefix.join("usr/lib/x86_64-linux-gnu");
+    let bin = prefix.join("usr/bin").join(RUNNABLE);
+    let launcher = GodotLauncher {
+        program: bin.clone(),
+        pre_args: vec![],
+        version: String::new(),
+    };
+    if bin.is_file() {
+        if let Ok(l) = probe(launcher.clone()) {
+            return Some(l);
+        }
+    }
+    let Some(patchelf) = find_on_path("patchelf") else {
+        eprintln!(
+            "xtask: note: the private Godot runs through its loader, so the editor cannot run              scenes (F5/F6); install `patchelf` and run `cargo xtask godot-path` again to make              it an ordinary executable"
+        );
+        return None;
+    };
+    let patch = |args: &[&std::ffi::OsStr]| -> bool {
+        Command::new(&patchelf)
+            .args(args)
+            .stdout(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let tmp = bin.with_extension("tmp");
+    let ld = lib.join("ld-linux-x86-64.so.2");
+    let ok = fs::copy(prefix.join("usr/bin/godot"), &tmp).is_ok()
+        && patch(&[
+            "--set-interpreter".as_ref(),
+            ld.as_os_str(),
+            "--set-rpath".as_ref(),
+            lib.as_os_str(),
+            "--force-rpath".as_ref(),
+            tmp.as_os_str(),
+        ]);
+    let pulse = lib.join("pulseaudio");
+    let ok = ok
+        && ["libpulse.so.0", "libpulse-simple.so.0"]
+            .iter()
+            .all(|name| {
+                let f = lib.join(name);
+                !f.exists()
+                    || patch(&[
+                        "--set-rpath".as_ref(),
+                        pulse.as_os_str(),
+                        fs::canonicalize(&f).unwrap_or(f).as_os_str(),
+                    ])
+            })
+        && fs::rename(&tmp, &bin).is_ok();
+    let _ = fs::remove_file(&tmp);
+    if !ok {
+        eprintln!("xtask: note: patchelf could not make {}", bin.display());
+        return None;
+    }
+    match probe(launcher) {
+        Ok(l) => {
+            eprintln!(
+                "xtask: {} is an ordinary executable (the editor can run scenes)",
+                bin.display()
+            );
+            Some(l)
+        }
+        Err(e) => {
+            eprintln!("xtask: note: {} does not start ({e})", bin.display());
+            let _ = fs::remove_file(&bin);
+            None
+        }
+    }
 }
 
 /// `${XDG_CACHE_HOME:-$HOME/.cache}/procedural_island/godot`
@@ -429,7 +515,15 @@ fn is_root() -> bool {
 }
 
 /// Packages (from the machine's own suite) needed to render: lavapipe, Xvfb.
-pub const RENDER_PACKAGES: [&str; 4] = ["mesa-vulkan-drivers", "libvulkan1", "xvfb", "xauth"];
+/// `patchelf` makes the private Godot an ordinary executable (see [`runnable_launcher`]), which
+/// the real-editor check needs to run a scene from the editor.
+pub const RENDER_PACKAGES: [&str; 5] = [
+    "mesa-vulkan-drivers",
+    "libvulkan1",
+    "xvfb",
+    "xauth",
+    "patchelf",
+];
 
 /// Install the rendering packages with the machine's apt when they are missing.
 pub fn ensure_render_deps() -> Result<(), String> {

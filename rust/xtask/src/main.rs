@@ -2,6 +2,7 @@
 
 mod bake_check;
 mod bench;
+mod editor_session;
 mod godot;
 mod package;
 mod run;
@@ -26,7 +27,10 @@ commands:
                --lib PATH adds another platform's library, --check-debug runs the test's check
   fuzz [N]     the proptest fuzz targets with N cases each (default 20000), release build
   demo         build, write the CLI outputs to out/, render the demo scene to out/demo.png
-  bench [..]   run the benchmark suite";
+  bench [..]   run the benchmark suite
+  editor-session
+               build, then one whole session of the real windowed editor under Xvfb (the
+               test's real-editor check alone)";
 
 /// Godot arguments used for every run: no audio device is needed (and ALSA would print errors).
 const GODOT_COMMON: [&str; 2] = ["--audio-driver", "Dummy"];
@@ -49,6 +53,9 @@ fn main() -> ExitCode {
         "package" => package::run(rest),
         "demo" => demo(rest),
         "bench" => bench::run(rest),
+        "editor-session" => {
+            build(BuildScope::Addon).and_then(|l| editor_session::editor_session_check(&l))
+        }
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(())
@@ -221,6 +228,20 @@ fn test(args: &[String]) -> Result<(), String> {
     if !skip_cargo {
         lint()?;
         run_inherit(cargo().args(["test", "--workspace"]))?;
+        // The documented maximum resolution from the CLI (ignored in a plain `cargo test`:
+        // about a minute and a few GiB). The generator crates are fully optimised in the dev
+        // profile (see the workspace Cargo.toml), so this measures the shipped code paths.
+        run_inherit(cargo().args([
+            "test",
+            "-p",
+            "island",
+            "--test",
+            "cli",
+            "--",
+            "--ignored",
+            "--nocapture",
+            "the_documented_maximum_resolution",
+        ]))?;
     }
     let launcher = build(if skip_cargo {
         BuildScope::Addon
@@ -268,6 +289,7 @@ fn test(args: &[String]) -> Result<(), String> {
 
     if filter.is_none() {
         editor_check(&launcher)?;
+        editor_session::editor_session_check(&launcher)?;
         package::package_check(&launcher)?;
         bake_check::bake_check(&launcher)?;
     }

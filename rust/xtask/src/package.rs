@@ -37,7 +37,7 @@ pub const LIB_NAMES: [&str; 3] = [
 ];
 
 /// Library file name for the platform this xtask runs on.
-fn host_lib_name() -> &'static str {
+pub fn host_lib_name() -> &'static str {
     if cfg!(target_os = "windows") {
         LIB_NAMES[1]
     } else if cfg!(target_os = "macos") {
@@ -288,7 +288,7 @@ pub fn write_zip(out: &Path, libs: &[PathBuf]) -> Result<usize, String> {
 }
 
 /// Unzip `zip` into `dir` (which must be empty or missing); returns the extracted file names.
-fn unzip(zip_path: &Path, dir: &Path) -> Result<Vec<String>, String> {
+pub fn unzip(zip_path: &Path, dir: &Path) -> Result<Vec<String>, String> {
     let f = fs::File::open(zip_path).map_err(|e| format!("open {}: {e}", zip_path.display()))?;
     let mut z = zip::ZipArchive::new(f).map_err(|e| format!("read {}: {e}", zip_path.display()))?;
     let mut names = Vec::new();

@@ -14,10 +14,20 @@ pub struct Finished {
     pub timed_out: bool,
     /// stdout and stderr, interleaved in the order they were written.
     pub text: String,
+    /// Each output line with the time it arrived (since the start).
+    pub stamps: Vec<(Duration, String)>,
     pub elapsed: Duration,
 }
 
 impl Finished {
+    /// When the first line containing `needle` arrived (since the start).
+    pub fn first_line_at(&self, needle: &str) -> Option<Duration> {
+        self.stamps
+            .iter()
+            .find(|(_, l)| l.contains(needle))
+            .map(|(t, _)| *t)
+    }
+
     pub fn success(&self) -> bool {
         !self.timed_out && self.status.is_some_and(|s| s.success())
     }
@@ -65,6 +75,8 @@ pub fn run_captured(mut cmd: Command, limit: Duration, quiet: bool) -> Result<Fi
     drop(cmd);
     let captured = Arc::new(Mutex::new(String::new()));
     let cap2 = Arc::clone(&captured);
+    let stamps = Arc::new(Mutex::new(Vec::new()));
+    let stamps2 = Arc::clone(&stamps);
     let reader_thread = std::thread::spawn(move || {
         let mut r = BufReader::new(reader);
         let mut buf = Vec::new();
@@ -80,6 +92,10 @@ pub fn run_captured(mut cmd: Command, limit: Duration, quiet: bool) -> Result<Fi
                         let _ = out.flush();
                     }
                     cap2.lock().unwrap().push_str(&line);
+                    stamps2
+                        .lock()
+                        .unwrap()
+                        .push((start.elapsed(), line.trim_end().to_string()));
                 }
             }
         }
@@ -113,10 +129,12 @@ pub fn run_captured(mut cmd: Command, limit: Duration, quiet: bool) -> Result<Fi
     }
     let _ = reader_thread.join();
     let text = std::mem::take(&mut *captured.lock().unwrap());
+    let stamps = std::mem::take(&mut *stamps.lock().unwrap());
     Ok(Finished {
         status,
         timed_out,
         text,
+        stamps,
         elapsed: start.elapsed(),
     })
 }

@@ -4,6 +4,11 @@ extends VBoxContainer
 ## inspector). It follows the node: the island's generation signals (progress bar with the stage
 ## while a generation runs, picture and numbers refreshed when it finishes), and for a brush
 ## its layer, masks and island (checked a few times a second).
+##
+## The status line and the progress bar always take their place (the bar is only made
+## transparent when idle), so the properties below never move under the mouse when a
+## generation starts or ends. A failure stays shown until the next generation starts or the
+## island has no configuration warning any more (the invalid value was reverted).
 
 const PREVIEW_SIZE := 192
 const LAYER_NAMES := ["Sand", "Grass", "Rock", "Snow", "Forest", "Dirt", "Gravel", "Meadow"]
@@ -18,6 +23,8 @@ var stage: Label
 var swatch: ColorRect
 var _signature := ""
 var _poll := 0.0
+## The stage line shows a failure (cleared when the node's warnings clear).
+var _failed := false
 
 
 ## Whether `object` gets a header (the inspector plugin's `_can_handle`).
@@ -74,14 +81,16 @@ func _build(p_node: Node) -> void:
 	stage.name = "Stage"
 	stage.autowrap_mode = TextServer.AUTOWRAP_WORD_SMART
 	stage.custom_minimum_size.x = 120
-	stage.visible = false
+	stage.visible = node.is_class("ProceduralIsland")
 	add_child(stage)
 	progress = ProgressBar.new()
 	progress.name = "Progress"
 	progress.min_value = 0.0
 	progress.max_value = 1.0
 	progress.step = 0.001
-	progress.visible = false
+	# In the layout for an island even while idle (transparent then): no jump when it shows.
+	progress.visible = node.is_class("ProceduralIsland")
+	_show_progress(false)
 	add_child(progress)
 	add_child(HSeparator.new())
 	if node.is_class("ProceduralIsland"):
@@ -103,15 +112,39 @@ func _exit_tree() -> void:
 
 
 func _process(delta: float) -> void:
-	# Brush values change in the inspector without a signal: look a few times a second.
-	if node == null or not node.is_class("TerrainBrush"):
+	# Brush values change in the inspector without a signal, and a reverted invalid value
+	# clears the island's warning without a new generation: look a few times a second.
+	if node == null or not is_instance_valid(node):
 		return
 	_poll += delta
 	if _poll < 0.25:
 		return
 	_poll = 0.0
-	if is_instance_valid(node) and brush_text(node) != _signature:
-		refresh()
+	if node.is_class("TerrainBrush"):
+		if brush_text(node) != _signature:
+			refresh()
+	elif _failed and node.get_configuration_warnings().is_empty():
+		_failed = false
+		_set_idle_status()
+
+
+## Whether the progress bar is showing (it keeps its place in the layout either way).
+func is_progress_shown() -> bool:
+	return progress != null and progress.modulate.a > 0.0
+
+
+func _show_progress(on: bool) -> void:
+	progress.modulate.a = 1.0 if on else 0.0
+	progress.mouse_filter = Control.MOUSE_FILTER_PASS if on else Control.MOUSE_FILTER_IGNORE
+
+
+## The status line while no generation runs (and none failed).
+func _set_idle_status() -> void:
+	if stage == null or not is_instance_valid(node) or not node.is_class("ProceduralIsland"):
+		return
+	if node.call("is_generating"):
+		return
+	stage.text = "Ready." if not node.call("get_last_stats").is_empty() else "Not generated yet."
 
 
 ## Update the picture and the numbers from the node.
@@ -122,6 +155,8 @@ func refresh() -> void:
 		info.text = island_text(node)
 		var img: Image = node.call("get_preview_image", PREVIEW_SIZE)
 		preview.texture = ImageTexture.create_from_image(img) if img != null else null
+		if not _failed:
+			_set_idle_status()
 	else:
 		_signature = brush_text(node)
 		info.text = _signature
@@ -133,6 +168,8 @@ func refresh() -> void:
 static func island_text(island: Node) -> String:
 	var s: Dictionary = island.call("get_last_stats")
 	if s.is_empty():
+		if island.call("is_generating"):
+			return "Generating the first island…"
 		return "Not generated yet (regenerate, or change a value with auto-regenerate on)."
 	var lines := PackedStringArray()
 	lines.append("Land %.1f %%  ·  peak %.1f m" % [100.0 * float(s.get("land_fraction", 0.0)), float(s.get("max_height", 0.0))])
@@ -207,26 +244,37 @@ static func layer_color(island: Node, layer: int) -> Color:
 
 
 func _on_started() -> void:
+	_failed = false
 	progress.value = 0.0
-	progress.visible = true
+	_show_progress(true)
 	stage.text = "Generating…"
-	stage.visible = true
+	if info != null and is_instance_valid(node):
+		info.text = island_text(node)
 
 
 func _on_progress(fraction: float, p_stage: String) -> void:
-	progress.visible = true
-	stage.visible = true
+	_show_progress(true)
 	progress.value = fraction
-	stage.text = "Generating: %s (%d %%)" % [p_stage, roundi(fraction * 100.0)]
+	stage.text = "Generating: %s (%d %%)" % [stage_label(p_stage), roundi(fraction * 100.0)]
+
+
+## What a progress stage is called in the status line.
+static func stage_label(p_stage: String) -> String:
+	match p_stage:
+		"chunks":
+			return "building chunks"
+		"scatter":
+			return "placing scatter"
+	return p_stage
 
 
 func _on_finished(_stats: Dictionary) -> void:
-	progress.visible = false
-	stage.visible = false
+	_failed = false
+	_show_progress(false)
 	refresh()
 
 
 func _on_failed(message: String) -> void:
-	progress.visible = false
+	_show_progress(false)
+	_failed = true
 	stage.text = "Generation failed: " + message
-	stage.visible = true

@@ -1,0 +1,378 @@
+@tool
+extends EditorPlugin
+## Drives one whole session of the REAL windowed editor (under `xvfb-run`, started by
+## `cargo xtask test`'s real-editor check, which unzips the packaged addon into a fresh
+## project, copies this plugin there and enables it). What a user does, in order:
+##   1. open res://session_scene.tscn (an island with a brush), wait for the island; create a
+##      second island far away the way the Create Node dialog does (add, then set the owner,
+##      through undo/redo) and check that the editor camera frames it once it has generated;
+##   2. select the island (the inspector shows its resource pickers, which ask the editor's
+##      preview thread for previews), create a TerrainLayer and give it an albedo texture,
+##      create a ScatterLayer and change its density, each through the editor's undo/redo;
+##   3. inspect both layers and ask the previewer for their previews and for the scene file's
+##      thumbnail (the preview thread loads and instantiates the scene);
+##   4. select the brush and paint a stroke with the mouse in the 3D viewport;
+##   5. change the seed (the island regenerates), save, close and reopen the scene, select the
+##      island again and ask for the previews again;
+##   6. run a scene from the editor (Run Custom Scene, as F6 does) and wait for the game
+##      process to write a file: the editor must be able to launch its own executable;
+##   7. print `SESSION quit` and quit.
+## Prints `SESSION ...` lines; the check fails on any panic, error, leak or crash in the output
+## and on an exit that takes longer than a few seconds after `SESSION quit`.
+
+const SCENE := "res://session_scene.tscn"
+## Written by the game that `session_game.tscn` runs.
+const GAME_MARK := "user://session_game_ran.txt"
+const TIMEOUT_FRAMES := 60000
+
+var _active := false
+var _frames := 0
+var _step := 0
+var _wait := 0
+var _deadline := 0
+var _island: Node3D = null
+var _brush: Node3D = null
+var _previews_asked := 0
+var _previews_done := 0
+var _stroke_mouse := Vector2.ZERO
+var _new_island: Node3D = null
+var _game_deadline := 0
+var _busy := false
+## `--shot=PATH`: a screenshot of the editor with its Output panel open, before quitting.
+var _shot := ""
+
+
+func _enter_tree() -> void:
+	_active = "--island-session" in OS.get_cmdline_user_args()
+	for a in OS.get_cmdline_user_args():
+		if a.begins_with("--shot="):
+			_shot = a.substr(7)
+	set_process(_active)
+
+
+## Open the editor's Output panel (its button in the bottom bar), for the screenshot.
+func _show_output_panel() -> void:
+	for b in EditorInterface.get_base_control().find_children("*", "Button", true, false):
+		if (b as Button).text == "Output" and (b as Button).toggle_mode:
+			if not (b as Button).button_pressed:
+				(b as Button).button_pressed = true
+			return
+
+
+func _process(_delta: float) -> void:
+	# Saving shows a progress dialog that runs frames (and so this) from inside save_scene().
+	if _busy:
+		return
+	_busy = true
+	_step_once()
+	_busy = false
+
+
+func _step_once() -> void:
+	_frames += 1
+	if _frames > TIMEOUT_FRAMES:
+		_finish("SESSION FAIL timeout at step %d" % _step)
+		return
+	if _wait > 0:
+		_wait -= 1
+		return
+	match _step:
+		0:
+			if _frames < 10:
+				return
+			print("SESSION open ", SCENE)
+			EditorInterface.open_scene_from_path(SCENE)
+			_step = 1
+			_wait = 2
+		1:
+			if not _find_island():
+				return
+			EditorInterface.set_main_screen_editor("3D")
+			_create_new_island()
+			_step = 100
+			_wait = 2
+		100:
+			if _new_island.call("is_generating") or _new_island.call("get_last_stats").is_empty():
+				return
+			_step = 101
+			_wait = 50
+		101:
+			var seen := _corners_visible(_new_island)
+			print("SESSION new island framed: %d/8 corners visible" % seen)
+			if seen < 6:
+				print("SESSION FAIL a new island is not framed (%d/8 corners visible)" % seen)
+			_select(_island)
+			print("SESSION island ready, selected")
+			_step = 2
+			_wait = 5
+		2:
+			_create_layers()
+			_step = 3
+			_wait = 10
+		3:
+			_ask_previews()
+			_step = 4
+		4:
+			if not _previews_finished():
+				return
+			_select(_brush)
+			_step = 50
+			_wait = 5
+		50:
+			# F frames the island (the addon's framing), so the stroke lands on the terrain.
+			var f := InputEventKey.new()
+			f.keycode = KEY_F
+			f.physical_keycode = KEY_F
+			f.pressed = true
+			_surface().gui_input.emit(f)
+			_step = 5
+			_wait = 50
+		5:
+			_frame_and_paint()
+			_step = 6
+			_wait = 5
+		6:
+			_step = 7 if _stroke_step() else 6
+		7:
+			var ur := get_undo_redo()
+			ur.create_action("Change seed")
+			ur.add_do_property(_island, "seed", int(_island.get("seed")) + 7)
+			ur.add_undo_property(_island, "seed", _island.get("seed"))
+			ur.commit_action()
+			print("SESSION seed changed to ", _island.get("seed"))
+			_step = 8
+			_wait = 2
+		8:
+			if _island.call("is_generating"):
+				return
+			var err := EditorInterface.save_scene()
+			print("SESSION saved: ", error_string(err))
+			_step = 9
+			_wait = 5
+		9:
+			# Reopen: close the scene tab and open the file again.
+			EditorInterface.close_scene()
+			_island = null
+			_step = 10
+			_wait = 10
+		10:
+			EditorInterface.open_scene_from_path(SCENE)
+			_step = 11
+			_wait = 2
+		11:
+			if not _find_island():
+				return
+			var layers: Array = _island.get("terrain_layers")
+			var scatter: Array = _island.get("scatter_layers")
+			var paint: Resource = _island.get("splat_paint")
+			print("SESSION reopened: %d terrain layers, %d scatter layers, paint %s" % [
+				layers.size(), scatter.size(), "saved" if paint != null and (paint.get("data") as PackedByteArray).size() > 0 else "MISSING"])
+			_select(_island)
+			_step = 12
+			_wait = 10
+		12:
+			_ask_previews()
+			_step = 13
+		13:
+			if not _previews_finished():
+				return
+			DirAccess.remove_absolute(GAME_MARK)
+			print("SESSION running res://session_game.tscn from the editor")
+			EditorInterface.play_custom_scene("res://session_game.tscn")
+			_game_deadline = Time.get_ticks_msec() + 120000
+			_step = 130
+		130:
+			if FileAccess.file_exists(GAME_MARK):
+				print("SESSION game ran: ", FileAccess.get_file_as_string(GAME_MARK))
+			elif Time.get_ticks_msec() < _game_deadline:
+				return
+			else:
+				print("SESSION FAIL the game started from the editor did not run (editor executable %s)" % OS.get_executable_path())
+			if EditorInterface.is_playing_scene():
+				EditorInterface.stop_playing_scene()
+			_step = 14
+			_wait = 10
+		14:
+			if _shot == "":
+				_finish("SESSION quit")
+				return
+			_show_output_panel()
+			_step = 15
+			_wait = 10
+		15:
+			var img := EditorInterface.get_base_control().get_viewport().get_texture().get_image()
+			print("SESSION screenshot ", _shot, " ", error_string(img.save_png(_shot)))
+			_finish("SESSION quit")
+
+
+func _find_island() -> bool:
+	var root := EditorInterface.get_edited_scene_root()
+	if root == null:
+		return false
+	_island = root.get_node_or_null("Island")
+	if _island == null or _island.call("is_generating") or _island.call("get_last_stats").is_empty():
+		return false
+	_brush = _island.get_node_or_null("Brush")
+	return true
+
+
+func _create_new_island() -> void:
+	var root := EditorInterface.get_edited_scene_root()
+	_new_island = ClassDB.instantiate("ProceduralIsland")
+	_new_island.name = "NewIsland"
+	_new_island.set("resolution", 129)
+	_new_island.set("chunk_size", 32)
+	_new_island.set("world_size", 1024.0)
+	_new_island.position = Vector3(6000, 0, -5000)
+	var ur := get_undo_redo()
+	ur.create_action("Create Node")
+	ur.add_do_method(root, "add_child", _new_island, true)
+	ur.add_do_method(_new_island, "set_owner", root)
+	ur.add_do_reference(_new_island)
+	ur.add_undo_method(root, "remove_child", _new_island)
+	ur.commit_action()
+	_select(_new_island)  # as the Create Node dialog does
+	print("SESSION new island created at ", _new_island.position)
+
+
+func _corners_visible(isl: Node3D) -> int:
+	var cam := EditorInterface.get_editor_viewport_3d(0).get_camera_3d()
+	var aabb: AABB = isl.call("get_terrain_aabb")
+	var n := 0
+	for i in 8:
+		if cam.is_position_in_frustum(isl.global_transform * aabb.get_endpoint(i)):
+			n += 1
+	return n
+
+
+func _create_layers() -> void:
+	var ur := get_undo_redo()
+	var tex_img := Image.create(64, 64, false, Image.FORMAT_RGBA8)
+	tex_img.fill(Color(0.35, 0.55, 0.2))
+	for i in 64:
+		tex_img.set_pixel(i, i, Color(0.2, 0.3, 0.1))
+	var layer: Resource = ClassDB.instantiate("TerrainLayer")
+	layer.set("name", "Moss")
+	var layers: Array = (_island.get("terrain_layers") as Array).duplicate()
+	layers.append(layer)
+	ur.create_action("Add terrain layer")
+	ur.add_do_property(_island, "terrain_layers", layers)
+	ur.add_undo_property(_island, "terrain_layers", _island.get("terrain_layers"))
+	ur.commit_action()
+	EditorInterface.inspect_object(layer)
+	ur.create_action("Set albedo texture")
+	ur.add_do_property(layer, "albedo_texture", ImageTexture.create_from_image(tex_img))
+	ur.add_undo_property(layer, "albedo_texture", null)
+	ur.commit_action()
+	var scatter: Resource = ClassDB.instantiate("ScatterLayer")
+	scatter.set("mesh", BoxMesh.new())
+	var sl: Array = (_island.get("scatter_layers") as Array).duplicate()
+	sl.append(scatter)
+	ur.create_action("Add scatter layer")
+	ur.add_do_property(_island, "scatter_layers", sl)
+	ur.add_undo_property(_island, "scatter_layers", _island.get("scatter_layers"))
+	ur.commit_action()
+	EditorInterface.inspect_object(scatter)
+	ur.create_action("Change density")
+	ur.add_do_property(scatter, "density", 3.0)
+	ur.add_undo_property(scatter, "density", scatter.get("density"))
+	ur.commit_action()
+	print("SESSION layers created: terrain layer with albedo texture, scatter layer with a mesh")
+	_select(_island)
+
+
+func _ask_previews() -> void:
+	var previewer := EditorInterface.get_resource_previewer()
+	var res: Array[Resource] = []
+	for l in _island.get("terrain_layers"):
+		res.append(l)
+	for l in _island.get("scatter_layers"):
+		res.append(l)
+	if _island.get("splat_paint") != null:
+		res.append(_island.get("splat_paint"))
+	for r in res:
+		EditorInterface.inspect_object(r)
+		previewer.queue_edited_resource_preview(r, self, "_on_preview", r.get_class())
+		_previews_asked += 1
+	# The scene file's thumbnail: the preview thread loads and instantiates the whole scene.
+	previewer.queue_resource_preview(SCENE, self, "_on_preview", "scene thumbnail")
+	_previews_asked += 1
+	_deadline = _frames + 3000
+	print("SESSION asked for %d previews" % _previews_asked)
+	_select(_island)
+
+
+func _previews_finished() -> bool:
+	if _previews_done >= _previews_asked:
+		print("SESSION previews done: %d" % _previews_done)
+		return true
+	if _frames > _deadline:
+		print("SESSION previews: %d of %d answered, going on" % [_previews_done, _previews_asked])
+		return true
+	return false
+
+
+func _on_preview(_path: String, _preview: Texture2D, _thumb: Texture2D, what: Variant) -> void:
+	_previews_done += 1
+	print("SESSION preview answered: ", what)
+
+
+func _frame_and_paint() -> void:
+	# Look straight at the island's centre from above at an angle, then drag across the middle.
+	var cam := EditorInterface.get_editor_viewport_3d(0).get_camera_3d()
+	var centre := _island.global_position + Vector3(0, 20, 0)
+	print("SESSION camera at ", cam.global_position, " looking for the island at ", centre)
+	var vp := EditorInterface.get_editor_viewport_3d(0)
+	_stroke_mouse = vp.get_visible_rect().size * 0.5 - Vector2(60, 0)
+	_mouse_button(true)
+
+
+var _stroke_moves := 0
+
+
+func _stroke_step() -> bool:
+	if _stroke_moves < 12:
+		_stroke_mouse += Vector2(10, 0)
+		var ev := InputEventMouseMotion.new()
+		ev.position = _stroke_mouse
+		ev.global_position = _stroke_mouse
+		ev.button_mask = MOUSE_BUTTON_MASK_LEFT
+		_surface().gui_input.emit(ev)
+		_stroke_moves += 1
+		return false
+	_mouse_button(false)
+	var paint: Resource = _island.get("splat_paint")
+	print("SESSION stroke painted, paint bytes %d" % (0 if paint == null else (paint.get("data") as PackedByteArray).size()))
+	return true
+
+
+func _mouse_button(pressed: bool) -> void:
+	var ev := InputEventMouseButton.new()
+	ev.button_index = MOUSE_BUTTON_LEFT
+	ev.pressed = pressed
+	ev.position = _stroke_mouse
+	ev.global_position = _stroke_mouse
+	if pressed:
+		ev.button_mask = MOUSE_BUTTON_MASK_LEFT
+	_surface().gui_input.emit(ev)
+
+
+func _select(n: Node) -> void:
+	var sel := EditorInterface.get_selection()
+	sel.clear()
+	sel.add_node(n)
+	EditorInterface.edit_node(n)
+
+
+func _surface() -> Control:
+	var vp := EditorInterface.get_editor_viewport_3d(0)
+	for c in vp.get_parent().get_parent().get_children(true):
+		if c.get_class() == "Control":
+			return c
+	return null
+
+
+func _finish(msg: String) -> void:
+	print(msg)
+	set_process(false)
+	EditorInterface.get_base_control().get_tree().quit()
