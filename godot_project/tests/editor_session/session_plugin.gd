@@ -176,6 +176,18 @@ func _step_once() -> void:
 		13:
 			if not _previews_finished():
 				return
+			if _shot != "":
+				# The Output panel of the whole session (running a scene clears it).
+				_show_output_panel()
+				_step = 131
+				_wait = 10
+				return
+			_step = 132
+		131:
+			var img := EditorInterface.get_base_control().get_viewport().get_texture().get_image()
+			print("SESSION screenshot ", _shot, " ", error_string(img.save_png(_shot)))
+			_step = 132
+		132:
 			DirAccess.remove_absolute(GAME_MARK)
 			print("SESSION running res://session_game.tscn from the editor")
 			EditorInterface.play_custom_scene("res://session_game.tscn")
@@ -193,15 +205,6 @@ func _step_once() -> void:
 			_step = 14
 			_wait = 10
 		14:
-			if _shot == "":
-				_finish("SESSION quit")
-				return
-			_show_output_panel()
-			_step = 15
-			_wait = 10
-		15:
-			var img := EditorInterface.get_base_control().get_viewport().get_texture().get_image()
-			print("SESSION screenshot ", _shot, " ", error_string(img.save_png(_shot)))
 			_finish("SESSION quit")
 
 

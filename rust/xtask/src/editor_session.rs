@@ -128,6 +128,7 @@ fn make_project(tmp: &Path) -> Result<PathBuf, String> {
     fs::write(
         project.join("project.godot"),
         "config_version=5\n\n[application]\n\nconfig/name=\"editor session\"\n\n\
+         [audio]\n\ndriver/driver=\"Dummy\"\n\n\
          [editor_plugins]\n\nenabled=PackedStringArray(\"res://addons/procedural_island/plugin.cfg\", \
          \"res://addons/island_session/plugin.cfg\")\n",
     )
