@@ -352,7 +352,7 @@ func test_layer_is_an_enum_of_the_layer_names() -> void:
 	for p in brush.get_property_list():
 		found[p.name] = p
 	check_eq(found.layer.hint, PROPERTY_HINT_ENUM, "layer is a dropdown")
-	var names := ["SAND", "GRASS", "ROCK", "SNOW", "FOREST", "DIRT", "GRAVEL", "MEADOW"]
+	var names := ["Sand", "Grass", "Rock", "Snow", "Forest", "Dirt", "Gravel", "Meadow"]
 	for i in names.size():
 		check_eq(_enum_pick(found.layer.hint_string, names[i]), i, "layer %s is %d (shader order)" % [names[i], i])
 	check_eq(TerrainBrush.LAYER_SNOW, 3, "LAYER_SNOW constant")

@@ -200,6 +200,8 @@ func test_no_saved_resource_property_for_the_preview_thread() -> void:
 	for cls in ["TerrainLayer", "ScatterLayer", "SplatPaint"]:
 		var r: Object = ClassDB.instantiate(cls)
 		for p in r.get_property_list():
+			if p["name"] == "script":
+				continue  # Object's own property: the engine reads it, no getter of ours runs
 			var hashed: bool = p["usage"] & PROPERTY_USAGE_STORAGE and p["type"] == TYPE_OBJECT \
 				and p["hint"] == PROPERTY_HINT_RESOURCE_TYPE
 			check(not hashed, "%s.%s is a saved resource property (the preview thread would call its getter)" % [cls, p["name"]])

@@ -369,10 +369,10 @@ island_node! {
             generate_on_ready: bool = node(true),
             /// Milliseconds per frame the node may spend after [method regenerate_async]: chunks,
             /// installing the island and the scatter MultiMeshes share it (the build loops stop at
-            /// 95 % of it; at least one chunk is built per frame). When frames are slower than that
-            /// allows for (a software renderer: frames of seconds), a quarter of the previous
-            /// frame's time is used instead (at most 250 ms), so the work still ends in a few
-            /// frames instead of one chunk per frame.
+            /// 95 % of it; at least one chunk is built per frame). In the editor, when frames are
+            /// slower than that allows for (a software renderer: frames of seconds), a quarter of
+            /// the previous frame's time is used instead (at most 250 ms), so the work still ends
+            /// in a few frames instead of one chunk per frame; a running game keeps this budget.
             #[export(range = (0.5, 100.0, 0.5, or_greater, suffix = "ms"))]
             build_budget_ms: f32 = node(4.0),
 
@@ -1302,10 +1302,15 @@ impl ProceduralIsland {
     /// [`FRAME_RESERVE`] of it for the bookkeeping after the build loops and a job that runs
     /// a little over its estimate.
     fn frame_budget_left(&self) -> f32 {
-        let b = crate::frame_watch::adaptive_budget_ms(
-            self.build_budget_ms as f64,
-            self.frame_watch.frame_interval_ms,
-        );
+        // In the editor only: a running game keeps exactly the budget it was given.
+        let b = if Engine::singleton().is_editor_hint() {
+            crate::frame_watch::adaptive_budget_ms(
+                self.build_budget_ms as f64,
+                self.frame_watch.frame_interval_ms,
+            )
+        } else {
+            self.build_budget_ms as f64
+        };
         if b.is_finite() {
             (b * (1.0 - FRAME_RESERVE) - self.frame_watch.elapsed_ms()).max(0.0) as f32
         } else {

@@ -79,7 +79,11 @@ func _build(p_node: Node) -> void:
 		add_child(info)
 	stage = Label.new()
 	stage.name = "Stage"
-	stage.autowrap_mode = TextServer.AUTOWRAP_WORD_SMART
+	# One line whatever it says (a long failure is cut, whole in the tooltip and the node's
+	# configuration warning), so the header keeps its height.
+	stage.autowrap_mode = TextServer.AUTOWRAP_OFF
+	stage.clip_text = true
+	stage.text_overrun_behavior = TextServer.OVERRUN_TRIM_ELLIPSIS
 	stage.custom_minimum_size.x = 120
 	stage.visible = node.is_class("ProceduralIsland")
 	add_child(stage)
@@ -123,7 +127,7 @@ func _process(delta: float) -> void:
 	if node.is_class("TerrainBrush"):
 		if brush_text(node) != _signature:
 			refresh()
-	elif _failed and node.get_configuration_warnings().is_empty():
+	elif _failed and String(node.call("check_parameters")).is_empty():
 		_failed = false
 		_set_idle_status()
 
@@ -144,6 +148,7 @@ func _set_idle_status() -> void:
 		return
 	if node.call("is_generating"):
 		return
+	stage.tooltip_text = ""
 	stage.text = "Ready." if not node.call("get_last_stats").is_empty() else "Not generated yet."
 
 
@@ -278,3 +283,4 @@ func _on_failed(message: String) -> void:
 	_show_progress(false)
 	_failed = true
 	stage.text = "Generation failed: " + message
+	stage.tooltip_text = message
