@@ -7,6 +7,7 @@
 //! height field is the sum of the gaussians `a·exp(-d²/(2σ²))`, `σ = radius / 2`, truncated at
 //! `3·radius` where they are below 2e-8.
 
+use crate::det_math;
 use crate::grid::{par_rows, Grid};
 use crate::hash::{hash2, stage_seed, unit};
 use crate::params::GaussianParams;
@@ -68,7 +69,8 @@ pub fn gaussian_mountains(
         let mut nearest = f32::INFINITY;
         for b in 0..n {
             if a != b {
-                let d = ((m[a].x - m[b].x).powi(2) + (m[a].z - m[b].z).powi(2)).sqrt();
+                let (ex, ez) = (m[a].x - m[b].x, m[a].z - m[b].z);
+                let d = (ex * ex + ez * ez).sqrt();
                 nearest = nearest.min(d);
             }
         }
@@ -88,7 +90,7 @@ fn gaussian(mt: &Mountain, d2: f32) -> f32 {
         return 0.0;
     }
     let sigma = 0.5 * mt.radius;
-    mt.amplitude * (-d2 / (2.0 * sigma * sigma)).exp()
+    mt.amplitude * det_math::exp(-d2 / (2.0 * sigma * sigma))
 }
 
 /// Sum of gaussian mountains (the `gaussian_islands.wgsl` pass) over `g`, with the cells,

@@ -33,6 +33,7 @@ pub mod biomes;
 pub mod channels;
 pub mod coast;
 pub mod coast_smoothing;
+pub mod det_math;
 pub mod detail;
 pub mod diamond_square;
 pub mod distance;
@@ -68,3 +69,4 @@ pub use params::{Algorithm, IslandParams, ParamError};
 pub use pipeline::{
     generate, generate_heights_with, generate_with, Carved, GenerateError, Island, Stage, Stats,
 };
+pub use simd::{force_scalar, set_force_scalar};
