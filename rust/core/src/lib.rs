@@ -26,7 +26,10 @@
 //! the shaded top-down relief picture. [`memory`] keeps freed
 //! map buffers for reuse across repeated generations.
 //!
-//! All randomness comes from [`hash::hash_u32`], ported bit-for-bit to WGSL.
+//! All randomness comes from [`hash::hash_u32`], ported bit-for-bit to WGSL, and every
+//! transcendental function (`exp`, `ln`, `pow`, `acos`, …) from [`det_math`], so an island is
+//! the same bits on every OS, CPU and thread count (`tests/golden.rs`; docs/api.md,
+//! "Determinism").
 
 pub mod basins;
 pub mod biomes;
