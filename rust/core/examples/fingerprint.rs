@@ -1,6 +1,7 @@
 //! Hash every output of a few islands (heights, normals, biomes, splat, water, statistics), to
 //! check that an optimisation keeps the bits: `cargo run --release -p island_core --example
-//! fingerprint` before and after, with any `RAYON_NUM_THREADS`, and compare the lines.
+//! fingerprint` before and after, with any `RAYON_NUM_THREADS` (or `ISLAND_FORCE_SCALAR=1`), and
+//! compare the lines. The checked-in reference is `tests/golden.rs` (small islands, every output).
 use island_core::{generate, Algorithm, IslandParams};
 
 fn fnv(h: &mut u64, bytes: &[u8]) {

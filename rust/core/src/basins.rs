@@ -26,6 +26,7 @@
 //!
 //! Deterministic and bit-identical on any thread count (all of it is sequential).
 
+use crate::det_math;
 use crate::drainage::{drainage, is_sea, DrainageSettings};
 use crate::erosion::resample;
 use crate::hash::{hash_u32, stage_seed, unit};
@@ -135,7 +136,8 @@ pub fn dig_lake_basins(
         }
         // Three dam widths apart (measured at the widest allowed dam).
         if out.iter().any(|b| {
-            (b.centre[0] - centre[0]).hypot(b.centre[1] - centre[1]) < 1.5 * settings.max_width
+            det_math::hypot(b.centre[0] - centre[0], b.centre[1] - centre[1])
+                < 1.5 * settings.max_width
         }) {
             continue;
         }
@@ -182,7 +184,7 @@ fn choose_sites(
         let dist = (((x - rx).pow(2) + (z - rz).pow(2)) as f32).sqrt().max(1.0) * dx;
         let slope = (d.filled[i] - d.filled[r]).max(0.0) / dist;
         let jitter = unit(hash_u32(i as u32 ^ jitter_seed));
-        let score = d.area[i].ln() - 40.0 * (slope - IDEAL_SLOPE).abs() + 1.5 * jitter;
+        let score = det_math::ln(d.area[i]) - 40.0 * (slope - IDEAL_SLOPE).abs() + 1.5 * jitter;
         candidates.push((score, i));
     }
     candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -202,7 +204,7 @@ fn choose_sites(
                 (j % m) as f32 - (i % m) as f32,
                 (j / m) as f32 - (i / m) as f32,
             );
-            let len = vx.hypot(vz);
+            let len = det_math::hypot(vx, vz);
             let dir = if len > 0.0 {
                 [vx / len, vz / len]
             } else {

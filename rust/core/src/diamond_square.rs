@@ -6,6 +6,7 @@
 //! square pass averages only the in-bounds neighbours (three instead of four), so edges carry no
 //! bias. The displacement amplitude is multiplied by `roughness` every half-step.
 
+use crate::det_math;
 use crate::grid::Grid;
 use crate::hash::{hash2_unit, stage_seed};
 use crate::params::DiamondSquareParams;
@@ -37,7 +38,7 @@ fn average(vals: &[f32], ridge: bool) -> f32 {
 pub fn level_amplitude(resolution: usize, half: usize, roughness: f32) -> f32 {
     // Level 0 (half = (res-1)/2) has amplitude 1; each later level is two half-steps further.
     let levels = ((resolution - 1) / (2 * half)).trailing_zeros() as i32;
-    roughness.powi(2 * levels)
+    det_math::powi(roughness, 2 * levels)
 }
 
 /// Diamond-square heights (the `diamond_square.wgsl` pass) on `g` (`resolution = 2^n + 1`;

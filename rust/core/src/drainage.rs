@@ -31,6 +31,7 @@
 //!   Leopold & Maddock 1953). A river sample's receiver drains an area at least as large, so
 //!   rivers run on to a lake or the sea and never end in a dry pit.
 
+use crate::det_math;
 use rayon::prelude::*;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -1103,7 +1104,7 @@ fn river_sample(index: u32, area: f32, settings: &DrainageSettings) -> RiverSamp
         area,
         discharge: q,
         width: settings.width_coefficient * q.sqrt(),
-        depth: settings.depth_coefficient * q.powf(0.4),
+        depth: settings.depth_coefficient * det_math::powf(q, 0.4),
     }
 }
 

@@ -52,6 +52,7 @@
 //! 1025² and 34 ms at 4097² when the machine was quiet). Drainage and rivers then run at full
 //! resolution on the result.
 
+use crate::det_math;
 use crate::drainage::{accumulate, for_neighbours, is_sea, route_flats, NEIGHBOURS, NONE};
 pub use crate::drainage::{depression_fill, flat_routing, flow_order};
 use crate::hash::{hash_u32, stage_seed, unit};
@@ -222,7 +223,7 @@ pub fn erosion_plan(
     let params = StepParams {
         kdt: s.erodibility.min(100.0) * amount / steps as f32,
         g: s.deposition.clamp(0.0, 10.0),
-        talus: s.talus_angle.clamp(5.0, 80.0).to_radians().tan(),
+        talus: det_math::tan(s.talus_angle.clamp(5.0, 80.0).to_radians()),
         sea: s.sea_level,
         dx,
         pow_count: {
@@ -236,14 +237,17 @@ pub fn erosion_plan(
                     if a < channel_area {
                         0.0
                     } else {
-                        a.powf(m)
+                        det_math::powf(a, m)
                     }
                 })
                 .collect()
         },
         // Creep is a diffusion: the same physical diffusivity is a smaller share per pass on
         // coarser cells (∝ 1/Δx²); capped at the stable share on finer ones.
-        smooth: SMOOTH_RATE * s.smoothing.clamp(0.0, 1.0) * (SMOOTH_REF_DX / dx).powi(2).min(1.0),
+        smooth: SMOOTH_RATE * s.smoothing.clamp(0.0, 1.0) * {
+            let r = SMOOTH_REF_DX / dx;
+            (r * r).min(1.0)
+        },
         seed: stage_seed(seed, EROSION_TAG),
     };
     Some(ErosionPlan { nc, steps, params })

@@ -26,13 +26,17 @@
 //! the shaded top-down relief picture. [`memory`] keeps freed
 //! map buffers for reuse across repeated generations.
 //!
-//! All randomness comes from [`hash::hash_u32`], ported bit-for-bit to WGSL.
+//! All randomness comes from [`hash::hash_u32`], ported bit-for-bit to WGSL, and every
+//! transcendental function (`exp`, `ln`, `pow`, `acos`, …) from [`det_math`], so an island is
+//! the same bits on every OS, CPU and thread count (`tests/golden.rs`; docs/api.md,
+//! "Determinism").
 
 pub mod basins;
 pub mod biomes;
 pub mod channels;
 pub mod coast;
 pub mod coast_smoothing;
+pub mod det_math;
 pub mod detail;
 pub mod diamond_square;
 pub mod distance;
@@ -68,3 +72,4 @@ pub use params::{Algorithm, IslandParams, ParamError};
 pub use pipeline::{
     generate, generate_heights_with, generate_with, Carved, GenerateError, Island, Stage, Stats,
 };
+pub use simd::{force_scalar, set_force_scalar};

@@ -1,5 +1,6 @@
 //! Smooth normals and slopes from the global heightfield (central differences in metres).
 
+use crate::det_math;
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
 
@@ -84,7 +85,7 @@ pub(crate) fn normal_at_sample(h: &[f32], n: usize, spacing: f32, x: usize, z: u
 /// Slope in degrees (0 = flat, 90 = vertical) of a unit normal.
 #[inline(always)]
 pub fn slope_degrees(normal: [f32; 3]) -> f32 {
-    normal[1].clamp(-1.0, 1.0).acos().to_degrees()
+    det_math::acos(normal[1].clamp(-1.0, 1.0)).to_degrees()
 }
 
 #[cfg(test)]

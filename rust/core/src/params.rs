@@ -5,6 +5,7 @@
 
 use crate::basins::BasinSettings;
 use crate::channels::CarveSettings;
+use crate::det_math;
 use crate::drainage::DrainageSettings;
 use crate::erosion::ErosionSettings;
 use crate::grid::Grid;
@@ -759,7 +760,7 @@ fn lattice_span(
     lacunarity: f32,
     octaves: u32,
 ) -> Result<(), ParamError> {
-    let span = world / scale * lacunarity.powi(octaves as i32 - 1);
+    let span = world / scale * det_math::powi(lacunarity, octaves as i32 - 1);
     if span.is_nan() || span > MAX_LATTICE_SPAN {
         return err(
             field,

@@ -822,7 +822,10 @@ fn spread_rivers(heights: &[f32], d: &Drainage, kind: &mut [u8], level: &mut [f3
         // Half the channel, the banks up to the surface (at the steepest default bank, 2 m per
         // metre of depth) and one sample.
         let reach = 0.5 * r.width + 2.0 * r.depth + d.spacing;
-        let reach2 = (reach / d.spacing).powi(2);
+        let reach2 = {
+            let r = reach / d.spacing;
+            r * r
+        };
         let (cx, cz) = ((c % n) as i64, (c / n) as i64);
         stamp[c] = k as u32;
         stack.clear();

@@ -5,6 +5,7 @@
 //! snow) and lit from the north-west with the surface normals; a thin darker line marks the
 //! shore. Map x runs to the image's right and map z down (pixel `(x, z)` as in the heightmap).
 
+use crate::det_math;
 use crate::water;
 use crate::Island;
 
@@ -40,7 +41,8 @@ fn ground_color(h: f32, splat: [u8; 4], max_height: f32) -> [f32; 3] {
 fn water_color(depth: f32, sea_depth: f32) -> [f32; 3] {
     const SHALLOW: [f32; 3] = [110.0, 196.0, 210.0];
     const DEEP: [f32; 3] = [16.0, 48.0, 104.0];
-    let t = (depth / sea_depth.max(1e-3)).clamp(0.0, 1.0).powf(0.55);
+    let t = (depth / sea_depth.max(1e-3)).clamp(0.0, 1.0);
+    let t = det_math::powf(t, 0.55);
     lerp3(SHALLOW, DEEP, t)
 }
 
@@ -52,9 +54,9 @@ fn sample_color(island: &Island, i: usize) -> [u8; 3] {
     // map z → image down, so north-west is (-x, -z).
     let elev = 40f32.to_radians();
     let (lx, ly, lz) = (
-        -elev.cos() / 2f32.sqrt(),
-        elev.sin(),
-        -elev.cos() / 2f32.sqrt(),
+        -det_math::cos(elev) / 2f32.sqrt(),
+        det_math::sin(elev),
+        -det_math::cos(elev) / 2f32.sqrt(),
     );
     // Vertical exaggeration so gentle relief still reads.
     let exaggeration = 1.6;

@@ -8,6 +8,7 @@
 //! parts (fronds, grass blades) have both sides. Shapes are fixed (no randomness), so a
 //! `MultiMesh` can share one mesh per layer.
 
+use crate::det_math;
 use crate::hash::{hash_u32, unit};
 
 /// Which built-in mesh.
@@ -159,7 +160,11 @@ impl ScatterMesh {
     ) {
         let ring = |c: [f32; 3], r: f32, k: usize| {
             let a = (k as f32 + phase) / sides as f32 * std::f32::consts::TAU;
-            [c[0] + r * a.cos(), c[1], c[2] + r * a.sin()]
+            [
+                c[0] + r * det_math::cos(a),
+                c[1],
+                c[2] + r * det_math::sin(a),
+            ]
         };
         for k in 0..sides {
             let (a0, a1) = (ring(c0, r0, k), ring(c0, r0, k + 1));
@@ -314,7 +319,7 @@ pub fn palm() -> ScatterMesh {
     let fronds = 8;
     for k in 0..fronds {
         let a = (k as f32 + 0.3 * (k % 2) as f32) / fronds as f32 * std::f32::consts::TAU;
-        let d = [a.cos(), 0.0, a.sin()];
+        let d = [det_math::cos(a), 0.0, det_math::sin(a)];
         let side = [-d[2], 0.0, d[0]];
         let len = 2.6 + 0.4 * (k % 3) as f32;
         let base = add(top, [0.0, 0.05, 0.0]);
@@ -329,7 +334,10 @@ pub fn palm() -> ScatterMesh {
     }
     for k in 0..3 {
         let a = k as f32 / 3.0 * std::f32::consts::TAU + 0.5;
-        let c = add(top, [0.22 * a.cos(), -0.2, 0.22 * a.sin()]);
+        let c = add(
+            top,
+            [0.22 * det_math::cos(a), -0.2, 0.22 * det_math::sin(a)],
+        );
         m.blob(c, [0.13, 0.15, 0.13], 0.0, 17 + k, rgba(0.35, 0.25, 0.1));
     }
     m
@@ -416,7 +424,7 @@ pub fn grass_tuft() -> ScatterMesh {
     let blades = 9;
     for k in 0..blades {
         let a = k as f32 / blades as f32 * std::f32::consts::TAU + 0.4 * (k % 2) as f32;
-        let d = [a.cos(), 0.0, a.sin()];
+        let d = [det_math::cos(a), 0.0, det_math::sin(a)];
         let side = [-d[2], 0.0, d[0]];
         let root = mul(d, 0.05 + 0.03 * (k % 2) as f32);
         let h = 0.4 + 0.2 * unit(hash_u32(k as u32 + 101));

@@ -17,11 +17,39 @@
 //! `gradient_noise::avx2` (the in-register lattice window of the fBm octave row) and
 //! `coast::avx2` (the fused shaping-curve + coastal-falloff row, with gathers and blends).
 
-/// Whether the CPU running us has AVX2 (cached by the standard library after the first call).
+/// Whether the AVX2 kernels may run: the CPU has AVX2 (cached by the standard library after
+/// the first call) and [`force_scalar`] is off.
 #[cfg(target_arch = "x86_64")]
 #[inline]
 pub(crate) fn has_avx2() -> bool {
-    std::arch::is_x86_feature_detected!("avx2")
+    !force_scalar() && std::arch::is_x86_feature_detected!("avx2")
+}
+
+/// [`force_scalar`]'s state: 0 off, 1 on, 2 not read from the environment yet.
+static FORCE_SCALAR: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(2);
+
+/// Whether the baseline (SSE2 / portable) kernels run even on a CPU with AVX2: set by the
+/// environment variable `ISLAND_FORCE_SCALAR=1` (read once, at the first generation) or by
+/// [`set_force_scalar`]. Both paths give the same bits (`tests/golden.rs` checks it); this is
+/// a switch for that check and for bisecting a suspected difference, not for speed.
+pub fn force_scalar() -> bool {
+    use std::sync::atomic::Ordering::Relaxed;
+    match FORCE_SCALAR.load(Relaxed) {
+        0 => false,
+        1 => true,
+        _ => {
+            let on = std::env::var_os("ISLAND_FORCE_SCALAR").is_some_and(|v| v == "1");
+            // A concurrent set_force_scalar wins over the environment.
+            let _ = FORCE_SCALAR.compare_exchange(2, on as u8, Relaxed, Relaxed);
+            FORCE_SCALAR.load(Relaxed) == 1
+        }
+    }
+}
+
+/// Turn [`force_scalar`] on or off for the whole process (overrides `ISLAND_FORCE_SCALAR`).
+/// Affects generations started afterwards.
+pub fn set_force_scalar(on: bool) {
+    FORCE_SCALAR.store(on as u8, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// Build `fn $name(args)` dispatching to an AVX2 instance of `$body` when available.

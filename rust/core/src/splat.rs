@@ -3,6 +3,7 @@
 //! Thresholds are jittered by noise so borders look natural; weights are smoothed with
 //! separable box-blur passes and quantised to RGBA8 summing to exactly 255.
 
+use crate::det_math;
 use crate::gradient_noise::FbmRows;
 use crate::grid::{par_rows, smoothstep, Grid};
 use crate::normals::slope_degrees;
@@ -578,12 +579,12 @@ impl SlopeSkip {
         let lo = p.rock_slope - ROCK_BAND;
         let hi = p.rock_slope + SNOW_SLOPE_FADE[1];
         let flat_above = if lo > 0.5 && lo < 89.5 {
-            lo.to_radians().cos() + 1e-4
+            det_math::cos(lo.to_radians()) + 1e-4
         } else {
             f32::INFINITY
         };
         let steep_below = if hi > 0.5 && hi < 89.5 {
-            hi.to_radians().cos() - 1e-4
+            det_math::cos(hi.to_radians()) - 1e-4
         } else {
             f32::NEG_INFINITY
         };

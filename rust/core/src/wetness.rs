@@ -18,6 +18,7 @@
 //! is). An island without inland water is left as it is. Per sample, then re-quantised to bytes
 //! that sum to 255 (like the splat): deterministic, the same bits on any thread count.
 
+use crate::det_math;
 use crate::distance::distance_to_coast_within;
 use crate::grid::smoothstep;
 use crate::params::SplatParams;
@@ -85,7 +86,7 @@ pub fn apply_wetness(
             }
         } else {
             let e = -dist[i];
-            let wet = (-e / WET_SCALE).exp() * strength;
+            let wet = det_math::exp(-e / WET_SCALE) * strength;
             if h < beach {
                 // River mouths: sandy banks.
                 let t = wet * (1.0 - w[SNOW]);
@@ -100,7 +101,7 @@ pub fn apply_wetness(
                 w[ROCK] -= from_rock;
                 w[GRASS] += from_sand + from_rock;
                 let ny = normals[i][1].clamp(-1.0, 1.0);
-                let slope = ny.acos().to_degrees();
+                let slope = det_math::acos(ny).to_degrees();
                 let dry = smoothstep(DRY_FROM, DRY_FULL, e)
                     * smoothstep(dry_slope, p.rock_slope, slope)
                     * 0.5
