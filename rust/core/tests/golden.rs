@@ -125,7 +125,7 @@ fn fingerprint(p: &IslandParams) -> String {
         h.f32(s.lake_area_m2);
     });
     put("preview", &|h| {
-        h.bytes(&island_core::preview::preview_rgb(&i));
+        h.bytes(&island_core::preview::preview_rgb(&i).expect("preview"));
         h.bytes(&island_core::preview::preview_rgb_sized(&i, 100).unwrap());
     });
     put("chunks", &|h| {
