@@ -505,7 +505,8 @@ fn the_documented_maximum_resolution_writes_every_file() {
     );
 }
 
-/// Upper bound of the CLI's peak resident memory at 8193² (a regression bound: the measured
-/// figure is in the test's output and docs/benchmarks.md).
+/// Upper bound of the CLI's peak resident memory at 8193²: a regression bound over the measured
+/// 3.01 GiB (2-core VM, CPU backend); the goal of 2 GiB needs the generator to stop keeping
+/// every intermediate map alive at once (not done yet).
 #[cfg(target_os = "linux")]
-const MAX_RESOLUTION_PEAK_GIB: f64 = 4.0;
+const MAX_RESOLUTION_PEAK_GIB: f64 = 3.5;
