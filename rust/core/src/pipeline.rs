@@ -601,20 +601,22 @@ pub fn generate_fields(p: &IslandParams) -> Result<Fields, ParamError> {
 /// island seed), in place. Shared with the GPU backend, which runs it on the CPU.
 ///
 /// The VOLCANIC outline's cone ([`crate::shape::apply_relief`]) is raised first, so that the
-/// erosion carves it.
+/// erosion carves it, and its crater dug last ([`crate::shape::dig_crater`]).
 pub fn erosion_stage(p: &IslandParams, heights: &mut [f32]) -> ErosionReport {
     crate::shape::apply_relief(p, heights);
     let settings = crate::erosion::ErosionSettings {
         sea_level: 0.0,
         ..p.erosion.clone()
     };
-    erode(
+    let report = erode(
         heights,
         p.resolution as usize,
         p.spacing(),
         &settings,
         p.seed,
-    )
+    );
+    crate::shape::dig_crater(p, heights);
+    report
 }
 
 /// Rivers and lakes of an island, as summed up in [`Stats`].

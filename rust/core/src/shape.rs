@@ -191,8 +191,15 @@ enum Geometry {
     Crescent { r: f32, bx: f32, bz: f32, rb: f32 },
     /// Union of discs `(x, z, r)`.
     Discs(Vec<[f32; 3]>),
-    /// Ring of radius `r`, half-width `w`.
-    Ring { r: f32, w: f32 },
+    /// Ring of radius `r`, half-width `w`, stretched by `1 + e` along `(c, s)` and squeezed
+    /// by `1 - e` across.
+    Ring {
+        r: f32,
+        w: f32,
+        e: f32,
+        c: f32,
+        s: f32,
+    },
 }
 
 impl Geometry {
@@ -230,7 +237,11 @@ impl Geometry {
                 }
                 best
             }
-            Geometry::Ring { r, w } => w - ((x * x + z * z).sqrt() - r).abs(),
+            Geometry::Ring { r, w, e, c, s } => {
+                let u = (x * c + z * s) / (1.0 + e);
+                let v = (-x * s + z * c) / (1.0 - e);
+                w - ((u * u + v * v).sqrt() - r).abs()
+            }
         }
     }
 }
@@ -269,9 +280,9 @@ fn geometry(p: &IslandParams, r: &Resolved) -> (Geometry, Roughness) {
             (
                 Geometry::Ellipse { a, b, c, s, bend },
                 Roughness {
-                    big: 0.1,
-                    mid: 0.05,
-                    detail: 0.03,
+                    big: 0.3,
+                    mid: 0.16,
+                    detail: 0.09,
                 },
             )
         }
@@ -289,31 +300,35 @@ fn geometry(p: &IslandParams, r: &Resolved) -> (Geometry, Roughness) {
                     rb,
                 },
                 Roughness {
-                    big: 0.1,
-                    mid: 0.05,
-                    detail: 0.03,
+                    big: 0.3,
+                    mid: 0.16,
+                    detail: 0.09,
                 },
             )
         }
         IslandShape::Archipelago => (
             Geometry::Discs(archipelago(p, r, area)),
             Roughness {
-                big: 0.1,
-                mid: 0.04,
-                detail: 0.025,
+                big: 0.3,
+                mid: 0.14,
+                detail: 0.08,
             },
         ),
         IslandShape::Atoll => {
-            let rr = 0.5 + 0.12 * dr[0];
+            let rr = 0.48 + 0.1 * dr[0];
+            let (s, c) = sin_cos_deg(360.0 * dr[1]);
             (
                 Geometry::Ring {
                     r: rr,
                     w: r.land_fraction / (pi * rr),
+                    e: 0.08 + 0.22 * dr[2],
+                    c,
+                    s,
                 },
                 Roughness {
-                    big: 0.08,
-                    mid: 0.02,
-                    detail: 0.01,
+                    big: 0.25,
+                    mid: 0.06,
+                    detail: 0.02,
                 },
             )
         }
@@ -322,9 +337,9 @@ fn geometry(p: &IslandParams, r: &Resolved) -> (Geometry, Roughness) {
             (
                 Geometry::Discs(vec![[cx, cz, (area / pi).sqrt()]]),
                 Roughness {
-                    big: 0.1,
-                    mid: 0.05,
-                    detail: 0.025,
+                    big: 0.25,
+                    mid: 0.14,
+                    detail: 0.08,
                 },
             )
         }
@@ -399,7 +414,7 @@ impl Noises {
         Noises {
             big: [f(0x1111, 3), f(0x2222, 3)],
             mid: [f(0x3333, 3), f(0x4444, 3)],
-            detail: f(0x5555, 4),
+            detail: f(0x5555, 5),
         }
     }
 }
@@ -664,27 +679,29 @@ pub const CRATER_RADIUS: f32 = 0.14;
 /// Crater depth as a fraction of the rim height.
 pub const CRATER_DEPTH: f32 = 0.22;
 
-/// The VOLCANIC cone (no-op for other outlines): land samples get
-/// `max(h, h / 2 + cone)`, with a concave cone `0.85 · max_height · (1 - ρ)²` over the
-/// island's radius and, with [`crate::params::ShapeParams::crater_lake`], a crater at the top
-/// whose pit the drainage fills with a lake. Called at the start of the erosion stage (both
-/// backends), so the erosion carves the cone's gullies.
-pub fn apply_relief(p: &IslandParams, heights: &mut [f32]) {
+/// The VOLCANIC volcano, if `p` has one: centre and radius (half-map units), and whether it
+/// has a crater.
+fn volcano(p: &IslandParams) -> Option<(f32, f32, f32, bool)> {
     if p.coast_mask.is_some() || gaussian_follows(p) {
-        return;
+        return None;
     }
     let r = resolve(p);
     if r.shape != IslandShape::Volcanic {
-        return;
+        return None;
     }
+    let (cx, cz) = volcano_centre(&r);
+    let radius = 1.1 * (4.0 * r.land_fraction / std::f32::consts::PI).sqrt();
+    Some((cx, cz, radius, r.crater_lake))
+}
+
+/// Run `f(h, ρ)` over the land samples within the volcano's radius (ρ = distance / radius).
+fn over_volcano(p: &IslandParams, heights: &mut [f32], f: impl Fn(&mut f32, f32) + Sync + Send) {
+    let Some((cx, cz, radius, _)) = volcano(p) else {
+        return;
+    };
     let n = p.resolution as usize;
     let half = p.world_size * 0.5;
     let spacing = p.spacing();
-    let (cx, cz) = volcano_centre(&r);
-    let radius = 1.1 * (4.0 * r.land_fraction / std::f32::consts::PI).sqrt();
-    let peak = CONE_HEIGHT * p.max_height;
-    let rim = peak * (1.0 - CRATER_RADIUS) * (1.0 - CRATER_RADIUS);
-    let crater = r.crater_lake;
     par_rows(heights, n, |z, row| {
         let dz = (z as f32 * spacing) / half - 1.0 - cz;
         for (x, h) in row.iter_mut().enumerate() {
@@ -693,17 +710,39 @@ pub fn apply_relief(p: &IslandParams, heights: &mut [f32]) {
             }
             let dx = (x as f32 * spacing) / half - 1.0 - cx;
             let rho = (dx * dx + dz * dz).sqrt() / radius;
-            if rho >= 1.0 {
-                continue;
+            if rho < 1.0 {
+                f(h, rho);
             }
-            let cone = if crater && rho < CRATER_RADIUS {
-                let t = rho / CRATER_RADIUS;
-                let bowl = 1.0 - t * t;
-                rim - CRATER_DEPTH * rim * bowl * bowl
-            } else {
-                peak * (1.0 - rho) * (1.0 - rho)
-            };
-            *h = h.max(0.5 * *h + cone);
+        }
+    });
+}
+
+/// The VOLCANIC cone (no-op for other outlines): land samples get `max(h, h / 2 + cone)`,
+/// with a concave cone `0.85 · max_height · (1 - ρ)²` over the island's radius. Called at the
+/// start of the erosion stage (both backends), so the erosion carves the cone's gullies.
+pub fn apply_relief(p: &IslandParams, heights: &mut [f32]) {
+    let peak = CONE_HEIGHT * p.max_height;
+    over_volcano(p, heights, |h, rho| {
+        let cone = peak * (1.0 - rho) * (1.0 - rho);
+        *h = h.max(0.5 * *h + cone);
+    });
+}
+
+/// The VOLCANIC crater (with [`crate::params::ShapeParams::crater_lake`]; no-op otherwise): a
+/// bowl [`CRATER_DEPTH`] of the rim height deep inside [`CRATER_RADIUS`] of the cone, dug
+/// after the erosion (which would otherwise fill it), before the drainage fills it with a
+/// lake.
+pub fn dig_crater(p: &IslandParams, heights: &mut [f32]) {
+    if !volcano(p).is_some_and(|v| v.3) {
+        return;
+    }
+    let peak = CONE_HEIGHT * p.max_height;
+    let rim = peak * (1.0 - CRATER_RADIUS) * (1.0 - CRATER_RADIUS);
+    over_volcano(p, heights, |h, rho| {
+        if rho < CRATER_RADIUS {
+            let t = rho / CRATER_RADIUS;
+            let bowl = 1.0 - t * t;
+            *h = h.min(rim - CRATER_DEPTH * rim * bowl * bowl);
         }
     });
 }
