@@ -521,7 +521,7 @@ pub fn select_threshold(field: &[f32], land_fraction: f32) -> f32 {
 }
 
 /// Land (1) / sea (0) mask of the island outline of `p` (the mask stage): see the module
-/// documentation. Errors when the outline has no land (or, for a drawn mask, no sea).
+/// documentation. Errors only for a drawn mask with no land or no sea on the map.
 pub fn shape_mask(p: &IslandParams) -> Result<Vec<u8>, ParamError> {
     let g = p.grid();
     let margin = border_margin(p);
@@ -547,12 +547,8 @@ pub fn shape_mask(p: &IslandParams) -> Result<Vec<u8>, ParamError> {
             }
         }
     };
-    if !mask.contains(&1) {
-        return Err(ParamError {
-            field: "shape".into(),
-            message: "the island outline has no land on this map".into(),
-        });
-    }
+    // A map whose sea border covers it (a world far smaller than the shelf) is all sea, as
+    // with the ROUND mask: not an error.
     Ok(mask)
 }
 
@@ -692,6 +688,12 @@ fn volcano(p: &IslandParams) -> Option<(f32, f32, f32, bool)> {
     let (cx, cz) = volcano_centre(&r);
     let radius = 1.1 * (4.0 * r.land_fraction / std::f32::consts::PI).sqrt();
     Some((cx, cz, radius, r.crater_lake))
+}
+
+/// Whether `p`'s island is a VOLCANIC one ([`apply_relief`] and [`dig_crater`] change its
+/// heights).
+pub fn has_volcano(p: &IslandParams) -> bool {
+    volcano(p).is_some()
 }
 
 /// Run `f(h, ρ)` over the land samples within the volcano's radius (ρ = distance / radius).
