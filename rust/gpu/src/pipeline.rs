@@ -1035,7 +1035,7 @@ fn stage_erosion(run: &mut Run) -> Result<(), GpuError> {
         let bytes = (r.n * r.n * 4) as u64;
         // The VOLCANIC cone before the erosion and its crater after it, on the CPU (as in
         // erosion_stage).
-        let mut on_cpu = |rec: &mut Rec, f: fn(&IslandParams, &mut [f32])| {
+        let on_cpu = |rec: &mut Rec, f: fn(&IslandParams, &mut [f32])| {
             rec.flush()?;
             let mut parts = gpu.read_back(&[(&r.heights, bytes)], Some(&r.staging))?;
             let mut heights = f32s(&parts.pop().expect("1 part"));
