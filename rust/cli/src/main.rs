@@ -224,11 +224,16 @@ fn read_mask(path: &Path) -> Result<CoastMask, String> {
     let luma: Vec<u8> = buf[..info.buffer_size()]
         .chunks_exact(info.line_size)
         .flat_map(|line| {
-            line.chunks_exact(channels).take(w).map(|px| match px.len() {
-                1 | 2 => px[0],
-                // Rec. 709 luma, in integers.
-                _ => ((px[0] as u32 * 2126 + px[1] as u32 * 7152 + px[2] as u32 * 722) / 10000) as u8,
-            })
+            line.chunks_exact(channels)
+                .take(w)
+                .map(|px| match px.len() {
+                    1 | 2 => px[0],
+                    // Rec. 709 luma, in integers.
+                    _ => {
+                        ((px[0] as u32 * 2126 + px[1] as u32 * 7152 + px[2] as u32 * 722) / 10000)
+                            as u8
+                    }
+                })
         })
         .collect();
     CoastMask::from_luma8(w, h, &luma).map_err(|e| format!("mask `{}`: {e}", path.display()))

@@ -321,7 +321,10 @@ fn shape_and_mask_flags() {
     {
         let mut enc = png::Encoder::new(&mut bytes, 8, 8);
         enc.set_color(png::ColorType::Grayscale);
-        enc.write_header().unwrap().write_image_data(&[0; 64]).unwrap();
+        enc.write_header()
+            .unwrap()
+            .write_image_data(&[0; 64])
+            .unwrap();
     }
     std::fs::write(&black, bytes).unwrap();
     assert_fails(

@@ -112,9 +112,9 @@ pub fn resolve(p: &IslandParams) -> Resolved {
         };
     }
     let pick = d(0);
-    let shape = if pick < 0.27 {
+    let shape = if pick < 0.28 {
         IslandShape::Elongated
-    } else if pick < 0.48 {
+    } else if pick < 0.46 {
         IslandShape::Crescent
     } else if pick < 0.70 {
         IslandShape::Archipelago
@@ -289,7 +289,8 @@ fn geometry(p: &IslandParams, r: &Resolved) -> (Geometry, Roughness) {
         IslandShape::Crescent => {
             let depth = r.bay_depth;
             let rr = ((area / pi) / (1.0 - 0.5 * depth)).sqrt().min(0.78);
-            let rb = 0.75 * rr;
+            // Bay from a narrow inlet to a wide sound.
+            let rb = (0.55 + 0.35 * dr[3]) * rr;
             let dist = rr + rb - 2.0 * rr * depth;
             let (s, c) = sin_cos_deg(r.bay_direction);
             (

@@ -68,7 +68,10 @@ fn default_islands_are_surrounded_by_sea_with_sane_land_fraction() {
         }
         // AUTO outlines range from atolls (~0.1 of the map) to large volcanoes (~0.35).
         let lf = island.stats.land_fraction;
-        assert!((0.06..=0.6).contains(&lf), "seed {seed}: land fraction {lf}");
+        assert!(
+            (0.06..=0.6).contains(&lf),
+            "seed {seed}: land fraction {lf}"
+        );
         assert!(island.stats.max_height > 10.0 && island.stats.max_height <= p.max_height + 10.0);
     }
 }

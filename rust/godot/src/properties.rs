@@ -202,7 +202,10 @@ impl CoreValue<Option<Arc<CoastMask>>> for Option<Gd<Texture2D>> {
             return Err(bad("cannot decompress the image"));
         }
         img.convert(Format::L8);
-        let (w, h) = (img.get_width().max(0) as usize, img.get_height().max(0) as usize);
+        let (w, h) = (
+            img.get_width().max(0) as usize,
+            img.get_height().max(0) as usize,
+        );
         let data = img.get_data().to_vec();
         let mask = CoastMask::from_luma8(w, h, &data).map_err(|e| e.to_string())?;
         *core = Some(Arc::new(mask));
