@@ -29,7 +29,7 @@ use crate::stats::stats_dictionary;
 use crate::terrain_layer::{self, TerrainLayer, TerrainLayers};
 use crate::water_nodes::{self, WaterNodes};
 use crate::worker::{generate_job, import_job, JobError, Prepared, Request};
-use godot::classes::{Curve, Engine, INode3D, Image, ImageTexture, Material, Node3D};
+use godot::classes::{Curve, Engine, INode3D, Image, ImageTexture, Material, Node3D, Texture2D};
 use godot::global::Error;
 use godot::prelude::*;
 use island_core::paint::Rect;

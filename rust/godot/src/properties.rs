@@ -187,17 +187,14 @@ impl CoreValue<Option<Arc<CoastMask>>> for Option<Gd<Texture2D>> {
             return Ok(());
         };
         let bad = |why: &str| format!("invalid parameter `{name}`: {why}");
-        let mut img = tex
+        let img = tex
             .get_image()
             .ok_or_else(|| bad("the texture has no image data"))?;
         if img.is_empty() {
             return Err(bad("the image is empty"));
         }
         // Work on a copy: the texture's own image must not change format.
-        let mut img = img
-            .duplicate()
-            .and_then(|r| r.try_cast::<Image>().ok())
-            .unwrap_or_else(|| img.clone());
+        let mut img = img.duplicate_resource();
         if img.is_compressed() && img.decompress() != godot::global::Error::OK {
             return Err(bad("cannot decompress the image"));
         }
