@@ -33,6 +33,7 @@ use crate::hash::{hash_u32, stage_seed, tag, unit};
 use crate::mask::island_mask;
 use crate::params::{Algorithm, CoastMask, IslandParams, IslandShape, ParamError};
 use crate::pipeline::border_margin;
+use rayon::prelude::*;
 
 /// Stage tag of the shape's random draws and noises (AUTO's choices, placement, warps).
 pub const SHAPE_TAG: u32 = 8;
@@ -259,6 +260,8 @@ struct Roughness {
 const BIG_SCALE: f32 = 0.55;
 const MID_SCALE: f32 = 0.2;
 const DETAIL_SCALE: f32 = 0.09;
+/// Cells per side of the grid the warps are evaluated on (then interpolated).
+const WARP_GRID: usize = 256;
 
 /// Geometry and noise of a resolved generated shape (not ROUND).
 fn geometry(p: &IslandParams, r: &Resolved) -> (Geometry, Roughness) {
@@ -413,9 +416,9 @@ impl Noises {
         let s = stage_seed(seed, SHAPE_TAG);
         let f = |salt: u32, oct| Fbm::classic(oct, hash_u32(s ^ salt));
         Noises {
-            big: [f(0x1111, 3), f(0x2222, 3)],
-            mid: [f(0x3333, 3), f(0x4444, 3)],
-            detail: f(0x5555, 5),
+            big: [f(0x1111, 2), f(0x2222, 2)],
+            mid: [f(0x3333, 2), f(0x4444, 2)],
+            detail: f(0x5555, 4),
         }
     }
 }
@@ -436,16 +439,20 @@ fn generated_field(p: &IslandParams, r: &Resolved) -> Option<Vec<f32>> {
     let spacing = p.spacing();
     let margin = border_margin(p);
     let noises = Noises::new(p.seed);
-    let mut field = vec![0.0f32; n * n];
-    par_rows(&mut field, n, |z, row| {
+    // The warps (wavelengths of 20 % of the map and more) on a grid of at most 257² samples
+    // (every `stride`-th sample), bilinearly interpolated: the same values at stride 1.
+    let stride = ((n - 1) / WARP_GRID).max(1);
+    let nc = (n - 1) / stride + 1;
+    let cs = spacing * stride as f32;
+    let mut warp = vec![[0.0f32; 2]; nc * nc];
+    par_rows(&mut warp, nc, |zc, row| {
+        let pz = zc as f32 * cs;
         let mut bufs = [
-            vec![0.0f32; n],
-            vec![0.0f32; n],
-            vec![0.0f32; n],
-            vec![0.0f32; n],
+            vec![0.0f32; nc],
+            vec![0.0f32; nc],
+            vec![0.0f32; nc],
+            vec![0.0f32; nc],
         ];
-        let mut detail = vec![0.0f32; n];
-        let pz = z as f32 * spacing;
         let rows: [(&Fbm, f32); 4] = [
             (&noises.big[0], BIG_SCALE),
             (&noises.big[1], BIG_SCALE),
@@ -454,14 +461,33 @@ fn generated_field(p: &IslandParams, r: &Resolved) -> Option<Vec<f32>> {
         ];
         for (buf, (f, sc)) in bufs.iter_mut().zip(rows) {
             let ns = sc * world;
-            f.add_row(buf, pz / ns, spacing / ns, 0.0);
+            f.add_row(buf, pz / ns, cs / ns, 0.0);
         }
+        for (x, w) in row.iter_mut().enumerate() {
+            *w = [
+                rough.big * bufs[0][x] + rough.mid * bufs[2][x],
+                rough.big * bufs[1][x] + rough.mid * bufs[3][x],
+            ];
+        }
+    });
+    let inv = 1.0 / stride as f32;
+    let mut field = vec![0.0f32; n * n];
+    par_rows(&mut field, n, |z, row| {
+        let mut detail = vec![0.0f32; n];
+        let pz = z as f32 * spacing;
         let ns = DETAIL_SCALE * world;
         noises
             .detail
             .add_row(&mut detail, pz / ns, spacing / ns, 0.0);
         let v = pz / half - 1.0;
         let bz = half - (pz - half).abs();
+        let zc0 = (z / stride).min(nc - 1);
+        let zc1 = (zc0 + 1).min(nc - 1);
+        let tz = (z - zc0 * stride) as f32 * inv;
+        let (w0, w1) = (
+            &warp[zc0 * nc..(zc0 + 1) * nc],
+            &warp[zc1 * nc..(zc1 + 1) * nc],
+        );
         for (x, out) in row.iter_mut().enumerate() {
             let px = x as f32 * spacing;
             let border = (half - (px - half).abs()).min(bz);
@@ -469,10 +495,17 @@ fn generated_field(p: &IslandParams, r: &Resolved) -> Option<Vec<f32>> {
                 *out = f32::NEG_INFINITY;
                 continue;
             }
+            let xc0 = (x / stride).min(nc - 1);
+            let xc1 = (xc0 + 1).min(nc - 1);
+            let tx = (x - xc0 * stride) as f32 * inv;
+            let mut d = [0.0f32; 2];
+            for (k, dk) in d.iter_mut().enumerate() {
+                let a = w0[xc0][k] + (w0[xc1][k] - w0[xc0][k]) * tx;
+                let b = w1[xc0][k] + (w1[xc1][k] - w1[xc0][k]) * tx;
+                *dk = a + (b - a) * tz;
+            }
             let u = px / half - 1.0;
-            let qx = u + rough.big * bufs[0][x] + rough.mid * bufs[2][x];
-            let qz = v + rough.big * bufs[1][x] + rough.mid * bufs[3][x];
-            *out = geo.inside(qx, qz) + rough.detail * detail[x];
+            *out = geo.inside(u + d[0], v + d[1]) + rough.detail * detail[x];
         }
     });
     Some(field)
@@ -508,16 +541,58 @@ fn gaussian_discs(p: &IslandParams) -> Vec<[f32; 3]> {
 }
 
 /// The threshold `t` such that `count(field >= t)` is `land_fraction` of all samples (exact
-/// selection; `-inf` samples never count). Serial and exact: independent of thread count.
+/// selection; `-inf` samples never count). Exact: independent of the thread count.
+///
+/// A histogram of the top 16 bits of the values' order-preserving integer keys finds the
+/// bucket holding the k-th largest value; only that bucket's values are then selected exactly
+/// (the result equals a full sort's).
 pub fn select_threshold(field: &[f32], land_fraction: f32) -> f32 {
-    let mut inside: Vec<f32> = field.iter().copied().filter(|v| v.is_finite()).collect();
-    if inside.is_empty() {
+    // Order-preserving integer keys of the floats; a histogram of their top 16 bits.
+    let key = |v: f32| {
+        let b = v.to_bits();
+        if b >> 31 == 1 {
+            !b
+        } else {
+            b | 0x8000_0000
+        }
+    };
+    // Per-chunk histograms summed: integer counts, the same for any thread count.
+    let hist = field
+        .par_chunks(1 << 18)
+        .map(|c| {
+            let mut h = vec![0u32; 1 << 16];
+            for &v in c.iter().filter(|v| v.is_finite()) {
+                h[(key(v) >> 16) as usize] += 1;
+            }
+            h
+        })
+        .reduce(
+            || vec![0u32; 1 << 16],
+            |mut a, b| {
+                a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+                a
+            },
+        );
+    let count: usize = hist.iter().map(|&c| c as usize).sum();
+    if count == 0 {
         return f32::INFINITY;
     }
-    let k = ((land_fraction as f64 * field.len() as f64).round() as usize).clamp(1, inside.len());
-    // k-th largest = (len - k)-th smallest.
-    let idx = inside.len() - k;
-    let (_, v, _) = inside.select_nth_unstable_by(idx, |a, b| a.total_cmp(b));
+    let k = ((land_fraction as f64 * field.len() as f64).round() as usize).clamp(1, count);
+    // From the top: the bucket where the count of larger-or-equal values reaches k.
+    let mut above = 0usize;
+    let mut b = hist.len() - 1;
+    while above + (hist[b] as usize) < k && b > 0 {
+        above += hist[b] as usize;
+        b -= 1;
+    }
+    let mut in_bucket: Vec<f32> = field
+        .par_iter()
+        .copied()
+        .filter(|&v| v.is_finite() && (key(v) >> 16) as usize == b)
+        .collect();
+    // The (k - above)-th largest of the bucket.
+    let idx = in_bucket.len() - (k - above);
+    let (_, v, _) = in_bucket.select_nth_unstable_by(idx, |a, b| a.total_cmp(b));
     *v
 }
 
@@ -762,6 +837,20 @@ mod tests {
             let r = (d as f64).to_radians();
             assert!((s as f64 - r.sin()).abs() < 2e-6, "{d}");
             assert!((c as f64 - r.cos()).abs() < 2e-6, "{d}");
+        }
+    }
+
+    #[test]
+    fn threshold_matches_a_full_sort() {
+        let mut f: Vec<f32> = (0..100_000u32)
+            .map(|i| unit(hash_u32(i)) * unit(hash_u32(i ^ 77)) - 0.3)
+            .collect();
+        f[5] = f32::NEG_INFINITY;
+        for lf in [0.01f32, 0.2, 0.5, 0.9] {
+            let mut sorted: Vec<f32> = f.iter().copied().filter(|v| v.is_finite()).collect();
+            sorted.sort_by(|a, b| b.total_cmp(a));
+            let k = (lf as f64 * f.len() as f64).round() as usize;
+            assert_eq!(select_threshold(&f, lf), sorted[k - 1], "{lf}");
         }
     }
 
