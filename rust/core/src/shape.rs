@@ -209,14 +209,15 @@ impl Geometry {
     fn inside(&self, x: f32, z: f32) -> f32 {
         match self {
             Geometry::Ellipse { a, b, c, s, bend } => {
+                let (ia, ib) = (1.0 / a, 1.0 / b);
                 let u = x * c + z * s;
                 let v0 = -x * s + z * c;
-                let t = u / a;
+                let t = u * ia;
                 let v = v0 - bend * t * t;
                 // Approximate ellipse distance k0 (k0 - 1) / k1.
-                let (pa, pb) = (u / a, v / b);
+                let (pa, pb) = (t, v * ib);
                 let k0 = (pa * pa + pb * pb).sqrt();
-                let (qa, qb) = (pa / a, pb / b);
+                let (qa, qb) = (pa * ia, pb * ib);
                 let k1 = (qa * qa + qb * qb).sqrt();
                 if k1 < 1e-12 {
                     a.min(*b)
@@ -231,10 +232,16 @@ impl Geometry {
                 disc.min(bay)
             }
             Geometry::Discs(d) => {
+                // max over discs of r - |p - c|; the square root only where a disc can win
+                // (|p - c| < r - best).
                 let mut best = f32::NEG_INFINITY;
                 for &[cx, cz, r] in d {
                     let (dx, dz) = (x - cx, z - cz);
-                    best = best.max(r - (dx * dx + dz * dz).sqrt());
+                    let d2 = dx * dx + dz * dz;
+                    let reach = r - best;
+                    if best == f32::NEG_INFINITY || d2 < reach * reach {
+                        best = best.max(r - d2.sqrt());
+                    }
                 }
                 best
             }
@@ -418,7 +425,7 @@ impl Noises {
         Noises {
             big: [f(0x1111, 2), f(0x2222, 2)],
             mid: [f(0x3333, 2), f(0x4444, 2)],
-            detail: f(0x5555, 4),
+            detail: f(0x5555, 3),
         }
     }
 }
@@ -441,7 +448,9 @@ fn generated_field(p: &IslandParams, r: &Resolved) -> Option<Vec<f32>> {
     let noises = Noises::new(p.seed);
     // The warps (wavelengths of 20 % of the map and more) on a grid of at most 257² samples
     // (every `stride`-th sample), bilinearly interpolated: the same values at stride 1.
+    // Powers of two (n - 1 is one): shifts instead of divisions per sample.
     let stride = ((n - 1) / WARP_GRID).max(1);
+    let shift = stride.trailing_zeros();
     let nc = (n - 1) / stride + 1;
     let cs = spacing * stride as f32;
     let mut warp = vec![[0.0f32; 2]; nc * nc];
@@ -481,7 +490,7 @@ fn generated_field(p: &IslandParams, r: &Resolved) -> Option<Vec<f32>> {
             .add_row(&mut detail, pz / ns, spacing / ns, 0.0);
         let v = pz / half - 1.0;
         let bz = half - (pz - half).abs();
-        let zc0 = (z / stride).min(nc - 1);
+        let zc0 = (z >> shift).min(nc - 1);
         let zc1 = (zc0 + 1).min(nc - 1);
         let tz = (z - zc0 * stride) as f32 * inv;
         let (w0, w1) = (
@@ -495,7 +504,7 @@ fn generated_field(p: &IslandParams, r: &Resolved) -> Option<Vec<f32>> {
                 *out = f32::NEG_INFINITY;
                 continue;
             }
-            let xc0 = (x / stride).min(nc - 1);
+            let xc0 = (x >> shift).min(nc - 1);
             let xc1 = (xc0 + 1).min(nc - 1);
             let tx = (x - xc0 * stride) as f32 * inv;
             let mut d = [0.0f32; 2];
