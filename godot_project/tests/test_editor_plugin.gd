@@ -36,6 +36,8 @@ func test_preview_image_size_and_land_sea_pixels() -> void:
 	isl.resolution = 129
 	isl.chunk_size = 32
 	isl.world_size = 1024.0
+	# The round outline (AUTO, the default, may put a bay or a lagoon at the centre).
+	isl.island_shape = ProceduralIsland.SHAPE_ROUND
 	isl.generate_on_ready = false
 	add_child(isl)
 	check(isl.get_preview_image(64) == null, "no preview before the first generation")
@@ -43,7 +45,7 @@ func test_preview_image_size_and_land_sea_pixels() -> void:
 	var img := isl.get_preview_image(64)
 	check(img != null and img.get_size() == Vector2i(64, 64), "64×64 preview")
 	check_eq(img.get_format(), Image.FORMAT_RGB8, "RGB8")
-	# The centre of the default island is land, the corner deep sea.
+	# The centre of the round island is land, the corner deep sea.
 	check(isl.get_height_at(0.0, 0.0) > 1.0 and isl.get_height_at(-500.0, -500.0) < -1.0, "land centre, sea corner")
 	var sea := img.get_pixel(1, 1)
 	var land := img.get_pixel(32, 32)

@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! island generate [--config FILE.json] [--seed N] [--resolution N] [--algorithm NAME]
-//!                 [--erosion on|off] [--rivers flow|bezier|off] [--backend auto|gpu|cpu] --out DIR
+//!                 [--erosion on|off] [--rivers flow|bezier|off] [--shape NAME] [--mask FILE.png]
+//!                 [--backend auto|gpu|cpu] --out DIR
 //! island params
 //! ```
 //!
@@ -12,7 +13,7 @@
 mod images;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use island_core::params::RiverMode;
+use island_core::params::{CoastMask, IslandShape, RiverMode};
 use island_core::{Algorithm, Island, IslandParams};
 use std::fs;
 use std::io::Write;
@@ -60,6 +61,14 @@ struct GenerateArgs {
     /// (overrides the config).
     #[arg(long, value_enum, value_name = "flow|bezier|off")]
     rivers: Option<Rivers>,
+    /// Island outline: auto (the seed picks), round, elongated, crescent, archipelago, atoll or
+    /// volcanic (overrides the config).
+    #[arg(long, value_name = "NAME")]
+    shape: Option<String>,
+    /// Drawn outline replacing the generated one: a PNG (grey or colour; its luminance is used,
+    /// white = land, black = sea, grey = soft edge), resampled to the map.
+    #[arg(long, value_name = "FILE.png")]
+    mask: Option<PathBuf>,
     /// Where to generate: auto, gpu or cpu.
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     backend: Backend,
@@ -166,6 +175,18 @@ fn load_params(args: &GenerateArgs) -> Result<IslandParams, String> {
             )
         })?;
     }
+    if let Some(name) = &args.shape {
+        p.shape.shape = IslandShape::from_name(name).ok_or_else(|| {
+            let names: Vec<&str> = IslandShape::ALL.iter().map(|s| s.name()).collect();
+            format!(
+                "unknown shape `{name}` (expected one of: {})",
+                names.join(", ")
+            )
+        })?;
+    }
+    if let Some(path) = &args.mask {
+        p.coast_mask = Some(std::sync::Arc::new(read_mask(path)?));
+    }
     if let Some(e) = args.erosion {
         p.erosion.enabled = e == OnOff::On;
     }
@@ -187,6 +208,35 @@ fn load_params(args: &GenerateArgs) -> Result<IslandParams, String> {
     }
     p.validate().map_err(|e| e.to_string())?;
     Ok(p)
+}
+
+/// A drawn outline from a PNG file: the luminance of each pixel (alpha ignored).
+fn read_mask(path: &Path) -> Result<CoastMask, String> {
+    let bad = |e: &dyn std::fmt::Display| format!("cannot read mask `{}`: {e}", path.display());
+    let bytes = fs::read(path).map_err(|e| bad(&e))?;
+    let mut dec = png::Decoder::new(std::io::Cursor::new(bytes));
+    dec.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
+    let mut reader = dec.read_info().map_err(|e| bad(&e))?;
+    let mut buf = vec![0u8; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).map_err(|e| bad(&e))?;
+    let (w, h) = (info.width as usize, info.height as usize);
+    let channels = info.color_type.samples();
+    let luma: Vec<u8> = buf[..info.buffer_size()]
+        .chunks_exact(info.line_size)
+        .flat_map(|line| {
+            line.chunks_exact(channels)
+                .take(w)
+                .map(|px| match px.len() {
+                    1 | 2 => px[0],
+                    // Rec. 709 luma, in integers.
+                    _ => {
+                        ((px[0] as u32 * 2126 + px[1] as u32 * 7152 + px[2] as u32 * 722) / 10000)
+                            as u8
+                    }
+                })
+        })
+        .collect();
+    CoastMask::from_luma8(w, h, &luma).map_err(|e| format!("mask `{}`: {e}", path.display()))
 }
 
 /// The dotted path of the first config field that fails to deserialise on its own.
@@ -313,6 +363,7 @@ fn write_outputs(island: &Island, backend: Backend, out: &Path) -> Result<Vec<Pa
         .collect();
     let doc = serde_json::json!({
         "params": island.params,
+        "shape": shape_json(&island.params),
         "stats": island.stats,
         "backend_requested": backend.name(),
         "height_png": { "min": hmin, "max": hmax, "encoding": "16-bit grey, 0 = min, 65535 = max metres" },
@@ -334,6 +385,28 @@ fn write_outputs(island: &Island, backend: Backend, out: &Path) -> Result<Vec<Pa
         .map_err(|e| format!("cannot serialise island.json: {e}"))?;
     put("island.json", json.into_bytes())?;
     Ok(written)
+}
+
+/// The outline the island got: requested and resolved shape with its parameters, or the drawn
+/// mask's size.
+fn shape_json(p: &IslandParams) -> serde_json::Value {
+    if let Some(m) = &p.coast_mask {
+        let (w, h) = m.size();
+        return serde_json::json!({ "requested": p.shape.shape.name(), "resolved": "coast_mask", "coast_mask": [w, h] });
+    }
+    let r = island_core::shape::resolve(p);
+    serde_json::json!({
+        "requested": p.shape.shape.name(),
+        "resolved": r.shape.name(),
+        "follows_gaussians": island_core::shape::gaussian_follows(p),
+        "land_fraction": r.land_fraction,
+        "aspect_ratio": r.aspect_ratio,
+        "orientation": r.orientation,
+        "bay_depth": r.bay_depth,
+        "bay_direction": r.bay_direction,
+        "island_count": r.island_count,
+        "crater_lake": r.crater_lake,
+    })
 }
 
 /// Milliseconds of stage `name` (0 when the backend did not report it).

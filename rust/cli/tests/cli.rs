@@ -274,6 +274,70 @@ fn erosion_and_river_flags() {
 }
 
 #[test]
+fn shape_and_mask_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = ["--backend", "cpu", "--resolution", "129", "--seed", "3"];
+    let out = dir.path().join("atoll");
+    let mut args = base.to_vec();
+    args.extend_from_slice(&["--shape", "atoll"]);
+    let json = generate_ok(&args, &out);
+    assert_eq!(json["params"]["shape"]["shape"], "atoll");
+    assert_eq!(json["shape"]["resolved"], "atoll");
+
+    // A drawn mask: a white disc on black, 80x60 pixels (resampled to the map).
+    let (w, h) = (80u32, 60u32);
+    let mut img = vec![0u8; (w * h) as usize];
+    for y in 0..h {
+        for x in 0..w {
+            let (dx, dy) = (x as f32 / w as f32 - 0.5, y as f32 / h as f32 - 0.5);
+            if dx * dx + dy * dy < 0.09 {
+                img[(y * w + x) as usize] = 255;
+            }
+        }
+    }
+    let mask = dir.path().join("mask.png");
+    let mut bytes = Vec::new();
+    {
+        let mut enc = png::Encoder::new(&mut bytes, w, h);
+        enc.set_color(png::ColorType::Grayscale);
+        enc.set_depth(png::BitDepth::Eight);
+        enc.write_header().unwrap().write_image_data(&img).unwrap();
+    }
+    std::fs::write(&mask, bytes).unwrap();
+    let out = dir.path().join("masked");
+    let mut args = base.to_vec();
+    args.extend_from_slice(&["--mask", mask.to_str().unwrap()]);
+    let json = generate_ok(&args, &out);
+    assert_eq!(json["shape"]["resolved"], "coast_mask");
+    let heights = read_r32(&out.join("height.r32"));
+    assert!(heights[64 * 129 + 64] > 0.0, "mask centre is land");
+    assert!(heights[10 * 129 + 10] < 0.0, "mask corner is sea");
+
+    let bad = dir.path().join("bad");
+    let bad = bad.to_str().unwrap();
+    assert_fails(&["generate", "--shape", "donut", "--out", bad], "donut");
+    let black = dir.path().join("black.png");
+    let mut bytes = Vec::new();
+    {
+        let mut enc = png::Encoder::new(&mut bytes, 8, 8);
+        enc.set_color(png::ColorType::Grayscale);
+        enc.write_header()
+            .unwrap()
+            .write_image_data(&[0; 64])
+            .unwrap();
+    }
+    std::fs::write(&black, bytes).unwrap();
+    assert_fails(
+        &["generate", "--mask", black.to_str().unwrap(), "--out", bad],
+        "all sea",
+    );
+    assert_fails(
+        &["generate", "--mask", "/nonexistent/mask.png", "--out", bad],
+        "cannot read mask",
+    );
+}
+
+#[test]
 fn params_prints_the_defaults_as_json() {
     let o = island(&["params"]);
     assert!(o.status.success(), "{}", stderr(&o));

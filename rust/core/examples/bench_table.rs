@@ -247,6 +247,19 @@ fn bench_resolution(
     measure("mask", &mut || {
         time_with(reps, || (), |_| island_mask(&grid, m, margin, tag::MASK))
     });
+    // The outline of each island shape (`shape::shape_mask`, the whole mask stage) on the same
+    // map; `shape_round` is the legacy mask plus the stage's dispatch.
+    for shape in island_core::params::IslandShape::ALL {
+        let mut q = p.clone();
+        q.shape.shape = shape;
+        measure(&format!("shape_{}", shape.name()), &mut || {
+            time_with(
+                reps,
+                || (),
+                |_| island_core::shape::shape_mask(&q).expect("valid outline"),
+            )
+        });
+    }
     let fields = generate_fields(p).map_err(|e| e.to_string())?;
     let water: Vec<bool> = fields.mask.iter().map(|&v| v == 0).collect();
     measure("edt", &mut || {

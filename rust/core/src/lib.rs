@@ -10,7 +10,7 @@
 //! | detail | [`detail::apply_detail`]`(base, detail_noise, &DetailParams)` |
 //! | biomes | [`biomes::biome_blend`]`(base01, grid, &BiomeParams, tag)` |
 //! | shaping | [`shaping::apply_shaping_curve`]`(heights, lut)` |
-//! | mask | [`mask::island_mask`]`(grid, &MaskParams, margin, tag)` |
+//! | mask | [`shape::shape_mask`]`(params)` (the outline of [`params::IslandShape`]; ROUND is [`mask::island_mask`]`(grid, &MaskParams, margin, tag)`) |
 //! | distance | [`distance::distance_to_coast`]`(mask, resolution, spacing)` |
 //! | coast | [`coast::coastal_falloff`]`(land01, dist, fine, roughness, max_height, &CoastParams)` |
 //! | river | [`river::carve_river`]`(heights, grid, &RiverParams, tag)` |
@@ -59,6 +59,7 @@ pub mod preview;
 pub mod river;
 pub mod scatter;
 pub mod scatter_meshes;
+pub mod shape;
 pub mod shaping;
 mod simd;
 pub mod splat;
@@ -68,7 +69,7 @@ pub mod wetness;
 
 pub use grid::Grid;
 pub use heightfield::{ChunkCollider, ChunkMesh, Heightfield};
-pub use params::{Algorithm, IslandParams, ParamError};
+pub use params::{Algorithm, CoastMask, IslandParams, IslandShape, ParamError};
 pub use pipeline::{
     generate, generate_heights_with, generate_with, Carved, GenerateError, Island, Stage, Stats,
 };

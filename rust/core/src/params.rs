@@ -286,6 +286,205 @@ impl Default for MaskParams {
     }
 }
 
+/// Outline of the island ([`crate::shape`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum IslandShape {
+    /// The seed picks the shape and its parameters (default): changing only the seed shows
+    /// the whole range.
+    #[default]
+    Auto,
+    /// The deformed circle of [`MaskParams`] (the generator's only outline before shapes).
+    Round,
+    /// A long island: [`ShapeParams::aspect_ratio`], [`ShapeParams::orientation`].
+    Elongated,
+    /// An island around a wide bay: [`ShapeParams::bay_depth`], [`ShapeParams::bay_direction`].
+    Crescent,
+    /// Several islands of varied size with sea channels between them:
+    /// [`ShapeParams::island_count`].
+    Archipelago,
+    /// A thin ring of land around a lagoon of sea-level water (the lagoon is classified as sea).
+    Atoll,
+    /// One dominant cone, with a crater lake when [`ShapeParams::crater_lake`].
+    Volcanic,
+}
+
+impl IslandShape {
+    /// Every shape, in the order of their numbers (Godot enum: AUTO = 0, ROUND = 1, ...).
+    pub const ALL: [IslandShape; 7] = [
+        IslandShape::Auto,
+        IslandShape::Round,
+        IslandShape::Elongated,
+        IslandShape::Crescent,
+        IslandShape::Archipelago,
+        IslandShape::Atoll,
+        IslandShape::Volcanic,
+    ];
+    /// Stable lower-case name (`auto`, `round`, `elongated`, `crescent`, `archipelago`,
+    /// `atoll`, `volcanic`), as the CLI and JSON spell it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            IslandShape::Auto => "auto",
+            IslandShape::Round => "round",
+            IslandShape::Elongated => "elongated",
+            IslandShape::Crescent => "crescent",
+            IslandShape::Archipelago => "archipelago",
+            IslandShape::Atoll => "atoll",
+            IslandShape::Volcanic => "volcanic",
+        }
+    }
+    /// The shape named `name` ([`IslandShape::name`], case-insensitive).
+    pub fn from_name(name: &str) -> Option<IslandShape> {
+        let name = name.to_ascii_lowercase();
+        IslandShape::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+/// Outline of the island: which shape, its size and the shape's own settings
+/// ([`crate::shape`]). Ignored where a [`IslandParams::coast_mask`] is given; for
+/// [`Algorithm::GaussianIslands`] with `gaussian.separation > 0` the outline follows the
+/// mountains instead (each one its own island), only `land_fraction` applies.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ShapeParams {
+    /// Which outline. Default [`IslandShape::Auto`].
+    pub shape: IslandShape,
+    /// Share of the map that is land in the outline, 0 or 0.02..=0.8; 0 = the shape's own size
+    /// (seed-varied for AUTO; ROUND keeps the size of `mask.radius`). Default 0.
+    pub land_fraction: f32,
+    /// ELONGATED: length / width of the island, 1..=8. Default 2.5.
+    pub aspect_ratio: f32,
+    /// ELONGATED: direction of the long axis, degrees counter-clockwise from +x, -360..=360.
+    /// Default 30.
+    pub orientation: f32,
+    /// CRESCENT: how far the bay cuts into the island, fraction of its diameter, 0.05..=0.95.
+    /// Default 0.5.
+    pub bay_depth: f32,
+    /// CRESCENT: direction the bay opens to, degrees counter-clockwise from +x, -360..=360.
+    /// Default 90.
+    pub bay_direction: f32,
+    /// ARCHIPELAGO: number of islands placed, 2..=16 (fewer where they do not fit). Default 5.
+    pub island_count: u32,
+    /// VOLCANIC: a crater (holding a lake) at the top of the cone. Default true.
+    pub crater_lake: bool,
+}
+impl ShapeParams {
+    /// Default [`ShapeParams::shape`].
+    pub const DEFAULT_SHAPE: IslandShape = IslandShape::Auto;
+    /// Default [`ShapeParams::land_fraction`] (the shape's own size).
+    pub const DEFAULT_LAND_FRACTION: f32 = 0.0;
+    /// Default [`ShapeParams::aspect_ratio`].
+    pub const DEFAULT_ASPECT_RATIO: f32 = 2.5;
+    /// Default [`ShapeParams::orientation`], degrees.
+    pub const DEFAULT_ORIENTATION: f32 = 30.0;
+    /// Default [`ShapeParams::bay_depth`].
+    pub const DEFAULT_BAY_DEPTH: f32 = 0.5;
+    /// Default [`ShapeParams::bay_direction`], degrees.
+    pub const DEFAULT_BAY_DIRECTION: f32 = 90.0;
+    /// Default [`ShapeParams::island_count`].
+    pub const DEFAULT_ISLAND_COUNT: u32 = 5;
+    /// Default [`ShapeParams::crater_lake`].
+    pub const DEFAULT_CRATER_LAKE: bool = true;
+}
+impl Default for ShapeParams {
+    fn default() -> Self {
+        ShapeParams {
+            shape: ShapeParams::DEFAULT_SHAPE,
+            land_fraction: ShapeParams::DEFAULT_LAND_FRACTION,
+            aspect_ratio: ShapeParams::DEFAULT_ASPECT_RATIO,
+            orientation: ShapeParams::DEFAULT_ORIENTATION,
+            bay_depth: ShapeParams::DEFAULT_BAY_DEPTH,
+            bay_direction: ShapeParams::DEFAULT_BAY_DIRECTION,
+            island_count: ShapeParams::DEFAULT_ISLAND_COUNT,
+            crater_lake: ShapeParams::DEFAULT_CRATER_LAKE,
+        }
+    }
+}
+
+/// A drawn outline replacing the generated one: a grey image, `width × height` row-major
+/// values in 0..=1 (1 = white = land, 0 = black = sea, grey = the coast passes where the
+/// bilinearly resampled value crosses 0.5). Resampled to the map when the sizes differ; the
+/// map's border ring stays sea. Not serialised (a parameter file cannot carry it).
+#[derive(Clone, PartialEq)]
+pub struct CoastMask {
+    width: usize,
+    height: usize,
+    values: Vec<f32>,
+}
+
+impl fmt::Debug for CoastMask {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CoastMask({}x{})", self.width, self.height)
+    }
+}
+
+impl CoastMask {
+    /// A mask from 8-bit grey values (255 = land), `width × height` row-major.
+    pub fn from_luma8(width: usize, height: usize, luma: &[u8]) -> Result<CoastMask, ParamError> {
+        let values = luma.iter().map(|&v| v as f32 * (1.0 / 255.0)).collect();
+        CoastMask::from_values(width, height, values)
+    }
+
+    /// A mask from values in 0..=1 (1 = land), `width × height` row-major. Errors on an empty
+    /// or mis-sized grid, values out of range, or a mask that is all land or all sea.
+    pub fn from_values(
+        width: usize,
+        height: usize,
+        values: Vec<f32>,
+    ) -> Result<CoastMask, ParamError> {
+        let m = CoastMask {
+            width,
+            height,
+            values,
+        };
+        m.validate()?;
+        Ok(m)
+    }
+
+    /// Width, height of the grid.
+    pub fn size(&self) -> (usize, usize) {
+        (self.width, self.height)
+    }
+
+    /// The values, row-major.
+    pub fn values(&self) -> &[f32] {
+        &self.values
+    }
+
+    /// See [`CoastMask::from_values`].
+    pub fn validate(&self) -> Result<(), ParamError> {
+        let (w, h) = (self.width, self.height);
+        if w < 2 || h < 2 {
+            return err(
+                "coast_mask",
+                format!("must be at least 2x2 pixels, got {w}x{h}"),
+            );
+        }
+        if w.checked_mul(h) != Some(self.values.len()) {
+            return err(
+                "coast_mask",
+                format!("{w}x{h} needs {} values, got {}", w * h, self.values.len()),
+            );
+        }
+        if let Some(v) = self.values.iter().find(|v| !(0.0..=1.0).contains(*v)) {
+            return err("coast_mask", format!("values must be in 0..=1, got {v}"));
+        }
+        if self.values.iter().all(|&v| v < 0.5) {
+            return err(
+                "coast_mask",
+                "is all sea (no value reaches 0.5: white = land)",
+            );
+        }
+        if self.values.iter().all(|&v| v >= 0.5) {
+            return err(
+                "coast_mask",
+                "is all land (no value below 0.5: black = sea)",
+            );
+        }
+        Ok(())
+    }
+}
+
 /// Coastal falloff (applied through the exact distance to the coast).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -637,8 +836,14 @@ pub struct IslandParams {
     /// Shaping curve: heights sampled at evenly spaced inputs in 0..=1 (≥ 2 points, each 0..=1),
     /// linearly interpolated. Default: a gentle S that widens lowlands and sharpens peaks.
     pub shaping_curve: Vec<f32>,
-    /// Island mask.
+    /// Island mask of [`IslandShape::Round`].
     pub mask: MaskParams,
+    /// Island outline: shape, size and the shape's settings.
+    pub shape: ShapeParams,
+    /// A drawn outline replacing the generated one (see [`CoastMask`]); `None` = generated.
+    /// Not serialised.
+    #[serde(skip)]
+    pub coast_mask: Option<std::sync::Arc<CoastMask>>,
     /// Coastal falloff.
     pub coast: CoastParams,
     /// Rivers.
@@ -677,6 +882,8 @@ impl Default for IslandParams {
             detail: DetailParams::default(),
             shaping_curve: DEFAULT_SHAPING_CURVE.to_vec(),
             mask: MaskParams::default(),
+            shape: ShapeParams::default(),
+            coast_mask: None,
             coast: CoastParams::default(),
             river: RiverParams::default(),
             erosion: ErosionSettings::default(),
@@ -888,6 +1095,23 @@ impl IslandParams {
         range("mask.radius", self.mask.radius, 0.1, 0.95)?;
         range("mask.roundness", self.mask.roundness, 0.0, 1.0)?;
         positive("mask.noise_scale", self.mask.noise_scale)?;
+        let sh = &self.shape;
+        if sh.land_fraction != 0.0 {
+            range("shape.land_fraction", sh.land_fraction, 0.02, 0.8)?;
+        }
+        range("shape.aspect_ratio", sh.aspect_ratio, 1.0, 8.0)?;
+        range("shape.orientation", sh.orientation, -360.0, 360.0)?;
+        range("shape.bay_depth", sh.bay_depth, 0.05, 0.95)?;
+        range("shape.bay_direction", sh.bay_direction, -360.0, 360.0)?;
+        if !(2..=16).contains(&sh.island_count) {
+            return err(
+                "shape.island_count",
+                format!("must be between 2 and 16, got {}", sh.island_count),
+            );
+        }
+        if let Some(m) = &self.coast_mask {
+            m.validate()?;
+        }
 
         positive("coast.coast_width", self.coast.coast_width)?;
         range("coast.beach_height", self.coast.beach_height, 0.0, 1.0e6)?;

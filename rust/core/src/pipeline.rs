@@ -13,7 +13,6 @@ use crate::gradient_noise::{fbm_noise, FbmRows};
 use crate::grid::{min_max_count_above, normalize_01, Normalization};
 use crate::hash::tag;
 use crate::heightfield::Heightfield;
-use crate::mask::island_mask;
 use crate::params::{Algorithm, IslandParams, ParamError, RiverMode};
 use crate::river::carve_river;
 use crate::shaping::apply_shaping_curve;
@@ -448,7 +447,10 @@ pub fn generate_heights_with(
         },
         || {
             let mut t = Instant::now();
-            let mask = island_mask(&g, &p.mask, border_margin(p), tag::MASK);
+            let mask = match crate::shape::shape_mask(p) {
+                Ok(m) => m,
+                Err(e) => return Some(Err(e)),
+            };
             let ms_mask = timed(&mut t);
             if cancelled() {
                 return None;
@@ -457,14 +459,15 @@ pub fn generate_heights_with(
             // smoothing's reach): only distances below them need to be exact.
             let mut dist = distance_to_coast_within(&mask, n, spacing, coast_distance_cap(p));
             smooth_coast_distance(p, &mut dist);
-            Some((dist, [ms_mask, timed(&mut t)]))
+            Some(Ok((dist, [ms_mask, timed(&mut t)])))
         },
     );
-    let (Some((base, biomes, roughness, sandiness, relief_ms)), Some((dist, geometry_ms))) =
+    let (Some((base, biomes, roughness, sandiness, relief_ms)), Some(geometry)) =
         (relief, coast_geometry)
     else {
         return Err(GenerateError::Cancelled);
     };
+    let (dist, geometry_ms) = geometry?;
     // Report the six stages in pipeline order (the shaping curve is applied in the coast pass).
     for (stage, ms) in [
         (Stage::Base, relief_ms[0]),
@@ -582,7 +585,7 @@ pub fn generate_fields(p: &IslandParams) -> Result<Fields, ParamError> {
     }
     let (biomes, roughness, sandiness) = biome_blend(&mut base, &g, &p.biomes, tag::BIOME);
     apply_shaping_curve(&mut base, &p.shaping_curve);
-    let mask = island_mask(&g, &p.mask, border_margin(p), tag::MASK);
+    let mask = crate::shape::shape_mask(p)?;
     let distance = distance_to_coast(&mask, n, p.spacing());
     Ok(Fields {
         land01: base,
@@ -596,18 +599,24 @@ pub fn generate_fields(p: &IslandParams) -> Result<Fields, ParamError> {
 
 /// The [`Stage::Erosion`] stage: [`erode`] with the island's settings (sea level 0, the
 /// island seed), in place. Shared with the GPU backend, which runs it on the CPU.
+///
+/// The VOLCANIC outline's cone ([`crate::shape::apply_relief`]) is raised first, so that the
+/// erosion carves it, and its crater dug last ([`crate::shape::dig_crater`]).
 pub fn erosion_stage(p: &IslandParams, heights: &mut [f32]) -> ErosionReport {
+    crate::shape::apply_relief(p, heights);
     let settings = crate::erosion::ErosionSettings {
         sea_level: 0.0,
         ..p.erosion.clone()
     };
-    erode(
+    let report = erode(
         heights,
         p.resolution as usize,
         p.spacing(),
         &settings,
         p.seed,
-    )
+    );
+    crate::shape::dig_crater(p, heights);
+    report
 }
 
 /// Rivers and lakes of an island, as summed up in [`Stats`].
@@ -683,6 +692,7 @@ pub fn hydrology(p: &IslandParams, heights: &[f32], d: &Drainage) -> Hydrology {
         p.river.mode == RiverMode::Flow,
         carve_settings(p).enabled,
         p.drainage.lake_min_area,
+        crate::shape::lagoon_sample(p),
     )
 }
 
@@ -693,6 +703,7 @@ fn water_map(
     rivers: bool,
     carved: bool,
     min_lake_area: f32,
+    lagoon: Option<usize>,
 ) -> Hydrology {
     let n = d.n;
     let len = n * n;
@@ -701,8 +712,10 @@ fn water_map(
     let mut level = vec![f32::NAN; len];
     // Sea: below sea level and connected to the map border.
     let below = |i: usize| heights[i] < 0.0 || heights[i].is_nan();
+    // An atoll's lagoon (closed by the reef) is sea too, at sea level.
     let mut queue: std::collections::VecDeque<usize> = (0..n)
         .flat_map(|k| [k, (n - 1) * n + k, k * n, k * n + n - 1])
+        .chain(lagoon)
         .filter(|&i| below(i))
         .collect();
     for &i in &queue {

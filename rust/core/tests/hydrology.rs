@@ -241,9 +241,15 @@ fn old_parameter_files_load_and_new_settings_validate() {
 /// flat, and each lake's water leaves it (a river or the dam's outlet next to it).
 #[test]
 fn default_islands_have_dammed_lakes() {
+    // On the round outline (the default before island shapes): AUTO's atolls and small
+    // archipelago islands may have no valley a dam suits.
     for seed in [1u64, 2, 31337] {
         let island = generate(&IslandParams {
             seed,
+            shape: island_core::params::ShapeParams {
+                shape: island_core::params::IslandShape::Round,
+                ..Default::default()
+            },
             ..Default::default()
         })
         .unwrap();

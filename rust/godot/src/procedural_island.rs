@@ -32,7 +32,7 @@ use crate::stats::stats_dictionary;
 use crate::terrain_layer::{self, TerrainLayer, TerrainLayers};
 use crate::water_nodes::{self, WaterNodes};
 use crate::worker::{generate_job, import_job, JobError, Prepared, Request};
-use godot::classes::{Curve, Engine, INode3D, Image, ImageTexture, Material, Node3D};
+use godot::classes::{Curve, Engine, INode3D, Image, ImageTexture, Material, Node3D, Texture2D};
 use godot::global::Error;
 use godot::prelude::*;
 use island_core::paint::Rect;
@@ -175,6 +175,40 @@ island_node! {
             /// Island mask: wavelength of the deforming noise, metres.
             #[export(range = (1.0, 10000.0, or_greater, suffix = "m"))]
             mask_noise_scale: f32 = core(mask.noise_scale),
+            /// Island outline: [constant SHAPE_AUTO] (the seed picks the shape and its settings),
+            /// [constant SHAPE_ROUND] (the deformed circle of the `mask_*` settings),
+            /// [constant SHAPE_ELONGATED], [constant SHAPE_CRESCENT], [constant SHAPE_ARCHIPELAGO],
+            /// [constant SHAPE_ATOLL] (a reef ring around a sea lagoon) or
+            /// [constant SHAPE_VOLCANIC]. Ignored when [member coast_mask] is set.
+            #[export(enum = (Auto = 0, Round = 1, Elongated = 2, Crescent = 3, Archipelago = 4, Atoll = 5, Volcanic = 6))]
+            island_shape: i32 = core(shape.shape),
+            /// Share of the map that is land in the outline (0 = the shape's own size; 0.02-0.8).
+            #[export(range = (0.0, 0.8, 0.01))]
+            land_fraction: f32 = core(shape.land_fraction),
+            /// Elongated: length / width of the island.
+            #[export(range = (1.0, 8.0, 0.1))]
+            shape_aspect_ratio: f32 = core(shape.aspect_ratio),
+            /// Elongated: direction of the long axis, degrees counter-clockwise from +x.
+            #[export(range = (-360.0, 360.0, 1.0, suffix = "°"))]
+            shape_orientation: f32 = core(shape.orientation),
+            /// Crescent: how far the bay cuts into the island, fraction of its diameter.
+            #[export(range = (0.05, 0.95, 0.01))]
+            shape_bay_depth: f32 = core(shape.bay_depth),
+            /// Crescent: direction the bay opens to, degrees counter-clockwise from +x.
+            #[export(range = (-360.0, 360.0, 1.0, suffix = "°"))]
+            shape_bay_direction: f32 = core(shape.bay_direction),
+            /// Archipelago: number of islands (fewer where they do not fit).
+            #[export(range = (2.0, 16.0))]
+            shape_island_count: i32 = core(shape.island_count),
+            /// Volcanic: a crater holding a lake at the top of the cone.
+            #[export]
+            shape_crater_lake: bool = core(shape.crater_lake),
+            /// A drawn outline replacing the generated one: a grey image (white = land, black =
+            /// sea, grey = soft edge; colour images count by luminance), stretched over the map.
+            /// An empty or unreadable texture, or one that is all land or all sea, is an error
+            /// (the previous island is kept).
+            #[export]
+            coast_mask: Option<Gd<Texture2D>> = core(coast_mask),
 
             /// Coast: distance inland over which the relief rises to full height, metres.
             #[export_group(name = "Coast", prefix = "coast_")]
@@ -546,6 +580,27 @@ impl ProceduralIsland {
     /// River mode: no rivers.
     #[constant]
     pub const RIVER_MODE_OFF: i32 = 2;
+    /// Island shape: the seed picks the shape and its settings.
+    #[constant]
+    pub const SHAPE_AUTO: i32 = 0;
+    /// Island shape: the deformed circle of the `mask_*` settings.
+    #[constant]
+    pub const SHAPE_ROUND: i32 = 1;
+    /// Island shape: a long island.
+    #[constant]
+    pub const SHAPE_ELONGATED: i32 = 2;
+    /// Island shape: an island around a wide bay.
+    #[constant]
+    pub const SHAPE_CRESCENT: i32 = 3;
+    /// Island shape: several islands with sea channels between them.
+    #[constant]
+    pub const SHAPE_ARCHIPELAGO: i32 = 4;
+    /// Island shape: a reef ring around a lagoon (sea).
+    #[constant]
+    pub const SHAPE_ATOLL: i32 = 5;
+    /// Island shape: one dominant volcanic cone.
+    #[constant]
+    pub const SHAPE_VOLCANIC: i32 = 6;
     /// Base algorithm: fractal gradient noise (fBm).
     #[constant]
     pub const ALGORITHM_FBM: i32 = 0;

@@ -20,10 +20,12 @@
 //! verbatim (readable, checked by gdext as before) without a proc-macro crate. The conversions
 //! are ordinary trait impls, so the table carries no code.
 
-use godot::classes::Curve;
+use godot::classes::image::Format;
+use godot::classes::{Curve, Texture2D};
 use godot::prelude::*;
-use island_core::params::RiverMode;
+use island_core::params::{CoastMask, IslandShape, RiverMode};
 use island_core::Algorithm;
+use std::sync::Arc;
 
 /// Samples taken from `shaping_curve` for the core's lookup table.
 pub const CURVE_SAMPLES: usize = 256;
@@ -159,6 +161,60 @@ impl CoreValue<Vec<f32>> for Option<Gd<Curve>> {
                 .map(|i| c.sample(i as f32 / (CURVE_SAMPLES - 1) as f32))
                 .collect();
         }
+        Ok(())
+    }
+}
+
+/// `island_shape`: the index into [`IslandShape::ALL`] (`SHAPE_AUTO` = 0 ... `SHAPE_VOLCANIC` = 6).
+impl CoreValue<IslandShape> for i32 {
+    fn from_core(core: &IslandShape) -> Self {
+        IslandShape::ALL.iter().position(|s| s == core).unwrap_or(0) as i32
+    }
+    fn store(&self, name: &str, core: &mut IslandShape) -> Result<(), String> {
+        *core = usize::try_from(*self)
+            .ok()
+            .and_then(|i| IslandShape::ALL.get(i).copied())
+            .ok_or_else(|| {
+                format!(
+                    "invalid parameter `{name}`: must be 0..={}, got {self}",
+                    IslandShape::ALL.len() - 1
+                )
+            })?;
+        Ok(())
+    }
+}
+
+/// `coast_mask`: the texture's image converted to 8-bit luminance here, on the main thread
+/// (the worker gets plain bytes). Null keeps the generated outline.
+impl CoreValue<Option<Arc<CoastMask>>> for Option<Gd<Texture2D>> {
+    fn from_core(_: &Option<Arc<CoastMask>>) -> Self {
+        None
+    }
+    fn store(&self, name: &str, core: &mut Option<Arc<CoastMask>>) -> Result<(), String> {
+        let Some(tex) = self else {
+            *core = None;
+            return Ok(());
+        };
+        let bad = |why: &str| format!("invalid parameter `{name}`: {why}");
+        let img = tex
+            .get_image()
+            .ok_or_else(|| bad("the texture has no image data"))?;
+        if img.is_empty() {
+            return Err(bad("the image is empty"));
+        }
+        // Work on a copy: the texture's own image must not change format.
+        let mut img = img.duplicate_resource();
+        if img.is_compressed() && img.decompress() != godot::global::Error::OK {
+            return Err(bad("cannot decompress the image"));
+        }
+        img.convert(Format::L8);
+        let (w, h) = (
+            img.get_width().max(0) as usize,
+            img.get_height().max(0) as usize,
+        );
+        let data = img.get_data().to_vec();
+        let mask = CoastMask::from_luma8(w, h, &data).map_err(|e| e.to_string())?;
+        *core = Some(Arc::new(mask));
         Ok(())
     }
 }

@@ -919,8 +919,19 @@ fn stage_shaping(run: &mut Run) -> Result<(), GpuError> {
 }
 
 fn stage_mask(run: &mut Run) -> Result<(), GpuError> {
-    let p = run.p;
+    let (gpu, p) = (run.gpu, run.p);
     let (rec, r) = run.parts();
+    if !uses_legacy_mask(p) {
+        // Every other outline (shapes, gaussian-following, drawn masks) is computed on the CPU
+        // (`island_core::shape::shape_mask`, a few ms) and uploaded: the GPU island is the CPU
+        // one.
+        let mask = island_core::shape::shape_mask(p).map_err(GpuError::Invalid)?;
+        let m: Vec<u32> = mask.iter().map(|&v| v as u32).collect();
+        let staging = gpu.storage_init("shape_mask", bytemuck::cast_slice(&m));
+        rec.enc
+            .copy_buffer_to_buffer(&staging, 0, &r.mask, 0, (m.len() * 4) as u64);
+        return Ok(());
+    }
     let m = &p.mask;
     let mp = mask(
         m.radius,
@@ -930,6 +941,15 @@ fn stage_mask(run: &mut Run) -> Result<(), GpuError> {
         tag::MASK,
     );
     rec.mask(&r.mask, &mp)
+}
+
+/// Whether the island's outline is the ROUND deformed circle the `island_mask.wgsl` pass
+/// computes (ROUND without a land fraction, no drawn mask, not following gaussian islands).
+fn uses_legacy_mask(p: &IslandParams) -> bool {
+    p.coast_mask.is_none()
+        && !island_core::shape::gaussian_follows(p)
+        && p.shape.shape == island_core::params::IslandShape::Round
+        && p.shape.land_fraction == 0.0
 }
 
 fn stage_distance(run: &mut Run) -> Result<(), GpuError> {
@@ -1011,7 +1031,26 @@ fn stage_erosion(run: &mut Run) -> Result<(), GpuError> {
     let nc = (settings.resolution.clamp(33, 4097) as usize).min(p.resolution as usize);
     let (rec, r) = run.parts();
     if crate::erosion::fits(rec, nc) {
+        let volcano = island_core::shape::has_volcano(p);
+        let bytes = (r.n * r.n * 4) as u64;
+        // The VOLCANIC cone before the erosion and its crater after it, on the CPU (as in
+        // erosion_stage).
+        let on_cpu = |rec: &mut Rec, f: fn(&IslandParams, &mut [f32])| {
+            rec.flush()?;
+            let mut parts = gpu.read_back(&[(&r.heights, bytes)], Some(&r.staging))?;
+            let mut heights = f32s(&parts.pop().expect("1 part"));
+            f(p, &mut heights);
+            gpu.queue
+                .write_buffer(&r.heights, 0, bytemuck::cast_slice(&heights));
+            Ok::<(), GpuError>(())
+        };
+        if volcano {
+            on_cpu(rec, island_core::shape::apply_relief)?;
+        }
         crate::erosion::erode(rec, &r.heights, p.spacing(), &settings, p.seed, None)?;
+        if volcano {
+            on_cpu(rec, island_core::shape::dig_crater)?;
+        }
         return Ok(());
     }
     let bytes = (r.n * r.n * 4) as u64;

@@ -714,6 +714,9 @@ fn pipeline_matches_with_varied_parameters() {
         })
         .collect();
     v.biomes.grid = 13;
+    // ROUND: the outline from island_mask.wgsl (the other variants' AUTO outlines are
+    // computed on the CPU and uploaded).
+    v.shape.shape = island_core::params::IslandShape::Round;
     v.mask.roundness = 0.0;
     v.mask.radius = 0.95;
     v.fbm.octaves = 16;

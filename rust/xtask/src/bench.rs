@@ -770,12 +770,31 @@ fn run_scatter_flyover(root: &Path, scene: &mut Scene) -> Result<(), String> {
 }
 
 /// Rows of the table: (key in the bench_table output, label, octaves for ns/octave-sample or 0).
-const STAGE_ROWS: [(&str, &str, u32); 11] = [
+const STAGE_ROWS: [(&str, &str, u32); 18] = [
     ("fbm8", "fBm gradient noise, 8 octaves", 8),
     ("value_noise", "value noise, 6 octaves (default)", 6),
     ("diamond_square", "diamond-square", 0),
     ("gaussian_islands", "gaussian islands", 0),
     ("mask", "island mask (4-octave fBm deformed circle)", 0),
+    (
+        "shape_auto",
+        "shape: outline AUTO (the default: seed 1's shape)",
+        0,
+    ),
+    ("shape_round", "shape: outline ROUND (= the island mask)", 0),
+    (
+        "shape_elongated",
+        "shape: outline ELONGATED (warped field + exact selection)",
+        0,
+    ),
+    ("shape_crescent", "shape: outline CRESCENT", 0),
+    ("shape_archipelago", "shape: outline ARCHIPELAGO", 0),
+    ("shape_atoll", "shape: outline ATOLL", 0),
+    (
+        "shape_volcanic",
+        "shape: outline VOLCANIC (outline only; the cone is in erosion)",
+        0,
+    ),
     ("edt", "exact EDT (`distance_transform_sq`, 1 pass)", 0),
     ("distance_to_coast", "signed distance to coast (2 EDTs)", 0),
     ("biome_blend", "biome blend (Voronoi + blend)", 0),

@@ -1,0 +1,872 @@
+//! Island outlines ([`IslandShape`]): the land / sea mask of the mask stage.
+//!
+//! Every generated shape is a signed field in world space (positive inside): a signed
+//! distance of the shape's geometry (ellipse, disc minus bay disc, union of discs, ring, disc),
+//! taken at a domain-warped position (two scales of warp: bends, peninsulas and capes) plus an
+//! additive multi-scale fBm (coves and small capes). Positions are in units of half the map
+//! (`p / (world_size / 2)`, the centre at 0) and every noise wavelength is a fixed fraction of
+//! the map: the same seed and shape give the same island at every resolution, up to sampling.
+//!
+//! Land is where the field is above a threshold picked by exact selection over the map's
+//! samples ([`select_threshold`]) so that the outline covers [`ShapeParams::land_fraction`] of
+//! the map (or the shape's own size). The field of each sample depends only on its position,
+//! and the selection is serial: the mask does not depend on the thread count.
+//!
+//! * ROUND with `land_fraction` 0 is [`crate::mask::island_mask`] (the earlier outline,
+//!   bit for bit).
+//! * AUTO draws the shape and its parameters from the seed ([`resolve`]).
+//! * [`Algorithm::GaussianIslands`] with `gaussian.separation > 0`: the outline is the union
+//!   of one disc per mountain (0.8 of its radius), so each mountain is its own island.
+//! * A [`CoastMask`] replaces the outline (bilinear resampling, land where ≥ 0.5).
+//!
+//! The map's border ring (`margin` metres) is always sea. The VOLCANIC cone is a change of the
+//! heights ([`apply_relief`], run at the start of the erosion stage, on both backends); the
+//! ATOLL lagoon is classified as sea by the water map ([`lagoon_sample`]).
+//!
+//! No platform math library calls: angles go through [`sin_cos_deg`] (a polynomial), distances
+//! through `sqrt` (correctly rounded everywhere).
+
+use crate::gaussian_islands::gaussian_mountains;
+use crate::gradient_noise::Fbm;
+use crate::grid::par_rows;
+use crate::hash::{hash_u32, stage_seed, tag, unit};
+use crate::mask::island_mask;
+use crate::params::{Algorithm, CoastMask, IslandParams, IslandShape, ParamError};
+use crate::pipeline::border_margin;
+use rayon::prelude::*;
+
+/// Stage tag of the shape's random draws and noises (AUTO's choices, placement, warps).
+pub const SHAPE_TAG: u32 = 8;
+
+/// Own size (land fraction of the map) of each generated shape when
+/// [`ShapeParams::land_fraction`](crate::params::ShapeParams::land_fraction) is 0.
+pub const fn natural_land_fraction(s: IslandShape) -> f32 {
+    match s {
+        IslandShape::Auto | IslandShape::Round => 0.3,
+        IslandShape::Elongated => 0.2,
+        IslandShape::Crescent => 0.26,
+        IslandShape::Archipelago => 0.2,
+        IslandShape::Atoll => 0.11,
+        IslandShape::Volcanic => 0.28,
+    }
+}
+
+/// A shape with every parameter decided (AUTO resolved from the seed).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Resolved {
+    /// The shape (never [`IslandShape::Auto`]).
+    pub shape: IslandShape,
+    /// Target land fraction of the outline; 0 only for the legacy ROUND outline.
+    pub land_fraction: f32,
+    /// ELONGATED length / width.
+    pub aspect_ratio: f32,
+    /// ELONGATED long axis, degrees.
+    pub orientation: f32,
+    /// CRESCENT bay depth, fraction of the diameter.
+    pub bay_depth: f32,
+    /// CRESCENT bay direction, degrees.
+    pub bay_direction: f32,
+    /// ARCHIPELAGO islands.
+    pub island_count: u32,
+    /// VOLCANIC crater.
+    pub crater_lake: bool,
+    /// Seed-drawn numbers in [0, 1) for the shape's own variations.
+    draws: [f32; 8],
+}
+
+/// `k`-th number in [0, 1) of the shape stream of seed `s`.
+fn draw(s: u32, k: u32) -> f32 {
+    unit(hash_u32(
+        s ^ hash_u32(k.wrapping_mul(0x9e37_79b9).wrapping_add(0x51ed)),
+    ))
+}
+
+/// The shape `p` asks for, with AUTO resolved from the seed: shape, land fraction (the
+/// shape's own size × 0.8..1.2), aspect 1.9..3.5, orientation, bay depth 0.35..0.75 and
+/// direction, 3..6 islands, crater lake in 60 % of volcanoes.
+pub fn resolve(p: &IslandParams) -> Resolved {
+    let s = stage_seed(p.seed, SHAPE_TAG);
+    let d = |k| draw(s, k);
+    let sp = &p.shape;
+    let mut draws = [0.0; 8];
+    for (k, v) in draws.iter_mut().enumerate() {
+        *v = d(100 + k as u32);
+    }
+    if sp.shape != IslandShape::Auto {
+        let lf = if sp.land_fraction > 0.0 {
+            sp.land_fraction
+        } else if sp.shape == IslandShape::Round {
+            0.0
+        } else {
+            natural_land_fraction(sp.shape)
+        };
+        return Resolved {
+            shape: sp.shape,
+            land_fraction: lf,
+            aspect_ratio: sp.aspect_ratio,
+            orientation: sp.orientation,
+            bay_depth: sp.bay_depth,
+            bay_direction: sp.bay_direction,
+            island_count: sp.island_count,
+            crater_lake: sp.crater_lake,
+            draws,
+        };
+    }
+    let pick = d(0);
+    let shape = if pick < 0.28 {
+        IslandShape::Elongated
+    } else if pick < 0.46 {
+        IslandShape::Crescent
+    } else if pick < 0.70 {
+        IslandShape::Archipelago
+    } else if pick < 0.83 {
+        IslandShape::Atoll
+    } else {
+        IslandShape::Volcanic
+    };
+    let lf = if sp.land_fraction > 0.0 {
+        sp.land_fraction
+    } else {
+        natural_land_fraction(shape) * (0.8 + 0.4 * d(7))
+    };
+    Resolved {
+        shape,
+        land_fraction: lf,
+        aspect_ratio: 1.9 + 1.6 * d(1),
+        orientation: 180.0 * d(2),
+        bay_depth: 0.35 + 0.4 * d(3),
+        bay_direction: 360.0 * d(4),
+        island_count: 3 + (4.0 * d(5)) as u32,
+        crater_lake: d(6) < 0.6,
+        draws,
+    }
+}
+
+/// `(sin, cos)` of `deg` degrees: a polynomial (no platform math library), error below 1e-6.
+pub fn sin_cos_deg(deg: f32) -> (f32, f32) {
+    // Reduce to [-180, 180), then to x in [-90, 90] with the cosine's sign.
+    let mut t = deg / 360.0;
+    t -= (t + 0.5).floor();
+    let mut a = t * 360.0;
+    let mut cos_sign = 1.0;
+    if a > 90.0 {
+        a = 180.0 - a;
+        cos_sign = -1.0;
+    } else if a < -90.0 {
+        a = -180.0 - a;
+        cos_sign = -1.0;
+    }
+    let x = a * (std::f32::consts::PI / 180.0);
+    let x2 = x * x;
+    // Taylor series to x^13 / x^12: exact enough on [-pi/2, pi/2] in f32.
+    let sin = x
+        * (1.0
+            - x2 / 6.0
+                * (1.0
+                    - x2 / 20.0
+                        * (1.0
+                            - x2 / 42.0
+                                * (1.0 - x2 / 72.0 * (1.0 - x2 / 110.0 * (1.0 - x2 / 156.0))))));
+    let cos = 1.0
+        - x2 / 2.0
+            * (1.0
+                - x2 / 12.0
+                    * (1.0
+                        - x2 / 30.0 * (1.0 - x2 / 56.0 * (1.0 - x2 / 90.0 * (1.0 - x2 / 132.0)))));
+    (sin, cos_sign * cos)
+}
+
+/// The geometry of a generated shape, in units of half the map.
+#[derive(Clone, Debug)]
+enum Geometry {
+    /// Ellipse with semi-axes `a` (along `(c, s)`) and `b`, bent by `bend` (sideways offset
+    /// of `bend · (x/a)²`).
+    Ellipse {
+        a: f32,
+        b: f32,
+        c: f32,
+        s: f32,
+        bend: f32,
+    },
+    /// Disc of radius `r` minus the bay disc at `(bx, bz)` of radius `rb`.
+    Crescent { r: f32, bx: f32, bz: f32, rb: f32 },
+    /// Union of discs `(x, z, r)`.
+    Discs(Vec<[f32; 3]>),
+    /// Ring of radius `r`, half-width `w`, stretched by `1 + e` along `(c, s)` and squeezed
+    /// by `1 - e` across.
+    Ring {
+        r: f32,
+        w: f32,
+        e: f32,
+        c: f32,
+        s: f32,
+    },
+}
+
+impl Geometry {
+    /// Signed distance, positive inside.
+    #[inline(always)]
+    fn inside(&self, x: f32, z: f32) -> f32 {
+        match self {
+            Geometry::Ellipse { a, b, c, s, bend } => {
+                let (ia, ib) = (1.0 / a, 1.0 / b);
+                let u = x * c + z * s;
+                let v0 = -x * s + z * c;
+                let t = u * ia;
+                let v = v0 - bend * t * t;
+                // Approximate ellipse distance k0 (k0 - 1) / k1.
+                let (pa, pb) = (t, v * ib);
+                let k0 = (pa * pa + pb * pb).sqrt();
+                let (qa, qb) = (pa * ia, pb * ib);
+                let k1 = (qa * qa + qb * qb).sqrt();
+                if k1 < 1e-12 {
+                    a.min(*b)
+                } else {
+                    -k0 * (k0 - 1.0) / k1
+                }
+            }
+            Geometry::Crescent { r, bx, bz, rb } => {
+                let disc = r - (x * x + z * z).sqrt();
+                let (dx, dz) = (x - bx, z - bz);
+                let bay = (dx * dx + dz * dz).sqrt() - rb;
+                disc.min(bay)
+            }
+            Geometry::Discs(d) => {
+                // max over discs of r - |p - c|; the square root only where a disc can win
+                // (|p - c| < r - best).
+                let mut best = f32::NEG_INFINITY;
+                for &[cx, cz, r] in d {
+                    let (dx, dz) = (x - cx, z - cz);
+                    let d2 = dx * dx + dz * dz;
+                    let reach = r - best;
+                    if best == f32::NEG_INFINITY || d2 < reach * reach {
+                        best = best.max(r - d2.sqrt());
+                    }
+                }
+                best
+            }
+            Geometry::Ring { r, w, e, c, s } => {
+                let u = (x * c + z * s) / (1.0 + e);
+                let v = (-x * s + z * c) / (1.0 - e);
+                w - ((u * u + v * v).sqrt() - r).abs()
+            }
+        }
+    }
+}
+
+/// Noise amplitudes (half-map units) of a generated shape: large warp, medium warp, coast
+/// detail.
+#[derive(Clone, Copy, Debug)]
+struct Roughness {
+    big: f32,
+    mid: f32,
+    detail: f32,
+}
+
+/// Wavelengths of the warps and the detail as fractions of the map size.
+const BIG_SCALE: f32 = 0.55;
+const MID_SCALE: f32 = 0.2;
+const DETAIL_SCALE: f32 = 0.09;
+/// Cells per side of the grid the warps are evaluated on (then interpolated).
+const WARP_GRID: usize = 256;
+
+/// Geometry and noise of a resolved generated shape (not ROUND).
+fn geometry(p: &IslandParams, r: &Resolved) -> (Geometry, Roughness) {
+    let area = 4.0 * r.land_fraction;
+    let pi = std::f32::consts::PI;
+    let dr = &r.draws;
+    match r.shape {
+        IslandShape::Elongated => {
+            let (s, c) = sin_cos_deg(r.orientation);
+            let mut b = (area / (pi * r.aspect_ratio)).sqrt();
+            let mut a = b * r.aspect_ratio;
+            // Longest semi-axis that fits in the map along that direction.
+            let a_max = (0.8 / c.abs().max(s.abs())).min(1.05);
+            if a > a_max {
+                a = a_max;
+                b = area / (pi * a);
+            }
+            let bend = (dr[0] - 0.5) * 0.8 * b;
+            (
+                Geometry::Ellipse { a, b, c, s, bend },
+                Roughness {
+                    big: 0.3,
+                    mid: 0.16,
+                    detail: 0.09,
+                },
+            )
+        }
+        IslandShape::Crescent => {
+            let depth = r.bay_depth;
+            let rr = ((area / pi) / (1.0 - 0.5 * depth)).sqrt().min(0.78);
+            // Bay from a narrow inlet to a wide sound.
+            let rb = (0.55 + 0.35 * dr[3]) * rr;
+            let dist = rr + rb - 2.0 * rr * depth;
+            let (s, c) = sin_cos_deg(r.bay_direction);
+            (
+                Geometry::Crescent {
+                    r: rr,
+                    bx: c * dist,
+                    bz: s * dist,
+                    rb,
+                },
+                Roughness {
+                    big: 0.3,
+                    mid: 0.16,
+                    detail: 0.09,
+                },
+            )
+        }
+        IslandShape::Archipelago => (
+            Geometry::Discs(archipelago(p, r, area)),
+            Roughness {
+                big: 0.3,
+                mid: 0.14,
+                detail: 0.08,
+            },
+        ),
+        IslandShape::Atoll => {
+            let rr = 0.48 + 0.1 * dr[0];
+            let (s, c) = sin_cos_deg(360.0 * dr[1]);
+            (
+                Geometry::Ring {
+                    r: rr,
+                    w: r.land_fraction / (pi * rr),
+                    e: 0.08 + 0.22 * dr[2],
+                    c,
+                    s,
+                },
+                Roughness {
+                    big: 0.25,
+                    mid: 0.06,
+                    detail: 0.02,
+                },
+            )
+        }
+        IslandShape::Volcanic => {
+            let (cx, cz) = volcano_centre(r);
+            (
+                Geometry::Discs(vec![[cx, cz, (area / pi).sqrt()]]),
+                Roughness {
+                    big: 0.25,
+                    mid: 0.14,
+                    detail: 0.08,
+                },
+            )
+        }
+        IslandShape::Auto | IslandShape::Round => unreachable!("not a generated geometry"),
+    }
+}
+
+/// Centre of the volcano, half-map units.
+fn volcano_centre(r: &Resolved) -> (f32, f32) {
+    ((r.draws[1] - 0.5) * 0.2, (r.draws[2] - 0.5) * 0.2)
+}
+
+/// Discs of an archipelago covering about `area` (half-map units²): one main island and
+/// smaller ones, placed by hashed candidates with a sea channel between any two.
+fn archipelago(p: &IslandParams, r: &Resolved, area: f32) -> Vec<[f32; 3]> {
+    let s = stage_seed(p.seed, SHAPE_TAG) ^ 0xa5c3_0f17;
+    let n = r.island_count as usize;
+    let mut w: Vec<f32> = (0..n)
+        .map(|i| {
+            if i == 0 {
+                1.0
+            } else {
+                0.35 + 0.5 * draw(s, i as u32)
+            }
+        })
+        .collect();
+    w[1..].sort_by(|a, b| b.total_cmp(a));
+    let sum2: f32 = w.iter().map(|v| v * v).sum();
+    let k = (area / (std::f32::consts::PI * sum2)).sqrt();
+    let gap = 0.1;
+    let mut discs: Vec<[f32; 3]> = Vec::with_capacity(n);
+    for (i, wi) in w.iter().enumerate() {
+        let mut ri = wi * k;
+        'shrink: for _ in 0..5 {
+            let lim = (0.8 - ri).max(0.0);
+            for t in 0..48u32 {
+                let key = (i as u32) * 1000 + t;
+                let (x, z) = if i == 0 && t == 0 {
+                    ((draw(s, key) - 0.5) * lim, (draw(s, key + 500) - 0.5) * lim)
+                } else {
+                    (
+                        (2.0 * draw(s, key) - 1.0) * lim,
+                        (2.0 * draw(s, key + 500) - 1.0) * lim,
+                    )
+                };
+                let ok = discs.iter().all(|&[cx, cz, rc]| {
+                    let (dx, dz) = (x - cx, z - cz);
+                    (dx * dx + dz * dz).sqrt() >= ri + rc + gap
+                });
+                if ok {
+                    discs.push([x, z, ri]);
+                    break 'shrink;
+                }
+            }
+            ri *= 0.8;
+        }
+    }
+    discs
+}
+
+/// Sample-independent constants of the noise rows of a generated field.
+struct Noises {
+    big: [Fbm; 2],
+    mid: [Fbm; 2],
+    detail: Fbm,
+}
+
+impl Noises {
+    fn new(seed: u64) -> Noises {
+        let s = stage_seed(seed, SHAPE_TAG);
+        let f = |salt: u32, oct| Fbm::classic(oct, hash_u32(s ^ salt));
+        Noises {
+            big: [f(0x1111, 2), f(0x2222, 2)],
+            mid: [f(0x3333, 2), f(0x4444, 2)],
+            detail: f(0x5555, 3),
+        }
+    }
+}
+
+/// The signed field of a generated (or gaussian-following) outline over the map: `None`
+/// where the legacy ROUND mask applies. Samples inside the border ring are `-inf`.
+fn generated_field(p: &IslandParams, r: &Resolved) -> Option<Vec<f32>> {
+    let (geo, rough) = if gaussian_follows(p) {
+        (Geometry::Discs(gaussian_discs(p)), gaussian_roughness())
+    } else if r.shape == IslandShape::Round {
+        return None;
+    } else {
+        geometry(p, r)
+    };
+    let n = p.resolution as usize;
+    let world = p.world_size;
+    let half = world * 0.5;
+    let spacing = p.spacing();
+    let margin = border_margin(p);
+    let noises = Noises::new(p.seed);
+    // The warps (wavelengths of 20 % of the map and more) on a grid of at most 257² samples
+    // (every `stride`-th sample), bilinearly interpolated: the same values at stride 1.
+    // Powers of two (n - 1 is one): shifts instead of divisions per sample.
+    let stride = ((n - 1) / WARP_GRID).max(1);
+    let shift = stride.trailing_zeros();
+    let nc = (n - 1) / stride + 1;
+    let cs = spacing * stride as f32;
+    let mut warp = vec![[0.0f32; 2]; nc * nc];
+    par_rows(&mut warp, nc, |zc, row| {
+        let pz = zc as f32 * cs;
+        let mut bufs = [
+            vec![0.0f32; nc],
+            vec![0.0f32; nc],
+            vec![0.0f32; nc],
+            vec![0.0f32; nc],
+        ];
+        let rows: [(&Fbm, f32); 4] = [
+            (&noises.big[0], BIG_SCALE),
+            (&noises.big[1], BIG_SCALE),
+            (&noises.mid[0], MID_SCALE),
+            (&noises.mid[1], MID_SCALE),
+        ];
+        for (buf, (f, sc)) in bufs.iter_mut().zip(rows) {
+            let ns = sc * world;
+            f.add_row(buf, pz / ns, cs / ns, 0.0);
+        }
+        for (x, w) in row.iter_mut().enumerate() {
+            *w = [
+                rough.big * bufs[0][x] + rough.mid * bufs[2][x],
+                rough.big * bufs[1][x] + rough.mid * bufs[3][x],
+            ];
+        }
+    });
+    let inv = 1.0 / stride as f32;
+    let mut field = vec![0.0f32; n * n];
+    par_rows(&mut field, n, |z, row| {
+        let mut detail = vec![0.0f32; n];
+        let pz = z as f32 * spacing;
+        let ns = DETAIL_SCALE * world;
+        noises
+            .detail
+            .add_row(&mut detail, pz / ns, spacing / ns, 0.0);
+        let v = pz / half - 1.0;
+        let bz = half - (pz - half).abs();
+        let zc0 = (z >> shift).min(nc - 1);
+        let zc1 = (zc0 + 1).min(nc - 1);
+        let tz = (z - zc0 * stride) as f32 * inv;
+        let (w0, w1) = (
+            &warp[zc0 * nc..(zc0 + 1) * nc],
+            &warp[zc1 * nc..(zc1 + 1) * nc],
+        );
+        for (x, out) in row.iter_mut().enumerate() {
+            let px = x as f32 * spacing;
+            let border = (half - (px - half).abs()).min(bz);
+            if border <= margin {
+                *out = f32::NEG_INFINITY;
+                continue;
+            }
+            let xc0 = (x >> shift).min(nc - 1);
+            let xc1 = (xc0 + 1).min(nc - 1);
+            let tx = (x - xc0 * stride) as f32 * inv;
+            let mut d = [0.0f32; 2];
+            for (k, dk) in d.iter_mut().enumerate() {
+                let a = w0[xc0][k] + (w0[xc1][k] - w0[xc0][k]) * tx;
+                let b = w1[xc0][k] + (w1[xc1][k] - w1[xc0][k]) * tx;
+                *dk = a + (b - a) * tz;
+            }
+            let u = px / half - 1.0;
+            *out = geo.inside(u + d[0], v + d[1]) + rough.detail * detail[x];
+        }
+    });
+    Some(field)
+}
+
+/// Does the outline follow the gaussian mountains (`GaussianIslands` with separation > 0)?
+pub fn gaussian_follows(p: &IslandParams) -> bool {
+    p.algorithm == Algorithm::GaussianIslands && p.gaussian.separation > 0.0
+}
+
+fn gaussian_roughness() -> Roughness {
+    Roughness {
+        big: 0.0,
+        mid: 0.015,
+        detail: 0.012,
+    }
+}
+
+/// One disc per gaussian mountain (0.8 of its radius), half-map units.
+fn gaussian_discs(p: &IslandParams) -> Vec<[f32; 3]> {
+    let half = p.world_size * 0.5;
+    gaussian_mountains(
+        p.world_size,
+        p.gaussian.cells,
+        p.gaussian.density,
+        p.gaussian.separation,
+        p.seed,
+        tag::BASE,
+    )
+    .iter()
+    .map(|m| [m.x / half - 1.0, m.z / half - 1.0, 0.8 * m.radius / half])
+    .collect()
+}
+
+/// The threshold `t` such that `count(field >= t)` is `land_fraction` of all samples (exact
+/// selection; `-inf` samples never count). Exact: independent of the thread count.
+///
+/// A histogram of the top 16 bits of the values' order-preserving integer keys finds the
+/// bucket holding the k-th largest value; only that bucket's values are then selected exactly
+/// (the result equals a full sort's).
+pub fn select_threshold(field: &[f32], land_fraction: f32) -> f32 {
+    // Order-preserving integer keys of the floats; a histogram of their top 16 bits.
+    let key = |v: f32| {
+        let b = v.to_bits();
+        if b >> 31 == 1 {
+            !b
+        } else {
+            b | 0x8000_0000
+        }
+    };
+    // Per-chunk histograms summed: integer counts, the same for any thread count.
+    let hist = field
+        .par_chunks(1 << 18)
+        .map(|c| {
+            let mut h = vec![0u32; 1 << 16];
+            for &v in c.iter().filter(|v| v.is_finite()) {
+                h[(key(v) >> 16) as usize] += 1;
+            }
+            h
+        })
+        .reduce(
+            || vec![0u32; 1 << 16],
+            |mut a, b| {
+                a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+                a
+            },
+        );
+    let count: usize = hist.iter().map(|&c| c as usize).sum();
+    if count == 0 {
+        return f32::INFINITY;
+    }
+    let k = ((land_fraction as f64 * field.len() as f64).round() as usize).clamp(1, count);
+    // From the top: the bucket where the count of larger-or-equal values reaches k.
+    let mut above = 0usize;
+    let mut b = hist.len() - 1;
+    while above + (hist[b] as usize) < k && b > 0 {
+        above += hist[b] as usize;
+        b -= 1;
+    }
+    let mut in_bucket: Vec<f32> = field
+        .par_iter()
+        .copied()
+        .filter(|&v| v.is_finite() && (key(v) >> 16) as usize == b)
+        .collect();
+    // The (k - above)-th largest of the bucket.
+    let idx = in_bucket.len() - (k - above);
+    let (_, v, _) = in_bucket.select_nth_unstable_by(idx, |a, b| a.total_cmp(b));
+    *v
+}
+
+/// Land (1) / sea (0) mask of the island outline of `p` (the mask stage): see the module
+/// documentation. Errors only for a drawn mask with no land or no sea on the map.
+pub fn shape_mask(p: &IslandParams) -> Result<Vec<u8>, ParamError> {
+    let g = p.grid();
+    let margin = border_margin(p);
+    if let Some(m) = &p.coast_mask {
+        return coast_mask_land(m, p.resolution as usize, p.world_size, margin);
+    }
+    let r = resolve(p);
+    let mask = match generated_field(p, &r) {
+        None if r.land_fraction == 0.0 => island_mask(&g, &p.mask, margin, tag::MASK),
+        None => {
+            let field = round_field(p);
+            threshold_mask(&field, r.land_fraction)
+        }
+        Some(field) => {
+            let lf = if gaussian_follows(p) && p.shape.land_fraction == 0.0 {
+                None
+            } else {
+                Some(r.land_fraction)
+            };
+            match lf {
+                Some(lf) => threshold_mask(&field, lf),
+                None => field.iter().map(|&v| (v > 0.0) as u8).collect(),
+            }
+        }
+    };
+    // A map whose sea border covers it (a world far smaller than the shelf) is all sea, as
+    // with the ROUND mask: not an error.
+    Ok(mask)
+}
+
+fn threshold_mask(field: &[f32], land_fraction: f32) -> Vec<u8> {
+    let t = select_threshold(field, land_fraction);
+    field
+        .iter()
+        .map(|&v| (v.is_finite() && v >= t) as u8)
+        .collect()
+}
+
+/// The legacy ROUND outline as a signed field (`1 - (d0 + amp · noise)`, see
+/// [`crate::mask`]), `-inf` in the border ring: ROUND with a land fraction.
+fn round_field(p: &IslandParams) -> Vec<f32> {
+    use crate::mask::{MASK_DEFORMATION, MASK_NOISE_GAIN};
+    use crate::params::MaskParams;
+    let n = p.resolution as usize;
+    let half = p.world_size * 0.5;
+    let spacing = p.spacing();
+    let margin = border_margin(p);
+    let m = &p.mask;
+    let s = stage_seed(p.seed, tag::MASK);
+    let r = m.radius * half;
+    let amp = MASK_DEFORMATION * (1.0 - m.roundness);
+    let ns = m.noise_scale;
+    let mut field = vec![0.0f32; n * n];
+    par_rows(&mut field, n, |z, row| {
+        let pz = z as f32 * spacing - half;
+        let mut noise = vec![0.0f32; n];
+        Fbm::classic(MaskParams::NOISE_OCTAVES, s).add_row(
+            &mut noise,
+            pz / ns,
+            spacing / ns,
+            -half / ns,
+        );
+        for (x, out) in row.iter_mut().enumerate() {
+            let px = x as f32 * spacing - half;
+            let border = (half - px.abs()).min(half - pz.abs());
+            if border <= margin {
+                *out = f32::NEG_INFINITY;
+                continue;
+            }
+            let d0 = (px * px + pz * pz).sqrt() / r;
+            *out = 1.0 - (d0 + amp * (MASK_NOISE_GAIN * noise[x]).clamp(-1.0, 1.0));
+        }
+    });
+    field
+}
+
+/// Bilinear sample of the drawn mask at `(u, v)` in 0..=1 across the image.
+fn bilinear(m: &CoastMask, u: f32, v: f32) -> f32 {
+    let (w, h) = m.size();
+    let vals = m.values();
+    let fx = u * (w - 1) as f32;
+    let fz = v * (h - 1) as f32;
+    let x0 = (fx.floor() as usize).min(w - 2);
+    let z0 = (fz.floor() as usize).min(h - 2);
+    let (tx, tz) = (fx - x0 as f32, fz - z0 as f32);
+    let at = |x: usize, z: usize| vals[z * w + x];
+    let a = at(x0, z0) + (at(x0 + 1, z0) - at(x0, z0)) * tx;
+    let b = at(x0, z0 + 1) + (at(x0 + 1, z0 + 1) - at(x0, z0 + 1)) * tx;
+    a + (b - a) * tz
+}
+
+/// The drawn mask `m` resampled (bilinear, image corners on the map corners) to `n × n`
+/// samples of a `world`-metre map: land where the value is ≥ 0.5, the border ring of
+/// `margin` metres sea. Errors when nothing or everything inside the ring is land.
+pub fn coast_mask_land(
+    m: &CoastMask,
+    n: usize,
+    world: f32,
+    margin: f32,
+) -> Result<Vec<u8>, ParamError> {
+    m.validate()?;
+    let spacing = world / (n - 1) as f32;
+    let half = world * 0.5;
+    let mut out = vec![0u8; n * n];
+    let inv = 1.0 / (n - 1) as f32;
+    par_rows(&mut out, n, |z, row| {
+        let pz = z as f32 * spacing;
+        let v = z as f32 * inv;
+        for (x, o) in row.iter_mut().enumerate() {
+            let px = x as f32 * spacing;
+            let border = (half - (px - half).abs()).min(half - (pz - half).abs());
+            *o = (border > margin && bilinear(m, x as f32 * inv, v) >= 0.5) as u8;
+        }
+    });
+    let land = out.iter().filter(|&&v| v == 1).count();
+    let interior = (0..n * n)
+        .filter(|&i| {
+            let (px, pz) = ((i % n) as f32 * spacing, (i / n) as f32 * spacing);
+            (half - (px - half).abs()).min(half - (pz - half).abs()) > margin
+        })
+        .count();
+    if land == 0 {
+        return Err(ParamError {
+            field: "coast_mask".into(),
+            message: format!("has no land at {n}x{n} inside the map's sea border"),
+        });
+    }
+    if land == interior {
+        return Err(ParamError {
+            field: "coast_mask".into(),
+            message: format!("is all land at {n}x{n} inside the map's sea border"),
+        });
+    }
+    Ok(out)
+}
+
+/// The sample at the centre of an ATOLL's lagoon (the map centre), whose closed basin below
+/// sea level the water map classifies as sea; `None` for other outlines.
+pub fn lagoon_sample(p: &IslandParams) -> Option<usize> {
+    if p.coast_mask.is_some() || gaussian_follows(p) || resolve(p).shape != IslandShape::Atoll {
+        return None;
+    }
+    let n = p.resolution as usize;
+    Some((n / 2) * n + n / 2)
+}
+
+/// Share of `max_height` the VOLCANIC cone reaches.
+pub const CONE_HEIGHT: f32 = 0.85;
+/// Radius of the crater rim as a fraction of the cone's radius.
+pub const CRATER_RADIUS: f32 = 0.14;
+/// Crater depth as a fraction of the rim height.
+pub const CRATER_DEPTH: f32 = 0.22;
+
+/// The VOLCANIC volcano, if `p` has one: centre and radius (half-map units), and whether it
+/// has a crater.
+fn volcano(p: &IslandParams) -> Option<(f32, f32, f32, bool)> {
+    if p.coast_mask.is_some() || gaussian_follows(p) {
+        return None;
+    }
+    let r = resolve(p);
+    if r.shape != IslandShape::Volcanic {
+        return None;
+    }
+    let (cx, cz) = volcano_centre(&r);
+    let radius = 1.1 * (4.0 * r.land_fraction / std::f32::consts::PI).sqrt();
+    Some((cx, cz, radius, r.crater_lake))
+}
+
+/// Whether `p`'s island is a VOLCANIC one ([`apply_relief`] and [`dig_crater`] change its
+/// heights).
+pub fn has_volcano(p: &IslandParams) -> bool {
+    volcano(p).is_some()
+}
+
+/// Run `f(h, ρ)` over the land samples within the volcano's radius (ρ = distance / radius).
+fn over_volcano(p: &IslandParams, heights: &mut [f32], f: impl Fn(&mut f32, f32) + Sync + Send) {
+    let Some((cx, cz, radius, _)) = volcano(p) else {
+        return;
+    };
+    let n = p.resolution as usize;
+    let half = p.world_size * 0.5;
+    let spacing = p.spacing();
+    par_rows(heights, n, |z, row| {
+        let dz = (z as f32 * spacing) / half - 1.0 - cz;
+        for (x, h) in row.iter_mut().enumerate() {
+            if *h <= 0.0 {
+                continue;
+            }
+            let dx = (x as f32 * spacing) / half - 1.0 - cx;
+            let rho = (dx * dx + dz * dz).sqrt() / radius;
+            if rho < 1.0 {
+                f(h, rho);
+            }
+        }
+    });
+}
+
+/// The VOLCANIC cone (no-op for other outlines): land samples get `max(h, h / 2 + cone)`,
+/// with a concave cone `0.85 · max_height · (1 - ρ)²` over the island's radius. Called at the
+/// start of the erosion stage (both backends), so the erosion carves the cone's gullies.
+pub fn apply_relief(p: &IslandParams, heights: &mut [f32]) {
+    let peak = CONE_HEIGHT * p.max_height;
+    over_volcano(p, heights, |h, rho| {
+        let cone = peak * (1.0 - rho) * (1.0 - rho);
+        *h = h.max(0.5 * *h + cone);
+    });
+}
+
+/// The VOLCANIC crater (with [`crate::params::ShapeParams::crater_lake`]; no-op otherwise): a
+/// bowl [`CRATER_DEPTH`] of the rim height deep inside [`CRATER_RADIUS`] of the cone, dug
+/// after the erosion (which would otherwise fill it), before the drainage fills it with a
+/// lake.
+pub fn dig_crater(p: &IslandParams, heights: &mut [f32]) {
+    if !volcano(p).is_some_and(|v| v.3) {
+        return;
+    }
+    let peak = CONE_HEIGHT * p.max_height;
+    let rim = peak * (1.0 - CRATER_RADIUS) * (1.0 - CRATER_RADIUS);
+    over_volcano(p, heights, |h, rho| {
+        if rho < CRATER_RADIUS {
+            let t = rho / CRATER_RADIUS;
+            let bowl = 1.0 - t * t;
+            *h = h.min(rim - CRATER_DEPTH * rim * bowl * bowl);
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sin_cos_matches_std() {
+        for i in -7200..7200 {
+            let d = i as f32 * 0.1;
+            let (s, c) = sin_cos_deg(d);
+            let r = (d as f64).to_radians();
+            assert!((s as f64 - r.sin()).abs() < 2e-6, "{d}");
+            assert!((c as f64 - r.cos()).abs() < 2e-6, "{d}");
+        }
+    }
+
+    #[test]
+    fn threshold_matches_a_full_sort() {
+        let mut f: Vec<f32> = (0..100_000u32)
+            .map(|i| unit(hash_u32(i)) * unit(hash_u32(i ^ 77)) - 0.3)
+            .collect();
+        f[5] = f32::NEG_INFINITY;
+        for lf in [0.01f32, 0.2, 0.5, 0.9] {
+            let mut sorted: Vec<f32> = f.iter().copied().filter(|v| v.is_finite()).collect();
+            sorted.sort_by(|a, b| b.total_cmp(a));
+            let k = (lf as f64 * f.len() as f64).round() as usize;
+            assert_eq!(select_threshold(&f, lf), sorted[k - 1], "{lf}");
+        }
+    }
+
+    #[test]
+    fn threshold_counts_exactly() {
+        let f: Vec<f32> = (0..1000).map(|i| ((i * 7919) % 1000) as f32).collect();
+        let t = select_threshold(&f, 0.25);
+        assert_eq!(f.iter().filter(|&&v| v >= t).count(), 250);
+    }
+}
