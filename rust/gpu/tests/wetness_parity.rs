@@ -28,6 +28,8 @@ fn apply_wetness_matches() {
             seed,
             ..Default::default()
         };
+        // One island with rivers and lakes to wet the ground (an AUTO outline may be an atoll).
+        p.shape.shape = island_core::params::IslandShape::Round;
         p.splat.wetness = 0.0;
         // The splat before wetness (wetness 0 leaves it as auto_splat made it).
         let island = generate(&p).expect("valid parameters");
