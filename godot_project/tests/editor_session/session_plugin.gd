@@ -50,13 +50,23 @@ func _enter_tree() -> void:
 	set_process(_active)
 
 
-## Open the editor's Output panel (its button in the bottom bar), for the screenshot.
+## Open the editor's Output panel (a tab of the bottom panel in 4.6, a toggle button before),
+## for the screenshot.
 func _show_output_panel() -> void:
-	for b in EditorInterface.get_base_control().find_children("*", "Button", true, false):
+	var base := EditorInterface.get_base_control()
+	for t in base.find_children("*", "TabBar", true, false):
+		var bar := t as TabBar
+		for i in bar.tab_count:
+			if bar.get_tab_title(i) == "Output":
+				bar.current_tab = i
+				bar.tab_clicked.emit(i)
+				return
+	for b in base.find_children("*", "Button", true, false):
 		if (b as Button).text == "Output" and (b as Button).toggle_mode:
 			if not (b as Button).button_pressed:
 				(b as Button).button_pressed = true
 			return
+	print("SESSION no Output panel button found")
 
 
 func _process(_delta: float) -> void:
