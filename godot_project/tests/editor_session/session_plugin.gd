@@ -111,6 +111,7 @@ func _step_once() -> void:
 			print("SESSION new island framed: %d/8 corners visible" % seen)
 			if seen < 6:
 				print("SESSION FAIL a new island is not framed (%d/8 corners visible)" % seen)
+			_check_mask_texture_change(_new_island)
 			_select(_island)
 			print("SESSION island ready, selected")
 			_step = 2
@@ -246,6 +247,36 @@ func _create_new_island() -> void:
 	ur.commit_action()
 	_select(_new_island)  # as the Create Node dialog does
 	print("SESSION new island created at ", _new_island.position)
+
+
+## A drawn coast mask whose texture changes is read again (the node caches the converted mask
+## per texture until `changed`). Needs a real renderer: headless, `ImageTexture.get_image()`
+## keeps returning the first image.
+func _check_mask_texture_change(isl: Node3D) -> void:
+	var tex := ImageTexture.create_from_image(_mask_image(false))
+	isl.set("coast_mask", tex)
+	var disc_ok: bool = isl.call("regenerate")
+	var disc_h: float = isl.call("get_height_at", 0.0, 0.0)
+	tex.set_image(_mask_image(true))
+	var ring_ok: bool = isl.call("regenerate")
+	var ring_h: float = isl.call("get_height_at", 0.0, 0.0)
+	print("SESSION coast mask texture: disc centre %.1f m, after set_image (ring) %.1f m" % [disc_h, ring_h])
+	if not (disc_ok and ring_ok and disc_h > 0.0 and ring_h < 0.0):
+		print("SESSION FAIL a changed coast_mask texture was not read again")
+	isl.set("coast_mask", null)
+	isl.call("regenerate")
+
+
+## A 100² mask: a disc of land, or a ring of land around a sea centre.
+func _mask_image(ring: bool) -> Image:
+	var img := Image.create(100, 100, false, Image.FORMAT_RGB8)
+	img.fill(Color.BLACK)
+	for y in 100:
+		for x in 100:
+			var d := Vector2(x - 50.0, y - 50.0).length()
+			if d < 30.0 and (not ring or d > 18.0):
+				img.set_pixel(x, y, Color.WHITE)
+	return img
 
 
 func _corners_visible(isl: Node3D) -> int:

@@ -25,6 +25,8 @@ use godot::classes::{Curve, Texture2D};
 use godot::prelude::*;
 use island_core::params::{CoastMask, IslandShape, RiverMode};
 use island_core::Algorithm;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 use std::sync::Arc;
 
 /// Samples taken from `shaping_curve` for the core's lookup table.
@@ -185,7 +187,9 @@ impl CoreValue<IslandShape> for i32 {
 }
 
 /// `coast_mask`: the texture's image converted to 8-bit luminance here, on the main thread
-/// (the worker gets plain bytes). Null keeps the generated outline.
+/// (the worker gets plain bytes). Null keeps the generated outline. The conversion (an image
+/// read back from the texture, copied and converted) is cached per texture until the texture
+/// emits `changed`: the editor builds the parameters every frame with auto-regenerate on.
 impl CoreValue<Option<Arc<CoastMask>>> for Option<Gd<Texture2D>> {
     fn from_core(_: &Option<Arc<CoastMask>>) -> Self {
         None
@@ -195,28 +199,86 @@ impl CoreValue<Option<Arc<CoastMask>>> for Option<Gd<Texture2D>> {
             *core = None;
             return Ok(());
         };
-        let bad = |why: &str| format!("invalid parameter `{name}`: {why}");
-        let img = tex
-            .get_image()
-            .ok_or_else(|| bad("the texture has no image data"))?;
-        if img.is_empty() {
-            return Err(bad("the image is empty"));
-        }
-        // Work on a copy: the texture's own image must not change format.
-        let mut img = img.duplicate_resource();
-        if img.is_compressed() && img.decompress() != godot::global::Error::OK {
-            return Err(bad("cannot decompress the image"));
-        }
-        img.convert(Format::L8);
-        let (w, h) = (
-            img.get_width().max(0) as usize,
-            img.get_height().max(0) as usize,
-        );
-        let data = img.get_data().to_vec();
-        let mask = CoastMask::from_luma8(w, h, &data).map_err(|e| e.to_string())?;
-        *core = Some(Arc::new(mask));
+        *core = Some(coast_mask_cached(tex, name)?);
         Ok(())
     }
+}
+
+/// One converted coast mask: valid while `fresh`, which the texture's `changed` clears. Plain
+/// data only (no Godot value lives in the thread-local past the main loop).
+struct CachedMask {
+    texture: InstanceId,
+    fresh: Rc<Cell<bool>>,
+    mask: Arc<CoastMask>,
+}
+
+/// Textures converted most recently (main thread only; a few islands with their own masks).
+const MASK_CACHE_LEN: usize = 4;
+
+thread_local! {
+    static MASK_CACHE: RefCell<Vec<CachedMask>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The coast mask of `tex`, converted once and again only after the texture changed.
+fn coast_mask_cached(tex: &Gd<Texture2D>, name: &str) -> Result<Arc<CoastMask>, String> {
+    let id = tex.instance_id();
+    let entry = MASK_CACHE.with_borrow(|c| {
+        c.iter()
+            .find(|e| e.texture == id)
+            .map(|e| (e.fresh.clone(), e.mask.clone()))
+    });
+    if let Some((fresh, mask)) = &entry {
+        if fresh.get() {
+            return Ok(mask.clone());
+        }
+    }
+    let mask = Arc::new(coast_mask_of(tex, name)?);
+    MASK_CACHE.with_borrow_mut(|c| match c.iter_mut().find(|e| e.texture == id) {
+        // A changed texture: its `changed` is already connected to this flag.
+        Some(e) => {
+            e.fresh.set(true);
+            e.mask = mask.clone();
+        }
+        None => {
+            let fresh = Rc::new(Cell::new(true));
+            let flag = fresh.clone();
+            let callable = Callable::from_fn("coast_mask_changed", move |_args| flag.set(false));
+            tex.clone().connect("changed", &callable);
+            if c.len() >= MASK_CACHE_LEN {
+                // The oldest entry's connection only clears a flag nobody reads any more.
+                c.remove(0);
+            }
+            c.push(CachedMask {
+                texture: id,
+                fresh,
+                mask: mask.clone(),
+            });
+        }
+    });
+    Ok(mask)
+}
+
+/// `tex`'s image as an 8-bit luminance coast mask (`name` for the error).
+fn coast_mask_of(tex: &Gd<Texture2D>, name: &str) -> Result<CoastMask, String> {
+    let bad = |why: &str| format!("invalid parameter `{name}`: {why}");
+    let img = tex
+        .get_image()
+        .ok_or_else(|| bad("the texture has no image data"))?;
+    if img.is_empty() {
+        return Err(bad("the image is empty"));
+    }
+    // Work on a copy: the texture's own image must not change format.
+    let mut img = img.duplicate_resource();
+    if img.is_compressed() && img.decompress() != godot::global::Error::OK {
+        return Err(bad("cannot decompress the image"));
+    }
+    img.convert(Format::L8);
+    let (w, h) = (
+        img.get_width().max(0) as usize,
+        img.get_height().max(0) as usize,
+    );
+    let data = img.get_data().to_vec();
+    CoastMask::from_luma8(w, h, &data).map_err(|e| e.to_string())
 }
 
 /// Default of one table row (see the module doc).
