@@ -153,11 +153,11 @@ pub fn judge(f: &Finished) -> Vec<String> {
     let mut problems = Vec::new();
     if f.first_line_at("SESSION quit").is_none() {
         let last = f
-            .stamps
-            .iter()
+            .text
+            .lines()
             .rev()
-            .find(|(_, l)| l.starts_with("SESSION"))
-            .map_or("no SESSION line at all", |(_, l)| l.as_str());
+            .find(|l| l.starts_with("SESSION"))
+            .unwrap_or("no SESSION line at all");
         problems.push(format!(
             "the session did not reach its end (last driver line: {last})"
         ));
@@ -207,10 +207,7 @@ mod tests {
             status: Some(std::process::ExitStatus::from_raw(code << 8)),
             timed_out: false,
             text: lines.iter().map(|(_, l)| format!("{l}\n")).collect(),
-            stamps: lines
-                .iter()
-                .map(|(t, l)| (Duration::from_secs(*t), l.to_string()))
-                .collect(),
+            line_times: lines.iter().map(|(t, _)| Duration::from_secs(*t)).collect(),
             elapsed: Duration::from_secs(elapsed),
         }
     }

@@ -14,18 +14,19 @@ pub struct Finished {
     pub timed_out: bool,
     /// stdout and stderr, interleaved in the order they were written.
     pub text: String,
-    /// Each output line with the time it arrived (since the start).
-    pub stamps: Vec<(Duration, String)>,
+    /// When each line of `text` arrived (since the start), in order.
+    pub line_times: Vec<Duration>,
     pub elapsed: Duration,
 }
 
 impl Finished {
     /// When the first line containing `needle` arrived (since the start).
     pub fn first_line_at(&self, needle: &str) -> Option<Duration> {
-        self.stamps
-            .iter()
-            .find(|(_, l)| l.contains(needle))
-            .map(|(t, _)| *t)
+        self.text
+            .lines()
+            .zip(&self.line_times)
+            .find(|(l, _)| l.contains(needle))
+            .map(|(_, t)| *t)
     }
 
     pub fn success(&self) -> bool {
@@ -75,8 +76,8 @@ pub fn run_captured(mut cmd: Command, limit: Duration, quiet: bool) -> Result<Fi
     drop(cmd);
     let captured = Arc::new(Mutex::new(String::new()));
     let cap2 = Arc::clone(&captured);
-    let stamps = Arc::new(Mutex::new(Vec::new()));
-    let stamps2 = Arc::clone(&stamps);
+    let times = Arc::new(Mutex::new(Vec::new()));
+    let times2 = Arc::clone(&times);
     let reader_thread = std::thread::spawn(move || {
         let mut r = BufReader::new(reader);
         let mut buf = Vec::new();
@@ -92,10 +93,7 @@ pub fn run_captured(mut cmd: Command, limit: Duration, quiet: bool) -> Result<Fi
                         let _ = out.flush();
                     }
                     cap2.lock().unwrap().push_str(&line);
-                    stamps2
-                        .lock()
-                        .unwrap()
-                        .push((start.elapsed(), line.trim_end().to_string()));
+                    times2.lock().unwrap().push(start.elapsed());
                 }
             }
         }
@@ -129,12 +127,12 @@ pub fn run_captured(mut cmd: Command, limit: Duration, quiet: bool) -> Result<Fi
     }
     let _ = reader_thread.join();
     let text = std::mem::take(&mut *captured.lock().unwrap());
-    let stamps = std::mem::take(&mut *stamps.lock().unwrap());
+    let line_times = std::mem::take(&mut *times.lock().unwrap());
     Ok(Finished {
         status,
         timed_out,
         text,
-        stamps,
+        line_times,
         elapsed: start.elapsed(),
     })
 }
