@@ -39,4 +39,3 @@ func test_coast_mask_is_followed_and_bad_masks_are_refused() -> void:
 	check_eq(isl.get_height_at(0.0, 0.0), h, "the previous island stays")
 	isl.coast_mask = null
 	check(isl.regenerate(), "generated outline again")
-
