@@ -58,6 +58,7 @@ pub mod pipeline;
 pub mod preview;
 pub mod river;
 pub mod scatter;
+pub mod sculpt;
 pub mod scatter_meshes;
 pub mod shape;
 pub mod shaping;

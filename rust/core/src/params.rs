@@ -844,6 +844,12 @@ pub struct IslandParams {
     /// Not serialised.
     #[serde(skip)]
     pub coast_mask: Option<std::sync::Arc<CoastMask>>,
+    /// Hand edits (see [`crate::sculpt`]): the coast override enters the outline, the relief
+    /// edits the heights right before the erosion, and the edited samples are held against
+    /// erosion and river carving. At any resolution and world size (resampled, every edit at
+    /// its node-local position). Not serialised. Default none.
+    #[serde(skip)]
+    pub sculpt: Option<std::sync::Arc<crate::sculpt::SculptLayer>>,
     /// Coastal falloff.
     pub coast: CoastParams,
     /// Rivers.
@@ -884,6 +890,7 @@ impl Default for IslandParams {
             mask: MaskParams::default(),
             shape: ShapeParams::default(),
             coast_mask: None,
+            sculpt: None,
             coast: CoastParams::default(),
             river: RiverParams::default(),
             erosion: ErosionSettings::default(),
@@ -1111,6 +1118,14 @@ impl IslandParams {
         }
         if let Some(m) = &self.coast_mask {
             m.validate()?;
+        }
+        if let Some(l) = &self.sculpt {
+            // Sizes only (the values are checked where they enter: decoding, undo data, dabs):
+            // the editor validates the parameters every frame.
+            l.validate_sizes().map_err(|e| ParamError {
+                field: "sculpt".into(),
+                message: e.0,
+            })?;
         }
 
         positive("coast.coast_width", self.coast.coast_width)?;

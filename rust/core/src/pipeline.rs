@@ -604,6 +604,7 @@ pub fn generate_fields(p: &IslandParams) -> Result<Fields, ParamError> {
 /// erosion carves it, and its crater dug last ([`crate::shape::dig_crater`]).
 pub fn erosion_stage(p: &IslandParams, heights: &mut [f32]) -> ErosionReport {
     crate::shape::apply_relief(p, heights);
+    let held = sculpt_relief(p, heights);
     let settings = crate::erosion::ErosionSettings {
         sea_level: 0.0,
         ..p.erosion.clone()
@@ -615,8 +616,32 @@ pub fn erosion_stage(p: &IslandParams, heights: &mut [f32]) -> ErosionReport {
         &settings,
         p.seed,
     );
+    if let Some(h) = held {
+        h.restore(heights);
+    }
     crate::shape::dig_crater(p, heights);
     report
+}
+
+/// The sculpt layer's relief edits on `heights` (before the erosion, see [`erosion_stage`]),
+/// and the edited samples' heights to put back after it; `None` without edits.
+pub fn sculpt_relief(p: &IslandParams, heights: &mut [f32]) -> Option<crate::sculpt::Held> {
+    let l = p.sculpt.as_deref()?;
+    let n = p.resolution as usize;
+    crate::sculpt::apply_relief(l, heights, n, p.world_size);
+    Some(crate::sculpt::Held::capture(l, heights, n, p.world_size))
+}
+
+/// The samples the sculpt layer holds, with their heights now (see [`crate::sculpt::Held`]);
+/// `None` without edits.
+pub fn sculpt_held(p: &IslandParams, heights: &[f32]) -> Option<crate::sculpt::Held> {
+    let l = p.sculpt.as_deref()?;
+    Some(crate::sculpt::Held::capture(
+        l,
+        heights,
+        p.resolution as usize,
+        p.world_size,
+    ))
 }
 
 /// Rivers and lakes of an island, as summed up in [`Stats`].
@@ -667,9 +692,14 @@ pub struct Hydrology {
 pub fn drainage_stage(p: &IslandParams, heights: &mut [f32]) -> Hydrology {
     let n = p.resolution as usize;
     let spacing = p.spacing();
+    // The sculpted samples keep their heights: no dam, no channel through them.
+    let held = sculpt_held(p, heights);
     crate::basins::dig_lake_basins(heights, n, spacing, 0.0, &p.basins, p.seed);
     let d = drainage(heights, n, spacing, 0.0, &p.drainage);
     carve_rivers(heights, &d, &carve_settings(p));
+    if let Some(h) = held {
+        h.restore(heights);
+    }
     hydrology(p, heights, &d)
 }
 

@@ -608,6 +608,22 @@ pub fn select_threshold(field: &[f32], land_fraction: f32) -> f32 {
 /// Land (1) / sea (0) mask of the island outline of `p` (the mask stage): see the module
 /// documentation. Errors only for a drawn mask with no land or no sea on the map.
 pub fn shape_mask(p: &IslandParams) -> Result<Vec<u8>, ParamError> {
+    let mut mask = outline_mask(p)?;
+    // The sculpt layer's sketched coast on top of the outline.
+    if let Some(l) = &p.sculpt {
+        crate::sculpt::apply_coast(
+            l,
+            &mut mask,
+            p.resolution as usize,
+            p.world_size,
+            border_margin(p),
+        );
+    }
+    Ok(mask)
+}
+
+/// The outline of [`shape_mask`] before the sculpt layer's coast override.
+fn outline_mask(p: &IslandParams) -> Result<Vec<u8>, ParamError> {
     let g = p.grid();
     let margin = border_margin(p);
     if let Some(m) = &p.coast_mask {

@@ -1030,7 +1030,9 @@ fn stage_erosion(run: &mut Run) -> Result<(), GpuError> {
     };
     let nc = (settings.resolution.clamp(33, 4097) as usize).min(p.resolution as usize);
     let (rec, r) = run.parts();
-    if crate::erosion::fits(rec, nc) {
+    // A sculpted island erodes on the CPU (`erosion_stage` applies the edits and holds the
+    // edited samples).
+    if crate::erosion::fits(rec, nc) && p.sculpt.is_none() {
         let volcano = island_core::shape::has_volcano(p);
         let bytes = (r.n * r.n * 4) as u64;
         // The VOLCANIC cone before the erosion and its crater after it, on the CPU (as in
@@ -1077,6 +1079,14 @@ fn stage_drainage(run: &mut Run) -> Result<(), GpuError> {
     rec.flush()?;
     let mut parts = gpu.read_back(&[(&r.heights, bytes)], Some(&r.staging))?;
     let mut heights = f32s(&parts.pop().expect("1 part"));
+    if p.sculpt.is_some() {
+        // A sculpted island drains on the CPU (`drainage_stage` holds the edited samples).
+        run.hydro = Some(island_core::pipeline::drainage_stage(p, &mut heights));
+        let (_, r) = run.parts();
+        gpu.queue
+            .write_buffer(&r.heights, 0, bytemuck::cast_slice(&heights));
+        return Ok(());
+    }
     if !dig_lake_basins(&mut heights, n, spacing, 0.0, &p.basins, p.seed).is_empty() {
         gpu.queue
             .write_buffer(&r.heights, 0, bytemuck::cast_slice(&heights));
