@@ -604,7 +604,7 @@ pub fn generate_fields(p: &IslandParams) -> Result<Fields, ParamError> {
 /// erosion carves it, and its crater dug last ([`crate::shape::dig_crater`]).
 pub fn erosion_stage(p: &IslandParams, heights: &mut [f32]) -> ErosionReport {
     crate::shape::apply_relief(p, heights);
-    let held = sculpt_relief(p, heights);
+    let before = sculpt_relief(p, heights);
     let settings = crate::erosion::ErosionSettings {
         sea_level: 0.0,
         ..p.erosion.clone()
@@ -616,20 +616,19 @@ pub fn erosion_stage(p: &IslandParams, heights: &mut [f32]) -> ErosionReport {
         &settings,
         p.seed,
     );
-    if let Some(h) = held {
-        h.restore(heights);
+    if let (Some(before), Some(l)) = (before, p.sculpt.as_deref()) {
+        crate::sculpt::hold_erosion(l, &before, heights, p.resolution as usize, p.world_size);
     }
     crate::shape::dig_crater(p, heights);
     report
 }
 
 /// The sculpt layer's relief edits on `heights` (before the erosion, see [`erosion_stage`]),
-/// and the edited samples' heights to put back after it; `None` without edits.
-pub fn sculpt_relief(p: &IslandParams, heights: &mut [f32]) -> Option<crate::sculpt::Held> {
+/// and the heights then, for [`crate::sculpt::hold_erosion`] after it; `None` without edits.
+pub fn sculpt_relief(p: &IslandParams, heights: &mut [f32]) -> Option<Vec<f32>> {
     let l = p.sculpt.as_deref()?;
-    let n = p.resolution as usize;
-    crate::sculpt::apply_relief(l, heights, n, p.world_size);
-    Some(crate::sculpt::Held::capture(l, heights, n, p.world_size))
+    crate::sculpt::apply_relief(l, heights, p.resolution as usize, p.world_size);
+    Some(heights.to_vec())
 }
 
 /// The samples the sculpt layer holds, with their heights now (see [`crate::sculpt::Held`]);

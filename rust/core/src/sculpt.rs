@@ -178,11 +178,7 @@ impl SculptLayer {
                 return fail(format!("sculpt {name} holds a non-finite value {v}"));
             }
         }
-        if let Some(v) = self
-            .level_weight
-            .iter()
-            .find(|v| !(0.0..=1.0).contains(*v))
-        {
+        if let Some(v) = self.level_weight.iter().find(|v| !(0.0..=1.0).contains(*v)) {
             return fail(format!("sculpt level weights must be 0..1, got {v}"));
         }
         if let Some(v) = self.coast.iter().find(|v| !(-1.0..=1.0).contains(*v)) {
@@ -543,14 +539,20 @@ pub fn stamp(
         let h = shown.heights[i];
         match brush.mode {
             SculptMode::Raise | SculptMode::Lower => {
-                let d = brush.strength * a * if brush.mode == SculptMode::Raise { 1.0 } else { -1.0 };
+                let d = brush.strength
+                    * a
+                    * if brush.mode == SculptMode::Raise {
+                        1.0
+                    } else {
+                        -1.0
+                    };
                 layer.offset[i] += d;
                 shown.heights[i] = h + d;
             }
             SculptMode::Smooth => {
                 let k = brush.strength * a;
-                let tgt = avg.as_ref().expect("smooth targets")
-                    [(z - rect.z0) * rect.w + (x - rect.x0)];
+                let tgt =
+                    avg.as_ref().expect("smooth targets")[(z - rect.z0) * rect.w + (x - rect.x0)];
                 let d = (tgt - h) * k;
                 layer.offset[i] += d;
                 shown.heights[i] = h + d;
@@ -675,9 +677,117 @@ pub fn apply_coast(layer: &SculptLayer, mask: &mut [u8], n: usize, world: f32, m
 pub fn apply_relief(layer: &SculptLayer, heights: &mut [f32], n: usize, world: f32) {
     let l = on_grid(layer, n, world);
     for (i, h) in heights.iter_mut().enumerate().take(n * n) {
-        let v = *h + l.offset[i];
-        let w = l.level_weight[i];
+        let (o, w) = (l.offset[i], l.level_weight[i]);
+        if o == 0.0 && w == 0.0 {
+            // Unedited samples keep their exact bits (even a -0.0).
+            continue;
+        }
+        let v = *h + o;
         *h = if w > 0.0 { v + (l.level[i] - v) * w } else { v };
+    }
+}
+
+/// Jacobi sweeps that smooth the filled-in erosion change over held samples (after each held
+/// area starts from the mean change around it).
+pub const FILL_SWEEPS: usize = 64;
+
+/// After the erosion: the samples the user shaped get back what the stroke made. A flattened
+/// sample (level weight) keeps its height from before the erosion; a raised or lowered one
+/// (offset hold) keeps its shape but follows the erosion of the land around it: its erosion
+/// change is replaced by the change around the held area (each connected held area starts from
+/// the mean change on its rim, then [`FILL_SWEEPS`] Jacobi sweeps blend it smoothly), so a
+/// bump or a crater keeps its height relative to the eroded land, and no gully or deposit
+/// appears on it. Partial weights blend. `before` is the heights before the erosion, `heights`
+/// after it (changed in place), `n²` samples over `world` metres.
+pub fn hold_erosion(
+    layer: &SculptLayer,
+    before: &[f32],
+    heights: &mut [f32],
+    n: usize,
+    world: f32,
+) {
+    let l = on_grid(layer, n, world);
+    let n2 = n * n;
+    let w_off: Vec<f32> = l.offset[..n2]
+        .iter()
+        .map(|o| (o.abs() / HOLD_OFFSET_M).min(1.0))
+        .collect();
+    let held = |i: usize| w_off[i] > 0.0 || l.level_weight[i] > 0.0;
+    let delta: Vec<f32> = (0..n2).map(|i| heights[i] - before[i]).collect();
+    // Held areas (4-connected), each started at the mean change on its rim.
+    let mut fill = vec![0.0f32; n2];
+    let mut comp = vec![u32::MAX; n2];
+    let mut members: Vec<usize> = Vec::new();
+    let neighbours = |i: usize| {
+        let (x, z) = (i % n, i / n);
+        [
+            (x > 0).then(|| i - 1),
+            (x + 1 < n).then(|| i + 1),
+            (z > 0).then(|| i - n),
+            (z + 1 < n).then(|| i + n),
+        ]
+    };
+    let mut id = 0u32;
+    for s in 0..n2 {
+        if comp[s] != u32::MAX || !held(s) {
+            continue;
+        }
+        let start = members.len();
+        members.push(s);
+        comp[s] = id;
+        let (mut sum, mut count) = (0.0f64, 0usize);
+        let mut k = start;
+        while k < members.len() {
+            let i = members[k];
+            k += 1;
+            for j in neighbours(i).into_iter().flatten() {
+                if held(j) {
+                    if comp[j] == u32::MAX {
+                        comp[j] = id;
+                        members.push(j);
+                    }
+                } else {
+                    sum += delta[j] as f64;
+                    count += 1;
+                }
+            }
+        }
+        let mean = if count > 0 {
+            (sum / count as f64) as f32
+        } else {
+            0.0
+        };
+        for &i in &members[start..] {
+            fill[i] = mean;
+        }
+        id += 1;
+    }
+    if members.is_empty() {
+        return;
+    }
+    let mut next = fill.clone();
+    for _ in 0..FILL_SWEEPS {
+        for &i in &members {
+            let (mut sum, mut count) = (0.0f32, 0.0f32);
+            for j in neighbours(i).into_iter().flatten() {
+                sum += if held(j) { fill[j] } else { delta[j] };
+                count += 1.0;
+            }
+            next[i] = sum / count;
+        }
+        for &i in &members {
+            fill[i] = next[i];
+        }
+    }
+    for &i in &members {
+        let d = delta[i] + (fill[i] - delta[i]) * w_off[i];
+        let h = before[i] + d;
+        let w = l.level_weight[i];
+        heights[i] = if w >= 1.0 {
+            before[i]
+        } else {
+            h + (before[i] - h) * w
+        };
     }
 }
 
@@ -697,12 +807,12 @@ impl Held {
     pub fn capture(layer: &SculptLayer, heights: &[f32], n: usize, world: f32) -> Held {
         let l = on_grid(layer, n, world);
         let mut h = Held::default();
-        for i in 0..(n * n).min(heights.len()) {
+        for (i, &hi) in heights.iter().enumerate().take(n * n) {
             let w = l.level_weight[i].max((l.offset[i].abs() / HOLD_OFFSET_M).min(1.0));
             if w > 0.0 {
                 h.idx.push(i as u32);
                 h.weight.push(w);
-                h.height.push(heights[i]);
+                h.height.push(hi);
             }
         }
         h
@@ -722,7 +832,11 @@ impl Held {
     pub fn restore(&self, heights: &mut [f32]) {
         for ((&i, &w), &before) in self.idx.iter().zip(&self.weight).zip(&self.height) {
             let h = &mut heights[i as usize];
-            *h = if w >= 1.0 { before } else { *h + (before - *h) * w };
+            *h = if w >= 1.0 {
+                before
+            } else {
+                *h + (before - *h) * w
+            };
         }
     }
 }
@@ -818,7 +932,13 @@ mod tests {
         let mut l = SculptLayer::new(n, w).unwrap();
         let mut f = flat_field(n, w, 5.0);
         let before = f.heights.clone();
-        assert!(stamp(&mut l, &mut f, &brush(SculptMode::Raise, 1.0), [f32::NAN, 0.0]).is_err());
+        assert!(stamp(
+            &mut l,
+            &mut f,
+            &brush(SculptMode::Raise, 1.0),
+            [f32::NAN, 0.0]
+        )
+        .is_err());
         let mut b = brush(SculptMode::Raise, 1.0);
         b.radius = 0.0;
         assert!(stamp(&mut l, &mut f, &b, [0.0, 0.0]).is_err());
@@ -832,7 +952,13 @@ mod tests {
         assert!(l.is_empty());
         assert_eq!(f.heights, before);
         let mut other = SculptLayer::new(65, w).unwrap();
-        assert!(stamp(&mut other, &mut f, &brush(SculptMode::Raise, 1.0), [0.0, 0.0]).is_err());
+        assert!(stamp(
+            &mut other,
+            &mut f,
+            &brush(SculptMode::Raise, 1.0),
+            [0.0, 0.0]
+        )
+        .is_err());
     }
 
     #[test]
@@ -841,8 +967,20 @@ mod tests {
         let mut l = SculptLayer::new(n, w).unwrap();
         let mut f = flat_field(n, w, 5.0);
         stamp(&mut l, &mut f, &brush(SculptMode::Raise, 2.5), [-10.0, 4.0]).unwrap();
-        stamp(&mut l, &mut f, &brush(SculptMode::Flatten, 0.7), [10.0, -4.0]).unwrap();
-        stamp(&mut l, &mut f, &brush(SculptMode::SketchSea, 0.9), [0.0, 20.0]).unwrap();
+        stamp(
+            &mut l,
+            &mut f,
+            &brush(SculptMode::Flatten, 0.7),
+            [10.0, -4.0],
+        )
+        .unwrap();
+        stamp(
+            &mut l,
+            &mut f,
+            &brush(SculptMode::SketchSea, 0.9),
+            [0.0, 20.0],
+        )
+        .unwrap();
         let d = SculptLayer::decode(&l.encode()).unwrap();
         assert_eq!(d, l);
         assert!(SculptLayer::decode(&l.encode()[..20]).is_err());

@@ -35,12 +35,24 @@ fn brush(mode: SculptMode, radius: f32, strength: f32) -> SculptBrush {
 }
 
 /// Dabs of `b` along the segment `a → c` every quarter radius, on the island as shown.
-fn stroke(layer: &mut SculptLayer, shown: &mut Heightfield, b: &SculptBrush, a: [f32; 2], c: [f32; 2]) {
+fn stroke(
+    layer: &mut SculptLayer,
+    shown: &mut Heightfield,
+    b: &SculptBrush,
+    a: [f32; 2],
+    c: [f32; 2],
+) {
     let len = ((c[0] - a[0]).powi(2) + (c[1] - a[1]).powi(2)).sqrt();
     let steps = ((len / (b.radius * 0.25)).ceil() as usize).max(1);
     for k in 0..=steps {
         let t = k as f32 / steps as f32;
-        stamp(layer, shown, b, [a[0] + (c[0] - a[0]) * t, a[1] + (c[1] - a[1]) * t]).unwrap();
+        stamp(
+            layer,
+            shown,
+            b,
+            [a[0] + (c[0] - a[0]) * t, a[1] + (c[1] - a[1]) * t],
+        )
+        .unwrap();
     }
 }
 
@@ -176,7 +188,13 @@ fn lowering_digs_and_smoothing_evens_out() {
     let mut layer = SculptLayer::new(257, p.world_size).unwrap();
     let mut shown = plain.field.clone();
     let k = index(&plain, c[0], c[1]);
-    stamp(&mut layer, &mut shown, &brush(SculptMode::Lower, 20.0, 6.0), c).unwrap();
+    stamp(
+        &mut layer,
+        &mut shown,
+        &brush(SculptMode::Lower, 20.0, 6.0),
+        c,
+    )
+    .unwrap();
     assert_eq!(shown.heights[k], plain.field.heights[k] - 6.0);
     let dug = generate(&with_sculpt(&p, &layer)).unwrap();
     assert!(dug.field.heights[k] < plain.field.heights[k] - 4.0);
@@ -191,7 +209,13 @@ fn lowering_digs_and_smoothing_evens_out() {
     };
     let v0 = var(&shown.heights);
     for _ in 0..6 {
-        stamp(&mut layer, &mut shown, &brush(SculptMode::Smooth, 50.0, 1.0), c).unwrap();
+        stamp(
+            &mut layer,
+            &mut shown,
+            &brush(SculptMode::Smooth, 50.0, 1.0),
+            c,
+        )
+        .unwrap();
     }
     assert!(var(&shown.heights) < 0.7 * v0);
 }
@@ -272,12 +296,14 @@ fn a_sketched_channel_makes_two_islands_each_draining_to_the_sea() {
             .iter()
             .filter(|&&k| {
                 let (x, z) = (k % n, k / n);
-                [(1i64, 0i64), (-1, 0), (0, 1), (0, -1)].iter().any(|(dx, dz)| {
-                    let (xx, zz) = (x as i64 + dx, z as i64 + dz);
-                    (0..n as i64).contains(&xx)
-                        && (0..n as i64).contains(&zz)
-                        && split.water.kind[zz as usize * n + xx as usize] == SEA
-                })
+                [(1i64, 0i64), (-1, 0), (0, 1), (0, -1)]
+                    .iter()
+                    .any(|(dx, dz)| {
+                        let (xx, zz) = (x as i64 + dx, z as i64 + dz);
+                        (0..n as i64).contains(&xx)
+                            && (0..n as i64).contains(&zz)
+                            && split.water.kind[zz as usize * n + xx as usize] == SEA
+                    })
             })
             .count();
         assert!(mouths > 0, "no river of a part reaches the sea");
@@ -292,7 +318,10 @@ fn a_sketched_channel_makes_two_islands_each_draining_to_the_sea() {
     stroke(&mut layer, &mut shown, &b, [-200.0, 10.0], [200.0, 10.0]);
     let joined = generate(&with_sculpt(&p, &layer)).unwrap();
     assert_eq!(components(n, land(&joined), 500).len(), 1);
-    assert!(joined.field.heights[k] > 0.0, "sketched land rises above the sea");
+    assert!(
+        joined.field.heights[k] > 0.0,
+        "sketched land rises above the sea"
+    );
 }
 
 #[test]
@@ -313,9 +342,11 @@ fn a_ridge_across_a_valley_dams_a_lake() {
         let [x, z] = pos(k);
         let up = disc(&plain, x, z, 120.0)
             .into_iter()
-            .filter(|&j| plain.water.kind[j] == RIVER && plain.field.heights[j] > plain.field.heights[k])
+            .filter(|&j| {
+                plain.water.kind[j] == RIVER && plain.field.heights[j] > plain.field.heights[k]
+            })
             .count();
-        if best.map_or(true, |b| up > b.1) {
+        if best.is_none_or(|b| up > b.1) {
             best = Some((k, up));
         }
     }
@@ -325,10 +356,13 @@ fn a_ridge_across_a_valley_dams_a_lake() {
     // The valley's fall line from heights 40 m away (the channel's own banks would point
     // across it).
     let h = |x: f32, z: f32| plain.field.height_bilinear(x, z);
-    let (dx, dz) = (h(x - 40.0, z) - h(x + 40.0, z), h(x, z - 40.0) - h(x, z + 40.0));
+    let (dx, dz) = (
+        h(x - 40.0, z) - h(x + 40.0, z),
+        h(x, z - 40.0) - h(x, z + 40.0),
+    );
     let l = (dx * dx + dz * dz).sqrt().max(1e-6);
     let (ax, az) = (-dz / l, dx / l); // across the slope
-    // Lake samples within 300 m upstream of the dam (on the uphill side of its line).
+                                      // Lake samples within 300 m upstream of the dam (on the uphill side of its line).
     let (fx, fz) = (dx / l, dz / l); // downhill
     let lakes_near = |i: &Island| {
         disc(i, x, z, 300.0)
@@ -356,13 +390,21 @@ fn a_ridge_across_a_valley_dams_a_lake() {
     let after = lakes_near(&dammed);
     if std::env::var("SCULPT_DEBUG").is_ok() {
         let (cx, cz) = (k % n, k / n);
-        eprintln!("dam at {x},{z} k={k} across ({ax},{az}) h={}", plain.field.heights[k]);
+        eprintln!(
+            "dam at {x},{z} k={k} across ({ax},{az}) h={}",
+            plain.field.heights[k]
+        );
         for isl in [&plain, &dammed] {
             for zz in (cz.saturating_sub(80)..(cz + 80).min(n)).step_by(3) {
-                let row: String = (cx.saturating_sub(80)..(cx + 80).min(n)).step_by(2)
+                let row: String = (cx.saturating_sub(80)..(cx + 80).min(n))
+                    .step_by(2)
                     .map(|xx| {
                         let j = zz * n + xx;
-                        if layer.offset[j] > 1.0 { '#' } else { ['.', '~', 'L', 'S'][isl.water.kind[j] as usize] }
+                        if layer.offset[j] > 1.0 {
+                            '#'
+                        } else {
+                            ['.', '~', 'L', 'S'][isl.water.kind[j] as usize]
+                        }
                     })
                     .collect();
                 eprintln!("{row}");
@@ -384,8 +426,20 @@ fn sculpted_generation_is_deterministic() {
     let plain = generate(&p).unwrap();
     let mut layer = SculptLayer::new(129, p.world_size).unwrap();
     let mut shown = plain.field.clone();
-    stroke(&mut layer, &mut shown, &brush(SculptMode::Raise, 30.0, 4.0), [-100.0, 0.0], [100.0, 50.0]);
-    stroke(&mut layer, &mut shown, &brush(SculptMode::SketchSea, 20.0, 1.0), [-300.0, -100.0], [300.0, -100.0]);
+    stroke(
+        &mut layer,
+        &mut shown,
+        &brush(SculptMode::Raise, 30.0, 4.0),
+        [-100.0, 0.0],
+        [100.0, 50.0],
+    );
+    stroke(
+        &mut layer,
+        &mut shown,
+        &brush(SculptMode::SketchSea, 20.0, 1.0),
+        [-300.0, -100.0],
+        [300.0, -100.0],
+    );
     let a = generate(&with_sculpt(&p, &layer)).unwrap();
     let b = generate(&with_sculpt(&p, &layer)).unwrap();
     assert_eq!(a.field.heights, b.field.heights);

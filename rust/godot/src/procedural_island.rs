@@ -384,6 +384,11 @@ island_node! {
             /// paint). A different resolution is resampled when the island regenerates.
             #[export]
             splat_paint: Option<Gd<SplatPaint>> = node(None),
+            /// Apply the sculpt layer (the terrain edits of `TerrainBrush`'s sculpt modes, kept in
+            /// [member splat_paint]) when generating. Off shows the pure generated island without
+            /// deleting any edit; [method clear_sculpt] removes them.
+            #[export]
+            sculpt_enabled: bool = node(true),
 
             /// Compute backend: [constant BACKEND_AUTO] runs the generator as wgpu compute shaders on a
             /// hardware GPU adapter and stays on the CPU when the only adapter is a software one
@@ -1001,6 +1006,33 @@ impl ProceduralIsland {
         self.bake_impl(&path.to_string(), bake::Target::Gltf)
     }
 
+    /// Remove every sculpt edit (raise, lower, smooth, flatten, sketched coast) from
+    /// [member splat_paint] and regenerate (in the background inside the scene tree). In the
+    /// editor the addon's toolbar button makes this one undo step. Returns false (with an error)
+    /// when there was nothing to clear.
+    #[func]
+    pub fn clear_sculpt(&mut self) -> bool {
+        let Some(mut paint) = self.splat_paint.clone() else {
+            godot_error!("ProceduralIsland.clear_sculpt: the island has no sculpt edits");
+            return false;
+        };
+        if paint.bind().sculpt().is_none() {
+            godot_error!("ProceduralIsland.clear_sculpt: the island has no sculpt edits");
+            return false;
+        }
+        paint.bind_mut().set_sculpt(None);
+        self.sculpt_changed();
+        true
+    }
+
+    /// Whether [member splat_paint] holds sculpt edits (shown when [member sculpt_enabled]).
+    #[func]
+    pub fn has_sculpt(&self) -> bool {
+        self.splat_paint
+            .as_ref()
+            .is_some_and(|p| p.bind().has_sculpt())
+    }
+
     /// A `TerrainLayer` of `terrain_layers` emitted `changed`: rebuild the layer textures on the
     /// next frame.
     #[func]
@@ -1100,6 +1132,123 @@ impl ProceduralIsland {
         n
     }
 
+    /// The sculpt layer changed (a stroke ended, an undo, a clear): generate the island with
+    /// it, in the background when inside the scene tree (the shown terrain stays until the new
+    /// one is built), else at once.
+    pub fn sculpt_changed(&mut self) {
+        if self.base().is_inside_tree() {
+            self.regenerate_async();
+        } else {
+            self.regenerate();
+        }
+    }
+
+    /// For the sculpt dabs: run `f` on the shown heightfield (the island's own copy), then
+    /// rebuild the meshes of the chunks whose samples the returned rectangle (grown by one
+    /// sample, for the normals) touches. Colliders keep the generated heights until
+    /// [`ProceduralIsland::sculpt_colliders`] or the next generation.
+    pub fn edit_shown_heights<T>(
+        &mut self,
+        f: impl FnOnce(&mut island_core::Heightfield) -> Result<(T, Rect), String>,
+    ) -> Result<(T, Rect), String> {
+        let island = self
+            .island
+            .as_mut()
+            .ok_or("the island has not been generated yet")?;
+        let (out, rect) = f(&mut Arc::make_mut(island).field)?;
+        if !rect.is_empty() {
+            self.refresh_chunk_meshes(rect);
+        }
+        Ok((out, rect))
+    }
+
+    /// The chunk indices (row-major) whose samples `rect` (grown by one) touches.
+    fn chunks_touching(&self, rect: Rect) -> Vec<usize> {
+        let Some(island) = self.island.as_deref() else {
+            return Vec::new();
+        };
+        let n = island.field.resolution;
+        let cs = island.params.chunk_size as usize;
+        let per_side = (n - 1) / cs;
+        let r = island_core::sculpt::grow(rect, 1, n);
+        let c = |v: usize| (v / cs).min(per_side - 1);
+        // A sample on a chunk edge belongs to both chunks.
+        let lo = |v: usize| {
+            if v.is_multiple_of(cs) && v > 0 {
+                v / cs - 1
+            } else {
+                c(v)
+            }
+        };
+        let mut out = Vec::new();
+        for cz in lo(r.z0)..=c(r.z0 + r.h - 1) {
+            for cx in lo(r.x0)..=c(r.x0 + r.w - 1) {
+                out.push(cz * per_side + cx);
+            }
+        }
+        out
+    }
+
+    /// Rebuild the meshes of the chunks `rect` touches from the shown heights and normals.
+    fn refresh_chunk_meshes(&mut self, rect: Rect) {
+        let Some(island) = self.island.clone() else {
+            return;
+        };
+        let n = island.field.resolution;
+        if self.chunks.is_empty() || self.normal_tangents.len() != n * n {
+            return;
+        }
+        let cs = island.params.chunk_size as usize;
+        if self.chunks.len() != ((n - 1) / cs).pow(2) {
+            return;
+        }
+        // The encoded normals of the changed samples.
+        let g = island_core::sculpt::grow(rect, 1, n);
+        let nt = Arc::make_mut(&mut self.normal_tangents);
+        for z in g.z0..g.z0 + g.h {
+            let row = z * n + g.x0..z * n + g.x0 + g.w;
+            let enc = crate::surface::normal_tangent_table(&island.field.normals[row.clone()]);
+            nt[row].copy_from_slice(&enc);
+        }
+        let nt = self.normal_tangents.clone();
+        let flat = self.flat_shading;
+        let chunks = self.chunks_touching(rect);
+        self.with_chunks(|pool, parent| {
+            for i in chunks {
+                let data = crate::chunk_data::chunk_data(
+                    &island.field,
+                    &island.splat,
+                    &nt,
+                    cs,
+                    flat,
+                    false,
+                    i,
+                );
+                pool.set_surface(parent, i, &data, &island, cs, flat);
+            }
+        });
+    }
+
+    /// Give the colliders of the chunks `rect` touches the shown heights (a sculpt stroke's
+    /// end, before the regenerated island replaces them).
+    pub fn sculpt_colliders(&mut self, rect: Rect) {
+        let Some(island) = self.island.clone() else {
+            return;
+        };
+        let cs = island.params.chunk_size as usize;
+        let per_side = (island.field.resolution - 1) / cs;
+        if !self.collision_enabled || self.chunks.len() != per_side * per_side {
+            return;
+        }
+        let chunks = self.chunks_touching(rect);
+        self.with_chunks(|pool, parent| {
+            for i in chunks {
+                let col = island.field.chunk_collider(i % per_side, i / per_side, cs);
+                pool.set_collider(parent, i, Some(&col));
+            }
+        });
+    }
+
     /// Recompose the splat maps in `rect` (None: everything) after the paint changed there.
     pub fn update_splat_maps(&mut self, rect: Option<Rect>) {
         let Some(island) = self.island.as_ref() else {
@@ -1116,7 +1265,13 @@ impl ProceduralIsland {
 impl ProceduralIsland {
     /// Validated request from the properties.
     fn make_request(&self) -> Result<Request, String> {
-        let params = self.params()?;
+        let mut params = self.params()?;
+        if self.sculpt_enabled {
+            params.sculpt = self
+                .splat_paint
+                .as_ref()
+                .and_then(|p| p.bind().sculpt_for_generation());
+        }
         params.validate().map_err(|e| e.to_string())?;
         let chunks = params.chunks_per_side() as u64 * params.chunks_per_side() as u64;
         if chunks > MAX_CHUNKS {

@@ -7,8 +7,10 @@ use godot::classes::{IResource, Resource};
 use godot::prelude::*;
 use island_core::paint::PaintLayer;
 use island_core::scatter::{decode_erase_masks, encode_erase_masks, EraseMask};
+use island_core::sculpt::SculptLayer;
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// User paint of a [ProceduralIsland]'s splat: eight premultiplied layers per heightfield sample
 /// kept as an override on top of the generated splat (see `island_core::paint`). Saved with the
@@ -44,8 +46,24 @@ pub struct SplatPaint {
     #[export(storage)]
     #[var(get = get_scatter_erase_data, set = set_scatter_erase_data)]
     scatter_erase_data: PackedByteArray,
+    /// Encoded sculpt layer (storage only; empty = the terrain was never sculpted): the height
+    /// offsets, flatten levels and sketched coast of `TerrainBrush`'s sculpt modes, in
+    /// node-local metres, applied inside the generator (see `island_core::sculpt`). Kept when
+    /// the island regenerates with any parameters; [method ProceduralIsland.clear_sculpt]
+    /// removes it.
+    #[allow(dead_code)] // read and written through get_sculpt_data/set_sculpt_data
+    #[export(storage)]
+    #[var(get = get_sculpt_data, set = set_sculpt_data)]
+    sculpt_data: PackedByteArray,
     /// Decoded scatter erase masks, index = scatter layer, each at the resolution it was erased at.
     scatter_erase: Vec<Option<EraseMask>>,
+    /// Decoded sculpt layer (shared with the generation requests made from it).
+    sculpt: Option<Arc<SculptLayer>>,
+    /// Encoding of `sculpt`, valid until the next change.
+    sculpt_cache: RefCell<Option<PackedByteArray>>,
+    /// Whether `sculpt` holds an edit, valid until the next change (the editor asks every
+    /// frame).
+    sculpt_used: std::cell::Cell<Option<bool>>,
     /// Decoded paint at the resolution it was painted at; `None` until first used or after an
     /// empty/invalid `data`.
     layer: Option<PaintLayer>,
@@ -65,7 +83,11 @@ impl IResource for SplatPaint {
             data: PackedByteArray::new(),
             shared: false,
             scatter_erase_data: PackedByteArray::new(),
+            sculpt_data: PackedByteArray::new(),
             scatter_erase: Vec::new(),
+            sculpt: None,
+            sculpt_cache: RefCell::new(None),
+            sculpt_used: std::cell::Cell::new(None),
             layer: None,
             view: None,
             owner: None,
@@ -144,6 +166,55 @@ impl SplatPaint {
             .map_or(0, |m| m.count() as i64)
     }
 
+    /// The encoded sculpt layer (what is saved).
+    #[func]
+    pub fn get_sculpt_data(&self) -> PackedByteArray {
+        let Some(l) = &self.sculpt else {
+            return PackedByteArray::new();
+        };
+        if let Some(c) = self.sculpt_cache.borrow().as_ref() {
+            return c.clone();
+        }
+        let bytes = PackedByteArray::from(l.encode());
+        *self.sculpt_cache.borrow_mut() = Some(bytes.clone());
+        bytes
+    }
+
+    /// Replace the sculpt layer with encoded data (from [method get_sculpt_data]; empty = no
+    /// sculpting). Invalid data is reported and leaves the sculpt layer as it was. The island
+    /// shows the change at its next generation.
+    #[func]
+    pub fn set_sculpt_data(&mut self, data: PackedByteArray) {
+        self.sculpt_used.set(None);
+        if data.is_empty() {
+            self.sculpt = None;
+            *self.sculpt_cache.borrow_mut() = None;
+        } else {
+            match SculptLayer::decode(data.as_slice()) {
+                Ok(l) => {
+                    self.sculpt = Some(Arc::new(l));
+                    *self.sculpt_cache.borrow_mut() = Some(data);
+                }
+                Err(e) => {
+                    godot_error!("SplatPaint.sculpt_data: {e}; the sculpt layer is unchanged");
+                    return;
+                }
+            }
+        }
+        self.base_mut().emit_changed();
+    }
+
+    /// Whether the terrain holds sculpt edits.
+    #[func]
+    pub fn has_sculpt(&self) -> bool {
+        if let Some(u) = self.sculpt_used.get() {
+            return u;
+        }
+        let u = self.sculpt.as_ref().is_some_and(|l| !l.is_empty());
+        self.sculpt_used.set(Some(u));
+        u
+    }
+
     /// Samples per side of the paint (0 when nothing was painted yet).
     #[func]
     pub fn get_resolution(&self) -> i32 {
@@ -158,6 +229,46 @@ impl SplatPaint {
 }
 
 impl SplatPaint {
+    /// The sculpt layer, when it holds edits (what a generation request carries).
+    pub fn sculpt_for_generation(&self) -> Option<Arc<SculptLayer>> {
+        self.sculpt.clone().filter(|_| self.has_sculpt())
+    }
+
+    /// The sculpt layer as it is (possibly empty), if any.
+    pub fn sculpt(&self) -> Option<&SculptLayer> {
+        self.sculpt.as_deref()
+    }
+
+    /// The sculpt layer to edit on an island grid of `resolution` samples over `world_size`
+    /// metres, created empty when missing; a layer on another grid is resampled to this one
+    /// first (every edit stays at its position). Copied first when a generation request still
+    /// holds it.
+    pub fn sculpt_mut(
+        &mut self,
+        resolution: usize,
+        world_size: f32,
+    ) -> Result<&mut SculptLayer, String> {
+        *self.sculpt_cache.borrow_mut() = None;
+        self.sculpt_used.set(None);
+        match &self.sculpt {
+            Some(l) if l.fits(resolution, world_size) => {}
+            Some(l) => self.sculpt = Some(Arc::new(l.resample(resolution, world_size))),
+            None => {
+                self.sculpt = Some(Arc::new(
+                    SculptLayer::new(resolution, world_size).map_err(|e| e.to_string())?,
+                ))
+            }
+        }
+        Ok(Arc::make_mut(self.sculpt.as_mut().expect("set above")))
+    }
+
+    /// Replace the sculpt layer (undo data, clearing); `None` removes it.
+    pub fn set_sculpt(&mut self, layer: Option<SculptLayer>) {
+        *self.sculpt_cache.borrow_mut() = None;
+        self.sculpt_used.set(None);
+        self.sculpt = layer.map(Arc::new);
+    }
+
     /// The decoded paint, if any (at the resolution it was painted at).
     pub fn layer(&self) -> Option<&PaintLayer> {
         self.layer.as_ref()
@@ -320,6 +431,7 @@ impl SplatPaint {
             let mut c = copy.bind_mut();
             c.layer = self.layer.clone();
             c.scatter_erase = self.scatter_erase.clone();
+            c.sculpt = self.sculpt.clone();
             c.owner = Some(island);
         }
         copy

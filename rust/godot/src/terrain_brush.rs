@@ -13,6 +13,7 @@ use godot::prelude::*;
 use godot::register::info::PropertyInfo;
 use island_core::paint::{self, Brush, Masks, Mode, PaintLayer, Rect, Surface, LAYERS};
 use island_core::scatter::EraseMask;
+use island_core::sculpt::{self, SculptBrush, SculptLayer, SculptMode};
 
 /// Segments of the cursor ring.
 const RING_SEGMENTS: usize = 64;
@@ -48,8 +49,19 @@ pub struct TerrainBrush {
     /// under the brush, [constant MODE_SCATTER_RESTORE] brings them back (a hard disc: every
     /// instance whose nearest heightfield sample lies within [member radius] and passes the
     /// height and slope masks; strength and hardness do not apply).
+    ///
+    /// The sculpt modes change the terrain itself (kept as the island's sculpt layer, applied
+    /// inside the generator before erosion and drainage, so rivers, lakes, splat and scatter
+    /// follow, and kept when the island regenerates): [constant MODE_SCULPT_RAISE] /
+    /// [constant MODE_SCULPT_LOWER] add / remove [member sculpt_height] metres per dab,
+    /// [constant MODE_SCULPT_SMOOTH] evens the relief out, [constant MODE_SCULPT_FLATTEN] levels
+    /// it to [member flatten_height] (the flattened area stays level through erosion),
+    /// [constant MODE_SKETCH_LAND] / [constant MODE_SKETCH_SEA] redraw the coast: land rising
+    /// from the sea floor with a beach, or sea (a bay, a channel). While a stroke is open the
+    /// chunk meshes under the brush follow each dab; [method end_stroke] regenerates the island
+    /// with the edits (erosion, water, splat, scatter) in the background.
     #[export]
-    #[var(hint = ENUM, hint_string = "Paint:0,Erase:1,Smooth:2,Erase scatter:3,Restore scatter:4")]
+    #[var(hint = ENUM, hint_string = "Paint:0,Erase:1,Smooth:2,Erase scatter:3,Restore scatter:4,Sculpt raise:5,Sculpt lower:6,Sculpt smooth:7,Sculpt flatten:8,Sketch land:9,Sketch sea:10")]
     mode: i32,
     /// Index into the island's [member ProceduralIsland.scatter_layers] that
     /// [constant MODE_SCATTER_ERASE] and [constant MODE_SCATTER_RESTORE] edit. The erased areas
@@ -69,6 +81,16 @@ pub struct TerrainBrush {
     /// Distance between the dabs of a stroke, as a fraction of the radius.
     #[export(range = (0.01, 4.0, 0.01, or_greater))]
     spacing: f32,
+    /// [constant MODE_SCULPT_RAISE] / [constant MODE_SCULPT_LOWER]: metres added or removed per
+    /// dab at the brush centre (times the falloff and masks).
+    #[export_group(name = "Sculpt")]
+    #[export(range = (0.0, 50.0, 0.01, or_greater, suffix = "m"))]
+    sculpt_height: f32,
+    /// [constant MODE_SCULPT_FLATTEN]: the height the terrain is levelled to, metres
+    /// (-1000..10000). [method pick_flatten_height] takes it from the terrain (the editor: Ctrl+click
+    /// in flatten mode).
+    #[export(range = (-1000.0, 10000.0, 0.1, suffix = "m"))]
+    flatten_height: f32,
     /// Lowest terrain height painted, metres.
     #[export_group(name = "Height Mask")]
     #[export(range = (-1000.0, 10000.0, 0.1, or_less, or_greater, suffix = "m"))]
@@ -97,6 +119,9 @@ pub struct TerrainBrush {
     /// Scatter erase masks before the current stroke, per scatter layer touched (taken at the
     /// layer's first dab), with the touched rectangle.
     stroke_scatter: Vec<(usize, Option<EraseMask>, Rect)>,
+    /// The sculpt layer before the current stroke (taken at its first sculpt dab; the inner
+    /// `None`: there was none), with the samples the stroke touched.
+    stroke_sculpt: Option<(Option<SculptLayer>, Rect)>,
     cursor: Option<(Gd<MeshInstance3D>, Gd<ImmediateMesh>)>,
 }
 
@@ -124,6 +149,9 @@ impl INode3D for TerrainBrush {
             stroke_rect: Rect::default(),
             stroke_carry: None,
             stroke_scatter: Vec::new(),
+            stroke_sculpt: None,
+            sculpt_height: 1.0,
+            flatten_height: 10.0,
             cursor: None,
         }
     }
@@ -188,6 +216,24 @@ impl TerrainBrush {
     /// Mode: bring back the erased instances of scatter layer [member scatter_layer].
     #[constant]
     pub const MODE_SCATTER_RESTORE: i32 = 4;
+    /// Sculpt mode: raise the terrain by [member sculpt_height] metres per dab.
+    #[constant]
+    pub const MODE_SCULPT_RAISE: i32 = 5;
+    /// Sculpt mode: lower the terrain by [member sculpt_height] metres per dab.
+    #[constant]
+    pub const MODE_SCULPT_LOWER: i32 = 6;
+    /// Sculpt mode: blend the terrain towards its neighbourhood average ([member strength]).
+    #[constant]
+    pub const MODE_SCULPT_SMOOTH: i32 = 7;
+    /// Sculpt mode: level the terrain to [member flatten_height] ([member strength] per dab).
+    #[constant]
+    pub const MODE_SCULPT_FLATTEN: i32 = 8;
+    /// Sketch mode: make the sea under the brush land ([member strength] per dab).
+    #[constant]
+    pub const MODE_SKETCH_LAND: i32 = 9;
+    /// Sketch mode: make the land under the brush sea ([member strength] per dab).
+    #[constant]
+    pub const MODE_SKETCH_SEA: i32 = 10;
 
     /// One dab centred on the terrain below `world_position` (only x and z matter). Returns the
     /// number of texels whose paint changed (in the scatter modes: heightfield samples whose
@@ -198,6 +244,13 @@ impl TerrainBrush {
         self.report("paint_at", |s| {
             let mut isl = s.island_node()?;
             let c = s.to_local_xz(&isl, world_position);
+            if let Some(m) = s.sculpt_mode() {
+                let r = s.sculpt_dabs(&mut isl, &[c], m)?;
+                if s.stroke_before.is_some() {
+                    s.stroke_carry = Some(0.0);
+                }
+                return Ok(r);
+            }
             let brush = s.brush()?;
             if let Some(erase) = s.scatter_mode() {
                 let r = s.scatter_dabs(&mut isl, &[c], brush.radius, &brush.masks, erase)?;
@@ -234,6 +287,14 @@ impl TerrainBrush {
             } else {
                 None
             };
+            if let Some(m) = s.sculpt_mode() {
+                let (pts, carry) = paint::stroke_points(a, b, brush.step(), carry);
+                let r = s.sculpt_dabs(&mut isl, &pts, m)?;
+                if s.stroke_before.is_some() {
+                    s.stroke_carry = Some(carry);
+                }
+                return Ok(r);
+            }
             if let Some(erase) = s.scatter_mode() {
                 let (pts, carry) = paint::stroke_points(a, b, brush.step(), carry);
                 let r = s.scatter_dabs(&mut isl, &pts, brush.radius, &brush.masks, erase)?;
@@ -261,6 +322,9 @@ impl TerrainBrush {
     #[func]
     pub fn fill_by_rule(&mut self) -> i64 {
         self.report("fill_by_rule", |s| {
+            if s.sculpt_mode().is_some() {
+                return Err("the sculpt modes have no fill by rule".into());
+            }
             let mut isl = s.island_node()?;
             let brush = s.brush()?;
             if let Some(erase) = s.scatter_mode() {
@@ -316,6 +380,7 @@ impl TerrainBrush {
             s.stroke_rect = Rect::default();
             s.stroke_carry = None;
             s.stroke_scatter.clear();
+            s.stroke_sculpt = None;
             Ok(1)
         });
         r == 1
@@ -342,8 +407,21 @@ impl TerrainBrush {
         let rect = std::mem::take(&mut self.stroke_rect);
         let scatter = std::mem::take(&mut self.stroke_scatter);
         self.stroke_carry = None;
+        let sculpted = self.stroke_sculpt.take().filter(|s| !s.1.is_empty());
+        let sculpt_entry = match sculpted.map(|(before, r)| self.end_sculpt_stroke(before, r)) {
+            Some(Ok(e)) => Some(e),
+            Some(Err(e)) => {
+                godot_error!("TerrainBrush.end_stroke: {e}");
+                None
+            }
+            None => None,
+        };
         if rect.is_empty() && scatter.iter().all(|s| s.2.is_empty()) {
-            return VarDictionary::new();
+            let mut d = VarDictionary::new();
+            if let Some(e) = sculpt_entry {
+                d.set("sculpt", &e);
+            }
+            return d;
         }
         let res = (|| -> BrushResult<VarDictionary> {
             let mut isl = self.island_node()?;
@@ -402,6 +480,9 @@ impl TerrainBrush {
             if !entries.is_empty() {
                 d.set("scatter", &entries);
             }
+            if let Some(e) = &sculpt_entry {
+                d.set("sculpt", e);
+            }
             Ok(d)
         })();
         res.unwrap_or_else(|e| {
@@ -419,6 +500,17 @@ impl TerrainBrush {
         let r = self.report("apply_snapshot", |s| {
             let key = if redo { "after" } else { "before" };
             let mut isl = s.island_node()?;
+            // The sculpt part, checked before anything changes and applied last.
+            let sculpt = match snapshot.get("sculpt") {
+                Some(v) => Some(sculpt_region(&isl, v, key)?),
+                None => None,
+            };
+            if !snapshot.contains_key("rect") && !snapshot.contains_key("scatter") {
+                if let Some(sc) = sculpt {
+                    apply_sculpt_region(&mut isl, sc)?;
+                    return Ok(1);
+                }
+            }
             let n = isl.bind().island().map_or(0, |i| i.field.resolution);
             if let Some(at) = snapshot
                 .get("resolution")
@@ -477,6 +569,9 @@ impl TerrainBrush {
                 if !changed.is_empty() {
                     isl.bind_mut().scatter_erase_changed(layer, changed);
                 }
+            }
+            if let Some(sc) = sculpt {
+                apply_sculpt_region(&mut isl, sc)?;
             }
             Ok(1)
         });
@@ -580,6 +675,33 @@ impl TerrainBrush {
         }
     }
 
+    /// Set [member flatten_height] to the terrain height under `world_position` (only x and z
+    /// matter) and return it; NaN (with an error) when there is no generated island or the
+    /// position is not finite.
+    #[func]
+    pub fn pick_flatten_height(&mut self, world_position: Vector3) -> f32 {
+        let r = (|| -> BrushResult<f32> {
+            if !world_position.is_finite() {
+                return Err(format!("the position must be finite, got {world_position}"));
+            }
+            let isl = self.island_node()?;
+            let c = self.to_local_xz(&isl, world_position);
+            let b = isl.bind();
+            let island = b.island().ok_or("the island has not been generated yet")?;
+            Ok(island.field.height_at(c[0], c[1]))
+        })();
+        match r {
+            Ok(h) => {
+                self.flatten_height = h;
+                h
+            }
+            Err(e) => {
+                godot_error!("TerrainBrush.pick_flatten_height: {e}");
+                f32::NAN
+            }
+        }
+    }
+
     /// The island this brush paints (its parent or [member island]), or null.
     #[func]
     pub fn get_island_node(&self) -> Option<Gd<ProceduralIsland>> {
@@ -610,6 +732,134 @@ fn rect_of(d: &VarDictionary) -> BrushResult<Rect> {
 }
 
 impl TerrainBrush {
+    /// The sculpt mode, `None` in the paint and scatter modes.
+    fn sculpt_mode(&self) -> Option<SculptMode> {
+        Some(match self.mode {
+            Self::MODE_SCULPT_RAISE => SculptMode::Raise,
+            Self::MODE_SCULPT_LOWER => SculptMode::Lower,
+            Self::MODE_SCULPT_SMOOTH => SculptMode::Smooth,
+            Self::MODE_SCULPT_FLATTEN => SculptMode::Flatten,
+            Self::MODE_SKETCH_LAND => SculptMode::SketchLand,
+            Self::MODE_SKETCH_SEA => SculptMode::SketchSea,
+            _ => return None,
+        })
+    }
+
+    /// Sculpt dabs at the node-local `centers` into the island's sculpt layer, with the shown
+    /// chunk meshes following. Inside a stroke the layer before it is kept for
+    /// [method end_stroke]; a dab outside a stroke regenerates the island at once (in the
+    /// background inside the tree). Returns the samples considered. Everything is checked
+    /// before anything changes.
+    fn sculpt_dabs(
+        &mut self,
+        isl: &mut Gd<ProceduralIsland>,
+        centers: &[[f32; 2]],
+        mode: SculptMode,
+    ) -> BrushResult<i64> {
+        let base = self.brush()?;
+        let b = SculptBrush {
+            mode,
+            radius: base.radius,
+            strength: match mode {
+                SculptMode::Raise | SculptMode::Lower => self.sculpt_height,
+                _ => base.strength,
+            },
+            hardness: base.hardness,
+            flatten_height: self.flatten_height,
+            masks: base.masks,
+            preview_land_height: isl
+                .bind()
+                .island()
+                .map_or(0.0, |i| i.params.coast.beach_height),
+        };
+        b.validate().map_err(|e| e.to_string())?;
+        if let Some(c) = centers
+            .iter()
+            .find(|c| !(c[0].is_finite() && c[1].is_finite()))
+        {
+            return Err(format!(
+                "the brush position must be finite, got ({}, {})",
+                c[0], c[1]
+            ));
+        }
+        let in_stroke = self.stroke_before.is_some();
+        let rect = {
+            let mut ib = isl.bind_mut();
+            let (n, world) = ib
+                .island()
+                .map(|i| (i.field.resolution, i.field.world_size))
+                .ok_or("the island has not been generated yet")?;
+            let mut res: Gd<SplatPaint> = ib.paint_resource();
+            if in_stroke && self.stroke_sculpt.is_none() {
+                self.stroke_sculpt = Some((res.bind().sculpt().cloned(), Rect::default()));
+            }
+            let mut pb = res.bind_mut();
+            let layer = pb.sculpt_mut(n, world)?;
+            let ((), rect) = ib.edit_shown_heights(|field| {
+                let mut r = Rect::default();
+                for &c in centers {
+                    r = r.union(&sculpt::stamp(layer, field, &b, c).map_err(|e| e.to_string())?);
+                }
+                Ok(((), r))
+            })?;
+            rect
+        };
+        if let Some(s) = self.stroke_sculpt.as_mut().filter(|_| in_stroke) {
+            s.1 = s.1.union(&rect);
+        } else if !rect.is_empty() {
+            let mut ib = isl.bind_mut();
+            ib.sculpt_colliders(rect);
+            ib.sculpt_changed();
+        }
+        Ok((rect.w * rect.h) as i64)
+    }
+
+    /// The `sculpt` entry of a stroke's snapshot (see [method end_stroke]), after giving the
+    /// touched colliders the shown heights and starting the island's regeneration.
+    fn end_sculpt_stroke(
+        &mut self,
+        before: Option<SculptLayer>,
+        rect: Rect,
+    ) -> BrushResult<VarDictionary> {
+        let mut isl = self.island_node()?;
+        let now = isl
+            .bind()
+            .splat_paint_ref()
+            .and_then(|p| p.bind().sculpt().cloned())
+            .ok_or("the island has no sculpt layer any more")?;
+        let (n, world) = (now.resolution(), now.world_size());
+        // A layer moved to another grid during the stroke: the whole layer is the undo step.
+        let full = Rect {
+            x0: 0,
+            z0: 0,
+            w: n,
+            h: n,
+        };
+        let (before, r) = match before {
+            Some(b) if b.fits(n, world) => (b, rect),
+            Some(b) => (b.resample(n, world), full),
+            None => (SculptLayer::new(n, world).map_err(|e| e.to_string())?, rect),
+        };
+        let mut e = VarDictionary::new();
+        e.set("rect", rect2i(r));
+        e.set("resolution", n as i64);
+        e.set("world_size", world);
+        e.set(
+            "before",
+            &PackedByteArray::from(before.region(r).map_err(|e| e.to_string())?),
+        );
+        e.set(
+            "after",
+            &PackedByteArray::from(now.region(r).map_err(|e| e.to_string())?),
+        );
+        {
+            let mut ib = isl.bind_mut();
+            ib.sculpt_colliders(rect);
+            ib.sculpt_changed();
+        }
+        Ok(e)
+    }
+
     /// `Some(true)` in [constant MODE_SCATTER_ERASE], `Some(false)` in
     /// [constant MODE_SCATTER_RESTORE], `None` in the splat modes.
     fn scatter_mode(&self) -> Option<bool> {
@@ -672,12 +922,12 @@ impl TerrainBrush {
     fn brush(&self) -> BrushResult<Brush> {
         let layer = usize::try_from(self.layer)
             .map_err(|_| format!("layer must be 0..7, got {}", self.layer))?;
-        let mode = if self.scatter_mode().is_some() {
-            // The scatter modes use the brush's radius, spacing and masks only.
+        let mode = if self.scatter_mode().is_some() || self.sculpt_mode().is_some() {
+            // The scatter and sculpt modes use the brush's radius, spacing and masks here.
             Mode::Paint
         } else {
             Mode::from_index(self.mode as i64)
-                .ok_or(format!("mode must be 0..4, got {}", self.mode))?
+                .ok_or(format!("mode must be 0..10, got {}", self.mode))?
         };
         let b = Brush {
             layer,
@@ -766,6 +1016,75 @@ impl TerrainBrush {
         self.cursor = Some((inst.clone(), mesh.clone()));
         (inst, mesh)
     }
+}
+
+/// The sculpt part of a snapshot, checked against the island's sculpt layer: its rectangle and
+/// the bytes of `key` ("before" or "after").
+fn sculpt_region(
+    isl: &Gd<ProceduralIsland>,
+    v: Variant,
+    key: &str,
+) -> BrushResult<(Rect, PackedByteArray)> {
+    let e: VarDictionary = v.try_to().map_err(|_| "`sculpt` is not a Dictionary")?;
+    let r = rect_of(&e)?;
+    let n = e
+        .get("resolution")
+        .and_then(|v| v.try_to::<i64>().ok())
+        .ok_or("`sculpt` has no `resolution`")?;
+    let world = e
+        .get("world_size")
+        .and_then(|v| v.try_to::<f32>().ok())
+        .ok_or("`sculpt` has no `world_size`")?;
+    let bytes: PackedByteArray = e
+        .get(key)
+        .and_then(|v| v.try_to().ok())
+        .ok_or(format!("`sculpt` has no `{key}`"))?;
+    let b = isl.bind();
+    let paint = b.splat_paint_ref().map(|p| p.bind());
+    let layer = paint.as_ref().and_then(|p| p.sculpt());
+    match layer {
+        Some(l) if l.fits(n as usize, world) => {}
+        Some(l) => {
+            return Err(format!(
+                "the snapshot was taken on a {n}² sculpt layer over {world} m, the island's is \
+                 {}² over {} m",
+                l.resolution(),
+                l.world_size()
+            ))
+        }
+        None => return Err("the island has no sculpt layer".into()),
+    }
+    if r.x0 + r.w > n as usize
+        || r.z0 + r.h > n as usize
+        || bytes.len() != r.w * r.h * sculpt::REGION_BYTES
+    {
+        return Err(format!(
+            "`sculpt` needs {} bytes inside the {n}² layer",
+            r.w * r.h * sculpt::REGION_BYTES
+        ));
+    }
+    Ok((r, bytes))
+}
+
+/// Put a checked [`sculpt_region`] into the island's sculpt layer and regenerate.
+fn apply_sculpt_region(
+    isl: &mut Gd<ProceduralIsland>,
+    (r, bytes): (Rect, PackedByteArray),
+) -> BrushResult<()> {
+    let mut ib = isl.bind_mut();
+    let mut res = ib.paint_resource();
+    {
+        let mut pb = res.bind_mut();
+        let (n, world) = pb
+            .sculpt()
+            .map(|l| (l.resolution(), l.world_size()))
+            .ok_or("the island has no sculpt layer")?;
+        pb.sculpt_mut(n, world)?
+            .set_region(r, bytes.as_slice())
+            .map_err(|e| e.to_string())?;
+    }
+    ib.sculpt_changed();
+    Ok(())
 }
 
 /// Run `f` on the island's paint at the island's resolution and its surface. When `mutates`,
