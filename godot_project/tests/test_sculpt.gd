@@ -118,6 +118,18 @@ func test_each_mode_changes_heights_where_and_only_where_it_should() -> void:
 				check_near(isl.get_height_at(p.x, p.z), p.y + 10.0, 0.5, "flatten: at the level in the centre")
 			TerrainBrush.MODE_SKETCH_SEA:
 				check(isl.get_height_at(p.x, p.z) < 0.0, "sketch sea: under water at once")
+		if m == TerrainBrush.MODE_SCULPT_RAISE:
+			# The chunk mesh under the brush follows the dab: its vertex at the dab's nearest
+			# sample is at the shown height.
+			var top := -INF
+			for mi in _mesh_instances(isl):
+				if not mi.name.begins_with("Chunk_"):
+					continue
+				var verts: PackedVector3Array = mi.mesh.surface_get_arrays(0)[Mesh.ARRAY_VERTEX]
+				for v in verts:
+					if Vector2(v.x - p.x, v.z - p.z).length() < 2.9:
+						top = maxf(top, v.y)
+			check(top > p.y + 3.0, "the chunk mesh under the brush is raised at once (%f m, was %f m)" % [top, p.y])
 		var snap := brush.end_stroke()
 		check(snap.has("sculpt"), "%s: the stroke's snapshot holds the sculpt region" % modes[m])
 		check(isl.is_generating(), "%s: the stroke's end regenerates the island" % modes[m])

@@ -11,7 +11,10 @@ extends EditorPlugin
 ##      create a ScatterLayer and change its density, each through the editor's undo/redo;
 ##   3. inspect both layers and ask the previewer for their previews and for the scene file's
 ##      thumbnail (the preview thread loads and instantiates the scene);
-##   4. select the brush and paint a stroke with the mouse in the 3D viewport;
+##   4. select the brush and paint a stroke with the mouse in the 3D viewport; then sculpt a
+##      raise stroke the same way (the shown terrain must follow the mouse before the button is
+##      released, the island regenerates on release) and undo it from the editor's history
+##      (the heights must come back bit for bit);
 ##   5. change the seed (the island regenerates), save, close and reopen the scene, select the
 ##      island again and ask for the previews again;
 ##   6. run a scene from the editor (Run Custom Scene, as F6 does) and wait for the game
@@ -143,7 +146,58 @@ func _step_once() -> void:
 			_step = 6
 			_wait = 5
 		6:
-			_step = 7 if _stroke_step() else 6
+			_step = 60 if _stroke_step() else 6
+		60:
+			_brush.set("mode", 5)
+			_brush.set("sculpt_height", 2.0)
+			_brush.set("radius", 12.0)
+			_sculpt_before = _heights()
+			_stroke_moves = 0
+			_frame_and_paint()
+			_step = 61
+			_wait = 2
+		61:
+			if _stroke_moves < 12:
+				_stroke_mouse += Vector2(10, 0)
+				var ev := InputEventMouseMotion.new()
+				ev.position = _stroke_mouse
+				ev.global_position = _stroke_mouse
+				ev.button_mask = MOUSE_BUTTON_MASK_LEFT
+				_surface().gui_input.emit(ev)
+				_stroke_moves += 1
+				if _stroke_moves == 6:
+					var changed := _count_changed(_sculpt_before, _heights())
+					print("SESSION sculpt stroke: the shown terrain follows the mouse (%d samples raised before release)" % changed)
+					if changed == 0:
+						print("SESSION FAIL the terrain did not follow the sculpt stroke")
+				return
+			_mouse_button(false)
+			print("SESSION sculpt stroke released, regenerating: ", _island.call("is_generating"))
+			_step = 62
+			_wait = 2
+		62:
+			if _island.call("is_generating"):
+				return
+			_sculpt_after = _heights()
+			var changed := _count_changed(_sculpt_before, _sculpt_after)
+			print("SESSION sculpt regenerated: %d samples changed, has_sculpt %s" % [changed, _island.call("has_sculpt")])
+			if changed == 0:
+				print("SESSION FAIL the sculpt stroke left no edit")
+			var ur := get_undo_redo()
+			var history := ur.get_history_undo_redo(ur.get_object_history_id(_brush))
+			print("SESSION undo: ", history.get_current_action_name())
+			history.undo()
+			_step = 63
+			_wait = 3
+		63:
+			if _island.call("is_generating"):
+				return
+			var same := _heights() == _sculpt_before
+			print("SESSION sculpt undone: heights restored exactly: %s" % same)
+			if not same:
+				print("SESSION FAIL undo of a sculpt stroke did not restore the heights (%d samples differ)" % _count_changed(_sculpt_before, _heights()))
+			_brush.set("mode", 0)
+			_step = 7
 		7:
 			var ur := get_undo_redo()
 			ur.create_action("Change seed")
@@ -372,6 +426,23 @@ func _frame_and_paint() -> void:
 
 
 var _stroke_moves := 0
+var _sculpt_before := PackedFloat32Array()
+var _sculpt_after := PackedFloat32Array()
+
+
+func _heights() -> PackedFloat32Array:
+	var img: Image = _island.call("get_heightmap_image")
+	return PackedFloat32Array() if img == null else img.get_data().to_float32_array()
+
+
+func _count_changed(a: PackedFloat32Array, b: PackedFloat32Array) -> int:
+	if a.size() != b.size():
+		return -1
+	var c := 0
+	for i in a.size():
+		if a[i] != b[i]:
+			c += 1
+	return c
 
 
 func _stroke_step() -> bool:

@@ -822,11 +822,13 @@ impl TerrainBrush {
         rect: Rect,
     ) -> BrushResult<VarDictionary> {
         let mut isl = self.island_node()?;
-        let now = isl
+        let paint = isl
             .bind()
             .splat_paint_ref()
-            .and_then(|p| p.bind().sculpt().cloned())
+            .cloned()
             .ok_or("the island has no sculpt layer any more")?;
+        let pb = paint.bind();
+        let now = pb.sculpt().ok_or("the island has no sculpt layer any more")?;
         let (n, world) = (now.resolution(), now.world_size());
         // A layer moved to another grid during the stroke: the whole layer is the undo step.
         let full = Rect {
@@ -852,6 +854,7 @@ impl TerrainBrush {
             "after",
             &PackedByteArray::from(now.region(r).map_err(|e| e.to_string())?),
         );
+        drop(pb);
         {
             let mut ib = isl.bind_mut();
             ib.sculpt_colliders(rect);

@@ -581,6 +581,11 @@ struct Scene {
     node_frame: Option<([f64; 2], String)>,
     /// Rendered demo fly-over with visibility ranges: frames, p50, p99, max ms, instances, device.
     scatter_fly: Option<(usize, [f64; 3], usize, String)>,
+    /// Sculpt dabs at 1025² (`sculpt_bench.gd`): dabs, median, p95, max main-thread ms.
+    sculpt_dab: Option<(usize, [f64; 3])>,
+    /// A sculpt stroke's release to the re-eroded island in the scene: frames, total ms,
+    /// `end_stroke` ms, the node's worst frame (main-thread CPU ms, wall ms).
+    sculpt_release: Option<(usize, [f64; 4])>,
 }
 
 /// Build the extension like `cargo xtask build` (dev profile), put it in a throw-away project
@@ -615,7 +620,12 @@ fn run_scene(root: &Path, tmp: &Path, scene: &mut Scene) -> Result<(), String> {
         copy(src.join("addons/procedural_island").join(f), addon.join(f))?;
     }
     copy(lib, addon.join("bin/libprocedural_island.so"))?;
-    for f in ["regenerate_bench.gd", "lod_bench.gd", "scatter_bench.gd"] {
+    for f in [
+        "regenerate_bench.gd",
+        "lod_bench.gd",
+        "scatter_bench.gd",
+        "sculpt_bench.gd",
+    ] {
         copy(src.join("bench").join(f), dir.join("bench").join(f))?;
     }
     // What an import would record: load the extension at startup (no import, no editor scan).
@@ -700,6 +710,23 @@ fn run_scene(root: &Path, tmp: &Path, scene: &mut Scene) -> Result<(), String> {
     }
     if scene.scatter_place.is_none() {
         return Err("scatter_bench.gd place printed no result".into());
+    }
+    let (out, _) = run("res://bench/sculpt_bench.gd", &["1025", "64", "120"])?;
+    for line in out.lines() {
+        let f: Vec<&str> = line.split('\t').collect();
+        // sculpt_bench dab N chunk dabs median p95 max
+        if f.len() >= 8 && f[0] == "sculpt_bench" && f[1] == "dab" {
+            let v = nums(&f[5..8]);
+            scene.sculpt_dab = Some((f[4].parse().unwrap_or(0), [v[0], v[1], v[2]]));
+        }
+        // sculpt_bench release N chunk frames total end_stroke node_cpu_max node_max
+        if f.len() >= 9 && f[0] == "sculpt_bench" && f[1] == "release" {
+            let v = nums(&f[5..9]);
+            scene.sculpt_release = Some((f[4].parse().unwrap_or(0), [v[0], v[1], v[2], v[3]]));
+        }
+    }
+    if scene.sculpt_dab.is_none() || scene.sculpt_release.is_none() {
+        return Err("sculpt_bench.gd printed no result".into());
     }
     Ok(())
 }
@@ -1038,6 +1065,22 @@ fn render(
             &format!("main-thread CPU time of `_process`; wall {wall:.2} ms (includes time the OS gave the worker's rayon threads and other processes); worst frame: {phase}; `build_budget_ms` 4"),
         );
     }
+    if let Some((dabs, [median, p95, mx])) = scene.sculpt_dab {
+        scene_row(
+            &mut s,
+            "sculpt dab (raise, r 20 m) with the chunk meshes under it, main thread",
+            format!("{median:.2} ms"),
+            &format!("{dabs} dabs of one stroke; p95 {p95:.2} ms, max {mx:.2} ms (the first dab of a stroke copies the shown island)"),
+        );
+    }
+    if let Some((frames, [total, end, cpu, wall])) = scene.sculpt_release {
+        scene_row(
+            &mut s,
+            "sculpt stroke released → re-eroded island in the scene",
+            format!("{total:.0} ms"),
+            &format!("{frames} frames; `end_stroke` {end:.1} ms; the node's worst frame meanwhile {cpu:.2} ms CPU ({wall:.2} ms wall)"),
+        );
+    }
     if let Some((frames, [p50, p99, mx], count, dev)) = &scene.scatter_fly {
         scene_row(
             &mut s,
@@ -1133,6 +1176,18 @@ fn render(
         s.push_str(&format!(
             "- no frame of a running game spends more than 4 ms in the node while an island and its scatter are installed: worst {cpu:.2} ms of main-thread CPU (wall {wall:.2} ms) — {}\n",
             status(Some(*cpu <= 4.0))
+        ));
+    }
+    if let Some((_, [_, _, mx])) = scene.sculpt_dab {
+        s.push_str(&format!(
+            "- a sculpt dab at 1025² costs ≤ 8 ms of main-thread time: worst {mx:.2} ms — {}\n",
+            status(Some(mx <= 8.0))
+        ));
+    }
+    if let Some((_, [total, ..])) = scene.sculpt_release {
+        s.push_str(&format!(
+            "- stroke end to the re-eroded island in the scene ≤ 300 ms at 1025²: {total:.0} ms — {}\n",
+            status(Some(total <= 300.0))
         ));
     }
     if let Some((median, _, _, count)) = scene.scatter_place {

@@ -7,8 +7,11 @@ extends RefCounted
 ## the terrain paints, a ring on the terrain shows the radius (green where the height/slope masks
 ## allow painting, red where they block). `[` / `]` shrink / grow the radius, Shift+`[` /
 ## Shift+`]` lower / raise the strength. The toolbar in the 3D editor's menu bar chooses the
-## layer and mode and has "Fill by rule" and "Clear layer". Every stroke (and fill/clear) is one
-## undo step holding only the touched region before and after. The hit point is found by
+## layer and mode and has "Fill by rule" and "Clear layer". In the sculpt modes the chunk meshes
+## under the brush follow each dab and the island regenerates (erosion, water, splat, scatter)
+## when the mouse is released; the toolbar then shows the height per dab (raise / lower) or the
+## flatten height (Ctrl+click on the terrain picks it) and "Clear sculpt". Every stroke (and
+## fill/clear) is one undo step holding only the touched region before and after. The hit point is found by
 ## ray-marching the heightfield (no physics). Camera navigation is never taken over: only a left
 ## click over the terrain with a brush selected is consumed, and never with Alt held.
 ##
@@ -16,9 +19,15 @@ extends RefCounted
 ## library is missing.
 
 const LAYER_NAMES := ["Sand", "Grass", "Rock", "Snow", "Forest", "Dirt", "Gravel", "Meadow"]
-const MODE_NAMES := ["Paint", "Erase", "Smooth", "Erase scatter", "Restore scatter"]
+const MODE_NAMES := ["Paint", "Erase", "Smooth", "Erase scatter", "Restore scatter",
+	"Sculpt raise", "Sculpt lower", "Sculpt smooth", "Sculpt flatten", "Sketch land", "Sketch sea"]
 ## First mode that edits scatter instances instead of splat paint.
 const FIRST_SCATTER_MODE := 3
+## First mode that sculpts the terrain (TerrainBrush.MODE_SCULPT_RAISE).
+const FIRST_SCULPT_MODE := 5
+const MODE_RAISE := 5
+const MODE_LOWER := 6
+const MODE_FLATTEN := 8
 const RADIUS_FACTOR := 1.2
 const STRENGTH_STEP := 0.05
 
@@ -30,6 +39,10 @@ var _mode: OptionButton
 var _scatter_layer: SpinBox
 var _radius: SpinBox
 var _strength: SpinBox
+var _height: SpinBox
+var _fill: Button
+var _clear: Button
+var _clear_sculpt: Button
 var _painting := false
 var _last_hit: Variant = null
 var _cursor_on := false
@@ -101,6 +114,15 @@ func forward_3d_gui_input(camera: Camera3D, event: InputEvent) -> int:
 		return EditorPlugin.AFTER_GUI_INPUT_PASS
 	if event is InputEventMouseButton and event.button_index == MOUSE_BUTTON_LEFT:
 		if event.pressed:
+			if event.ctrl_pressed and int(brush.mode) == MODE_FLATTEN:
+				# Ctrl+click in flatten mode: take the flatten height from the terrain.
+				var picked: Variant = _hit(camera, event.position)
+				if picked == null:
+					return EditorPlugin.AFTER_GUI_INPUT_PASS
+				brush.pick_flatten_height(picked)
+				brush.notify_property_list_changed()
+				_sync_toolbar()
+				return EditorPlugin.AFTER_GUI_INPUT_STOP
 			if event.alt_pressed or event.ctrl_pressed or event.meta_pressed:
 				return EditorPlugin.AFTER_GUI_INPUT_PASS
 			var hit: Variant = _hit(camera, event.position)
@@ -157,8 +179,13 @@ func _finish_stroke(action: String) -> void:
 	if snap.is_empty():
 		return
 	var ur := plugin.get_undo_redo()
-	var what: String = ("scatter layer %d" % int(brush.get("scatter_layer"))) if int(brush.mode) >= FIRST_SCATTER_MODE \
+	var mode := int(brush.mode)
+	var what: String = MODE_NAMES[mode].to_lower() if mode >= FIRST_SCULPT_MODE and mode < MODE_NAMES.size() \
+		else ("scatter layer %d" % int(brush.get("scatter_layer"))) if mode >= FIRST_SCATTER_MODE \
 		else LAYER_NAMES[clampi(brush.layer, 0, 7)]
+	if mode >= FIRST_SCULPT_MODE:
+		action = "Sculpt terrain"
+
 	ur.create_action("%s (%s)" % [action, what], UndoRedo.MERGE_DISABLE, brush)
 	ur.add_do_method(brush, &"apply_snapshot", snap, true)
 	ur.add_undo_method(brush, &"apply_snapshot", snap, false)
@@ -222,16 +249,49 @@ func _build_toolbar() -> void:
 	_strength.tooltip_text = "Brush strength (Shift+[ and Shift+])"
 	_strength.value_changed.connect(func(v: float) -> void: _set_prop(&"strength", v))
 	toolbar.add_child(_strength)
-	var fill := Button.new()
-	fill.text = "Fill by rule"
-	fill.tooltip_text = "Apply the brush's layer, mode, strength and height/slope masks to the whole island"
-	fill.pressed.connect(_whole_island.bind("fill"))
-	toolbar.add_child(fill)
-	var clear := Button.new()
-	clear.text = "Clear layer"
-	clear.tooltip_text = "Remove all paint of the selected layer"
-	clear.pressed.connect(_whole_island.bind("clear"))
-	toolbar.add_child(clear)
+	_height = SpinBox.new()
+	_height.min_value = -1000.0
+	_height.max_value = 10000.0
+	_height.step = 0.1
+	_height.suffix = "m"
+	_height.value_changed.connect(func(v: float) -> void:
+		_set_prop(&"flatten_height" if int(brush.mode) == MODE_FLATTEN else &"sculpt_height", v))
+	_height.visible = false
+	toolbar.add_child(_height)
+	_fill = Button.new()
+	_fill.text = "Fill by rule"
+	_fill.tooltip_text = "Apply the brush's layer, mode, strength and height/slope masks to the whole island"
+	_fill.pressed.connect(_whole_island.bind("fill"))
+	toolbar.add_child(_fill)
+	_clear = Button.new()
+	_clear.text = "Clear layer"
+	_clear.tooltip_text = "Remove all paint of the selected layer"
+	_clear.pressed.connect(_whole_island.bind("clear"))
+	toolbar.add_child(_clear)
+	_clear_sculpt = Button.new()
+	_clear_sculpt.text = "Clear sculpt"
+	_clear_sculpt.tooltip_text = "Remove every sculpt and sketch edit of the island (undoable)"
+	_clear_sculpt.pressed.connect(_clear_sculpt_edits)
+	_clear_sculpt.visible = false
+	toolbar.add_child(_clear_sculpt)
+
+
+## Remove the island's sculpt layer as one undo step (undo puts the saved data back and
+## regenerates).
+func _clear_sculpt_edits() -> void:
+	if brush == null or not is_instance_valid(brush):
+		return
+	var isl: Node = brush.get_island_node()
+	if isl == null or not isl.has_sculpt():
+		return
+	var paint: Resource = isl.get("splat_paint")
+	var old: PackedByteArray = paint.get("sculpt_data")
+	var ur := plugin.get_undo_redo()
+	ur.create_action("Clear sculpt", UndoRedo.MERGE_DISABLE, isl)
+	ur.add_do_method(isl, &"clear_sculpt")
+	ur.add_undo_method(paint, &"set_sculpt_data", old)
+	ur.add_undo_method(isl, &"regenerate_async")
+	ur.commit_action()
 
 
 func _whole_island(what: String) -> void:
@@ -263,6 +323,11 @@ func _sync_toolbar() -> void:
 	_update_mode_controls()
 	_radius.set_value_no_signal(brush.radius)
 	_strength.set_value_no_signal(brush.strength)
+	var mode := int(brush.mode)
+	if mode == MODE_FLATTEN:
+		_height.set_value_no_signal(float(brush.get("flatten_height")))
+	elif mode == MODE_RAISE or mode == MODE_LOWER:
+		_height.set_value_no_signal(float(brush.get("sculpt_height")))
 	_syncing = false
 
 
@@ -270,6 +335,27 @@ func _sync_toolbar() -> void:
 func _update_mode_controls() -> void:
 	if toolbar == null:
 		return
-	var scatter := _mode.selected >= FIRST_SCATTER_MODE
+	var m := _mode.selected
+	var sculpt := m >= FIRST_SCULPT_MODE
+	var scatter := m >= FIRST_SCATTER_MODE and not sculpt
 	_scatter_layer.visible = scatter
-	_layer.visible = not scatter
+	_layer.visible = m < FIRST_SCATTER_MODE
+	_clear.visible = m < FIRST_SCATTER_MODE
+	_fill.visible = not sculpt
+	_clear_sculpt.visible = sculpt
+	# Raise / lower dab by metres, flatten to a height; the other modes by strength.
+	_height.visible = m == MODE_RAISE or m == MODE_LOWER or m == MODE_FLATTEN
+	_strength.visible = not (m == MODE_RAISE or m == MODE_LOWER)
+	if m == MODE_FLATTEN:
+		_height.prefix = "level"
+		_height.min_value = -1000.0
+		_height.tooltip_text = "Height the terrain is levelled to (Ctrl+click on the terrain picks it)"
+	else:
+		_height.prefix = "h"
+		_height.min_value = 0.0
+		_height.tooltip_text = "Metres raised or lowered per dab at the brush centre"
+	if brush != null and is_instance_valid(brush):
+		if m == MODE_FLATTEN:
+			_height.set_value_no_signal(float(brush.get("flatten_height")))
+		elif m == MODE_RAISE or m == MODE_LOWER:
+			_height.set_value_no_signal(float(brush.get("sculpt_height")))
