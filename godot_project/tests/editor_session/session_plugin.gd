@@ -170,6 +170,10 @@ func _step_once() -> void:
 					print("SESSION sculpt stroke: the shown terrain follows the mouse (%d samples raised before release)" % changed)
 					if changed == 0:
 						print("SESSION FAIL the terrain did not follow the sculpt stroke")
+					if _shot != "":
+						var img := EditorInterface.get_base_control().get_viewport().get_texture().get_image()
+						var p := _shot.get_basename() + "_sculpt.png"
+						print("SESSION screenshot ", p, " ", error_string(img.save_png(p)))
 				return
 			_mouse_button(false)
 			print("SESSION sculpt stroke released, regenerating: ", _island.call("is_generating"))
