@@ -828,7 +828,9 @@ impl TerrainBrush {
             .cloned()
             .ok_or("the island has no sculpt layer any more")?;
         let pb = paint.bind();
-        let now = pb.sculpt().ok_or("the island has no sculpt layer any more")?;
+        let now = pb
+            .sculpt()
+            .ok_or("the island has no sculpt layer any more")?;
         let (n, world) = (now.resolution(), now.world_size());
         // A layer moved to another grid during the stroke: the whole layer is the undo step.
         let full = Rect {

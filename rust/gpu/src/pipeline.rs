@@ -946,7 +946,9 @@ fn stage_mask(run: &mut Run) -> Result<(), GpuError> {
 /// Whether the island's outline is the ROUND deformed circle the `island_mask.wgsl` pass
 /// computes (ROUND without a land fraction, no drawn mask, not following gaussian islands).
 fn uses_legacy_mask(p: &IslandParams) -> bool {
+    // A sculpt layer may redraw the coast: its outline comes from the CPU too.
     p.coast_mask.is_none()
+        && p.sculpt.is_none()
         && !island_core::shape::gaussian_follows(p)
         && p.shape.shape == island_core::params::IslandShape::Round
         && p.shape.land_fraction == 0.0

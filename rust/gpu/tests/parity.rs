@@ -755,3 +755,58 @@ fn pipeline_matches_with_varied_parameters() {
         splat_report(name, &g.splat, &c.splat);
     }
 }
+
+/// A sculpted island (issue 23) on the GPU backend: the edits are in it (the erosion and the
+/// drainage run on the CPU there, the other stages on the GPU) and it matches the CPU island
+/// within the whole pipeline's tolerance.
+#[test]
+fn sculpted_island_matches_on_the_gpu() {
+    use island_core::paint::Masks;
+    use island_core::sculpt::{stamp, SculptBrush, SculptLayer, SculptMode};
+    if !gpu("sculpted_island_matches_on_the_gpu") {
+        return;
+    }
+    let mut params = p(129, 3, Algorithm::Fbm);
+    params.shape.shape = island_core::params::IslandShape::Round;
+    let plain = island_core::generate(&params).unwrap();
+    let mut layer = SculptLayer::new(129, params.world_size).unwrap();
+    let mut shown = plain.field.clone();
+    let flat = SculptBrush {
+        mode: SculptMode::Flatten,
+        radius: 80.0,
+        strength: 1.0,
+        hardness: 0.7,
+        flatten_height: 30.0,
+        masks: Masks::default(),
+        preview_land_height: 2.5,
+    };
+    for _ in 0..3 {
+        stamp(&mut layer, &mut shown, &flat, [60.0, -40.0]).unwrap();
+    }
+    let sea = SculptBrush {
+        mode: SculptMode::SketchSea,
+        radius: 90.0,
+        ..flat
+    };
+    stamp(&mut layer, &mut shown, &sea, [-150.0, 100.0]).unwrap();
+    params.sculpt = Some(std::sync::Arc::new(layer));
+    let c = island_core::generate(&params).unwrap();
+    let g = island_gpu::generate_gpu(&params).unwrap();
+    assert_eq!(g.stats.backend, "gpu");
+    for i in [&c, &g] {
+        let h = i.field.height_at(60.0, -40.0);
+        assert!(
+            (h - 30.0).abs() <= 0.5,
+            "the flattened area is at 30 m: {h}"
+        );
+        let h = i.field.height_at(-150.0, 100.0);
+        let before = plain.field.height_at(-150.0, 100.0);
+        assert!(h < 0.0, "the sketched sea is sea: {h} m (was {before} m)");
+    }
+    let tol = 1e-3 * params.max_height;
+    let nn = 129 * 129;
+    let over = count_over(&g.field.heights, &c.field.heights, tol);
+    assert!(over * 500 <= nn, "{over} heights off by more than {tol}");
+    let wdiff = count_ne(&g.water.kind, &c.water.kind);
+    assert!(wdiff * 200 <= nn, "{wdiff} water kinds differ");
+}
