@@ -3,8 +3,9 @@ extends Node3D
 ## Demo: an island from the ProceduralIsland node, a sea plane, sky, sun, an orbiting camera
 ## and a capsule character that falls onto the island and stands on its collider.
 ##
-## Keys: R / Space = new island (random seed, generated in the background), C = camera mode,
-## WASD / arrows = walk.
+## Keys: R = the next seed's island (seed + 1: with the default AUTO shape this cycles through
+## the shapes as docs/shapes.png shows them), Shift+R / Space = a random seed (both generated in
+## the background), C = camera mode, WASD / arrows = walk.
 ## Command line (after `--`): `--screenshot=PATH` saves a PNG once the island is built and the
 ## character has landed, then quits; `--seed=N` picks the first island's seed;
 ## `--max-frames=N` bounds the wait for the screenshot.
@@ -120,6 +121,8 @@ func _unhandled_input(event: InputEvent) -> void:
 	if key == null or not key.pressed or key.echo:
 		return
 	match key.physical_keycode:
+		KEY_R when not key.shift_pressed:
+			_regenerate(int(island.get("seed")) + 1)
 		KEY_R, KEY_SPACE:
 			_regenerate(randi() % 1000000)
 		KEY_C:

@@ -66,7 +66,7 @@ struct GenerateArgs {
     #[arg(long, value_name = "NAME")]
     shape: Option<String>,
     /// Drawn outline replacing the generated one: a PNG (grey or colour; its luminance is used,
-    /// white = land, black = sea, grey = soft edge), resampled to the map.
+    /// white = land, black = sea, grey = a soft preference decided by the seed's noise), resampled to the map.
     #[arg(long, value_name = "FILE.png")]
     mask: Option<PathBuf>,
     /// Where to generate: auto, gpu or cpu.

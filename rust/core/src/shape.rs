@@ -627,7 +627,7 @@ fn outline_mask(p: &IslandParams) -> Result<Vec<u8>, ParamError> {
     let g = p.grid();
     let margin = border_margin(p);
     if let Some(m) = &p.coast_mask {
-        return coast_mask_land(m, p.resolution as usize, p.world_size, margin);
+        return coast_mask_land(m, p.resolution as usize, p.world_size, margin, p.seed);
     }
     let r = resolve(p);
     let mask = match generated_field(p, &r) {
@@ -714,27 +714,60 @@ fn bilinear(m: &CoastMask, u: f32, v: f32) -> f32 {
     a + (b - a) * tz
 }
 
+/// Wavelength of the noise that decides the grey parts of a drawn mask, metres.
+pub const GREY_NOISE_SCALE: f32 = 90.0;
+/// Octaves of that noise.
+pub const GREY_NOISE_OCTAVES: u32 = 4;
+
 /// The drawn mask `m` resampled (bilinear, image corners on the map corners) to `n × n`
-/// samples of a `world`-metre map: land where the value is ≥ 0.5, the border ring of
-/// `margin` metres sea. Errors when nothing or everything inside the ring is land.
+/// samples of a `world`-metre map: white (1) is land, black (0) sea, grey a soft preference:
+/// a sample is land where `v + g · noise ≥ 0.5`, with `g = 1 - |2v - 1|` (1 at mid grey, 0 at
+/// black and white) and a seeded fBm noise in -0.5..0.5 of [`GREY_NOISE_SCALE`] metres, so a
+/// grey area becomes land with a probability that follows its brightness, in natural coves
+/// and capes, and pure black and white are followed exactly. The border ring of `margin`
+/// metres is sea. Errors when nothing or everything inside the ring is land.
 pub fn coast_mask_land(
     m: &CoastMask,
     n: usize,
     world: f32,
     margin: f32,
+    seed: u64,
 ) -> Result<Vec<u8>, ParamError> {
     m.validate()?;
     let spacing = world / (n - 1) as f32;
     let half = world * 0.5;
     let mut out = vec![0u8; n * n];
     let inv = 1.0 / (n - 1) as f32;
+    let s = stage_seed(seed, tag::MASK);
+    let ns = GREY_NOISE_SCALE;
     par_rows(&mut out, n, |z, row| {
         let pz = z as f32 * spacing;
         let v = z as f32 * inv;
+        let mut noise = Vec::new();
         for (x, o) in row.iter_mut().enumerate() {
             let px = x as f32 * spacing;
             let border = (half - (px - half).abs()).min(half - (pz - half).abs());
-            *o = (border > margin && bilinear(m, x as f32 * inv, v) >= 0.5) as u8;
+            if border <= margin {
+                *o = 0;
+                continue;
+            }
+            let value = bilinear(m, x as f32 * inv, v);
+            let g = 1.0 - (2.0 * value - 1.0).abs();
+            let value = if g > 0.0 {
+                if noise.is_empty() {
+                    noise = vec![0.0f32; n];
+                    Fbm::classic(GREY_NOISE_OCTAVES, s).add_row(
+                        &mut noise,
+                        (pz - half) / ns,
+                        spacing / ns,
+                        -half / ns,
+                    );
+                }
+                value + g * noise[x].clamp(-0.5, 0.5)
+            } else {
+                value
+            };
+            *o = (value >= 0.5) as u8;
         }
     });
     let land = out.iter().filter(|&&v| v == 1).count();

@@ -382,6 +382,70 @@ fn drawn_mask_is_followed() {
     assert!(iou >= 0.9, "IoU {iou}");
 }
 
+/// Grey in a drawn mask is a soft preference: a mid-grey area is part land, part sea (in
+/// noise-shaped coves, not a threshold edge), a lighter grey gives more land than a darker one,
+/// black and white are followed exactly, and the seed changes only the grey parts.
+#[test]
+fn grey_in_a_drawn_mask_is_a_soft_preference() {
+    let n = 257usize;
+    // Columns: white land on the left, then grey bands of 0.35, 0.5 and 0.65, black on the right
+    // (and a black frame so the map border is sea).
+    let band = |x: usize| match x * 5 / n {
+        0 => 255u8,
+        1 => 89,
+        2 => 128,
+        3 => 166,
+        _ => 0,
+    };
+    let mut img = vec![0u8; n * n];
+    for z in 16..n - 16 {
+        for x in 16..n - 16 {
+            img[z * n + x] = band(x);
+        }
+    }
+    let mask_for = |seed: u64| {
+        let mut p = params(seed, n as u32);
+        p.coast_mask = Some(Arc::new(CoastMask::from_luma8(n, n, &img).unwrap()));
+        shape_mask(&p).unwrap()
+    };
+    let share = |m: &[u8], b: usize| {
+        let (mut land, mut all) = (0usize, 0usize);
+        for z in 40..n - 40 {
+            for x in (b * n / 5 + 4).max(30)..((b + 1) * n / 5 - 4).min(n - 30) {
+                land += m[z * n + x] as usize;
+                all += 1;
+            }
+        }
+        land as f64 / all as f64
+    };
+    let a = mask_for(1);
+    let (white, g35, g50, g65, black) = (
+        share(&a, 0),
+        share(&a, 1),
+        share(&a, 2),
+        share(&a, 3),
+        share(&a, 4),
+    );
+    println!("land share: white {white:.2}, grey 0.35 {g35:.2}, 0.5 {g50:.2}, 0.65 {g65:.2}, black {black:.2}");
+    assert_eq!(white, 1.0);
+    assert_eq!(black, 0.0);
+    assert!((0.2..=0.8).contains(&g50), "mid grey is part land: {g50}");
+    assert!(
+        g35 < g50 && g50 < g65,
+        "lighter grey, more land: {g35} {g50} {g65}"
+    );
+    // Another seed draws other coves in the grey, the same land in the white.
+    let b = mask_for(2);
+    let differ = (0..n * n).filter(|&i| a[i] != b[i]).count();
+    assert!(
+        differ > 100,
+        "the seed shapes the grey parts: {differ} samples differ"
+    );
+    assert!((0..n * n)
+        .filter(|&i| img[i] == 255 || img[i] == 0)
+        .all(|i| a[i] == b[i]));
+}
+
 #[test]
 fn resampled_mask_works() {
     let n = 257usize;

@@ -204,7 +204,8 @@ island_node! {
             #[export]
             shape_crater_lake: bool = core(shape.crater_lake),
             /// A drawn outline replacing the generated one: a grey image (white = land, black =
-            /// sea, grey = soft edge; colour images count by luminance), stretched over the map.
+            /// sea, grey = a soft preference the seed's noise decides, more land the lighter;
+            /// colour images count by luminance), stretched over the map.
             /// An empty or unreadable texture, or one that is all land or all sea, is an error
             /// (the previous island is kept).
             #[export]
