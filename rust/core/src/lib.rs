@@ -51,6 +51,7 @@ pub mod heightmap_io;
 pub mod lod;
 pub mod mask;
 pub mod memory;
+pub mod navigation;
 pub mod normals;
 pub mod paint;
 pub mod params;
