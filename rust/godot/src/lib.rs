@@ -31,9 +31,11 @@ pub mod heightmap_io;
 pub mod island_io;
 pub mod lod;
 pub mod material;
+pub mod navigation;
 pub mod pin;
 pub mod procedural_island;
 pub mod properties;
+pub mod runtime_queries;
 pub mod scatter_layer;
 pub mod scatter_nodes;
 pub mod splat_maps;
@@ -69,6 +71,7 @@ unsafe impl ExtensionLibrary for ProceduralIslandExtension {
             // Stop every background thread (also those of nodes still alive, e.g. when the
             // editor quits right after opening a scene) before the library unloads.
             worker::join_all();
+            navigation::unregister_parser();
         }
     }
 }

@@ -492,6 +492,8 @@ island_node! {
             scatter_deferred: bool = false,
             /// Per-frame time of `_process` while a background generation is installed.
             frame_watch: FrameWatch = FrameWatch::default(),
+            /// Maps behind `find_points` / `get_surface_at` (see `runtime_queries`).
+            runtime: crate::runtime_queries::Runtime = Default::default(),
         }
     }
 }
@@ -503,6 +505,7 @@ impl INode3D for ProceduralIsland {
     }
 
     fn ready(&mut self) {
+        crate::navigation::register_parser();
         let editor = Engine::singleton().is_editor_hint();
         if self.terrain_material.is_none() {
             // Now rather than in the first frames of a generation.
@@ -651,6 +654,11 @@ impl ProceduralIsland {
     /// The previous island stays intact.
     #[signal]
     fn generation_failed(message: GString);
+
+    /// Emitted when a [method bake_navigation_mesh_async] bake is done, with its
+    /// `NavigationMesh` (node-local polygons of the island's walkable ground).
+    #[signal]
+    pub fn navigation_baked(navigation_mesh: Gd<godot::classes::Resource>);
 
     /// Generate the island now and build every chunk before returning. Returns `false` (and
     /// reports the reason with an error and [signal generation_failed]) when a parameter is
@@ -1053,6 +1061,11 @@ impl ProceduralIsland {
 
 /// For [`crate::terrain_brush`]: the island data and its paint.
 impl ProceduralIsland {
+    /// For [`crate::runtime_queries`] and [`crate::navigation`]: the island and their state.
+    pub(crate) fn runtime_parts(&self) -> (Option<Arc<Island>>, &crate::runtime_queries::Runtime) {
+        (self.island.clone(), &self.runtime)
+    }
+
     /// The generated island, if any.
     pub fn island(&self) -> Option<&Island> {
         self.island.as_deref()
