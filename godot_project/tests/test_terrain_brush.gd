@@ -179,8 +179,8 @@ func test_erase_and_smooth() -> void:
 	# clear_layer removes the rest.
 	check(brush.clear_layer(4) > 0, "clear_layer changes texels")
 	check_eq(isl.get_splat_weights_at(30.0, 0.0)[4], 0.0, "layer 4 cleared")
-	brush.mode = 7
-	expect_error("mode must be 0..4")
+	brush.mode = 11
+	expect_error("mode must be 0..10")
 	check_eq(brush.paint_at(Vector3.ZERO), -1, "invalid mode is an error")
 
 

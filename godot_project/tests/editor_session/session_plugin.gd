@@ -15,6 +15,8 @@ extends EditorPlugin
 ##      raise stroke the same way (the shown terrain must follow the mouse before the button is
 ##      released, the island regenerates on release) and undo it from the editor's history
 ##      (the heights must come back bit for bit);
+##   4b. bake a navigation mesh of the island in the editor (a NavigationRegion3D that finds
+##      the island by group, not saved with the scene): polygons on dry ground only;
 ##   5. change the seed (the island regenerates), save, close and reopen the scene, select the
 ##      island again and ask for the previews again;
 ##   6. run a scene from the editor (Run Custom Scene, as F6 does) and wait for the game
@@ -201,6 +203,9 @@ func _step_once() -> void:
 			if not same:
 				print("SESSION FAIL undo of a sculpt stroke did not restore the heights (%d samples differ)" % _count_changed(_sculpt_before, _heights()))
 			_brush.set("mode", 0)
+			_step = 64
+		64:
+			_bake_navigation_in_editor()
 			_step = 7
 		7:
 			var ur := get_undo_redo()
@@ -437,6 +442,39 @@ var _sculpt_after := PackedFloat32Array()
 func _heights() -> PackedFloat32Array:
 	var img: Image = _island.call("get_heightmap_image")
 	return PackedFloat32Array() if img == null else img.get_data().to_float32_array()
+
+
+## Bake a NavigationRegion3D over the island in the editor (the addon's source-geometry parser
+## must give the dry terrain): polygons, none of their vertices over the sea.
+func _bake_navigation_in_editor() -> void:
+	var nm := NavigationMesh.new()
+	nm.cell_size = 2.0
+	nm.cell_height = 0.5
+	nm.agent_radius = 2.0
+	nm.agent_max_climb = 1.0
+	nm.agent_max_slope = 40.0
+	nm.geometry_source_geometry_mode = NavigationMesh.SOURCE_GEOMETRY_GROUPS_WITH_CHILDREN
+	nm.geometry_source_group_name = &"session_navigation"
+	var region := NavigationRegion3D.new()
+	region.navigation_mesh = nm
+	var root := EditorInterface.get_edited_scene_root()
+	root.add_child(region)
+	_island.add_to_group(&"session_navigation", false)
+	var t := Time.get_ticks_msec()
+	region.bake_navigation_mesh(false)
+	var polys := nm.get_polygon_count()
+	var wet := 0
+	for v in nm.get_vertices():
+		var local: Vector3 = _island.to_local(region.to_global(v))
+		var s: Dictionary = _island.call("get_surface_at", local.x, local.z)
+		if s.is_empty() or int(s.get("water", 0)) == 3 or local.y < 0.0:
+			wet += 1
+	print("SESSION navigation baked in the editor: %d polygons, %d vertices, %d over water, %d ms" % [polys, nm.get_vertices().size(), wet, Time.get_ticks_msec() - t])
+	if polys < 50 or wet > 0:
+		print("SESSION FAIL the editor's navigation bake of the island (%d polygons, %d vertices over water)" % [polys, wet])
+	_island.remove_from_group(&"session_navigation")
+	root.remove_child(region)
+	region.free()
 
 
 func _count_changed(a: PackedFloat32Array, b: PackedFloat32Array) -> int:

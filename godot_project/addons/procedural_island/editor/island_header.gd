@@ -209,7 +209,22 @@ static func brush_text(brush: Node) -> String:
 	var lname: String = LAYER_NAMES[layer] if layer >= 0 and layer < LAYER_NAMES.size() else "?"
 	var lines := PackedStringArray()
 	lines.append(paints_text(brush))
-	lines.append("Layer %d %s  ·  %s" % [layer, lname, ["Paint", "Erase", "Smooth"][clampi(brush.get("mode"), 0, 2)]])
+	var mode: int = brush.get("mode")
+	match mode:
+		0, 1, 2:
+			lines.append("Layer %d %s  ·  %s" % [layer, lname, ["Paint", "Erase", "Smooth"][mode]])
+		3, 4:
+			lines.append("%s scatter layer %d" % [["Erase", "Restore"][mode - 3], int(brush.get("scatter_layer"))])
+		5, 6:
+			lines.append("Sculpt %s  ·  %s m per dab" % [["raise", "lower"][mode - 5], _num(brush.get("sculpt_height"))])
+		7:
+			lines.append("Sculpt smooth  ·  strength %s" % _num(brush.get("strength")))
+		8:
+			lines.append("Sculpt flatten to %s m" % _num(brush.get("flatten_height")))
+		9, 10:
+			lines.append("Sketch %s" % ["land", "sea"][mode - 9])
+		_:
+			lines.append("Mode %d (invalid)" % mode)
 	lines.append("Height %s … %s m (fade %s m)" % [_num(brush.get("min_height")), _num(brush.get("max_height")), _num(brush.get("height_fade"))])
 	lines.append("Slope %s … %s° (fade %s°)" % [_num(brush.get("min_slope_degrees")), _num(brush.get("max_slope_degrees")), _num(brush.get("slope_fade"))])
 	return "\n".join(lines)
