@@ -862,6 +862,49 @@ pub fn apply_relief(p: &IslandParams, heights: &mut [f32]) {
         let cone = peak * (1.0 - rho) * (1.0 - rho);
         *h = h.max(0.5 * *h + cone);
     });
+    shallow_lagoon(p, heights);
+}
+
+/// Deepest an ATOLL's lagoon gets, metres: real lagoons are a few metres of clear water over
+/// sand (turquoise), not the open sea's depth.
+pub const LAGOON_DEPTH: f32 = 4.0;
+
+/// Whether [`apply_relief`] changes anything for `p` (a VOLCANIC cone or an ATOLL lagoon).
+pub fn has_relief(p: &IslandParams) -> bool {
+    has_volcano(p) || lagoon_sample(p).is_some()
+}
+
+/// The ATOLL's lagoon floor raised to at most [`LAGOON_DEPTH`] below sea level: the sea samples
+/// connected to the lagoon's centre (4-neighbourhood), when they are enclosed (a lagoon that
+/// reaches the map border through a pass is left as it is).
+fn shallow_lagoon(p: &IslandParams, heights: &mut [f32]) {
+    let Some(c) = lagoon_sample(p) else {
+        return;
+    };
+    let n = p.resolution as usize;
+    if heights.get(c).is_none_or(|&h| h >= 0.0) {
+        return;
+    }
+    let mut seen = vec![false; n * n];
+    let mut stack = vec![c];
+    let mut lagoon = Vec::new();
+    seen[c] = true;
+    while let Some(i) = stack.pop() {
+        let (x, z) = (i % n, i / n);
+        if x == 0 || z == 0 || x == n - 1 || z == n - 1 {
+            return;
+        }
+        lagoon.push(i);
+        for j in [i - 1, i + 1, i - n, i + n] {
+            if !seen[j] && heights[j] < 0.0 {
+                seen[j] = true;
+                stack.push(j);
+            }
+        }
+    }
+    for i in lagoon {
+        heights[i] = heights[i].max(-LAGOON_DEPTH);
+    }
 }
 
 /// The VOLCANIC crater (with [`crate::params::ShapeParams::crater_lake`]; no-op otherwise): a

@@ -18,12 +18,15 @@
 //! and say in the commit why the islands changed.
 
 use island_core::lod::{node_mesh, select, LodLayout, LodView};
-use island_core::params::RiverMode;
+use island_core::paint::Masks;
+use island_core::params::{CoastMask, IslandShape, RiverMode};
 use island_core::scatter::{demo_layers, place_all, ScatterInput};
 use island_core::scatter_meshes::MeshKind;
+use island_core::sculpt::{stamp, SculptBrush, SculptLayer, SculptMode};
 use island_core::{generate, Algorithm, ChunkMesh, Island, IslandParams};
 use std::fmt::Write as _;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// FNV-1a 64.
 #[derive(Clone, Copy)]
@@ -95,6 +98,59 @@ fn cases() -> Vec<(String, IslandParams)> {
     p.resolution = 129;
     p.world_size = 1500.0;
     v.push(("fbm/3/129".into(), p));
+    // Every named outline, and a drawn mask with grey in it.
+    for shape in [
+        IslandShape::Round,
+        IslandShape::Elongated,
+        IslandShape::Crescent,
+        IslandShape::Archipelago,
+        IslandShape::Atoll,
+        IslandShape::Volcanic,
+    ] {
+        let mut p = base("fbm", 5);
+        p.resolution = 129;
+        p.shape.shape = shape;
+        v.push((format!("shape/{}/129", shape.name()), p));
+    }
+    let mut p = base("fbm", 5);
+    p.resolution = 129;
+    let img: Vec<u8> = (0..64 * 64)
+        .map(|i| {
+            let (x, z) = ((i % 64) as f32 - 31.5, (i / 64) as f32 - 31.5);
+            let r = (x * x + z * z).sqrt();
+            (255.0 * (1.0 - (r - 14.0) / 14.0).clamp(0.0, 1.0)) as u8
+        })
+        .collect();
+    p.coast_mask = Some(Arc::new(CoastMask::from_luma8(64, 64, &img).unwrap()));
+    v.push(("mask/grey/129".into(), p));
+    // A sculpted island: every sculpt mode, applied by the brush's own dabs.
+    let mut p = base("fbm", 5);
+    p.resolution = 129;
+    p.shape.shape = IslandShape::Round;
+    let plain = generate(&p).unwrap();
+    let mut layer = SculptLayer::new(129, p.world_size).unwrap();
+    let mut shown = plain.field.clone();
+    for (mode, at, strength) in [
+        (SculptMode::Raise, [-120.0f32, 40.0f32], 6.0f32),
+        (SculptMode::Lower, [100.0, -60.0], 4.0),
+        (SculptMode::Smooth, [0.0, 0.0], 0.8),
+        (SculptMode::Flatten, [60.0, 120.0], 1.0),
+        (SculptMode::SketchSea, [-200.0, -150.0], 1.0),
+        (SculptMode::SketchLand, [330.0, 0.0], 1.0),
+    ] {
+        let b = SculptBrush {
+            mode,
+            radius: 60.0,
+            strength,
+            hardness: 0.5,
+            flatten_height: 25.0,
+            masks: Masks::default(),
+            preview_land_height: 2.5,
+        };
+        stamp(&mut layer, &mut shown, &b, at).unwrap();
+    }
+    p.sculpt = Some(Arc::new(layer));
+    v.push(("sculpt/129".into(), p));
     v
 }
 

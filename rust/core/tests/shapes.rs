@@ -232,6 +232,17 @@ fn atoll_encloses_a_lagoon_that_is_sea() {
     let c = (n / 2) * n + n / 2;
     assert_eq!(island.water.kind[c], SEA);
     assert_eq!(island.water.level[c], 0.0);
+    // A shallow lagoon (turquoise over sand), not the open sea's depth.
+    let depth = -island.field.heights[c];
+    assert!(
+        depth > 0.0 && depth <= island_core::shape::LAGOON_DEPTH + 0.01,
+        "lagoon depth {depth} m"
+    );
+    let open_sea = -island.field.heights[8 * n + 8];
+    assert!(
+        open_sea > 2.0 * island_core::shape::LAGOON_DEPTH,
+        "open sea {open_sea} m"
+    );
 }
 
 #[test]

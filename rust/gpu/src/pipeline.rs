@@ -1036,6 +1036,7 @@ fn stage_erosion(run: &mut Run) -> Result<(), GpuError> {
     // edited samples).
     if crate::erosion::fits(rec, nc) && p.sculpt.is_none() {
         let volcano = island_core::shape::has_volcano(p);
+        let relief = island_core::shape::has_relief(p);
         let bytes = (r.n * r.n * 4) as u64;
         // The VOLCANIC cone before the erosion and its crater after it, on the CPU (as in
         // erosion_stage).
@@ -1048,7 +1049,7 @@ fn stage_erosion(run: &mut Run) -> Result<(), GpuError> {
                 .write_buffer(&r.heights, 0, bytemuck::cast_slice(&heights));
             Ok::<(), GpuError>(())
         };
-        if volcano {
+        if relief {
             on_cpu(rec, island_core::shape::apply_relief)?;
         }
         crate::erosion::erode(rec, &r.heights, p.spacing(), &settings, p.seed, None)?;
