@@ -141,6 +141,14 @@ pub fn auto_treat_software_as_hardware(on: bool) {
     ctx::SOFTWARE_AS_HARDWARE.store(on, std::sync::atomic::Ordering::SeqCst);
 }
 
+/// Test hook: build the compute pipelines with the FMA guard of `common.wgsl` (`rounded()`)
+/// turned into the identity, so that a driver may fuse every product into the add that
+/// follows. Only effective before the shared context is created (first GPU use).
+#[doc(hidden)]
+pub fn set_fma_guard_off(off: bool) {
+    passes::FMA_GUARD_OFF.store(off, std::sync::atomic::Ordering::SeqCst);
+}
+
 /// Whether the shared GPU context (device and pipelines) is open (for tests).
 #[doc(hidden)]
 pub fn context_open() -> bool {
