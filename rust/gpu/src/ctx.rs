@@ -429,22 +429,34 @@ impl Gpu {
             enc.copy_buffer_to_buffer(b, 0, staging, off, size4);
             off += size4;
         }
-        self.submit_wait(enc)?;
-        let done: Arc<Mutex<Option<Result<(), String>>>> = Arc::new(Mutex::new(None));
-        let d2 = done.clone();
+        // One round trip: the copies are submitted, the mapping requested, then one wait (the
+        // mapping completes after the submission it follows).
         count(|c| {
+            c.submissions += 1;
             c.host_waits += 1;
             c.bytes_read_back += total;
         });
+        let idx = self.queue.submit([enc.finish()]);
+        let done: Arc<Mutex<Option<Result<(), String>>>> = Arc::new(Mutex::new(None));
+        let d2 = done.clone();
         staging.map_async(wgpu::MapMode::Read, 0..total, move |r| {
             *lock(&d2) = Some(r.map_err(|e| e.to_string()));
         });
         self.device
             .poll(wgpu::PollType::Wait {
-                submission_index: None,
+                submission_index: Some(idx),
                 timeout: Some(POLL_TIMEOUT),
             })
-            .map_err(|e| GpuError::DeviceLost(format!("waiting for the readback: {e}")))?;
+            .map_err(|e| match e {
+                wgpu::PollError::Timeout => GpuError::Wgpu(format!(
+                    "{} did not finish within {POLL_TIMEOUT:?}",
+                    self.name
+                )),
+                e => GpuError::DeviceLost(format!("waiting for the readback: {e}")),
+            })?;
+        if self.lost.load(Ordering::SeqCst) {
+            return Err(GpuError::DeviceLost(format!("{} was lost", self.name)));
+        }
         // Another thread's poll may have taken the completion and be about to run our callback:
         // keep polling until it has run (or the timeout passes).
         let start = std::time::Instant::now();
