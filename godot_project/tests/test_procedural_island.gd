@@ -334,6 +334,26 @@ func test_property_hints() -> void:
 	isl.free()
 
 
+func test_stats_report_backend_reason() -> void:
+	var cpu := _island(65, 32, {"backend": ProceduralIsland.BACKEND_CPU})
+	check_eq(cpu.get_last_stats().get("backend_reason", ""), "cpu requested", "CPU: the reason")
+	check(not cpu.get_last_stats().has("gpu_dispatches"), "no GPU counters on the CPU")
+	var gpu := _island(65, 32, {"backend": ProceduralIsland.BACKEND_GPU})
+	var st := gpu.get_last_stats()
+	if st.backend == "gpu":
+		check_eq(st.get("backend_reason", ""), "gpu requested", "GPU: the reason")
+		for k in ["gpu_dispatches", "gpu_submissions", "gpu_host_waits", "gpu_bytes_read_back", "gpu_bytes_uploaded"]:
+			check(int(st.get(k, 0)) > 0, "GPU counter %s: %s" % [k, st.get(k)])
+		print("    GPU counters at 65²: %d dispatches, %d submissions, %d host waits, %d B read back, %d B uploaded" % [
+			st.gpu_dispatches, st.gpu_submissions, st.gpu_host_waits, st.gpu_bytes_read_back, st.gpu_bytes_uploaded])
+	else:
+		check(String(st.get("backend_reason", "")).begins_with("gpu requested; the GPU failed"), "GPU fallback: %s" % st.get("backend_reason"))
+	var auto := _island(65, 32, {"backend": ProceduralIsland.BACKEND_AUTO})
+	var reason := String(auto.get_last_stats().get("backend_reason", ""))
+	print("    AUTO: %s" % reason)
+	check(reason.begins_with("auto: %s (" % auto.get_last_stats().backend), "AUTO says why: %s" % reason)
+
+
 func test_gpu_backend_matches_cpu() -> void:
 	var gpu := _island(129, 32, {"backend": ProceduralIsland.BACKEND_GPU, "seed": 77})
 	var st := gpu.get_last_stats()

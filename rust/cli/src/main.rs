@@ -261,9 +261,25 @@ fn bad_field(value: &serde_json::Value) -> Option<String> {
     find(value, "", &|x| x)
 }
 
-/// Run the generator on the requested backend (`auto` skips software GPU adapters; `gpu` falls
-/// back to the CPU with one warning when no adapter works or the GPU fails).
+/// Where `auto` keeps its GPU-versus-CPU measurements: `$XDG_CACHE_HOME/procedural_island`,
+/// else `~/.cache/procedural_island` (`%LOCALAPPDATA%\procedural_island` on Windows).
+fn auto_store_dir() -> Option<PathBuf> {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    var("XDG_CACHE_HOME")
+        .or_else(|| var("HOME").map(|h| h.join(".cache")))
+        .or_else(|| var("LOCALAPPDATA"))
+        .map(|d| d.join("procedural_island"))
+}
+
+/// Run the generator on the requested backend (`auto` uses the GPU only where it was measured
+/// faster, see docs/gpu-backend.md; `gpu` falls back to the CPU with one warning when no adapter
+/// works or the GPU fails).
 fn run_backend(p: &IslandParams, backend: Backend) -> Result<Island, String> {
+    island_gpu::auto::set_store_dir(auto_store_dir().as_deref());
     let b = match backend {
         Backend::Auto => island_gpu::Backend::Auto,
         Backend::Gpu => island_gpu::Backend::Gpu,
@@ -293,6 +309,14 @@ fn generate(args: &GenerateArgs) -> Result<(), String> {
         s.land_fraction * 100.0,
         s.min_height,
         s.max_height
+    );
+    println!(
+        "  backend: {}",
+        if s.backend_reason.is_empty() {
+            &s.backend
+        } else {
+            &s.backend_reason
+        }
     );
     println!(
         "  rivers: {} ({:.0} m), lakes: {} ({:.0} m²)",

@@ -75,6 +75,7 @@ pub use grid::Grid;
 pub use heightfield::{ChunkCollider, ChunkMesh, Heightfield};
 pub use params::{Algorithm, CoastMask, IslandParams, IslandShape, ParamError};
 pub use pipeline::{
-    generate, generate_heights_with, generate_with, Carved, GenerateError, Island, Stage, Stats,
+    generate, generate_heights_with, generate_with, Carved, GenerateError, GpuCounters, Island,
+    Stage, Stats,
 };
 pub use simd::{force_scalar, set_force_scalar};

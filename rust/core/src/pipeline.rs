@@ -50,6 +50,39 @@ pub struct Stats {
     pub lake_count: u32,
     /// Area of those lakes, m².
     pub lake_area_m2: f32,
+    /// Why this backend made the island (set by the backend chooser, `island_gpu`), e.g.
+    /// `"cpu requested"` or `"auto: cpu (no GPU adapter)"`; empty when no chooser was involved.
+    pub backend_reason: String,
+    /// Work counters of a GPU generation (`None` on the CPU).
+    pub gpu: Option<GpuCounters>,
+}
+
+/// What a GPU generation asked of the device: counts that do not depend on the hardware.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct GpuCounters {
+    /// Compute dispatches recorded.
+    pub dispatches: u64,
+    /// Queue submissions.
+    pub submissions: u64,
+    /// Times the host blocked on the device (a submission waited for, a buffer mapped).
+    pub host_waits: u64,
+    /// Bytes copied from the device to the host.
+    pub bytes_read_back: u64,
+    /// Bytes written from the host to the device (buffers and uniforms).
+    pub bytes_uploaded: u64,
+}
+
+impl GpuCounters {
+    /// The counts of `self` minus those of `earlier` (both from the same running counter).
+    pub fn since(self, earlier: GpuCounters) -> GpuCounters {
+        GpuCounters {
+            dispatches: self.dispatches - earlier.dispatches,
+            submissions: self.submissions - earlier.submissions,
+            host_waits: self.host_waits - earlier.host_waits,
+            bytes_read_back: self.bytes_read_back - earlier.bytes_read_back,
+            bytes_uploaded: self.bytes_uploaded - earlier.bytes_uploaded,
+        }
+    }
 }
 
 /// A generated island.
@@ -255,9 +288,16 @@ pub struct Carved {
     hydro: Hydrology,
     stage_ms: Vec<(String, f64)>,
     t_all: Instant,
+    backend_reason: String,
 }
 
 impl Carved {
+    /// Set [`Stats::backend_reason`] of the island [`Carved::finish`] makes.
+    pub fn with_backend_reason(mut self, reason: impl Into<String>) -> Carved {
+        self.backend_reason = reason.into();
+        self
+    }
+
     /// Final heights, metres, `resolution²` row-major.
     pub fn heights(&self) -> &[f32] {
         &self.heights
@@ -283,6 +323,7 @@ impl Carved {
             hydro,
             mut stage_ms,
             t_all,
+            backend_reason,
         } = self;
         let p = &params;
         let n = p.resolution as usize;
@@ -320,6 +361,7 @@ impl Carved {
             stage_ms,
             total_ms: t_all.elapsed().as_secs_f64() * 1e3,
             backend: "cpu".into(),
+            backend_reason,
             ..Default::default()
         };
         let Hydrology { water, stats: hs } = hydro;
@@ -524,6 +566,7 @@ pub fn generate_heights_with(
         hydro,
         stage_ms,
         t_all,
+        backend_reason: String::new(),
     })
 }
 

@@ -63,6 +63,13 @@ unsafe impl ExtensionLibrary for ProceduralIslandExtension {
             // Every regenerate() allocates the same map-sized buffers: keep freed ones for reuse
             // instead of page-faulting them in again (glibc; bounded, see island_core::memory).
             island_core::memory::reuse_freed_memory();
+            // BACKEND_AUTO keeps its GPU-versus-CPU measurements in the user data folder.
+            let dir = <godot::classes::Os as godot::obj::Singleton>::singleton()
+                .get_user_data_dir()
+                .to_string();
+            if !dir.is_empty() {
+                island_gpu::auto::set_store_dir(Some(std::path::Path::new(&dir)));
+            }
         }
     }
 

@@ -391,11 +391,13 @@ island_node! {
             #[export]
             sculpt_enabled: bool = node(true),
 
-            /// Compute backend: [constant BACKEND_AUTO] runs the generator as wgpu compute shaders on a
-            /// hardware GPU adapter and stays on the CPU when the only adapter is a software one
-            /// (e.g. lavapipe); [constant BACKEND_GPU] uses any adapter; [constant BACKEND_CPU] always
+            /// Compute backend: [constant BACKEND_AUTO] runs the generator as wgpu compute shaders only
+            /// where a hardware GPU adapter was measured faster than the CPU (the first generation of each
+            /// adapter, driver and resolution runs on both; the times are kept in the user data folder),
+            /// else on the CPU; [constant BACKEND_GPU] uses any adapter; [constant BACKEND_CPU] always
             /// runs on the CPU (rayon). When the GPU path is unavailable or fails the CPU generates the
-            /// island (GPU prints one warning); [method get_last_stats] reports `backend` and `adapter`.
+            /// island (GPU prints one warning); [method get_last_stats] reports `backend`,
+            /// `backend_reason` and `adapter`.
             #[export_group(name = "Generation")]
             #[export]
             #[var(hint = ENUM, hint_string = BACKEND_HINT)]
@@ -622,8 +624,8 @@ impl ProceduralIsland {
     /// Base algorithm: gaussian mountains on a jittered grid.
     #[constant]
     pub const ALGORITHM_GAUSSIAN_ISLANDS: i32 = 3;
-    /// Backend: a hardware GPU adapter when there is one (wgpu compute shaders), else the CPU
-    /// (also when the only adapter is a software one).
+    /// Backend: a hardware GPU adapter where it was measured faster than the CPU (wgpu compute
+    /// shaders), else the CPU (always when the only adapter is a software one).
     #[constant]
     pub const BACKEND_AUTO: i32 = 0;
     /// Backend: the GPU through any adapter (software ones included); falls back to the CPU with
@@ -822,8 +824,10 @@ impl ProceduralIsland {
     /// `encoded_surfaces` / `array_surfaces` (chunk meshes set from bytes encoded on the workers /
     /// through `add_surface_from_arrays`: the first chunk of each mesh shape, which checks the
     /// encoding against Godot's, or every chunk if it does not match this Godot version),
-    /// `seed`, `requested_backend` and `adapter` (the GPU adapter's name, when the GPU generated
-    /// the island), `scatter_counts` (instances per [member scatter_layers] entry),
+    /// `seed`, `requested_backend`, `backend_reason` (why that backend, e.g. `"auto: cpu (software
+    /// adapter …)"`) and `adapter` (the GPU adapter's name, when the GPU generated the island;
+    /// then also `gpu_dispatches`, `gpu_submissions`, `gpu_host_waits`, `gpu_bytes_read_back`,
+    /// `gpu_bytes_uploaded`), `scatter_counts` (instances per [member scatter_layers] entry),
     /// `scatter_ms` (placement and MultiMesh build) and `scatter_place_ms` (placement alone);
     /// after [method regenerate_async] also `scatter_frame_ms_max` (the most milliseconds one
     /// frame spent building the scatter nodes, bounded by [member build_budget_ms] plus one chunk)

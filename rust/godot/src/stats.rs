@@ -43,5 +43,15 @@ pub fn stats_dictionary(
             d.set("adapter", name.as_str());
         }
     }
+    if !s.backend_reason.is_empty() {
+        d.set("backend_reason", s.backend_reason.as_str());
+    }
+    if let Some(k) = &s.gpu {
+        d.set("gpu_dispatches", k.dispatches as i64);
+        d.set("gpu_submissions", k.submissions as i64);
+        d.set("gpu_host_waits", k.host_waits as i64);
+        d.set("gpu_bytes_read_back", k.bytes_read_back as i64);
+        d.set("gpu_bytes_uploaded", k.bytes_uploaded as i64);
+    }
     d
 }

@@ -1,8 +1,10 @@
 //! The one GPU context of the process: device, queue, pipelines, error capture.
 
+use crate::auto::AdapterFacts;
 use crate::passes::{self, Pipe, Pipes};
 use crate::uniforms::{Grid, Uniform};
 use crate::GpuError;
+use island_core::GpuCounters;
 use std::future::Future;
 use std::num::NonZeroU64;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -20,11 +22,40 @@ pub(crate) const DISPATCH_SLOTS: u64 = 256;
 /// largest uniform struct (checked in `uniforms.rs`).
 const SLOT_BYTES: u64 = 256;
 
+thread_local! {
+    /// What this thread asked of the device so far (see [`counters`]).
+    static COUNTERS: std::cell::Cell<GpuCounters> = const {
+        std::cell::Cell::new(GpuCounters {
+            dispatches: 0,
+            submissions: 0,
+            host_waits: 0,
+            bytes_read_back: 0,
+            bytes_uploaded: 0,
+        })
+    };
+}
+
+/// The running counters of this thread (every wgpu call of a generation runs on the thread
+/// that asked for it); a generation's counts are the difference of two readings.
+pub(crate) fn counters() -> GpuCounters {
+    COUNTERS.with(|c| c.get())
+}
+
+fn count(f: impl FnOnce(&mut GpuCounters)) {
+    COUNTERS.with(|c| {
+        let mut v = c.get();
+        f(&mut v);
+        c.set(v);
+    });
+}
+
 /// The process-wide GPU context.
 pub(crate) struct Gpu {
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,
     pub name: String,
+    /// Driver name and version.
+    pub driver: String,
     /// The adapter is a software rasteriser (lavapipe, WARP, SwiftShader): `Backend::Auto`
     /// prefers the rayon CPU path over it.
     pub software: bool,
@@ -125,26 +156,61 @@ fn default_adapter() -> Result<wgpu::Adapter, GpuError> {
     .map_err(|e| GpuError::NoAdapter(format!("no GPU adapter: {e}")))
 }
 
-/// Whether the default adapter is a hardware one with compute shaders, asked of the adapter
-/// alone (tens of milliseconds) instead of opening the device and compiling every pipeline
-/// (about half a second on lavapipe). Answered once per process, so `Backend::Auto` never
-/// switches backends between calls.
-pub(crate) fn hardware_adapter() -> bool {
-    static PROBE: OnceLock<bool> = OnceLock::new();
-    *PROBE.get_or_init(|| {
+/// "name (API)", as [`Gpu::name`] and [`AdapterFacts::name`] show an adapter.
+fn adapter_name(info: &wgpu::AdapterInfo) -> String {
+    format!("{} ({:?})", info.name, info.backend)
+}
+
+/// "driver driver_info", as [`AdapterFacts::driver`] shows it.
+fn driver_name(info: &wgpu::AdapterInfo) -> String {
+    format!("{} {}", info.driver, info.driver_info)
+        .trim()
+        .to_string()
+}
+
+/// Test hook: AUTO treats a software adapter as a hardware one (so that the measuring path
+/// runs on lavapipe).
+pub(crate) static SOFTWARE_AS_HARDWARE: AtomicBool = AtomicBool::new(false);
+
+/// The default adapter with compute shaders, asked of the adapter alone (tens of
+/// milliseconds) instead of opening the device and compiling every pipeline (about half a
+/// second on lavapipe); `None` when there is none. Answered once per process.
+pub(crate) fn adapter_facts() -> Option<AdapterFacts> {
+    static PROBE: OnceLock<Option<AdapterFacts>> = OnceLock::new();
+    let facts = PROBE.get_or_init(|| {
         if let State::Ready(g) = &*lock(&STATE) {
-            return !g.software;
+            return Some(AdapterFacts {
+                name: g.name.clone(),
+                driver: g.driver.clone(),
+                software: g.software,
+            });
         }
         catch_unwind(AssertUnwindSafe(|| {
-            default_adapter().is_ok_and(|a| {
-                a.get_info().device_type != wgpu::DeviceType::Cpu
-                    && a.get_downlevel_capabilities()
-                        .flags
-                        .contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
+            default_adapter().ok().and_then(|a| {
+                let info = a.get_info();
+                a.get_downlevel_capabilities()
+                    .flags
+                    .contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
+                    .then(|| AdapterFacts {
+                        name: adapter_name(&info),
+                        driver: driver_name(&info),
+                        software: info.device_type == wgpu::DeviceType::Cpu,
+                    })
             })
         }))
-        .unwrap_or(false)
+        .unwrap_or(None)
+    });
+    facts.clone().map(|mut f| {
+        if SOFTWARE_AS_HARDWARE.load(Ordering::SeqCst) {
+            f.software = false;
+        }
+        f
     })
+}
+
+/// Whether the default adapter is a hardware one with compute shaders (see [`adapter_facts`]).
+pub(crate) fn hardware_adapter() -> bool {
+    adapter_facts().is_some_and(|f| !f.software)
 }
 
 fn create() -> Result<Gpu, GpuError> {
@@ -198,11 +264,11 @@ fn create() -> Result<Gpu, GpuError> {
             info.name, limits.max_storage_buffers_per_shader_stage
         )));
     }
-    let backend = format!("{:?}", info.backend);
     Ok(Gpu {
         device,
         queue,
-        name: format!("{} ({backend})", info.name),
+        name: adapter_name(&info),
+        driver: driver_name(&info),
         software: info.device_type == wgpu::DeviceType::Cpu,
         pipes,
         limits,
@@ -293,9 +359,15 @@ impl Gpu {
     pub fn storage_init(&self, label: &str, data: &[u8]) -> wgpu::Buffer {
         let b = self.storage(label, data.len() as u64);
         if !data.is_empty() {
-            self.queue.write_buffer(&b, 0, data);
+            self.upload(&b, 0, data);
         }
         b
+    }
+
+    /// `queue.write_buffer`, counted in [`counters`].
+    pub fn upload(&self, b: &wgpu::Buffer, offset: u64, data: &[u8]) {
+        count(|c| c.bytes_uploaded += data.len() as u64);
+        self.queue.write_buffer(b, offset, data);
     }
 
     pub fn encoder(&self) -> wgpu::CommandEncoder {
@@ -307,6 +379,10 @@ impl Gpu {
 
     /// Submit and wait for completion.
     pub fn submit_wait(&self, enc: wgpu::CommandEncoder) -> Result<(), GpuError> {
+        count(|c| {
+            c.submissions += 1;
+            c.host_waits += 1;
+        });
         let idx = self.queue.submit([enc.finish()]);
         self.device
             .poll(wgpu::PollType::Wait {
@@ -353,7 +429,14 @@ impl Gpu {
             enc.copy_buffer_to_buffer(b, 0, staging, off, size4);
             off += size4;
         }
-        self.submit_wait(enc)?;
+        // One round trip: the copies are submitted, the mapping requested, then one wait (the
+        // mapping completes after the submission it follows).
+        count(|c| {
+            c.submissions += 1;
+            c.host_waits += 1;
+            c.bytes_read_back += total;
+        });
+        let idx = self.queue.submit([enc.finish()]);
         let done: Arc<Mutex<Option<Result<(), String>>>> = Arc::new(Mutex::new(None));
         let d2 = done.clone();
         staging.map_async(wgpu::MapMode::Read, 0..total, move |r| {
@@ -361,10 +444,19 @@ impl Gpu {
         });
         self.device
             .poll(wgpu::PollType::Wait {
-                submission_index: None,
+                submission_index: Some(idx),
                 timeout: Some(POLL_TIMEOUT),
             })
-            .map_err(|e| GpuError::DeviceLost(format!("waiting for the readback: {e}")))?;
+            .map_err(|e| match e {
+                wgpu::PollError::Timeout => GpuError::Wgpu(format!(
+                    "{} did not finish within {POLL_TIMEOUT:?}",
+                    self.name
+                )),
+                e => GpuError::DeviceLost(format!("waiting for the readback: {e}")),
+            })?;
+        if self.lost.load(Ordering::SeqCst) {
+            return Err(GpuError::DeviceLost(format!("{} was lost", self.name)));
+        }
         // Another thread's poll may have taken the completion and be about to run our callback:
         // keep polling until it has run (or the timeout passes).
         let start = std::time::Instant::now();
@@ -413,7 +505,7 @@ impl<'a> Frame<'a> {
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        gpu.queue.write_buffer(&g, 0, bytemuck::bytes_of(grid));
+        gpu.upload(&g, 0, bytemuck::bytes_of(grid));
         let slots = gpu.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("pass uniforms"),
             size: SLOT_BYTES * DISPATCH_SLOTS,
@@ -523,7 +615,7 @@ impl<'r, 'b> Pass<'r, 'b> {
                 }
                 let off = self.fr.next * SLOT_BYTES;
                 self.fr.next += 1;
-                gpu.queue.write_buffer(&self.fr.slots, off, bytes);
+                gpu.upload(&self.fr.slots, off, bytes);
                 offsets.push(off as u32);
                 entries.push(wgpu::BindGroupEntry {
                     binding: passes::PARAMS_BINDING,
@@ -588,6 +680,7 @@ impl<'r, 'b> Pass<'r, 'b> {
         pass.set_pipeline(&self.pipe.pipeline);
         pass.set_bind_group(0, &bg, &offsets);
         pass.dispatch_workgroups(groups.0, groups.1, groups.2);
+        count(|c| c.dispatches += 1);
         Ok(())
     }
 }

@@ -26,6 +26,12 @@ pub(crate) struct DepressionBufs {
     pending: wgpu::Buffer,
 }
 
+/// Whether an `n × n` grid's largest depression buffer (the flat distances, 8 bytes per
+/// sample) fits one storage binding of the adapter (4097² does not on a 128 MiB limit).
+pub(crate) fn fits(gpu: &crate::ctx::Gpu, n: usize) -> bool {
+    (n * n) as u64 * 8 <= gpu.limits.max_storage_buffer_binding_size
+}
+
 impl DepressionBufs {
     pub fn new(rec: &Rec, n: usize) -> DepressionBufs {
         let gpu = rec.gpu;

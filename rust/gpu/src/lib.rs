@@ -13,6 +13,7 @@
 //! once, buffers reused between runs of the same resolution. wgpu errors are captured with
 //! error scopes and become [`GpuError`]s; nothing here panics on bad input.
 
+pub mod auto;
 mod channels;
 mod ctx;
 mod depression;
@@ -24,6 +25,7 @@ pub mod stages;
 mod uniforms;
 mod wetness;
 
+pub use island_core::GpuCounters;
 use island_core::{GenerateError, Island, IslandParams, ParamError};
 use std::fmt;
 use std::sync::atomic::AtomicBool;
@@ -83,9 +85,9 @@ pub fn inject_failure_at(stage: Option<&str>) {
 /// Which backend [`generate`] uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Backend {
-    /// The GPU when a hardware compute adapter exists, else the CPU (silently). A software
-    /// Vulkan device (lavapipe and the like) is slower than the rayon CPU path, so `Auto`
-    /// skips it; `Gpu` still uses it.
+    /// The GPU only where it was measured faster than the CPU for this kind of work on this
+    /// machine (see [`auto`]), else the CPU (silently). A software Vulkan device (lavapipe and
+    /// the like) is never measured nor used; `Gpu` still uses it.
     #[default]
     Auto,
     /// The GPU; falls back to the CPU with a warning when it is unavailable or fails.
@@ -120,11 +122,31 @@ pub fn adapter_info() -> Option<String> {
     ctx::gpu().ok().map(|g| g.name.clone())
 }
 
-/// Whether [`Backend::Auto`] runs on the GPU: a compute adapter exists and is not a software
-/// rasteriser. A software or missing adapter is recognised without opening a device; a
-/// hardware one creates the shared context on first call.
+/// Whether [`Backend::Auto`] may run on the GPU: a compute adapter exists and is not a
+/// software rasteriser (whether it does, for given parameters, is [`auto_decision`]'s answer).
+/// A software or missing adapter is recognised without opening a device.
 pub fn auto_uses_gpu() -> bool {
-    ctx::hardware_adapter() && ctx::gpu().map(|g| !g.software).unwrap_or(false)
+    ctx::hardware_adapter()
+}
+
+/// What [`Backend::Auto`] would do for `params` now (without measuring anything).
+pub fn auto_decision(params: &IslandParams) -> auto::Decision {
+    auto::decide_now(ctx::adapter_facts().as_ref(), params)
+}
+
+/// Test hook: [`Backend::Auto`] treats a software adapter (lavapipe) as a hardware one, so its
+/// measuring path can run without a GPU.
+#[doc(hidden)]
+pub fn auto_treat_software_as_hardware(on: bool) {
+    ctx::SOFTWARE_AS_HARDWARE.store(on, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Test hook: build the compute pipelines with the FMA guard of `common.wgsl` (`rounded()`)
+/// turned into the identity, so that a driver may fuse every product into the add that
+/// follows. Only effective before the shared context is created (first GPU use).
+#[doc(hidden)]
+pub fn set_fma_guard_off(off: bool) {
+    passes::FMA_GUARD_OFF.store(off, std::sync::atomic::Ordering::SeqCst);
 }
 
 /// Whether the shared GPU context (device and pipelines) is open (for tests).
@@ -153,11 +175,15 @@ pub fn generate_gpu_with(
 ) -> Result<Island, GpuError> {
     params.validate()?;
     let gpu = ctx::gpu()?;
+    let before = ctx::counters();
     let r = gpu.guarded(|| pipeline::run(&gpu, params, progress, cancel));
     if matches!(r, Err(GpuError::DeviceLost(_))) {
         ctx::forget(&gpu);
     }
-    r
+    r.map(|mut island| {
+        island.stats.gpu = Some(ctx::counters().since(before));
+        island
+    })
 }
 
 /// Generate with the chosen backend. Returns the island and, when the GPU was asked for (or
@@ -217,24 +243,99 @@ pub fn generate_staged(
     cancel: &AtomicBool,
 ) -> Result<(Staged, Option<String>), GenerateError> {
     params.validate()?;
-    let cpu = |warning: Option<String>, progress: &mut dyn FnMut(f32, &str)| {
+    let cpu = |warning: Option<String>, reason: String, progress: &mut dyn FnMut(f32, &str)| {
         island_core::generate_heights_with(params, progress, cancel)
-            .map(|c| (Staged::Carved(c), warning))
+            .map(|c| (Staged::Carved(c.with_backend_reason(reason)), warning))
+    };
+    let gpu_or_cpu = |reason: String, progress: &mut dyn FnMut(f32, &str)| match generate_gpu_with(
+        params, progress, cancel,
+    ) {
+        Ok(mut island) => {
+            island.stats.backend_reason = reason;
+            Ok((Staged::Done(island), None))
+        }
+        Err(GpuError::Invalid(e)) => Err(GenerateError::Invalid(e)),
+        Err(GpuError::Cancelled) => Err(GenerateError::Cancelled),
+        Err(GpuError::NoAdapter(e)) if backend == Backend::Auto => {
+            cpu(None, format!("auto: cpu (GPU unavailable: {e})"), progress)
+        }
+        Err(e) => {
+            let why = if backend == Backend::Auto {
+                format!("auto: cpu (the GPU failed: {e})")
+            } else {
+                format!("gpu requested; the GPU failed ({e}), cpu instead")
+            };
+            cpu(
+                Some(format!(
+                    "GPU generation unavailable ({e}); generated on the CPU instead"
+                )),
+                why,
+                progress,
+            )
+        }
     };
     match backend {
-        Backend::Cpu => cpu(None, progress),
-        Backend::Auto if !auto_uses_gpu() => cpu(None, progress),
-        Backend::Auto | Backend::Gpu => match generate_gpu_with(params, progress, cancel) {
-            Ok(island) => Ok((Staged::Done(island), None)),
-            Err(GpuError::Invalid(e)) => Err(GenerateError::Invalid(e)),
-            Err(GpuError::Cancelled) => Err(GenerateError::Cancelled),
-            Err(GpuError::NoAdapter(_)) if backend == Backend::Auto => cpu(None, progress),
-            Err(e) => cpu(
+        Backend::Cpu => cpu(None, "cpu requested".into(), progress),
+        Backend::Gpu => gpu_or_cpu("gpu requested".into(), progress),
+        Backend::Auto => match auto_decision(params) {
+            auto::Decision::Cpu(reason) => cpu(None, reason, progress),
+            auto::Decision::Gpu(reason) => gpu_or_cpu(reason, progress),
+            auto::Decision::Measure(key) => measure(params, key, progress, cancel),
+        },
+    }
+}
+
+/// AUTO's first generation of a key: the island on the GPU (the device opened first, outside
+/// the timing) and on the CPU, both timed; the measurement is stored and the faster island
+/// returned. A GPU that fails or cannot be opened leaves the CPU's island, unmeasured.
+fn measure(
+    params: &IslandParams,
+    key: auto::AutoKey,
+    progress: &mut dyn FnMut(f32, &str),
+    cancel: &AtomicBool,
+) -> Result<(Staged, Option<String>), GenerateError> {
+    let cpu_only =
+        |reason: String, warning: Option<String>, progress: &mut dyn FnMut(f32, &str)| {
+            island_core::generate_heights_with(params, progress, cancel)
+                .map(|c| (Staged::Carved(c.with_backend_reason(reason)), warning))
+        };
+    if let Err(e) = ctx::gpu() {
+        return cpu_only(format!("auto: cpu (GPU unavailable: {e})"), None, progress);
+    }
+    let t = std::time::Instant::now();
+    let gpu = generate_gpu_with(params, progress, cancel);
+    let gpu_ms = t.elapsed().as_secs_f64() * 1e3;
+    let gpu_island = match gpu {
+        Ok(island) => island,
+        Err(GpuError::Invalid(e)) => return Err(GenerateError::Invalid(e)),
+        Err(GpuError::Cancelled) => return Err(GenerateError::Cancelled),
+        Err(GpuError::NoAdapter(e)) => {
+            return cpu_only(format!("auto: cpu (GPU unavailable: {e})"), None, progress)
+        }
+        Err(e) => {
+            return cpu_only(
+                format!("auto: cpu (the GPU failed: {e})"),
                 Some(format!(
                     "GPU generation unavailable ({e}); generated on the CPU instead"
                 )),
                 progress,
-            ),
-        },
+            )
+        }
+    };
+    let t = std::time::Instant::now();
+    let cpu_island = island_core::generate_with(params, progress, cancel)?;
+    let cpu_ms = t.elapsed().as_secs_f64() * 1e3;
+    let m = auto::Measurement {
+        key,
+        gpu_ms,
+        cpu_ms,
+    };
+    let mut reason = m.reason();
+    let gpu_faster = m.gpu_faster();
+    if let Err(e) = auto::record_now(m) {
+        reason.push_str(&format!("; not saved: {e}"));
     }
+    let mut island = if gpu_faster { gpu_island } else { cpu_island };
+    island.stats.backend_reason = reason;
+    Ok((Staged::Done(island), None))
 }

@@ -101,9 +101,25 @@ pub(crate) const GRID_BINDING: u32 = 0;
 /// Binding of the per-pass uniform `P`.
 pub(crate) const PARAMS_BINDING: u32 = 1;
 
+/// The body of `rounded()` in `common.wgsl`: what keeps products from being fused into a later
+/// add (see there).
+pub(crate) const FMA_GUARD: &str = "return bitcast<f32>(bitcast<u32>(x) | G.zero);";
+
+/// Test switch: build the modules with `rounded()` as the identity, i.e. without the FMA guard
+/// (see `tests/fma_guard.rs`). Read when the context is created.
+pub(crate) static FMA_GUARD_OFF: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
 /// The full WGSL source of a pass module.
 pub(crate) fn source(pass: &str) -> String {
-    format!("{}\n{COMMON}\n{pass}", uniforms::wgsl_prelude())
+    let src = format!("{}\n{COMMON}\n{pass}", uniforms::wgsl_prelude());
+    if FMA_GUARD_OFF.load(std::sync::atomic::Ordering::SeqCst) {
+        // The bindings are reflected per entry point, so a pass that no longer reads `G` simply
+        // gets no `G` binding.
+        src.replace(FMA_GUARD, "return x;")
+    } else {
+        src
+    }
 }
 
 /// A storage binding of an entry point.

@@ -1045,8 +1045,7 @@ fn stage_erosion(run: &mut Run) -> Result<(), GpuError> {
             let mut parts = gpu.read_back(&[(&r.heights, bytes)], Some(&r.staging))?;
             let mut heights = f32s(&parts.pop().expect("1 part"));
             f(p, &mut heights);
-            gpu.queue
-                .write_buffer(&r.heights, 0, bytemuck::cast_slice(&heights));
+            gpu.upload(&r.heights, 0, bytemuck::cast_slice(&heights));
             Ok::<(), GpuError>(())
         };
         if relief {
@@ -1063,8 +1062,7 @@ fn stage_erosion(run: &mut Run) -> Result<(), GpuError> {
     let mut parts = gpu.read_back(&[(&r.heights, bytes)], Some(&r.staging))?;
     let mut heights = f32s(&parts.pop().expect("1 part"));
     erosion_stage(p, &mut heights);
-    gpu.queue
-        .write_buffer(&r.heights, 0, bytemuck::cast_slice(&heights));
+    gpu.upload(&r.heights, 0, bytemuck::cast_slice(&heights));
     Ok(())
 }
 
@@ -1086,13 +1084,19 @@ fn stage_drainage(run: &mut Run) -> Result<(), GpuError> {
         // A sculpted island drains on the CPU (`drainage_stage` holds the edited samples).
         run.hydro = Some(island_core::pipeline::drainage_stage(p, &mut heights));
         let (_, r) = run.parts();
-        gpu.queue
-            .write_buffer(&r.heights, 0, bytemuck::cast_slice(&heights));
+        gpu.upload(&r.heights, 0, bytemuck::cast_slice(&heights));
         return Ok(());
     }
     if !dig_lake_basins(&mut heights, n, spacing, 0.0, &p.basins, p.seed).is_empty() {
-        gpu.queue
-            .write_buffer(&r.heights, 0, bytemuck::cast_slice(&heights));
+        gpu.upload(&r.heights, 0, bytemuck::cast_slice(&heights));
+    }
+    if !crate::depression::fits(gpu, n) {
+        // The depression passes' 8-byte-per-sample buffer does not fit the adapter's storage
+        // bindings (4097² on a 128 MiB limit): the drainage on the CPU (the same result).
+        run.hydro = Some(cpu_drainage_rest(p, &mut heights));
+        let (_, r) = run.parts();
+        gpu.upload(&r.heights, 0, bytemuck::cast_slice(&heights));
+        return Ok(());
     }
     let b = DrainageBufs::new(rec, n);
     let d = match rec.drainage(&b, &r.heights, spacing, 0.0, &p.drainage) {
@@ -1101,8 +1105,7 @@ fn stage_drainage(run: &mut Run) -> Result<(), GpuError> {
         Err(GpuError::TooLarge(_)) => {
             run.hydro = Some(cpu_drainage_rest(p, &mut heights));
             let (_, r) = run.parts();
-            gpu.queue
-                .write_buffer(&r.heights, 0, bytemuck::cast_slice(&heights));
+            gpu.upload(&r.heights, 0, bytemuck::cast_slice(&heights));
             return Ok(());
         }
         Err(e) => return Err(e),
@@ -1157,8 +1160,7 @@ fn stage_splat(run: &mut Run) -> Result<(), GpuError> {
     let (rec, r) = run.parts();
     rec.flush()?;
     let w = &r.splat_w;
-    gpu.queue
-        .write_buffer(&w[0], 0, bytemuck::cast_slice(&mask));
+    gpu.upload(&w[0], 0, bytemuck::cast_slice(&mask));
     let scratch = crate::wetness::WetScratch {
         mask: &w[0],
         g: &w[1],

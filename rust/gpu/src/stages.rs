@@ -639,7 +639,7 @@ fn with_erosion<T>(
 }
 
 fn upload(gpu: &Gpu, b: &wgpu::Buffer, data: &[u8]) {
-    gpu.queue.write_buffer(b, 0, data);
+    gpu.upload(b, 0, data);
 }
 
 /// GPU [`island_core::erosion::resample`] (bilinear, `n²` → `m²`).
@@ -955,8 +955,7 @@ pub fn lake_labels(heights: &[f32], filled: &[f32], n: usize) -> Result<Vec<u32>
     with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
         let hb = gpu.storage_init("heights", bytemuck::cast_slice(heights));
         let b = DrainageBufs::new(rec, n);
-        gpu.queue
-            .write_buffer(&b.filled, 0, bytemuck::cast_slice(filled));
+        gpu.upload(&b.filled, 0, bytemuck::cast_slice(filled));
         rec.lake_labels(&b, &hb)?;
         read_u32(gpu, rec, &b.label, n * n)
     })

@@ -615,15 +615,18 @@ fn generate_backends_and_errors() {
     let (g, w) = island_gpu::generate(&params, island_gpu::Backend::Gpu).unwrap();
     assert_eq!(g.stats.backend, "gpu");
     assert!(w.is_none(), "{w:?}");
-    // Auto takes a hardware adapter, and the rayon CPU path over a software one (lavapipe).
+    // Auto measures a hardware adapter against the CPU, and takes the rayon CPU path over a
+    // software one (lavapipe) without measuring.
     let (a, _) = island_gpu::generate(&params, island_gpu::Backend::Auto).unwrap();
-    let expect = if island_gpu::auto_uses_gpu() {
-        "gpu"
-    } else {
-        "cpu"
-    };
-    assert_eq!(a.stats.backend, expect);
-    println!("Auto backend on this adapter: {expect}");
+    if !island_gpu::auto_uses_gpu() {
+        assert_eq!(a.stats.backend, "cpu");
+    }
+    let reason = &a.stats.backend_reason;
+    assert!(
+        reason.starts_with(&format!("auto: {} (", a.stats.backend)),
+        "{reason}"
+    );
+    println!("Auto backend on this adapter: {reason}");
     // Buffers are reused between runs of one size, and a new size works after it.
     let again = island_gpu::generate_gpu(&params).unwrap();
     assert_eq!(

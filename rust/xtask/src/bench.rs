@@ -25,6 +25,11 @@
 //! (between `<!-- bench:begin -->` / `<!-- bench:end -->` markers when the file already has them,
 //! so hand-written analysis around the table survives a re-run). `--only` passes a measurement
 //! filter to `bench_table` (e.g. `--only edt,fbm8`).
+//!
+//! Last, the GPU work counters of the default island at each resolution (`island_gpu` example
+//! `gpu_counters`: dispatches, submissions, host waits, bytes read back and uploaded; counts
+//! that do not depend on the adapter, lavapipe included) as a table of their own (`--only
+//! gpu_counters` for just that table).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -325,6 +330,15 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .map(|k| reps_for(&o, k).to_string())
         .collect::<Vec<_>>()
         .join(",");
+    // `gpu_counters` is ours (the island_gpu example below), not a core measurement.
+    let core_only: Option<Vec<&str>> = o.only.as_ref().map(|only| {
+        only.split(',')
+            .map(str::trim)
+            .filter(|x| *x != "gpu_counters")
+            .map(|x| if x == "scene" { "pipeline" } else { x })
+            .collect()
+    });
+    let skip_core = core_only.as_ref().is_some_and(|l| l.is_empty());
     let mut c = cargo();
     c.current_dir(&root)
         .args([
@@ -339,16 +353,15 @@ pub fn run(args: &[String]) -> Result<(), String> {
         ])
         .args(["--res", &res_list, "--reps", &reps_list, "--dump"])
         .arg(&tmp);
-    if let Some(only) = &o.only {
+    if let Some(core) = &core_only {
         // `scene` is ours (the Godot rows); the core table gets the pipeline it splits.
-        let core: Vec<&str> = only
-            .split(',')
-            .map(str::trim)
-            .map(|x| if x == "scene" { "pipeline" } else { x })
-            .collect();
         c.args(["--only", &core.join(",")]);
     }
-    let out = run_capture(c, "bench_table")?;
+    let out = if skip_core {
+        String::new()
+    } else {
+        run_capture(c, "bench_table")?
+    };
     let mut ours: BTreeMap<(String, usize), Timing> = BTreeMap::new();
     let mut threads = String::from("?");
     for line in out.lines() {
@@ -363,7 +376,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             _ => {}
         }
     }
-    if ours.is_empty() {
+    if ours.is_empty() && !skip_core {
         return Err("bench_table printed no timings".into());
     }
     let mut peers: BTreeMap<(String, usize), Timing> = BTreeMap::new();
@@ -492,6 +505,15 @@ pub fn run(args: &[String]) -> Result<(), String> {
     } else if o.godot && !o.scene {
         notes.push("Scene rows skipped (--no-scene).".into());
     }
+    // 5. GPU work counters (hardware-independent: dispatches, submissions, host waits, bytes).
+    let mut gpu_counters = String::new();
+    if wants("gpu_counters") {
+        eprintln!("xtask bench: GPU work counters (island_gpu example gpu_counters) ...");
+        match gpu_counter_rows(&root, &o.res) {
+            Ok(t) => gpu_counters = t,
+            Err(e) => notes.push(format!("GPU counter rows skipped: {e}")),
+        }
+    }
     let _ = std::fs::remove_dir_all(&tmp);
     let mut load_after = loadavg();
     if let (Some(a), Some(b)) = (steal_before, steal_s()) {
@@ -515,6 +537,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         &load_after,
         &commit,
     );
+    let md = md + &gpu_counters;
     println!("{md}");
     if let Some(path) = &o.write {
         let path = if path.is_absolute() {
@@ -526,6 +549,48 @@ pub fn run(args: &[String]) -> Result<(), String> {
         eprintln!("xtask bench: wrote {}", path.display());
     }
     Ok(())
+}
+
+/// The `gpu_counters` example of `island_gpu` at each resolution, as a markdown table (empty
+/// string when it had no adapter).
+fn gpu_counter_rows(root: &Path, res: &[usize]) -> Result<String, String> {
+    let mut c = cargo();
+    c.current_dir(root).args([
+        "run",
+        "--release",
+        "--quiet",
+        "-p",
+        "island_gpu",
+        "--example",
+        "gpu_counters",
+        "--",
+    ]);
+    c.args(res.iter().map(|n| n.to_string()));
+    let out = run_capture(c, "gpu_counters")?;
+    let mut rows = String::new();
+    let mut skipped = Vec::new();
+    for line in out.lines() {
+        let f: Vec<&str> = line.split('\t').collect();
+        match f.as_slice() {
+            ["counters", n, d, s, w, rb, up, ms] => {
+                let samples = n.parse::<f64>().unwrap_or(1.0).powi(2);
+                let per = rb.parse::<f64>().unwrap_or(0.0) / samples;
+                rows.push_str(&format!(
+                    "| GPU work, default island {n}² | {d} | {s} | {w} | {rb} ({per:.1}/sample) | {up} | {ms} |\n"
+                ));
+            }
+            ["counters_skipped", why @ ..] => skipped.push(why.join(" ")),
+            _ => {}
+        }
+    }
+    if rows.is_empty() {
+        return Err(format!("no adapter ({})", skipped.join("; ")));
+    }
+    Ok(format!(
+        "\n\nGPU work counters (independent of the adapter's speed; `island_gpu` example `gpu_counters`, issue 24):\n\n\
+         | row | dispatches | submissions | host waits | bytes read back | bytes uploaded | ms (this adapter) |\n\
+         |---|---|---|---|---|---|---|\n{rows}"
+    ))
 }
 
 const BEGIN: &str =

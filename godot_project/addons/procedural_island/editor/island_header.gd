@@ -187,6 +187,8 @@ static func island_text(island: Node) -> String:
 	if s.has("adapter"):
 		backend += " (%s)" % s["adapter"]
 	lines.append("Generated in %.0f ms on %s" % [ms, backend])
+	if s.has("backend_reason"):
+		lines.append("Backend: %s" % s["backend_reason"])
 	return "\n".join(lines)
 
 

@@ -1,0 +1,50 @@
+//! What one GPU generation of the default island asks of the device, per resolution: compute
+//! dispatches, queue submissions, host waits, bytes read back and uploaded. These counts do not
+//! depend on the hardware (any adapter, lavapipe included, gives the same ones), so they are the
+//! figures to reduce (issue 24) and a bench row (`cargo xtask bench --only gpu_counters`).
+//!
+//! ```sh
+//! cargo run --release -p island_gpu --example gpu_counters -- 1025 4097
+//! ```
+//!
+//! Prints one line per resolution: `counters <n> <dispatches> <submissions> <host_waits>
+//! <bytes_read_back> <bytes_uploaded> <ms>` (tab-separated), or `counters_skipped <why>`.
+
+use island_core::IslandParams;
+
+fn main() {
+    let sizes: Vec<u32> = std::env::args()
+        .skip(1)
+        .map(|a| a.parse().expect("resolutions, e.g. 1025 4097"))
+        .collect();
+    let sizes = if sizes.is_empty() { vec![1025] } else { sizes };
+    if let Some(why) = island_gpu::adapter_error() {
+        println!("counters_skipped\t{why}");
+        return;
+    }
+    eprintln!(
+        "adapter: {}",
+        island_gpu::adapter_info().unwrap_or_default()
+    );
+    for n in sizes {
+        let p = IslandParams {
+            resolution: n,
+            ..IslandParams::default()
+        };
+        match island_gpu::generate_gpu(&p) {
+            Ok(island) => {
+                let k = island.stats.gpu.unwrap_or_default();
+                println!(
+                    "counters\t{n}\t{}\t{}\t{}\t{}\t{}\t{:.1}",
+                    k.dispatches,
+                    k.submissions,
+                    k.host_waits,
+                    k.bytes_read_back,
+                    k.bytes_uploaded,
+                    island.stats.total_ms
+                );
+            }
+            Err(e) => println!("counters_skipped\t{n}: {e}"),
+        }
+    }
+}
