@@ -642,8 +642,11 @@ impl ProceduralIsland {
     fn generation_started();
 
     /// Emitted while generating: overall `fraction` 0..1 and the stage just done: the generator's
-    /// stages (`base`, `detail`, `biomes`, `shaping`, `mask`, `distance`, `coast`, `river`,
-    /// `normals`, `splat`, `stats`; up to 0.8), then `chunks` while the nodes are built, then
+    /// stages (CPU: `base`, `detail`, `biomes`, `shaping`, `mask`, `distance`, `coast`, `river`,
+    /// `erosion`, `drainage`, `normals`, `splat`, `stats`; GPU: `base`, `detail`, `biomes`,
+    /// `shaping`, `mask`, `distance`, `coast`, `river`, `erosion`, `drainage`, `normals`,
+    /// `splat`, `readback`, `heightfield`, `stats`; up to 0.8), then `chunks` while the nodes
+    /// are built, then
     /// `done` ([method regenerate] only emits the final `done`).
     #[signal]
     fn generation_progress(fraction: f64, stage: GString);
