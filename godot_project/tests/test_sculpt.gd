@@ -228,6 +228,35 @@ func test_undo_redo_restores_exact_heights() -> void:
 	check(_heights(isl) == after, "one stroke at a time")
 
 
+## A stroke started while the previous stroke's island is still being generated keeps its dabs
+## on screen (the older generation does not replace them mid-stroke), and its release gives an
+## island with both strokes.
+func test_a_stroke_during_the_previous_regeneration_keeps_its_dabs() -> void:
+	var pair := _setup()
+	var isl: ProceduralIsland = pair[0]
+	var brush: TerrainBrush = pair[1]
+	var a := _land(isl, 10.0, 60.0)
+	var b := a + Vector3(-60.0, 0.0, 50.0)
+	b.y = isl.get_height_at(b.x, b.z)
+	brush.mode = TerrainBrush.MODE_SCULPT_RAISE
+	brush.radius = 15.0
+	brush.sculpt_height = 5.0
+	brush.begin_stroke()
+	brush.paint_at(a)
+	brush.end_stroke()
+	check(isl.is_generating(), "the first stroke's island is generating")
+	brush.begin_stroke()
+	brush.paint_at(b)
+	var raised := isl.get_height_at(b.x, b.z)
+	check_near(raised - b.y, 5.0, 0.01, "the second stroke's dab shows at once")
+	await wait_frames(60)
+	check_near(isl.get_height_at(b.x, b.z), raised, 0.01, "still there while the stroke is open")
+	brush.end_stroke()
+	await _finish(isl)
+	check(isl.get_height_at(a.x, a.z) > a.y + 3.0, "the first stroke is in the island")
+	check(isl.get_height_at(b.x, b.z) > b.y + 3.0, "the second stroke is in the island")
+
+
 ## The brush's height and slope masks limit sculpting as they limit paint.
 func test_masks_limit_sculpting() -> void:
 	var pair := _setup()

@@ -1164,6 +1164,15 @@ impl ProceduralIsland {
         }
     }
 
+    /// A sculpt stroke starts: a background generation still computing (the previous stroke's)
+    /// is dropped quietly, so that its island does not replace the shown terrain (and this
+    /// stroke's dabs on it) in the middle of the stroke; the stroke's end generates with every
+    /// edit, and its `generation_finished` closes the series. A build already installing chunks
+    /// goes on.
+    pub fn sculpt_stroke_started(&mut self) {
+        self.job.cancel();
+    }
+
     /// For the sculpt dabs: run `f` on the shown heightfield (the island's own copy), then
     /// rebuild the meshes of the chunks whose samples the returned rectangle (grown by one
     /// sample, for the normals) touches. Colliders keep the generated heights until

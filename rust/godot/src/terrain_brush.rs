@@ -792,6 +792,7 @@ impl TerrainBrush {
             let mut res: Gd<SplatPaint> = ib.paint_resource();
             if in_stroke && self.stroke_sculpt.is_none() {
                 self.stroke_sculpt = Some((res.bind().sculpt().cloned(), Rect::default()));
+                ib.sculpt_stroke_started();
             }
             let mut pb = res.bind_mut();
             let layer = pb.sculpt_mut(n, world)?;
