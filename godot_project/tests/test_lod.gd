@@ -335,3 +335,38 @@ func test_invalid_lod_levels_fall_back_to_full_resolution() -> void:
 	await _fly_to(isl, Vector3(-450, 40, -450))
 	check(isl.get_lod_stats().enabled, "LOD on again with lod_levels = 3")
 	check(isl.get_lod_chunks().size() > 4, "LOD chunks again")
+
+
+## Sculpting with LOD on: the shown LOD mesh over a dab follows it at once (the full-resolution
+## chunks are hidden under LOD, so they alone would show nothing until the stroke ends).
+func test_lod_meshes_follow_a_sculpt_dab() -> void:
+	var isl := _lod_island()
+	await _fly_to(isl, Vector3(-300.0, 80.0, -300.0))
+	var brush := TerrainBrush.new()
+	isl.add_child(brush)
+	var at := Vector3(-380.0, 0.0, -380.0)
+	var h0 := isl.get_height_at(at.x, at.z)
+	brush.mode = TerrainBrush.MODE_SCULPT_RAISE
+	brush.radius = 24.0
+	brush.hardness = 0.8
+	brush.sculpt_height = 6.0
+	check(brush.begin_stroke(), "stroke")
+	check(brush.paint_at(at) > 0, "dab")
+	check_near(isl.get_height_at(at.x, at.z) - h0, 6.0, 0.01, "the shown heights are raised")
+	# The LOD leaf under the dab: its vertex nearest the dab is raised by the dab too.
+	var best := INF
+	var top := -INF
+	for c in isl.get_lod_chunks():
+		if not (c.rect as Rect2).has_point(Vector2(at.x, at.z)):
+			continue
+		var mi: MeshInstance3D = c.node
+		for v in mi.mesh.surface_get_arrays(0)[Mesh.ARRAY_VERTEX]:
+			var d := Vector2(v.x - at.x, v.z - at.z).length()
+			if d < best:
+				best = d
+				top = v.y
+	check(best < 12.0, "a LOD vertex near the dab (%f m away)" % best)
+	check(top > h0 + 4.0, "the LOD mesh over the dab is raised at once (%f m, was %f m)" % [top, h0])
+	brush.end_stroke()
+	if isl.is_generating():
+		await wait_signal(isl, "generation_finished", 120.0)

@@ -214,6 +214,34 @@ impl LodRuntime {
         self.transition.is_none()
     }
 
+    /// The island's heights changed in the samples `[x0, x1) × [z0, x1)` (a sculpt dab):
+    /// rebuild the shown leaf meshes over them now (a dab touches a few), and forget the meshes
+    /// of hidden pooled leaves there (rebuilt when shown again). Nothing when LOD is not active.
+    pub fn refresh_samples(&mut self, sc: &mut LodScene, s: &LodSettings, r: [usize; 4]) {
+        let Some(layout) = self.layout.filter(|_| self.active) else {
+            return;
+        };
+        let covers = |leaf: &Leaf| {
+            let (x0, z0) = layout.origin(leaf.key);
+            let size = layout.step(leaf.key.level) * layout.chunk_cells;
+            x0 <= r[1] && r[0] <= x0 + size && z0 <= r[3] && r[2] <= z0 + size
+        };
+        let stale: Vec<(Leaf, usize)> = self
+            .by_leaf
+            .iter()
+            .filter(|(l, _)| covers(l))
+            .map(|(l, &i)| (*l, i))
+            .collect();
+        for (leaf, i) in stale {
+            if self.shown.get(&leaf) == Some(&i) {
+                self.build(sc, s, i, leaf, &layout);
+            } else if self.uses[i] == Use::Free {
+                self.slots[i].content = None;
+                self.by_leaf.remove(&leaf);
+            }
+        }
+    }
+
     /// Per-frame LOD update, started at `t`; `camera` from [`camera_position`] (None: no camera,
     /// or not asked for because a transition is under way).
     pub fn process(

@@ -1243,6 +1243,14 @@ impl ProceduralIsland {
         let nt = self.normal_tangents.clone();
         let flat = self.flat_shading;
         let chunks = self.chunks_touching(rect);
+        let settings = LodSettings {
+            levels: self.lod_levels,
+            distance: self.lod_distance,
+            collision_mode: self.collision_mode,
+            budget_ms: self.lod_budget_ms,
+            flat,
+        };
+        let mut lod = std::mem::take(&mut self.lod);
         self.with_chunks(|pool, parent| {
             for i in chunks {
                 let data = crate::chunk_data::chunk_data(
@@ -1256,7 +1264,16 @@ impl ProceduralIsland {
                 );
                 pool.set_surface(parent, i, &data, &island, cs, flat);
             }
+            // With LOD on, the shown LOD meshes over the dab follow too.
+            let mut scene = LodScene {
+                parent,
+                island: &island,
+                normal_tangents: &nt,
+                chunks: pool,
+            };
+            lod.refresh_samples(&mut scene, &settings, [g.x0, g.x0 + g.w, g.z0, g.z0 + g.h]);
         });
+        self.lod = lod;
     }
 
     /// Give the colliders of the chunks `rect` touches the shown heights (a sculpt stroke's
