@@ -412,6 +412,128 @@ impl Reader<'_> {
     }
 }
 
+/// Edge of the tiles [`StrokeBefore`] copies, samples.
+pub const STROKE_TILE: usize = 64;
+
+/// The sculpt layer as it was before a stroke, for the stroke's undo step, kept lazily: each
+/// [`STROKE_TILE`]² tile a dab is about to change is copied at its first touch
+/// ([`StrokeBefore::keep`]), so a stroke costs memory and time in proportion to the area it
+/// touches, not to the layer (1 GB at 8193²).
+#[derive(Clone, Debug)]
+pub struct StrokeBefore {
+    state: BeforeState,
+}
+
+#[derive(Clone, Debug)]
+enum BeforeState {
+    /// No layer before the stroke: every sample was zero.
+    Absent { grid: (usize, u32) },
+    /// A layer on the stroke's grid: the tiles copied so far.
+    Tiles {
+        grid: (usize, u32),
+        tiles: std::collections::HashMap<(usize, usize), (Rect, Vec<u8>)>,
+    },
+    /// A layer on another grid (the first dab moves it): all of it.
+    Whole(SculptLayer),
+    /// The layer moved to another grid in the middle of the stroke.
+    Lost,
+}
+
+impl StrokeBefore {
+    /// Start a stroke on an island of `n²` samples over `world` metres, with its layer now.
+    pub fn start(layer: Option<&SculptLayer>, n: usize, world: f32) -> StrokeBefore {
+        let grid = (n, world.to_bits());
+        let state = match layer {
+            None => BeforeState::Absent { grid },
+            Some(l) if l.fits(n, world) => BeforeState::Tiles {
+                grid,
+                tiles: Default::default(),
+            },
+            Some(l) => BeforeState::Whole(l.clone()),
+        };
+        StrokeBefore { state }
+    }
+
+    /// Copy the tiles of `r` not copied yet from `layer`, before a dab changes them.
+    pub fn keep(&mut self, layer: &SculptLayer, r: Rect) {
+        let BeforeState::Tiles { grid, tiles } = &mut self.state else {
+            if let BeforeState::Absent { grid } = self.state {
+                if (layer.resolution, layer.world_size.to_bits()) != grid {
+                    self.state = BeforeState::Lost;
+                }
+            }
+            return;
+        };
+        if (layer.resolution, layer.world_size.to_bits()) != *grid {
+            self.state = BeforeState::Lost;
+            return;
+        }
+        if r.is_empty() {
+            return;
+        }
+        let n = layer.resolution;
+        let t = STROKE_TILE;
+        for tz in r.z0 / t..=(r.z0 + r.h - 1) / t {
+            for tx in r.x0 / t..=(r.x0 + r.w - 1) / t {
+                tiles.entry((tx, tz)).or_insert_with(|| {
+                    let tr = Rect {
+                        x0: tx * t,
+                        z0: tz * t,
+                        w: t.min(n - tx * t),
+                        h: t.min(n - tz * t),
+                    };
+                    (tr, layer.region(tr).expect("a tile inside the layer"))
+                });
+            }
+        }
+    }
+
+    /// The undo data of the stroke for the samples `r` of the layer `now` (as it is after the
+    /// stroke): the rectangle described (the whole layer when the first dab moved it to the
+    /// island's grid) and its bytes before the stroke ([`SculptLayer::region`]'s format).
+    pub fn region(&self, now: &SculptLayer, r: Rect) -> Result<(Rect, Vec<u8>), SculptError> {
+        let n = now.resolution;
+        let on_grid = |grid: (usize, u32)| grid == (n, now.world_size.to_bits());
+        match &self.state {
+            BeforeState::Absent { grid } if on_grid(*grid) => {
+                now.check_rect(r)?;
+                Ok((r, vec![0u8; r.w * r.h * REGION_BYTES]))
+            }
+            BeforeState::Whole(b) => {
+                let full = Rect {
+                    x0: 0,
+                    z0: 0,
+                    w: n,
+                    h: n,
+                };
+                Ok((full, b.resample(n, now.world_size).region(full)?))
+            }
+            BeforeState::Tiles { grid, tiles } if on_grid(*grid) => {
+                let mut bytes = now.region(r)?;
+                let row = r.w * REGION_BYTES;
+                for (tr, tb) in tiles.values() {
+                    let (x0, x1) = (tr.x0.max(r.x0), (tr.x0 + tr.w).min(r.x0 + r.w));
+                    let (z0, z1) = (tr.z0.max(r.z0), (tr.z0 + tr.h).min(r.z0 + r.h));
+                    if x0 >= x1 || z0 >= z1 {
+                        continue;
+                    }
+                    let len = (x1 - x0) * REGION_BYTES;
+                    for z in z0..z1 {
+                        let from = ((z - tr.z0) * tr.w + (x0 - tr.x0)) * REGION_BYTES;
+                        let to = (z - r.z0) * row + (x0 - r.x0) * REGION_BYTES;
+                        bytes[to..to + len].copy_from_slice(&tb[from..from + len]);
+                    }
+                }
+                Ok((r, bytes))
+            }
+            _ => fail(
+                "the island's resolution or world size changed during the stroke: it has no \
+                 undo step (its edits are kept)",
+            ),
+        }
+    }
+}
+
 /// What a sculpt dab does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SculptMode {
@@ -959,6 +1081,50 @@ mod tests {
             [0.0, 0.0]
         )
         .is_err());
+    }
+
+    #[test]
+    fn a_strokes_undo_data_is_the_layer_before_it() {
+        let (n, w) = (129, 128.0);
+        let mut l = SculptLayer::new(n, w).unwrap();
+        let mut f = flat_field(n, w, 5.0);
+        stamp(
+            &mut l,
+            &mut f,
+            &brush(SculptMode::Raise, 2.0),
+            [-20.0, 10.0],
+        )
+        .unwrap();
+        let before = l.clone();
+        let mut sb = StrokeBefore::start(Some(&l), n, w);
+        let b = brush(SculptMode::Flatten, 1.0);
+        let mut touched = Rect::default();
+        for c in [[-30.0f32, 0.0f32], [0.0, 5.0], [40.0, 30.0]] {
+            let r = disc_rect(&f, c, b.radius);
+            sb.keep(&l, r);
+            touched = touched.union(&stamp(&mut l, &mut f, &b, c).unwrap());
+        }
+        let (r, bytes) = sb.region(&l, touched).unwrap();
+        assert_eq!(r, touched);
+        assert_eq!(bytes, before.region(touched).unwrap());
+        // Undo with it: the layer before the stroke, bit for bit.
+        let mut undone = l.clone();
+        undone.set_region(r, &bytes).unwrap();
+        assert_eq!(undone, before);
+        // No layer before: zeros.
+        let sb = StrokeBefore::start(None, n, w);
+        let (_, z) = sb.region(&l, touched).unwrap();
+        assert!(z.iter().all(|&v| v == 0));
+        // A layer on another grid: the whole layer, resampled.
+        let coarse = before.resample(65, w);
+        let sb = StrokeBefore::start(Some(&coarse), n, w);
+        let (r, _) = sb.region(&l, touched).unwrap();
+        assert_eq!((r.w, r.h), (n, n));
+        // The grid changes mid-stroke: an error, not wrong undo data.
+        let mut sb = StrokeBefore::start(Some(&before), n, w);
+        let moved = before.resample(65, w);
+        sb.keep(&moved, touched);
+        assert!(sb.region(&moved, touched).is_err());
     }
 
     #[test]

@@ -13,7 +13,7 @@ use godot::prelude::*;
 use godot::register::info::PropertyInfo;
 use island_core::paint::{self, Brush, Masks, Mode, PaintLayer, Rect, Surface, LAYERS};
 use island_core::scatter::EraseMask;
-use island_core::sculpt::{self, SculptBrush, SculptLayer, SculptMode};
+use island_core::sculpt::{self, SculptBrush, SculptMode, StrokeBefore};
 
 /// Segments of the cursor ring.
 const RING_SEGMENTS: usize = 64;
@@ -119,9 +119,9 @@ pub struct TerrainBrush {
     /// Scatter erase masks before the current stroke, per scatter layer touched (taken at the
     /// layer's first dab), with the touched rectangle.
     stroke_scatter: Vec<(usize, Option<EraseMask>, Rect)>,
-    /// The sculpt layer before the current stroke (taken at its first sculpt dab; the inner
-    /// `None`: there was none), with the samples the stroke touched.
-    stroke_sculpt: Option<(Option<SculptLayer>, Rect)>,
+    /// The sculpt layer before the current stroke (started at its first sculpt dab, the tiles
+    /// copied as the dabs reach them), with the samples the stroke touched.
+    stroke_sculpt: Option<(StrokeBefore, Rect)>,
     cursor: Option<(Gd<MeshInstance3D>, Gd<ImmediateMesh>)>,
 }
 
@@ -791,14 +791,20 @@ impl TerrainBrush {
                 .ok_or("the island has not been generated yet")?;
             let mut res: Gd<SplatPaint> = ib.paint_resource();
             if in_stroke && self.stroke_sculpt.is_none() {
-                self.stroke_sculpt = Some((res.bind().sculpt().cloned(), Rect::default()));
+                let before = StrokeBefore::start(res.bind().sculpt(), n, world);
+                self.stroke_sculpt = Some((before, Rect::default()));
                 ib.sculpt_stroke_started();
             }
             let mut pb = res.bind_mut();
             let layer = pb.sculpt_mut(n, world)?;
+            let before = self.stroke_sculpt.as_mut().filter(|_| in_stroke);
             let ((), rect) = ib.edit_shown_heights(|field| {
                 let mut r = Rect::default();
+                let mut before = before;
                 for &c in centers {
+                    if let Some((sb, _)) = before.as_mut() {
+                        sb.keep(layer, paint::disc_rect(field, c, b.radius));
+                    }
                     r = r.union(&sculpt::stamp(layer, field, &b, c).map_err(|e| e.to_string())?);
                 }
                 Ok(((), r))
@@ -819,7 +825,7 @@ impl TerrainBrush {
     /// touched colliders the shown heights and starting the island's regeneration.
     fn end_sculpt_stroke(
         &mut self,
-        before: Option<SculptLayer>,
+        before: StrokeBefore,
         rect: Rect,
     ) -> BrushResult<VarDictionary> {
         let mut isl = self.island_node()?;
@@ -833,26 +839,24 @@ impl TerrainBrush {
             .sculpt()
             .ok_or("the island has no sculpt layer any more")?;
         let (n, world) = (now.resolution(), now.world_size());
-        // A layer moved to another grid during the stroke: the whole layer is the undo step.
-        let full = Rect {
-            x0: 0,
-            z0: 0,
-            w: n,
-            h: n,
-        };
-        let (before, r) = match before {
-            Some(b) if b.fits(n, world) => (b, rect),
-            Some(b) => (b.resample(n, world), full),
-            None => (SculptLayer::new(n, world).map_err(|e| e.to_string())?, rect),
+        // The whole layer when the first dab moved it to the island's grid.
+        let region = before.region(now, rect).map_err(|e| e.to_string());
+        let (r, before_bytes) = match region {
+            Ok(v) => v,
+            Err(e) => {
+                drop(pb);
+                // The edits stay and the island still regenerates with them.
+                let mut ib = isl.bind_mut();
+                ib.sculpt_colliders(rect);
+                ib.sculpt_changed();
+                return Err(e);
+            }
         };
         let mut e = VarDictionary::new();
         e.set("rect", rect2i(r));
         e.set("resolution", n as i64);
         e.set("world_size", world);
-        e.set(
-            "before",
-            &PackedByteArray::from(before.region(r).map_err(|e| e.to_string())?),
-        );
+        e.set("before", &PackedByteArray::from(before_bytes));
         e.set(
             "after",
             &PackedByteArray::from(now.region(r).map_err(|e| e.to_string())?),
