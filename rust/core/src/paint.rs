@@ -328,7 +328,7 @@ pub fn quantize_to_total(v: &[f32; LAYERS], total: u32) -> [u8; LAYERS] {
 
 /// Eight base weights (sum 255) of a generator splat texel (layers 4..7 empty).
 #[inline]
-fn base8(b: [u8; 4]) -> [f32; LAYERS] {
+pub(crate) fn base8(b: [u8; 4]) -> [f32; LAYERS] {
     [
         b[0] as f32,
         b[1] as f32,
@@ -1041,9 +1041,23 @@ pub fn weights_at(
     z: f32,
 ) -> Result<[f32; LAYERS], PaintError> {
     surf.check(paint)?;
-    let n = paint.resolution;
-    let s = surf.field.spacing();
-    let h = surf.field.world_size * 0.5;
+    Ok(bilinear_weights(surf.field, x, z, |i| {
+        paint.weights(surf.base, i)
+    }))
+}
+
+/// The eight weights `w(sample)` at node-local `(x, z)` (clamped to the map; a non-finite
+/// coordinate reads the first sample), bilinear between the four samples around it and
+/// normalised to sum 1: [`weights_at`] and `surface_query::weights_at`.
+pub fn bilinear_weights(
+    field: &Heightfield,
+    x: f32,
+    z: f32,
+    w: impl Fn(usize) -> [f32; LAYERS],
+) -> [f32; LAYERS] {
+    let n = field.resolution;
+    let s = field.spacing();
+    let h = field.world_size * 0.5;
     let gx = ((x + h) / s).clamp(0.0, (n - 1) as f32);
     let gz = ((z + h) / s).clamp(0.0, (n - 1) as f32);
     let gx = if gx.is_finite() { gx } else { 0.0 };
@@ -1051,7 +1065,6 @@ pub fn weights_at(
     let ix = (gx as usize).min(n - 2);
     let iz = (gz as usize).min(n - 2);
     let (fx, fz) = (gx - ix as f32, gz - iz as f32);
-    let w = |i: usize| paint.weights(surf.base, i);
     let (a, b, c, d) = (
         w(iz * n + ix),
         w(iz * n + ix + 1),
@@ -1068,7 +1081,7 @@ pub fn weights_at(
     if sum > 0.0 {
         out.iter_mut().for_each(|v| *v /= sum);
     }
-    Ok(out)
+    out
 }
 
 /// First intersection of a ray (node-local origin and direction) with the heightfield surface

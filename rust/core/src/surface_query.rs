@@ -151,46 +151,10 @@ pub fn weights_at(
     x: f32,
     z: f32,
 ) -> [f32; LAYERS] {
-    let n = field.resolution;
-    let s = field.spacing();
-    let h = field.world_size * 0.5;
-    let gx = ((x + h) / s).clamp(0.0, (n - 1) as f32);
-    let gz = ((z + h) / s).clamp(0.0, (n - 1) as f32);
-    let gx = if gx.is_finite() { gx } else { 0.0 };
-    let gz = if gz.is_finite() { gz } else { 0.0 };
-    let ix = (gx as usize).min(n - 2);
-    let iz = (gz as usize).min(n - 2);
-    let (fx, fz) = (gx - ix as f32, gz - iz as f32);
-    let w = |i: usize| -> [f32; LAYERS] {
-        match paint {
-            Some(p) => p.weights(base, i),
-            None => {
-                let b = base.get(i).copied().unwrap_or([0, 255, 0, 0]);
-                let mut o = [0.0; LAYERS];
-                for k in 0..4 {
-                    o[k] = b[k] as f32;
-                }
-                o
-            }
-        }
-    };
-    let (a, b, c, d) = (
-        w(iz * n + ix),
-        w(iz * n + ix + 1),
-        w((iz + 1) * n + ix),
-        w((iz + 1) * n + ix + 1),
-    );
-    let mut out = [0.0f32; LAYERS];
-    for k in 0..LAYERS {
-        let top = a[k] + (b[k] - a[k]) * fx;
-        let bot = c[k] + (d[k] - c[k]) * fx;
-        out[k] = top + (bot - top) * fz;
-    }
-    let sum: f32 = out.iter().sum();
-    if sum > 0.0 {
-        out.iter_mut().for_each(|v| *v /= sum);
-    }
-    out
+    crate::paint::bilinear_weights(field, x, z, |i| match paint {
+        Some(p) => p.weights(base, i),
+        None => crate::paint::base8(base.get(i).copied().unwrap_or([0, 255, 0, 0])),
+    })
 }
 
 /// Index of the largest weight (the lowest index on a tie).
