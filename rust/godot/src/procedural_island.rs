@@ -1192,7 +1192,9 @@ impl ProceduralIsland {
         Ok((out, rect))
     }
 
-    /// The chunk indices (row-major) whose samples `rect` (grown by one) touches.
+    /// The chunk indices (row-major) whose meshes or colliders read a sample of `rect` or a
+    /// normal next to it (`island_core::scatter::chunks_to_rebuild`, which grows the rectangle
+    /// by two samples).
     fn chunks_touching(&self, rect: Rect) -> Vec<usize> {
         let Some(island) = self.island.as_deref() else {
             return Vec::new();
@@ -1200,23 +1202,10 @@ impl ProceduralIsland {
         let n = island.field.resolution;
         let cs = island.params.chunk_size as usize;
         let per_side = (n - 1) / cs;
-        let r = island_core::sculpt::grow(rect, 1, n);
-        let c = |v: usize| (v / cs).min(per_side - 1);
-        // A sample on a chunk edge belongs to both chunks.
-        let lo = |v: usize| {
-            if v.is_multiple_of(cs) && v > 0 {
-                v / cs - 1
-            } else {
-                c(v)
-            }
-        };
-        let mut out = Vec::new();
-        for cz in lo(r.z0)..=c(r.z0 + r.h - 1) {
-            for cx in lo(r.x0)..=c(r.x0 + r.w - 1) {
-                out.push(cz * per_side + cx);
-            }
-        }
-        out
+        island_core::scatter::chunks_to_rebuild(rect, n, cs)
+            .into_iter()
+            .map(|(cx, cz)| cz * per_side + cx)
+            .collect()
     }
 
     /// Rebuild the meshes of the chunks `rect` touches from the shown heights and normals.
@@ -1243,13 +1232,7 @@ impl ProceduralIsland {
         let nt = self.normal_tangents.clone();
         let flat = self.flat_shading;
         let chunks = self.chunks_touching(rect);
-        let settings = LodSettings {
-            levels: self.lod_levels,
-            distance: self.lod_distance,
-            collision_mode: self.collision_mode,
-            budget_ms: self.lod_budget_ms,
-            flat,
-        };
+        let settings = self.lod_settings();
         let mut lod = std::mem::take(&mut self.lod);
         self.with_chunks(|pool, parent| {
             for i in chunks {
@@ -1274,6 +1257,17 @@ impl ProceduralIsland {
             lod.refresh_samples(&mut scene, &settings, [g.x0, g.x0 + g.w, g.z0, g.z0 + g.h]);
         });
         self.lod = lod;
+    }
+
+    /// The LOD settings of the properties.
+    fn lod_settings(&self) -> LodSettings {
+        LodSettings {
+            levels: self.lod_levels,
+            distance: self.lod_distance,
+            collision_mode: self.collision_mode,
+            budget_ms: self.lod_budget_ms,
+            flat: self.flat_shading,
+        }
     }
 
     /// Give the colliders of the chunks `rect` touches the shown heights (a sculpt stroke's
@@ -1740,13 +1734,7 @@ impl ProceduralIsland {
         } else {
             None
         };
-        let settings = LodSettings {
-            levels: self.lod_levels,
-            distance: self.lod_distance,
-            collision_mode: self.collision_mode,
-            budget_ms: self.lod_budget_ms,
-            flat: self.flat_shading,
-        };
+        let settings = self.lod_settings();
         let mut lod = std::mem::take(&mut self.lod);
         let island = self.island.clone();
         let nt = self.normal_tangents.clone();
