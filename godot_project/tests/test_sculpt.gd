@@ -7,6 +7,8 @@ extends IslandTestCase
 
 var timeout_s := 600.0
 
+const RiverValley := preload("res://tests/river_valley.gd")
+
 
 ## A 129² ROUND island over 512 m (4 m spacing) with a brush child, generated synchronously.
 func _setup(parent: Node = self, props: Dictionary = {}) -> Array:
@@ -407,46 +409,16 @@ func test_a_dam_across_a_valley_makes_a_lake() -> void:
 	var brush: TerrainBrush = pair[1]
 	var n := isl.resolution
 	var s := isl.world_size / (n - 1)
-	var water := isl.get_water_image().get_data()
 	var h := _heights(isl)
 	var pos := func(i: int) -> Vector2: return Vector2((i % n) * s - 500.0, (i / n) * s - 500.0)
-	var best := -1
-	var best_up := -1
-	var best_fall := Vector2.ZERO
-	var r := int(120.0 / s)
-	for i in n * n:
-		if water[i] != 1 or h[i] < 5.0:
-			continue
-		var up := PackedInt32Array()
-		var x := i % n
-		var z := i / n
-		for dz in range(-r, r + 1):
-			for dx in range(-r, r + 1):
-				var xx := x + dx
-				var zz := z + dz
-				if xx >= 0 and zz >= 0 and xx < n and zz < n and dx * dx + dz * dz <= r * r:
-					var j := zz * n + xx
-					if water[j] == 1 and h[j] > h[i]:
-						up.append(j)
-		if up.size() <= best_up:
-			continue
-		var centroid := Vector2.ZERO
-		for j in up:
-			centroid += pos.call(j)
-		var c: Vector2 = pos.call(i)
-		var fall := (c - centroid / up.size()).normalized()
-		var across := Vector2(-fall.y, fall.x)
-		var a: Vector2 = c + across * 60.0
-		var b: Vector2 = c - across * 60.0
-		if isl.get_height_at(a.x, a.y) > h[i] + 12.0 and isl.get_height_at(b.x, b.y) > h[i] + 12.0:
-			best = i
-			best_up = up.size()
-			best_fall = fall
-	check(best >= 0, "found a river valley")
-	if best < 0:
+	var valley := RiverValley.find(isl)
+	check(not valley.is_empty(), "found a river valley")
+	if valley.is_empty():
 		return
-	var c: Vector2 = pos.call(best)
-	var fall := best_fall
+	var best: int = valley.index
+	var best_up: int = valley.upstream
+	var c: Vector2 = valley.centre
+	var fall: Vector2 = valley.fall
 	var across := Vector2(-fall.y, fall.x)
 	var lakes_upstream := func() -> int:
 		var w := isl.get_water_image().get_data()

@@ -15,6 +15,8 @@ var _frames := 0
 var _step := 0
 var _dam_at := Vector2.ZERO
 
+const RiverValley := preload("res://tests/river_valley.gd")
+
 
 func _initialize() -> void:
 	for a in OS.get_cmdline_user_args():
@@ -52,44 +54,14 @@ func _initialize() -> void:
 	_cam.look_at_from_position(Vector3(_dam_at.x + 300, 300, _dam_at.y + 380), Vector3(_dam_at.x - 90, 0, _dam_at.y - 110))
 
 
-## The river valley the tests dam (test_sculpt.gd: the river sample with the most river
-## upstream whose sides rise 12 m within 60 m).
+## The river valley the tests dam (`res://tests/river_valley.gd`); sets `_across`.
 func _find_valley() -> Vector2:
-	var n := _isl.resolution
-	var s := _isl.world_size / (n - 1)
-	var water := _isl.get_water_image().get_data()
-	var h := _isl.get_heightmap_image().get_data().to_float32_array()
-	var best := Vector2.ZERO
-	var best_up := -1
-	var r := int(120.0 / s)
-	for i in n * n:
-		if water[i] != 1 or h[i] < 5.0:
-			continue
-		var x := i % n
-		var z := i / n
-		var up := 0
-		var centroid := Vector2.ZERO
-		for dz in range(-r, r + 1):
-			for dx in range(-r, r + 1):
-				var xx := x + dx
-				var zz := z + dz
-				if xx >= 0 and zz >= 0 and xx < n and zz < n and dx * dx + dz * dz <= r * r:
-					var j := zz * n + xx
-					if water[j] == 1 and h[j] > h[i]:
-						up += 1
-						centroid += Vector2(xx * s - 500.0, zz * s - 500.0)
-		if up <= best_up:
-			continue
-		var c := Vector2(x * s - 500.0, z * s - 500.0)
-		var fall := (c - centroid / up).normalized()
-		var across := Vector2(-fall.y, fall.x)
-		var a := c + across * 60.0
-		var b := c - across * 60.0
-		if _isl.get_height_at(a.x, a.y) > h[i] + 12.0 and _isl.get_height_at(b.x, b.y) > h[i] + 12.0:
-			best_up = up
-			best = c
-			_across = across
-	return best
+	var v := RiverValley.find(_isl)
+	if v.is_empty():
+		return Vector2.ZERO
+	var fall: Vector2 = v.fall
+	_across = Vector2(-fall.y, fall.x)
+	return v.centre
 
 
 var _across := Vector2.RIGHT
