@@ -18,7 +18,8 @@ extends EditorPlugin
 ##   4b. bake a navigation mesh of the island in the editor (a NavigationRegion3D that finds
 ##      the island by group, not saved with the scene): polygons on dry ground only;
 ##   5. change the seed (the island regenerates), save, close and reopen the scene, select the
-##      island again and ask for the previews again;
+##      island again, load the saved scene on a thread as a game's loading screen does
+##      (`ResourceLoader.load_threaded_request`) and ask for the previews again;
 ##   6. run a scene from the editor (Run Custom Scene, as F6 does) and wait for the game
 ##      process to write a file: the editor must be able to launch its own executable;
 ##   7. print `SESSION quit` and quit.
@@ -38,6 +39,7 @@ var _deadline := 0
 var _island: Node3D = null
 var _brush: Node3D = null
 var _previews_asked := 0
+var _threaded_deadline := 0
 var _previews_done := 0
 var _stroke_mouse := Vector2.ZERO
 var _new_island: Node3D = null
@@ -242,6 +244,28 @@ func _step_once() -> void:
 			print("SESSION reopened: %d terrain layers, %d scatter layers, paint %s" % [
 				layers.size(), scatter.size(), "saved" if paint != null and (paint.get("data") as PackedByteArray).size() > 0 else "MISSING"])
 			_select(_island)
+			# A game's loading screen: the saved scene (island, layers with a texture, paint)
+			# loaded on a WorkerThreadPool thread.
+			print("SESSION threaded load of ", SCENE, ": ", error_string(
+				ResourceLoader.load_threaded_request(SCENE, "", false, ResourceLoader.CACHE_MODE_IGNORE)))
+			_threaded_deadline = Time.get_ticks_msec() + 60000
+			_step = 111
+		111:
+			var status := ResourceLoader.load_threaded_get_status(SCENE)
+			if status == ResourceLoader.THREAD_LOAD_IN_PROGRESS and Time.get_ticks_msec() < _threaded_deadline:
+				return
+			if status != ResourceLoader.THREAD_LOAD_LOADED:
+				print("SESSION FAIL threaded load status ", status)
+			else:
+				var packed := ResourceLoader.load_threaded_get(SCENE) as PackedScene
+				var root := packed.instantiate()
+				var isl := root.get_node_or_null("Island")
+				var n_layers := (isl.get("terrain_layers") as Array).size() if isl != null else -1
+				var n_scatter := (isl.get("scatter_layers") as Array).size() if isl != null else -1
+				var painted := isl != null and isl.get("splat_paint") != null
+				print("SESSION threaded load: loaded, %d terrain layers, %d scatter layers, paint %s" % [
+					n_layers, n_scatter, "saved" if painted else "MISSING"])
+				root.free()
 			_step = 12
 			_wait = 10
 		12:

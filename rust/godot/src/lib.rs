@@ -41,6 +41,7 @@ pub mod scatter_nodes;
 pub mod splat_maps;
 pub mod splat_paint;
 pub mod stats;
+pub mod stored_resources;
 pub mod surface;
 pub mod terrain_brush;
 pub mod terrain_layer;

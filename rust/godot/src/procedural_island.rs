@@ -29,6 +29,7 @@ use crate::scatter_nodes::{self, Progress as ScatterProgress, ScatterNodes};
 use crate::splat_maps::{self, SplatMaps};
 use crate::splat_paint::SplatPaint;
 use crate::stats::stats_dictionary;
+use crate::stored_resources;
 use crate::terrain_layer::{self, TerrainLayer, TerrainLayers};
 use crate::water_nodes::{self, WaterNodes};
 use crate::worker::{generate_job, import_job, JobError, Prepared, Request};
@@ -378,12 +379,16 @@ island_node! {
             /// triplanar blend, and names it in the `TerrainBrush` layer menu. Empty (or layers
             /// without textures): the built-in procedural colours. Also applied to a
             /// `terrain_material` that is a `ShaderMaterial` with the same uniforms.
+            // Editor-only: saved through `stored_resources` (see there).
             #[export]
+            #[var(usage_flags = [EDITOR])]
             terrain_layers: Array<Option<Gd<TerrainLayer>>> = node(Array::new()),
             /// Painted splat (a `SplatPaint` resource written by `TerrainBrush`), kept on top of the
             /// generated splat and saved with the scene. Null = nothing painted (created on the first
             /// paint). A different resolution is resampled when the island regenerates.
+            // Editor-only: saved through `stored_resources`.
             #[export]
+            #[var(usage_flags = [EDITOR])]
             splat_paint: Option<Gd<SplatPaint>> = node(None),
             /// Apply the sculpt layer (the terrain edits of `TerrainBrush`'s sculpt modes, kept in
             /// [member splat_paint]) when generating. Off shows the pure generated island without
@@ -468,8 +473,19 @@ island_node! {
             /// `MultiMeshInstance3D` per layer per chunk (internal children, never saved). Changing a
             /// layer's properties re-places that layer.
             #[export_group(name = "Scatter")]
+            // Editor-only: saved through `stored_resources`.
             #[export]
+            #[var(usage_flags = [EDITOR])]
             scatter_layers: Array<Option<Gd<ScatterLayer>>> = node(Array::new()),
+            /// [member terrain_layers], [member splat_paint] and [member scatter_layers] as they
+            /// are saved (storage only): plain dictionaries of their properties, or the path of a
+            /// layer saved in a file of its own, so that a scene holding an island can be loaded
+            /// on a thread (`ResourceLoader.load_threaded_request`). Scenes that saved them as
+            /// sub-resources still load.
+            #[allow(dead_code)] // read and written through get/set_stored_resources
+            #[export(storage)]
+            #[var(get = get_stored_resources, set = set_stored_resources)]
+            stored_resources: VarDictionary = node(VarDictionary::new()),
         }
         state {
             /// The current island, if any (shared with the LOD update, see `with_chunks`).
@@ -582,6 +598,46 @@ impl INode3D for ProceduralIsland {
 
 #[godot_api]
 impl ProceduralIsland {
+    /// The saved form of the layers and the paint (see [`stored_resources`]); empty when there
+    /// is nothing to save, so an island without them saves no line for it.
+    #[func]
+    fn get_stored_resources(&self) -> VarDictionary {
+        let mut d = VarDictionary::new();
+        if !self.terrain_layers.is_empty() {
+            d.set(
+                "terrain_layers",
+                &stored_resources::list_to_plain(&self.terrain_layers),
+            );
+        }
+        if !self.scatter_layers.is_empty() {
+            d.set(
+                "scatter_layers",
+                &stored_resources::list_to_plain(&self.scatter_layers),
+            );
+        }
+        if let Some(p) = &self.splat_paint {
+            d.set("splat_paint", &stored_resources::to_plain(p));
+        }
+        d
+    }
+
+    /// Build the layers and the paint from their saved form (on the main thread, when the
+    /// scene is instantiated).
+    #[func]
+    fn set_stored_resources(&mut self, stored: VarDictionary) {
+        let nil = Variant::nil();
+        self.terrain_layers = stored_resources::list_from_plain(
+            &stored.get("terrain_layers").unwrap_or(nil.clone()),
+            "terrain_layers",
+        );
+        self.scatter_layers = stored_resources::list_from_plain(
+            &stored.get("scatter_layers").unwrap_or(nil.clone()),
+            "scatter_layers",
+        );
+        self.splat_paint =
+            stored_resources::from_plain(&stored.get("splat_paint").unwrap_or(nil), "splat_paint");
+    }
+
     /// River mode: rivers follow the drainage network.
     #[constant]
     pub const RIVER_MODE_FLOW: i32 = 0;

@@ -34,7 +34,10 @@ pub struct SplatPaint {
     data: PackedByteArray,
     /// Let several islands use this paint on purpose (they must then have the same
     /// `resolution`). Off: an island that finds this paint in use by another island copies it
-    /// first, so painting one island never paints another.
+    /// first, so painting one island never paints another. The islands keep sharing it after
+    /// the scene is saved and loaded when the paint is saved as a `.tres` file of its own (an
+    /// island stores a paint that is part of the scene with itself, see
+    /// [member ProceduralIsland.stored_resources]).
     #[export]
     shared: bool,
     /// Encoded scatter erase masks (storage only; empty = no scatter instance erased): per
