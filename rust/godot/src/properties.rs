@@ -1,6 +1,6 @@
 //! The node's inspector properties, declared once.
 //!
-//! [`island_node!`] takes one table (in `procedural_island.rs`): every exported property with its
+//! [`island_node!`] takes one table (in `procedural_island/table.rs`): every exported property with its
 //! doc comment (the editor help, through gdext's `register-docs`), its `#[export_group]`,
 //! `#[export(...)]` range/enum/unit attributes, and where its value comes from:
 //!
@@ -328,13 +328,13 @@ macro_rules! island_node {
         $(#[$($meta)*])*
         pub struct $Node {
             $base: Base<$BaseClass>,
-            $( $(#[$($pmeta)*])* $prop: $pty, )*
-            $( $(#[$($smeta)*])* $state: $sty, )*
+            $( $(#[$($pmeta)*])* pub(super) $prop: $pty, )*
+            $( $(#[$($smeta)*])* pub(super) $state: $sty, )*
         }
 
         impl $Node {
             /// Every property at its default (core ones from `IslandParams::default()`).
-            fn with_defaults($base: Base<$BaseClass>) -> Self {
+            pub(super) fn with_defaults($base: Base<$BaseClass>) -> Self {
                 let defaults = island_core::IslandParams::default();
                 Self {
                     $base,
@@ -345,7 +345,7 @@ macro_rules! island_node {
 
             /// The generator parameters from the properties (not validated by the core yet;
             /// negative counts and an unknown algorithm are rejected here).
-            fn params(&self) -> Result<island_core::IslandParams, String> {
+            pub(super) fn params(&self) -> Result<island_core::IslandParams, String> {
                 let mut params = island_core::IslandParams::default();
                 $( $crate::properties::property_store!(self, params, $prop, $kind($($src)*)); )*
                 Ok(params)

@@ -1,0 +1,589 @@
+//! The generation on the node's side: the request from the properties, polling the
+//! worker, the chunk build within the frame budget, installing the island (splat maps, water,
+//! material, layers), LOD updates, scatter placement and heightmap import.
+
+use super::*;
+
+impl ProceduralIsland {
+    /// Validated request from the properties.
+    pub(super) fn make_request(&self) -> Result<Request, String> {
+        let mut params = self.params()?;
+        if self.sculpt_enabled {
+            params.sculpt = self
+                .splat_paint
+                .as_ref()
+                .and_then(|p| p.bind().sculpt_for_generation());
+        }
+        params.validate().map_err(|e| e.to_string())?;
+        let chunks = params.chunks_per_side() as u64 * params.chunks_per_side() as u64;
+        if chunks > MAX_CHUNKS {
+            return Err(format!(
+                "invalid parameter `chunk_size`: {} at resolution {} makes {chunks} chunk nodes, more than {MAX_CHUNKS}; use a larger chunk_size",
+                params.chunk_size, params.resolution
+            ));
+        }
+        let backend = match self.backend {
+            Self::BACKEND_AUTO => Backend::Auto,
+            Self::BACKEND_GPU => Backend::Gpu,
+            Self::BACKEND_CPU => Backend::Cpu,
+            other => {
+                return Err(format!(
+                    "invalid parameter `backend`: must be 0..=2, got {other}"
+                ))
+            }
+        };
+        Ok(Request {
+            params,
+            flat: self.flat_shading,
+            collision: self.collision_enabled,
+            backend,
+        })
+    }
+
+    pub(super) fn report_failure(&mut self, msg: &str) {
+        self.job.end_series();
+        godot_error!("ProceduralIsland: {msg}");
+        self.signals().generation_failed().emit(msg);
+    }
+
+    /// Run `f` on the chunk pool with the node as the parent of new chunk nodes. The node is
+    /// borrowed through `base_mut` (engine callbacks may reach it while children are added), so
+    /// the pool is taken out of the node while `f` runs: a script called back meanwhile (e.g.
+    /// from `child_entered_tree`) sees no chunk nodes (the island, shared through an `Arc`,
+    /// stays).
+    pub(super) fn with_chunks<R>(
+        &mut self,
+        f: impl FnOnce(&mut ChunkPool, &mut Gd<Node3D>) -> R,
+    ) -> R {
+        let mut pool = std::mem::take(&mut self.chunks);
+        let material = self.material.resolve(self.terrain_material.as_ref());
+        pool.use_material(Some(material));
+        let r = {
+            let mut parent = self.base_mut();
+            f(&mut pool, &mut parent)
+        };
+        self.chunks = pool;
+        r
+    }
+
+    pub(super) fn poll_worker(&mut self) {
+        match self.job.poll() {
+            Polled::Idle => {}
+            Polled::Progress(progress) => {
+                self.emit_progress(progress);
+            }
+            Polled::Done(progress, result) => {
+                if !self.emit_progress(progress) {
+                    // A handler started another generation: this result is stale.
+                    return;
+                }
+                match result {
+                    Ok(prep) => {
+                        if self.chunks.len() != prep.chunks.len() {
+                            // Another chunk count: the current chunks stay drawn and colliding
+                            // until the new ones are all built (swapped in `finish`).
+                            self.with_chunks(|pool, parent| pool.retire(parent));
+                        }
+                        let counts = self.chunks.surface_counts();
+                        self.job.start_build(prep, counts);
+                    }
+                    Err(msg) => self.report_failure(&msg),
+                }
+            }
+        }
+    }
+
+    /// Emit the worker's progress; false when a handler replaced the generation meanwhile
+    /// (e.g. called [method regenerate]), which stops the rest.
+    pub(super) fn emit_progress(&mut self, progress: Vec<(f32, String)>) -> bool {
+        let serial = self.job.serial();
+        for (f, stage) in progress {
+            self.signals()
+                .generation_progress()
+                .emit(f as f64 * CORE_SHARE, stage.as_str());
+            if self.job.serial() != serial {
+                return false;
+            }
+        }
+        true
+    }
+
+    pub(super) fn continue_build(&mut self) {
+        if !self.job.is_building() {
+            return;
+        }
+        let budget = self.frame_budget_left();
+        let mut job = std::mem::take(&mut self.job);
+        // The river/lake surfaces of each chunk are built right after it, in the same budget.
+        let mut water = std::mem::take(&mut self.water);
+        let user = self.water_material.clone();
+        let inland = self.inland_water_enabled;
+        let step = self.with_chunks(|pool, parent| {
+            job.continue_build(pool, parent, budget, &mut |parent, i, island| {
+                if inland {
+                    water.build_chunk(parent, island, i, user.as_ref())
+                }
+            })
+        });
+        if inland && matches!(step, Step::Finished(_)) {
+            water.chunks_built();
+        }
+        self.water = water;
+        self.job = job;
+        match step {
+            Step::Idle => {}
+            Step::Progress(f) => {
+                let end = if self.scatter_layers.is_empty() {
+                    1.0
+                } else {
+                    generation::CHUNKS_END_WITH_SCATTER
+                };
+                let f = CORE_SHARE + (end - CORE_SHARE) * f;
+                self.signals().generation_progress().emit(f, "chunks")
+            }
+            Step::Finished(b) => {
+                self.scatter_deferred = true;
+                self.finish(b);
+            }
+        }
+    }
+
+    /// Install a built island: statistics, the island data, splat maps, LOD; then the final
+    /// progress and [signal generation_finished].
+    pub(super) fn finish(&mut self, b: Build) {
+        let Build {
+            prep,
+            build_ms,
+            surfaces0,
+            next,
+            ..
+        } = b;
+        let Prepared {
+            island,
+            chunks,
+            normal_tangents,
+            mesh_ms,
+            warning,
+            request,
+            water,
+            ..
+        } = *prep;
+        let prep_params = request.params;
+        if let Some(w) = warning {
+            // One warning per node: later fallbacks are visible in `get_last_stats().backend`.
+            if !self.gpu_warned {
+                self.gpu_warned = true;
+                godot_warn!("ProceduralIsland: {w}");
+            }
+        }
+        self.last_stats = stats_dictionary(
+            &island,
+            next.max(chunks.len()),
+            mesh_ms,
+            build_ms,
+            self.backend,
+        );
+        self.with_chunks(|pool, parent| pool.swap_in(parent));
+        let (fast, slow) = self.chunks.surface_counts();
+        self.last_stats
+            .set("encoded_surfaces", (fast - surfaces0.0) as i64);
+        self.last_stats
+            .set("array_surfaces", (slow - surfaces0.1) as i64);
+        drop(chunks);
+        let old_nt = std::mem::replace(&mut self.normal_tangents, Arc::new(normal_tangents));
+        if let Some(old) = self.island.replace(Arc::new(island)) {
+            // A large island takes milliseconds to free: do it off the main thread.
+            if old.field.heights.len() >= 1 << 20 {
+                if let Ok(h) = std::thread::Builder::new()
+                    .name("procedural_island_free".into())
+                    .spawn(move || drop((old, old_nt)))
+                {
+                    crate::worker::track(
+                        std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+                        h,
+                    );
+                }
+            }
+        }
+        self.job.end_series();
+        let t = Instant::now();
+        self.splat_island_changed();
+        self.sync_layers();
+        self.last_stats
+            .set("maps_ms", t.elapsed().as_secs_f64() * 1e3);
+        self.water_island_changed(water);
+        self.lod.invalidate();
+        if std::mem::take(&mut self.scatter_deferred) && !self.scatter_layers.is_empty() {
+            // Finished in `scatter_process` once the scatter nodes are built.
+            if let Some(island) = self.island.clone() {
+                self.watch_scatter_layers();
+                let specs = scatter_nodes::specs(&self.scatter_layers);
+                let erase = self.scatter_erase_masks(specs.len());
+                let serial = self.job.serial();
+                self.scatter.start(
+                    island,
+                    prep_params.seed,
+                    prep_params.chunk_size as usize,
+                    specs,
+                    erase,
+                    serial,
+                );
+                return;
+            }
+        }
+        self.scatter.abort();
+        self.place_scatter(&prep_params);
+        self.emit_done();
+    }
+
+    /// Follow `scatter_layers` (see `ScatterNodes::watch`); reordered, inserted or removed layers
+    /// take their erase masks in [member splat_paint] with them.
+    pub(super) fn watch_scatter_layers(&mut self) {
+        let Some(moves) = self.scatter.watch(&self.scatter_layers) else {
+            return;
+        };
+        if let Some(mut paint) = self.splat_paint.clone() {
+            let changed = paint
+                .bind_mut()
+                .remap_scatter_erase(&moves, &mut self.scatter.parked);
+            for i in changed {
+                self.scatter.force_replace(i);
+            }
+        }
+    }
+
+    /// What is left of [member build_budget_ms] in this frame's `_process` (the chunks, their
+    /// installation and the scatter nodes share one budget per frame), less
+    /// [`FRAME_RESERVE`] of it for the bookkeeping after the build loops and a job that runs
+    /// a little over its estimate.
+    pub(super) fn frame_budget_left(&self) -> f32 {
+        // In the editor only: a running game keeps exactly the budget it was given.
+        let b = if Engine::singleton().is_editor_hint() {
+            crate::frame_watch::adaptive_budget_ms(
+                self.build_budget_ms as f64,
+                self.frame_watch.frame_interval_ms,
+            )
+        } else {
+            self.build_budget_ms as f64
+        };
+        if b.is_finite() {
+            (b * (1.0 - FRAME_RESERVE) - self.frame_watch.elapsed_ms()).max(0.0) as f32
+        } else {
+            b as f32
+        }
+    }
+
+    /// The final progress and [signal generation_finished].
+    pub(super) fn emit_done(&mut self) {
+        if let Some(t) = self.sync_started.take() {
+            self.last_stats
+                .set("regenerate_ms", t.elapsed().as_secs_f64() * 1e3);
+        } else if self.frame_watch.frames > 0 {
+            // A background generation: the worst frame of its installation, this one included.
+            let (ms, cpu) = self.frame_watch.maxima_now();
+            self.last_stats.set("node_frame_ms_max", ms);
+            self.last_stats.set("node_frame_cpu_ms_max", cpu);
+            self.last_stats
+                .set("node_frame_phase", self.frame_watch.max_phase);
+        }
+        // Handlers get their own copy: editing it does not change get_last_stats().
+        let stats = self.last_stats.duplicate_deep();
+        let serial = self.job.serial();
+        self.signals().generation_progress().emit(1.0, "done");
+        if self.job.serial() != serial {
+            // A handler of "done" started another generation (which reports for itself).
+            return;
+        }
+        self.signals().generation_finished().emit(&stats);
+    }
+
+    /// After a (re)generation or a new paint resource: rebuild both splat maps.
+    pub(super) fn splat_island_changed(&mut self) {
+        if self.island.is_none() {
+            return;
+        }
+        self.own_paint();
+        let Some(island) = self.island.as_ref() else {
+            return;
+        };
+        let mats = self
+            .material
+            .shader_materials(self.terrain_material.as_ref());
+        self.splat
+            .island_changed(island, self.splat_paint.as_ref(), &mats);
+    }
+
+    /// After a (re)generation: rebuild the river/lake meshes and the sea; water statistics.
+    pub(super) fn water_island_changed(&mut self, summary: Option<water_nodes::WaterSummary>) {
+        let Some(island) = self.island.clone() else {
+            return;
+        };
+        let summary = summary.unwrap_or_else(|| water_nodes::WaterSummary::of(&island));
+        let (sea, user) = (self.sea_enabled, self.water_material.clone());
+        let inland = self.inland_water_enabled;
+        let mut water = std::mem::take(&mut self.water);
+        {
+            let mut parent = self.base_mut();
+            water.island_changed(&mut parent, &island, &summary, sea, inland, user.as_ref());
+        }
+        self.water = water;
+        let [_, river, lake, sea_n] = summary.counts;
+        let s = &mut self.last_stats;
+        s.set("water_samples", (river + lake + sea_n) as i64);
+        s.set("river_samples", river as i64);
+        s.set("lake_samples", lake as i64);
+        s.set("sea_samples", sea_n as i64);
+        s.set("water_chunks", self.water.visible_chunks() as i64);
+    }
+
+    /// Follow `sea_enabled` and `water_material` (every frame; cheap when unchanged).
+    pub(super) fn sync_water(&mut self) {
+        let ws = self.island.as_ref().map(|i| i.field.world_size);
+        let (sea, user) = (self.sea_enabled, self.water_material.clone());
+        let mut water = std::mem::take(&mut self.water);
+        {
+            let mut parent = self.base_mut();
+            water.sync(&mut parent, ws, sea, user.as_ref());
+        }
+        self.water = water;
+    }
+
+    /// Re-apply the material when `terrain_material` changed.
+    pub(super) fn sync_material(&mut self) {
+        if self.chunks.is_empty() || !self.material.changed(self.terrain_material.as_ref()) {
+            return;
+        }
+        let mat = self.material.resolve(self.terrain_material.as_ref());
+        self.chunks.apply_material(Some(mat));
+        // A new ShaderMaterial gets the splat maps too.
+        let mats = self
+            .material
+            .shader_materials(self.terrain_material.as_ref());
+        self.splat.apply(&mats);
+    }
+
+    /// [method bake] / [method export_gltf].
+    pub(super) fn bake_impl(&mut self, path: &str, target: bake::Target) -> Error {
+        let what = match target {
+            bake::Target::Scene => "bake",
+            bake::Target::Gltf => "export_gltf",
+        };
+        let Some(island) = self.island.clone() else {
+            godot_error!(
+                "ProceduralIsland.{what}: nothing generated yet (call regenerate() first)"
+            );
+            return Error::ERR_UNCONFIGURED;
+        };
+        // The layer textures as they are drawn now.
+        self.sync_layers();
+        let input = bake::BakeInput {
+            name: self.base().get_name().to_string(),
+            island: &island,
+            flat_shading: self.flat_shading,
+            terrain_material: self.material.resolve(self.terrain_material.as_ref()),
+            node: self.to_gd().upcast(),
+        };
+        let result = match target {
+            bake::Target::Scene => bake::bake_scene(&input, path),
+            bake::Target::Gltf => bake::export_gltf(&input, path),
+        };
+        match result {
+            Ok(()) => Error::OK,
+            Err((code, msg)) => {
+                godot_error!("ProceduralIsland.{what}: {msg}");
+                code
+            }
+        }
+    }
+
+    /// Follow `terrain_layers` (list, layer changes, material changes); cheap when unchanged.
+    pub(super) fn sync_layers(&mut self) {
+        if self.chunks.is_empty() {
+            return;
+        }
+        let mats = self
+            .material
+            .shader_materials(self.terrain_material.as_ref());
+        let callable = Callable::from_object_method(&self.to_gd(), "_on_terrain_layer_changed");
+        let layers = self.terrain_layers.clone();
+        self.layers.sync(&layers, &callable, &mats);
+        self.material.use_layer_textures(self.layers.textured());
+    }
+
+    /// Names of the eight splat layers for the brush's menu: the `terrain_layers` names where
+    /// set, else the built-in ones; None when no layer is set.
+    pub fn layer_names(&self) -> Option<[String; island_core::paint::LAYERS]> {
+        if self.terrain_layers.iter_shared().all(|l| l.is_none()) {
+            return None;
+        }
+        Some(terrain_layer::layer_names(&self.terrain_layers))
+    }
+
+    /// Per-frame LOD update.
+    pub(super) fn lod_process(&mut self) {
+        let t = Instant::now();
+        if !self.lod_enabled {
+            if self.lod.is_active() {
+                let mut lod = std::mem::take(&mut self.lod);
+                self.with_chunks(|pool, parent| lod.deactivate(parent, pool));
+                self.lod = lod;
+            }
+            return;
+        }
+        if self.island.is_none() || self.is_generating() || self.chunks.is_empty() {
+            return;
+        }
+        let camera = if self.lod.wants_camera() {
+            lod::camera_position(&self.base())
+        } else {
+            None
+        };
+        let settings = self.lod_settings();
+        let mut lod = std::mem::take(&mut self.lod);
+        let island = self.island.clone();
+        let nt = self.normal_tangents.clone();
+        if let Some(island) = island.as_ref() {
+            self.with_chunks(|pool, parent| {
+                let mut scene = LodScene {
+                    parent,
+                    island,
+                    normal_tangents: &nt,
+                    chunks: pool,
+                };
+                lod.process(&mut scene, &settings, camera, t);
+            });
+        }
+        self.lod = lod;
+    }
+
+    /// After a generation: place every scatter layer and build its nodes; stats
+    /// `scatter_counts` (per layer) and `scatter_ms` (placement and node build).
+    pub(super) fn place_scatter(&mut self, params: &island_core::IslandParams) {
+        let Some(island) = self.island.clone() else {
+            return;
+        };
+        self.watch_scatter_layers();
+        let specs = scatter_nodes::specs(&self.scatter_layers);
+        let erase = self.scatter_erase_masks(specs.len());
+        let mut scatter = std::mem::take(&mut self.scatter);
+        let counts = {
+            let mut parent = self.base_mut();
+            scatter.place_all(
+                &mut parent,
+                &island,
+                params.seed,
+                params.chunk_size as usize,
+                specs,
+                erase,
+            )
+        };
+        self.last_stats
+            .set("scatter_counts", &PackedInt64Array::from(counts));
+        self.last_stats
+            .set("scatter_ms", scatter.last_place_ms + scatter.last_build_ms);
+        self.last_stats
+            .set("scatter_place_ms", scatter.last_place_ms);
+        self.scatter = scatter;
+    }
+
+    /// Per frame: build the nodes of a background placement (then emit the end of the
+    /// generation), or re-place the scatter layers whose `changed` signal fired, chunk by chunk
+    /// within [member build_budget_ms].
+    pub(super) fn scatter_process(&mut self) {
+        let Some(island) = self.island.clone() else {
+            return;
+        };
+        let budget = self.frame_budget_left();
+        if self.scatter.is_pending() {
+            let serial = self.job.serial();
+            let mut scatter = std::mem::take(&mut self.scatter);
+            let step = {
+                let mut parent = self.base_mut();
+                scatter.continue_build(&mut parent, &island, serial, budget)
+            };
+            let counts = PackedInt64Array::from(scatter.counts());
+            let ms = scatter.last_place_ms + scatter.last_build_ms;
+            let place_ms = scatter.last_place_ms;
+            let finished = matches!(step, ScatterProgress::Finished);
+            let frame_max = if finished {
+                scatter.take_worst_frame_ms()
+            } else {
+                0.0
+            };
+            let fraction = scatter.fraction_done();
+            self.scatter = scatter;
+            if !finished {
+                // The scatter is the last part of the bar (after the chunks).
+                let end = generation::CHUNKS_END_WITH_SCATTER;
+                self.signals()
+                    .generation_progress()
+                    .emit(end + (1.0 - end) * fraction.min(0.999), "scatter");
+            }
+            if finished {
+                self.last_stats.set("scatter_frame_ms_max", frame_max);
+                self.last_stats
+                    .set("scatter_frame_cpu_ms_max", self.scatter.worst_frame_cpu_ms);
+                self.last_stats.set("scatter_counts", &counts);
+                self.last_stats.set("scatter_ms", ms);
+                self.last_stats.set("scatter_place_ms", place_ms);
+                self.emit_done();
+            }
+            return;
+        }
+        if self.is_generating() {
+            return;
+        }
+        self.watch_scatter_layers();
+        if self.scatter.has_changes() {
+            let paint = self.splat_paint.clone();
+            let n = island.field.resolution;
+            self.scatter
+                .apply_changes(&self.scatter_layers, &island, |i| {
+                    paint.as_ref().and_then(|p| p.bind().erase_mask_for(i, n))
+                });
+        }
+        if !Engine::singleton().is_editor_hint() {
+            let camera = self
+                .base()
+                .get_viewport()
+                .and_then(|v| v.get_camera_3d())
+                .map(|c| self.base().to_local(c.get_global_position()));
+            let mut scatter = std::mem::take(&mut self.scatter);
+            {
+                let mut parent = self.base_mut();
+                scatter.update_colliders(&mut parent, camera, budget);
+            }
+            self.scatter = scatter;
+        }
+        if self.scatter.is_busy() {
+            let mut scatter = std::mem::take(&mut self.scatter);
+            let finished = {
+                let mut parent = self.base_mut();
+                scatter.run_queue(&mut parent, &island, budget)
+            };
+            if finished {
+                let counts = PackedInt64Array::from(scatter.counts());
+                self.last_stats.set("scatter_counts", &counts);
+            }
+            self.scatter = scatter;
+        }
+    }
+
+    pub(super) fn import_impl(&mut self, path: &str) -> island_io::IoResult<()> {
+        HeightmapFormat::from_path(path).map_err(|m| (Error::ERR_FILE_UNRECOGNIZED, m))?;
+        let request = self
+            .make_request()
+            .map_err(|m| (Error::ERR_INVALID_PARAMETER, m))?;
+        let heights = island_io::read_heightmap(&request.params, path)?;
+        let prep =
+            import_job(request, heights).map_err(|e| (Error::ERR_INVALID_DATA, e.to_string()))?;
+        self.job.abort();
+        self.job.end_series();
+        // An import is a generation too: started, then progress "done" and finished.
+        self.signals().generation_started().emit();
+        let b =
+            self.with_chunks(|pool, parent| generation::build_all(pool, parent, Box::new(prep)));
+        self.finish(b);
+        Ok(())
+    }
+}

@@ -1,0 +1,244 @@
+//! What `TerrainBrush` changes on a `ProceduralIsland`: the paint resource, scatter erase
+//! masks and the sculpt layer (shown heights, chunk meshes and colliders under a dab).
+
+use super::*;
+
+/// For [`crate::terrain_brush`]: the island data and its paint.
+impl ProceduralIsland {
+    /// For [`crate::runtime_queries`] and [`crate::navigation`]: the island and their state.
+    pub(crate) fn runtime_parts(&self) -> (Option<Arc<Island>>, &crate::runtime_queries::Runtime) {
+        (self.island.clone(), &self.runtime)
+    }
+
+    /// The generated island, if any.
+    pub fn island(&self) -> Option<&Island> {
+        self.island.as_deref()
+    }
+
+    /// The island's paint resource, created (and assigned to [member splat_paint]) when missing,
+    /// and copied first when another island uses it (see [`ProceduralIsland::own_paint`]).
+    pub fn paint_resource(&mut self) -> Gd<SplatPaint> {
+        if self.splat_paint.is_none() {
+            self.splat_paint = Some(SplatPaint::new_gd());
+        }
+        self.own_paint();
+        self.splat_paint.clone().expect("set above")
+    }
+
+    /// Make [member splat_paint] this island's own: a paint that another live island uses
+    /// (after `Node.duplicate()` or the editor's Duplicate both point at one resource) is
+    /// replaced by a copy, so painting or resampling one island never changes the other. A
+    /// paint marked `shared` is left shared.
+    pub fn own_paint(&mut self) {
+        let Some(paint) = self.splat_paint.clone() else {
+            return;
+        };
+        let me = self.base().instance_id();
+        let pid = paint.instance_id();
+        let still_uses = |other: InstanceId| {
+            Gd::<ProceduralIsland>::try_from_instance_id(other).is_ok_and(|o| {
+                o.bind()
+                    .splat_paint
+                    .as_ref()
+                    .is_some_and(|q| q.instance_id() == pid)
+            })
+        };
+        let mine = paint.clone().bind_mut().claim(me, still_uses);
+        if !mine {
+            let copy = paint.bind().copy_for(me);
+            self.splat_paint = Some(copy);
+        }
+    }
+
+    /// Number of entries in [member scatter_layers].
+    pub fn scatter_layer_count(&self) -> usize {
+        self.scatter_layers.len()
+    }
+
+    /// [member splat_paint], if any (not created, not copied).
+    pub fn splat_paint_ref(&self) -> Option<&Gd<SplatPaint>> {
+        self.splat_paint.as_ref()
+    }
+
+    /// Scatter erase masks of layers `0..count` from [member splat_paint] at the island's
+    /// resolution (none before a generation or without paint).
+    pub(super) fn scatter_erase_masks(
+        &self,
+        count: usize,
+    ) -> Vec<Option<island_core::scatter::EraseMask>> {
+        match (&self.splat_paint, &self.island) {
+            (Some(p), Some(i)) => p.bind().erase_masks_for(count, i.field.resolution),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Re-place scatter layer `layer` in the chunks that `rect` (samples) touches after its erase
+    /// mask in [member splat_paint] changed there; rebuilds only those chunks' MultiMeshes.
+    pub fn scatter_erase_changed(&mut self, layer: usize, rect: Rect) -> usize {
+        let Some(island) = self.island.clone() else {
+            return 0;
+        };
+        let mask = self
+            .splat_paint
+            .as_ref()
+            .and_then(|p| p.bind().erase_mask_for(layer, island.field.resolution));
+        let mut scatter = std::mem::take(&mut self.scatter);
+        let n = {
+            let mut parent = self.base_mut();
+            scatter.refresh_erase(&mut parent, &island, layer, mask.as_ref(), rect)
+        };
+        let counts = PackedInt64Array::from(scatter.counts());
+        self.last_stats.set("scatter_counts", &counts);
+        self.scatter = scatter;
+        n
+    }
+
+    /// The sculpt layer changed (a stroke ended, an undo, a clear): generate the island with
+    /// it, in the background when inside the scene tree (the shown terrain stays until the new
+    /// one is built), else at once.
+    pub fn sculpt_changed(&mut self) {
+        if self.base().is_inside_tree() {
+            self.regenerate_async();
+        } else {
+            self.regenerate();
+        }
+    }
+
+    /// A sculpt stroke starts: a background generation still computing (the previous stroke's)
+    /// is dropped quietly, so that its island does not replace the shown terrain (and this
+    /// stroke's dabs on it) in the middle of the stroke; the stroke's end generates with every
+    /// edit, and its `generation_finished` closes the series. A build already installing chunks
+    /// goes on.
+    pub fn sculpt_stroke_started(&mut self) {
+        self.job.cancel();
+    }
+
+    /// For the sculpt dabs: run `f` on the shown heightfield (the island's own copy), then
+    /// rebuild the meshes of the chunks whose samples the returned rectangle (grown by one
+    /// sample, for the normals) touches. Colliders keep the generated heights until
+    /// [`ProceduralIsland::sculpt_colliders`] or the next generation.
+    pub fn edit_shown_heights<T>(
+        &mut self,
+        f: impl FnOnce(&mut island_core::Heightfield) -> Result<(T, Rect), String>,
+    ) -> Result<(T, Rect), String> {
+        let island = self
+            .island
+            .as_mut()
+            .ok_or("the island has not been generated yet")?;
+        let (out, rect) = f(&mut Arc::make_mut(island).field)?;
+        if !rect.is_empty() {
+            self.refresh_chunk_meshes(rect);
+        }
+        Ok((out, rect))
+    }
+
+    /// The chunk indices (row-major) whose meshes or colliders read a sample of `rect` or a
+    /// normal next to it (`island_core::scatter::chunks_to_rebuild`, which grows the rectangle
+    /// by two samples).
+    pub(super) fn chunks_touching(&self, rect: Rect) -> Vec<usize> {
+        let Some(island) = self.island.as_deref() else {
+            return Vec::new();
+        };
+        let n = island.field.resolution;
+        let cs = island.params.chunk_size as usize;
+        let per_side = (n - 1) / cs;
+        island_core::scatter::chunks_to_rebuild(rect, n, cs)
+            .into_iter()
+            .map(|(cx, cz)| cz * per_side + cx)
+            .collect()
+    }
+
+    /// Rebuild the meshes of the chunks `rect` touches from the shown heights and normals.
+    pub(super) fn refresh_chunk_meshes(&mut self, rect: Rect) {
+        let Some(island) = self.island.clone() else {
+            return;
+        };
+        let n = island.field.resolution;
+        if self.chunks.is_empty() || self.normal_tangents.len() != n * n {
+            return;
+        }
+        let cs = island.params.chunk_size as usize;
+        if self.chunks.len() != ((n - 1) / cs).pow(2) {
+            return;
+        }
+        // The encoded normals of the changed samples.
+        let g = island_core::sculpt::grow(rect, 1, n);
+        let nt = Arc::make_mut(&mut self.normal_tangents);
+        for z in g.z0..g.z0 + g.h {
+            let row = z * n + g.x0..z * n + g.x0 + g.w;
+            let enc = crate::surface::normal_tangent_table(&island.field.normals[row.clone()]);
+            nt[row].copy_from_slice(&enc);
+        }
+        let nt = self.normal_tangents.clone();
+        let flat = self.flat_shading;
+        let chunks = self.chunks_touching(rect);
+        let settings = self.lod_settings();
+        let mut lod = std::mem::take(&mut self.lod);
+        self.with_chunks(|pool, parent| {
+            for i in chunks {
+                let data = crate::chunk_data::chunk_data(
+                    &island.field,
+                    &island.splat,
+                    &nt,
+                    cs,
+                    flat,
+                    false,
+                    i,
+                );
+                pool.set_surface(parent, i, &data, &island, cs, flat);
+            }
+            // With LOD on, the shown LOD meshes over the dab follow too.
+            let mut scene = LodScene {
+                parent,
+                island: &island,
+                normal_tangents: &nt,
+                chunks: pool,
+            };
+            lod.refresh_samples(&mut scene, &settings, [g.x0, g.x0 + g.w, g.z0, g.z0 + g.h]);
+        });
+        self.lod = lod;
+    }
+
+    /// The LOD settings of the properties.
+    pub(super) fn lod_settings(&self) -> LodSettings {
+        LodSettings {
+            levels: self.lod_levels,
+            distance: self.lod_distance,
+            collision_mode: self.collision_mode,
+            budget_ms: self.lod_budget_ms,
+            flat: self.flat_shading,
+        }
+    }
+
+    /// Give the colliders of the chunks `rect` touches the shown heights (a sculpt stroke's
+    /// end, before the regenerated island replaces them).
+    pub fn sculpt_colliders(&mut self, rect: Rect) {
+        let Some(island) = self.island.clone() else {
+            return;
+        };
+        let cs = island.params.chunk_size as usize;
+        let per_side = (island.field.resolution - 1) / cs;
+        if !self.collision_enabled || self.chunks.len() != per_side * per_side {
+            return;
+        }
+        let chunks = self.chunks_touching(rect);
+        self.with_chunks(|pool, parent| {
+            for i in chunks {
+                let col = island.field.chunk_collider(i % per_side, i / per_side, cs);
+                pool.set_collider(parent, i, Some(&col));
+            }
+        });
+    }
+
+    /// Recompose the splat maps in `rect` (None: everything) after the paint changed there.
+    pub fn update_splat_maps(&mut self, rect: Option<Rect>) {
+        let Some(island) = self.island.as_ref() else {
+            return;
+        };
+        let mats = self
+            .material
+            .shader_materials(self.terrain_material.as_ref());
+        self.splat
+            .update(island, self.splat_paint.as_ref(), rect, &mats);
+    }
+}
