@@ -14,12 +14,16 @@ use island_core::gaussian_islands::gaussian_mountains;
 use island_core::grid::min_max;
 use island_core::hash::tag;
 use island_core::heightfield::Heightfield;
-use island_core::params::{Algorithm, Biome, CoastParams, IslandParams, RiverMode, SplatParams};
+use island_core::params::{
+    Algorithm, Biome, BiomeParams, CoastParams, FbmParams, GaussianParams, IslandParams,
+    MaskParams, RiverMode, RiverParams, SplatParams, ValueNoiseParams,
+};
 use island_core::pipeline::{
     border_margin, carve_settings, erosion_stage, hydrology, Hydrology, Island, Stats,
 };
 use island_core::river::{river_control_points, river_polyline, RIVER_SEGMENTS};
 use island_core::splat::SPLAT_JITTER_SCALE;
+use island_core::Grid as CoreGrid;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::MutexGuard;
 use std::time::Instant;
@@ -253,55 +257,52 @@ fn noise_step(n: usize, world: f32, scale: f32) -> f32 {
     world / (n - 1) as f32 / scale
 }
 
-pub(crate) fn noise(
-    n: usize,
-    world: f32,
-    scale: f32,
-    octaves: u32,
-    lacunarity: f32,
-    persistence: f32,
-    tg: u32,
-) -> u::Noise {
+/// The `Noise` uniform of [`island_core::gradient_noise::fbm_noise`]`(g, f, tag)`.
+pub(crate) fn noise_fbm(g: &CoreGrid, f: &FbmParams, tg: u32) -> u::Noise {
     u::Noise {
         tag: tg,
-        octaves,
-        step: noise_step(n, world, scale),
-        lacunarity,
-        persistence,
+        octaves: f.octaves,
+        step: noise_step(g.resolution, g.world_size, f.scale),
+        lacunarity: f.lacunarity,
+        persistence: f.persistence,
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn biomes(
-    n: usize,
-    world: f32,
-    grid: u32,
-    distortion: f32,
-    boundary_noise: f32,
-    blend_width: f32,
-    count: usize,
-    tg: u32,
-) -> u::Biomes {
+/// The `Noise` uniform of [`island_core::value_noise::value_noise`]`(g, v, tag)`.
+pub(crate) fn noise_value(g: &CoreGrid, v: &ValueNoiseParams, tg: u32) -> u::Noise {
+    u::Noise {
+        tag: tg,
+        octaves: v.octaves,
+        step: noise_step(g.resolution, g.world_size, v.scale),
+        lacunarity: 0.0,
+        persistence: v.persistence,
+    }
+}
+
+/// The `Biomes` uniform of [`island_core::biomes::biome_blend`]`(_, g, b, tag)`.
+pub(crate) fn biomes(g: &CoreGrid, b: &BiomeParams, tg: u32) -> u::Biomes {
     // Warp noise step per sample, as island_core::biomes::biome_blend computes it.
+    let (n, world) = (g.resolution, g.world_size);
     let spacing = world / (n - 1) as f32;
-    let cell = world / grid as f32;
+    let cell = world / b.grid as f32;
     u::Biomes {
         tag: tg,
-        count: count as u32,
+        count: b.biomes.len() as u32,
         cell,
-        distortion,
-        boundary_noise,
-        blend_width,
+        distortion: b.distortion,
+        boundary_noise: b.boundary_noise,
+        blend_width: b.blend_width,
         warp_step: spacing / cell,
     }
 }
 
-pub(crate) fn mask(radius: f32, roundness: f32, noise_scale: f32, margin: f32, tg: u32) -> u::Mask {
+/// The `Mask` uniform of [`island_core::mask::island_mask`]`(_, m, margin, tag)`.
+pub(crate) fn mask(m: &MaskParams, margin: f32, tg: u32) -> u::Mask {
     u::Mask {
         tag: tg,
-        radius,
-        amp: island_core::mask::MASK_DEFORMATION * (1.0 - roundness),
-        noise_scale,
+        radius: m.radius,
+        amp: island_core::mask::MASK_DEFORMATION * (1.0 - m.roundness),
+        noise_scale: m.noise_scale,
         margin,
     }
 }
@@ -317,12 +318,13 @@ pub(crate) fn coast(max_height: f32, c: &CoastParams) -> u::Coast {
     }
 }
 
-pub(crate) fn splat(n: usize, world: f32, max_height: f32, s: &SplatParams, tg: u32) -> u::Splat {
+/// The `Splat` uniform of [`island_core::splat::auto_splat`]`(.., g, max_height, s, tag)`.
+pub(crate) fn splat(g: &CoreGrid, max_height: f32, s: &SplatParams, tg: u32) -> u::Splat {
     u::Splat {
         tag: tg,
         channel: 0,
         vertical: 0,
-        jitter_step: noise_step(n, world, SPLAT_JITTER_SCALE),
+        jitter_step: noise_step(g.resolution, g.world_size, SPLAT_JITTER_SCALE),
         max_height,
         sand_height: s.sand_height,
         snow_height: s.snow_height,
@@ -337,15 +339,10 @@ pub(crate) fn biome_table(b: &[Biome]) -> Vec<[f32; 4]> {
         .collect()
 }
 
-pub(crate) fn mountains_data(
-    world: f32,
-    cells: u32,
-    density: f32,
-    separation: f32,
-    seed: u64,
-    tg: u32,
-) -> Vec<[f32; 4]> {
-    gaussian_mountains(world, cells, density, separation, seed, tg)
+/// The mountains of [`island_core::gaussian_islands::gaussian_islands`]`(g, p, tag)`, drawn on
+/// the CPU, as `[x, z, radius, amplitude]`.
+pub(crate) fn mountains_data(g: &CoreGrid, p: &GaussianParams, tg: u32) -> Vec<[f32; 4]> {
+    gaussian_mountains(g.world_size, p.cells, p.density, p.separation, g.seed, tg)
         .iter()
         .map(|m| [m.x, m.z, m.radius, m.amplitude])
         .collect()
@@ -362,6 +359,20 @@ pub(crate) fn river_line(world: f32, seed: u64, tg: u32) -> Result<Vec<[f32; 2]>
         )));
     }
     Ok(line)
+}
+
+/// The `River` uniform of [`island_core::river::carve_river`]`(_, _, r, tag)` along a polyline
+/// of `points` points ([`river_line`]).
+pub(crate) fn river(r: &RiverParams, points: usize, tg: u32) -> u::River {
+    u::River {
+        tag: tg,
+        points: points as u32,
+        width: r.width,
+        bank: r.bank,
+        depth: r.depth,
+        meander: r.meander,
+        meander_scale: r.meander_scale,
+    }
 }
 
 // ---- recording ------------------------------------------------------------------------------
@@ -530,7 +541,6 @@ impl<'g> Rec<'g> {
     }
 
     /// Biome blend: `base` relief rescaled in place; index, roughness and sandiness written.
-    #[allow(clippy::too_many_arguments)]
     pub fn biomes(
         &mut self,
         base: &wgpu::Buffer,
@@ -581,7 +591,6 @@ impl<'g> Rec<'g> {
 
     /// Exact signed distance; `g`, `s`, `t` are scratch buffers of at least n² i32, `flags`
     /// 8 bytes.
-    #[allow(clippy::too_many_arguments)]
     pub fn distance(
         &mut self,
         mask: &wgpu::Buffer,
@@ -718,20 +727,11 @@ impl<'g> Rec<'g> {
             .run(grid2(n))
     }
 
-    /// Splat weights into the planes `w`, `blur_passes` box blurs through `blur_tmp`, packed
-    /// RGBA8 into `packed`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn splat(
-        &mut self,
-        heights: &wgpu::Buffer,
-        ny: &wgpu::Buffer,
-        sand: &wgpu::Buffer,
-        w: [&wgpu::Buffer; 4],
-        blur_tmp: &wgpu::Buffer,
-        packed: &wgpu::Buffer,
-        blur_passes: u32,
-        p: &u::Splat,
-    ) -> Result<(), GpuError> {
+    /// Splat weights into the planes `b.w`, `blur_passes` box blurs through `b.blur_tmp`,
+    /// packed RGBA8 into `b.packed`.
+    pub fn splat(&mut self, b: &SplatBufs, blur_passes: u32, p: &u::Splat) -> Result<(), GpuError> {
+        let (heights, ny, sand, w, blur_tmp, packed) =
+            (b.heights, b.normal_y, b.sand, b.w, b.blur_tmp, b.packed);
         let gpu = self.gpu;
         let n = self.n;
         let pipes = &gpu.pipes;
@@ -771,6 +771,17 @@ impl<'g> Rec<'g> {
             .write("packed", packed)
             .run(grid2(n))
     }
+}
+
+/// The buffers of [`Rec::splat`]: its inputs, the four weight planes, the blur scratch and the
+/// packed output.
+pub(crate) struct SplatBufs<'b> {
+    pub heights: &'b wgpu::Buffer,
+    pub normal_y: &'b wgpu::Buffer,
+    pub sand: &'b wgpu::Buffer,
+    pub w: [&'b wgpu::Buffer; 4],
+    pub blur_tmp: &'b wgpu::Buffer,
+    pub packed: &'b wgpu::Buffer,
 }
 
 pub(crate) fn f32s(bytes: &[u8]) -> Vec<f32> {
@@ -818,49 +829,19 @@ impl<'a> Run<'a> {
 
 fn stage_base(run: &mut Run) -> Result<(), GpuError> {
     let (gpu, p) = (run.gpu, run.p);
-    let n = p.resolution as usize;
+    let g = p.grid();
     let (rec, r) = run.parts();
     match p.algorithm {
-        Algorithm::Fbm => {
-            let f = &p.fbm;
-            let np = noise(
-                n,
-                p.world_size,
-                f.scale,
-                f.octaves,
-                f.lacunarity,
-                f.persistence,
-                tag::BASE,
-            );
-            rec.fbm(&r.heights, &np)?
-        }
+        Algorithm::Fbm => rec.fbm(&r.heights, &noise_fbm(&g, &p.fbm, tag::BASE))?,
         Algorithm::ValueNoise => {
-            let v = &p.value_noise;
-            let np = noise(
-                n,
-                p.world_size,
-                v.scale,
-                v.octaves,
-                0.0,
-                v.persistence,
-                tag::BASE,
-            );
-            rec.value(&r.heights, &np)?
+            rec.value(&r.heights, &noise_value(&g, &p.value_noise, tag::BASE))?
         }
         Algorithm::DiamondSquare => {
             let d = &p.diamond_square;
             rec.diamond_square(&r.heights, d.roughness, d.ridge, tag::BASE)?
         }
         Algorithm::GaussianIslands => {
-            let gs = &p.gaussian;
-            let m = mountains_data(
-                p.world_size,
-                gs.cells,
-                gs.density,
-                gs.separation,
-                p.seed,
-                tag::BASE,
-            );
+            let m = mountains_data(&g, &p.gaussian, tag::BASE);
             let mb = gpu.storage_init("mountains", bytemuck::cast_slice(&m));
             rec.gaussian(&r.heights, &mb, m.len())?;
         }
@@ -870,14 +851,15 @@ fn stage_base(run: &mut Run) -> Result<(), GpuError> {
 
 fn stage_detail(run: &mut Run) -> Result<(), GpuError> {
     let p = run.p;
-    let n = p.resolution as usize;
     let (rec, r) = run.parts();
     if !p.detail.enabled {
         return Ok(());
     }
     let d = &p.detail;
-    let np = noise(n, p.world_size, d.scale, d.octaves, 2.0, 0.5, tag::DETAIL);
-    rec.fbm(&r.detail_noise, &np)?;
+    rec.fbm(
+        &r.detail_noise,
+        &noise_fbm(&p.grid(), &d.noise(), tag::DETAIL),
+    )?;
     let dp = u::Detail {
         strength: d.strength,
         cap: d.cap,
@@ -887,20 +869,10 @@ fn stage_detail(run: &mut Run) -> Result<(), GpuError> {
 
 fn stage_biomes(run: &mut Run) -> Result<(), GpuError> {
     let (gpu, p) = (run.gpu, run.p);
-    let n = p.resolution as usize;
     let (rec, r) = run.parts();
     let b = &p.biomes;
     let table = gpu.storage_init("biomes", bytemuck::cast_slice(&biome_table(&b.biomes)));
-    let bp = biomes(
-        n,
-        p.world_size,
-        b.grid,
-        b.distortion,
-        b.boundary_noise,
-        b.blend_width,
-        b.biomes.len(),
-        tag::BIOME,
-    );
+    let bp = biomes(&p.grid(), b, tag::BIOME);
     rec.biomes(
         &r.heights,
         &table,
@@ -932,14 +904,7 @@ fn stage_mask(run: &mut Run) -> Result<(), GpuError> {
             .copy_buffer_to_buffer(&staging, 0, &r.mask, 0, (m.len() * 4) as u64);
         return Ok(());
     }
-    let m = &p.mask;
-    let mp = mask(
-        m.radius,
-        m.roundness,
-        m.noise_scale,
-        border_margin(p),
-        tag::MASK,
-    );
+    let mp = mask(&p.mask, border_margin(p), tag::MASK);
     rec.mask(&r.mask, &mp)
 }
 
@@ -986,10 +951,9 @@ pub(crate) fn smooth_distance(spacing: f32, c: &CoastParams) -> Option<u::Smooth
 
 fn stage_coast(run: &mut Run) -> Result<(), GpuError> {
     let p = run.p;
-    let n = p.resolution as usize;
     let (rec, r) = run.parts();
     let c = &p.coast;
-    let np = noise(n, p.world_size, c.fine_scale, 3, 2.0, 0.5, tag::FINE);
+    let np = noise_fbm(&p.grid(), &c.fine_noise(), tag::FINE);
     rec.fbm(&r.fine_noise, &np)?;
     rec.coast(
         &r.heights,
@@ -1009,15 +973,7 @@ fn stage_river(run: &mut Run) -> Result<(), GpuError> {
     }
     let line = river_line(p.world_size, p.seed, tag::RIVER)?;
     let lb = gpu.storage_init("river", bytemuck::cast_slice(&line));
-    let rp = u::River {
-        tag: tag::RIVER,
-        points: line.len() as u32,
-        width: rv.width,
-        bank: rv.bank,
-        depth: rv.depth,
-        meander: rv.meander,
-        meander_scale: rv.meander_scale,
-    };
+    let rp = river(rv, line.len(), tag::RIVER);
     rec.river(&r.heights, &lb, &r.river_rows, &rp)
 }
 
@@ -1134,20 +1090,18 @@ fn stage_normals(run: &mut Run) -> Result<(), GpuError> {
 
 fn stage_splat(run: &mut Run) -> Result<(), GpuError> {
     let p = run.p;
-    let n = p.resolution as usize;
     let (rec, r) = run.parts();
-    let sp = splat(n, p.world_size, p.max_height, &p.splat, tag::SPLAT);
+    let sp = splat(&p.grid(), p.max_height, &p.splat, tag::SPLAT);
     let w = &r.splat_w;
-    rec.splat(
-        &r.heights,
-        &r.normal_y,
-        &r.sandiness,
-        [&w[0], &w[1], &w[2], &w[3]],
-        &r.blur_tmp,
-        &r.packed_splat,
-        p.splat.blur_passes,
-        &sp,
-    )?;
+    let bufs = SplatBufs {
+        heights: &r.heights,
+        normal_y: &r.normal_y,
+        sand: &r.sandiness,
+        w: [&w[0], &w[1], &w[2], &w[3]],
+        blur_tmp: &r.blur_tmp,
+        packed: &r.packed_splat,
+    };
+    rec.splat(&bufs, p.splat.blur_passes, &sp)?;
     // Wetness over the packed splat, as the CPU path applies it after its splat; the weight
     // planes and the blur scratch are free again (once the splat passes have run) and hold the
     // inland mask, the distance transform's scratch and the distance.

@@ -7,7 +7,11 @@ use crate::pipeline::{self, f32s, u32s, Rec};
 use crate::uniforms::{self as u, Grid, LINE_GROUP, MAX_BIOMES, NORM_PER_GROUP, RIVER_ROW_BYTES};
 use crate::GpuError;
 use island_core::paint::{Brush, Changed, Mode, PaintError, PaintLayer, Rect, Surface};
-use island_core::params::{Biome, CoastParams, ParamError, SplatParams};
+use island_core::params::{
+    BiomeParams, CoastParams, DiamondSquareParams, FbmParams, GaussianParams, MaskParams,
+    ParamError, RiverParams, SplatParams, ValueNoiseParams,
+};
+use island_core::Grid as CoreGrid;
 
 fn bad(field: &str, message: impl Into<String>) -> GpuError {
     GpuError::Invalid(ParamError {
@@ -76,27 +80,10 @@ pub fn hash_probe(inputs: &[u32]) -> Result<Vec<[u32; 4]>, GpuError> {
 }
 
 /// GPU [`island_core::gradient_noise::fbm_noise`].
-#[allow(clippy::too_many_arguments)]
-pub fn fbm_noise(
-    resolution: usize,
-    world_size: f32,
-    scale: f32,
-    octaves: u32,
-    lacunarity: f32,
-    persistence: f32,
-    seed: u64,
-    tag: u32,
-) -> Result<Vec<f32>, GpuError> {
-    let p = pipeline::noise(
-        resolution,
-        world_size,
-        scale,
-        octaves,
-        lacunarity,
-        persistence,
-        tag,
-    );
-    with_gpu(Grid::new(resolution, world_size, seed), |gpu, rec| {
+pub fn fbm_noise(g: &CoreGrid, f: &FbmParams, tag: u32) -> Result<Vec<f32>, GpuError> {
+    let resolution = g.resolution;
+    let p = pipeline::noise_fbm(g, f, tag);
+    with_gpu(Grid::new(resolution, g.world_size, g.seed), |gpu, rec| {
         let out = gpu.storage("out", (resolution * resolution) as u64 * 4);
         rec.fbm(&out, &p)?;
         read_f32(gpu, rec, &out, resolution * resolution)
@@ -104,66 +91,42 @@ pub fn fbm_noise(
 }
 
 /// GPU [`island_core::value_noise::value_noise`].
-pub fn value_noise(
-    resolution: usize,
-    world_size: f32,
-    scale: f32,
-    octaves: u32,
-    persistence: f32,
-    seed: u64,
-    tag: u32,
-) -> Result<Vec<f32>, GpuError> {
-    let p = pipeline::noise(
-        resolution,
-        world_size,
-        scale,
-        octaves,
-        0.0,
-        persistence,
-        tag,
-    );
-    with_gpu(Grid::new(resolution, world_size, seed), |gpu, rec| {
+pub fn value_noise(g: &CoreGrid, v: &ValueNoiseParams, tag: u32) -> Result<Vec<f32>, GpuError> {
+    let resolution = g.resolution;
+    let p = pipeline::noise_value(g, v, tag);
+    with_gpu(Grid::new(resolution, g.world_size, g.seed), |gpu, rec| {
         let out = gpu.storage("out", (resolution * resolution) as u64 * 4);
         rec.value(&out, &p)?;
         read_f32(gpu, rec, &out, resolution * resolution)
     })
 }
 
-/// GPU [`island_core::diamond_square::diamond_square`].
+/// GPU [`island_core::diamond_square::diamond_square`] (`g.world_size` is not used).
 pub fn diamond_square(
-    resolution: usize,
-    roughness: f32,
-    ridge: bool,
-    seed: u64,
+    g: &CoreGrid,
+    d: &DiamondSquareParams,
     tag: u32,
 ) -> Result<Vec<f32>, GpuError> {
+    let resolution = g.resolution;
     if resolution < 3 || !(resolution - 1).is_power_of_two() {
         return Err(bad(
             "resolution",
             format!("must be 2^n+1, got {resolution}"),
         ));
     }
-    with_gpu(Grid::new(resolution, 1.0, seed), |gpu, rec| {
+    with_gpu(Grid::new(resolution, 1.0, g.seed), |gpu, rec| {
         let out = gpu.storage("out", (resolution * resolution) as u64 * 4);
-        rec.diamond_square(&out, roughness, ridge, tag)?;
+        rec.diamond_square(&out, d.roughness, d.ridge, tag)?;
         read_f32(gpu, rec, &out, resolution * resolution)
     })
 }
 
 /// GPU [`island_core::gaussian_islands::gaussian_islands`] (mountains drawn on the CPU by the
 /// shared `gaussian_mountains`).
-#[allow(clippy::too_many_arguments)]
-pub fn gaussian_islands(
-    resolution: usize,
-    world_size: f32,
-    cells: u32,
-    density: f32,
-    separation: f32,
-    seed: u64,
-    tag: u32,
-) -> Result<Vec<f32>, GpuError> {
-    let m = pipeline::mountains_data(world_size, cells, density, separation, seed, tag);
-    with_gpu(Grid::new(resolution, world_size, seed), |gpu, rec| {
+pub fn gaussian_islands(g: &CoreGrid, p: &GaussianParams, tag: u32) -> Result<Vec<f32>, GpuError> {
+    let resolution = g.resolution;
+    let m = pipeline::mountains_data(g, p, tag);
+    with_gpu(Grid::new(resolution, g.world_size, g.seed), |gpu, rec| {
         let out = gpu.storage("out", (resolution * resolution) as u64 * 4);
         let mb = gpu.storage_init("mountains", bytemuck::cast_slice(&m));
         rec.gaussian(&out, &mb, m.len())?;
@@ -201,21 +164,17 @@ pub fn apply_detail(
     })
 }
 
-/// GPU [`island_core::biomes::biome_blend`]: returns `(new base01, biome index, roughness,
-/// sandiness)`.
-#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+/// GPU [`island_core::biomes::biome_blend`] of `base01` (left as it is): returns `(new base01,
+/// biome index, roughness, sandiness)`.
+#[allow(clippy::type_complexity)]
 pub fn biome_blend(
     base01: &[f32],
-    resolution: usize,
-    world_size: f32,
-    grid: u32,
-    distortion: f32,
-    boundary_noise: f32,
-    blend_width: f32,
-    biomes: &[Biome],
-    seed: u64,
+    g: &CoreGrid,
+    b: &BiomeParams,
     tag: u32,
 ) -> Result<(Vec<f32>, Vec<u8>, Vec<f32>, Vec<f32>), GpuError> {
+    let (resolution, world_size, seed) = (g.resolution, g.world_size, g.seed);
+    let (biomes, grid) = (&b.biomes[..], b.grid);
     let nn = resolution * resolution;
     check_len("base01", base01.len(), nn)?;
     if biomes.is_empty() || biomes.len() > MAX_BIOMES || grid == 0 {
@@ -224,16 +183,7 @@ pub fn biome_blend(
             format!("need 1..={MAX_BIOMES} biomes and grid >= 1"),
         ));
     }
-    let p = pipeline::biomes(
-        resolution,
-        world_size,
-        grid,
-        distortion,
-        boundary_noise,
-        blend_width,
-        biomes.len(),
-        tag,
-    );
+    let p = pipeline::biomes(g, b, tag);
     with_gpu(Grid::new(resolution, world_size, seed), |gpu, rec| {
         let b = gpu.storage_init("base", bytemuck::cast_slice(base01));
         let idx = gpu.storage("index", nn as u64 * 4);
@@ -280,19 +230,15 @@ pub fn apply_shaping_curve(
 }
 
 /// GPU [`island_core::mask::island_mask`].
-#[allow(clippy::too_many_arguments)]
 pub fn island_mask(
-    resolution: usize,
-    world_size: f32,
-    radius: f32,
-    roundness: f32,
-    noise_scale: f32,
+    g: &CoreGrid,
+    m: &MaskParams,
     margin: f32,
-    seed: u64,
     tag: u32,
 ) -> Result<Vec<u8>, GpuError> {
-    let p = pipeline::mask(radius, roundness, noise_scale, margin, tag);
-    with_gpu(Grid::new(resolution, world_size, seed), |gpu, rec| {
+    let resolution = g.resolution;
+    let p = pipeline::mask(m, margin, tag);
+    with_gpu(Grid::new(resolution, g.world_size, g.seed), |gpu, rec| {
         let out = gpu.storage("mask", (resolution * resolution) as u64 * 4);
         rec.mask(&out, &p)?;
         Ok(read_u32(gpu, rec, &out, resolution * resolution)?
@@ -382,32 +328,18 @@ pub fn coastal_falloff(
     })
 }
 
-/// GPU [`island_core::river::carve_river`] (returns the carved heights).
-#[allow(clippy::too_many_arguments)]
+/// GPU [`island_core::river::carve_river`] of `heights` (left as they are): the carved heights.
 pub fn carve_river(
     heights: &[f32],
-    resolution: usize,
-    world_size: f32,
-    width: f32,
-    bank: f32,
-    depth: f32,
-    meander: f32,
-    meander_scale: f32,
-    seed: u64,
+    g: &CoreGrid,
+    r: &RiverParams,
     tag: u32,
 ) -> Result<Vec<f32>, GpuError> {
+    let (resolution, world_size, seed) = (g.resolution, g.world_size, g.seed);
     let nn = resolution * resolution;
     check_len("heights", heights.len(), nn)?;
     let line = pipeline::river_line(world_size, seed, tag)?;
-    let p = u::River {
-        tag,
-        points: line.len() as u32,
-        width,
-        bank,
-        depth,
-        meander,
-        meander_scale,
-    };
+    let p = pipeline::river(r, line.len(), tag);
     with_gpu(Grid::new(resolution, world_size, seed), |gpu, rec| {
         let h = gpu.storage_init("heights", bytemuck::cast_slice(heights));
         let l = gpu.storage_init("line", bytemuck::cast_slice(&line));
@@ -453,23 +385,21 @@ pub fn compute_normals(
 }
 
 /// GPU [`island_core::splat::auto_splat`].
-#[allow(clippy::too_many_arguments)]
 pub fn auto_splat(
     heights: &[f32],
     normals: &[[f32; 3]],
     sandiness: &[f32],
-    resolution: usize,
-    world_size: f32,
+    g: &CoreGrid,
     max_height: f32,
     p: &SplatParams,
-    seed: u64,
     tag: u32,
 ) -> Result<Vec<[u8; 4]>, GpuError> {
+    let (resolution, world_size, seed) = (g.resolution, g.world_size, g.seed);
     let nn = resolution * resolution;
     check_len("heights", heights.len(), nn)?;
     check_len("normals", normals.len(), nn)?;
     check_len("sandiness", sandiness.len(), nn)?;
-    let sp = pipeline::splat(resolution, world_size, max_height, p, tag);
+    let sp = pipeline::splat(g, max_height, p, tag);
     with_gpu(Grid::new(resolution, world_size, seed), |gpu, rec| {
         let h = gpu.storage_init("heights", bytemuck::cast_slice(heights));
         let ny: Vec<f32> = normals.iter().map(|v| v[1]).collect();
@@ -478,16 +408,15 @@ pub fn auto_splat(
         let w: Vec<wgpu::Buffer> = (0..4).map(|_| gpu.storage("w", nn as u64 * 4)).collect();
         let blur_tmp = gpu.storage("blur_tmp", nn as u64 * 4);
         let out = gpu.storage("splat", nn as u64 * 4);
-        rec.splat(
-            &h,
-            &nb,
-            &s,
-            [&w[0], &w[1], &w[2], &w[3]],
-            &blur_tmp,
-            &out,
-            p.blur_passes,
-            &sp,
-        )?;
+        let bufs = pipeline::SplatBufs {
+            heights: &h,
+            normal_y: &nb,
+            sand: &s,
+            w: [&w[0], &w[1], &w[2], &w[3]],
+            blur_tmp: &blur_tmp,
+            packed: &out,
+        };
+        rec.splat(&bufs, p.blur_passes, &sp)?;
         Ok(read_u32(gpu, rec, &out, nn)?
             .into_iter()
             .map(|v| v.to_le_bytes())
@@ -748,7 +677,6 @@ pub fn stream_power(
 
 /// GPU [`island_core::erosion::deposition`]: `h` after the stream-power step, `old` before it;
 /// the heights after deposition and the volumes moved.
-#[allow(clippy::too_many_arguments)]
 pub fn deposition(
     h: &[f32],
     old: &[f32],
