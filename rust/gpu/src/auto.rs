@@ -200,7 +200,7 @@ static SHARED: Mutex<Shared> = Mutex::new(Shared {
 /// Keep AUTO's measurements in `dir` ([`STORE_FILE`]); `None`: in memory for this process only
 /// (the default). The Godot extension passes `OS.get_user_data_dir()`, the CLI its cache folder.
 pub fn set_store_dir(dir: Option<&Path>) {
-    let mut s = crate::ctx::lock(&SHARED);
+    let mut s = crate::sync::lock(&SHARED);
     let path = dir.map(|d| d.join(STORE_FILE));
     if s.path != path {
         s.path = path;
@@ -210,7 +210,7 @@ pub fn set_store_dir(dir: Option<&Path>) {
 
 /// Where the measurements are kept (`None`: in memory only).
 pub fn store_path() -> Option<PathBuf> {
-    crate::ctx::lock(&SHARED).path.clone()
+    crate::sync::lock(&SHARED).path.clone()
 }
 
 /// [`decide`] with the process-wide store (read from its file on first use).
@@ -218,7 +218,7 @@ pub(crate) fn decide_now(
     adapter: Option<&AdapterFacts>,
     params: &island_core::IslandParams,
 ) -> Decision {
-    let mut s = crate::ctx::lock(&SHARED);
+    let mut s = crate::sync::lock(&SHARED);
     let path = s.path.clone();
     let store = s
         .store
@@ -229,7 +229,7 @@ pub(crate) fn decide_now(
 /// Keep `m` in the process-wide store and its file. A file that cannot be written leaves the
 /// measurement in memory (and returns the error for the caller to mention).
 pub(crate) fn record_now(m: Measurement) -> io::Result<()> {
-    let mut s = crate::ctx::lock(&SHARED);
+    let mut s = crate::sync::lock(&SHARED);
     let path = s.path.clone();
     let store = s
         .store
@@ -252,7 +252,7 @@ pub(crate) fn record_now(m: Measurement) -> io::Result<()> {
 /// Forget the measurements held in memory (the file stays); for tests.
 #[doc(hidden)]
 pub fn forget_in_memory() {
-    crate::ctx::lock(&SHARED).store = None;
+    crate::sync::lock(&SHARED).store = None;
 }
 
 #[cfg(test)]

@@ -1,16 +1,17 @@
 //! The one GPU context of the process: device, queue, pipelines, error capture.
 
 use crate::auto::AdapterFacts;
+use crate::error::GpuError;
 use crate::passes::{self, Pipe, Pipes};
+use crate::sync::lock;
 use crate::uniforms::{Grid, Uniform};
-use crate::GpuError;
 use island_core::GpuCounters;
 use std::future::Future;
 use std::num::NonZeroU64;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context as TaskContext, Poll, Waker};
 
 /// Longest wait for one submission before the GPU is given up on (the CPU then finishes).
@@ -63,8 +64,10 @@ pub(crate) struct Gpu {
     pub limits: wgpu::Limits,
     lost: Arc<AtomicBool>,
     uncaptured: Arc<Mutex<Vec<String>>>,
-    /// Buffers of the last resolution generated, reused by the next run of that size.
-    pub cache: Mutex<Option<crate::pipeline::Resources>>,
+    /// Buffers of the last resolution generated, reused by the next run of that size (the
+    /// pipeline's `run::Resources`; held as `Any` so that the context does not depend on the
+    /// stages above it).
+    pub cache: Mutex<Option<Box<dyn std::any::Any + Send>>>,
 }
 
 enum State {
@@ -74,10 +77,6 @@ enum State {
 }
 
 static STATE: Mutex<State> = Mutex::new(State::Untried);
-
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// The shared context, created on first use. A failed creation is remembered; a lost device
 /// is dropped so that the next call builds a fresh one.

@@ -14,72 +14,29 @@
 //! error scopes and become [`GpuError`]s; nothing here panics on bad input.
 
 pub mod auto;
-mod channels;
 mod ctx;
-mod depression;
-mod drainage;
-mod erosion;
+mod error;
 mod passes;
 mod pipeline;
+mod recorder;
+mod run;
 pub mod stages;
+mod sync;
 mod uniforms;
-mod wetness;
+
+pub use error::GpuError;
 
 pub use island_core::GpuCounters;
 use island_core::{GenerateError, Island, IslandParams, ParamError};
-use std::fmt;
 use std::sync::atomic::AtomicBool;
 
 pub use pipeline::GPU_STAGES;
-
-/// Why the GPU could not produce an island.
-#[derive(Clone, Debug, PartialEq)]
-pub enum GpuError {
-    /// The parameters failed validation (the CPU would reject them too).
-    Invalid(ParamError),
-    /// No usable compute adapter (or device) on this machine.
-    NoAdapter(String),
-    /// The requested grid does not fit the adapter's limits.
-    TooLarge(String),
-    /// A wgpu validation, out-of-memory or internal error.
-    Wgpu(String),
-    /// The device was lost.
-    DeviceLost(String),
-    /// The operation has no GPU version (the caller uses the CPU one).
-    Unsupported(String),
-    /// The cancel flag of [`generate_gpu_with`] / [`generate_with`] was raised.
-    Cancelled,
-}
-
-impl fmt::Display for GpuError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            GpuError::Invalid(e) => e.fmt(f),
-            GpuError::NoAdapter(s) => write!(f, "no GPU: {s}"),
-            GpuError::TooLarge(s) => write!(f, "too large for the GPU: {s}"),
-            GpuError::Wgpu(s) => write!(f, "GPU error: {s}"),
-            GpuError::DeviceLost(s) => write!(f, "GPU device lost: {s}"),
-            GpuError::Unsupported(s) => write!(f, "not available on the GPU: {s}"),
-            GpuError::Cancelled => f.write_str("generation cancelled"),
-        }
-    }
-}
-
-impl std::error::Error for GpuError {}
-
-impl From<ParamError> for GpuError {
-    fn from(e: ParamError) -> Self {
-        GpuError::Invalid(e)
-    }
-}
-
-pub(crate) static FAIL_AT: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 
 /// Test hook: make the next GPU generations raise a real wgpu validation error at the end of
 /// `stage` (a name of `island_core::pipeline::STAGES`), or stop doing so with `None`.
 #[doc(hidden)]
 pub fn inject_failure_at(stage: Option<&str>) {
-    *ctx::lock(&FAIL_AT) = stage.map(str::to_string);
+    *sync::lock(&pipeline::FAIL_AT) = stage.map(str::to_string);
 }
 
 /// Which backend [`generate`] uses.

@@ -42,7 +42,7 @@ fn unguarded_noise_differs_from_the_cpu() {
             persistence: 0.5,
         };
         let c = island_core::gradient_noise::fbm_noise(&grid, &fp, tag::BASE);
-        let g = stages::fbm_noise(n, 1024.0, 300.0, 8, 2.0, 0.5, seed, tag::BASE).unwrap();
+        let g = stages::fbm_noise(&grid, &fp, tag::BASE).unwrap();
         let (k, worst) = differing(&g, &c);
         println!(
             "fbm_noise seed {seed}, guard off: {k} of {} samples differ (max {worst:e})",
@@ -55,7 +55,7 @@ fn unguarded_noise_differs_from_the_cpu() {
             persistence: 0.5,
         };
         let c = island_core::value_noise::value_noise(&grid, &vp, tag::BASE);
-        let g = stages::value_noise(n, 1024.0, 350.0, 6, 0.5, seed, tag::BASE).unwrap();
+        let g = stages::value_noise(&grid, &vp, tag::BASE).unwrap();
         let (k, worst) = differing(&g, &c);
         println!(
             "value_noise seed {seed}, guard off: {k} of {} samples differ (max {worst:e})",

@@ -17,7 +17,7 @@ mod common;
 use common::gpu;
 
 /// fBm settings from positional values (octaves, first wavelength in metres, lacunarity,
-/// persistence), as the GPU stage functions take them.
+/// persistence).
 fn fbm(octaves: u32, scale: f32, lacunarity: f32, persistence: f32) -> FbmParams {
     FbmParams {
         octaves,
@@ -140,10 +140,10 @@ fn noise_stages_match() {
     for &seed in &SEEDS {
         let grid = Grid::new(n, 1024.0, seed);
         let c = island_core::gradient_noise::fbm_noise(&grid, &fbm(8, 300.0, 2.0, 0.5), tag::BASE);
-        let g = stages::fbm_noise(n, 1024.0, 300.0, 8, 2.0, 0.5, seed, tag::BASE).unwrap();
+        let g = stages::fbm_noise(&grid, &fbm(8, 300.0, 2.0, 0.5), tag::BASE).unwrap();
         assert_close(&format!("fbm_noise seed {seed}"), &g, &c, 1e-4);
         let c = island_core::gradient_noise::fbm_noise(&grid, &fbm(5, 90.0, 2.7, 0.6), tag::DETAIL);
-        let g = stages::fbm_noise(n, 1024.0, 90.0, 5, 2.7, 0.6, seed, tag::DETAIL).unwrap();
+        let g = stages::fbm_noise(&grid, &fbm(5, 90.0, 2.7, 0.6), tag::DETAIL).unwrap();
         assert_close(
             &format!("fbm_noise (lacunarity 2.7) seed {seed}"),
             &g,
@@ -156,7 +156,7 @@ fn noise_stages_match() {
             persistence: 0.5,
         };
         let c = island_core::value_noise::value_noise(&grid, &vp, tag::BASE);
-        let g = stages::value_noise(n, 1024.0, 350.0, 6, 0.5, seed, tag::BASE).unwrap();
+        let g = stages::value_noise(&grid, &vp, tag::BASE).unwrap();
         assert_close(&format!("value_noise seed {seed}"), &g, &c, 1e-4);
     }
 }
@@ -178,7 +178,8 @@ fn diamond_square_matches() {
                     &dp,
                     tag::BASE,
                 );
-                let g = stages::diamond_square(n, 0.707, ridge, seed, tag::BASE).unwrap();
+                let g =
+                    stages::diamond_square(&Grid::new(n, 1024.0, seed), &dp, tag::BASE).unwrap();
                 assert_close(
                     &format!("diamond_square n {n} seed {seed} ridge {ridge}"),
                     &g,
@@ -207,8 +208,8 @@ fn gaussian_islands_match() {
                 &gp,
                 tag::BASE,
             );
-            let g = stages::gaussian_islands(129, 1024.0, cells, density, sep, seed, tag::BASE)
-                .unwrap();
+            let g =
+                stages::gaussian_islands(&Grid::new(129, 1024.0, seed), &gp, tag::BASE).unwrap();
             assert_close(
                 &format!("gaussian_islands cells {cells} seed {seed}"),
                 &g,
@@ -283,19 +284,7 @@ fn biome_blend_matches() {
             biomes: biomes.clone(),
         };
         let (ci, cr, cs) = island_core::biomes::biome_blend(&mut cb, &grid, &bp, tag::BIOME);
-        let (gb, gi, gr, gs) = stages::biome_blend(
-            &base,
-            n,
-            1024.0,
-            5,
-            0.8,
-            40.0,
-            80.0,
-            &biomes,
-            seed,
-            tag::BIOME,
-        )
-        .unwrap();
+        let (gb, gi, gr, gs) = stages::biome_blend(&base, &grid, &bp, tag::BIOME).unwrap();
         assert_close(&format!("biome_blend relief seed {seed}"), &gb, &cb, 1e-4);
         assert_close(
             &format!("biome_blend roughness seed {seed}"),
@@ -334,8 +323,7 @@ fn mask_and_distance_match() {
             };
             let c =
                 island_core::mask::island_mask(&Grid::new(n, world, seed), &mp, 64.0, tag::MASK);
-            let g =
-                stages::island_mask(n, world, 0.72, 0.55, 260.0, 64.0, seed, tag::MASK).unwrap();
+            let g = stages::island_mask(&Grid::new(n, world, seed), &mp, 64.0, tag::MASK).unwrap();
             let diff = count_ne(&g, &c);
             println!("island_mask n {n} seed {seed}: {diff} of {} differ", n * n);
             assert!(diff * 1000 <= n * n, "mask differs at {diff} samples");
@@ -437,19 +425,7 @@ fn coast_river_normals_splat_match() {
         let r = &params.river;
         let mut cr = ch.clone();
         island_core::river::carve_river(&mut cr, &grid, r, tag::RIVER);
-        let gr = stages::carve_river(
-            &ch,
-            n,
-            params.world_size,
-            r.width,
-            r.bank,
-            r.depth,
-            r.meander,
-            r.meander_scale,
-            seed,
-            tag::RIVER,
-        )
-        .unwrap();
+        let gr = stages::carve_river(&ch, &grid, r, tag::RIVER).unwrap();
         assert_close(
             &format!("carve_river seed {seed}"),
             &gr,
@@ -482,11 +458,9 @@ fn coast_river_normals_splat_match() {
             &cr,
             &cn,
             &f.sandiness,
-            n,
-            params.world_size,
+            &grid,
             params.max_height,
             &sp,
-            seed,
             tag::SPLAT,
         )
         .unwrap();

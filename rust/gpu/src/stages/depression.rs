@@ -4,9 +4,10 @@
 //! step, so the evolution grid never leaves the GPU.
 
 use crate::ctx::grid2;
-use crate::pipeline::{u32s, Rec};
-use crate::uniforms as u;
-use crate::GpuError;
+use crate::error::GpuError;
+use crate::recorder::{u32s, Rec};
+use crate::stages::host::*;
+use crate::uniforms::{self as u, Grid};
 
 /// Longest batch of relaxation dispatches between two reads of the counter of changed samples.
 const MAX_BATCH: u32 = 32;
@@ -54,7 +55,42 @@ impl DepressionBufs {
     }
 }
 
-impl<'g> Rec<'g> {
+/// The recording of these passes (`rec.method(..)` with this trait in scope).
+pub(crate) trait DepressionPasses<'g> {
+    /// Record `relax` until a dispatch changes nothing; the counter is read after 1
+    /// dispatch, then after batches one longer each time (at most [`MAX_BATCH`]): a few
+    /// dispatches usually suffice, and each costs more than a read of the counter.
+    /// Returns the dispatches recorded.
+    fn relax_until_stable(
+        &mut self,
+        b: &DepressionBufs,
+        what: &str,
+        relax: impl FnMut(&mut Rec<'g>) -> Result<(), GpuError>,
+    ) -> Result<u32, GpuError>;
+
+    /// `island_core::drainage::depression_fill` of `h` into `filled` (both `b.n²`, sea at or
+    /// below `sea`); returns the relaxation dispatches it took.
+    fn depression_fill(
+        &mut self,
+        b: &DepressionBufs,
+        h: &wgpu::Buffer,
+        filled: &wgpu::Buffer,
+        sea: f32,
+    ) -> Result<u32, GpuError>;
+
+    /// `island_core::drainage::flat_routing` of the filled surface `filled` of `h` into `flat`
+    /// (all `b.n²`); returns the relaxation dispatches it took.
+    fn flat_routing(
+        &mut self,
+        b: &DepressionBufs,
+        h: &wgpu::Buffer,
+        filled: &wgpu::Buffer,
+        flat: &wgpu::Buffer,
+        sea: f32,
+    ) -> Result<u32, GpuError>;
+}
+
+impl<'g> DepressionPasses<'g> for Rec<'g> {
     /// Record `relax` until a dispatch changes nothing; the counter is read after 1
     /// dispatch, then after batches one longer each time (at most [`MAX_BATCH`]): a few
     /// dispatches usually suffice, and each costs more than a read of the counter.
@@ -94,7 +130,7 @@ impl<'g> Rec<'g> {
 
     /// `island_core::drainage::depression_fill` of `h` into `filled` (both `b.n²`, sea at or
     /// below `sea`); returns the relaxation dispatches it took.
-    pub fn depression_fill(
+    fn depression_fill(
         &mut self,
         b: &DepressionBufs,
         h: &wgpu::Buffer,
@@ -129,7 +165,7 @@ impl<'g> Rec<'g> {
 
     /// `island_core::drainage::flat_routing` of the filled surface `filled` of `h` into `flat`
     /// (all `b.n²`); returns the relaxation dispatches it took.
-    pub fn flat_routing(
+    fn flat_routing(
         &mut self,
         b: &DepressionBufs,
         h: &wgpu::Buffer,
@@ -167,4 +203,42 @@ impl<'g> Rec<'g> {
             .run(grid2(b.n))?;
         Ok(iters)
     }
+}
+
+/// GPU [`island_core::drainage::depression_fill`] of `heights` (`n²`, sea at or below
+/// `sea_level`): the filled surface and the relaxation dispatches it took.
+pub fn depression_fill(
+    heights: &[f32],
+    n: usize,
+    sea_level: f32,
+) -> Result<(Vec<f32>, u32), GpuError> {
+    check_len("heights", heights.len(), n * n)?;
+    with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
+        let hb = gpu.storage_init("heights", bytemuck::cast_slice(heights));
+        let fb = gpu.storage("filled", (n * n * 4) as u64);
+        let db = DepressionBufs::new(rec, n);
+        let iters = rec.depression_fill(&db, &hb, &fb, sea_level)?;
+        Ok((read_f32(gpu, rec, &fb, n * n)?, iters))
+    })
+}
+
+/// GPU [`island_core::drainage::flat_routing`] of the filled surface `filled` of `heights`
+/// (both `n²`): the receivers of the flat samples ([`island_core::drainage::NONE`]
+/// elsewhere) and the relaxation dispatches it took.
+pub fn flat_routing(
+    filled: &[f32],
+    n: usize,
+    sea_level: f32,
+    heights: &[f32],
+) -> Result<(Vec<u32>, u32), GpuError> {
+    check_len("filled", filled.len(), n * n)?;
+    check_len("heights", heights.len(), n * n)?;
+    with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
+        let hb = gpu.storage_init("heights", bytemuck::cast_slice(heights));
+        let fb = gpu.storage_init("filled", bytemuck::cast_slice(filled));
+        let out = gpu.storage("flat", (n * n * 4) as u64);
+        let db = DepressionBufs::new(rec, n);
+        let iters = rec.flat_routing(&db, &hb, &fb, &out, sea_level)?;
+        Ok((read_u32(gpu, rec, &out, n * n)?, iters))
+    })
 }

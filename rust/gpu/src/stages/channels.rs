@@ -6,9 +6,12 @@
 //! the core's `river_sample`) and the table of `√k` come from the host: the river list is in
 //! the flow order the host computes anyway, and both keep the core's `sqrt` / `powf` bits.
 
-use crate::pipeline::Rec;
-use crate::uniforms as u;
-use crate::GpuError;
+use crate::ctx::grid2;
+use crate::error::GpuError;
+use crate::recorder::Rec;
+use crate::stages::host::*;
+use crate::uniforms::{self as u, Grid};
+
 use island_core::channels::CarveSettings;
 use island_core::drainage::RiverSample;
 
@@ -44,10 +47,23 @@ fn sqrt_table(rivers: &[RiverSample], spacing: f32, s: &CarveSettings) -> Vec<f3
     (0..=2 * rc * rc).map(|k| (k as f32).sqrt()).collect()
 }
 
-impl Rec<'_> {
+/// The recording of these passes (`rec.method(..)` with this trait in scope).
+pub(crate) trait ChannelPasses {
     /// `island_core::channels::carve_rivers` of `heights` (`n²`, the recording's grid) with
     /// the drainage in `input`: pits filled, and the rivers carved when `settings.enabled`.
-    pub fn carve_rivers(
+    fn carve_rivers(
+        &mut self,
+        heights: &wgpu::Buffer,
+        input: &CarveInput,
+        scratch: &CarveScratch,
+        settings: &CarveSettings,
+    ) -> Result<(), GpuError>;
+}
+
+impl ChannelPasses for Rec<'_> {
+    /// `island_core::channels::carve_rivers` of `heights` (`n²`, the recording's grid) with
+    /// the drainage in `input`: pits filled, and the rivers carved when `settings.enabled`.
+    fn carve_rivers(
         &mut self,
         heights: &wgpu::Buffer,
         input: &CarveInput,
@@ -55,7 +71,7 @@ impl Rec<'_> {
         settings: &CarveSettings,
     ) -> Result<(), GpuError> {
         let gpu = self.gpu;
-        let g = crate::ctx::grid2(self.n);
+        let g = grid2(self.n);
         let rivers: Vec<[u32; 4]> = input
             .rivers
             .iter()
@@ -128,4 +144,43 @@ impl Rec<'_> {
             .write("heights", heights)
             .run(g)
     }
+}
+
+/// GPU [`island_core::channels::carve_rivers`] of `heights` (`n²`) with the drainage `d` of
+/// those heights: the carved heights (the report is the core's business).
+pub fn carve_rivers(
+    heights: &[f32],
+    d: &island_core::drainage::Drainage,
+    settings: &island_core::channels::CarveSettings,
+) -> Result<Vec<f32>, GpuError> {
+    let n = d.n;
+    check_len("heights", heights.len(), n * n)?;
+    settings.validate().map_err(|e| bad("carve", e))?;
+    with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
+        let hb = gpu.storage_init("heights", bytemuck::cast_slice(heights));
+        let fb = gpu.storage_init("filled", bytemuck::cast_slice(&d.filled));
+        let lb = gpu.storage_init("lake", bytemuck::cast_slice(&d.lake_id));
+        let rb = gpu.storage_init("rcv", bytemuck::cast_slice(&d.receivers));
+        let plane = (n * n * 4) as u64;
+        let (riv, hkey, bed) = (
+            gpu.storage("riv", plane),
+            gpu.storage("hkey", plane),
+            gpu.storage("bed", plane),
+        );
+        let input = super::channels::CarveInput {
+            filled: &fb,
+            lake: &lb,
+            rcv: &rb,
+            rivers: &d.rivers,
+            spacing: d.spacing,
+            sea_level: d.sea_level,
+        };
+        let scratch = super::channels::CarveScratch {
+            riv: &riv,
+            hkey: &hkey,
+            bed: &bed,
+        };
+        rec.carve_rivers(&hb, &input, &scratch, settings)?;
+        read_f32(gpu, rec, &hb, n * n)
+    })
 }

@@ -9,11 +9,21 @@
 //! downstream first over it; a depth-first stack order, sequential) and the assembly of the
 //! few lakes the GPU lists (sorted by label, the core's numbering) and of the river samples.
 
-use crate::channels::{CarveInput, CarveScratch};
-use crate::depression::DepressionBufs;
-use crate::pipeline::{f32s, u32s, Rec};
-use crate::uniforms::{self as u, DRAIN_LAKE_WORDS};
-use crate::GpuError;
+use super::channels::ChannelPasses;
+use super::depression::DepressionPasses;
+use crate::ctx::grid2;
+use crate::error::GpuError;
+use crate::recorder::{f32s, u32s, Rec};
+use crate::run::Run;
+use crate::stages::host::*;
+use crate::uniforms::{self as u, Grid};
+use island_core::basins::dig_lake_basins;
+use island_core::params::*;
+use island_core::pipeline::{carve_settings, hydrology, Hydrology};
+
+use super::channels::{CarveInput, CarveScratch};
+use super::depression::DepressionBufs;
+use crate::uniforms::DRAIN_LAKE_WORDS;
 use island_core::drainage::{
     flow_order, lake_water_levels, river_samples, Drainage, DrainageSettings, Lake, NONE,
 };
@@ -106,7 +116,85 @@ pub(crate) fn uniform(sea: f32, cell_area: f32, s: &DrainageSettings) -> u::Drai
     }
 }
 
-impl<'g> Rec<'g> {
+/// The lakes of the GPU's list (in no order; [`DRAIN_LAKE_WORDS`] words each), numbered by
+/// label as the core numbers them, and the lake of every sample.
+pub(crate) fn lakes_from_list(list: &[u32], labels: &[u32]) -> (Vec<Lake>, Vec<u32>) {
+    let mut entries: Vec<&[u32]> = list.chunks_exact(DRAIN_LAKE_WORDS as usize).collect();
+    entries.sort_unstable_by_key(|e| e[0]);
+    let roots: Vec<u32> = entries.iter().map(|e| e[0]).collect();
+    let lakes = entries
+        .iter()
+        .map(|e| Lake {
+            samples: e[1],
+            deepest: e[2],
+            outlet: e[3],
+            level: f32::from_bits(e[4]),
+            depth: f32::from_bits(e[5]),
+        })
+        .collect();
+    let lake_id = labels
+        .iter()
+        .map(|&l| {
+            if l == NONE {
+                return NONE;
+            }
+            roots.binary_search(&l).map_or(NONE, |k| k as u32)
+        })
+        .collect();
+    (lakes, lake_id)
+}
+
+/// The recording of these passes (`rec.method(..)` with this trait in scope).
+pub(crate) trait DrainagePasses {
+    /// `island_core::drainage::receivers` over `b.filled` and `b.flat_area` (the flat
+    /// receivers) into `b.rcv`.
+    fn drainage_receivers(
+        &mut self,
+        b: &DrainageBufs,
+        h: &wgpu::Buffer,
+        p: &u::Drainage,
+    ) -> Result<(), GpuError>;
+
+    /// `island_core::drainage::accumulate_counts` of the receivers `rcv` into `acc` (one
+    /// word per sample, the count in its high bits), then `areas` into `area`.
+    fn accumulate(
+        &mut self,
+        n: usize,
+        rcv: &wgpu::Buffer,
+        acc: &wgpu::Buffer,
+        area: &wgpu::Buffer,
+        p: &u::Drainage,
+    ) -> Result<(), GpuError>;
+
+    /// `island_core::drainage::lake_labels` of `h` and `b.filled` into `b.label` (three
+    /// dispatches, see the shader). Clears the lake statistics.
+    fn lake_labels(&mut self, b: &DrainageBufs, h: &wgpu::Buffer) -> Result<(), GpuError>;
+
+    /// The per-lake statistics of `island_core::drainage::lakes_of` (after
+    /// [`Rec::lake_labels`] and the receivers) and the list of lakes.
+    fn lake_list(
+        &mut self,
+        b: &DrainageBufs,
+        h: &wgpu::Buffer,
+        p: &u::Drainage,
+    ) -> Result<(), GpuError>;
+
+    /// `island_core::drainage::drainage` of the heights `h` (`b.n²`, `spacing` metres apart,
+    /// sea at or below `sea`): everything per sample on the GPU (see the module
+    /// documentation), then the filled surface, receivers, areas and lake labels read back
+    /// for the host's flow order, lake list and river samples. The same `Drainage`, bit for
+    /// bit, as the core's.
+    fn drainage(
+        &mut self,
+        b: &DrainageBufs,
+        h: &wgpu::Buffer,
+        spacing: f32,
+        sea: f32,
+        settings: &DrainageSettings,
+    ) -> Result<(Drainage, DrainageIters), GpuError>;
+}
+
+impl DrainagePasses for Rec<'_> {
     /// `island_core::drainage::receivers` over `b.filled` and `b.flat_area` (the flat
     /// receivers) into `b.rcv`.
     fn drainage_receivers(
@@ -123,12 +211,12 @@ impl<'g> Rec<'g> {
             .read("flat", &b.flat_area)
             .read("heights", h)
             .write("rcv", &b.rcv)
-            .run(crate::ctx::grid2(b.n))
+            .run(grid2(b.n))
     }
 
     /// `island_core::drainage::accumulate_counts` of the receivers `rcv` into `acc` (one
     /// word per sample, the count in its high bits), then `areas` into `area`.
-    pub fn accumulate(
+    fn accumulate(
         &mut self,
         n: usize,
         rcv: &wgpu::Buffer,
@@ -137,7 +225,7 @@ impl<'g> Rec<'g> {
         p: &u::Drainage,
     ) -> Result<(), GpuError> {
         let gpu = self.gpu;
-        let g = crate::ctx::grid2(n);
+        let g = grid2(n);
         self.ensure_slots(3)?;
         self.pass(&gpu.pipes.accumulate_init)
             .read("rcv", rcv)
@@ -156,9 +244,9 @@ impl<'g> Rec<'g> {
 
     /// `island_core::drainage::lake_labels` of `h` and `b.filled` into `b.label` (three
     /// dispatches, see the shader). Clears the lake statistics.
-    pub fn lake_labels(&mut self, b: &DrainageBufs, h: &wgpu::Buffer) -> Result<(), GpuError> {
+    fn lake_labels(&mut self, b: &DrainageBufs, h: &wgpu::Buffer) -> Result<(), GpuError> {
         let gpu = self.gpu;
-        let g = crate::ctx::grid2(b.n);
+        let g = grid2(b.n);
         self.ensure_slots(1)?;
         self.pass(&gpu.pipes.lake_init)
             .read("filled", &b.filled)
@@ -191,7 +279,7 @@ impl<'g> Rec<'g> {
         p: &u::Drainage,
     ) -> Result<(), GpuError> {
         let gpu = self.gpu;
-        let g = crate::ctx::grid2(b.n);
+        let g = grid2(b.n);
         self.ensure_slots(3)?;
         self.pass(&gpu.pipes.lake_stats)
             .read("heights", h)
@@ -225,7 +313,7 @@ impl<'g> Rec<'g> {
     /// documentation), then the filled surface, receivers, areas and lake labels read back
     /// for the host's flow order, lake list and river samples. The same `Drainage`, bit for
     /// bit, as the core's.
-    pub fn drainage(
+    fn drainage(
         &mut self,
         b: &DrainageBufs,
         h: &wgpu::Buffer,
@@ -255,7 +343,7 @@ impl<'g> Rec<'g> {
             .read("lake_samples", &b.lake_samples)
             .read("lake_low", &b.lake_low)
             .write("lake_of", &b.acc)
-            .run(crate::ctx::grid2(n))?;
+            .run(grid2(n))?;
         self.flush()?;
         let gpu = self.gpu;
         let plane = (len * 4) as u64;
@@ -303,30 +391,161 @@ impl<'g> Rec<'g> {
     }
 }
 
-/// The lakes of the GPU's list (in no order; [`DRAIN_LAKE_WORDS`] words each), numbered by
-/// label as the core numbers them, and the lake of every sample.
-pub(crate) fn lakes_from_list(list: &[u32], labels: &[u32]) -> (Vec<Lake>, Vec<u32>) {
-    let mut entries: Vec<&[u32]> = list.chunks_exact(DRAIN_LAKE_WORDS as usize).collect();
-    entries.sort_unstable_by_key(|e| e[0]);
-    let roots: Vec<u32> = entries.iter().map(|e| e[0]).collect();
-    let lakes = entries
-        .iter()
-        .map(|e| Lake {
-            samples: e[1],
-            deepest: e[2],
-            outlet: e[3],
-            level: f32::from_bits(e[4]),
-            depth: f32::from_bits(e[5]),
-        })
-        .collect();
-    let lake_id = labels
-        .iter()
-        .map(|&l| {
-            if l == NONE {
-                return NONE;
-            }
-            roots.binary_search(&l).map_or(NONE, |k| k as u32)
-        })
-        .collect();
-    (lakes, lake_id)
+/// Drainage, lakes and river carving (`island_core::pipeline::drainage_stage`): the dams on
+/// the CPU (a greedy choice of sites on a coarse grid), the drainage and the carving on the GPU
+/// ([`crate::drainage`], [`crate::channels`], bit-identical to the core's), the water map on
+/// the CPU from the read-back drainage and carved heights. The heights stay on the GPU for the
+/// normals and splat.
+pub(crate) fn stage_drainage(run: &mut Run) -> Result<(), GpuError> {
+    let (gpu, p) = (run.gpu, run.p);
+    let (rec, r) = run.parts();
+    let n = r.n;
+    let spacing = p.spacing();
+    let bytes = (n * n * 4) as u64;
+    rec.flush()?;
+    let mut parts = gpu.read_back(&[(&r.heights, bytes)], Some(&r.staging))?;
+    let mut heights = f32s(&parts.pop().expect("1 part"));
+    if p.sculpt.is_some() {
+        // A sculpted island drains on the CPU (`drainage_stage` holds the edited samples).
+        run.hydro = Some(island_core::pipeline::drainage_stage(p, &mut heights));
+        let (_, r) = run.parts();
+        gpu.upload(&r.heights, 0, bytemuck::cast_slice(&heights));
+        return Ok(());
+    }
+    if !dig_lake_basins(&mut heights, n, spacing, 0.0, &p.basins, p.seed).is_empty() {
+        gpu.upload(&r.heights, 0, bytemuck::cast_slice(&heights));
+    }
+    if !super::depression::fits(gpu, n) {
+        // The depression passes' 8-byte-per-sample buffer does not fit the adapter's storage
+        // bindings (4097² on a 128 MiB limit): the drainage on the CPU (the same result).
+        run.hydro = Some(cpu_drainage_rest(p, &mut heights));
+        let (_, r) = run.parts();
+        gpu.upload(&r.heights, 0, bytemuck::cast_slice(&heights));
+        return Ok(());
+    }
+    let b = DrainageBufs::new(rec, n);
+    let d = match rec.drainage(&b, &r.heights, spacing, 0.0, &p.drainage) {
+        Ok((d, _)) => d,
+        // More lakes than the GPU lists: all of it on the CPU (the same result).
+        Err(GpuError::TooLarge(_)) => {
+            run.hydro = Some(cpu_drainage_rest(p, &mut heights));
+            let (_, r) = run.parts();
+            gpu.upload(&r.heights, 0, bytemuck::cast_slice(&heights));
+            return Ok(());
+        }
+        Err(e) => return Err(e),
+    };
+    let (input, scratch) = b.carve_io(&d);
+    rec.carve_rivers(&r.heights, &input, &scratch, &carve_settings(p))?;
+    rec.flush()?;
+    let mut parts = gpu.read_back(&[(&r.heights, bytes)], Some(&r.staging))?;
+    let heights = f32s(&parts.pop().expect("1 part"));
+    run.hydro = Some(hydrology(p, &heights, &d));
+    Ok(())
+}
+
+/// The drainage stage after the dams on the CPU (`heights` dammed).
+fn cpu_drainage_rest(p: &IslandParams, heights: &mut [f32]) -> Hydrology {
+    let (n, spacing) = (p.resolution as usize, p.spacing());
+    let d = island_core::drainage::drainage(heights, n, spacing, 0.0, &p.drainage);
+    island_core::channels::carve_rivers(heights, &d, &carve_settings(p));
+    hydrology(p, heights, &d)
+}
+
+/// GPU [`island_core::drainage::receivers`] (D8 over the filled surface, flats to their
+/// [`flat_routing`] receiver). The drainage area over them is [`flow_accumulation`] (the same kernel,
+/// `island_core::drainage::accumulate`).
+pub fn receivers(
+    filled: &[f32],
+    flat: &[u32],
+    n: usize,
+    sea_level: f32,
+    heights: &[f32],
+) -> Result<Vec<u32>, GpuError> {
+    for (f, l) in [
+        ("filled", filled.len()),
+        ("flat", flat.len()),
+        ("heights", heights.len()),
+    ] {
+        check_len(f, l, n * n)?;
+    }
+    with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
+        let fb = gpu.storage_init("filled", bytemuck::cast_slice(filled));
+        let pb = gpu.storage_init("flat", bytemuck::cast_slice(flat));
+        let hb = gpu.storage_init("heights", bytemuck::cast_slice(heights));
+        let rb = gpu.storage("rcv", (n * n * 4) as u64);
+        let pipes = &rec.gpu.pipes;
+        rec.pass(&pipes.receivers)
+            .params(&u::Drainage {
+                sea_level,
+                ..Default::default()
+            })
+            .read("filled", &fb)
+            .read("flat", &pb)
+            .read("heights", &hb)
+            .write("rcv", &rb)
+            .run(grid2(n))?;
+        read_u32(gpu, rec, &rb, n * n)
+    })
+}
+
+/// GPU [`island_core::drainage::accumulate_counts`] of the receivers `rcv` (`n²`, no flow order
+/// needed) and [`island_core::drainage::areas`] with `cell_area`: the counts and the areas.
+pub fn accumulate(rcv: &[u32], n: usize, cell_area: f32) -> Result<(Vec<u32>, Vec<f32>), GpuError> {
+    check_len("rcv", rcv.len(), n * n)?;
+    if let Some(i) = (0..n * n).find(|&i| {
+        let r = rcv[i] as usize;
+        r >= n * n || (r % n).abs_diff(i % n) > 1 || (r / n).abs_diff(i / n) > 1
+    }) {
+        return Err(bad(
+            "rcv",
+            format!("the receiver of {i} is not a neighbour or itself"),
+        ));
+    }
+    with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
+        let rb = gpu.storage_init("rcv", bytemuck::cast_slice(rcv));
+        let acc = gpu.storage("acc", (n * n * 4) as u64);
+        let area = gpu.storage("area", (n * n * 4) as u64);
+        let p = u::Drainage {
+            cell_area,
+            ..Default::default()
+        };
+        rec.accumulate(n, &rb, &acc, &area, &p)?;
+        let words = read_u32(gpu, rec, &acc, n * n)?;
+        let counts = words.iter().map(|w| w >> 4).collect();
+        Ok((counts, read_f32(gpu, rec, &area, n * n)?))
+    })
+}
+
+/// GPU [`island_core::drainage::lake_labels`] of `heights` and their filled surface `filled`
+/// (both `n²`).
+pub fn lake_labels(heights: &[f32], filled: &[f32], n: usize) -> Result<Vec<u32>, GpuError> {
+    check_len("heights", heights.len(), n * n)?;
+    check_len("filled", filled.len(), n * n)?;
+    with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
+        let hb = gpu.storage_init("heights", bytemuck::cast_slice(heights));
+        let b = DrainageBufs::new(rec, n);
+        gpu.upload(&b.filled, 0, bytemuck::cast_slice(filled));
+        rec.lake_labels(&b, &hb)?;
+        read_u32(gpu, rec, &b.label, n * n)
+    })
+}
+
+/// GPU [`island_core::drainage::drainage`] of `heights` (`n²`, `spacing` metres apart, sea at
+/// or below `sea_level`; see `crate::drainage`): the same result and the relaxation
+/// dispatches it took.
+pub fn drainage(
+    heights: &[f32],
+    n: usize,
+    spacing: f32,
+    sea_level: f32,
+    settings: &island_core::drainage::DrainageSettings,
+) -> Result<(island_core::drainage::Drainage, DrainageIters), GpuError> {
+    check_len("heights", heights.len(), n * n)?;
+    settings.validate().map_err(|e| bad("drainage", e))?;
+    with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
+        let hb = gpu.storage_init("heights", bytemuck::cast_slice(heights));
+        let b = DrainageBufs::new(rec, n);
+        rec.drainage(&b, &hb, spacing, sea_level, settings)
+    })
 }

@@ -1,0 +1,68 @@
+//! The command recorder at the bottom of the stages: [`Rec`] records compute passes into one
+//! command encoder (see [`crate::ctx::Pass`]), submits and waits ([`Rec::flush`]). Each stage
+//! module adds its passes with an extension trait of its own (`NoisePasses`, `ErosionPasses`, …).
+
+use crate::ctx::{Frame, Gpu, Pass, DISPATCH_SLOTS};
+use crate::error::GpuError;
+use crate::passes::Pipe;
+use crate::uniforms as u;
+
+/// Records passes into one command encoder.
+pub(crate) struct Rec<'g> {
+    pub gpu: &'g Gpu,
+    fr: Frame<'g>,
+    pub enc: wgpu::CommandEncoder,
+    pub n: usize,
+}
+
+impl<'g> Rec<'g> {
+    pub fn new(gpu: &'g Gpu, grid: &u::Grid) -> Self {
+        Rec {
+            gpu,
+            fr: Frame::new(gpu, grid),
+            enc: gpu.encoder(),
+            n: grid.n as usize,
+        }
+    }
+
+    /// Describe one dispatch of `pipe` (see [`Pass`]).
+    pub fn pass<'r>(&'r mut self, pipe: &'g Pipe) -> Pass<'r, 'g> {
+        Pass::new(&mut self.fr, &mut self.enc, pipe)
+    }
+
+    /// Submit what was recorded and wait; start a new encoder (the per-dispatch uniform
+    /// slots are free again).
+    pub fn flush(&mut self) -> Result<(), GpuError> {
+        let enc = std::mem::replace(&mut self.enc, self.gpu.encoder());
+        self.gpu.submit_wait(enc)?;
+        self.fr.reset();
+        Ok(())
+    }
+
+    /// Per-dispatch uniform slots used since the last [`Rec::flush`].
+    pub fn slots_used(&self) -> u64 {
+        self.fr.used()
+    }
+
+    /// Submit first when fewer than `k` per-dispatch uniform slots are left.
+    pub fn ensure_slots(&mut self, k: u64) -> Result<(), GpuError> {
+        if self.slots_used() + k > DISPATCH_SLOTS {
+            self.flush()?;
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn f32s(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+pub(crate) fn u32s(bytes: &[u8]) -> Vec<u32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
