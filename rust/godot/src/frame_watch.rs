@@ -4,8 +4,47 @@
 //! `node_frame_ms_max`, `node_frame_cpu_ms_max` and `node_frame_phase` (what that frame did),
 //! and read by `cargo xtask bench` against the per-frame budget.
 
-use crate::lod::CpuClock;
 use std::time::Instant;
+
+/// CPU time of the calling thread (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)` on 64-bit Linux), to
+/// tell time spent in the update from time the OS gave to other processes while it ran.
+#[derive(Default)]
+pub(crate) struct CpuClock;
+
+#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+mod thread_clock {
+    #[repr(C)]
+    pub struct Timespec {
+        pub tv_sec: i64,
+        pub tv_nsec: i64,
+    }
+    pub const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    extern "C" {
+        pub fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
+    }
+}
+
+impl CpuClock {
+    pub(crate) fn now_us(&mut self) -> Option<f64> {
+        #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+        {
+            let mut ts = thread_clock::Timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: `ts` is a valid, writable timespec (the C layout on 64-bit Linux) and the
+            // clock id is a constant the kernel knows; the call writes only `ts`.
+            let r = unsafe {
+                thread_clock::clock_gettime(thread_clock::CLOCK_THREAD_CPUTIME_ID, &mut ts)
+            };
+            (r == 0).then(|| ts.tv_sec as f64 * 1e6 + ts.tv_nsec as f64 / 1e3)
+        }
+        #[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
+        {
+            None
+        }
+    }
+}
 
 /// Per-frame timing of the node's `_process` over one background generation.
 #[derive(Default)]

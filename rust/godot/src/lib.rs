@@ -29,6 +29,7 @@ pub mod frame_watch;
 pub mod generation;
 pub mod heightmap_io;
 pub mod island_io;
+pub mod layer_moves;
 pub mod lod;
 pub mod material;
 pub mod navigation;
@@ -46,6 +47,7 @@ pub mod surface;
 pub mod terrain_brush;
 pub mod terrain_layer;
 pub mod water_nodes;
+pub mod water_summary;
 pub mod worker;
 
 struct ProceduralIslandExtension;

@@ -73,7 +73,7 @@ pub struct LodRuntime {
     /// The same in CPU time of the main thread (NaN where unknown).
     last_cpu_us: f64,
     max_cpu_us: f64,
-    cpu: CpuClock,
+    cpu: crate::frame_watch::CpuClock,
     built: u64,
     est_build_us: f64,
     /// Pool size to grow to in spare frame time (set after the first selection).
@@ -103,46 +103,6 @@ impl LodRuntime {
             }
         }
         self.last_camera = None;
-    }
-}
-
-/// CPU time of the calling thread (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)` on 64-bit Linux), to
-/// tell time spent in the update from time the OS gave to other processes while it ran.
-#[derive(Default)]
-pub(crate) struct CpuClock;
-
-#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
-mod thread_clock {
-    #[repr(C)]
-    pub struct Timespec {
-        pub tv_sec: i64,
-        pub tv_nsec: i64,
-    }
-    pub const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
-    extern "C" {
-        pub fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
-    }
-}
-
-impl CpuClock {
-    pub(crate) fn now_us(&mut self) -> Option<f64> {
-        #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
-        {
-            let mut ts = thread_clock::Timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            };
-            // SAFETY: `ts` is a valid, writable timespec (the C layout on 64-bit Linux) and the
-            // clock id is a constant the kernel knows; the call writes only `ts`.
-            let r = unsafe {
-                thread_clock::clock_gettime(thread_clock::CLOCK_THREAD_CPUTIME_ID, &mut ts)
-            };
-            (r == 0).then(|| ts.tv_sec as f64 * 1e6 + ts.tv_nsec as f64 / 1e3)
-        }
-        #[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
-        {
-            None
-        }
     }
 }
 

@@ -11,6 +11,7 @@
 //! is re-placed alone, chunk by chunk.
 
 use crate::frame_watch::{budget_ms as budget_ms_of, JobCost};
+use crate::layer_moves::LayerMoves;
 use crate::scatter_layer::ScatterLayer;
 use godot::classes::base_material_3d::Flags;
 use godot::classes::geometry_instance_3d::{ShadowCastingSetting, VisibilityRangeFadeMode};
@@ -46,70 +47,6 @@ pub struct LayerSpec {
     pub collision: Option<f32>,
     /// Scene instanced per instance instead of the MultiMesh.
     pub scene: Option<Gd<PackedScene>>,
-}
-
-/// How the entries of `scatter_layers` moved between two frames, by resource identity:
-/// `from[i]` is the old index of the layer now at `i` (`None`: a layer that was not there),
-/// `gone` the old indices and ids of layers no longer in the array. Erase masks (kept per index in
-/// the `SplatPaint`) follow their layer with it when the user reorders, inserts or removes layers.
-#[derive(Clone, Debug, PartialEq)]
-pub struct LayerMoves {
-    pub from: Vec<Option<usize>>,
-    pub old_ids: Vec<Option<InstanceId>>,
-    pub new_ids: Vec<Option<InstanceId>>,
-    pub gone: Vec<(usize, InstanceId)>,
-}
-
-impl LayerMoves {
-    /// The moves from `old` to `new` ids, or `None` when every layer kept its index and none
-    /// was removed or added.
-    pub fn between(old: &[Option<InstanceId>], new: &[Option<InstanceId>]) -> Option<LayerMoves> {
-        if old.is_empty() {
-            // The first look at the array (entering the tree, a loaded scene): nothing moved.
-            return None;
-        }
-        let mut used = vec![false; old.len()];
-        let from: Vec<Option<usize>> = new
-            .iter()
-            .enumerate()
-            .map(|(i, id)| {
-                let id = (*id)?;
-                // Prefer the same index (the same resource twice in the array stays put).
-                let j = if old.get(i) == Some(&Some(id)) && !used[i] {
-                    i
-                } else {
-                    old.iter()
-                        .enumerate()
-                        .position(|(j, o)| !used[j] && *o == Some(id))?
-                };
-                used[j] = true;
-                Some(j)
-            })
-            .collect();
-        let gone: Vec<(usize, InstanceId)> = old
-            .iter()
-            .enumerate()
-            .filter_map(|(j, o)| match o {
-                Some(id) if !used[j] => Some((j, *id)),
-                _ => None,
-            })
-            .collect();
-        let moved = from
-            .iter()
-            .enumerate()
-            .any(|(i, f)| f.is_some_and(|j| j != i));
-        let shifted = !gone.is_empty();
-        let arrived = from
-            .iter()
-            .zip(new)
-            .any(|(f, id)| f.is_none() && id.is_some());
-        (moved || shifted || arrived).then(|| LayerMoves {
-            from,
-            old_ids: old.to_vec(),
-            new_ids: new.to_vec(),
-            gone,
-        })
-    }
 }
 
 /// A layer of `scatter_layers`: null (`Ok(None)`, nothing placed), valid, or invalid (the
@@ -382,7 +319,7 @@ impl ScatterNodes {
             return Progress::Idle;
         }
         let t = Instant::now();
-        let cpu0 = crate::lod::CpuClock.now_us();
+        let cpu0 = crate::frame_watch::CpuClock.now_us();
         let mut set_up = false;
         if !p.queued {
             set_up = true;
@@ -432,7 +369,7 @@ impl ScatterNodes {
         let call_ms = t.elapsed().as_secs_f64() * 1e3;
         p.build_ms += call_ms;
         self.worst_frame_ms = self.worst_frame_ms.max(call_ms);
-        if let (Some(a), Some(b)) = (cpu0, crate::lod::CpuClock.now_us()) {
+        if let (Some(a), Some(b)) = (cpu0, crate::frame_watch::CpuClock.now_us()) {
             self.worst_frame_cpu_ms = self.worst_frame_cpu_ms.max((b - a) / 1e3);
         }
         if !self.queue.is_empty() {
@@ -1218,41 +1155,4 @@ pub fn builtin_array_mesh(kind: MeshKind) -> Gd<ArrayMesh> {
     mesh.surface_set_material(0, &mat);
     mesh.set_name(kind.name());
     mesh
-}
-
-#[cfg(test)]
-mod tests {
-    use super::LayerMoves;
-    use godot::prelude::InstanceId;
-
-    fn ids(v: &[i64]) -> Vec<Option<InstanceId>> {
-        v.iter()
-            .map(|&k| (k != 0).then(|| InstanceId::from_i64(k)))
-            .collect()
-    }
-
-    #[test]
-    fn layer_moves_follow_resources() {
-        // Nothing moved, or the first look at the array.
-        assert_eq!(LayerMoves::between(&ids(&[1, 2]), &ids(&[1, 2])), None);
-        assert_eq!(LayerMoves::between(&[], &ids(&[1, 2])), None);
-        // Dropping the last entry: nobody moves, but it is gone (its mask is parked).
-        let m = LayerMoves::between(&ids(&[1, 2]), &ids(&[1])).expect("removed");
-        assert_eq!(m.from, vec![Some(0)]);
-        assert_eq!(m.gone, vec![(1, InstanceId::from_i64(2))]);
-        // A swap.
-        let m = LayerMoves::between(&ids(&[1, 2]), &ids(&[2, 1])).expect("moved");
-        assert_eq!(m.from, vec![Some(1), Some(0)]);
-        assert!(m.gone.is_empty());
-        // Removing the first: the second shifts down, the first is gone.
-        let m = LayerMoves::between(&ids(&[1, 2]), &ids(&[2])).expect("moved");
-        assert_eq!(m.from, vec![Some(1)]);
-        assert_eq!(m.gone, vec![(0, InstanceId::from_i64(1))]);
-        // Inserting in front: the old ones shift up, the new one comes from nowhere.
-        let m = LayerMoves::between(&ids(&[1, 2]), &ids(&[3, 1, 2])).expect("moved");
-        assert_eq!(m.from, vec![None, Some(0), Some(1)]);
-        // The same resource twice stays at its index; a null entry has no source.
-        let m = LayerMoves::between(&ids(&[1, 1, 2]), &ids(&[2, 1, 0, 1])).expect("moved");
-        assert_eq!(m.from, vec![Some(2), Some(1), None, Some(0)]);
-    }
 }

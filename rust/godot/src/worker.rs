@@ -7,7 +7,7 @@
 //! thread running inside an unloaded library.
 
 use crate::chunk_data::{prepare_chunks, ChunkData, PreparedChunks};
-use crate::water_nodes::WaterSummary;
+use crate::water_summary::WaterSummary;
 use island_core::{GenerateError, Heightfield, Island, IslandParams, Stats};
 use island_gpu::{generate_staged, generate_with, Backend, Staged};
 use std::panic::{catch_unwind, AssertUnwindSafe};
