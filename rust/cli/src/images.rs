@@ -55,14 +55,13 @@ pub fn height_png(heights: &[f32], n: usize, min: f32, max: f32) -> Result<Vec<u
 
 /// RGBA8 splat map: (sand, grass, rock, snow).
 pub fn splat_png(splat: &[[u8; 4]], n: usize) -> Result<Vec<u8>, String> {
-    let data: Vec<u8> = splat.iter().flatten().copied().collect();
     encode(
         n,
         n,
         png::ColorType::Rgba,
         png::BitDepth::Eight,
         None,
-        &data,
+        splat.as_flattened(),
     )
 }
 

@@ -296,8 +296,9 @@ fn generate(args: &GenerateArgs) -> Result<(), String> {
     let p = load_params(args)?;
     prepare_out_dir(&args.out)?;
     let island = run_backend(&p, args.backend)?;
-    let written = write_outputs(&island, args.backend, &args.out)?;
-    let s = &island.stats;
+    let stats = island.stats.clone();
+    let written = write_outputs(island, args.backend, &args.out)?;
+    let s = &stats;
     println!(
         "island: {}x{} {} seed {} on {} in {:.1} ms: land {:.1}%, heights {:.2}..{:.2} m",
         p.resolution,
@@ -349,33 +350,42 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
     fs::write(path, bytes).map_err(|e| format!("cannot write `{}`: {e}", path.display()))
 }
 
-/// Write every output file; returns their paths.
-fn write_outputs(island: &Island, backend: Backend, out: &Path) -> Result<Vec<PathBuf>, String> {
+/// The files `generate` writes, in the order it lists them.
+const OUTPUT_FILES: [&str; 7] = [
+    "height.r32",
+    "height.png",
+    "splat.png",
+    "biomes.png",
+    "preview.png",
+    "water.png",
+    "island.json",
+];
+
+/// Write every output file; returns their paths ([`OUTPUT_FILES`]). The island is consumed:
+/// the preview, which reads the most maps, is written first, and each map is freed as soon as
+/// the last file made from it is written, so that no more than the island itself is alive at
+/// once (at 8193² the island alone is about 1.6 GiB, the normals half of it).
+fn write_outputs(mut island: Island, backend: Backend, out: &Path) -> Result<Vec<PathBuf>, String> {
     let n = island.field.resolution;
-    let heights = &island.field.heights;
-    let mut written = Vec::new();
-    let mut put = |name: &str, bytes: Vec<u8>| -> Result<(), String> {
-        let path = out.join(name);
-        write_file(&path, &bytes)?;
-        written.push(path);
-        Ok(())
-    };
+    let put = |name: &str, bytes: &[u8]| write_file(&out.join(name), bytes);
 
-    let mut r32 = Vec::with_capacity(heights.len() * 4);
-    for h in heights {
-        r32.extend_from_slice(&h.to_le_bytes());
-    }
-    put("height.r32", r32)?;
-
-    let (hmin, hmax) = (island.stats.min_height, island.stats.max_height);
-    put("height.png", images::height_png(heights, n, hmin, hmax)?)?;
-    put("splat.png", images::splat_png(&island.splat, n)?)?;
+    put("preview.png", &images::preview_png(&island)?)?;
+    island.field.normals = Vec::new();
+    put("water.png", &images::water_png(&island.water.kind, n)?)?;
+    island.water = Default::default();
+    put("splat.png", &images::splat_png(&island.splat, n)?)?;
+    island.splat = Vec::new();
+    let biome_count = island.params.biomes.biomes.len();
     put(
         "biomes.png",
-        images::biomes_png(&island.biomes, n, island.params.biomes.biomes.len())?,
+        &images::biomes_png(&island.biomes, n, biome_count)?,
     )?;
-    put("preview.png", images::preview_png(island)?)?;
-    put("water.png", images::water_png(&island.water.kind, n)?)?;
+    island.biomes = Vec::new();
+
+    let heights = &island.field.heights;
+    write_r32(&out.join("height.r32"), heights)?;
+    let (hmin, hmax) = (island.stats.min_height, island.stats.max_height);
+    put("height.png", &images::height_png(heights, n, hmin, hmax)?)?;
 
     let palette: Vec<serde_json::Value> = island
         .params
@@ -400,15 +410,31 @@ fn write_outputs(island: &Island, backend: Backend, out: &Path) -> Result<Vec<Pa
             "lake_count": island.stats.lake_count,
             "lake_area_m2": island.stats.lake_area_m2,
         },
-        "erosion_ms": stage_ms(island, "erosion"),
-        "drainage_ms": stage_ms(island, "drainage"),
+        "erosion_ms": stage_ms(&island, "erosion"),
+        "drainage_ms": stage_ms(&island, "drainage"),
         "water_png": { "encoding": "8-bit grey, one byte per sample: 0 dry, 1 river, 2 lake, 3 sea" },
         "biomes_png": { "encoding": "8-bit indexed, palette index = biome index", "palette": palette },
     });
     let json = serde_json::to_string_pretty(&doc)
         .map_err(|e| format!("cannot serialise island.json: {e}"))?;
-    put("island.json", json.into_bytes())?;
-    Ok(written)
+    put("island.json", json.as_bytes())?;
+    Ok(OUTPUT_FILES.iter().map(|f| out.join(f)).collect())
+}
+
+/// `height.r32`: the heights as little-endian f32, written a block at a time (no copy of the
+/// whole map).
+fn write_r32(path: &Path, heights: &[f32]) -> Result<(), String> {
+    let err = |e: std::io::Error| format!("cannot write `{}`: {e}", path.display());
+    let mut file = fs::File::create(path).map_err(err)?;
+    let mut block = Vec::with_capacity(1 << 20);
+    for chunk in heights.chunks(block.capacity() / 4) {
+        block.clear();
+        for h in chunk {
+            block.extend_from_slice(&h.to_le_bytes());
+        }
+        file.write_all(&block).map_err(err)?;
+    }
+    Ok(())
 }
 
 /// The outline the island got: requested and resolved shape with its parameters, or the drawn

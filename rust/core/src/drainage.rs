@@ -1156,8 +1156,7 @@ pub fn drainage(
     let receivers = receivers_with_flats(&filled, n, sea_level, heights);
     let order = flow_order(&receivers, n);
     let area = areas(&accumulate_counts(&order, &receivers, len), cell_area);
-    let labels = lake_labels(heights, &filled, n);
-    let (lakes, lake_id) = lakes_of(heights, &filled, &receivers, &labels, cell_area, settings);
+    let (lakes, lake_id) = lakes(heights, &filled, &receivers, n, cell_area, settings);
     let water_level = lake_water_levels(&lakes, &lake_id);
     let rivers = river_samples(&order, &area, &lake_id, settings);
 
@@ -1170,6 +1169,71 @@ pub fn drainage(
         order,
         area,
         water_level,
+        lake_id,
+        lakes,
+        rivers,
+    }
+}
+
+/// [`lakes_of`] of the [`lake_labels`], which are freed on return.
+fn lakes(
+    heights: &[f32],
+    filled: &[f32],
+    receivers: &[u32],
+    n: usize,
+    cell_area: f32,
+    settings: &DrainageSettings,
+) -> (Vec<Lake>, Vec<u32>) {
+    let labels = lake_labels(heights, filled, n);
+    lakes_of(heights, filled, receivers, &labels, cell_area, settings)
+}
+
+/// [`drainage`] for the pipeline's drainage stage, which reads only `filled`, `receivers`,
+/// `lake_id`, `lakes` and `rivers` afterwards: `order`, `area` and `water_level` are left
+/// empty. Every other field has the same bits as [`drainage`]'s. Fewer full-size maps are
+/// alive at once (at most four of 4 bytes per sample: `filled`, `receivers`, then the flow
+/// order and upstream counts, freed once the river candidates are picked, or the lake labels
+/// and `lake_id`), which bounds the peak memory of the documented maximum resolution.
+pub(crate) fn drainage_lean(
+    heights: &[f32],
+    n: usize,
+    spacing: f32,
+    sea_level: f32,
+    settings: &DrainageSettings,
+) -> Drainage {
+    assert_eq!(heights.len(), n * n, "heights must hold n² samples");
+    let len = n * n;
+    let cell_area = spacing * spacing;
+    let filled = depression_fill(heights, n, sea_level);
+    let receivers = receivers_with_flats(&filled, n, sea_level, heights);
+    // `river_samples` before the lake test: the samples draining at least `river_area` (with
+    // `areas`' value), downstream first.
+    let candidates: Vec<(u32, f32)> = {
+        let order = flow_order(&receivers, n);
+        let counts = accumulate_counts(&order, &receivers, len);
+        order
+            .iter()
+            .filter_map(|&c| {
+                let area = counts[c as usize] as f32 * cell_area;
+                (area >= settings.river_area).then_some((c, area))
+            })
+            .collect()
+    };
+    let (lakes, lake_id) = lakes(heights, &filled, &receivers, n, cell_area, settings);
+    let rivers = candidates
+        .into_iter()
+        .filter(|&(c, _)| lake_id[c as usize] == NONE)
+        .map(|(c, area)| river_sample(c, area, settings))
+        .collect();
+    Drainage {
+        n,
+        spacing,
+        sea_level,
+        filled,
+        receivers,
+        order: Vec::new(),
+        area: Vec::new(),
+        water_level: Vec::new(),
         lake_id,
         lakes,
         rivers,
@@ -1258,6 +1322,41 @@ mod tests {
         assert_eq!(lakes2.len(), 2);
         assert_eq!(lakes2[0], lakes[0]);
         assert_eq!(id2[20 * n + 27], 1);
+    }
+
+    /// The drainage stage's lean drainage has the bits of the full one in every field it keeps
+    /// (rivers included, whose areas it takes from the counts), on the bowls and on a real
+    /// island before its drainage stage (lakes, rivers, the sea).
+    #[test]
+    fn lean_drainage_equals_the_full_one_where_it_keeps_fields() {
+        let p = crate::IslandParams {
+            resolution: 257,
+            ..Default::default()
+        };
+        let island = crate::pipeline::raw_heights(&p).unwrap();
+        let (bowls, m) = two_bowls();
+        let cases = [
+            (bowls, m, 1.0, -1.0, 4.0),
+            (island, 257, p.spacing(), 0.0, 400.0),
+        ];
+        for (h, n, spacing, sea, river_area) in cases {
+            let s = DrainageSettings {
+                river_area,
+                lake_min_area: 4.0,
+                ..Default::default()
+            };
+            let full = drainage(&h, n, spacing, sea, &s);
+            let lean = drainage_lean(&h, n, spacing, sea, &s);
+            assert!(!full.rivers.is_empty() && !full.lakes.is_empty(), "n {n}");
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&lean.filled), bits(&full.filled));
+            assert_eq!(lean.receivers, full.receivers);
+            assert_eq!(lean.lake_id, full.lake_id);
+            assert_eq!(lean.lakes, full.lakes);
+            assert_eq!(lean.rivers, full.rivers);
+            assert_eq!((lean.n, lean.spacing, lean.sea_level), (n, spacing, sea));
+            assert!(lean.order.is_empty() && lean.area.is_empty() && lean.water_level.is_empty());
+        }
     }
 
     #[test]

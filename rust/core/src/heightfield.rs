@@ -57,7 +57,11 @@ impl Heightfield {
     /// Wrap heights (metres, `resolution²`) and compute normals.
     pub fn new(resolution: usize, world_size: f32, heights: Vec<f32>) -> Heightfield {
         assert_eq!(heights.len(), resolution * resolution);
-        let normals = compute_normals(&heights, resolution, world_size / (resolution - 1) as f32);
+        let normals = compute_normals(
+            &heights,
+            resolution,
+            Heightfield::spacing_of(resolution, world_size),
+        );
         Heightfield {
             resolution,
             world_size,
@@ -68,7 +72,13 @@ impl Heightfield {
 
     /// Distance between samples, metres.
     pub fn spacing(&self) -> f32 {
-        self.world_size / (self.resolution - 1) as f32
+        Heightfield::spacing_of(self.resolution, self.world_size)
+    }
+
+    /// Distance between the samples of a heightfield of `resolution` samples per side over
+    /// `world_size` metres (the spacing its normals are computed with), metres.
+    pub fn spacing_of(resolution: usize, world_size: f32) -> f32 {
+        world_size / (resolution - 1) as f32
     }
 
     /// Height of sample `(ix, iz)`.

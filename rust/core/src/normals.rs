@@ -28,6 +28,23 @@ pub fn compute_normals(heights: &[f32], resolution: usize, spacing: f32) -> Vec<
     out
 }
 
+/// Row `z` of [`compute_normals`] (the same bits) into `out` (`resolution` normals), for
+/// passes that need the normals of a few rows at a time rather than the whole map.
+pub(crate) fn normals_of_row(
+    heights: &[f32],
+    resolution: usize,
+    spacing: f32,
+    z: usize,
+    out: &mut [[f32; 3]],
+) {
+    assert_eq!(out.len(), resolution, "one row of normals");
+    assert!(heights.len() >= resolution * resolution && z < resolution);
+    // SAFETY: `MaybeUninit<T>` has the layout of `T`, and `normals_row` only ever writes
+    // initialised values into the slice, so it stays initialised.
+    let out = unsafe { &mut *(out as *mut [[f32; 3]] as *mut [MaybeUninit<[f32; 3]>]) };
+    normals_row(heights, resolution, spacing, z, out);
+}
+
 crate::simd::dispatch! {
     /// Row `z` of [`compute_normals`], compiled for AVX2 when the CPU has it (no FMA: same bits).
     fn normals_row(h: &[f32], n: usize, spacing: f32, z: usize, row: &mut [MaybeUninit<[f32; 3]>]) => normals_row_body

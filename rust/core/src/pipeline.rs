@@ -6,7 +6,7 @@ use crate::coast::ShapedCoast;
 use crate::detail::{apply_detail, detail_factor};
 use crate::diamond_square::diamond_square;
 use crate::distance::{distance_to_coast, distance_to_coast_within};
-use crate::drainage::{drainage, Drainage, NONE};
+use crate::drainage::{drainage_lean, Drainage, NONE};
 use crate::erosion::{erode, ErosionReport};
 use crate::gaussian_islands::gaussian_islands;
 use crate::gradient_noise::{fbm_noise, FbmRows};
@@ -16,7 +16,7 @@ use crate::heightfield::Heightfield;
 use crate::params::{Algorithm, IslandParams, ParamError, RiverMode};
 use crate::river::carve_river;
 use crate::shaping::apply_shaping_curve;
-use crate::splat::auto_splat;
+use crate::splat::auto_splat_from_heights;
 use crate::value_noise::value_noise;
 use crate::water::{Water, DRY, LAKE, RIVER, SEA};
 use rayon::prelude::*;
@@ -327,29 +327,47 @@ impl Carved {
         } = self;
         let p = &params;
         let n = p.resolution as usize;
-        let mut clock = StageClock::new();
-        let field = Heightfield::new(n, p.world_size, heights);
-        clock.done(&mut stage_ms, progress, cancel)?;
-
-        let splat = auto_splat(
-            &field.heights,
-            &field.normals,
+        // The splat stage runs before the normals stage (both are reported in pipeline
+        // order): it computes the normals it needs from the heights (the same bits as the
+        // field's), so the normal map (12 bytes per sample) and the sandiness are never alive
+        // at the same time, which bounds the peak memory at the largest resolutions.
+        let normal_spacing = Heightfield::spacing_of(n, p.world_size);
+        let t = Instant::now();
+        let mut splat = auto_splat_from_heights(
+            &heights,
+            normal_spacing,
             &sandiness,
             &p.grid(),
             p.max_height,
             &p.splat,
             tag::SPLAT,
         );
-        let mut splat = splat;
-        crate::wetness::apply_wetness(
+        drop(sandiness);
+        crate::wetness::apply_wetness_from_heights(
             &mut splat,
-            &field.heights,
-            &field.normals,
+            &heights,
+            normal_spacing,
             &hydro.water,
             p.spacing(),
             &p.splat,
         );
-        clock.done(&mut stage_ms, progress, cancel)?;
+        let splat_ms = t.elapsed().as_secs_f64() * 1e3;
+        if cancel.load(Ordering::Relaxed) {
+            return Err(GenerateError::Cancelled);
+        }
+        let t = Instant::now();
+        let field = Heightfield::new(n, p.world_size, heights);
+        record(
+            &mut stage_ms,
+            progress,
+            Stage::Normals,
+            t.elapsed().as_secs_f64() * 1e3,
+        );
+        record(&mut stage_ms, progress, Stage::Splat, splat_ms);
+        let mut clock = StageClock::new();
+        if cancel.load(Ordering::Relaxed) {
+            return Err(GenerateError::Cancelled);
+        }
 
         let ((min_height, max_height), land) = min_max_count_above(&field.heights, 0.0);
         clock.done(&mut stage_ms, progress, cancel)?;
@@ -547,7 +565,9 @@ pub fn generate_heights_with(
             );
         },
     );
-    drop(base);
+    // Only the heights, biomes and sandiness go on: the rest is freed before the erosion and
+    // drainage stages allocate their own maps.
+    drop((base, dist, roughness, fine));
     clock.done(&mut stage_ms, progress, cancel)?;
 
     if p.river.mode == RiverMode::Bezier {
@@ -721,7 +741,7 @@ pub struct Hydrology {
     pub stats: HydroStats,
 }
 
-/// The [`Stage::Drainage`] stage: [`drainage`] of `heights` (sea level 0), then
+/// The [`Stage::Drainage`] stage: [`crate::drainage::drainage`] of `heights` (sea level 0), then
 /// [`carve_rivers`] (pits are filled in every mode; channels only in [`RiverMode::Flow`]), then
 /// the water map of the result ([`hydrology`]).
 ///
@@ -737,7 +757,8 @@ pub fn drainage_stage(p: &IslandParams, heights: &mut [f32]) -> Hydrology {
     // The sculpted samples keep their heights: no dam, no channel through them.
     let held = sculpt_held(p, heights);
     crate::basins::dig_lake_basins(heights, n, spacing, 0.0, &p.basins, p.seed);
-    let d = drainage(heights, n, spacing, 0.0, &p.drainage);
+    // The stage reads only some of the drainage's maps: the others are never made.
+    let d = drainage_lean(heights, n, spacing, 0.0, &p.drainage);
     carve_rivers(heights, &d, &carve_settings(p));
     if let Some(h) = held {
         h.restore(heights);
@@ -891,8 +912,9 @@ pub const RIVER_FILL: f32 = 0.7;
 /// uphill.
 fn spread_rivers(heights: &[f32], d: &Drainage, kind: &mut [u8], level: &mut [f32]) {
     let n = d.n;
-    // Samples this river has visited (generation stamp per river sample).
-    let mut stamp = vec![u32::MAX; n * n];
+    // Samples this river has visited (generation stamp per river sample: `k + 1` for
+    // `d.rivers[k]`, 0 for none). Zero-initialised: only the pages near rivers are touched.
+    let mut stamp = vec![0u32; n * n];
     let mut centre = vec![false; n * n];
     for r in &d.rivers {
         centre[r.index as usize] = true;
@@ -912,13 +934,14 @@ fn spread_rivers(heights: &[f32], d: &Drainage, kind: &mut [u8], level: &mut [f3
             r * r
         };
         let (cx, cz) = ((c % n) as i64, (c / n) as i64);
-        stamp[c] = k as u32;
+        let k = k as u32 + 1;
+        stamp[c] = k;
         stack.clear();
         stack.push(c);
         while let Some(i) = stack.pop() {
             let hi = heights[i];
             crate::drainage::for_neighbours(i, n, |j, _| {
-                if stamp[j] == k as u32 {
+                if stamp[j] == k {
                     return;
                 }
                 let (jx, jz) = ((j % n) as i64 - cx, (j / n) as i64 - cz);
@@ -942,7 +965,7 @@ fn spread_rivers(heights: &[f32], d: &Drainage, kind: &mut [u8], level: &mut [f3
                     RIVER if level[j] <= surface => {}
                     _ => return,
                 }
-                stamp[j] = k as u32;
+                stamp[j] = k;
                 stack.push(j);
             });
         }

@@ -188,6 +188,35 @@ pub fn auto_splat(
     p: &SplatParams,
     tag: u32,
 ) -> Vec<[u8; 4]> {
+    match Ctx::new(
+        heights,
+        Normals::Map(normals),
+        sandiness,
+        g,
+        max_height,
+        p,
+        tag,
+    ) {
+        Some(c) => auto_splat_strips(&c, strip_rows(c.n, p.blur_passes)),
+        None => vec![[0, 255, 0, 0]; g.resolution * g.resolution],
+    }
+}
+
+/// [`auto_splat`] with the normals [`crate::normals::compute_normals`] gives for `heights`
+/// (`normal_spacing` metres apart), computed row by row where the slopes are needed instead
+/// of read from a map: the same bits, without the normal map (12 bytes per sample) alive.
+pub(crate) fn auto_splat_from_heights(
+    heights: &[f32],
+    normal_spacing: f32,
+    sandiness: &[f32],
+    g: &Grid,
+    max_height: f32,
+    p: &SplatParams,
+    tag: u32,
+) -> Vec<[u8; 4]> {
+    let normals = Normals::FromHeights {
+        spacing: normal_spacing,
+    };
     match Ctx::new(heights, normals, sandiness, g, max_height, p, tag) {
         Some(c) => auto_splat_strips(&c, strip_rows(c.n, p.blur_passes)),
         None => vec![[0, 255, 0, 0]; g.resolution * g.resolution],
@@ -217,7 +246,7 @@ fn auto_splat_strips(c: &Ctx, strip: usize) -> Vec<[u8; 4]> {
     if p.blur_passes > MAX_STRIP_PASSES {
         let mut w = vec![[0.0f32; 4]; nn];
         par_rows(&mut w, n, |z, row| {
-            let mut scr = Scratch::new(n, 0);
+            let mut scr = Scratch::new(c, 0);
             prepare_row(c, &mut scr, z);
             for x0 in (0..n).step_by(CHUNK) {
                 let x1 = (x0 + CHUNK).min(n);
@@ -244,7 +273,7 @@ fn auto_splat_strips(c: &Ctx, strip: usize) -> Vec<[u8; 4]> {
         let strip = strip.clamp(1, n);
         let passes = p.blur_passes as usize;
         slots.par_chunks_mut(strip * n).enumerate().for_each_init(
-            || Scratch::new(n, passes),
+            || Scratch::new(c, passes),
             |scr, (i, chunk)| splat_strip(c, scr, i * strip, chunk),
         );
     }
@@ -254,10 +283,19 @@ fn auto_splat_strips(c: &Ctx, strip: usize) -> Vec<[u8; 4]> {
     out
 }
 
+/// Where [`auto_splat`] takes its normals from.
+#[derive(Clone, Copy)]
+enum Normals<'a> {
+    /// A whole map of them.
+    Map(&'a [[f32; 3]]),
+    /// [`crate::normals::compute_normals`] of the heights, `spacing` metres apart, row by row.
+    FromHeights { spacing: f32 },
+}
+
 /// Read-only inputs of [`auto_splat`].
 struct Ctx<'a> {
     heights: &'a [f32],
-    normals: &'a [[f32; 3]],
+    normals: Normals<'a>,
     sandiness: &'a [f32],
     jitter: FbmRows,
     n: usize,
@@ -271,7 +309,7 @@ impl<'a> Ctx<'a> {
     /// empty).
     fn new(
         heights: &'a [f32],
-        normals: &'a [[f32; 3]],
+        normals: Normals<'a>,
         sandiness: &'a [f32],
         g: &Grid,
         max_height: f32,
@@ -280,7 +318,11 @@ impl<'a> Ctx<'a> {
     ) -> Option<Ctx<'a>> {
         let n = g.resolution;
         let nn = n * n;
-        if n == 0 || heights.len() < nn || normals.len() < nn || sandiness.len() < nn {
+        let normals_short = match normals {
+            Normals::Map(m) => m.len() < nn,
+            Normals::FromHeights { .. } => false,
+        };
+        if n == 0 || heights.len() < nn || normals_short || sandiness.len() < nn {
             return None;
         }
         Some(Ctx {
@@ -304,11 +346,13 @@ const CHUNK: usize = 256;
 /// Per-channel stride of [`Scratch::buf`]: a chunk plus one column each side.
 const CB: usize = CHUNK + 2;
 
-/// Per-task rows: jitter noise, slopes, one planar chunk buffer, and per pass a ring of three
-/// horizontally blurred rows.
+/// Per-task rows: jitter noise, slopes (and the normals they come from, when computed here),
+/// one planar chunk buffer, and per pass a ring of three horizontally blurred rows.
 struct Scratch {
     jitter: Vec<f32>,
     slope: Vec<f32>,
+    /// A row of normals ([`Normals::FromHeights`]; empty otherwise).
+    normals: Vec<[f32; 3]>,
     /// Planar chunk (channel k at `k*CB..`): unblurred weights, or a vertical blur.
     buf: Vec<f32>,
     /// Pass `q` (1-based), row `r`: planar row (channel k at `k*n..`) at `((q-1)*3 + r%3) * 4n`.
@@ -316,10 +360,16 @@ struct Scratch {
 }
 
 impl Scratch {
-    fn new(n: usize, passes: usize) -> Scratch {
+    fn new(c: &Ctx, passes: usize) -> Scratch {
+        let n = c.n;
+        let normals = match c.normals {
+            Normals::Map(_) => 0,
+            Normals::FromHeights { .. } => n,
+        };
         Scratch {
             jitter: vec![0.0; n],
             slope: vec![0.0; n],
+            normals: vec![[0.0; 3]; normals],
             buf: vec![0.0; 4 * CB],
             rings: vec![0.0; passes * 12 * n],
         }
@@ -331,7 +381,13 @@ impl Scratch {
 fn prepare_row(c: &Ctx, scr: &mut Scratch, z: usize) {
     let n = c.n;
     c.jitter.row(z, &mut scr.jitter);
-    c.slope.row(&c.normals[z * n..z * n + n], &mut scr.slope);
+    match c.normals {
+        Normals::Map(m) => c.slope.row(&m[z * n..z * n + n], &mut scr.slope),
+        Normals::FromHeights { spacing } => {
+            crate::normals::normals_of_row(c.heights, n, spacing, z, &mut scr.normals);
+            c.slope.row(&scr.normals, &mut scr.slope);
+        }
+    }
 }
 
 /// Planar weights of row `z`, columns `lo..hi` (at most `CB`), into `buf` (after [`prepare_row`]).
@@ -794,7 +850,7 @@ mod tests {
                 };
                 let g = Grid::new(n, 50.0, 11);
                 let want = splat_reference(&heights, &normals, &sand, &g, 80.0, &p, 5);
-                let c = Ctx::new(&heights, &normals, &sand, &g, 80.0, &p, 5).unwrap();
+                let c = Ctx::new(&heights, Normals::Map(&normals), &sand, &g, 80.0, &p, 5).unwrap();
                 for strip in [1usize, 2, 3, 5, 7, n, n + 4] {
                     let got = auto_splat_strips(&c, strip);
                     assert_eq!(got, want, "n {n} passes {passes} strip {strip}");
@@ -816,11 +872,32 @@ mod tests {
                 };
                 let g = Grid::new(n, 300.0, 4);
                 let want = splat_reference(&heights, &normals, &sand, &g, 60.0, &p, 1);
-                let c = Ctx::new(&heights, &normals, &sand, &g, 60.0, &p, 1).unwrap();
+                let c = Ctx::new(&heights, Normals::Map(&normals), &sand, &g, 60.0, &p, 1).unwrap();
                 for strip in [7usize, 64] {
                     let got = auto_splat_strips(&c, strip);
                     assert_eq!(got, want, "n {n} passes {passes} strip {strip}");
                 }
+            }
+        }
+    }
+
+    /// Normals computed row by row from the heights give the bytes of the normal map (whole-map
+    /// path included), on maps narrower and wider than a chunk.
+    #[test]
+    fn normals_from_heights_equal_the_normal_map() {
+        for n in [1usize, 2, 3, 23, CHUNK + 3] {
+            let (heights, _, sand) = rough_inputs(n);
+            let spacing = 1.7;
+            let normals = crate::normals::compute_normals(&heights, n, spacing);
+            for passes in [0u32, 2, MAX_STRIP_PASSES + 1] {
+                let p = SplatParams {
+                    blur_passes: passes,
+                    ..SplatParams::default()
+                };
+                let g = Grid::new(n, 40.0, 6);
+                let want = auto_splat(&heights, &normals, &sand, &g, 70.0, &p, 3);
+                let got = auto_splat_from_heights(&heights, spacing, &sand, &g, 70.0, &p, 3);
+                assert_eq!(got, want, "n {n} passes {passes}");
             }
         }
     }
@@ -832,9 +909,9 @@ mod tests {
         let (heights, normals, sand) = rough_inputs(n);
         let p = SplatParams::default();
         let g = Grid::new(n, 60.0, 2);
-        let c = Ctx::new(&heights, &normals, &sand, &g, 90.0, &p, 9).unwrap();
+        let c = Ctx::new(&heights, Normals::Map(&normals), &sand, &g, 90.0, &p, 9).unwrap();
         let mut out = vec![MaybeUninit::new([0u8; 4]); n * n];
-        let mut scr = Scratch::new(n, p.blur_passes as usize);
+        let mut scr = Scratch::new(&c, p.blur_passes as usize);
         for a in (0..n).step_by(6) {
             let b = (a + 6).min(n);
             splat_strip_body(&c, &mut scr, a, &mut out[a * n..b * n]);

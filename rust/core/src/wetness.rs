@@ -48,6 +48,38 @@ pub fn apply_wetness(
     spacing: f32,
     p: &SplatParams,
 ) {
+    if normals.len() != water.resolution * water.resolution {
+        return;
+    }
+    wetness(splat, heights, water, spacing, p, |i| normals[i][1]);
+}
+
+/// [`apply_wetness`] with the normals [`crate::normals::compute_normals`] gives for `heights`
+/// (`normal_spacing` metres apart), each computed where it is needed (dry land above the
+/// beach) instead of read from a map: the same bits, without the normal map alive.
+pub(crate) fn apply_wetness_from_heights(
+    splat: &mut [[u8; 4]],
+    heights: &[f32],
+    normal_spacing: f32,
+    water: &Water,
+    spacing: f32,
+    p: &SplatParams,
+) {
+    let n = water.resolution;
+    wetness(splat, heights, water, spacing, p, |i| {
+        crate::normals::normal_at_sample(heights, n, normal_spacing, i % n, i / n)[1]
+    });
+}
+
+/// [`apply_wetness`] with the normal's y component at sample `i` given by `normal_y(i)`.
+fn wetness(
+    splat: &mut [[u8; 4]],
+    heights: &[f32],
+    water: &Water,
+    spacing: f32,
+    p: &SplatParams,
+    normal_y: impl Fn(usize) -> f32 + Sync,
+) {
     let n = water.resolution;
     let strength = p.wetness.clamp(0.0, 1.0);
     let len = n * n;
@@ -55,7 +87,6 @@ pub fn apply_wetness(
         || n == 0
         || splat.len() != len
         || heights.len() != len
-        || normals.len() != len
         || water.kind.len() != len
     {
         return;
@@ -100,7 +131,7 @@ pub fn apply_wetness(
                 w[SAND] -= from_sand;
                 w[ROCK] -= from_rock;
                 w[GRASS] += from_sand + from_rock;
-                let ny = normals[i][1].clamp(-1.0, 1.0);
+                let ny = normal_y(i).clamp(-1.0, 1.0);
                 let slope = det_math::acos(ny).to_degrees();
                 let dry = smoothstep(DRY_FROM, DRY_FULL, e)
                     * smoothstep(dry_slope, p.rock_slope, slope)
@@ -183,6 +214,28 @@ mod tests {
         let mut s1 = before.clone();
         apply_wetness(&mut s1, &heights, &normals, &dry, 1.0, &p);
         assert_eq!(s1, before);
+    }
+
+    /// Normals computed from the heights where needed give the bytes of the normal map.
+    #[test]
+    fn normals_from_heights_equal_the_normal_map() {
+        let n = 257;
+        let (splat, mut heights, _, water) = scene(n);
+        for (i, h) in heights.iter_mut().enumerate() {
+            if *h > 0.0 {
+                // Rolling hills, steep in places (every slope band).
+                *h += ((i * 7919) % 23) as f32 * 0.4 + (i % n) as f32 * 0.05;
+            }
+        }
+        let spacing = 0.9;
+        let normals = crate::normals::compute_normals(&heights, n, spacing);
+        let p = SplatParams::default();
+        let mut want = splat.clone();
+        apply_wetness(&mut want, &heights, &normals, &water, 1.0, &p);
+        assert_ne!(want, splat);
+        let mut got = splat;
+        apply_wetness_from_heights(&mut got, &heights, spacing, &water, 1.0, &p);
+        assert_eq!(got, want);
     }
 
     #[test]
