@@ -176,7 +176,7 @@ impl ProceduralIsland {
                 godot_warn!("ProceduralIsland: {w}");
             }
         }
-        self.last_stats = stats_dictionary(
+        self.last_stats = NodeStats::new(
             &island,
             next.max(chunks.len()),
             mesh_ms,
@@ -185,10 +185,10 @@ impl ProceduralIsland {
         );
         self.with_chunks(|pool, parent| pool.swap_in(parent));
         let (fast, slow) = self.chunks.surface_counts();
-        self.last_stats
-            .set("encoded_surfaces", (fast - surfaces0.0) as i64);
-        self.last_stats
-            .set("array_surfaces", (slow - surfaces0.1) as i64);
+        if let Some(g) = self.last_stats.generation.as_mut() {
+            g.encoded_surfaces = (fast - surfaces0.0) as i64;
+            g.array_surfaces = (slow - surfaces0.1) as i64;
+        }
         drop(chunks);
         let old_nt = std::mem::replace(&mut self.normal_tangents, Arc::new(normal_tangents));
         if let Some(old) = self.island.replace(Arc::new(island)) {
@@ -209,8 +209,7 @@ impl ProceduralIsland {
         let t = Instant::now();
         self.splat_island_changed();
         self.sync_layers();
-        self.last_stats
-            .set("maps_ms", t.elapsed().as_secs_f64() * 1e3);
+        self.last_stats.maps_ms = Some(t.elapsed().as_secs_f64() * 1e3);
         self.water_island_changed(water);
         self.lod.invalidate();
         if std::mem::take(&mut self.scatter_deferred) && !self.scatter_layers.is_empty() {
@@ -276,18 +275,18 @@ impl ProceduralIsland {
     /// The final progress and [signal generation_finished].
     pub(super) fn emit_done(&mut self) {
         if let Some(t) = self.sync_started.take() {
-            self.last_stats
-                .set("regenerate_ms", t.elapsed().as_secs_f64() * 1e3);
+            self.last_stats.regenerate_ms = Some(t.elapsed().as_secs_f64() * 1e3);
         } else if self.frame_watch.frames > 0 {
             // A background generation: the worst frame of its installation, this one included.
             let (ms, cpu) = self.frame_watch.maxima_now();
-            self.last_stats.set("node_frame_ms_max", ms);
-            self.last_stats.set("node_frame_cpu_ms_max", cpu);
-            self.last_stats
-                .set("node_frame_phase", self.frame_watch.max_phase);
+            self.last_stats.frame = Some(FrameStats {
+                ms_max: ms,
+                cpu_ms_max: cpu,
+                phase: self.frame_watch.max_phase,
+            });
         }
         // Handlers get their own copy: editing it does not change get_last_stats().
-        let stats = self.last_stats.duplicate_deep();
+        let stats = self.last_stats.to_dictionary();
         let serial = self.job.serial();
         self.signals().generation_progress().emit(1.0, "done");
         if self.job.serial() != serial {
@@ -328,12 +327,12 @@ impl ProceduralIsland {
         }
         self.water = water;
         let [_, river, lake, sea_n] = summary.counts;
-        let s = &mut self.last_stats;
-        s.set("water_samples", (river + lake + sea_n) as i64);
-        s.set("river_samples", river as i64);
-        s.set("lake_samples", lake as i64);
-        s.set("sea_samples", sea_n as i64);
-        s.set("water_chunks", self.water.visible_chunks() as i64);
+        self.last_stats.water = Some(WaterStats {
+            river,
+            lake,
+            sea: sea_n,
+            chunks: self.water.visible_chunks(),
+        });
     }
 
     /// Follow `sea_enabled` and `water_material` (every frame; cheap when unchanged).
@@ -477,12 +476,12 @@ impl ProceduralIsland {
                 erase,
             )
         };
-        self.last_stats
-            .set("scatter_counts", &PackedInt64Array::from(counts));
-        self.last_stats
-            .set("scatter_ms", scatter.last_place_ms + scatter.last_build_ms);
-        self.last_stats
-            .set("scatter_place_ms", scatter.last_place_ms);
+        self.last_stats.scatter = Some(ScatterStats {
+            counts,
+            ms: Some(scatter.last_place_ms + scatter.last_build_ms),
+            place_ms: Some(scatter.last_place_ms),
+            frame_ms_max: None,
+        });
         self.scatter = scatter;
     }
 
@@ -501,7 +500,7 @@ impl ProceduralIsland {
                 let mut parent = self.base_mut();
                 scatter.continue_build(&mut parent, &island, serial, budget)
             };
-            let counts = PackedInt64Array::from(scatter.counts());
+            let counts = scatter.counts();
             let ms = scatter.last_place_ms + scatter.last_build_ms;
             let place_ms = scatter.last_place_ms;
             let finished = matches!(step, ScatterProgress::Finished);
@@ -520,12 +519,12 @@ impl ProceduralIsland {
                     .emit(end + (1.0 - end) * fraction.min(0.999), "scatter");
             }
             if finished {
-                self.last_stats.set("scatter_frame_ms_max", frame_max);
-                self.last_stats
-                    .set("scatter_frame_cpu_ms_max", self.scatter.worst_frame_cpu_ms);
-                self.last_stats.set("scatter_counts", &counts);
-                self.last_stats.set("scatter_ms", ms);
-                self.last_stats.set("scatter_place_ms", place_ms);
+                self.last_stats.scatter = Some(ScatterStats {
+                    counts,
+                    ms: Some(ms),
+                    place_ms: Some(place_ms),
+                    frame_ms_max: Some((frame_max, self.scatter.worst_frame_cpu_ms)),
+                });
                 self.emit_done();
             }
             return;
@@ -562,8 +561,7 @@ impl ProceduralIsland {
                 scatter.run_queue(&mut parent, &island, budget)
             };
             if finished {
-                let counts = PackedInt64Array::from(scatter.counts());
-                self.last_stats.set("scatter_counts", &counts);
+                self.last_stats.scatter_mut().counts = scatter.counts();
             }
             self.scatter = scatter;
         }

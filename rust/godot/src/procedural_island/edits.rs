@@ -87,8 +87,7 @@ impl ProceduralIsland {
             let mut parent = self.base_mut();
             scatter.refresh_erase(&mut parent, &island, layer, mask.as_ref(), rect)
         };
-        let counts = PackedInt64Array::from(scatter.counts());
-        self.last_stats.set("scatter_counts", &counts);
+        self.last_stats.scatter_mut().counts = scatter.counts();
         self.scatter = scatter;
         n
     }

@@ -45,7 +45,7 @@ use crate::scatter_layer::ScatterLayer;
 use crate::scatter_nodes::{self, Progress as ScatterProgress, ScatterNodes};
 use crate::splat_maps::{self, SplatMaps};
 use crate::splat_paint::SplatPaint;
-use crate::stats::stats_dictionary;
+use crate::stats::{FrameStats, NodeStats, ScatterStats, WaterStats};
 use crate::stored_resources;
 use crate::terrain_layer::{self, TerrainLayer, TerrainLayers};
 use crate::water_nodes::{self, WaterNodes};
@@ -388,7 +388,7 @@ impl ProceduralIsland {
     #[func]
     pub fn get_last_stats(&self) -> VarDictionary {
         // A copy: the caller may edit it without changing the node's statistics.
-        self.last_stats.duplicate_deep()
+        self.last_stats.to_dictionary()
     }
 
     /// Write the current heights to `path`; the format follows the extension: `.png` (16-bit

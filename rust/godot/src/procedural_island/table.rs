@@ -444,7 +444,7 @@ island_node! {
             island: Option<Arc<Island>> = None,
             /// Encoded normal/tangent per sample of `island` (LOD meshes).
             normal_tangents: Arc<Vec<[u16; 4]>> = Arc::default(),
-            last_stats: VarDictionary = VarDictionary::new(),
+            last_stats: NodeStats = NodeStats::default(),
             chunks: ChunkPool = ChunkPool::default(),
             job: GenerationJob = GenerationJob::default(),
             lod: LodRuntime = LodRuntime::default(),
