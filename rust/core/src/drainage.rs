@@ -1329,7 +1329,7 @@ mod tests {
     /// island before its drainage stage (lakes, rivers, the sea).
     #[test]
     fn lean_drainage_equals_the_full_one_where_it_keeps_fields() {
-        let p = crate::IslandParams {
+        let p = crate::params::IslandParams {
             resolution: 257,
             ..Default::default()
         };
@@ -1401,7 +1401,7 @@ mod tests {
                 fields.push((h, n, sea));
             }
         }
-        let p = crate::IslandParams {
+        let p = crate::params::IslandParams {
             resolution: 257,
             ..Default::default()
         };

@@ -300,7 +300,7 @@ mod tests {
             resolution: 129,
             ..Default::default()
         };
-        let island = crate::generate(&p).unwrap();
+        let island = crate::pipeline::generate(&p).unwrap();
         let (lo, hi) = quantization_range(&p);
         assert!(
             island.stats.min_height >= lo && island.stats.max_height <= hi,

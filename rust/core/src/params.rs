@@ -1254,6 +1254,11 @@ impl IslandParams {
     }
 }
 
+/// Width of the always-water border ring, metres: the coast shelf plus two samples.
+pub fn border_margin(p: &IslandParams) -> f32 {
+    p.coast.shelf_width + 2.0 * p.spacing()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -261,10 +261,8 @@ pub fn base_height(p: &IslandParams) -> Vec<f32> {
     }
 }
 
-/// Width of the always-water border ring, metres.
-pub fn border_margin(p: &IslandParams) -> f32 {
-    p.coast.shelf_width + 2.0 * p.spacing()
-}
+/// Width of the always-water border ring, metres (defined with the parameters).
+pub use crate::params::border_margin;
 
 /// Generate with a progress callback `(fraction 0..1, stage name)` and a cancel flag checked
 /// between stages.

@@ -6,8 +6,8 @@
 //! shore. Map x runs to the image's right and map z down (pixel `(x, z)` as in the heightmap).
 
 use crate::det_math;
+use crate::pipeline::Island;
 use crate::water;
-use crate::Island;
 
 /// Largest preview edge, pixels ([`preview_rgb_sized`] rejects larger sizes).
 pub const MAX_PREVIEW_SIZE: usize = 8192;
@@ -156,7 +156,7 @@ pub fn preview_rgb_sized(island: &Island, size: usize) -> Result<Vec<u8>, String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::IslandParams;
+    use crate::params::IslandParams;
 
     fn island() -> Island {
         let p = IslandParams {
@@ -165,7 +165,7 @@ mod tests {
             world_size: 1024.0,
             ..IslandParams::default()
         };
-        crate::generate(&p).expect("valid parameters")
+        crate::pipeline::generate(&p).expect("valid parameters")
     }
 
     #[test]

@@ -31,8 +31,8 @@ use crate::gradient_noise::Fbm;
 use crate::grid::par_rows;
 use crate::hash::{hash_u32, stage_seed, tag, unit};
 use crate::mask::island_mask;
+use crate::params::border_margin;
 use crate::params::{Algorithm, CoastMask, IslandParams, IslandShape, ParamError};
-use crate::pipeline::border_margin;
 use rayon::prelude::*;
 
 /// Stage tag of the shape's random draws and noises (AUTO's choices, placement, warps).

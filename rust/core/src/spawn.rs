@@ -371,7 +371,8 @@ pub fn find_points(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{generate, IslandParams};
+    use crate::params::IslandParams;
+    use crate::pipeline::generate;
 
     fn island() -> Island {
         generate(&IslandParams {

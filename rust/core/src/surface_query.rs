@@ -230,8 +230,9 @@ pub fn surface_at(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::IslandParams;
+    use crate::pipeline::generate;
     use crate::water::SEA;
-    use crate::{generate, IslandParams};
 
     fn island() -> Island {
         generate(&IslandParams {

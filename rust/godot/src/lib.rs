@@ -33,9 +33,11 @@ pub mod layer_moves;
 pub mod lod;
 pub mod material;
 pub mod navigation;
+pub mod node_hooks;
 pub mod pin;
 pub mod procedural_island;
 pub mod properties;
+pub mod runtime_maps;
 pub mod runtime_queries;
 pub mod scatter_layer;
 pub mod scatter_nodes;
@@ -66,6 +68,8 @@ unsafe impl ExtensionLibrary for ProceduralIslandExtension {
             // Every regenerate() allocates the same map-sized buffers: keep freed ones for reuse
             // instead of page-faulting them in again (glibc; bounded, see island_core::memory).
             island_core::memory::reuse_freed_memory();
+            // The island registers the navigation parser when it first enters the tree.
+            node_hooks::on_island_ready(navigation::register_parser);
             // BACKEND_AUTO keeps its GPU-versus-CPU measurements in the user data folder.
             let dir = <godot::classes::Os as godot::obj::Singleton>::singleton()
                 .get_user_data_dir()

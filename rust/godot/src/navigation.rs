@@ -40,7 +40,7 @@ fn server() -> Option<Gd<Object>> {
 }
 
 /// Register the island's source-geometry parser with `NavigationServer3D` (once per process;
-/// the island calls it when it enters the tree).
+/// run when an island enters the tree, through [`crate::node_hooks`]).
 pub fn register_parser() {
     if PARSER.get().is_some() {
         return;

@@ -1,61 +1,16 @@
 //! What a game asks the island at runtime: [`ProceduralIsland::find_points`] (spawn points,
 //! `island_core::spawn`) and [`ProceduralIsland::get_surface_at`] (the ground under a point,
-//! `island_core::surface_query`), plus the per-island maps they read ([`Runtime`], built on
-//! the first query after each generation and kept until the next one).
+//! `island_core::surface_query`), reading the per-island maps of [`Runtime`](crate::runtime_maps::Runtime).
 
 use crate::procedural_island::ProceduralIsland;
 use crate::terrain_layer::BUILTIN_NAMES;
 use godot::prelude::*;
 use island_core::paint::LAYERS;
 use island_core::spawn::{self, Footprint, SpawnRules};
-use island_core::surface_query::{self, SurfaceMaps};
-use island_core::Island;
-use std::cell::{OnceCell, RefCell};
-use std::sync::{Arc, Weak};
+use island_core::surface_query::{self};
 
 /// Footprint radius of a scatter instance: half its layer's `min_distance`, at least this.
 const MIN_FOOTPRINT: f32 = 0.5;
-
-/// Runtime-query state of one island (the node's one field for this module).
-#[derive(Default)]
-pub struct Runtime {
-    /// The maps of the island they were built from (compared by pointer, dropped with it).
-    maps: RefCell<Option<(Weak<Island>, Arc<SurfaceMaps>)>>,
-    /// The dictionary keys of [`ProceduralIsland::get_surface_at`], made once.
-    keys: OnceCell<[Variant; 9]>,
-}
-
-impl Runtime {
-    /// The surface maps of `island`, built now if the cache holds another island's.
-    pub fn maps(&self, island: &Arc<Island>) -> Arc<SurfaceMaps> {
-        let mut cache = self.maps.borrow_mut();
-        if let Some((w, m)) = cache.as_ref() {
-            if w.as_ptr() == Arc::as_ptr(island) && w.strong_count() > 0 {
-                return m.clone();
-            }
-        }
-        let m = Arc::new(SurfaceMaps::of(island));
-        *cache = Some((Arc::downgrade(island), m.clone()));
-        m
-    }
-
-    fn keys(&self) -> &[Variant; 9] {
-        self.keys.get_or_init(|| {
-            [
-                "layer",
-                "layer_name",
-                "weights",
-                "biome",
-                "water",
-                "water_depth",
-                "slope_degrees",
-                "wetness",
-                "height",
-            ]
-            .map(|k| StringName::from(k).to_variant())
-        })
-    }
-}
 
 /// A rule value as a finite-or-not f32 (int or float), or why not.
 fn number(key: &str, v: &Variant) -> Result<f32, String> {

@@ -193,13 +193,58 @@ fn resolve(path: &str, modules: &BTreeSet<String>) -> String {
     String::new()
 }
 
+/// `code` without its `#[cfg(test)] mod … { … }` blocks.
+fn without_test_modules(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    let mut rest = code;
+    while let Some(k) = rest.find("#[cfg(test)]") {
+        let after = rest[k + "#[cfg(test)]".len()..].trim_start();
+        let open = after.find('{');
+        if !after.starts_with("mod ") || open.is_none() {
+            out.push_str(&rest[..k + 1]);
+            rest = &rest[k + 1..];
+            continue;
+        }
+        out.push_str(&rest[..k]);
+        let start = rest.len() - after.len() + open.unwrap_or(0);
+        let mut depth = 0usize;
+        let mut end = rest.len();
+        for (i, c) in rest[start..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = start + i + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The module graph of the crate under `src`; `with_tests`: unit-test modules count too.
 fn graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    graph_of(src, true)
+}
+
+fn graph_of(src: &Path, with_tests: bool) -> BTreeMap<String, BTreeSet<String>> {
     let mut files = Vec::new();
     sources(src, src, &mut files);
     let modules: BTreeSet<String> = files.iter().map(|(m, _)| m.clone()).collect();
     let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for (m, text) in &files {
         let code = code_only(text);
+        let code = if with_tests {
+            code
+        } else {
+            without_test_modules(&code)
+        };
         let parent = m.rsplit_once("::").map_or("", |(p, _)| p);
         let mut targets: Vec<String> = Vec::new();
         for p in paths_after(&code, "crate::") {
@@ -307,6 +352,26 @@ fn gpu_modules_have_no_circle() {
     }
 }
 
+/// The same for every crate of the workspace (issue 25: "no circle between the modules of any
+/// crate"), for the code the crates ship: unit-test modules (`#[cfg(test)] mod tests`) may use
+/// higher modules to build realistic input (the core's tests generate islands with `pipeline`).
+#[test]
+fn no_crate_of_the_workspace_has_a_module_circle() {
+    let rust = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut circles = Vec::new();
+    for krate in ["core", "gpu", "godot", "cli", "xtask"] {
+        let src = rust.join(krate).join("src");
+        assert!(src.is_dir(), "{} exists", src.display());
+        let g = graph_of(&src, false);
+        assert!(g.len() > 1, "rust/{krate} has modules");
+        if let Some(c) = find_cycle(&g) {
+            let c: Vec<&str> = c.iter().map(|s| name(s)).collect();
+            circles.push(format!("rust/{krate}: {}", c.join(" -> ")));
+        }
+    }
+    assert!(circles.is_empty(), "module circles: {circles:#?}");
+}
+
 /// The checker sees a circle when there is one (two modules using each other, and one through
 /// `super::`).
 #[test]
@@ -324,4 +389,6 @@ fn a_circle_is_found() {
     );
     assert_eq!(paths_after(&code, "crate::"), ["x", "x::y::Z", "x::w"]);
     assert_eq!(paths_after(&code, "super::"), ["v::f"]);
+    let code = "use crate::a;\n#[cfg(test)]\nmod tests {\n    use crate::b::{c};\n}\nfn f() {}\n";
+    assert_eq!(paths_after(&without_test_modules(code), "crate::"), ["a"]);
 }

@@ -6,7 +6,7 @@ use super::*;
 /// For [`crate::terrain_brush`]: the island data and its paint.
 impl ProceduralIsland {
     /// For [`crate::runtime_queries`] and [`crate::navigation`]: the island and their state.
-    pub(crate) fn runtime_parts(&self) -> (Option<Arc<Island>>, &crate::runtime_queries::Runtime) {
+    pub(crate) fn runtime_parts(&self) -> (Option<Arc<Island>>, &crate::runtime_maps::Runtime) {
         (self.island.clone(), &self.runtime)
     }
 

@@ -28,29 +28,21 @@ pub use table::ProceduralIsland;
 #[allow(unused_imports)]
 use table::*;
 
-use crate::auto_regenerate::AutoRegenerate;
 use crate::bake;
 use crate::chunk_pool::ChunkPool;
-use crate::frame_watch::FrameWatch;
-use crate::generation::{self, Build, GenerationJob, Polled, Step, CORE_SHARE};
+use crate::generation::{self, Build, Polled, Step, CORE_SHARE};
 use crate::heightmap_io::HeightmapFormat;
 use crate::island_io;
-use crate::lod::{self, LodRuntime, LodScene, LodSettings};
-use crate::material::TerrainMaterial;
-use crate::properties::{
-    island_node, ALGORITHM_HINT, BACKEND_HINT, CHUNK_HINT, COLLISION_MODE_HINT, RESOLUTION_HINT,
-    RIVER_MODE_HINT,
-};
-use crate::scatter_layer::ScatterLayer;
-use crate::scatter_nodes::{self, Progress as ScatterProgress, ScatterNodes};
-use crate::splat_maps::{self, SplatMaps};
+use crate::lod::{self, LodScene, LodSettings};
+use crate::scatter_nodes::{self, Progress as ScatterProgress};
+use crate::splat_maps::{self};
 use crate::splat_paint::SplatPaint;
 use crate::stats::{FrameStats, NodeStats, ScatterStats, WaterStats};
 use crate::stored_resources;
-use crate::terrain_layer::{self, TerrainLayer, TerrainLayers};
-use crate::water_nodes::{self, WaterNodes};
+use crate::terrain_layer::{self};
+use crate::water_nodes::{self};
 use crate::worker::{generate_job, import_job, JobError, Prepared, Request};
-use godot::classes::{Curve, Engine, INode3D, Image, ImageTexture, Material, Node3D, Texture2D};
+use godot::classes::{Engine, INode3D, Image, ImageTexture, Node3D};
 use godot::global::Error;
 use godot::prelude::*;
 use island_core::paint::Rect;
@@ -75,7 +67,7 @@ impl INode3D for ProceduralIsland {
     }
 
     fn ready(&mut self) {
-        crate::navigation::register_parser();
+        crate::node_hooks::island_ready();
         let editor = Engine::singleton().is_editor_hint();
         if self.terrain_material.is_none() {
             // Now rather than in the first frames of a generation.

@@ -1,7 +1,28 @@
 //! The `ProceduralIsland` struct: its inspector properties (one table, see
 //! [`crate::properties`]) and its runtime state.
 
-use super::*;
+use crate::auto_regenerate::AutoRegenerate;
+use crate::chunk_pool::ChunkPool;
+use crate::frame_watch::FrameWatch;
+use crate::generation::GenerationJob;
+use crate::lod::{self, LodRuntime};
+use crate::material::TerrainMaterial;
+use crate::properties::{
+    island_node, ALGORITHM_HINT, BACKEND_HINT, CHUNK_HINT, COLLISION_MODE_HINT, RESOLUTION_HINT,
+    RIVER_MODE_HINT,
+};
+use crate::scatter_layer::ScatterLayer;
+use crate::scatter_nodes::ScatterNodes;
+use crate::splat_maps::SplatMaps;
+use crate::splat_paint::SplatPaint;
+use crate::stats::NodeStats;
+use crate::terrain_layer::{TerrainLayer, TerrainLayers};
+use crate::water_nodes::WaterNodes;
+use godot::classes::{Curve, Material, Node3D, Texture2D};
+use godot::prelude::*;
+use island_core::Island;
+use std::sync::Arc;
+use std::time::Instant;
 
 island_node! {
     /// A procedurally generated island terrain: chunked meshes with a splat-mapped material and
@@ -463,7 +484,7 @@ island_node! {
             /// Per-frame time of `_process` while a background generation is installed.
             frame_watch: FrameWatch = FrameWatch::default(),
             /// Maps behind `find_points` / `get_surface_at` (see `runtime_queries`).
-            runtime: crate::runtime_queries::Runtime = Default::default(),
+            runtime: crate::runtime_maps::Runtime = Default::default(),
         }
     }
 }
