@@ -29,6 +29,7 @@ pub mod frame_watch;
 pub mod generation;
 pub mod heightmap_io;
 pub mod island_io;
+pub mod island_parts;
 pub mod layer_moves;
 pub mod lod;
 pub mod material;

@@ -3,6 +3,7 @@
 //! material, layers), LOD updates, scatter placement and heightmap import.
 
 use super::*;
+use crate::island_parts::IslandParts;
 
 impl ProceduralIsland {
     /// Validated request from the properties.
@@ -41,33 +42,52 @@ impl ProceduralIsland {
     }
 
     pub(super) fn report_failure(&mut self, msg: &str) {
-        self.job.end_series();
+        self.parts.job.end_series();
         godot_error!("ProceduralIsland: {msg}");
         self.signals().generation_failed().emit(msg);
     }
 
-    /// Run `f` on the chunk pool with the node as the parent of new chunk nodes. The node is
+    /// The one borrow helper: run `f` on the node's [`IslandParts`] (chunks, LOD, water,
+    /// scatter, generation job) with the node as the parent of the nodes they add. The node is
     /// borrowed through `base_mut` (engine callbacks may reach it while children are added), so
-    /// the pool is taken out of the node while `f` runs: a script called back meanwhile (e.g.
-    /// from `child_entered_tree`) sees no chunk nodes (the island, shared through an `Arc`,
+    /// the parts are taken out of the node while `f` runs: a script called back meanwhile (e.g.
+    /// from `child_entered_tree`) sees none of them (the island, shared through an `Arc`,
     /// stays).
+    pub(super) fn with_parts<R>(
+        &mut self,
+        f: impl FnOnce(&mut IslandParts, &mut Gd<Node3D>) -> R,
+    ) -> R {
+        let mut parts = std::mem::take(&mut self.parts);
+        let r = {
+            let mut parent = self.base_mut();
+            f(&mut parts, &mut parent)
+        };
+        self.parts = parts;
+        r
+    }
+
+    /// [`Self::with_parts`] with the chunks' material made current first.
+    pub(super) fn with_chunk_parts<R>(
+        &mut self,
+        f: impl FnOnce(&mut IslandParts, &mut Gd<Node3D>) -> R,
+    ) -> R {
+        let material = self.material.resolve(self.terrain_material.as_ref());
+        self.with_parts(|p, parent| {
+            p.chunks.use_material(Some(material));
+            f(p, parent)
+        })
+    }
+
+    /// [`Self::with_chunk_parts`] for the chunk pool alone.
     pub(super) fn with_chunks<R>(
         &mut self,
         f: impl FnOnce(&mut ChunkPool, &mut Gd<Node3D>) -> R,
     ) -> R {
-        let mut pool = std::mem::take(&mut self.chunks);
-        let material = self.material.resolve(self.terrain_material.as_ref());
-        pool.use_material(Some(material));
-        let r = {
-            let mut parent = self.base_mut();
-            f(&mut pool, &mut parent)
-        };
-        self.chunks = pool;
-        r
+        self.with_chunk_parts(|p, parent| f(&mut p.chunks, parent))
     }
 
     pub(super) fn poll_worker(&mut self) {
-        match self.job.poll() {
+        match self.parts.job.poll() {
             Polled::Idle => {}
             Polled::Progress(progress) => {
                 self.emit_progress(progress);
@@ -79,13 +99,13 @@ impl ProceduralIsland {
                 }
                 match result {
                     Ok(prep) => {
-                        if self.chunks.len() != prep.chunks.len() {
+                        if self.parts.chunks.len() != prep.chunks.len() {
                             // Another chunk count: the current chunks stay drawn and colliding
                             // until the new ones are all built (swapped in `finish`).
                             self.with_chunks(|pool, parent| pool.retire(parent));
                         }
-                        let counts = self.chunks.surface_counts();
-                        self.job.start_build(prep, counts);
+                        let counts = self.parts.chunks.surface_counts();
+                        self.parts.job.start_build(prep, counts);
                     }
                     Err(msg) => self.report_failure(&msg),
                 }
@@ -96,12 +116,12 @@ impl ProceduralIsland {
     /// Emit the worker's progress; false when a handler replaced the generation meanwhile
     /// (e.g. called [method regenerate]), which stops the rest.
     pub(super) fn emit_progress(&mut self, progress: Vec<(f32, String)>) -> bool {
-        let serial = self.job.serial();
+        let serial = self.parts.job.serial();
         for (f, stage) in progress {
             self.signals()
                 .generation_progress()
                 .emit(f as f64 * CORE_SHARE, stage.as_str());
-            if self.job.serial() != serial {
+            if self.parts.job.serial() != serial {
                 return false;
             }
         }
@@ -109,27 +129,27 @@ impl ProceduralIsland {
     }
 
     pub(super) fn continue_build(&mut self) {
-        if !self.job.is_building() {
+        if !self.parts.job.is_building() {
             return;
         }
         let budget = self.frame_budget_left();
-        let mut job = std::mem::take(&mut self.job);
         // The river/lake surfaces of each chunk are built right after it, in the same budget.
-        let mut water = std::mem::take(&mut self.water);
         let user = self.water_material.clone();
         let inland = self.inland_water_enabled;
-        let step = self.with_chunks(|pool, parent| {
-            job.continue_build(pool, parent, budget, &mut |parent, i, island| {
+        let step = self.with_chunk_parts(|p, parent| {
+            let IslandParts {
+                job, chunks, water, ..
+            } = p;
+            let step = job.continue_build(chunks, parent, budget, &mut |parent, i, island| {
                 if inland {
                     water.build_chunk(parent, island, i, user.as_ref())
                 }
-            })
+            });
+            if inland && matches!(step, Step::Finished(_)) {
+                water.chunks_built();
+            }
+            step
         });
-        if inland && matches!(step, Step::Finished(_)) {
-            water.chunks_built();
-        }
-        self.water = water;
-        self.job = job;
         match step {
             Step::Idle => {}
             Step::Progress(f) => {
@@ -184,7 +204,7 @@ impl ProceduralIsland {
             self.backend,
         );
         self.with_chunks(|pool, parent| pool.swap_in(parent));
-        let (fast, slow) = self.chunks.surface_counts();
+        let (fast, slow) = self.parts.chunks.surface_counts();
         if let Some(g) = self.last_stats.generation.as_mut() {
             g.encoded_surfaces = (fast - surfaces0.0) as i64;
             g.array_surfaces = (slow - surfaces0.1) as i64;
@@ -205,21 +225,21 @@ impl ProceduralIsland {
                 }
             }
         }
-        self.job.end_series();
+        self.parts.job.end_series();
         let t = Instant::now();
         self.splat_island_changed();
         self.sync_layers();
         self.last_stats.maps_ms = Some(t.elapsed().as_secs_f64() * 1e3);
         self.water_island_changed(water);
-        self.lod.invalidate();
+        self.parts.lod.invalidate();
         if std::mem::take(&mut self.scatter_deferred) && !self.scatter_layers.is_empty() {
             // Finished in `scatter_process` once the scatter nodes are built.
             if let Some(island) = self.island.clone() {
                 self.watch_scatter_layers();
                 let specs = scatter_nodes::specs(&self.scatter_layers);
                 let erase = self.scatter_erase_masks(specs.len());
-                let serial = self.job.serial();
-                self.scatter.start(
+                let serial = self.parts.job.serial();
+                self.parts.scatter.start(
                     island,
                     prep_params.seed,
                     prep_params.chunk_size as usize,
@@ -230,7 +250,7 @@ impl ProceduralIsland {
                 return;
             }
         }
-        self.scatter.abort();
+        self.parts.scatter.abort();
         self.place_scatter(&prep_params);
         self.emit_done();
     }
@@ -238,15 +258,15 @@ impl ProceduralIsland {
     /// Follow `scatter_layers` (see `ScatterNodes::watch`); reordered, inserted or removed layers
     /// take their erase masks in [member splat_paint] with them.
     pub(super) fn watch_scatter_layers(&mut self) {
-        let Some(moves) = self.scatter.watch(&self.scatter_layers) else {
+        let Some(moves) = self.parts.scatter.watch(&self.scatter_layers) else {
             return;
         };
         if let Some(mut paint) = self.splat_paint.clone() {
             let changed = paint
                 .bind_mut()
-                .remap_scatter_erase(&moves, &mut self.scatter.parked);
+                .remap_scatter_erase(&moves, &mut self.parts.scatter.parked);
             for i in changed {
-                self.scatter.force_replace(i);
+                self.parts.scatter.force_replace(i);
             }
         }
     }
@@ -287,9 +307,9 @@ impl ProceduralIsland {
         }
         // Handlers get their own copy: editing it does not change get_last_stats().
         let stats = self.last_stats.to_dictionary();
-        let serial = self.job.serial();
+        let serial = self.parts.job.serial();
         self.signals().generation_progress().emit(1.0, "done");
-        if self.job.serial() != serial {
+        if self.parts.job.serial() != serial {
             // A handler of "done" started another generation (which reports for itself).
             return;
         }
@@ -320,18 +340,16 @@ impl ProceduralIsland {
         let summary = summary.unwrap_or_else(|| water_nodes::WaterSummary::of(&island));
         let (sea, user) = (self.sea_enabled, self.water_material.clone());
         let inland = self.inland_water_enabled;
-        let mut water = std::mem::take(&mut self.water);
-        {
-            let mut parent = self.base_mut();
-            water.island_changed(&mut parent, &island, &summary, sea, inland, user.as_ref());
-        }
-        self.water = water;
+        self.with_parts(|p, parent| {
+            p.water
+                .island_changed(parent, &island, &summary, sea, inland, user.as_ref())
+        });
         let [_, river, lake, sea_n] = summary.counts;
         self.last_stats.water = Some(WaterStats {
             river,
             lake,
             sea: sea_n,
-            chunks: self.water.visible_chunks(),
+            chunks: self.parts.water.visible_chunks(),
         });
     }
 
@@ -339,21 +357,16 @@ impl ProceduralIsland {
     pub(super) fn sync_water(&mut self) {
         let ws = self.island.as_ref().map(|i| i.field.world_size);
         let (sea, user) = (self.sea_enabled, self.water_material.clone());
-        let mut water = std::mem::take(&mut self.water);
-        {
-            let mut parent = self.base_mut();
-            water.sync(&mut parent, ws, sea, user.as_ref());
-        }
-        self.water = water;
+        self.with_parts(|p, parent| p.water.sync(parent, ws, sea, user.as_ref()));
     }
 
     /// Re-apply the material when `terrain_material` changed.
     pub(super) fn sync_material(&mut self) {
-        if self.chunks.is_empty() || !self.material.changed(self.terrain_material.as_ref()) {
+        if self.parts.chunks.is_empty() || !self.material.changed(self.terrain_material.as_ref()) {
             return;
         }
         let mat = self.material.resolve(self.terrain_material.as_ref());
-        self.chunks.apply_material(Some(mat));
+        self.parts.chunks.apply_material(Some(mat));
         // A new ShaderMaterial gets the splat maps too.
         let mats = self
             .material
@@ -397,7 +410,7 @@ impl ProceduralIsland {
 
     /// Follow `terrain_layers` (list, layer changes, material changes); cheap when unchanged.
     pub(super) fn sync_layers(&mut self) {
-        if self.chunks.is_empty() {
+        if self.parts.chunks.is_empty() {
             return;
         }
         let mats = self
@@ -422,37 +435,33 @@ impl ProceduralIsland {
     pub(super) fn lod_process(&mut self) {
         let t = Instant::now();
         if !self.lod_enabled {
-            if self.lod.is_active() {
-                let mut lod = std::mem::take(&mut self.lod);
-                self.with_chunks(|pool, parent| lod.deactivate(parent, pool));
-                self.lod = lod;
+            if self.parts.lod.is_active() {
+                self.with_chunk_parts(|p, parent| p.lod.deactivate(parent, &mut p.chunks));
             }
             return;
         }
-        if self.island.is_none() || self.is_generating() || self.chunks.is_empty() {
+        if self.island.is_none() || self.is_generating() || self.parts.chunks.is_empty() {
             return;
         }
-        let camera = if self.lod.wants_camera() {
+        let camera = if self.parts.lod.wants_camera() {
             lod::camera_position(&self.base())
         } else {
             None
         };
         let settings = self.lod_settings();
-        let mut lod = std::mem::take(&mut self.lod);
         let island = self.island.clone();
         let nt = self.normal_tangents.clone();
         if let Some(island) = island.as_ref() {
-            self.with_chunks(|pool, parent| {
+            self.with_chunk_parts(|p, parent| {
                 let mut scene = LodScene {
                     parent,
                     island,
                     normal_tangents: &nt,
-                    chunks: pool,
+                    chunks: &mut p.chunks,
                 };
-                lod.process(&mut scene, &settings, camera, t);
+                p.lod.process(&mut scene, &settings, camera, t);
             });
         }
-        self.lod = lod;
     }
 
     /// After a generation: place every scatter layer and build its nodes; stats
@@ -464,25 +473,17 @@ impl ProceduralIsland {
         self.watch_scatter_layers();
         let specs = scatter_nodes::specs(&self.scatter_layers);
         let erase = self.scatter_erase_masks(specs.len());
-        let mut scatter = std::mem::take(&mut self.scatter);
-        let counts = {
-            let mut parent = self.base_mut();
-            scatter.place_all(
-                &mut parent,
-                &island,
-                params.seed,
-                params.chunk_size as usize,
-                specs,
-                erase,
-            )
-        };
-        self.last_stats.scatter = Some(ScatterStats {
-            counts,
-            ms: Some(scatter.last_place_ms + scatter.last_build_ms),
-            place_ms: Some(scatter.last_place_ms),
-            frame_ms_max: None,
+        let (seed, cs) = (params.seed, params.chunk_size as usize);
+        let stats = self.with_parts(|p, parent| {
+            let counts = p.scatter.place_all(parent, &island, seed, cs, specs, erase);
+            ScatterStats {
+                counts,
+                ms: Some(p.scatter.last_place_ms + p.scatter.last_build_ms),
+                place_ms: Some(p.scatter.last_place_ms),
+                frame_ms_max: None,
+            }
         });
-        self.scatter = scatter;
+        self.last_stats.scatter = Some(stats);
     }
 
     /// Per frame: build the nodes of a background placement (then emit the end of the
@@ -493,24 +494,21 @@ impl ProceduralIsland {
             return;
         };
         let budget = self.frame_budget_left();
-        if self.scatter.is_pending() {
-            let serial = self.job.serial();
-            let mut scatter = std::mem::take(&mut self.scatter);
-            let step = {
-                let mut parent = self.base_mut();
-                scatter.continue_build(&mut parent, &island, serial, budget)
-            };
-            let counts = scatter.counts();
-            let ms = scatter.last_place_ms + scatter.last_build_ms;
-            let place_ms = scatter.last_place_ms;
-            let finished = matches!(step, ScatterProgress::Finished);
-            let frame_max = if finished {
-                scatter.take_worst_frame_ms()
-            } else {
-                0.0
-            };
-            let fraction = scatter.fraction_done();
-            self.scatter = scatter;
+        if self.parts.scatter.is_pending() {
+            let serial = self.parts.job.serial();
+            let (finished, fraction, stats) = self.with_parts(|p, parent| {
+                let sc = &mut p.scatter;
+                let step = sc.continue_build(parent, &island, serial, budget);
+                let finished = matches!(step, ScatterProgress::Finished);
+                let stats = ScatterStats {
+                    counts: sc.counts(),
+                    ms: Some(sc.last_place_ms + sc.last_build_ms),
+                    place_ms: Some(sc.last_place_ms),
+                    frame_ms_max: finished
+                        .then(|| (sc.take_worst_frame_ms(), sc.worst_frame_cpu_ms)),
+                };
+                (finished, sc.fraction_done(), stats)
+            });
             if !finished {
                 // The scatter is the last part of the bar (after the chunks).
                 let end = generation::CHUNKS_END_WITH_SCATTER;
@@ -519,12 +517,7 @@ impl ProceduralIsland {
                     .emit(end + (1.0 - end) * fraction.min(0.999), "scatter");
             }
             if finished {
-                self.last_stats.scatter = Some(ScatterStats {
-                    counts,
-                    ms: Some(ms),
-                    place_ms: Some(place_ms),
-                    frame_ms_max: Some((frame_max, self.scatter.worst_frame_cpu_ms)),
-                });
+                self.last_stats.scatter = Some(stats);
                 self.emit_done();
             }
             return;
@@ -533,10 +526,11 @@ impl ProceduralIsland {
             return;
         }
         self.watch_scatter_layers();
-        if self.scatter.has_changes() {
+        if self.parts.scatter.has_changes() {
             let paint = self.splat_paint.clone();
             let n = island.field.resolution;
-            self.scatter
+            self.parts
+                .scatter
                 .apply_changes(&self.scatter_layers, &island, |i| {
                     paint.as_ref().and_then(|p| p.bind().erase_mask_for(i, n))
                 });
@@ -547,23 +541,17 @@ impl ProceduralIsland {
                 .get_viewport()
                 .and_then(|v| v.get_camera_3d())
                 .map(|c| self.base().to_local(c.get_global_position()));
-            let mut scatter = std::mem::take(&mut self.scatter);
-            {
-                let mut parent = self.base_mut();
-                scatter.update_colliders(&mut parent, camera, budget);
-            }
-            self.scatter = scatter;
+            self.with_parts(|p, parent| p.scatter.update_colliders(parent, camera, budget));
         }
-        if self.scatter.is_busy() {
-            let mut scatter = std::mem::take(&mut self.scatter);
-            let finished = {
-                let mut parent = self.base_mut();
-                scatter.run_queue(&mut parent, &island, budget)
-            };
-            if finished {
-                self.last_stats.scatter_mut().counts = scatter.counts();
+        if self.parts.scatter.is_busy() {
+            let finished = self.with_parts(|p, parent| {
+                p.scatter
+                    .run_queue(parent, &island, budget)
+                    .then(|| p.scatter.counts())
+            });
+            if let Some(counts) = finished {
+                self.last_stats.scatter_mut().counts = counts;
             }
-            self.scatter = scatter;
         }
     }
 
@@ -575,8 +563,8 @@ impl ProceduralIsland {
         let heights = island_io::read_heightmap(&request.params, path)?;
         let prep =
             import_job(request, heights).map_err(|e| (Error::ERR_INVALID_DATA, e.to_string()))?;
-        self.job.abort();
-        self.job.end_series();
+        self.parts.job.abort();
+        self.parts.job.end_series();
         // An import is a generation too: started, then progress "done" and finished.
         self.signals().generation_started().emit();
         let b =

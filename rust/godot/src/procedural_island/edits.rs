@@ -82,13 +82,13 @@ impl ProceduralIsland {
             .splat_paint
             .as_ref()
             .and_then(|p| p.bind().erase_mask_for(layer, island.field.resolution));
-        let mut scatter = std::mem::take(&mut self.scatter);
-        let n = {
-            let mut parent = self.base_mut();
-            scatter.refresh_erase(&mut parent, &island, layer, mask.as_ref(), rect)
-        };
-        self.last_stats.scatter_mut().counts = scatter.counts();
-        self.scatter = scatter;
+        let (n, counts) = self.with_parts(|p, parent| {
+            let n = p
+                .scatter
+                .refresh_erase(parent, &island, layer, mask.as_ref(), rect);
+            (n, p.scatter.counts())
+        });
+        self.last_stats.scatter_mut().counts = counts;
         n
     }
 
@@ -109,7 +109,7 @@ impl ProceduralIsland {
     /// edit, and its `generation_finished` closes the series. A build already installing chunks
     /// goes on.
     pub fn sculpt_stroke_started(&mut self) {
-        self.job.cancel();
+        self.parts.job.cancel();
     }
 
     /// For the sculpt dabs: run `f` on the shown heightfield (the island's own copy), then
@@ -153,11 +153,11 @@ impl ProceduralIsland {
             return;
         };
         let n = island.field.resolution;
-        if self.chunks.is_empty() || self.normal_tangents.len() != n * n {
+        if self.parts.chunks.is_empty() || self.normal_tangents.len() != n * n {
             return;
         }
         let cs = island.params.chunk_size as usize;
-        if self.chunks.len() != ((n - 1) / cs).pow(2) {
+        if self.parts.chunks.len() != ((n - 1) / cs).pow(2) {
             return;
         }
         // The encoded normals of the changed samples.
@@ -172,8 +172,8 @@ impl ProceduralIsland {
         let flat = self.flat_shading;
         let chunks = self.chunks_touching(rect);
         let settings = self.lod_settings();
-        let mut lod = std::mem::take(&mut self.lod);
-        self.with_chunks(|pool, parent| {
+        self.with_chunk_parts(|p, parent| {
+            let pool = &mut p.chunks;
             for i in chunks {
                 let data = crate::chunk_data::chunk_data(
                     &island.field,
@@ -193,9 +193,9 @@ impl ProceduralIsland {
                 normal_tangents: &nt,
                 chunks: pool,
             };
-            lod.refresh_samples(&mut scene, &settings, [g.x0, g.x0 + g.w, g.z0, g.z0 + g.h]);
+            p.lod
+                .refresh_samples(&mut scene, &settings, [g.x0, g.x0 + g.w, g.z0, g.z0 + g.h]);
         });
-        self.lod = lod;
     }
 
     /// The LOD settings of the properties.
@@ -217,7 +217,7 @@ impl ProceduralIsland {
         };
         let cs = island.params.chunk_size as usize;
         let per_side = (island.field.resolution - 1) / cs;
-        if !self.collision_enabled || self.chunks.len() != per_side * per_side {
+        if !self.collision_enabled || self.parts.chunks.len() != per_side * per_side {
             return;
         }
         let chunks = self.chunks_touching(rect);

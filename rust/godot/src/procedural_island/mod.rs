@@ -88,8 +88,8 @@ impl INode3D for ProceduralIsland {
 
     fn process(&mut self, _delta: f64) {
         self.frame_watch.begin();
-        let (running, building) = (self.job.is_running(), self.job.is_building());
-        let scattering = self.scatter.is_pending();
+        let (running, building) = (self.parts.job.is_running(), self.parts.job.is_building());
+        let scattering = self.parts.scatter.is_pending();
         self.poll_worker();
         self.sync_material();
         self.sync_layers();
@@ -98,11 +98,11 @@ impl INode3D for ProceduralIsland {
         // The generation's node work last, with what is left of the frame's budget.
         self.continue_build();
         self.scatter_process();
-        let phase = if building && !self.job.is_building() {
+        let phase = if building && !self.parts.job.is_building() {
             "install"
         } else if building {
             "chunks"
-        } else if scattering || self.scatter.is_pending() {
+        } else if scattering || self.parts.scatter.is_pending() {
             "scatter"
         } else {
             "worker"
@@ -278,7 +278,7 @@ impl ProceduralIsland {
                 return false;
             }
         };
-        self.job.abort();
+        self.parts.job.abort();
         let t = Instant::now();
         self.signals().generation_started().emit();
         let cancel = AtomicBool::new(false);
@@ -318,7 +318,7 @@ impl ProceduralIsland {
                 return;
             }
         };
-        match self.job.submit(request) {
+        match self.parts.job.submit(request) {
             Ok(true) => {
                 self.frame_watch.reset();
                 self.signals().generation_started().emit()
@@ -342,7 +342,7 @@ impl ProceduralIsland {
     /// Whether a [method regenerate_async] is computing or building chunks (or scatter nodes).
     #[func]
     pub fn is_generating(&self) -> bool {
-        self.job.is_running() || self.scatter.is_pending()
+        self.parts.job.is_running() || self.parts.scatter.is_pending()
     }
 
     /// Stop a running background generation (the worker stops at its next stage boundary; its
@@ -351,7 +351,7 @@ impl ProceduralIsland {
     /// frames. Does nothing when idle.
     #[func]
     pub fn cancel(&mut self) {
-        if self.job.cancel() {
+        if self.parts.job.cancel() {
             self.report_failure(&JobError::Cancelled.to_string());
         }
     }

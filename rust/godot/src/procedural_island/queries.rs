@@ -94,14 +94,16 @@ impl ProceduralIsland {
     /// [member scatter_layers]); empty when out of range, null or invalid, or before a generation.
     #[func]
     pub fn get_scatter_positions(&self, layer: i32) -> PackedVector3Array {
-        usize::try_from(layer)
-            .map_or_else(|_| PackedVector3Array::new(), |i| self.scatter.positions(i))
+        usize::try_from(layer).map_or_else(
+            |_| PackedVector3Array::new(),
+            |i| self.parts.scatter.positions(i),
+        )
     }
 
     /// Number of instances of scatter layer `layer` (0 when out of range, null or invalid).
     #[func]
     pub fn get_scatter_count(&self, layer: i32) -> i64 {
-        usize::try_from(layer).map_or(0, |i| self.scatter.count(i))
+        usize::try_from(layer).map_or(0, |i| self.parts.scatter.count(i))
     }
 
     /// The shaded top-down relief of the island (the CLI's `preview.png`; the inspector header
@@ -173,13 +175,13 @@ impl ProceduralIsland {
     /// `level_counts` (leaves per level).
     #[func]
     pub fn get_lod_stats(&self) -> VarDictionary {
-        self.lod.stats(self.lod_enabled)
+        self.parts.lod.stats(self.lod_enabled)
     }
 
     /// Reset `max_update_ms` of [method get_lod_stats].
     #[func]
     pub fn reset_lod_stats(&mut self) {
-        self.lod.reset_stats();
+        self.parts.lod.reset_stats();
     }
 
     /// The visible LOD chunks: one Dictionary each with `node` (the MeshInstance3D), `level`,
@@ -188,6 +190,6 @@ impl ProceduralIsland {
     /// vertices lie on the coarser edge). Empty when LOD is off.
     #[func]
     pub fn get_lod_chunks(&self) -> VarArray {
-        self.lod.chunks()
+        self.parts.lod.chunks()
     }
 }

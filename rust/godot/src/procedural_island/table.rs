@@ -2,22 +2,19 @@
 //! [`crate::properties`]) and its runtime state.
 
 use crate::auto_regenerate::AutoRegenerate;
-use crate::chunk_pool::ChunkPool;
 use crate::frame_watch::FrameWatch;
-use crate::generation::GenerationJob;
-use crate::lod::{self, LodRuntime};
+use crate::island_parts::IslandParts;
+use crate::lod::{self};
 use crate::material::TerrainMaterial;
 use crate::properties::{
     island_node, ALGORITHM_HINT, BACKEND_HINT, CHUNK_HINT, COLLISION_MODE_HINT, RESOLUTION_HINT,
     RIVER_MODE_HINT,
 };
 use crate::scatter_layer::ScatterLayer;
-use crate::scatter_nodes::ScatterNodes;
 use crate::splat_maps::SplatMaps;
 use crate::splat_paint::SplatPaint;
 use crate::stats::NodeStats;
 use crate::terrain_layer::{TerrainLayer, TerrainLayers};
-use crate::water_nodes::WaterNodes;
 use godot::classes::{Curve, Material, Node3D, Texture2D};
 use godot::prelude::*;
 use island_core::Island;
@@ -466,18 +463,15 @@ island_node! {
             /// Encoded normal/tangent per sample of `island` (LOD meshes).
             normal_tangents: Arc<Vec<[u16; 4]>> = Arc::default(),
             last_stats: NodeStats = NodeStats::default(),
-            chunks: ChunkPool = ChunkPool::default(),
-            job: GenerationJob = GenerationJob::default(),
-            lod: LodRuntime = LodRuntime::default(),
+            /// Chunks, LOD, water, scatter and the generation job (lent by `with_parts`).
+            parts: IslandParts = IslandParts::default(),
             splat: SplatMaps = SplatMaps::default(),
             material: TerrainMaterial = TerrainMaterial::default(),
             layers: TerrainLayers = TerrainLayers::default(),
-            water: WaterNodes = WaterNodes::default(),
             watcher: AutoRegenerate = AutoRegenerate::default(),
             gpu_warned: bool = false,
             /// Start of the running synchronous `regenerate()` (for `regenerate_ms`).
             sync_started: Option<Instant> = None,
-            scatter: ScatterNodes = ScatterNodes::default(),
             /// The finishing generation came from `regenerate_async`: place the scatter on a thread
             /// and build its nodes within `build_budget_ms` before `generation_finished`.
             scatter_deferred: bool = false,
