@@ -60,6 +60,7 @@ pub mod preview;
 pub mod river;
 pub mod scatter;
 pub mod scatter_meshes;
+pub mod schema;
 pub mod sculpt;
 pub mod shape;
 pub mod shaping;
