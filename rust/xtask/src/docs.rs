@@ -174,8 +174,29 @@ fn json_f32(v: f32) -> serde_json::Value {
     serde_json::json!(v as f64)
 }
 
+/// The `hint_string` gdext registers for `#[export(range = (min, max, step, or_greater,
+/// or_less, suffix = "..."))]` (`godot::register::property::export_fns::export_range`: the
+/// literals' shortest decimal forms, the flags in that order).
+fn hint_string(s: Slider) -> String {
+    let mut h = format!("{},{}", s.min, s.max);
+    if let Some(step) = s.step {
+        h.push_str(&format!(",{step}"));
+    }
+    if s.or_greater {
+        h.push_str(",or_greater");
+    }
+    if s.or_less {
+        h.push_str(",or_less");
+    }
+    if !s.suffix.is_empty() {
+        h.push_str(&format!(",suffix:{}", s.suffix));
+    }
+    h
+}
+
 fn json_slider(s: Slider) -> serde_json::Value {
     serde_json::json!({
+        "hint_string": hint_string(s),
         "min": json_f32(s.min),
         "max": json_f32(s.max),
         "step": s.step.map(json_f32),
