@@ -553,6 +553,8 @@ pub struct ShapeParams {
     pub island_count: u32,
     /// VOLCANIC: a crater (holding a lake) at the top of the cone. Default true.
     pub crater_lake: bool,
+    /// VOLCANIC: height of the cone's peak, fraction of `max_height`, 0.1..=1. Default 0.85.
+    pub cone_height: f32,
 }
 impl ShapeParams {
     /// Default [`ShapeParams::shape`].
@@ -571,6 +573,8 @@ impl ShapeParams {
     pub const DEFAULT_ISLAND_COUNT: u32 = 5;
     /// Default [`ShapeParams::crater_lake`].
     pub const DEFAULT_CRATER_LAKE: bool = true;
+    /// Default [`ShapeParams::cone_height`] (the cone of the first VOLCANIC islands).
+    pub const DEFAULT_CONE_HEIGHT: f32 = 0.85;
 }
 impl Default for ShapeParams {
     fn default() -> Self {
@@ -583,13 +587,14 @@ impl Default for ShapeParams {
             bay_direction: ShapeParams::DEFAULT_BAY_DIRECTION,
             island_count: ShapeParams::DEFAULT_ISLAND_COUNT,
             crater_lake: ShapeParams::DEFAULT_CRATER_LAKE,
+            cone_height: ShapeParams::DEFAULT_CONE_HEIGHT,
         }
     }
 }
 impl ShapeParams {
     /// The parameters' schema ([`crate::schema`]).
     pub const PARAMS: &'static [ParamSpec<ShapeParams>] = &[
-        ParamSpec::enumeration("shape", &["AUTO", "ROUND", "ELONGATED", "CRESCENT", "ARCHIPELAGO", "ATOLL", "VOLCANIC"], ShapeParams::DEFAULT_SHAPE as i64, "Island outline (constants `SHAPE_*`). **AUTO**: the seed picks the shape and its settings (aspect, orientation, bay, island count, size, crater), so changing only the seed shows the whole range. **ROUND**: the deformed circle of the three `mask_*` settings (the only outline before shapes; exactly its old output). **ELONGATED**: a long, slightly bent island. **CRESCENT**: an island around a wide bay. **ARCHIPELAGO**: one main island and smaller ones with sea channels between them. **ATOLL**: a thin reef ring around a lagoon of sea-level water; the lagoon is classified as **sea** (`get_water_image` / water kind 3, level 0), not as a lake, though no channel connects it to the open sea. **VOLCANIC**: one dominant cone (0.85 × `max_height`), with a crater lake when `shape_crater_lake`. Every outline is defined in world space (fractions of `world_size`): the same seed and shape give the same island at every `resolution`. Ignored when `coast_mask` is set; with `algorithm` = Gaussian islands and `gaussian_separation` > 0 the outline follows the mountains instead (each one its own island).", |s: &Self| Value::Int(s.shape as i64))
+        ParamSpec::enumeration("shape", &["AUTO", "ROUND", "ELONGATED", "CRESCENT", "ARCHIPELAGO", "ATOLL", "VOLCANIC"], ShapeParams::DEFAULT_SHAPE as i64, "Island outline (constants `SHAPE_*`). **AUTO**: the seed picks the shape and its settings (aspect, orientation, bay, island count, size, crater), so changing only the seed shows the whole range. **ROUND**: the deformed circle of the three `mask_*` settings (the only outline before shapes; exactly its old output). **ELONGATED**: a long, slightly bent island. **CRESCENT**: an island around a wide bay. **ARCHIPELAGO**: one main island and smaller ones with sea channels between them. **ATOLL**: a thin reef ring around a lagoon of sea-level water; the lagoon is classified as **sea** (`get_water_image` / water kind 3, level 0), not as a lake, though no channel connects it to the open sea. **VOLCANIC**: one dominant cone (`shape_cone_height` × `max_height`), with a crater lake when `shape_crater_lake`. Every outline is defined in world space (fractions of `world_size`): the same seed and shape give the same island at every `resolution`. Ignored when `coast_mask` is set; with `algorithm` = Gaussian islands and `gaussian_separation` > 0 the outline follows the mountains instead (each one its own island).", |s: &Self| Value::Int(s.shape as i64))
             .property("island_shape"),
         ParamSpec::float("land_fraction", ShapeParams::DEFAULT_LAND_FRACTION, Check::ZeroOrRange(0.02, 0.8), "share of the map", "Size of the outline: the share of the map's samples that are land in it, honoured exactly by the mask (the finished island differs by a few per cent: beaches, erosion, river mouths). 0 = the shape's own size (Elongated 0.20, Crescent 0.26, Archipelago 0.20, Atoll 0.11, Volcanic 0.28, each × 0.8–1.2 by seed under Auto; Round keeps the size of `mask_radius`). Ignored by `coast_mask`.", |s: &Self| Value::Float(s.land_fraction))
             .slider("land_fraction", Slider::new(0.0, 0.8).step(0.01)),
@@ -605,6 +610,15 @@ impl ShapeParams {
             .slider("shape_island_count", Slider::new(2.0, 16.0)),
         ParamSpec::boolean("crater_lake", ShapeParams::DEFAULT_CRATER_LAKE, "VOLCANIC: dig a crater at the top of the cone; the drainage fills it with a lake.", |s: &Self| Value::Bool(s.crater_lake))
             .property("shape_crater_lake"),
+        ParamSpec::float(
+            "cone_height",
+            ShapeParams::DEFAULT_CONE_HEIGHT,
+            Check::Range(0.1, 1.0),
+            "fraction of `max_height`",
+            "VOLCANIC: height of the cone's peak.",
+            |s: &Self| Value::Float(s.cone_height),
+        )
+        .slider("shape_cone_height", Slider::new(0.1, 1.0).step(0.01)),
     ];
 }
 
