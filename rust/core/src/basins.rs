@@ -30,6 +30,7 @@ use crate::det_math;
 use crate::drainage::{drainage, is_sea, DrainageSettings};
 use crate::erosion::resample;
 use crate::hash::{hash_u32, stage_seed, unit};
+use crate::schema::{check_all, Check, ParamSpec, Slider, Value};
 
 /// Default [`BasinSettings::count`].
 pub const DEFAULT_COUNT: u32 = 2;
@@ -80,23 +81,21 @@ impl Default for BasinSettings {
 }
 
 impl BasinSettings {
-    /// Check every field; the first problem found is returned.
+    /// The parameters' schema ([`crate::schema`]).
+    pub const PARAMS: &'static [ParamSpec<BasinSettings>] = &[
+        ParamSpec::int("count", DEFAULT_COUNT as i64, Check::Range(0.0, 16.0), "", "Natural dams (landslide lobes) raised across gentle valleys after the erosion; the valley behind each fills to a lake whose shore follows the terrain's contours. 0 = only the lakes the terrain holds by itself (few once eroded). Fewer where no valley suits.", |s: &Self| Value::Int(s.count as i64))
+            .slider("river_lake_count", Slider::new(0.0, 16.0)),
+        ParamSpec::float("dam_height", DEFAULT_DAM_HEIGHT, Check::Range(0.0, 100.0), "m", "Crest of a dam above the valley floor: about the lake's depth at the dam; it floods about height / valley slope upstream.", |s: &Self| Value::Float(s.dam_height))
+            .slider("river_lake_dam_height", Slider::new(0.0, 30.0).step(0.1).or_greater().suffix("m")),
+        ParamSpec::float("max_width", DEFAULT_MAX_WIDTH, Check::Range(5.0, 5000.0), "m", "Widest valley a dam may close (wall to wall at crest height).", |s: &Self| Value::Float(s.max_width))
+            .slider("river_lake_max_width", Slider::new(5.0, 1000.0).or_greater().suffix("m")),
+        ParamSpec::float("min_area", DEFAULT_MIN_AREA, Check::Range(0.0, 1.0e9), "m²", "Drainage area a dammed valley must have (a river big enough to feed the lake).", |s: &Self| Value::Float(s.min_area))
+            .slider("river_lake_min_catchment", Slider::new(0.0, 1000000.0).or_greater().suffix("m²")),
+    ];
+
+    /// Check every field ([`BasinSettings::PARAMS`]); the first problem found is returned.
     pub fn validate(&self) -> Result<(), String> {
-        let s = self;
-        if s.count > 16 {
-            return Err(format!("basins: count = {} is outside 0..=16", s.count));
-        }
-        let range = |v: f32, lo: f32, hi: f32, what: &str| {
-            if (lo..=hi).contains(&v) {
-                Ok(())
-            } else {
-                Err(format!("basins: {what} = {v} is outside {lo}..={hi}"))
-            }
-        };
-        range(s.dam_height, 0.0, 100.0, "dam_height")?;
-        range(s.max_width, 5.0, 5000.0, "max_width")?;
-        range(s.min_area, 0.0, 1.0e9, "min_area")?;
-        Ok(())
+        check_all(Self::PARAMS, self).map_err(|e| format!("basins: {} {}", e.field, e.message))
     }
 }
 

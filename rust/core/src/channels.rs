@@ -16,6 +16,7 @@
 //! atomic minima and gives the same bits.
 
 use crate::drainage::{is_sea, Drainage, NONE};
+use crate::schema::{check_all, Check, ParamSpec, Value};
 use rayon::prelude::*;
 use std::collections::HashMap;
 
@@ -48,21 +49,16 @@ impl Default for CarveSettings {
 }
 
 impl CarveSettings {
-    /// Check every field; the first problem found is returned.
+    /// The parameters' schema ([`crate::schema`]; not exposed by the node).
+    pub const PARAMS: &'static [ParamSpec<CarveSettings>] = &[
+        ParamSpec::boolean("enabled", true, "FLOW: whether channels are carved (shallow pits are filled either way).", |s: &Self| Value::Bool(s.enabled)),
+        ParamSpec::float("bank_slope", DEFAULT_BANK_SLOPE, Check::Range(0.05, 5.0), "m/m", "FLOW: rise of the channel banks per metre away from the channel (0.6 ≈ 31°).", |s: &Self| Value::Float(s.bank_slope)),
+        ParamSpec::float("bank_width", DEFAULT_BANK_WIDTH, Check::Range(0.0, 100.0), "m", "FLOW: width of the banks on each side of the channel; beyond it the terrain is left alone.", |s: &Self| Value::Float(s.bank_width)),
+    ];
+
+    /// Check every field ([`CarveSettings::PARAMS`]); the first problem found is returned.
     pub fn validate(&self) -> Result<(), String> {
-        if !(0.05..=5.0).contains(&self.bank_slope) {
-            return Err(format!(
-                "carve: bank_slope = {} is outside 0.05..=5",
-                self.bank_slope
-            ));
-        }
-        if !(0.0..=100.0).contains(&self.bank_width) {
-            return Err(format!(
-                "carve: bank_width = {} is outside 0..=100",
-                self.bank_width
-            ));
-        }
-        Ok(())
+        check_all(Self::PARAMS, self).map_err(|e| format!("carve: {} {}", e.field, e.message))
     }
 }
 

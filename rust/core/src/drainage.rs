@@ -32,6 +32,7 @@
 //!   rivers run on to a lake or the sea and never end in a dry pit.
 
 use crate::det_math;
+use crate::schema::{check_all, Check, ParamSpec, Slider, Value};
 use rayon::prelude::*;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -85,35 +86,81 @@ impl Default for DrainageSettings {
 }
 
 impl DrainageSettings {
-    /// Check every field; the first problem found is returned.
-    pub fn validate(&self) -> Result<(), String> {
-        let check = |ok: bool, what: &str, v: f32| {
-            if ok {
-                Ok(())
-            } else {
-                Err(format!("drainage: {what} out of range: {v}"))
-            }
-        };
-        let d = self;
-        check(
-            (0.0..=1000.0).contains(&d.lake_min_depth),
+    /// The parameters' schema ([`crate::schema`]).
+    pub const PARAMS: &'static [ParamSpec<DrainageSettings>] = &[
+        ParamSpec::float(
             "lake_min_depth",
-            d.lake_min_depth,
-        )?;
-        check(
-            d.lake_min_area >= 0.0 && d.lake_min_area.is_finite(),
+            DEFAULT_LAKE_MIN_DEPTH,
+            Check::Range(0.0, 1000.0),
+            "m",
+            "Closed depressions at least this deep hold a lake; shallower ones are filled.",
+            |s: &Self| Value::Float(s.lake_min_depth),
+        )
+        .slider(
+            "river_lake_min_depth",
+            Slider::new(0.0, 50.0).or_greater().suffix("m"),
+        ),
+        ParamSpec::float(
             "lake_min_area",
-            d.lake_min_area,
-        )?;
-        for (v, what) in [
-            (d.river_area, "river_area"),
-            (d.flood_discharge, "flood_discharge"),
-            (d.width_coefficient, "width_coefficient"),
-            (d.depth_coefficient, "depth_coefficient"),
-        ] {
-            check(v > 0.0 && v.is_finite(), what, v)?;
-        }
-        Ok(())
+            DEFAULT_LAKE_MIN_AREA,
+            Check::NonNegative,
+            "m²",
+            "… and at least this large.",
+            |s: &Self| Value::Float(s.lake_min_area),
+        )
+        .slider(
+            "river_lake_min_area",
+            Slider::new(0.0, 100000.0).or_greater().suffix("m²"),
+        ),
+        ParamSpec::float(
+            "river_area",
+            DEFAULT_RIVER_AREA,
+            Check::PositiveFinite,
+            "m²",
+            "FLOW: drainage area at which a river starts; smaller = more, longer rivers.",
+            |s: &Self| Value::Float(s.river_area),
+        )
+        .slider(
+            "river_min_area",
+            Slider::new(100.0, 100000.0).or_greater().suffix("m²"),
+        ),
+        ParamSpec::float(
+            "flood_discharge",
+            DEFAULT_FLOOD_DISCHARGE,
+            Check::PositiveFinite,
+            "m³/s per km²",
+            "FLOW: flood discharge per drained area (not exposed by the node).",
+            |s: &Self| Value::Float(s.flood_discharge),
+        ),
+        ParamSpec::float(
+            "width_coefficient",
+            DEFAULT_WIDTH_COEFFICIENT,
+            Check::PositiveFinite,
+            "m/(m³/s)^0.5",
+            "FLOW: channel width per √(flood discharge).",
+            |s: &Self| Value::Float(s.width_coefficient),
+        )
+        .slider(
+            "river_width_coefficient",
+            Slider::new(0.1, 50.0).or_greater(),
+        ),
+        ParamSpec::float(
+            "depth_coefficient",
+            DEFAULT_DEPTH_COEFFICIENT,
+            Check::PositiveFinite,
+            "m/(m³/s)^0.4",
+            "FLOW: channel depth per (flood discharge)^0.4.",
+            |s: &Self| Value::Float(s.depth_coefficient),
+        )
+        .slider(
+            "river_depth_coefficient",
+            Slider::new(0.1, 10.0).or_greater(),
+        ),
+    ];
+
+    /// Check every field ([`DrainageSettings::PARAMS`]); the first problem found is returned.
+    pub fn validate(&self) -> Result<(), String> {
+        check_all(Self::PARAMS, self).map_err(|e| format!("drainage: {} {}", e.field, e.message))
     }
 }
 

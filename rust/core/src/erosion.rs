@@ -58,6 +58,8 @@ pub use crate::drainage::{depression_fill, flat_routing, flow_order};
 use crate::hash::{hash_u32, stage_seed, unit};
 use rayon::prelude::*;
 
+use crate::schema::{check_all, Check, ParamSpec, Slider, Value};
+
 /// Default [`ErosionSettings::amount`].
 pub const DEFAULT_AMOUNT: f32 = 0.5;
 /// Default [`ErosionSettings::erodibility`].
@@ -148,27 +150,33 @@ impl Default for ErosionSettings {
 }
 
 impl ErosionSettings {
-    /// Check every field; the first problem found is returned.
+    /// The parameters' schema ([`crate::schema`]).
+    pub const PARAMS: &'static [ParamSpec<ErosionSettings>] = &[
+        ParamSpec::boolean("enabled", true, "Whether the landscape evolution runs.", |s: &Self| Value::Bool(s.enabled))
+            .property("erosion_enabled"),
+        ParamSpec::float("amount", DEFAULT_AMOUNT, Check::Range(0.0, 1.0), "", "Age of the landscape: 0 as generated, 1 deeply dissected.", |s: &Self| Value::Float(s.amount))
+            .slider("erosion_amount", Slider::new(0.0, 1.0).step(0.01)),
+        ParamSpec::float("erodibility", DEFAULT_ERODIBILITY, Check::Range(0.0, 100.0), "", "Stream-power erodibility × duration (K·T): how far valleys cut back into the hills.", |s: &Self| Value::Float(s.erodibility))
+            .slider("erosion_erodibility", Slider::new(0.0, 100.0).step(0.1)),
+        ParamSpec::float("m_exponent", DEFAULT_M_EXPONENT, Check::Range(0.2, 0.8), "", "Drainage-area exponent `m` of the stream-power law: the concavity of river profiles (not exposed by the node).", |s: &Self| Value::Float(s.m_exponent)),
+        ParamSpec::float("channel_area", DEFAULT_CHANNEL_AREA, Check::Range(0.0, 1.0e6), "m²", "Drainage area below which a sample is hillslope (no river incision).", |s: &Self| Value::Float(s.channel_area))
+            .slider("erosion_channel_area", Slider::new(0.0, 100000.0).or_greater().suffix("m²")),
+        ParamSpec::float("deposition", DEFAULT_DEPOSITION, Check::Range(0.0, 10.0), "", "Sediment deposition: 0 all sediment leaves, larger = flatter, aggraded valley floors.", |s: &Self| Value::Float(s.deposition))
+            .slider("erosion_deposition", Slider::new(0.0, 10.0).step(0.05)),
+        ParamSpec::float("talus_angle", DEFAULT_TALUS_ANGLE, Check::Range(5.0, 80.0), "°", "Steeper hillslopes relax to this angle.", |s: &Self| Value::Float(s.talus_angle))
+            .slider("erosion_talus_angle", Slider::new(5.0, 80.0).step(0.5).suffix("°")),
+        ParamSpec::float("smoothing", DEFAULT_SMOOTHING, Check::Range(0.0, 1.0), "", "Hillslope creep per time step (rounds hilltops).", |s: &Self| Value::Float(s.smoothing))
+            .slider("erosion_smoothing", Slider::new(0.0, 1.0).step(0.01)),
+        ParamSpec::int("steps", DEFAULT_STEPS as i64, Check::Range(1.0, 500.0), "", "Implicit time steps.", |s: &Self| Value::Int(s.steps as i64))
+            .slider("erosion_steps", Slider::new(1.0, 500.0)),
+        ParamSpec::int("resolution", DEFAULT_RESOLUTION as i64, Check::Range(33.0, 4097.0), "samples", "Samples per side of the evolution grid (capped at the resolution); the change is upsampled.", |s: &Self| Value::Int(s.resolution as i64))
+            .slider("erosion_resolution", Slider::new(33.0, 4097.0)),
+        ParamSpec::float("sea_level", 0.0, Check::Range(-1.0e4, 1.0e4), "m", "Base level of the evolution; the pipeline ignores it (its sea level is 0; not exposed by the node).", |s: &Self| Value::Float(s.sea_level)),
+    ];
+
+    /// Check every field ([`ErosionSettings::PARAMS`]); the first problem found is returned.
     pub fn validate(&self) -> Result<(), String> {
-        let s = self;
-        let range = |v: f32, lo: f32, hi: f32, what: &str| {
-            if (lo..=hi).contains(&v) {
-                Ok(())
-            } else {
-                Err(format!("erosion: {what} = {v} is outside {lo}..={hi}"))
-            }
-        };
-        range(s.amount, 0.0, 1.0, "amount")?;
-        range(s.erodibility, 0.0, 100.0, "erodibility")?;
-        range(s.m_exponent, 0.2, 0.8, "m_exponent")?;
-        range(s.channel_area, 0.0, 1.0e6, "channel_area")?;
-        range(s.deposition, 0.0, 10.0, "deposition")?;
-        range(s.talus_angle, 5.0, 80.0, "talus_angle")?;
-        range(s.smoothing, 0.0, 1.0, "smoothing")?;
-        range(s.steps as f32, 1.0, 500.0, "steps")?;
-        range(s.resolution as f32, 33.0, 4097.0, "resolution")?;
-        range(s.sea_level, -1.0e4, 1.0e4, "sea_level")?;
-        Ok(())
+        check_all(Self::PARAMS, self).map_err(|e| format!("erosion: {} {}", e.field, e.message))
     }
 }
 

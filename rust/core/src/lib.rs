@@ -60,6 +60,8 @@ pub mod preview;
 pub mod river;
 pub mod scatter;
 pub mod scatter_meshes;
+pub mod schema;
+pub mod schema_index;
 pub mod sculpt;
 pub mod shape;
 pub mod shaping;

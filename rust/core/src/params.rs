@@ -9,6 +9,7 @@ use crate::det_math;
 use crate::drainage::DrainageSettings;
 use crate::erosion::ErosionSettings;
 use crate::grid::Grid;
+use crate::schema::{Check, ParamSpec, Slider, Value};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -120,6 +121,50 @@ impl Default for FbmParams {
         }
     }
 }
+impl FbmParams {
+    /// The parameters' schema ([`crate::schema`]).
+    pub const PARAMS: &'static [ParamSpec<FbmParams>] = &[
+        ParamSpec::int(
+            "octaves",
+            FbmParams::DEFAULT_OCTAVES as i64,
+            Check::Range(1.0, 16.0),
+            "",
+            "Number of octaves.",
+            |s: &Self| Value::Int(s.octaves as i64),
+        )
+        .slider("fbm_octaves", Slider::new(1.0, 16.0)),
+        ParamSpec::float(
+            "scale",
+            FbmParams::DEFAULT_SCALE,
+            Check::Positive,
+            "m",
+            "Wavelength of the first octave.",
+            |s: &Self| Value::Float(s.scale),
+        )
+        .slider(
+            "fbm_scale",
+            Slider::new(1.0, 10000.0).or_greater().suffix("m"),
+        ),
+        ParamSpec::float(
+            "lacunarity",
+            FbmParams::DEFAULT_LACUNARITY,
+            Check::Range(1.0, 4.0),
+            "",
+            "Frequency multiplier per octave.",
+            |s: &Self| Value::Float(s.lacunarity),
+        )
+        .slider("fbm_lacunarity", Slider::new(1.0, 4.0).step(0.01)),
+        ParamSpec::float(
+            "persistence",
+            FbmParams::DEFAULT_PERSISTENCE,
+            Check::Range(0.0, 1.0),
+            "",
+            "Amplitude multiplier per octave.",
+            |s: &Self| Value::Float(s.persistence),
+        )
+        .slider("fbm_persistence", Slider::new(0.0, 1.0).step(0.01)),
+    ];
+}
 
 /// Value noise (cosine interpolation) settings; amplitude of octave `i` is `persistence^i`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -151,6 +196,41 @@ impl Default for ValueNoiseParams {
         }
     }
 }
+impl ValueNoiseParams {
+    /// The parameters' schema ([`crate::schema`]).
+    pub const PARAMS: &'static [ParamSpec<ValueNoiseParams>] = &[
+        ParamSpec::int(
+            "octaves",
+            ValueNoiseParams::DEFAULT_OCTAVES as i64,
+            Check::Range(1.0, 16.0),
+            "",
+            "Number of octaves.",
+            |s: &Self| Value::Int(s.octaves as i64),
+        )
+        .slider("value_noise_octaves", Slider::new(1.0, 16.0)),
+        ParamSpec::float(
+            "scale",
+            ValueNoiseParams::DEFAULT_SCALE,
+            Check::Positive,
+            "m",
+            "Wavelength of the first octave.",
+            |s: &Self| Value::Float(s.scale),
+        )
+        .slider(
+            "value_noise_scale",
+            Slider::new(1.0, 10000.0).or_greater().suffix("m"),
+        ),
+        ParamSpec::float(
+            "persistence",
+            ValueNoiseParams::DEFAULT_PERSISTENCE,
+            Check::Range(0.0, 1.0),
+            "",
+            "Amplitude multiplier per octave (octave `i` has amplitude `persistence^i`).",
+            |s: &Self| Value::Float(s.persistence),
+        )
+        .slider("value_noise_persistence", Slider::new(0.0, 1.0).step(0.01)),
+    ];
+}
 
 /// Diamond-square settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -174,6 +254,15 @@ impl Default for DiamondSquareParams {
             ridge: DiamondSquareParams::DEFAULT_RIDGE,
         }
     }
+}
+impl DiamondSquareParams {
+    /// The parameters' schema ([`crate::schema`]).
+    pub const PARAMS: &'static [ParamSpec<DiamondSquareParams>] = &[
+        ParamSpec::float("roughness", DiamondSquareParams::DEFAULT_ROUGHNESS, Check::Range(0.0, 1.0), "", "Variation multiplier per half-step (≈ 1/√2).", |s: &Self| Value::Float(s.roughness))
+            .slider("diamond_square_roughness", Slider::new(0.0, 1.0).step(0.001)),
+        ParamSpec::boolean("ridge", DiamondSquareParams::DEFAULT_RIDGE, "Use the midrange `(max + min) / 2` of the neighbours instead of their mean (ridged look).", |s: &Self| Value::Bool(s.ridge))
+            .property("diamond_square_ridge"),
+    ];
 }
 
 /// Gaussian mountain islands settings.
@@ -204,6 +293,17 @@ impl Default for GaussianParams {
             separation: GaussianParams::DEFAULT_SEPARATION,
         }
     }
+}
+impl GaussianParams {
+    /// The parameters' schema ([`crate::schema`]).
+    pub const PARAMS: &'static [ParamSpec<GaussianParams>] = &[
+        ParamSpec::int("cells", GaussianParams::DEFAULT_CELLS as i64, Check::Range(1.0, 64.0), "cells per map side", "Candidate cells per map side.", |s: &Self| Value::Int(s.cells as i64))
+            .slider("gaussian_cells", Slider::new(1.0, 64.0)),
+        ParamSpec::float("density", GaussianParams::DEFAULT_DENSITY, Check::Range(0.0, 1.0), "probability", "Probability that a candidate cell holds a mountain.", |s: &Self| Value::Float(s.density))
+            .slider("gaussian_density", Slider::new(0.0, 1.0).step(0.01)),
+        ParamSpec::float("separation", GaussianParams::DEFAULT_SEPARATION, Check::Range(-1.0, 0.9), "fraction", "Gap between mountains as a fraction of their distance; 0 = radii grow until they touch, negative values overlap (merge).", |s: &Self| Value::Float(s.separation))
+            .slider("gaussian_separation", Slider::new(-1.0, 0.9).step(0.01)),
+    ];
 }
 
 /// Optional detail layer: a second noise field, capped and multiplied into the base height.
@@ -249,6 +349,57 @@ impl Default for DetailParams {
         }
     }
 }
+impl DetailParams {
+    /// The parameters' schema ([`crate::schema`]).
+    pub const PARAMS: &'static [ParamSpec<DetailParams>] = &[
+        ParamSpec::boolean(
+            "enabled",
+            DetailParams::DEFAULT_ENABLED,
+            "Whether a second noise field modulates the base height.",
+            |s: &Self| Value::Bool(s.enabled),
+        )
+        .property("detail_enabled"),
+        ParamSpec::float(
+            "scale",
+            DetailParams::DEFAULT_SCALE,
+            Check::Positive,
+            "m",
+            "Wavelength of the detail noise.",
+            |s: &Self| Value::Float(s.scale),
+        )
+        .slider(
+            "detail_scale",
+            Slider::new(1.0, 10000.0).or_greater().suffix("m"),
+        ),
+        ParamSpec::int(
+            "octaves",
+            DetailParams::DEFAULT_OCTAVES as i64,
+            Check::Range(1.0, 16.0),
+            "",
+            "Octaves of the detail noise.",
+            |s: &Self| Value::Int(s.octaves as i64),
+        )
+        .slider("detail_octaves", Slider::new(1.0, 16.0)),
+        ParamSpec::float(
+            "strength",
+            DetailParams::DEFAULT_STRENGTH,
+            Check::Range(0.0, 1.0),
+            "",
+            "How strongly it modulates the base.",
+            |s: &Self| Value::Float(s.strength),
+        )
+        .slider("detail_strength", Slider::new(0.0, 1.0).step(0.01)),
+        ParamSpec::float(
+            "cap",
+            DetailParams::DEFAULT_CAP,
+            Check::Range(0.0, 1.0),
+            "",
+            "Values of the detail field above this cap are clamped.",
+            |s: &Self| Value::Float(s.cap),
+        )
+        .slider("detail_cap", Slider::new(0.0, 1.0).step(0.01)),
+    ];
+}
 
 /// Island mask: a deformed circle centred on the map.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -284,6 +435,41 @@ impl Default for MaskParams {
             noise_scale: MaskParams::DEFAULT_NOISE_SCALE,
         }
     }
+}
+impl MaskParams {
+    /// The parameters' schema ([`crate::schema`]).
+    pub const PARAMS: &'static [ParamSpec<MaskParams>] = &[
+        ParamSpec::float(
+            "radius",
+            MaskParams::DEFAULT_RADIUS,
+            Check::Range(0.1, 0.95),
+            "fraction of half the map size",
+            "Island mask (ROUND): circle radius.",
+            |s: &Self| Value::Float(s.radius),
+        )
+        .slider("mask_radius", Slider::new(0.1, 0.95).step(0.01)),
+        ParamSpec::float(
+            "roundness",
+            MaskParams::DEFAULT_ROUNDNESS,
+            Check::Range(0.0, 1.0),
+            "",
+            "Island mask (ROUND): 1 = perfect circle, 0 = strongly deformed.",
+            |s: &Self| Value::Float(s.roundness),
+        )
+        .slider("mask_roundness", Slider::new(0.0, 1.0).step(0.01)),
+        ParamSpec::float(
+            "noise_scale",
+            MaskParams::DEFAULT_NOISE_SCALE,
+            Check::Positive,
+            "m",
+            "Island mask (ROUND): wavelength of the deforming noise.",
+            |s: &Self| Value::Float(s.noise_scale),
+        )
+        .slider(
+            "mask_noise_scale",
+            Slider::new(1.0, 10000.0).or_greater().suffix("m"),
+        ),
+    ];
 }
 
 /// Outline of the island ([`crate::shape`]).
@@ -367,6 +553,8 @@ pub struct ShapeParams {
     pub island_count: u32,
     /// VOLCANIC: a crater (holding a lake) at the top of the cone. Default true.
     pub crater_lake: bool,
+    /// VOLCANIC: height of the cone's peak, fraction of `max_height`, 0.1..=1. Default 0.85.
+    pub cone_height: f32,
 }
 impl ShapeParams {
     /// Default [`ShapeParams::shape`].
@@ -385,6 +573,8 @@ impl ShapeParams {
     pub const DEFAULT_ISLAND_COUNT: u32 = 5;
     /// Default [`ShapeParams::crater_lake`].
     pub const DEFAULT_CRATER_LAKE: bool = true;
+    /// Default [`ShapeParams::cone_height`] (the cone of the first VOLCANIC islands).
+    pub const DEFAULT_CONE_HEIGHT: f32 = 0.85;
 }
 impl Default for ShapeParams {
     fn default() -> Self {
@@ -397,8 +587,39 @@ impl Default for ShapeParams {
             bay_direction: ShapeParams::DEFAULT_BAY_DIRECTION,
             island_count: ShapeParams::DEFAULT_ISLAND_COUNT,
             crater_lake: ShapeParams::DEFAULT_CRATER_LAKE,
+            cone_height: ShapeParams::DEFAULT_CONE_HEIGHT,
         }
     }
+}
+impl ShapeParams {
+    /// The parameters' schema ([`crate::schema`]).
+    pub const PARAMS: &'static [ParamSpec<ShapeParams>] = &[
+        ParamSpec::enumeration("shape", &["AUTO", "ROUND", "ELONGATED", "CRESCENT", "ARCHIPELAGO", "ATOLL", "VOLCANIC"], ShapeParams::DEFAULT_SHAPE as i64, "Island outline (constants `SHAPE_*`). **AUTO**: the seed picks the shape and its settings (aspect, orientation, bay, island count, size, crater), so changing only the seed shows the whole range. **ROUND**: the deformed circle of the three `mask_*` settings (the only outline before shapes; exactly its old output). **ELONGATED**: a long, slightly bent island. **CRESCENT**: an island around a wide bay. **ARCHIPELAGO**: one main island and smaller ones with sea channels between them. **ATOLL**: a thin reef ring around a lagoon of sea-level water; the lagoon is classified as **sea** (`get_water_image` / water kind 3, level 0), not as a lake, though no channel connects it to the open sea. **VOLCANIC**: one dominant cone (`shape_cone_height` × `max_height`), with a crater lake when `shape_crater_lake`. Every outline is defined in world space (fractions of `world_size`): the same seed and shape give the same island at every `resolution`. Ignored when `coast_mask` is set; with `algorithm` = Gaussian islands and `gaussian_separation` > 0 the outline follows the mountains instead (each one its own island).", |s: &Self| Value::Int(s.shape as i64))
+            .property("island_shape"),
+        ParamSpec::float("land_fraction", ShapeParams::DEFAULT_LAND_FRACTION, Check::ZeroOrRange(0.02, 0.8), "share of the map", "Size of the outline: the share of the map's samples that are land in it, honoured exactly by the mask (the finished island differs by a few per cent: beaches, erosion, river mouths). 0 = the shape's own size (Elongated 0.20, Crescent 0.26, Archipelago 0.20, Atoll 0.11, Volcanic 0.28, each × 0.8–1.2 by seed under Auto; Round keeps the size of `mask_radius`). Ignored by `coast_mask`.", |s: &Self| Value::Float(s.land_fraction))
+            .slider("land_fraction", Slider::new(0.0, 0.8).step(0.01)),
+        ParamSpec::float("aspect_ratio", ShapeParams::DEFAULT_ASPECT_RATIO, Check::Range(1.0, 8.0), "", "ELONGATED: length / width (shortened when the island would not fit the map along its direction).", |s: &Self| Value::Float(s.aspect_ratio))
+            .slider("shape_aspect_ratio", Slider::new(1.0, 8.0).step(0.1)),
+        ParamSpec::float("orientation", ShapeParams::DEFAULT_ORIENTATION, Check::Range(-360.0, 360.0), "°", "ELONGATED: direction of the long axis, counter-clockwise from +x (seen from above, +z down in the preview).", |s: &Self| Value::Float(s.orientation))
+            .slider("shape_orientation", Slider::new(-360.0, 360.0).step(1.0).suffix("°")),
+        ParamSpec::float("bay_depth", ShapeParams::DEFAULT_BAY_DEPTH, Check::Range(0.05, 0.95), "fraction of the diameter", "CRESCENT: how far the bay cuts into the island.", |s: &Self| Value::Float(s.bay_depth))
+            .slider("shape_bay_depth", Slider::new(0.05, 0.95).step(0.01)),
+        ParamSpec::float("bay_direction", ShapeParams::DEFAULT_BAY_DIRECTION, Check::Range(-360.0, 360.0), "°", "CRESCENT: direction the bay opens to, counter-clockwise from +x.", |s: &Self| Value::Float(s.bay_direction))
+            .slider("shape_bay_direction", Slider::new(-360.0, 360.0).step(1.0).suffix("°")),
+        ParamSpec::int("island_count", ShapeParams::DEFAULT_ISLAND_COUNT as i64, Check::Range(2.0, 16.0), "", "ARCHIPELAGO: islands placed (fewer when they do not fit with a channel between each pair).", |s: &Self| Value::Int(s.island_count as i64))
+            .slider("shape_island_count", Slider::new(2.0, 16.0)),
+        ParamSpec::boolean("crater_lake", ShapeParams::DEFAULT_CRATER_LAKE, "VOLCANIC: dig a crater at the top of the cone; the drainage fills it with a lake.", |s: &Self| Value::Bool(s.crater_lake))
+            .property("shape_crater_lake"),
+        ParamSpec::float(
+            "cone_height",
+            ShapeParams::DEFAULT_CONE_HEIGHT,
+            Check::Range(0.1, 1.0),
+            "fraction of `max_height`",
+            "VOLCANIC: height of the cone's peak.",
+            |s: &Self| Value::Float(s.cone_height),
+        )
+        .slider("shape_cone_height", Slider::new(0.1, 1.0).step(0.01)),
+    ];
 }
 
 /// A drawn outline replacing the generated one: a grey image, `width × height` row-major
@@ -537,6 +758,23 @@ impl Default for CoastParams {
         }
     }
 }
+impl CoastParams {
+    /// The parameters' schema ([`crate::schema`]).
+    pub const PARAMS: &'static [ParamSpec<CoastParams>] = &[
+        ParamSpec::float("coast_width", CoastParams::DEFAULT_COAST_WIDTH, Check::Positive, "m", "Distance inland over which the relief rises to full height.", |s: &Self| Value::Float(s.coast_width))
+            .slider("coast_width", Slider::new(0.1, 1000.0).or_greater().suffix("m")),
+        ParamSpec::float("beach_height", CoastParams::DEFAULT_BEACH_HEIGHT, Check::Range(0.0, 1.0e6), "m", "Height of the land right behind the beach.", |s: &Self| Value::Float(s.beach_height))
+            .slider("coast_beach_height", Slider::new(0.0, 50.0).or_greater().suffix("m")),
+        ParamSpec::float("shelf_width", CoastParams::DEFAULT_SHELF_WIDTH, Check::Positive, "m", "Distance offshore over which the sea floor drops to `coast_sea_depth`.", |s: &Self| Value::Float(s.shelf_width))
+            .slider("coast_shelf_width", Slider::new(0.1, 1000.0).or_greater().suffix("m")),
+        ParamSpec::float("sea_depth", CoastParams::DEFAULT_SEA_DEPTH, Check::Positive, "m", "Depth of the open sea.", |s: &Self| Value::Float(s.sea_depth))
+            .slider("coast_sea_depth", Slider::new(0.1, 500.0).or_greater().suffix("m")),
+        ParamSpec::float("fine_amplitude", CoastParams::DEFAULT_FINE_AMPLITUDE, Check::Range(0.0, 1.0e6), "m", "Amplitude of the fine detail added after the falloff; also **less than `coast_sea_depth / 4`** (keeps the map border under water).", |s: &Self| Value::Float(s.fine_amplitude))
+            .slider("coast_fine_amplitude", Slider::new(0.0, 20.0).or_greater().suffix("m")),
+        ParamSpec::float("fine_scale", CoastParams::DEFAULT_FINE_SCALE, Check::Positive, "m", "Wavelength of the fine detail.", |s: &Self| Value::Float(s.fine_scale))
+            .slider("coast_fine_scale", Slider::new(0.1, 1000.0).or_greater().suffix("m")),
+    ];
+}
 
 /// Which rivers the island gets.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -672,6 +910,23 @@ impl Default for RiverParams {
         }
     }
 }
+impl RiverParams {
+    /// The parameters' schema ([`crate::schema`]).
+    pub const PARAMS: &'static [ParamSpec<RiverParams>] = &[
+        ParamSpec::enumeration("mode", &["FLOW", "BEZIER", "OFF"], RiverParams::DEFAULT_MODE as i64, "Which rivers (constants `RIVER_MODE_*`). FLOW: rivers follow the drainage network and are carved into the terrain. BEZIER: one noisy canal through the centre, below sea level (the river of earlier versions). OFF: no rivers (lakes are kept).", |s: &Self| Value::Int(s.mode as i64))
+            .property("river_mode"),
+        ParamSpec::float("width", RiverParams::DEFAULT_WIDTH, Check::Positive, "m", "BEZIER: width of the bed (below sea level).", |s: &Self| Value::Float(s.width))
+            .slider("river_width", Slider::new(0.1, 200.0).or_greater().suffix("m")),
+        ParamSpec::float("bank", RiverParams::DEFAULT_BANK, Check::Range(0.0, 1.0e6), "m", "BEZIER: width of the smooth bank on each side.", |s: &Self| Value::Float(s.bank))
+            .slider("river_bank", Slider::new(0.0, 200.0).or_greater().suffix("m")),
+        ParamSpec::float("depth", RiverParams::DEFAULT_DEPTH, Check::Positive, "m", "BEZIER: depth of the bed below sea level.", |s: &Self| Value::Float(s.depth))
+            .slider("river_depth", Slider::new(0.1, 50.0).or_greater().suffix("m")),
+        ParamSpec::float("meander", RiverParams::DEFAULT_MEANDER, Check::Range(0.0, 1.0e6), "m", "BEZIER: amplitude of the sideways meander.", |s: &Self| Value::Float(s.meander))
+            .slider("river_meander", Slider::new(0.0, 500.0).or_greater().suffix("m")),
+        ParamSpec::float("meander_scale", RiverParams::DEFAULT_MEANDER_SCALE, Check::Positive, "m", "BEZIER: wavelength of the meander noise.", |s: &Self| Value::Float(s.meander_scale))
+            .slider("river_meander_scale", Slider::new(1.0, 5000.0).or_greater().suffix("m")),
+    ];
+}
 
 /// One biome: how it reshapes the normalised base height.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -758,6 +1013,53 @@ impl Default for BiomeParams {
         }
     }
 }
+impl BiomeParams {
+    /// The parameters' schema ([`crate::schema`]; the biome table is checked by hand).
+    pub const PARAMS: &'static [ParamSpec<BiomeParams>] = &[
+        ParamSpec::int(
+            "grid",
+            BiomeParams::DEFAULT_GRID as i64,
+            Check::Range(1.0, 64.0),
+            "cells per map side",
+            "Voronoi cells per map side.",
+            |s: &Self| Value::Int(s.grid as i64),
+        )
+        .slider("biome_grid", Slider::new(1.0, 64.0)),
+        ParamSpec::float(
+            "distortion",
+            BiomeParams::DEFAULT_DISTORTION,
+            Check::Range(0.0, 1.0),
+            "fraction of a cell",
+            "How far each cell centre may move from its grid position.",
+            |s: &Self| Value::Float(s.distortion),
+        )
+        .slider("biome_distortion", Slider::new(0.0, 1.0).step(0.01)),
+        ParamSpec::float(
+            "boundary_noise",
+            BiomeParams::DEFAULT_BOUNDARY_NOISE,
+            Check::Range(0.0, 1.0e6),
+            "m",
+            "Amplitude of the noise that wiggles region boundaries.",
+            |s: &Self| Value::Float(s.boundary_noise),
+        )
+        .slider(
+            "biome_boundary_noise",
+            Slider::new(0.0, 500.0).or_greater().suffix("m"),
+        ),
+        ParamSpec::float(
+            "blend_width",
+            BiomeParams::DEFAULT_BLEND_WIDTH,
+            Check::Positive,
+            "m",
+            "Width over which neighbouring biomes blend.",
+            |s: &Self| Value::Float(s.blend_width),
+        )
+        .slider(
+            "biome_blend_width",
+            Slider::new(0.1, 1000.0).or_greater().suffix("m"),
+        ),
+    ];
+}
 
 /// Automatic splat (sand, grass, rock, snow) settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -804,6 +1106,23 @@ impl Default for SplatParams {
             wetness: SplatParams::DEFAULT_WETNESS,
         }
     }
+}
+impl SplatParams {
+    /// The parameters' schema ([`crate::schema`]).
+    pub const PARAMS: &'static [ParamSpec<SplatParams>] = &[
+        ParamSpec::float("sand_height", SplatParams::DEFAULT_SAND_HEIGHT, Check::Range(-1.0e6, 1.0e6), "m", "Height below which sand dominates.", |s: &Self| Value::Float(s.sand_height))
+            .slider("splat_sand_height", Slider::new(-100.0, 100.0).or_greater().or_less().suffix("m")),
+        ParamSpec::float("snow_height", SplatParams::DEFAULT_SNOW_HEIGHT, Check::Range(0.0, 1.0), "fraction of `max_height`", "Height above which snow appears.", |s: &Self| Value::Float(s.snow_height))
+            .slider("splat_snow_height", Slider::new(0.0, 1.0).step(0.01)),
+        ParamSpec::float("jitter", SplatParams::DEFAULT_JITTER, Check::Range(0.0, 1.0e6), "m", "Noise jitter of both thresholds.", |s: &Self| Value::Float(s.jitter))
+            .slider("splat_jitter", Slider::new(0.0, 50.0).or_greater().suffix("m")),
+        ParamSpec::float("rock_slope", SplatParams::DEFAULT_ROCK_SLOPE, Check::Range(0.0, 90.0), "°", "Slope above which rock dominates.", |s: &Self| Value::Float(s.rock_slope))
+            .slider("splat_rock_slope", Slider::new(0.0, 90.0).step(0.1).suffix("°")),
+        ParamSpec::int("blur_passes", SplatParams::DEFAULT_BLUR_PASSES as i64, Check::Range(0.0, SplatParams::MAX_BLUR_PASSES as f32), "", "Box-blur passes smoothing the weights.", |s: &Self| Value::Int(s.blur_passes as i64))
+            .slider("splat_blur_passes", Slider::new(0.0, 8.0)),
+        ParamSpec::float("wetness", SplatParams::DEFAULT_WETNESS, Check::Range(0.0, 1.0), "", "How much the water shapes the ground layers: sandy river and lake beds, greener banks, sandy river mouths, rockier slopes far from any water. 0 = none.", |s: &Self| Value::Float(s.wetness))
+            .slider("splat_wetness", Slider::new(0.0, 1.0).step(0.01)),
+    ];
 }
 
 /// All generator parameters. `Default` gives a good-looking 1 km island.
@@ -875,7 +1194,7 @@ pub const DEFAULT_SHAPING_CURVE: [f32; 6] = [0.0, 0.1, 0.28, 0.5, 0.75, 1.0];
 impl Default for IslandParams {
     fn default() -> Self {
         IslandParams {
-            seed: 1,
+            seed: DEFAULT_SEED,
             resolution: DEFAULT_RESOLUTION,
             world_size: DEFAULT_WORLD_SIZE,
             max_height: DEFAULT_MAX_HEIGHT,
@@ -901,6 +1220,28 @@ impl Default for IslandParams {
             splat: SplatParams::default(),
         }
     }
+}
+
+/// Default [`IslandParams::seed`].
+pub const DEFAULT_SEED: u64 = 1;
+
+impl IslandParams {
+    /// The schema of [`IslandParams`]' own scalar fields ([`crate::schema`]); resolution,
+    /// chunk size and world size are checked by hand (their rules are not ranges).
+    pub const PARAMS: &'static [ParamSpec<IslandParams>] = &[
+        ParamSpec::int("seed", DEFAULT_SEED as i64, Check::Custom("any integer"), "", "Seed of every random choice. The same seed and parameters always give the same island.", |s: &Self| Value::Int(s.seed as i64))
+            .property("seed"),
+        ParamSpec::int("resolution", DEFAULT_RESOLUTION as i64, Check::Custom("2ⁿ+1: 33, 65, 129, 257, 513, 1025, 2049, 4097, 8193"), "samples per side", "Samples per side of the heightfield. Higher is finer and slower.", |s: &Self| Value::Int(s.resolution as i64))
+            .property("resolution"),
+        ParamSpec::float("world_size", DEFAULT_WORLD_SIZE, Check::Range(MIN_WORLD_SIZE, MAX_WORLD_SIZE), "m", "Edge length of the square map.", |s: &Self| Value::Float(s.world_size))
+            .slider("world_size", Slider::new(16.0, 100000.0).or_less().or_greater().suffix("m")),
+        ParamSpec::float("max_height", DEFAULT_MAX_HEIGHT, Check::Positive, "m", "Height of the highest possible peak.", |s: &Self| Value::Float(s.max_height))
+            .slider("max_height", Slider::new(1.0, 2000.0).or_greater().suffix("m")),
+        ParamSpec::int("chunk_size", DEFAULT_CHUNK_SIZE as i64, Check::Custom("16, 32, 64, 128, 256, dividing `resolution - 1`; at most 16 384 chunks in all"), "grid cells", "Chunk edge. Each chunk is one `MeshInstance3D` (and one collider).", |s: &Self| Value::Int(s.chunk_size as i64))
+            .property("chunk_size"),
+        ParamSpec::enumeration("algorithm", &["FBM", "VALUE_NOISE", "DIAMOND_SQUARE", "GAUSSIAN_ISLANDS"], Algorithm::Fbm as i64, "Base height algorithm (constants `ALGORITHM_*`).", |s: &Self| Value::Int(s.algorithm as i64))
+            .property("algorithm"),
+    ];
 }
 
 /// A parameter that failed validation: which field, and why.
@@ -931,16 +1272,6 @@ fn range(field: &str, v: f32, lo: f32, hi: f32) -> Result<(), ParamError> {
     }
     if v < lo || v > hi {
         return err(field, format!("must be between {lo} and {hi}, got {v}"));
-    }
-    Ok(())
-}
-
-fn positive(field: &str, v: f32) -> Result<(), ParamError> {
-    if !v.is_finite() || v <= 0.0 {
-        return err(field, format!("must be a finite number > 0, got {v}"));
-    }
-    if v > 1.0e7 {
-        return err(field, format!("must be at most 1e7, got {v}"));
     }
     Ok(())
 }
@@ -986,34 +1317,6 @@ fn lattice_span(
     Ok(())
 }
 
-/// A sub-module's `validate` message (`"module: field ... reason"`, the field name first after
-/// the colon) as a [`ParamError`] on `section.field`.
-fn sub_settings(section: &str, r: Result<(), String>) -> Result<(), ParamError> {
-    let Err(message) = r else {
-        return Ok(());
-    };
-    let rest = message
-        .split_once(": ")
-        .map_or(message.as_str(), |(_, r)| r);
-    let name: String = rest
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-        .collect();
-    let field = if name.is_empty() {
-        section.to_string()
-    } else {
-        format!("{section}.{name}")
-    };
-    err(&field, message)
-}
-
-fn octaves(field: &str, v: u32) -> Result<(), ParamError> {
-    if !(1..=16).contains(&v) {
-        return err(field, format!("must be between 1 and 16, got {v}"));
-    }
-    Ok(())
-}
-
 impl IslandParams {
     /// Cells per chunk side along the map: `(resolution - 1) / chunk_size`.
     pub fn chunks_per_side(&self) -> u32 {
@@ -1029,7 +1332,9 @@ impl IslandParams {
         Grid::new(self.resolution as usize, self.world_size, self.seed)
     }
 
-    /// Check every field; the first problem found is returned.
+    /// Check every field; the first problem found is returned. The range checks come from the
+    /// schema ([`crate::schema`], every section's `PARAMS`); what a range cannot say is checked
+    /// here by hand.
     pub fn validate(&self) -> Result<(), ParamError> {
         let r = self.resolution;
         if !(MIN_RESOLUTION..=MAX_RESOLUTION).contains(&r) || !(r - 1).is_power_of_two() {
@@ -1052,42 +1357,27 @@ impl IslandParams {
             );
         }
         world_size(self.world_size)?;
-        positive("max_height", self.max_height)?;
 
-        octaves("fbm.octaves", self.fbm.octaves)?;
-        positive("fbm.scale", self.fbm.scale)?;
-        range("fbm.lacunarity", self.fbm.lacunarity, 1.0, 4.0)?;
-        range("fbm.persistence", self.fbm.persistence, 0.0, 1.0)?;
-
-        octaves("value_noise.octaves", self.value_noise.octaves)?;
-        positive("value_noise.scale", self.value_noise.scale)?;
-        range(
-            "value_noise.persistence",
-            self.value_noise.persistence,
-            0.0,
-            1.0,
+        section("", IslandParams::PARAMS, self)?;
+        section("fbm", FbmParams::PARAMS, &self.fbm)?;
+        section("value_noise", ValueNoiseParams::PARAMS, &self.value_noise)?;
+        section(
+            "diamond_square",
+            DiamondSquareParams::PARAMS,
+            &self.diamond_square,
         )?;
-
-        range(
-            "diamond_square.roughness",
-            self.diamond_square.roughness,
-            0.0,
-            1.0,
-        )?;
-
-        if !(1..=64).contains(&self.gaussian.cells) {
-            return err(
-                "gaussian.cells",
-                format!("must be between 1 and 64, got {}", self.gaussian.cells),
-            );
-        }
-        range("gaussian.density", self.gaussian.density, 0.0, 1.0)?;
-        range("gaussian.separation", self.gaussian.separation, -1.0, 0.9)?;
-
-        positive("detail.scale", self.detail.scale)?;
-        octaves("detail.octaves", self.detail.octaves)?;
-        range("detail.strength", self.detail.strength, 0.0, 1.0)?;
-        range("detail.cap", self.detail.cap, 0.0, 1.0)?;
+        section("gaussian", GaussianParams::PARAMS, &self.gaussian)?;
+        section("detail", DetailParams::PARAMS, &self.detail)?;
+        section("mask", MaskParams::PARAMS, &self.mask)?;
+        section("shape", ShapeParams::PARAMS, &self.shape)?;
+        section("coast", CoastParams::PARAMS, &self.coast)?;
+        section("river", RiverParams::PARAMS, &self.river)?;
+        section("erosion", ErosionSettings::PARAMS, &self.erosion)?;
+        section("drainage", DrainageSettings::PARAMS, &self.drainage)?;
+        section("channels", CarveSettings::PARAMS, &self.channels)?;
+        section("basins", BasinSettings::PARAMS, &self.basins)?;
+        section("biomes", BiomeParams::PARAMS, &self.biomes)?;
+        section("splat", SplatParams::PARAMS, &self.splat)?;
 
         if self.shaping_curve.len() < 2 || self.shaping_curve.len() > 4096 {
             return err(
@@ -1097,24 +1387,6 @@ impl IslandParams {
         }
         for (i, &v) in self.shaping_curve.iter().enumerate() {
             range(&format!("shaping_curve[{i}]"), v, 0.0, 1.0)?;
-        }
-
-        range("mask.radius", self.mask.radius, 0.1, 0.95)?;
-        range("mask.roundness", self.mask.roundness, 0.0, 1.0)?;
-        positive("mask.noise_scale", self.mask.noise_scale)?;
-        let sh = &self.shape;
-        if sh.land_fraction != 0.0 {
-            range("shape.land_fraction", sh.land_fraction, 0.02, 0.8)?;
-        }
-        range("shape.aspect_ratio", sh.aspect_ratio, 1.0, 8.0)?;
-        range("shape.orientation", sh.orientation, -360.0, 360.0)?;
-        range("shape.bay_depth", sh.bay_depth, 0.05, 0.95)?;
-        range("shape.bay_direction", sh.bay_direction, -360.0, 360.0)?;
-        if !(2..=16).contains(&sh.island_count) {
-            return err(
-                "shape.island_count",
-                format!("must be between 2 and 16, got {}", sh.island_count),
-            );
         }
         if let Some(m) = &self.coast_mask {
             m.validate()?;
@@ -1127,18 +1399,6 @@ impl IslandParams {
                 message: e.0,
             })?;
         }
-
-        positive("coast.coast_width", self.coast.coast_width)?;
-        range("coast.beach_height", self.coast.beach_height, 0.0, 1.0e6)?;
-        positive("coast.shelf_width", self.coast.shelf_width)?;
-        positive("coast.sea_depth", self.coast.sea_depth)?;
-        range(
-            "coast.fine_amplitude",
-            self.coast.fine_amplitude,
-            0.0,
-            1.0e6,
-        )?;
-        positive("coast.fine_scale", self.coast.fine_scale)?;
         if self.coast.fine_amplitude * 4.0 >= self.coast.sea_depth {
             return err(
                 "coast.fine_amplitude",
@@ -1148,107 +1408,45 @@ impl IslandParams {
                 ),
             );
         }
-
-        positive("river.width", self.river.width)?;
-        range("river.bank", self.river.bank, 0.0, 1.0e6)?;
-        positive("river.depth", self.river.depth)?;
-        range("river.meander", self.river.meander, 0.0, 1.0e6)?;
-        positive("river.meander_scale", self.river.meander_scale)?;
-        sub_settings("erosion", self.erosion.validate())?;
-        sub_settings("drainage", self.drainage.validate())?;
-        sub_settings("channels", self.channels.validate())?;
-        sub_settings("basins", self.basins.validate())?;
-
-        if !(1..=64).contains(&self.biomes.grid) {
-            return err(
-                "biomes.grid",
-                format!("must be between 1 and 64, got {}", self.biomes.grid),
-            );
-        }
-        range("biomes.distortion", self.biomes.distortion, 0.0, 1.0)?;
-        range(
-            "biomes.boundary_noise",
-            self.biomes.boundary_noise,
-            0.0,
-            1.0e6,
-        )?;
-        positive("biomes.blend_width", self.biomes.blend_width)?;
-        if self.biomes.biomes.is_empty() || self.biomes.biomes.len() > BiomeParams::MAX_BIOMES {
+        let biomes = &self.biomes.biomes;
+        if biomes.is_empty() || biomes.len() > BiomeParams::MAX_BIOMES {
             return err(
                 "biomes.biomes",
                 format!(
                     "needs 1 to {} biomes, got {}",
                     BiomeParams::MAX_BIOMES,
-                    self.biomes.biomes.len()
+                    biomes.len()
                 ),
             );
         }
-        for (i, b) in self.biomes.biomes.iter().enumerate() {
-            range(
-                &format!("biomes.biomes[{i}].height_scale"),
-                b.height_scale,
-                0.0,
-                1.0,
-            )?;
-            range(
-                &format!("biomes.biomes[{i}].exponent"),
-                b.exponent,
-                0.1,
-                8.0,
-            )?;
-            range(
-                &format!("biomes.biomes[{i}].roughness"),
-                b.roughness,
-                0.0,
-                4.0,
-            )?;
-            range(
-                &format!("biomes.biomes[{i}].sandiness"),
-                b.sandiness,
-                0.0,
-                1.0,
-            )?;
+        for (i, b) in biomes.iter().enumerate() {
+            for (name, v, lo, hi) in [
+                ("height_scale", b.height_scale, 0.0, 1.0),
+                ("exponent", b.exponent, 0.1, 8.0),
+                ("roughness", b.roughness, 0.0, 4.0),
+                ("sandiness", b.sandiness, 0.0, 1.0),
+            ] {
+                range(&format!("biomes.biomes[{i}].{name}"), v, lo, hi)?;
+            }
         }
 
-        let w = self.world_size;
-        lattice_span(
-            "fbm.scale",
-            w,
-            self.fbm.scale,
-            self.fbm.lacunarity,
-            self.fbm.octaves,
-        )?;
-        lattice_span(
-            "value_noise.scale",
-            w,
-            self.value_noise.scale,
-            ValueNoiseParams::LACUNARITY,
-            self.value_noise.octaves,
-        )?;
-        // The auxiliary noises, with the settings the stages use.
+        // The noises' finest octaves, with the settings the stages use.
+        let vn = &self.value_noise;
         for (field, f) in [
+            ("fbm.scale", self.fbm.clone()),
+            (
+                "value_noise.scale",
+                FbmParams {
+                    lacunarity: ValueNoiseParams::LACUNARITY,
+                    ..FbmParams::classic(vn.octaves, vn.scale)
+                },
+            ),
             ("detail.scale", self.detail.noise()),
             ("mask.noise_scale", self.mask.noise()),
             ("coast.fine_scale", self.coast.fine_noise()),
             ("river.meander_scale", self.river.warp_noise()),
         ] {
-            lattice_span(field, w, f.scale, f.lacunarity, f.octaves)?;
-        }
-
-        range("splat.sand_height", self.splat.sand_height, -1.0e6, 1.0e6)?;
-        range("splat.snow_height", self.splat.snow_height, 0.0, 1.0)?;
-        range("splat.jitter", self.splat.jitter, 0.0, 1.0e6)?;
-        range("splat.rock_slope", self.splat.rock_slope, 0.0, 90.0)?;
-        range("splat.wetness", self.splat.wetness, 0.0, 1.0)?;
-        if self.splat.blur_passes > SplatParams::MAX_BLUR_PASSES {
-            return err(
-                "splat.blur_passes",
-                format!(
-                    "must be between 0 and {}, got {}",
-                    SplatParams::MAX_BLUR_PASSES,
-                    self.splat.blur_passes
-                ),
-            );
+            lattice_span(field, self.world_size, f.scale, f.lacunarity, f.octaves)?;
         }
         Ok(())
     }
@@ -1257,6 +1455,19 @@ impl IslandParams {
 /// Width of the always-water border ring, metres: the coast shelf plus two samples.
 pub fn border_margin(p: &IslandParams) -> f32 {
     p.coast.shelf_width + 2.0 * p.spacing()
+}
+
+/// The schema checks of one section ([`crate::schema::check_all`]) as a [`ParamError`] on
+/// `section.field`.
+fn section<S>(section: &str, specs: &[ParamSpec<S>], s: &S) -> Result<(), ParamError> {
+    crate::schema::check_all(specs, s).map_err(|e| ParamError {
+        field: if section.is_empty() {
+            e.field.to_string()
+        } else {
+            format!("{section}.{}", e.field)
+        },
+        message: e.message,
+    })
 }
 
 #[cfg(test)]
@@ -1316,6 +1527,38 @@ mod tests {
             assert_eq!(e.field, field, "{e}");
             assert!(e.to_string().contains(field));
         }
+    }
+
+    /// Each schema-checked parameter set just outside its range (through the JSON form, by its
+    /// path) fails `validate` on that path: the loop over the tables covers every section.
+    #[test]
+    fn validate_checks_every_schema_parameter() {
+        use crate::schema::{Check, Kind};
+        let mut n = 0;
+        for p in crate::schema_index::all() {
+            let bad = match (p.check, p.kind) {
+                (Check::Range(_, hi) | Check::ZeroOrRange(_, hi), Kind::Float) => {
+                    serde_json::json!(hi * 2.0 + 1.0)
+                }
+                (Check::Range(lo, _), Kind::Int) if lo > 0.0 => serde_json::json!(0),
+                (Check::Range(_, hi), Kind::Int) => serde_json::json!(hi as i64 + 1),
+                (Check::Positive | Check::PositiveFinite | Check::NonNegative, _) => {
+                    serde_json::json!(-1.0)
+                }
+                _ => continue,
+            };
+            let mut v = serde_json::to_value(IslandParams::default()).unwrap();
+            let mut at = &mut v;
+            for key in p.path.split('.') {
+                at = at.get_mut(key).unwrap_or_else(|| panic!("{}", p.path));
+            }
+            *at = bad;
+            let q: IslandParams = serde_json::from_value(v).unwrap();
+            let e = q.validate().unwrap_err();
+            assert_eq!(e.field, p.path, "{e}");
+            n += 1;
+        }
+        assert!(n > 50, "{n}");
     }
 
     #[test]

@@ -802,8 +802,6 @@ pub fn lagoon_sample(p: &IslandParams) -> Option<usize> {
     Some((n / 2) * n + n / 2)
 }
 
-/// Share of `max_height` the VOLCANIC cone reaches.
-pub const CONE_HEIGHT: f32 = 0.85;
 /// Radius of the crater rim as a fraction of the cone's radius.
 pub const CRATER_RADIUS: f32 = 0.14;
 /// Crater depth as a fraction of the rim height.
@@ -854,10 +852,10 @@ fn over_volcano(p: &IslandParams, heights: &mut [f32], f: impl Fn(&mut f32, f32)
 }
 
 /// The VOLCANIC cone (no-op for other outlines): land samples get `max(h, h / 2 + cone)`,
-/// with a concave cone `0.85 · max_height · (1 - ρ)²` over the island's radius. Called at the
+/// with a concave cone `cone_height · max_height · (1 - ρ)²` over the island's radius. Called at the
 /// start of the erosion stage (both backends), so the erosion carves the cone's gullies.
 pub fn apply_relief(p: &IslandParams, heights: &mut [f32]) {
-    let peak = CONE_HEIGHT * p.max_height;
+    let peak = p.shape.cone_height * p.max_height;
     over_volcano(p, heights, |h, rho| {
         let cone = peak * (1.0 - rho) * (1.0 - rho);
         *h = h.max(0.5 * *h + cone);
@@ -915,7 +913,7 @@ pub fn dig_crater(p: &IslandParams, heights: &mut [f32]) {
     if !volcano(p).is_some_and(|v| v.3) {
         return;
     }
-    let peak = CONE_HEIGHT * p.max_height;
+    let peak = p.shape.cone_height * p.max_height;
     let rim = peak * (1.0 - CRATER_RADIUS) * (1.0 - CRATER_RADIUS);
     over_volcano(p, heights, |h, rho| {
         if rho < CRATER_RADIUS {

@@ -291,6 +291,17 @@ fn volcano_has_a_dominant_peak_and_crater_lake() {
     assert!(island.stats.lake_count >= 1, "no crater lake");
 }
 
+/// `shape.cone_height` sets the cone: a lower one gives a lower island; the default is the
+/// cone of the first VOLCANIC islands (the golden outputs pin its bits).
+#[test]
+fn cone_height_sets_the_volcano() {
+    let mut p = with_shape(3, 257, IslandShape::Volcanic);
+    let tall = generate(&p).unwrap().stats.max_height;
+    p.shape.cone_height = 0.4;
+    let low = generate(&p).unwrap().stats.max_height;
+    assert!(low < tall - 0.2 * p.max_height, "tall {tall}, low {low}");
+}
+
 #[test]
 fn land_fraction_is_honoured() {
     let n = 257usize;

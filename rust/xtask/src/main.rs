@@ -1,7 +1,8 @@
-//! Developer tasks: `cargo xtask <godot-path|build|test|demo|bench>`.
+//! Developer tasks: `cargo xtask <godot-path|build|docs|test|demo|bench>`.
 
 mod bake_check;
 mod bench;
+mod docs;
 mod editor_session;
 mod godot;
 mod package;
@@ -21,7 +22,9 @@ const USAGE: &str = "usage: cargo xtask <command> [args]
 commands:
   godot-path   print how Godot 4 is started (installs a private copy when needed)
   build        build the GDExtension (dev profile), copy it into the addon, import the project
-  test         cargo fmt --check, clippy -D warnings, cargo tests (fuzz targets bounded), build,
+  docs         write the parameter tables of docs/inspector.md and the GDScript test's
+               parameter_schema.json from the core's parameter schema
+  test         generated docs up to date, cargo fmt --check, clippy -D warnings, cargo tests (fuzz targets bounded), build,
                the GDScript suite in headless Godot, the editor, package and bake checks
   package      release build, then dist/procedural_island-<version>.zip (addons/procedural_island/);
                --lib PATH adds another platform's library, --check-debug runs the test's check
@@ -48,6 +51,7 @@ fn main() -> ExitCode {
     let result = match cmd.as_str() {
         "godot-path" => godot_path(),
         "build" => build(BuildScope::Addon).map(|_| ()),
+        "docs" => docs::write(&workspace_root()),
         "test" => test(rest),
         "fuzz" => fuzz(rest),
         "package" => package::run(rest),
@@ -225,6 +229,7 @@ fn test(args: &[String]) -> Result<(), String> {
             ));
         }
     }
+    docs::check(&workspace_root())?;
     if !skip_cargo {
         lint()?;
         run_inherit(cargo().args(["test", "--workspace"]))?;

@@ -174,6 +174,9 @@ island_node! {
             /// Volcanic: a crater holding a lake at the top of the cone.
             #[export]
             shape_crater_lake: bool = core(shape.crater_lake),
+            /// Volcanic: height of the cone's peak, fraction of `max_height`.
+            #[export(range = (0.1, 1.0, 0.01))]
+            shape_cone_height: f32 = core(shape.cone_height),
             /// A drawn outline replacing the generated one: a grey image (white = land, black =
             /// sea, grey = a soft preference the seed's noise decides, more land the lighter;
             /// colour images count by luminance), stretched over the map.
