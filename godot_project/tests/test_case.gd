@@ -78,6 +78,16 @@ func wait_frames(n: int) -> void:
 		await get_tree().process_frame
 
 
+## Await-able: waits until `cond.call()` is true, at most `max_frames` frames (work portioned by
+## time per frame takes more frames on a loaded machine); returns whether it became true.
+func wait_until(cond: Callable, max_frames: int = 600) -> bool:
+	for i in max_frames:
+		if cond.call():
+			return true
+		await get_tree().process_frame
+	return cond.call()
+
+
 ## Await-able: waits for `obj.signal_name` and returns its arguments as an Array.
 ## On timeout records a failure and returns an empty Array.
 func wait_signal(obj: Object, signal_name: String, timeout_s: float) -> Array:

@@ -152,7 +152,6 @@ func test_changing_a_layer_replaces_it() -> void:
 	check_eq(isl.get_scatter_positions(1), p1, "the other layer is untouched")
 	l0.visibility_range_end = 200.0
 	l0.visibility_range_end_margin = 20.0
-	# Rebuilds are portioned by time per frame: on a loaded machine they take more frames.
 	await _wait_for_layer(isl, 0, func(mmi: MultiMeshInstance3D) -> bool: return mmi.visibility_range_end == 200.0)
 	for mmi in _multimeshes(isl, 0):
 		if mmi.visible:
@@ -179,16 +178,12 @@ func test_changing_a_layer_replaces_it() -> void:
 	check_eq(_multimeshes(isl, 1).size(), 0, "removed layer's nodes are freed")
 
 
-## Wait (at most 600 frames) until every visible MultiMesh of `layer` satisfies `done`.
+## Wait until every visible MultiMesh of `layer` satisfies `done` (a layer's rebuild is
+## portioned by time per frame).
 func _wait_for_layer(isl: ProceduralIsland, layer: int, done: Callable) -> void:
-	for f in 600:
-		await wait_frames(1)
-		var all := true
-		for mmi in _multimeshes(isl, layer):
-			if mmi.visible and not done.call(mmi):
-				all = false
-		if all:
-			return
+	await wait_until(func() -> bool:
+		return _multimeshes(isl, layer).all(func(mmi: MultiMeshInstance3D) -> bool:
+			return not mmi.visible or done.call(mmi)))
 
 
 func test_invalid_layer_values_give_an_error() -> void:
@@ -420,11 +415,7 @@ func test_scene_layer_instances_one_scene_per_instance() -> void:
 	check(same, "each scene instance stands at its instance's position, with its own nodes")
 	check_eq(_multimesh_total(isl, 0), 0, "no MultiMesh drawn for a scene layer")
 	l.scene = null
-	# The rebuild is portioned by time per frame (build_budget_ms): on a loaded machine it takes
-	# more frames.
-	for f in 600:
-		await wait_frames(1)
-		if _scene_nodes(isl, 0).size() == 0 and _multimesh_total(isl, 0) == isl.get_scatter_count(0):
-			break
+	await wait_until(func() -> bool:
+		return _scene_nodes(isl, 0).is_empty() and _multimesh_total(isl, 0) == isl.get_scatter_count(0))
 	check_eq(_scene_nodes(isl, 0).size(), 0, "clearing the scene frees the instances")
 	check_eq(_multimesh_total(isl, 0), isl.get_scatter_count(0), "the MultiMesh draws the layer again")

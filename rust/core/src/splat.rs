@@ -188,7 +188,7 @@ pub fn auto_splat(
     p: &SplatParams,
     tag: u32,
 ) -> Vec<[u8; 4]> {
-    match Ctx::new(
+    auto_splat_with(
         heights,
         Normals::Map(normals),
         sandiness,
@@ -196,10 +196,7 @@ pub fn auto_splat(
         max_height,
         p,
         tag,
-    ) {
-        Some(c) => auto_splat_strips(&c, strip_rows(c.n, p.blur_passes)),
-        None => vec![[0, 255, 0, 0]; g.resolution * g.resolution],
-    }
+    )
 }
 
 /// [`auto_splat`] with the normals [`crate::normals::compute_normals`] gives for `heights`
@@ -217,6 +214,19 @@ pub(crate) fn auto_splat_from_heights(
     let normals = Normals::FromHeights {
         spacing: normal_spacing,
     };
+    auto_splat_with(heights, normals, sandiness, g, max_height, p, tag)
+}
+
+/// [`auto_splat`] with the slopes from `normals`; inputs too short give the all-grass splat.
+fn auto_splat_with(
+    heights: &[f32],
+    normals: Normals,
+    sandiness: &[f32],
+    g: &Grid,
+    max_height: f32,
+    p: &SplatParams,
+    tag: u32,
+) -> Vec<[u8; 4]> {
     match Ctx::new(heights, normals, sandiness, g, max_height, p, tag) {
         Some(c) => auto_splat_strips(&c, strip_rows(c.n, p.blur_passes)),
         None => vec![[0, 255, 0, 0]; g.resolution * g.resolution],

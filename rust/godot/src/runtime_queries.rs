@@ -7,7 +7,7 @@ use crate::terrain_layer::BUILTIN_NAMES;
 use godot::prelude::*;
 use island_core::paint::LAYERS;
 use island_core::spawn::{self, Footprint, SpawnRules};
-use island_core::surface_query::{self};
+use island_core::surface_query;
 
 /// Footprint radius of a scatter instance: half its layer's `min_distance`, at least this.
 const MIN_FOOTPRINT: f32 = 0.5;

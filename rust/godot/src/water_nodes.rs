@@ -4,8 +4,8 @@
 //! regenerates), all read from `Island::water`.
 //!
 //! The plain-data part (no Godot objects) builds the meshes and answers the water level:
-//! [`chunk_water_mesh`], [`water_level_at`], [`sea_mesh`], [`depth_bytes`], [`WaterSummary`] (made
-//! by the background generation).
+//! [`chunk_water_mesh`], [`water_level_at`], [`sea_mesh`]; the depth texture bytes and counts
+//! come from [`crate::water_summary`] (made by the background generation).
 //!
 //! A river/lake cell (a grid cell with at least one RIVER or LAKE corner) is drawn as two
 //! triangles split like the terrain's cells; each corner sits at its water level, a dry corner at
@@ -14,10 +14,10 @@
 //! drawn surface.
 //!
 //! The default material (`res://addons/procedural_island/water.gdshader`, or the copy compiled
-//! in) tints by water depth from a small `R8` depth texture ([`depth_bytes`]) instead of the
+//! in) tints by water depth from a small `R8` depth texture ([`depth_bytes`](crate::water_summary::depth_bytes)) instead of the
 //! depth buffer, so it looks the same in the Forward+, Mobile and Compatibility renderers.
 
-pub use crate::water_summary::{depth_bytes, kind_counts, WaterSummary, DEPTH_RANGE};
+use crate::water_summary::{WaterSummary, DEPTH_RANGE};
 use godot::classes::geometry_instance_3d::ShadowCastingSetting;
 use godot::classes::image::Format as ImageFormat;
 use godot::classes::mesh::{ArrayType, PrimitiveType};
@@ -567,7 +567,7 @@ mod tests {
         assert_eq!(water_level_at(&w, 10.0, -5.0, -5.0), 0.0);
         assert!(water_level_at(&w, 10.0, 0.0, 0.0).is_nan());
         assert!(water_level_at(&w, 10.0, 50.0, 0.0).is_nan());
-        assert_eq!(kind_counts(&w), [2, 0, 0, 7]);
+        assert_eq!(crate::water_summary::kind_counts(&w), [2, 0, 0, 7]);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use island_core::Island;
 /// Water depth (metres) that byte 255 of the depth texture stands for.
 pub const DEPTH_RANGE: f32 = 64.0;
 /// Largest side of the depth texture (larger maps are subsampled).
-pub const DEPTH_MAX_SIDE: usize = 1024;
+const DEPTH_MAX_SIDE: usize = 1024;
 
 /// Water depth per sample (`level - height` where wet, 0 where dry) in bytes of
 /// [`DEPTH_RANGE`] / 255 metres, subsampled to at most [`DEPTH_MAX_SIDE`] per side: `(side,

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::island_parts::IslandParts;
+use crate::water_summary::WaterSummary;
 
 impl ProceduralIsland {
     /// Validated request from the properties.
@@ -333,11 +334,11 @@ impl ProceduralIsland {
     }
 
     /// After a (re)generation: rebuild the river/lake meshes and the sea; water statistics.
-    pub(super) fn water_island_changed(&mut self, summary: Option<water_nodes::WaterSummary>) {
+    pub(super) fn water_island_changed(&mut self, summary: Option<WaterSummary>) {
         let Some(island) = self.island.clone() else {
             return;
         };
-        let summary = summary.unwrap_or_else(|| water_nodes::WaterSummary::of(&island));
+        let summary = summary.unwrap_or_else(|| WaterSummary::of(&island));
         let (sea, user) = (self.sea_enabled, self.water_material.clone());
         let inland = self.inland_water_enabled;
         self.with_parts(|p, parent| {

@@ -4,7 +4,7 @@
 use crate::auto_regenerate::AutoRegenerate;
 use crate::frame_watch::FrameWatch;
 use crate::island_parts::IslandParts;
-use crate::lod::{self};
+use crate::lod;
 use crate::material::TerrainMaterial;
 use crate::properties::{
     island_node, ALGORITHM_HINT, BACKEND_HINT, CHUNK_HINT, COLLISION_MODE_HINT, RESOLUTION_HINT,
