@@ -87,7 +87,11 @@ func test_baked_scene_has_plain_nodes_matching_the_island() -> void:
 				# with the define that leaves them out.
 				check_eq(m.shader.code, load("res://addons/procedural_island/terrain.gdshader").code.replace("shader_type spatial;\n", "shader_type spatial;\n#define TERRAIN_NO_LAYER_TEXTURES\n"), "the terrain shader code")
 				check(_image_equal(m.get_shader_parameter("splat_map_0").get_image(), isl.get_splat_map_image(0)), "splat map 0 embedded")
-				check(_image_equal(m.get_shader_parameter("splat_map_1").get_image(), isl.get_splat_map_image(1)), "splat map 1 embedded")
+				# No user layer painted: map 1 is embedded as its 1×1 black texture.
+				var m1: Image = m.get_shader_parameter("splat_map_1").get_image()
+				var full1 := isl.get_splat_map_image(1)
+				var zero1 := full1.get_data().count(0) == full1.get_data().size()
+				check(_image_equal(m1, full1) or (zero1 and m1.get_size() == Vector2i(1, 1) and m1.get_data() == PackedByteArray([0, 0, 0, 0])), "splat map 1 embedded")
 		check_eq(verts, 4 * 33 * 33, "full-resolution meshes")
 		var water := root.get_node_or_null("Water")
 		if check(water != null, "water surfaces baked"):

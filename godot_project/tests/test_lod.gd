@@ -59,6 +59,9 @@ func test_lod_chunks_cover_the_island_and_follow_the_camera() -> void:
 	for mi in _mesh_instances(isl):
 		if String(mi.name).begins_with("Chunk_"):
 			check(not mi.visible, "full-resolution chunk %s is hidden" % mi.name)
+			# Only the collider: a full-resolution surface per chunk would double the memory
+			# (3.9 GB at 8193²).
+			check_eq(mi.mesh.get_surface_count(), 0, "full-resolution chunk %s holds no surface with LOD on" % mi.name)
 			hidden += 1
 	check_eq(hidden, 64, "the 8×8 full-resolution chunks stay (for their colliders)")
 	var near_levels := _level_at(chunks, Vector2(-450.0, -450.0))
@@ -218,16 +221,31 @@ func test_lod_keeps_full_resolution_heights_and_colliders() -> void:
 	check_eq(far_on, 0, "far collider disabled with NEAR")
 	# LOD off again: full-resolution chunks visible, LOD nodes gone, colliders back.
 	isl.lod_enabled = false
-	await get_tree().process_frame
+	# The chunks get their surfaces within the frame budget, then the LOD nodes go.
+	check(await wait_until(func() -> bool: return isl.get_lod_chunks().is_empty(), 60), "LOD switched off")
 	await get_tree().process_frame
 	var lod_nodes := 0
 	for mi in _mesh_instances(isl):
 		if String(mi.name).begins_with("Chunk_"):
 			check(mi.visible and not _shape_node(mi).disabled, "chunk %s visible with collider" % mi.name)
+			_check_full_surface(isl, mi)
 		elif not mi.is_queued_for_deletion():
 			lod_nodes += 1
 	check_eq(lod_nodes, 0, "LOD nodes removed when LOD is switched off")
 	check_eq(isl.get_lod_chunks().size(), 0, "no LOD chunks when off")
+
+
+## A full-resolution chunk drawn again after LOD: 33² vertices on the island's heights.
+func _check_full_surface(isl: ProceduralIsland, mi: MeshInstance3D) -> void:
+	if not check_eq(mi.mesh.get_surface_count(), 1, "chunk %s has its surface back" % mi.name):
+		return
+	var v := (mi.mesh as ArrayMesh).surface_get_arrays(0)[Mesh.ARRAY_VERTEX] as PackedVector3Array
+	check_eq(v.size(), 33 * 33, "chunk %s at full resolution" % mi.name)
+	var worst := 0.0
+	for k in range(0, v.size(), 97):
+		var p := mi.position + v[k]
+		worst = maxf(worst, absf(p.y - isl.get_height_at(p.x, p.z)))
+	check(worst < 1e-3, "chunk %s vertices on the island's heights (worst %f m)" % [mi.name, worst])
 
 
 ## Every pair of visible LOD chunks sharing an edge: the largest height gap along it (INF if an
@@ -328,6 +346,7 @@ func test_invalid_lod_levels_fall_back_to_full_resolution() -> void:
 			chunks += 1
 			check(mi.visible, "chunk %s visible again" % mi.name)
 			check(not _shape_node(mi).disabled, "chunk %s collider on" % mi.name)
+			_check_full_surface(isl, mi)
 		elif not mi.is_queued_for_deletion():
 			check(not mi.visible, "LOD node %s not drawn" % mi.name)
 	check_eq(chunks, 64, "the 8×8 full-resolution chunks")
@@ -370,3 +389,37 @@ func test_lod_meshes_follow_a_sculpt_dab() -> void:
 	brush.end_stroke()
 	if isl.is_generating():
 		await wait_signal(isl, "generation_finished", 120.0)
+	# LOD off after sculpting: the chunk under the dab is drawn at full resolution with the
+	# sculpted heights (its surface is built from the current island, not the one LOD started on).
+	await _fly_to(isl, Vector3(-300.0, 80.0, -301.0))
+	isl.lod_enabled = false
+	check(await wait_until(func() -> bool: return isl.get_lod_chunks().is_empty(), 60), "LOD switched off")
+	var raised := -INF
+	for mi in _mesh_instances(isl):
+		if not String(mi.name).begins_with("Chunk_"):
+			continue
+		_check_full_surface(isl, mi)
+		if mi.mesh.get_surface_count() == 0:
+			continue
+		for v in mi.mesh.surface_get_arrays(0)[Mesh.ARRAY_VERTEX]:
+			if Vector2(v.x - at.x, v.z - at.z).length() < 3.0:
+				raised = maxf(raised, v.y)
+	check(raised > h0 + 4.0, "the full-resolution chunk over the dab is raised (%f m, was %f m)" % [raised, h0])
+
+
+## A large island without LOD gets a configuration warning recommending it (no error, no
+## generation needed); with LOD on, or at a small resolution, none.
+func test_large_island_without_lod_is_advised_to_use_it() -> void:
+	var isl := ProceduralIsland.new()
+	isl.generate_on_ready = false
+	isl.resolution = 4097
+	add_child(isl)
+	var w: PackedStringArray = isl.get_warnings()
+	if check_eq(w.size(), 1, "one warning at 4097² without LOD"):
+		check(w[0].contains("lod_enabled") and w[0].contains("17 M vertices"), w[0])
+	isl.lod_enabled = true
+	check_eq(isl.get_warnings().size(), 0, "none with LOD on")
+	isl.lod_enabled = false
+	isl.resolution = 2049
+	check_eq(isl.get_warnings().size(), 0, "none at 2049²")
+	isl.free()

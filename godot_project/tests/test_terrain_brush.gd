@@ -58,6 +58,11 @@ func test_weights_are_eight_and_normalised() -> void:
 	check(img != null and img.get_size() == Vector2i(129, 129), "splat map 0 at the heightmap's resolution")
 	check(isl.get_splat_map_texture(1) != null, "splat map texture 1")
 	check(isl.get_splat_map_image(2) == null, "only two maps")
+	# No user layer painted: map 1 is all zeros, uploaded as a 1×1 black texture (537 MB saved
+	# at 8193²); the image API still answers at full size.
+	var img1 := isl.get_splat_map_image(1)
+	check(img1.get_size() == Vector2i(129, 129) and img1.get_data().count(0) == img1.get_data().size(), "map 1 image: 129² zeros")
+	check_eq(isl.get_splat_map_texture(1).get_size(), Vector2(1, 1), "unpainted map 1 texture is 1×1")
 
 
 func test_masks_block_outside_height_and_slope() -> void:
@@ -92,6 +97,11 @@ func test_masks_block_outside_height_and_slope() -> void:
 	var w0 := isl.get_splat_weights_at(p.x, p.z)
 	var changed := brush.paint_at(isl.to_global(p))
 	check(changed > 0, "painting inside the ranges changes texels (%d)" % changed)
+	# The first paint of a user layer gives map 1 its full size, with the paint in it.
+	var tex1 := isl.get_splat_map_texture(1)
+	check_eq(tex1.get_size(), Vector2(129, 129), "painted map 1 texture at full size")
+	var painted1 := isl.get_splat_map_image(1).get_data()
+	check(painted1.count(0) < painted1.size(), "the paint is in map 1")
 	var w1 := isl.get_splat_weights_at(p.x, p.z)
 	check(w1[5] > w0[5] + 0.5, "layer 5 increased (%s -> %s)" % [w0[5], w1[5]])
 	check_near(_sum(w1), 1.0, 1e-4, "still normalised")

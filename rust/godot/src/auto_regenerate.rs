@@ -33,7 +33,7 @@ pub struct Action {
 impl AutoRegenerate {
     /// Remember `now` as the current state (no regenerate for it).
     pub fn reset(&mut self, now: Option<Request>) {
-        self.watched = now;
+        self.watched = now.map(|r| Request { meshes: true, ..r });
     }
 
     /// Called every frame with the current request (`Err`: the problem with the values).
@@ -52,7 +52,12 @@ impl AutoRegenerate {
                 }
                 return action;
             }
-            Ok(now) => now,
+            // `meshes` follows `lod_enabled`, which needs no new island (the node builds the
+            // missing chunk surfaces itself when LOD is switched off).
+            Ok(now) => Request {
+                meshes: true,
+                ..now
+            },
         };
         action.validity_changed = self.invalid.take().is_some();
         self.reported = None;
@@ -82,6 +87,7 @@ mod tests {
             },
             flat: false,
             collision: true,
+            meshes: true,
             backend: island_gpu::Backend::Cpu,
         };
         let mut w = AutoRegenerate::default();
@@ -97,6 +103,17 @@ mod tests {
         let a = w.poll(Ok(req(2)));
         assert!(a.regenerate && a.validity_changed);
         assert!(!w.poll(Ok(req(2))).regenerate, "only once");
+        // Switching LOD (the chunk surfaces) needs no new island.
+        let bare = Request {
+            meshes: false,
+            ..req(2)
+        };
+        assert!(!w.poll(Ok(bare.clone())).regenerate);
+        std::thread::sleep(DEBOUNCE);
+        assert!(
+            !w.poll(Ok(bare)).regenerate,
+            "lod_enabled alone regenerates nothing"
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Per-chunk render and collider data, computed as plain `Send` data (on the worker thread for
 //! `regenerate_async`) so that the main thread only copies it into Godot objects.
 
-use crate::surface::{encode, encode_grid, normal_tangent_table, splat_byte, Grid, SurfaceBytes};
+use crate::surface::{encode, encode_grid, splat_byte, Grid, SurfaceBytes};
 use godot::builtin::Color;
 use island_core::{ChunkCollider, ChunkMesh, Heightfield};
 use rayon::prelude::*;
@@ -56,27 +56,28 @@ pub fn encode_mesh(mesh: &ChunkMesh, splat: &[[u8; 4]], n: usize) -> SurfaceByte
     })
 }
 
-/// Chunk data of one island: every chunk, row-major (`cz * chunks_per_side + cx`), and the
-/// encoded normal/tangent of every sample (reused by the LOD meshes).
-pub struct PreparedChunks {
-    pub chunks: Vec<ChunkData>,
-    pub normal_tangents: Vec<[u16; 4]>,
+/// How the chunks of an island are built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkOptions {
+    /// Cells per chunk side (divides `resolution - 1`).
+    pub chunk_size: usize,
+    /// Flat-shaded surfaces.
+    pub flat: bool,
+    /// Collider heights.
+    pub collision: bool,
+    /// Full-resolution mesh surfaces. False with LOD on: the LOD nodes draw the island, so the
+    /// chunk nodes keep only their colliders (at 8193² the surfaces would be ~3.9 GB).
+    pub meshes: bool,
 }
 
-/// Data of chunk `i` (row-major index) of the island; `nt` is [`normal_tangent_table`] of its
-/// normals.
-pub fn chunk_data(
-    field: &Heightfield,
-    splat: &[[u8; 4]],
-    nt: &[[u16; 4]],
-    chunk_size: usize,
-    flat: bool,
-    collision: bool,
-    i: usize,
-) -> ChunkData {
+/// Data of chunk `i` (row-major index) of the island. Without `o.meshes` the surface is empty.
+pub fn chunk_data(field: &Heightfield, splat: &[[u8; 4]], o: ChunkOptions, i: usize) -> ChunkData {
+    let (chunk_size, flat) = (o.chunk_size, o.flat);
     let per_side = (field.resolution - 1) / chunk_size;
     let (cx, cz) = (i % per_side, i / per_side);
-    let surface = if flat || nt.len() != field.heights.len() {
+    let surface = if !o.meshes {
+        SurfaceBytes::default()
+    } else if flat {
         encode_mesh(
             &field.chunk_mesh(cx, cz, chunk_size, flat),
             splat,
@@ -86,7 +87,6 @@ pub fn chunk_data(
         let g = Grid {
             field,
             splat,
-            nt,
             x0: cx * chunk_size,
             z0: cz * chunk_size,
             step: 1,
@@ -98,32 +98,23 @@ pub fn chunk_data(
         cx: cx as u32,
         cz: cz as u32,
         surface,
-        collider: collision.then(|| field.chunk_collider(cx, cz, chunk_size)),
+        collider: o
+            .collision
+            .then(|| field.chunk_collider(cx, cz, chunk_size)),
     }
 }
 
 /// Build the data of every chunk in parallel.
 ///
 /// `splat` has one RGBA weight per heightfield sample (`resolution²`), or is empty (white vertex
-/// colours). `chunk_size` must divide `resolution - 1` (validated parameters guarantee it).
-pub fn prepare_chunks(
-    field: &Heightfield,
-    splat: &[[u8; 4]],
-    chunk_size: usize,
-    flat: bool,
-    collision: bool,
-) -> PreparedChunks {
-    let n = field.resolution;
-    let per_side = (n - 1) / chunk_size;
-    let nt = normal_tangent_table(&field.normals);
-    let chunks = (0..per_side * per_side)
+/// colours). `o.chunk_size` must divide `resolution - 1` (validated parameters guarantee it).
+/// Row-major (`cz * chunks_per_side + cx`).
+pub fn prepare_chunks(field: &Heightfield, splat: &[[u8; 4]], o: ChunkOptions) -> Vec<ChunkData> {
+    let per_side = (field.resolution - 1) / o.chunk_size;
+    (0..per_side * per_side)
         .into_par_iter()
-        .map(|i| chunk_data(field, splat, &nt, chunk_size, flat, collision, i))
-        .collect();
-    PreparedChunks {
-        chunks,
-        normal_tangents: nt,
-    }
+        .map(|i| chunk_data(field, splat, o, i))
+        .collect()
 }
 
 #[cfg(test)]
@@ -138,7 +129,13 @@ mod tests {
         let splat: Vec<[u8; 4]> = (0..n * n)
             .map(|i| [(i % 256) as u8, 0, 0, 255 - (i % 256) as u8])
             .collect();
-        let c = prepare_chunks(&f, &splat, 16, false, true).chunks;
+        let o = |flat, collision, meshes| ChunkOptions {
+            chunk_size: 16,
+            flat,
+            collision,
+            meshes,
+        };
+        let c = prepare_chunks(&f, &splat, o(false, true, true));
         assert_eq!(c.len(), 4);
         assert_eq!((c[1].cx, c[1].cz, c[2].cx, c[2].cz), (1, 0, 0, 1));
         // Vertex (0, 0) of chunk (1, 0) is sample (16, 0).
@@ -152,10 +149,17 @@ mod tests {
         let col = c[3].collider.as_ref().unwrap();
         assert_eq!((col.width, col.depth), (17, 17));
         assert_eq!(col.heights[0], f.sample(16, 16));
-        let flat = prepare_chunks(&f, &[], 16, true, false).chunks;
+        let flat = prepare_chunks(&f, &[], o(true, false, true));
         assert_eq!(flat[0].surface.vertex_count, 16 * 16 * 6);
         assert!(flat[0].collider.is_none());
         assert_eq!(flat[0].surface.attribute[..4], [255; 4]);
+        // LOD on: colliders only, the same heights, no surface bytes.
+        let bare = prepare_chunks(&f, &splat, o(false, true, false));
+        assert_eq!(bare.len(), 4);
+        assert!(bare.iter().all(|d| d.surface.vertex_count == 0
+            && d.surface.vertex.is_empty()
+            && d.surface.attribute.is_empty()));
+        assert_eq!(bare[3].collider, c[3].collider);
     }
 }
 
@@ -182,11 +186,15 @@ mod timing {
                 .fold(f64::INFINITY, f64::min)
         };
         pool.install(|| {
-            let nt = crate::surface::normal_tangent_table(&island.field.normals);
-            let t_nt = best(&mut || drop(std::hint::black_box(crate::surface::normal_tangent_table(&island.field.normals))));
             let t_enc = best(&mut || {
                 for i in 0..256 {
-                    let d = super::chunk_data(&island.field, &island.splat, &nt, 64, false, false, i);
+                    let o = super::ChunkOptions {
+                        chunk_size: 64,
+                        flat: false,
+                        collision: false,
+                        meshes: true,
+                    };
+                    let d = super::chunk_data(&island.field, &island.splat, o, i);
                     std::hint::black_box(d);
                 }
             });
@@ -195,7 +203,7 @@ mod timing {
                     std::hint::black_box(island.field.chunk_collider(i % 16, i / 16, 64));
                 }
             });
-            eprintln!("1 thread wall, best of 10: normal table {t_nt:.2} ms, surfaces {t_enc:.2} ms, colliders {t_col:.2} ms");
+            eprintln!("1 thread wall, best of 10: surfaces {t_enc:.2} ms, colliders {t_col:.2} ms");
         });
     }
 }

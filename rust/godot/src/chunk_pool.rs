@@ -10,6 +10,10 @@
 //! drawn and colliding, while the new chunks are built hidden with their colliders disabled;
 //! [`ChunkPool::swap_in`] then shows the new chunks and frees the old ones in the same frame.
 //! So every part of the island has a mesh and a collider in every frame of a rebuild.
+//!
+//! With LOD on the chunk nodes carry no mesh (see `ChunkOptions::meshes`): the LOD nodes draw
+//! the island and the chunk nodes keep their colliders. [`ChunkPool::meshless`] lists the chunks
+//! whose surface must be built before they are drawn again.
 
 use crate::chunk_data::ChunkData;
 use crate::surface::SurfaceCache;
@@ -27,6 +31,8 @@ struct ChunkNodes {
     collider: Option<ColliderNodes>,
     /// Chunk (cx, cz) the node is named after.
     named: Option<(u32, u32)>,
+    /// The mesh holds this island's surface (false: empty, LOD draws the island).
+    has_surface: bool,
 }
 
 struct ColliderNodes {
@@ -99,7 +105,25 @@ impl ChunkPool {
         }
     }
 
-    /// Chunk `i`'s mesh from its encoded surface.
+    /// Chunks whose mesh holds no surface (built with LOD on), in order.
+    pub fn meshless(&self) -> Vec<usize> {
+        (0..self.nodes.len())
+            .filter(|&i| !self.nodes[i].has_surface)
+            .collect()
+    }
+
+    /// Whether any chunk's mesh holds no surface.
+    pub fn missing_surfaces(&self) -> bool {
+        self.nodes.iter().any(|c| !c.has_surface)
+    }
+
+    /// Whether chunk `i` has a surface (false also when there is no such chunk).
+    pub fn has_surface(&self, i: usize) -> bool {
+        self.nodes.get(i).is_some_and(|c| c.has_surface)
+    }
+
+    /// Chunk `i`'s mesh from its encoded surface; an empty surface (`vertex_count` 0) empties the
+    /// mesh (LOD on: the chunk keeps only its collider).
     pub fn set_surface(
         &mut self,
         parent: &mut Gd<Node3D>,
@@ -119,6 +143,13 @@ impl ChunkPool {
         // encoding against Godot's) or when the encoding does not match this Godot.
         let (field, splat) = (&island.field, &island.splat);
         let c = &mut self.nodes[i];
+        c.has_surface = data.surface.vertex_count > 0;
+        if !c.has_surface {
+            if c.mesh.get_surface_count() > 0 {
+                c.mesh.clear_surfaces();
+            }
+            return;
+        }
         self.surfaces.set_surface(&mut c.mesh, &data.surface, || {
             let m = field.chunk_mesh(data.cx as usize, data.cz as usize, cs, flat);
             let colors = crate::chunk_data::mesh_colors(&m, splat, field.resolution);
@@ -283,6 +314,7 @@ impl ChunkPool {
             mesh,
             collider: None,
             named: None,
+            has_surface: false,
         });
     }
 }

@@ -6,7 +6,7 @@
 //! It emits no signals itself: it tells the node what happened ([`Polled`], [`Step`]) and the
 //! node emits. A finished build is handed back as a [`Build`] for the node to install.
 
-use crate::chunk_data::ChunkData;
+use crate::chunk_data::{ChunkData, ChunkOptions};
 use crate::chunk_pool::ChunkPool;
 use crate::frame_watch::{budget_ms as budget_ms_of, JobCost};
 use crate::worker::{finish_job, JobError, Polled as WorkerPolled, Prepared, Request, Worker};
@@ -306,18 +306,24 @@ pub fn build_streaming(
     build += tb.elapsed();
 
     enum Msg {
-        Island(Arc<(Island, Vec<[u16; 4]>)>),
+        Island(Arc<Island>),
         Chunk(usize, ChunkData),
         Failed(JobError),
     }
-    let mut shared: Option<Arc<(Island, Vec<[u16; 4]>)>> = None;
+    let mut shared: Option<Arc<Island>> = None;
     let mut failure: Option<JobError> = None;
     let mut missing = count;
     // The data time after the island was finished that the main thread waited for.
     let (mut t_island, mut build_after) = (None::<Instant>, Duration::ZERO);
     {
         let (tx, rx) = std::sync::mpsc::channel::<Msg>();
-        let flat = request.flat;
+        let (flat, options) = (
+            request.flat,
+            ChunkOptions {
+                collision: false,
+                ..request.chunk_options()
+            },
+        );
         std::thread::scope(|s| {
             let producer = s.spawn(move || {
                 let island = match finish_job(staged) {
@@ -327,15 +333,14 @@ pub fn build_streaming(
                         return;
                     }
                 };
-                let nt = crate::surface::normal_tangent_table(&island.field.normals);
-                let both = Arc::new((island, nt));
-                let _ = tx.send(Msg::Island(both.clone()));
+                let island = Arc::new(island);
+                let _ = tx.send(Msg::Island(island.clone()));
                 use rayon::prelude::*;
-                let (f, sp, nt) = (&both.0.field, &both.0.splat, &both.1);
+                let (f, sp) = (&island.field, &island.splat);
                 (0..count).into_par_iter().for_each_with(tx, |tx, i| {
                     let _ = tx.send(Msg::Chunk(
                         i,
-                        crate::chunk_data::chunk_data(f, sp, nt, cs, flat, false, i),
+                        crate::chunk_data::chunk_data(f, sp, options, i),
                     ));
                 });
             });
@@ -356,7 +361,7 @@ pub fn build_streaming(
                             continue;
                         };
                         let tb = Instant::now();
-                        pool.set_surface(parent, i, &data, &both.0, cs, flat);
+                        pool.set_surface(parent, i, &data, both, cs, flat);
                         drop(data);
                         let dt = tb.elapsed();
                         build += dt;
@@ -371,7 +376,7 @@ pub fn build_streaming(
             }
         });
     }
-    let Some((island, normal_tangents)) = shared.and_then(|a| Arc::try_unwrap(a).ok()) else {
+    let Some(island) = shared.and_then(|a| Arc::try_unwrap(a).ok()) else {
         return Err(
             failure.unwrap_or_else(|| JobError::Panicked("the island was not finished".into()))
         );
@@ -386,7 +391,6 @@ pub fn build_streaming(
     let prep = Box::new(Prepared {
         island,
         chunks: Vec::new(),
-        normal_tangents,
         mesh_ms: waited,
         request,
         warning,

@@ -1,9 +1,10 @@
 //! Quadtree LOD of `ProceduralIsland` (Godot side): picks the leaves from the camera with
 //! `island_core::lod`, builds their stitched meshes into a pool of reused `MeshInstance3D` nodes
 //! within a per-frame time budget, and swaps the visible set only once every new leaf is ready
-//! (no holes). The full-resolution chunk nodes stay in place but hidden: their `HeightMapShape3D`
-//! colliders keep the full resolution (all of them, or only those under a finest-level leaf with
-//! `collision_mode` NEAR).
+//! (no holes). The full-resolution chunk nodes stay in place, hidden and without a mesh (the
+//! node builds chunks without surfaces while LOD is on, and builds the surfaces before LOD is
+//! switched off): their `HeightMapShape3D` colliders keep the full resolution (all of them, or
+//! only those under a finest-level leaf with `collision_mode` NEAR).
 
 use crate::chunk_pool::ChunkPool;
 use godot::classes::node::InternalMode;
@@ -138,8 +139,6 @@ impl LodSettings {
 pub struct LodScene<'a> {
     pub parent: &'a mut Gd<Node3D>,
     pub island: &'a Island,
-    /// Encoded normal/tangent per sample of `island`.
-    pub normal_tangents: &'a [[u16; 4]],
     pub chunks: &'a mut ChunkPool,
 }
 
@@ -507,16 +506,15 @@ impl LodRuntime {
         let flat = s.flat;
         let m = lod::node_mesh(&island.field, layout, leaf, flat);
         let n = island.field.resolution;
-        let bytes = if flat || sc.normal_tangents.len() != n * n {
+        let bytes = if flat {
             crate::chunk_data::encode_mesh(&m, &island.splat, n)
         } else {
-            // Stitched heights from the LOD mesh; normals from the island's encoded table.
+            // Stitched heights from the LOD mesh; normals from the island.
             let heights: Vec<f32> = m.positions.iter().map(|p| p[1]).collect();
             let (x0, z0) = layout.origin(leaf.key);
             let g = crate::surface::Grid {
                 field: &island.field,
                 splat: &island.splat,
-                nt: sc.normal_tangents,
                 x0,
                 z0,
                 step: layout.step(leaf.key.level),

@@ -34,7 +34,7 @@ struct Maps {
     resolution: usize,
     images: [Gd<Image>; 2],
     textures: [Gd<ImageTexture>; 2],
-    /// Map 1 (the user layers) holds only zeros: an unpainted regenerate need not re-upload it.
+    /// Map 1 (the user layers) holds only zeros: it is 1×1 (see `update`).
     zero_map_1: bool,
 }
 
@@ -60,6 +60,43 @@ fn rgba_image(w: usize, h: usize, bytes: &[u8]) -> Option<Gd<Image>> {
         ImageFormat::RGBA8,
         &PackedByteArray::from(bytes),
     )
+}
+
+impl Maps {
+    /// Write `bytes` (the texels of `r`) into map `k` and update its texture.
+    fn write(&mut self, k: usize, r: Rect, bytes: &[u8]) {
+        let n = self.resolution;
+        if (r.x0, r.z0, r.w, r.h) == (0, 0, n, n) {
+            // Same size and format: replace the pixels and update the texture in place.
+            self.images[k].set_data(
+                n as i32,
+                n as i32,
+                false,
+                ImageFormat::RGBA8,
+                &PackedByteArray::from(bytes),
+            );
+        } else {
+            let Some(src) = rgba_image(r.w, r.h, bytes) else {
+                return;
+            };
+            self.images[k].blit_rect(
+                &src,
+                Rect2i::from_components(0, 0, r.w as i32, r.h as i32),
+                Vector2i::new(r.x0 as i32, r.z0 as i32),
+            );
+        }
+        self.textures[k].update(&self.images[k]);
+    }
+
+    /// Replace map 1 by `image` (another size: the texture is recreated with it).
+    fn set_map_1(&mut self, image: Option<Gd<Image>>, zero: bool) {
+        let Some(image) = image else {
+            return;
+        };
+        self.textures[1].set_image(&image);
+        self.images[1] = image;
+        self.zero_map_1 = zero;
+    }
 }
 
 impl SplatMaps {
@@ -136,14 +173,18 @@ impl SplatMaps {
                 return;
             }
         };
-        let unpainted = b.is_none();
-        let zeros = || vec![0u8; r.w * r.h * 4];
+        // Map 1 (the user layers 4..7) is a 1×1 black image while it is all zeros (an unpainted
+        // island): a full one would hold `resolution²` zero texels twice (image and texture),
+        // 537 MB at 8193². The shader samples it clamped, so it reads zeros everywhere.
+        let zero_b = b.as_ref().is_none_or(|b| b.iter().all(|&v| v == 0));
         self.stale = false;
         if !same_size {
-            let (Some(ia), Some(ib)) = (
-                rgba_image(n, n, &a),
-                rgba_image(n, n, &b.unwrap_or_else(zeros)),
-            ) else {
+            let ib = if zero_b {
+                rgba_image(1, 1, &[0; 4])
+            } else {
+                b.as_deref().and_then(|b| rgba_image(n, n, b))
+            };
+            let (Some(ia), Some(ib)) = (rgba_image(n, n, &a), ib) else {
                 return;
             };
             let (Some(ta), Some(tb)) = (
@@ -156,38 +197,29 @@ impl SplatMaps {
                 resolution: n,
                 images: [ia, ib],
                 textures: [ta, tb],
-                zero_map_1: unpainted,
+                zero_map_1: zero_b,
             });
         } else if let Some(m) = self.maps.as_mut() {
-            // Map 1 still all zeros: nothing to upload.
-            let b = if unpainted && m.zero_map_1 {
-                None
-            } else {
-                m.zero_map_1 = unpainted;
-                Some(b.unwrap_or_else(zeros))
-            };
-            for (k, bytes) in [Some(a.as_ref()), b.as_deref()].into_iter().enumerate() {
-                let Some(bytes) = bytes else { continue };
-                if r == full {
-                    // Same size and format: replace the pixels and update the texture in place.
-                    m.images[k].set_data(
-                        n as i32,
-                        n as i32,
-                        false,
-                        ImageFormat::RGBA8,
-                        &PackedByteArray::from(bytes),
-                    );
-                } else {
-                    let Some(src) = rgba_image(r.w, r.h, bytes) else {
-                        continue;
+            m.write(0, r, &a);
+            match (m.zero_map_1, zero_b) {
+                // Still all zeros: nothing to upload.
+                (true, true) => {}
+                (false, true) if r == full => m.set_map_1(rgba_image(1, 1, &[0; 4]), true),
+                (zero, _) => {
+                    if zero {
+                        // The first paint of a user layer: a full-size map 1.
+                        m.set_map_1(rgba_image(n, n, &vec![0u8; n * n * 4]), false);
+                    }
+                    let zeros;
+                    let b = match b.as_deref() {
+                        Some(b) => b,
+                        None => {
+                            zeros = vec![0u8; r.w * r.h * 4];
+                            &zeros
+                        }
                     };
-                    m.images[k].blit_rect(
-                        &src,
-                        Rect2i::from_components(0, 0, r.w as i32, r.h as i32),
-                        Vector2i::new(r.x0 as i32, r.z0 as i32),
-                    );
+                    m.write(1, r, b);
                 }
-                m.textures[k].update(&m.images[k]);
             }
         }
         drop(guard);
@@ -208,14 +240,18 @@ impl SplatMaps {
         }
     }
 
-    /// A copy of map `index` (0 or 1).
+    /// A copy of map `index` (0 or 1), `resolution²` (an all-zero map 1 too).
     pub fn image(&self, index: i32) -> Option<Gd<Image>> {
         let m = self.maps.as_ref()?;
         let img = m.images.get(usize::try_from(index).ok()?)?;
+        if index == 1 && m.zero_map_1 {
+            let n = m.resolution as i32;
+            return Image::create_empty(n, n, false, ImageFormat::RGBA8);
+        }
         Some(img.duplicate_resource())
     }
 
-    /// Map texture `index` (0 or 1).
+    /// Map texture `index` (0 or 1); map 1 is 1×1 black while no user layer is painted.
     pub fn texture(&self, index: i32) -> Option<Gd<ImageTexture>> {
         let m = self.maps.as_ref()?;
         m.textures.get(usize::try_from(index).ok()?).cloned()

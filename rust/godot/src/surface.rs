@@ -339,6 +339,7 @@ fn normal_tangent_exact(nrm: [f32; 3]) -> [u16; 4] {
 }
 
 /// [`normal_tangent`] of every normal, in parallel (the per-sample table of an island).
+#[cfg(test)]
 pub fn normal_tangent_table(normals: &[[f32; 3]]) -> Vec<[u16; 4]> {
     use rayon::prelude::*;
     let mut out = vec![[0u16; 4]; normals.len()];
@@ -384,8 +385,6 @@ pub struct Grid<'a> {
     pub field: &'a Heightfield,
     /// Splat weights per sample (empty: white).
     pub splat: &'a [[u8; 4]],
-    /// [`normal_tangent_table`] of the field's normals.
-    pub nt: &'a [[u16; 4]],
     pub x0: usize,
     pub z0: usize,
     pub step: usize,
@@ -393,12 +392,13 @@ pub struct Grid<'a> {
     pub v: usize,
 }
 
-/// One grid row's heights, normal/tangent words and splat weights.
-type RowSamples<'a> = (&'a [f32], &'a [[u16; 4]], Option<&'a [[u8; 4]]>);
+/// One grid row's heights and splat weights.
+type RowSamples<'a> = (&'a [f32], Option<&'a [[u8; 4]]>);
 
 /// Encode a smooth grid mesh straight from the heightfield. `heights`, when given, replaces the
 /// vertex heights (`v²`, row-major: a LOD mesh's stitched edges). Same bytes as [`encode`] of the
-/// equivalent `ChunkMesh` with the splat colours.
+/// equivalent `ChunkMesh` with the splat colours. The normal/tangent words are encoded here,
+/// row by row, from the field's normals (no per-island table: at 8193² it would hold 537 MB).
 pub fn encode_grid(g: &Grid, heights: Option<&[f32]>) -> SurfaceBytes {
     let f = g.field;
     let n = f.resolution;
@@ -427,6 +427,11 @@ pub fn encode_grid(g: &Grid, heights: Option<&[f32]>) -> SurfaceBytes {
     // samples are gathered into these first.
     let contiguous = g.step == 1 && heights.is_none();
     let (mut ys, mut ts, mut cs) = (vec![0f32; v], vec![[0u16; 4]; v], vec![[255u8; 4]; v]);
+    let mut ns = if contiguous {
+        Vec::new()
+    } else {
+        vec![[0f32; 3]; v]
+    };
     let (pos, nt) = vertex.split_at_mut(nv * 12);
     let (mut ylo, mut yhi) = (f32::INFINITY, f32::NEG_INFINITY);
     let rows = pos
@@ -437,24 +442,27 @@ pub fn encode_grid(g: &Grid, heights: Option<&[f32]>) -> SurfaceBytes {
         let z = g.z0 + j * g.step;
         let pz = z as f32 * s - h;
         let uz = z as f32 * inv;
-        let (srow, trow) = (&f.heights[z * n..z * n + n], &g.nt[z * n..z * n + n]);
+        let (srow, nrm) = (&f.heights[z * n..z * n + n], &f.normals[z * n..z * n + n]);
         let crow = g.splat.get(z * n..z * n + n);
-        let (yr, tr, cr): RowSamples = if contiguous {
+        let (yr, cr): RowSamples = if contiguous {
             let r = g.x0..g.x0 + v;
-            (&srow[r.clone()], &trow[r.clone()], crow.map(|c| &c[r]))
+            normal_tangent_block(&mut ts, &nrm[r.clone()]);
+            (&srow[r.clone()], crow.map(|c| &c[r]))
         } else {
             for (i, &x) in xs.iter().enumerate() {
                 ys[i] = match heights {
                     Some(hs) => hs[j * v + i],
                     None => srow[x],
                 };
-                ts[i] = trow[x];
+                ns[i] = nrm[x];
                 if let Some(c) = crow {
                     cs[i] = c[x];
                 }
             }
-            (&ys, &ts, crow.map(|_| &cs[..]))
+            normal_tangent_block(&mut ts, &ns);
+            (&ys, crow.map(|_| &cs[..]))
         };
+        let tr = &ts;
         for &y in yr {
             ylo = ylo.min(y);
             yhi = yhi.max(y);
@@ -881,7 +889,6 @@ mod tests {
         let splat: Vec<[u8; 4]> = (0..n * n)
             .map(|i| [(i % 251) as u8, (i % 7) as u8, 3, 255 - (i % 251) as u8])
             .collect();
-        let nt = normal_tangent_table(&f.normals);
         for (x0, z0, cells, step) in [
             (0, 0, 16, 1),
             (16, 16, 16, 1),
@@ -904,7 +911,6 @@ mod tests {
             let g = Grid {
                 field: &f,
                 splat: &splat,
-                nt: &nt,
                 x0,
                 z0,
                 step,

@@ -6,7 +6,7 @@
 //! that the extension joins when it unloads, so a node freed mid-generation never leaves a
 //! thread running inside an unloaded library.
 
-use crate::chunk_data::{prepare_chunks, ChunkData, PreparedChunks};
+use crate::chunk_data::{prepare_chunks, ChunkData, ChunkOptions};
 use crate::water_summary::WaterSummary;
 use island_core::{GenerateError, Heightfield, Island, IslandParams, Stats};
 use island_gpu::{generate_staged, generate_with, Backend, Staged};
@@ -26,8 +26,23 @@ pub struct Request {
     pub flat: bool,
     /// Build collider data.
     pub collision: bool,
+    /// Build the full-resolution chunk surfaces (false with LOD on, see
+    /// [`ChunkOptions::meshes`]).
+    pub meshes: bool,
     /// Where to generate (AUTO / GPU / CPU, see `island_gpu::Backend`).
     pub backend: Backend,
+}
+
+impl Request {
+    /// How to build the chunks.
+    pub fn chunk_options(&self) -> ChunkOptions {
+        ChunkOptions {
+            chunk_size: self.params.chunk_size as usize,
+            flat: self.flat,
+            collision: self.collision,
+            meshes: self.meshes,
+        }
+    }
 }
 
 /// A generated island with its chunk data, ready to be turned into nodes.
@@ -37,8 +52,6 @@ pub struct Prepared {
     pub island: Island,
     /// Chunk data, row-major.
     pub chunks: Vec<ChunkData>,
-    /// Encoded normal/tangent per heightfield sample (for the LOD meshes).
-    pub normal_tangents: Vec<[u16; 4]>,
     /// Milliseconds spent preparing the chunk data.
     pub mesh_ms: f64,
     /// The request that produced it.
@@ -123,16 +136,7 @@ pub fn run_job(
     let result = catch_unwind(AssertUnwindSafe(|| -> Result<Prepared, JobError> {
         let (island, warning) = generate_with(&request.params, request.backend, progress, cancel)?;
         let t = Instant::now();
-        let PreparedChunks {
-            chunks,
-            normal_tangents,
-        } = prepare_chunks(
-            &island.field,
-            &island.splat,
-            request.params.chunk_size as usize,
-            request.flat,
-            request.collision,
-        );
+        let chunks = prepare_chunks(&island.field, &island.splat, request.chunk_options());
         let mesh_ms = t.elapsed().as_secs_f64() * 1e3;
         if cancel.load(Ordering::Relaxed) {
             return Err(JobError::Cancelled);
@@ -141,7 +145,6 @@ pub fn run_job(
         Ok(Prepared {
             island,
             chunks,
-            normal_tangents,
             mesh_ms,
             request,
             warning,
@@ -199,20 +202,10 @@ pub fn import_job(request: Request, heights: Vec<f32>) -> Result<Prepared, JobEr
     };
     let t = Instant::now();
     let water = WaterSummary::of(&island);
-    let PreparedChunks {
-        chunks,
-        normal_tangents,
-    } = prepare_chunks(
-        &island.field,
-        &island.splat,
-        p.chunk_size as usize,
-        request.flat,
-        request.collision,
-    );
+    let chunks = prepare_chunks(&island.field, &island.splat, request.chunk_options());
     Ok(Prepared {
         island,
         chunks,
-        normal_tangents,
         mesh_ms: t.elapsed().as_secs_f64() * 1e3,
         request,
         warning: None,
@@ -341,6 +334,7 @@ mod tests {
             },
             flat: false,
             collision: true,
+            meshes: true,
             backend: Backend::Cpu,
         }
     }

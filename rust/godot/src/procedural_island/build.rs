@@ -38,8 +38,28 @@ impl ProceduralIsland {
             params,
             flat: self.flat_shading,
             collision: self.collision_enabled,
+            meshes: !self.lod_enabled,
             backend,
         })
+    }
+
+    /// Advice for a large island drawn without LOD (a configuration warning, not an error).
+    pub(super) fn mesh_advice(&self) -> Option<String> {
+        if self.lod_enabled || self.resolution < 4097 {
+            return None;
+        }
+        let cs = self.chunk_size.max(1) as f64;
+        let cells = (self.resolution - 1) as f64;
+        let vertices = (cells / cs).powi(2) * (cs + 1.0).powi(2);
+        // Measured: ~58 bytes per chunk vertex with its share of the index buffer.
+        Some(format!(
+            "resolution {r}² without LOD: every chunk is drawn at full resolution ({m:.0} M \
+             vertices, about {g:.1} GB of meshes). Turn on LOD (`lod_enabled`): far chunks are \
+             drawn coarser and the full-resolution chunks keep only their colliders.",
+            r = self.resolution,
+            m = vertices / 1e6,
+            g = vertices * 58.0 / 1e9,
+        ))
     }
 
     pub(super) fn report_failure(&mut self, msg: &str) {
@@ -182,7 +202,6 @@ impl ProceduralIsland {
         let Prepared {
             island,
             chunks,
-            normal_tangents,
             mesh_ms,
             warning,
             request,
@@ -211,13 +230,12 @@ impl ProceduralIsland {
             g.array_surfaces = (slow - surfaces0.1) as i64;
         }
         drop(chunks);
-        let old_nt = std::mem::replace(&mut self.normal_tangents, Arc::new(normal_tangents));
         if let Some(old) = self.island.replace(Arc::new(island)) {
             // A large island takes milliseconds to free: do it off the main thread.
             if old.field.heights.len() >= 1 << 20 {
                 if let Ok(h) = std::thread::Builder::new()
                     .name("procedural_island_free".into())
-                    .spawn(move || drop((old, old_nt)))
+                    .spawn(move || drop(old))
                 {
                     crate::worker::track(
                         std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
@@ -436,7 +454,15 @@ impl ProceduralIsland {
     pub(super) fn lod_process(&mut self) {
         let t = Instant::now();
         if !self.lod_enabled {
-            if self.parts.lod.is_active() {
+            // The full-resolution chunks get their surfaces first (those built while LOD was
+            // on have none), a frame budget at a time while the LOD nodes keep drawing; then
+            // LOD is switched off.
+            let ready = if self.is_generating() {
+                !self.parts.chunks.missing_surfaces()
+            } else {
+                self.build_missing_surfaces(self.frame_budget_left() as f64)
+            };
+            if ready && self.parts.lod.is_active() {
                 self.with_chunk_parts(|p, parent| p.lod.deactivate(parent, &mut p.chunks));
             }
             return;
@@ -451,18 +477,67 @@ impl ProceduralIsland {
         };
         let settings = self.lod_settings();
         let island = self.island.clone();
-        let nt = self.normal_tangents.clone();
         if let Some(island) = island.as_ref() {
             self.with_chunk_parts(|p, parent| {
                 let mut scene = LodScene {
                     parent,
                     island,
-                    normal_tangents: &nt,
                     chunks: &mut p.chunks,
                 };
                 p.lod.process(&mut scene, &settings, camera, t);
             });
         }
+        if !self.parts.lod.is_active() {
+            // Invalid `lod_levels` (reported by the update): the full-resolution chunks are
+            // drawn again, so they need their surfaces now.
+            self.build_missing_surfaces(f64::INFINITY);
+        }
+    }
+
+    /// Build the surfaces of the chunks that have none (built while LOD was on) for about
+    /// `budget_ms` (at least one batch; infinite: all now). True when none is missing.
+    pub(super) fn build_missing_surfaces(&mut self, budget_ms: f64) -> bool {
+        if !self.parts.chunks.missing_surfaces() {
+            return true;
+        }
+        let Some(island) = self.island.clone() else {
+            return true;
+        };
+        let n = island.field.resolution;
+        let cs = island.params.chunk_size as usize;
+        if self.parts.chunks.len() != ((n - 1) / cs).pow(2) {
+            return true;
+        }
+        let missing = self.parts.chunks.meshless();
+        let flat = self.flat_shading;
+        let options = crate::chunk_data::ChunkOptions {
+            chunk_size: cs,
+            flat,
+            collision: false,
+            meshes: true,
+        };
+        let t = Instant::now();
+        self.with_chunk_parts(|p, parent| {
+            use rayon::prelude::*;
+            let mut done = 0;
+            // The rayon pool encodes a batch, the main thread copies it into the meshes.
+            for batch in missing.chunks(2 * rayon::current_num_threads().max(1)) {
+                if done > 0 && t.elapsed().as_secs_f64() * 1e3 >= budget_ms {
+                    break;
+                }
+                let data: Vec<_> = batch
+                    .par_iter()
+                    .map(|&i| {
+                        crate::chunk_data::chunk_data(&island.field, &island.splat, options, i)
+                    })
+                    .collect();
+                for (&i, d) in batch.iter().zip(&data) {
+                    p.chunks.set_surface(parent, i, d, &island, cs, flat);
+                }
+                done += batch.len();
+            }
+            done == missing.len()
+        })
     }
 
     /// After a generation: place every scatter layer and build its nodes; stats

@@ -153,44 +153,38 @@ impl ProceduralIsland {
             return;
         };
         let n = island.field.resolution;
-        if self.parts.chunks.is_empty() || self.normal_tangents.len() != n * n {
+        if self.parts.chunks.is_empty() {
             return;
         }
         let cs = island.params.chunk_size as usize;
         if self.parts.chunks.len() != ((n - 1) / cs).pow(2) {
             return;
         }
-        // The encoded normals of the changed samples.
+        // The samples whose normals changed.
         let g = island_core::sculpt::grow(rect, 1, n);
-        let nt = Arc::make_mut(&mut self.normal_tangents);
-        for z in g.z0..g.z0 + g.h {
-            let row = z * n + g.x0..z * n + g.x0 + g.w;
-            let enc = crate::surface::normal_tangent_table(&island.field.normals[row.clone()]);
-            nt[row].copy_from_slice(&enc);
-        }
-        let nt = self.normal_tangents.clone();
         let flat = self.flat_shading;
         let chunks = self.chunks_touching(rect);
         let settings = self.lod_settings();
         self.with_chunk_parts(|p, parent| {
             let pool = &mut p.chunks;
+            let options = crate::chunk_data::ChunkOptions {
+                chunk_size: cs,
+                flat,
+                collision: false,
+                meshes: true,
+            };
+            // Chunks without a surface (LOD on) get theirs when LOD is switched off.
             for i in chunks {
-                let data = crate::chunk_data::chunk_data(
-                    &island.field,
-                    &island.splat,
-                    &nt,
-                    cs,
-                    flat,
-                    false,
-                    i,
-                );
+                if !pool.has_surface(i) {
+                    continue;
+                }
+                let data = crate::chunk_data::chunk_data(&island.field, &island.splat, options, i);
                 pool.set_surface(parent, i, &data, &island, cs, flat);
             }
             // With LOD on, the shown LOD meshes over the dab follow too.
             let mut scene = LodScene {
                 parent,
                 island: &island,
-                normal_tangents: &nt,
                 chunks: pool,
             };
             p.lod

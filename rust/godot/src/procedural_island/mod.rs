@@ -112,7 +112,9 @@ impl INode3D for ProceduralIsland {
         if Engine::singleton().is_editor_hint() && self.auto_regenerate {
             let now = self.make_request();
             let action = self.watcher.poll(now);
-            if action.validity_changed {
+            let advice = self.mesh_advice().is_some();
+            if action.validity_changed || advice != self.mesh_advice_shown {
+                self.mesh_advice_shown = advice;
                 self.base_mut().update_configuration_warnings();
             }
             if let Some(msg) = action.report {
@@ -128,6 +130,17 @@ impl INode3D for ProceduralIsland {
     /// The yellow warning in the scene tree while a value is invalid (the previous island is
     /// kept until the values are valid again).
     fn get_configuration_warnings(&self) -> PackedStringArray {
+        self.get_warnings()
+    }
+}
+
+#[godot_api]
+impl ProceduralIsland {
+    /// The node's configuration warnings as the editor shows them: the problem with the
+    /// property values ([method check_parameters]) and advice, such as turning on LOD for a
+    /// large island. Empty when there is nothing to say.
+    #[func]
+    pub fn get_warnings(&self) -> PackedStringArray {
         let mut warnings = PackedStringArray::new();
         let problem = self.check_parameters();
         if !problem.is_empty() {
@@ -136,12 +149,12 @@ impl INode3D for ProceduralIsland {
                  stays."
             ));
         }
+        if let Some(advice) = self.mesh_advice() {
+            warnings.push(&advice);
+        }
         warnings
     }
-}
 
-#[godot_api]
-impl ProceduralIsland {
     /// The saved form of the layers and the paint (see [`stored_resources`]); empty when there
     /// is nothing to save, so an island without them saves no line for it.
     #[func]

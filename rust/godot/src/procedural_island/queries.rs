@@ -84,7 +84,8 @@ impl ProceduralIsland {
     }
 
     /// Splat map texture `index` (0 or 1) that the terrain shader reads (`splat_map_0`,
-    /// `splat_map_1`), or null.
+    /// `splat_map_1`), or null. While no user layer (4..7) is painted, map 1 is all zeros and
+    /// its texture is 1×1 black (it gets the island's resolution with the first paint).
     #[func]
     pub fn get_splat_map_texture(&self, index: i32) -> Option<Gd<ImageTexture>> {
         self.splat.texture(index)

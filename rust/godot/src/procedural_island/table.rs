@@ -399,7 +399,9 @@ island_node! {
             /// Quadtree level of detail: chunks near the camera (the active Camera3D; the editor
             /// viewport's camera in the editor) are drawn at full resolution, farther ones coarser, all
             /// with the same vertex count and stitched so no cracks open. The full-resolution chunk nodes
-            /// stay (hidden) for their colliders. Off: every chunk at full resolution.
+            /// stay, hidden and without a mesh, for their colliders (at 8193² this halves the memory).
+            /// Off: every chunk at full resolution (switching off builds their meshes within the frame
+            /// budget while the LOD meshes are still drawn). Recommended from 4097² on.
             // No `lod_` prefix: the inspector ends a prefixed group at the first property without the
             // prefix, which left `collision_mode` and `lod_budget_ms` outside the group.
             #[export_group(name = "LOD")]
@@ -463,8 +465,6 @@ island_node! {
         state {
             /// The current island, if any (shared with the LOD update, see `with_chunks`).
             island: Option<Arc<Island>> = None,
-            /// Encoded normal/tangent per sample of `island` (LOD meshes).
-            normal_tangents: Arc<Vec<[u16; 4]>> = Arc::default(),
             last_stats: NodeStats = NodeStats::default(),
             /// Chunks, LOD, water, scatter and the generation job (lent by `with_parts`).
             parts: IslandParts = IslandParts::default(),
@@ -473,6 +473,8 @@ island_node! {
             layers: TerrainLayers = TerrainLayers::default(),
             watcher: AutoRegenerate = AutoRegenerate::default(),
             gpu_warned: bool = false,
+            /// The LOD advice is among the configuration warnings (see `mesh_advice`).
+            mesh_advice_shown: bool = false,
             /// Start of the running synchronous `regenerate()` (for `regenerate_ms`).
             sync_started: Option<Instant> = None,
             /// The finishing generation came from `regenerate_async`: place the scatter on a thread
