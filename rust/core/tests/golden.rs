@@ -252,7 +252,7 @@ fn scatter_meshes_line() -> String {
 }
 
 fn golden_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/fingerprints.txt")
+    manifest_dir().join("tests/golden/fingerprints.txt")
 }
 
 fn on_pool(threads: usize, p: &IslandParams) -> String {
@@ -344,4 +344,13 @@ fn golden_fingerprints() {
             path.display()
         );
     }
+}
+
+/// This package's directory: the one `cargo test` runs the test for (a test binary reused from
+/// a target dir shared with another checkout still reads this checkout's files), else the one
+/// it was compiled in.
+fn manifest_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")))
 }

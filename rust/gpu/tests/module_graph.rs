@@ -336,7 +336,7 @@ fn name(m: &str) -> &str {
 
 #[test]
 fn gpu_modules_have_no_circle() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let src = manifest_dir().join("src");
     let g = graph(&src);
     assert!(
         g[""].contains("pipeline") && g["pipeline"].contains("stages::erosion"),
@@ -357,7 +357,7 @@ fn gpu_modules_have_no_circle() {
 /// higher modules to build realistic input (the core's tests generate islands with `pipeline`).
 #[test]
 fn no_crate_of_the_workspace_has_a_module_circle() {
-    let rust = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let rust = manifest_dir().join("..");
     let mut circles = Vec::new();
     for krate in ["core", "gpu", "godot", "cli", "xtask"] {
         let src = rust.join(krate).join("src");
@@ -391,4 +391,13 @@ fn a_circle_is_found() {
     assert_eq!(paths_after(&code, "super::"), ["v::f"]);
     let code = "use crate::a;\n#[cfg(test)]\nmod tests {\n    use crate::b::{c};\n}\nfn f() {}\n";
     assert_eq!(paths_after(&without_test_modules(code), "crate::"), ["a"]);
+}
+
+/// This package's directory: the one `cargo test` runs the test for (a test binary reused from
+/// a target dir shared with another checkout still reads this checkout's files), else the one
+/// it was compiled in.
+fn manifest_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")))
 }

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+    manifest_dir().join("../..")
 }
 
 /// The file's text with doc-comment markers and the diagram's box lines removed and every run
@@ -49,4 +49,13 @@ fn docs_and_help_list_the_pipelines_stages() {
             );
         }
     }
+}
+
+/// This package's directory: the one `cargo test` runs the test for (a test binary reused from
+/// a target dir shared with another checkout still reads this checkout's files), else the one
+/// it was compiled in.
+fn manifest_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")))
 }

@@ -129,10 +129,7 @@ fn reps_for(o: &Options, k: usize) -> usize {
 }
 
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap_or_else(|_| PathBuf::from("."))
+    crate::run::workspace_root()
 }
 
 fn cargo() -> Command {
