@@ -2,7 +2,7 @@
 
 use crate::auto::AdapterFacts;
 use crate::error::GpuError;
-use crate::passes::{self, Pipe, Pipes};
+use crate::passes::{self, Entry, Pipe, Pipes};
 use crate::sync::lock;
 use crate::uniforms::{Grid, Uniform};
 use island_core::GpuCounters;
@@ -547,13 +547,18 @@ enum Access {
 pub(crate) struct Pass<'r, 'b> {
     fr: &'r mut Frame<'b>,
     enc: &'r mut wgpu::CommandEncoder,
-    pipe: &'b Pipe,
+    /// The pipeline, or the entry point that has none.
+    pipe: Result<&'b Pipe, Entry>,
     params: Option<(&'static str, Vec<u8>)>,
     bufs: Vec<(&'static str, Access, &'r wgpu::Buffer)>,
 }
 
 impl<'r, 'b> Pass<'r, 'b> {
-    pub fn new(fr: &'r mut Frame<'b>, enc: &'r mut wgpu::CommandEncoder, pipe: &'b Pipe) -> Self {
+    pub fn new(
+        fr: &'r mut Frame<'b>,
+        enc: &'r mut wgpu::CommandEncoder,
+        pipe: Result<&'b Pipe, Entry>,
+    ) -> Self {
         Pass {
             fr,
             enc,
@@ -587,13 +592,17 @@ impl<'r, 'b> Pass<'r, 'b> {
         self
     }
 
-    fn mismatch(&self, what: String) -> GpuError {
-        GpuError::Wgpu(format!("bindings of {}: {what}", self.pipe.label))
-    }
-
     /// Record the dispatch over `groups` workgroups.
     pub fn run(self, groups: (u32, u32, u32)) -> Result<(), GpuError> {
-        let el = &self.pipe.entry;
+        let pipe = self.pipe.map_err(|e| {
+            GpuError::Wgpu(format!(
+                "no compute entry point {}::{} (is `shaders/{}.wgsl` registered in `shaders.rs`, \
+                 with that entry point?)",
+                e.module, e.entry, e.module
+            ))
+        })?;
+        let mismatch = |what: String| GpuError::Wgpu(format!("bindings of {}: {what}", pipe.label));
+        let el = &pipe.entry;
         let gpu = self.fr.gpu;
         let mut entries = Vec::new();
         if el.grid {
@@ -607,7 +616,7 @@ impl<'r, 'b> Pass<'r, 'b> {
             (None, None) => {}
             (Some(want), Some((name, bytes))) => {
                 if want.ty != *name || want.size != bytes.len() as u64 {
-                    return Err(self.mismatch(format!("P is {}, given {name}", want.ty)));
+                    return Err(mismatch(format!("P is {}, given {name}", want.ty)));
                 }
                 if self.fr.next >= DISPATCH_SLOTS {
                     return Err(GpuError::Wgpu("too many dispatches in one frame".into()));
@@ -625,18 +634,18 @@ impl<'r, 'b> Pass<'r, 'b> {
                     }),
                 });
             }
-            (Some(want), None) => return Err(self.mismatch(format!("P ({}) not given", want.ty))),
+            (Some(want), None) => return Err(mismatch(format!("P ({}) not given", want.ty))),
             (None, Some((name, _))) => {
-                return Err(self.mismatch(format!("P ({name}) given but not used")))
+                return Err(mismatch(format!("P ({name}) given but not used")))
             }
         }
         for s in &el.storage {
             let mut given = self.bufs.iter().filter(|b| b.0 == s.name);
             let Some(&(_, access, buf)) = given.next() else {
-                return Err(self.mismatch(format!("{} not given", s.name)));
+                return Err(mismatch(format!("{} not given", s.name)));
             };
             if given.next().is_some() {
-                return Err(self.mismatch(format!("{} given twice", s.name)));
+                return Err(mismatch(format!("{} given twice", s.name)));
             }
             let want = match (s.reads, s.writes) {
                 (true, false) => Access::Read,
@@ -644,7 +653,7 @@ impl<'r, 'b> Pass<'r, 'b> {
                 _ => Access::ReadWrite,
             };
             if access != want {
-                return Err(self.mismatch(format!(
+                return Err(mismatch(format!(
                     "{} given as {access:?}, the shader's use is {want:?}",
                     s.name
                 )));
@@ -659,11 +668,11 @@ impl<'r, 'b> Pass<'r, 'b> {
             .iter()
             .find(|b| !el.storage.iter().any(|s| s.name == b.0))
         {
-            return Err(self.mismatch(format!("{} is not used by the entry point", b.0)));
+            return Err(mismatch(format!("{} is not used by the entry point", b.0)));
         }
         let bg = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some(&self.pipe.label),
-            layout: &self.pipe.layout,
+            label: Some(&pipe.label),
+            layout: &pipe.layout,
             entries: &entries,
         });
         let max = gpu.limits.max_compute_workgroups_per_dimension;
@@ -673,10 +682,10 @@ impl<'r, 'b> Pass<'r, 'b> {
             )));
         }
         let mut pass = self.enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some(&self.pipe.label),
+            label: Some(&pipe.label),
             timestamp_writes: None,
         });
-        pass.set_pipeline(&self.pipe.pipeline);
+        pass.set_pipeline(&pipe.pipeline);
         pass.set_bind_group(0, &bg, &offsets);
         pass.dispatch_workgroups(groups.0, groups.1, groups.2);
         count(|c| c.dispatches += 1);

@@ -20,6 +20,7 @@ mod passes;
 mod pipeline;
 mod recorder;
 mod run;
+mod shaders;
 pub mod stages;
 mod sync;
 mod uniforms;

@@ -12,89 +12,13 @@
 //! per-entry-point analysis); [`Pass`](crate::ctx::Pass) checks at every dispatch that the
 //! buffers given match those bindings by name and by access (read / write / read-write).
 
+use crate::shaders::SHADERS;
 use crate::uniforms;
 use std::borrow::Cow;
 use std::num::NonZeroU64;
 use wgpu::naga;
 
 const COMMON: &str = include_str!("../../../shaders/common.wgsl");
-
-/// Every pass module: `(name, source)`.
-pub(crate) const MODULES: &[(&str, &str)] = &[
-    (
-        "hash_probe",
-        include_str!("../../../shaders/hash_probe.wgsl"),
-    ),
-    ("fbm_noise", include_str!("../../../shaders/fbm_noise.wgsl")),
-    (
-        "smooth_distance",
-        include_str!("../../../shaders/smooth_distance.wgsl"),
-    ),
-    (
-        "value_noise",
-        include_str!("../../../shaders/value_noise.wgsl"),
-    ),
-    (
-        "diamond_square",
-        include_str!("../../../shaders/diamond_square.wgsl"),
-    ),
-    (
-        "gaussian_islands",
-        include_str!("../../../shaders/gaussian_islands.wgsl"),
-    ),
-    (
-        "normalize_01",
-        include_str!("../../../shaders/normalize_01.wgsl"),
-    ),
-    (
-        "apply_detail",
-        include_str!("../../../shaders/apply_detail.wgsl"),
-    ),
-    (
-        "biome_blend",
-        include_str!("../../../shaders/biome_blend.wgsl"),
-    ),
-    (
-        "apply_shaping_curve",
-        include_str!("../../../shaders/apply_shaping_curve.wgsl"),
-    ),
-    (
-        "island_mask",
-        include_str!("../../../shaders/island_mask.wgsl"),
-    ),
-    (
-        "distance_to_coast",
-        include_str!("../../../shaders/distance_to_coast.wgsl"),
-    ),
-    (
-        "coastal_falloff",
-        include_str!("../../../shaders/coastal_falloff.wgsl"),
-    ),
-    (
-        "carve_river",
-        include_str!("../../../shaders/carve_river.wgsl"),
-    ),
-    (
-        "compute_normals",
-        include_str!("../../../shaders/compute_normals.wgsl"),
-    ),
-    (
-        "auto_splat",
-        include_str!("../../../shaders/auto_splat.wgsl"),
-    ),
-    ("erosion", include_str!("../../../shaders/erosion.wgsl")),
-    ("drainage", include_str!("../../../shaders/drainage.wgsl")),
-    ("channels", include_str!("../../../shaders/channels.wgsl")),
-    ("wetness", include_str!("../../../shaders/wetness.wgsl")),
-    (
-        "depression",
-        include_str!("../../../shaders/depression.wgsl"),
-    ),
-    (
-        "fill_by_rule",
-        include_str!("../../../shaders/fill_by_rule.wgsl"),
-    ),
-];
 
 /// Binding of the grid uniform `G`.
 pub(crate) const GRID_BINDING: u32 = 0;
@@ -270,7 +194,7 @@ pub(crate) struct Builder<'d> {
 impl<'d> Builder<'d> {
     pub fn new(device: &'d wgpu::Device) -> Result<Builder<'d>, String> {
         let mut modules = Vec::new();
-        for &(name, src) in MODULES {
+        for &(name, src) in SHADERS {
             let src = source(src);
             let r = Reflected::new(name, &src)?;
             let m = device.create_shader_module(wgpu::ShaderModuleDescriptor {
@@ -358,213 +282,52 @@ impl<'d> Builder<'d> {
     }
 }
 
-/// Every compute pipeline, built once per context.
+/// A compute entry point: `entry` of the registered shader module `module` (see
+/// `crate::shaders`). Stage modules declare the ones they dispatch as constants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Entry {
+    pub module: &'static str,
+    pub entry: &'static str,
+}
+
+impl Entry {
+    pub const fn new(module: &'static str, entry: &'static str) -> Entry {
+        Entry { module, entry }
+    }
+}
+
+/// Every compute pipeline: each entry point of each registered shader module, built once per
+/// context.
 pub(crate) struct Pipes {
-    pub hash_probe: Pipe,
-    pub fbm: Pipe,
-    pub value: Pipe,
-    pub ds_corners: Pipe,
-    pub ds_diamond: Pipe,
-    pub ds_square: Pipe,
-    pub gaussian: Pipe,
-    pub norm_partial: Pipe,
-    pub norm_final: Pipe,
-    pub norm_apply: Pipe,
-    pub detail: Pipe,
-    pub biome: Pipe,
-    pub shaping: Pipe,
-    pub mask: Pipe,
-    pub edt_columns: Pipe,
-    pub edt_rows: Pipe,
-    pub smooth_quantize: Pipe,
-    pub smooth_rows: Pipe,
-    pub smooth_columns: Pipe,
-    pub smooth_blend: Pipe,
-    pub coast: Pipe,
-    pub river_rows: Pipe,
-    pub river: Pipe,
-    pub normals: Pipe,
-    pub splat_weights: Pipe,
-    pub splat_blur: Pipe,
-    pub splat_quantize: Pipe,
-    pub fill_by_rule: Pipe,
-    pub erosion_resample: Pipe,
-    pub flow_receivers: Pipe,
-    pub flow_accumulation: Pipe,
-    pub stream_power_init: Pipe,
-    pub stream_power_jump: Pipe,
-    pub stream_power_apply: Pipe,
-    pub deposition: Pipe,
-    pub thermal: Pipe,
-    pub upsample_delta: Pipe,
-    pub receivers: Pipe,
-    pub budget_add: Pipe,
-    pub fill_init: Pipe,
-    pub fill_relax: Pipe,
-    pub fill_decode: Pipe,
-    pub flat_init: Pipe,
-    pub flat_relax: Pipe,
-    pub flat_receivers: Pipe,
-    pub accumulate_init: Pipe,
-    pub accumulate: Pipe,
-    pub accumulate_area: Pipe,
-    pub lake_init: Pipe,
-    pub lake_union: Pipe,
-    pub lake_flatten: Pipe,
-    pub lake_stats: Pipe,
-    pub lake_deepest: Pipe,
-    pub lake_list: Pipe,
-    pub lake_mark: Pipe,
-    pub carve_fill: Pipe,
-    pub carve_init: Pipe,
-    pub carve_bed_min: Pipe,
-    pub carve_bed_base: Pipe,
-    pub carve_stamps: Pipe,
-    pub carve_banks_walk: Pipe,
-    pub carve_decode: Pipe,
-    pub apply_wetness: Pipe,
+    all: Vec<(&'static str, String, Pipe)>,
 }
 
 impl Pipes {
     pub fn new(b: &Builder) -> Result<Pipes, String> {
-        Ok(Pipes {
-            hash_probe: b.pipe("hash_probe", "main")?,
-            fbm: b.pipe("fbm_noise", "main")?,
-            value: b.pipe("value_noise", "main")?,
-            ds_corners: b.pipe("diamond_square", "corners")?,
-            ds_diamond: b.pipe("diamond_square", "diamond_pass")?,
-            ds_square: b.pipe("diamond_square", "square_pass")?,
-            gaussian: b.pipe("gaussian_islands", "main")?,
-            norm_partial: b.pipe("normalize_01", "reduce_partial")?,
-            norm_final: b.pipe("normalize_01", "reduce_final")?,
-            norm_apply: b.pipe("normalize_01", "apply")?,
-            detail: b.pipe("apply_detail", "main")?,
-            biome: b.pipe("biome_blend", "main")?,
-            shaping: b.pipe("apply_shaping_curve", "main")?,
-            mask: b.pipe("island_mask", "main")?,
-            edt_columns: b.pipe("distance_to_coast", "columns")?,
-            edt_rows: b.pipe("distance_to_coast", "rows")?,
-            smooth_quantize: b.pipe("smooth_distance", "quantize")?,
-            smooth_rows: b.pipe("smooth_distance", "rows")?,
-            smooth_columns: b.pipe("smooth_distance", "columns")?,
-            smooth_blend: b.pipe("smooth_distance", "blend")?,
-            coast: b.pipe("coastal_falloff", "main")?,
-            river_rows: b.pipe("carve_river", "rows")?,
-            river: b.pipe("carve_river", "main")?,
-            normals: b.pipe("compute_normals", "main")?,
-            splat_weights: b.pipe("auto_splat", "weights")?,
-            splat_blur: b.pipe("auto_splat", "blur")?,
-            splat_quantize: b.pipe("auto_splat", "quantize")?,
-            fill_by_rule: b.pipe("fill_by_rule", "main")?,
-            erosion_resample: b.pipe("erosion", "resample")?,
-            flow_receivers: b.pipe("erosion", "flow_receivers")?,
-            flow_accumulation: b.pipe("erosion", "flow_accumulation")?,
-            stream_power_init: b.pipe("erosion", "stream_power_init")?,
-            stream_power_jump: b.pipe("erosion", "stream_power_jump")?,
-            stream_power_apply: b.pipe("erosion", "stream_power_apply")?,
-            deposition: b.pipe("erosion", "deposition")?,
-            thermal: b.pipe("erosion", "thermal")?,
-            upsample_delta: b.pipe("erosion", "upsample_delta")?,
-            receivers: b.pipe("drainage", "receivers")?,
-            budget_add: b.pipe("erosion", "budget_add")?,
-            fill_init: b.pipe("depression", "fill_init")?,
-            fill_relax: b.pipe("depression", "fill_relax")?,
-            fill_decode: b.pipe("depression", "fill_decode")?,
-            flat_init: b.pipe("depression", "flat_init")?,
-            flat_relax: b.pipe("depression", "flat_relax")?,
-            flat_receivers: b.pipe("depression", "flat_receivers")?,
-            accumulate_init: b.pipe("drainage", "accumulate_init")?,
-            accumulate: b.pipe("drainage", "accumulate")?,
-            accumulate_area: b.pipe("drainage", "accumulate_area")?,
-            lake_init: b.pipe("drainage", "lake_init")?,
-            lake_union: b.pipe("drainage", "lake_union")?,
-            lake_flatten: b.pipe("drainage", "lake_flatten")?,
-            lake_stats: b.pipe("drainage", "lake_stats")?,
-            lake_deepest: b.pipe("drainage", "lake_deepest")?,
-            lake_list: b.pipe("drainage", "lake_list")?,
-            lake_mark: b.pipe("drainage", "lake_mark")?,
-            carve_fill: b.pipe("channels", "carve_fill")?,
-            carve_init: b.pipe("channels", "carve_init")?,
-            carve_bed_min: b.pipe("channels", "carve_bed_min")?,
-            carve_bed_base: b.pipe("channels", "carve_bed_base")?,
-            carve_stamps: b.pipe("channels", "carve_stamps")?,
-            carve_banks_walk: b.pipe("channels", "carve_banks_walk")?,
-            carve_decode: b.pipe("channels", "carve_decode")?,
-            apply_wetness: b.pipe("wetness", "apply_wetness")?,
-        })
+        let mut all = Vec::new();
+        for (module, _, r) in &b.modules {
+            for ep in &r.module.entry_points {
+                all.push((*module, ep.name.clone(), b.pipe(module, &ep.name)?));
+            }
+        }
+        Ok(Pipes { all })
+    }
+
+    /// The pipeline of `e` (None: no such registered module or entry point).
+    pub fn get(&self, e: Entry) -> Option<&Pipe> {
+        self.all
+            .iter()
+            .find(|(m, name, _)| *m == e.module && name == e.entry)
+            .map(|(_, _, p)| p)
     }
 
     /// Most storage bindings of one entry point.
     pub fn max_storage(&self) -> usize {
-        [
-            &self.hash_probe,
-            &self.fbm,
-            &self.value,
-            &self.ds_corners,
-            &self.ds_diamond,
-            &self.ds_square,
-            &self.gaussian,
-            &self.norm_partial,
-            &self.norm_final,
-            &self.norm_apply,
-            &self.detail,
-            &self.biome,
-            &self.shaping,
-            &self.mask,
-            &self.edt_columns,
-            &self.edt_rows,
-            &self.smooth_quantize,
-            &self.smooth_rows,
-            &self.smooth_columns,
-            &self.smooth_blend,
-            &self.coast,
-            &self.river_rows,
-            &self.river,
-            &self.normals,
-            &self.splat_weights,
-            &self.splat_blur,
-            &self.splat_quantize,
-            &self.fill_by_rule,
-            &self.erosion_resample,
-            &self.flow_receivers,
-            &self.flow_accumulation,
-            &self.stream_power_init,
-            &self.stream_power_jump,
-            &self.stream_power_apply,
-            &self.deposition,
-            &self.thermal,
-            &self.upsample_delta,
-            &self.receivers,
-            &self.budget_add,
-            &self.fill_init,
-            &self.fill_relax,
-            &self.fill_decode,
-            &self.flat_init,
-            &self.flat_relax,
-            &self.flat_receivers,
-            &self.accumulate_init,
-            &self.accumulate,
-            &self.accumulate_area,
-            &self.lake_init,
-            &self.lake_union,
-            &self.lake_flatten,
-            &self.lake_stats,
-            &self.lake_deepest,
-            &self.lake_list,
-            &self.lake_mark,
-            &self.carve_fill,
-            &self.carve_init,
-            &self.carve_bed_min,
-            &self.carve_bed_base,
-            &self.carve_stamps,
-            &self.carve_banks_walk,
-            &self.carve_decode,
-            &self.apply_wetness,
-        ]
-        .iter()
-        .map(|p| p.entry.storage.len())
-        .max()
-        .unwrap_or(0)
+        self.all
+            .iter()
+            .map(|(_, _, p)| p.entry.storage.len())
+            .max()
+            .unwrap_or(0)
     }
 }
 
@@ -572,12 +335,57 @@ impl Pipes {
 mod tests {
     use super::*;
 
+    /// Every `Entry::new(module, entry)` with literals in the crate's sources names a registered shader
+    /// module and one of its entry points (a typo would fail only when that pass runs on a
+    /// GPU). No GPU needed.
+    #[test]
+    fn every_entry_constant_names_a_registered_entry_point() {
+        let dir = std::env::var_os("CARGO_MANIFEST_DIR")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+            .join("src");
+        let mut files = vec![dir.clone()];
+        let mut found = 0;
+        while let Some(p) = files.pop() {
+            if p.is_dir() {
+                files.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+                continue;
+            }
+            let text = std::fs::read_to_string(&p).unwrap();
+            for call in text.split("Entry::new(").skip(1) {
+                let args: Vec<&str> = call.split(')').next().unwrap().split(',').collect();
+                let lit = |a: &str| a.trim().trim_matches('"').to_string();
+                if args.len() != 2 || !args[0].trim().starts_with('"') {
+                    continue; // the definition itself
+                }
+                let (module, entry) = (lit(args[0]), lit(args[1]));
+                if entry == "no_such_entry" {
+                    continue; // the test of the error
+                }
+                let (_, src) = SHADERS
+                    .iter()
+                    .find(|(n, _)| *n == module)
+                    .unwrap_or_else(|| {
+                        panic!("{}: module {module} is not in shaders!", p.display())
+                    });
+                let r = Reflected::new(&module, &source(src)).unwrap();
+                assert!(
+                    r.module.entry_points.iter().any(|ep| ep.name == entry),
+                    "{}: {module} has no entry point {entry}",
+                    p.display()
+                );
+                found += 1;
+            }
+        }
+        assert!(found >= 60, "only {found} entry constants found");
+    }
+
     /// Every uniform struct has, in every module, the WGSL layout of its Rust mirror (member
     /// names, offsets, size), and every module parses, validates and binds `G` / `P` with the
     /// expected types. No GPU needed.
     #[test]
     fn wgsl_layouts_match_rust() {
-        for &(name, src) in MODULES {
+        for &(name, src) in SHADERS {
             let r = Reflected::new(name, &source(src)).unwrap();
             let structs = r.structs();
             for (ty, fields, size) in uniforms::ALL {

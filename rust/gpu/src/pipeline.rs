@@ -252,19 +252,29 @@ mod binding_checks {
                 return;
             }
         };
+        use crate::passes::Entry;
+        const DETAIL: Entry = Entry::new("apply_detail", "main");
+        const NORMALS: Entry = Entry::new("compute_normals", "main");
         let n = 17;
         let mut rec = Rec::new(&gpu, &u::Grid::new(n, 1.0, 0));
         let a = gpu.storage("a", (n * n * 4) as u64);
         let b = gpu.storage("b", (n * n * 4) as u64);
-        let p = &gpu.pipes;
         let det = u::Detail {
             strength: 1.0,
             cap: 1.0,
         };
         let cases: Vec<(&str, Result<(), GpuError>)> = vec![
             (
+                "unknown entry point",
+                rec.pass(Entry::new("apply_detail", "no_such_entry"))
+                    .params(&det)
+                    .read("detail", &b)
+                    .read_write("heights", &a)
+                    .run(grid2(n)),
+            ),
+            (
                 "wrong name",
-                rec.pass(&p.detail)
+                rec.pass(DETAIL)
                     .params(&det)
                     .read("detail", &b)
                     .read_write("heights", &a)
@@ -272,7 +282,7 @@ mod binding_checks {
             ),
             (
                 "read given as read_write",
-                rec.pass(&p.detail)
+                rec.pass(DETAIL)
                     .params(&det)
                     .read_write("detail", &b)
                     .read_write("base", &a)
@@ -280,21 +290,21 @@ mod binding_checks {
             ),
             (
                 "missing buffer",
-                rec.pass(&p.detail)
+                rec.pass(DETAIL)
                     .params(&det)
                     .read_write("base", &a)
                     .run(grid2(n)),
             ),
             (
                 "missing params",
-                rec.pass(&p.detail)
+                rec.pass(DETAIL)
                     .read("detail", &b)
                     .read_write("base", &a)
                     .run(grid2(n)),
             ),
             (
                 "wrong params type",
-                rec.pass(&p.detail)
+                rec.pass(DETAIL)
                     .params(&u::Shaping { lut_len: 2 })
                     .read("detail", &b)
                     .read_write("base", &a)
@@ -302,7 +312,7 @@ mod binding_checks {
             ),
             (
                 "params not used",
-                rec.pass(&p.normals)
+                rec.pass(NORMALS)
                     .params(&det)
                     .read("heights", &a)
                     .write("normal_x", &b)
@@ -317,7 +327,7 @@ mod binding_checks {
                 r => panic!("{what}: expected a binding error, got {r:?}"),
             }
         }
-        rec.pass(&p.detail)
+        rec.pass(DETAIL)
             .params(&det)
             .read("detail", &b)
             .read_write("base", &a)

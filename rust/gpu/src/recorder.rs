@@ -4,7 +4,7 @@
 
 use crate::ctx::{Frame, Gpu, Pass, DISPATCH_SLOTS};
 use crate::error::GpuError;
-use crate::passes::Pipe;
+use crate::passes::Entry;
 use crate::uniforms as u;
 
 /// Records passes into one command encoder.
@@ -25,8 +25,10 @@ impl<'g> Rec<'g> {
         }
     }
 
-    /// Describe one dispatch of `pipe` (see [`Pass`]).
-    pub fn pass<'r>(&'r mut self, pipe: &'g Pipe) -> Pass<'r, 'g> {
+    /// Describe one dispatch of entry point `e` (see [`Pass`]; an entry point that is not
+    /// registered makes [`Pass::run`] fail).
+    pub fn pass<'r>(&'r mut self, e: Entry) -> Pass<'r, 'g> {
+        let pipe = self.gpu.pipes.get(e).ok_or(e);
         Pass::new(&mut self.fr, &mut self.enc, pipe)
     }
 

@@ -4,6 +4,7 @@ use super::noise::NoisePasses;
 use super::noise::{noise_fbm, noise_value};
 use crate::ctx::grid2;
 use crate::error::GpuError;
+use crate::passes::Entry;
 use crate::recorder::Rec;
 use crate::run::Run;
 use crate::stages::host::*;
@@ -13,6 +14,15 @@ use island_core::gaussian_islands::gaussian_mountains;
 use island_core::hash::tag;
 use island_core::params::*;
 use island_core::Grid as CoreGrid;
+
+/// The entry points this module dispatches (registered in `crate::shaders`).
+const DS_CORNERS: Entry = Entry::new("diamond_square", "corners");
+const DS_DIAMOND: Entry = Entry::new("diamond_square", "diamond_pass");
+const DS_SQUARE: Entry = Entry::new("diamond_square", "square_pass");
+const GAUSSIAN: Entry = Entry::new("gaussian_islands", "main");
+const NORM_PARTIAL: Entry = Entry::new("normalize_01", "reduce_partial");
+const NORM_FINAL: Entry = Entry::new("normalize_01", "reduce_final");
+const NORM_APPLY: Entry = Entry::new("normalize_01", "apply");
 
 /// The mountains of [`island_core::gaussian_islands::gaussian_islands`]`(g, p, tag)`, drawn on
 /// the CPU, as `[x, z, radius, amplitude]`.
@@ -80,15 +90,13 @@ impl BasePasses for Rec<'_> {
         ridge: bool,
         tg: u32,
     ) -> Result<(), GpuError> {
-        let gpu = self.gpu;
         let n = self.n;
-        let p = &gpu.pipes;
         let corners = u::Diamond {
             tag: tg,
             ridge: ridge as u32,
             ..Default::default()
         };
-        self.pass(&p.ds_corners)
+        self.pass(DS_CORNERS)
             .params(&corners)
             .write("h", out)
             .run((1, 1, 1))?;
@@ -102,7 +110,7 @@ impl BasePasses for Rec<'_> {
                 amp,
                 ..corners
             };
-            self.pass(&p.ds_diamond)
+            self.pass(DS_DIAMOND)
                 .params(&diamond)
                 .read_write("h", out)
                 .run((cnt.div_ceil(DS_TILE), cnt.div_ceil(DS_TILE), 1))?;
@@ -111,7 +119,7 @@ impl BasePasses for Rec<'_> {
                 amp: amp * roughness,
                 ..diamond
             };
-            self.pass(&p.ds_square)
+            self.pass(DS_SQUARE)
                 .params(&square)
                 .read_write("h", out)
                 .run(((cnt + 1).div_ceil(DS_TILE), rows.div_ceil(DS_TILE), 1))?;
@@ -126,9 +134,8 @@ impl BasePasses for Rec<'_> {
         mountains: &wgpu::Buffer,
         count: usize,
     ) -> Result<(), GpuError> {
-        let gpu = self.gpu;
         let n = self.n;
-        self.pass(&gpu.pipes.gaussian)
+        self.pass(GAUSSIAN)
             .params(&u::Gaussian {
                 mountain_count: count as u32,
             })
@@ -145,22 +152,20 @@ impl BasePasses for Rec<'_> {
         partials: &wgpu::Buffer,
         minmax: &wgpu::Buffer,
     ) -> Result<(), GpuError> {
-        let gpu = self.gpu;
         let nn = self.n * self.n;
         let groups = nn.div_ceil(NORM_PER_GROUP) as u32;
-        let p = &gpu.pipes;
-        self.pass(&p.norm_partial)
+        self.pass(NORM_PARTIAL)
             .read("data", data)
             .write("partial", partials)
             .run((groups, 1, 1))?;
-        self.pass(&p.norm_final)
+        self.pass(NORM_FINAL)
             .params(&u::Normalize { partials: groups })
             .read("partial", partials)
             .write("minmax", minmax)
             .run((1, 1, 1))?;
         let wgs = nn.div_ceil(NORM_WORKGROUP) as u32;
         let gx = wgs.min(32768);
-        self.pass(&p.norm_apply)
+        self.pass(NORM_APPLY)
             .read("minmax", minmax)
             .read_write("data", data)
             .run((gx, wgs.div_ceil(gx), 1))

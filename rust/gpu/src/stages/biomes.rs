@@ -2,6 +2,7 @@
 
 use crate::ctx::grid2;
 use crate::error::GpuError;
+use crate::passes::Entry;
 use crate::recorder::{f32s, u32s, Rec};
 use crate::run::Run;
 use crate::stages::host::*;
@@ -9,6 +10,9 @@ use crate::uniforms::{self as u, Grid, MAX_BIOMES};
 use island_core::hash::tag;
 use island_core::params::*;
 use island_core::Grid as CoreGrid;
+
+/// The entry points this module dispatches (registered in `crate::shaders`).
+const BIOME: Entry = Entry::new("biome_blend", "main");
 
 /// The `Biomes` uniform of [`island_core::biomes::biome_blend`]`(_, g, b, tag)`.
 pub(crate) fn biomes_uniform(g: &CoreGrid, b: &BiomeParams, tg: u32) -> u::Biomes {
@@ -74,9 +78,8 @@ impl BiomePasses for Rec<'_> {
         sand: &wgpu::Buffer,
         p: &u::Biomes,
     ) -> Result<(), GpuError> {
-        let gpu = self.gpu;
         let n = self.n;
-        self.pass(&gpu.pipes.biome)
+        self.pass(BIOME)
             .params(p)
             .read("table", table)
             .read_write("base", base)

@@ -8,12 +8,22 @@
 
 use crate::ctx::grid2;
 use crate::error::GpuError;
+use crate::passes::Entry;
 use crate::recorder::Rec;
 use crate::stages::host::*;
 use crate::uniforms::{self as u, Grid};
 
 use island_core::channels::CarveSettings;
 use island_core::drainage::RiverSample;
+
+/// The entry points this module dispatches (registered in `crate::shaders`).
+const CARVE_FILL: Entry = Entry::new("channels", "carve_fill");
+const CARVE_INIT: Entry = Entry::new("channels", "carve_init");
+const CARVE_BED_MIN: Entry = Entry::new("channels", "carve_bed_min");
+const CARVE_BED_BASE: Entry = Entry::new("channels", "carve_bed_base");
+const CARVE_STAMPS: Entry = Entry::new("channels", "carve_stamps");
+const CARVE_BANKS_WALK: Entry = Entry::new("channels", "carve_banks_walk");
+const CARVE_DECODE: Entry = Entry::new("channels", "carve_decode");
 
 /// Scratch of [`Rec::carve_rivers`]: three `n²` planes of 4-byte words.
 pub(crate) struct CarveScratch<'b> {
@@ -89,7 +99,7 @@ impl ChannelPasses for Rec<'_> {
             count: if carve { rivers.len() as u32 } else { 0 },
         };
         self.ensure_slots(7)?;
-        self.pass(&gpu.pipes.carve_fill)
+        self.pass(CARVE_FILL)
             .read("filled", input.filled)
             .read("lake", input.lake)
             .read_write("heights", heights)
@@ -100,21 +110,21 @@ impl ChannelPasses for Rec<'_> {
             return Ok(());
         }
         // One invocation per list position (the list is shorter than the grid).
-        self.pass(&gpu.pipes.carve_init)
+        self.pass(CARVE_INIT)
             .params(&p)
             .read("filled", input.filled)
             .read("rivers", &list)
             .write("riv", scratch.riv)
             .write("bed", scratch.bed)
             .run(g)?;
-        self.pass(&gpu.pipes.carve_bed_min)
+        self.pass(CARVE_BED_MIN)
             .params(&p)
             .read("rcv", input.rcv)
             .read("rivers", &list)
             .read("riv", scratch.riv)
             .read_write("bed", scratch.bed)
             .run(g)?;
-        self.pass(&gpu.pipes.carve_bed_base)
+        self.pass(CARVE_BED_BASE)
             .params(&p)
             .read("filled", input.filled)
             .read("lake", input.lake)
@@ -123,7 +133,7 @@ impl ChannelPasses for Rec<'_> {
             .read("riv", scratch.riv)
             .read_write("bed", scratch.bed)
             .run(g)?;
-        self.pass(&gpu.pipes.carve_stamps)
+        self.pass(CARVE_STAMPS)
             .params(&p)
             .read("lake", input.lake)
             .read("rivers", &list)
@@ -131,7 +141,7 @@ impl ChannelPasses for Rec<'_> {
             .read_write("hkey", scratch.hkey)
             .read("bed", scratch.bed)
             .run(g)?;
-        self.pass(&gpu.pipes.carve_banks_walk)
+        self.pass(CARVE_BANKS_WALK)
             .params(&p)
             .read("lake", input.lake)
             .read("rcv", input.rcv)
@@ -139,7 +149,7 @@ impl ChannelPasses for Rec<'_> {
             .read("riv", scratch.riv)
             .read_write("hkey", scratch.hkey)
             .run(g)?;
-        self.pass(&gpu.pipes.carve_decode)
+        self.pass(CARVE_DECODE)
             .read("hkey", scratch.hkey)
             .write("heights", heights)
             .run(g)

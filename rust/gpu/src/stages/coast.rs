@@ -3,12 +3,16 @@
 use super::noise::{noise_fbm, NoisePasses};
 use crate::ctx::grid2;
 use crate::error::GpuError;
+use crate::passes::Entry;
 use crate::recorder::Rec;
 use crate::run::Run;
 use crate::stages::host::*;
 use crate::uniforms::{self as u, Grid};
 use island_core::hash::tag;
 use island_core::params::*;
+
+/// The entry points this module dispatches (registered in `crate::shaders`).
+const COAST: Entry = Entry::new("coastal_falloff", "main");
 
 pub(crate) fn coast(max_height: f32, c: &CoastParams) -> u::Coast {
     u::Coast {
@@ -57,9 +61,8 @@ impl CoastPasses for Rec<'_> {
         rough: &wgpu::Buffer,
         p: &u::Coast,
     ) -> Result<(), GpuError> {
-        let gpu = self.gpu;
         let n = self.n;
-        self.pass(&gpu.pipes.coast)
+        self.pass(COAST)
             .params(p)
             .read("dist", dist)
             .read("fine", fine)

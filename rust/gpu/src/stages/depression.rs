@@ -5,9 +5,18 @@
 
 use crate::ctx::grid2;
 use crate::error::GpuError;
+use crate::passes::Entry;
 use crate::recorder::{u32s, Rec};
 use crate::stages::host::*;
 use crate::uniforms::{self as u, Grid};
+
+/// The entry points this module dispatches (registered in `crate::shaders`).
+const FILL_INIT: Entry = Entry::new("depression", "fill_init");
+const FILL_RELAX: Entry = Entry::new("depression", "fill_relax");
+const FILL_DECODE: Entry = Entry::new("depression", "fill_decode");
+const FLAT_INIT: Entry = Entry::new("depression", "flat_init");
+const FLAT_RELAX: Entry = Entry::new("depression", "flat_relax");
+const FLAT_RECEIVERS: Entry = Entry::new("depression", "flat_receivers");
 
 /// Longest batch of relaxation dispatches between two reads of the counter of changed samples.
 const MAX_BATCH: u32 = 32;
@@ -137,16 +146,15 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
         filled: &wgpu::Buffer,
         sea: f32,
     ) -> Result<u32, GpuError> {
-        let gpu = self.gpu;
         let p = b.uniform(sea);
         self.ensure_slots(1)?;
-        self.pass(&gpu.pipes.fill_init)
+        self.pass(FILL_INIT)
             .params(&p)
             .read("h", h)
             .write("fill_key", &b.key)
             .run(grid2(b.n))?;
         let iters = self.relax_until_stable(b, "depression_fill", |rec| {
-            rec.pass(&gpu.pipes.fill_relax)
+            rec.pass(FILL_RELAX)
                 .params(&p)
                 .read("h", h)
                 .read_write("fill_key", &b.key)
@@ -154,7 +162,7 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
                 .run(grid2(b.n))
         })?;
         self.ensure_slots(1)?;
-        self.pass(&gpu.pipes.fill_decode)
+        self.pass(FILL_DECODE)
             .params(&p)
             .read("h", h)
             .read("fill_key", &b.key)
@@ -173,10 +181,9 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
         flat: &wgpu::Buffer,
         sea: f32,
     ) -> Result<u32, GpuError> {
-        let gpu = self.gpu;
         let p = b.uniform(sea);
         self.ensure_slots(1)?;
-        self.pass(&gpu.pipes.flat_init)
+        self.pass(FLAT_INIT)
             .params(&p)
             .read("h", h)
             .read("filled", filled)
@@ -185,7 +192,7 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
             .write("flat", flat)
             .run(grid2(b.n))?;
         let iters = self.relax_until_stable(b, "flat_routing", |rec| {
-            rec.pass(&gpu.pipes.flat_relax)
+            rec.pass(FLAT_RELAX)
                 .params(&p)
                 .read("filled", filled)
                 .read("class_of", &b.class)
@@ -194,7 +201,7 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
                 .run(grid2(b.n))
         })?;
         self.ensure_slots(1)?;
-        self.pass(&gpu.pipes.flat_receivers)
+        self.pass(FLAT_RECEIVERS)
             .params(&p)
             .read("filled", filled)
             .read("class_of", &b.class)

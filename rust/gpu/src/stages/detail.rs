@@ -3,11 +3,15 @@
 use super::noise::{noise_fbm, NoisePasses};
 use crate::ctx::grid2;
 use crate::error::GpuError;
+use crate::passes::Entry;
 use crate::recorder::Rec;
 use crate::run::Run;
 use crate::stages::host::*;
 use crate::uniforms::{self as u, Grid};
 use island_core::hash::tag;
+
+/// The entry points this module dispatches (registered in `crate::shaders`).
+const DETAIL: Entry = Entry::new("apply_detail", "main");
 
 pub(crate) fn stage_detail(run: &mut Run) -> Result<(), GpuError> {
     let p = run.p;
@@ -44,9 +48,8 @@ impl DetailPasses for Rec<'_> {
         detail: &wgpu::Buffer,
         p: &u::Detail,
     ) -> Result<(), GpuError> {
-        let gpu = self.gpu;
         let n = self.n;
-        self.pass(&gpu.pipes.detail)
+        self.pass(DETAIL)
             .params(p)
             .read("detail", detail)
             .read_write("base", base)

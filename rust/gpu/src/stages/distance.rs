@@ -2,11 +2,20 @@
 
 use crate::ctx::grid2;
 use crate::error::GpuError;
+use crate::passes::Entry;
 use crate::recorder::Rec;
 use crate::run::Run;
 use crate::stages::host::*;
 use crate::uniforms::{self as u, Grid, LINE_GROUP};
 use island_core::params::*;
+
+/// The entry points this module dispatches (registered in `crate::shaders`).
+const EDT_COLUMNS: Entry = Entry::new("distance_to_coast", "columns");
+const EDT_ROWS: Entry = Entry::new("distance_to_coast", "rows");
+const SMOOTH_QUANTIZE: Entry = Entry::new("smooth_distance", "quantize");
+const SMOOTH_BLEND: Entry = Entry::new("smooth_distance", "blend");
+const SMOOTH_ROWS: Entry = Entry::new("smooth_distance", "rows");
+const SMOOTH_COLUMNS: Entry = Entry::new("smooth_distance", "columns");
 
 pub(crate) fn stage_distance(run: &mut Run) -> Result<(), GpuError> {
     let p = run.p;
@@ -75,19 +84,17 @@ impl DistancePasses for Rec<'_> {
         flags: &wgpu::Buffer,
         dist: &wgpu::Buffer,
     ) -> Result<(), GpuError> {
-        let gpu = self.gpu;
         self.enc.clear_buffer(flags, 0, None);
         let lines = (self.n as u32).div_ceil(LINE_GROUP);
-        let p = &gpu.pipes;
         for feature_is_land in 0..2 {
             let d = u::Distance { feature_is_land };
-            self.pass(&p.edt_columns)
+            self.pass(EDT_COLUMNS)
                 .params(&d)
                 .read("mask", mask)
                 .read_write("g", g)
                 .read_write("any_feature", flags)
                 .run((lines, 1, 1))?;
-            self.pass(&p.edt_rows)
+            self.pass(EDT_ROWS)
                 .params(&d)
                 .read("mask", mask)
                 .read("g", g)
@@ -109,11 +116,9 @@ impl DistancePasses for Rec<'_> {
         b: &wgpu::Buffer,
         p: &u::SmoothDistance,
     ) -> Result<(), GpuError> {
-        let gpu = self.gpu;
-        let pipes = &gpu.pipes;
         let lines = (self.n as u32).div_ceil(LINE_GROUP);
         let tiles = grid2(self.n);
-        self.pass(&pipes.smooth_quantize)
+        self.pass(SMOOTH_QUANTIZE)
             .params(p)
             .read("dist", dist)
             .write("dst", a)
@@ -121,12 +126,12 @@ impl DistancePasses for Rec<'_> {
         // a → b → a → b along x, then b → a → b → a along z: the result is in a.
         let mut bufs = (a, b);
         for pipe in [
-            &pipes.smooth_rows,
-            &pipes.smooth_rows,
-            &pipes.smooth_rows,
-            &pipes.smooth_columns,
-            &pipes.smooth_columns,
-            &pipes.smooth_columns,
+            SMOOTH_ROWS,
+            SMOOTH_ROWS,
+            SMOOTH_ROWS,
+            SMOOTH_COLUMNS,
+            SMOOTH_COLUMNS,
+            SMOOTH_COLUMNS,
         ] {
             self.pass(pipe)
                 .params(p)
@@ -135,7 +140,7 @@ impl DistancePasses for Rec<'_> {
                 .run((lines, 1, 1))?;
             bufs = (bufs.1, bufs.0);
         }
-        self.pass(&pipes.smooth_blend)
+        self.pass(SMOOTH_BLEND)
             .params(p)
             .read_write("dist", dist)
             .read("src", bufs.0)

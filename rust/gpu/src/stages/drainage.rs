@@ -13,6 +13,7 @@ use super::channels::ChannelPasses;
 use super::depression::DepressionPasses;
 use crate::ctx::grid2;
 use crate::error::GpuError;
+use crate::passes::Entry;
 use crate::recorder::{f32s, u32s, Rec};
 use crate::run::Run;
 use crate::stages::host::*;
@@ -27,6 +28,19 @@ use crate::uniforms::DRAIN_LAKE_WORDS;
 use island_core::drainage::{
     flow_order, lake_water_levels, river_samples, Drainage, DrainageSettings, Lake, NONE,
 };
+
+/// The entry points this module dispatches (registered in `crate::shaders`).
+const RECEIVERS: Entry = Entry::new("drainage", "receivers");
+const ACCUMULATE_INIT: Entry = Entry::new("drainage", "accumulate_init");
+const ACCUMULATE: Entry = Entry::new("drainage", "accumulate");
+const ACCUMULATE_AREA: Entry = Entry::new("drainage", "accumulate_area");
+const LAKE_INIT: Entry = Entry::new("drainage", "lake_init");
+const LAKE_UNION: Entry = Entry::new("drainage", "lake_union");
+const LAKE_FLATTEN: Entry = Entry::new("drainage", "lake_flatten");
+const LAKE_STATS: Entry = Entry::new("drainage", "lake_stats");
+const LAKE_DEEPEST: Entry = Entry::new("drainage", "lake_deepest");
+const LAKE_LIST: Entry = Entry::new("drainage", "lake_list");
+const LAKE_MARK: Entry = Entry::new("drainage", "lake_mark");
 
 /// Most lakes the GPU lists; with more (only with tiny `lake_min_area` and `lake_min_depth`)
 /// [`Rec::drainage`] fails with [`GpuError::TooLarge`] and the caller falls back to the CPU.
@@ -203,9 +217,8 @@ impl DrainagePasses for Rec<'_> {
         h: &wgpu::Buffer,
         p: &u::Drainage,
     ) -> Result<(), GpuError> {
-        let gpu = self.gpu;
         self.ensure_slots(1)?;
-        self.pass(&gpu.pipes.receivers)
+        self.pass(RECEIVERS)
             .params(p)
             .read("filled", &b.filled)
             .read("flat", &b.flat_area)
@@ -224,18 +237,17 @@ impl DrainagePasses for Rec<'_> {
         area: &wgpu::Buffer,
         p: &u::Drainage,
     ) -> Result<(), GpuError> {
-        let gpu = self.gpu;
         let g = grid2(n);
         self.ensure_slots(3)?;
-        self.pass(&gpu.pipes.accumulate_init)
+        self.pass(ACCUMULATE_INIT)
             .read("rcv", rcv)
             .write("acc", acc)
             .run(g)?;
-        self.pass(&gpu.pipes.accumulate)
+        self.pass(ACCUMULATE)
             .read("rcv", rcv)
             .read_write("acc", acc)
             .run(g)?;
-        self.pass(&gpu.pipes.accumulate_area)
+        self.pass(ACCUMULATE_AREA)
             .params(p)
             .read("acc", acc)
             .write("area", area)
@@ -245,10 +257,9 @@ impl DrainagePasses for Rec<'_> {
     /// `island_core::drainage::lake_labels` of `h` and `b.filled` into `b.label` (three
     /// dispatches, see the shader). Clears the lake statistics.
     fn lake_labels(&mut self, b: &DrainageBufs, h: &wgpu::Buffer) -> Result<(), GpuError> {
-        let gpu = self.gpu;
         let g = grid2(b.n);
         self.ensure_slots(1)?;
-        self.pass(&gpu.pipes.lake_init)
+        self.pass(LAKE_INIT)
             .read("filled", &b.filled)
             .read("heights", h)
             .write("label", &b.label)
@@ -258,12 +269,12 @@ impl DrainagePasses for Rec<'_> {
             .write("lake_outlet", &b.lake_outlet)
             .run(g)?;
         self.ensure_slots(2)?;
-        self.pass(&gpu.pipes.lake_union)
+        self.pass(LAKE_UNION)
             .read("filled", &b.filled)
             .read("heights", h)
             .read_write("label", &b.label)
             .run(g)?;
-        self.pass(&gpu.pipes.lake_flatten)
+        self.pass(LAKE_FLATTEN)
             .read("filled", &b.filled)
             .read("heights", h)
             .read_write("label", &b.label)
@@ -278,10 +289,9 @@ impl DrainagePasses for Rec<'_> {
         h: &wgpu::Buffer,
         p: &u::Drainage,
     ) -> Result<(), GpuError> {
-        let gpu = self.gpu;
         let g = grid2(b.n);
         self.ensure_slots(3)?;
-        self.pass(&gpu.pipes.lake_stats)
+        self.pass(LAKE_STATS)
             .read("heights", h)
             .read("rcv", &b.rcv)
             .read("label", &b.label)
@@ -289,14 +299,14 @@ impl DrainagePasses for Rec<'_> {
             .read_write("lake_low", &b.lake_low)
             .read_write("lake_outlet", &b.lake_outlet)
             .run(g)?;
-        self.pass(&gpu.pipes.lake_deepest)
+        self.pass(LAKE_DEEPEST)
             .read("heights", h)
             .read("label", &b.label)
             .read("lake_low", &b.lake_low)
             .read_write("lake_deep", &b.lake_deep)
             .run(g)?;
         self.enc.clear_buffer(&b.lakes, 0, Some(4));
-        self.pass(&gpu.pipes.lake_list)
+        self.pass(LAKE_LIST)
             .params(p)
             .read("filled", &b.filled)
             .read("label", &b.label)
@@ -336,7 +346,7 @@ impl DrainagePasses for Rec<'_> {
         self.lake_list(b, h, &p)?;
         // `acc` is used: it takes the lake of every sample (for the carving).
         self.ensure_slots(1)?;
-        self.pass(&self.gpu.pipes.lake_mark)
+        self.pass(LAKE_MARK)
             .params(&p)
             .read("filled", &b.filled)
             .read("label", &b.label)
@@ -474,8 +484,7 @@ pub fn receivers(
         let pb = gpu.storage_init("flat", bytemuck::cast_slice(flat));
         let hb = gpu.storage_init("heights", bytemuck::cast_slice(heights));
         let rb = gpu.storage("rcv", (n * n * 4) as u64);
-        let pipes = &rec.gpu.pipes;
-        rec.pass(&pipes.receivers)
+        rec.pass(RECEIVERS)
             .params(&u::Drainage {
                 sea_level,
                 ..Default::default()

@@ -12,6 +12,7 @@
 use super::depression::DepressionPasses;
 use crate::ctx::{grid2, Gpu};
 use crate::error::GpuError;
+use crate::passes::Entry;
 use crate::recorder::{f32s, u32s, Rec};
 use crate::run::Run;
 use crate::stages::host::*;
@@ -24,6 +25,18 @@ use island_core::erosion::{
     erosion_plan, finish_report, ErosionReport, ErosionSettings, SedimentBudget, StepParams,
     THERMAL_PASSES,
 };
+
+/// The entry points this module dispatches (registered in `crate::shaders`).
+const EROSION_RESAMPLE: Entry = Entry::new("erosion", "resample");
+const FLOW_RECEIVERS: Entry = Entry::new("erosion", "flow_receivers");
+const FLOW_ACCUMULATION: Entry = Entry::new("erosion", "flow_accumulation");
+const STREAM_POWER_INIT: Entry = Entry::new("erosion", "stream_power_init");
+const STREAM_POWER_JUMP: Entry = Entry::new("erosion", "stream_power_jump");
+const STREAM_POWER_APPLY: Entry = Entry::new("erosion", "stream_power_apply");
+const DEPOSITION: Entry = Entry::new("erosion", "deposition");
+const THERMAL: Entry = Entry::new("erosion", "thermal");
+const UPSAMPLE_DELTA: Entry = Entry::new("erosion", "upsample_delta");
+const BUDGET_ADD: Entry = Entry::new("erosion", "budget_add");
 
 /// Dispatches of the donor-first iterations recorded between two checks of the counter of
 /// waiting samples (after the first batch, which is as long as the previous step needed).
@@ -312,12 +325,11 @@ impl ErosionPasses for Rec<'_> {
         coarse: &wgpu::Buffer,
         p: &u::Erosion,
     ) -> Result<(), GpuError> {
-        let gpu = self.gpu;
         let p = u::Erosion {
             scale: (self.n - 1) as f32 / (p.nc - 1) as f32,
             ..*p
         };
-        self.pass(&gpu.pipes.erosion_resample)
+        self.pass(EROSION_RESAMPLE)
             .params(&p)
             .read("heights_in", heights)
             .write("coarse", coarse)
@@ -326,9 +338,8 @@ impl ErosionPasses for Rec<'_> {
 
     /// `island_core::erosion::flow_receivers` (`p.seed` the step seed).
     fn flow_receivers(&mut self, b: &ErosionBufs, p: &u::Erosion) -> Result<(), GpuError> {
-        let gpu = self.gpu;
         self.ensure_slots(1)?;
-        self.pass(&gpu.pipes.flow_receivers)
+        self.pass(FLOW_RECEIVERS)
             .params(p)
             .read("filled", &b.filled)
             .read("flat", &b.flat)
@@ -363,7 +374,7 @@ impl ErosionPasses for Rec<'_> {
                 if k + 1 == batch {
                     self.clear_pending(b);
                 }
-                self.pass(&gpu.pipes.flow_accumulation)
+                self.pass(FLOW_ACCUMULATION)
                     .params(&u::Erosion { iter, ..*p })
                     .read("rcv", &b.rcv)
                     .read_write("area", &b.area)
@@ -389,12 +400,10 @@ impl ErosionPasses for Rec<'_> {
 
     /// `island_core::erosion::stream_power` by pointer jumping: `b.h` updated in place.
     fn stream_power(&mut self, b: &ErosionBufs, p: &u::Erosion) -> Result<(), GpuError> {
-        let gpu = self.gpu;
         let len = b.nc * b.nc;
         let rounds = usize::BITS - (len - 1).leading_zeros();
         self.ensure_slots(rounds as u64 + 2)?;
-        let pipes = &gpu.pipes;
-        self.pass(&pipes.stream_power_init)
+        self.pass(STREAM_POWER_INIT)
             .params(p)
             .read("rcv", &b.rcv)
             .read("h", &b.h)
@@ -403,13 +412,13 @@ impl ErosionPasses for Rec<'_> {
             .write("state_a", &b.state[0])
             .run(grid2(b.nc))?;
         for k in 0..rounds as usize {
-            self.pass(&pipes.stream_power_jump)
+            self.pass(STREAM_POWER_JUMP)
                 .params(p)
                 .read("state_a", &b.state[k % 2])
                 .write("state_b", &b.state[1 - k % 2])
                 .run(grid2(b.nc))?;
         }
-        self.pass(&pipes.stream_power_apply)
+        self.pass(STREAM_POWER_APPLY)
             .params(p)
             .read("rcv", &b.rcv)
             .read("state_a", &b.state[rounds as usize % 2])
@@ -426,11 +435,10 @@ impl ErosionPasses for Rec<'_> {
         p: &u::Erosion,
         iterations: u32,
     ) -> Result<(), GpuError> {
-        let gpu = self.gpu;
         self.enc.clear_buffer(&b.flags, 0, None);
         for iter in 0..iterations {
             self.ensure_slots(1)?;
-            self.pass(&gpu.pipes.deposition)
+            self.pass(DEPOSITION)
                 .params(&u::Erosion { iter, ..*p })
                 .read("rcv", &b.rcv)
                 .read("old", &b.old)
@@ -451,9 +459,8 @@ impl ErosionPasses for Rec<'_> {
         h: &wgpu::Buffer,
         p: &u::Erosion,
     ) -> Result<(), GpuError> {
-        let gpu = self.gpu;
         self.ensure_slots(1)?;
-        self.pass(&gpu.pipes.thermal)
+        self.pass(THERMAL)
             .params(p)
             .read("src", src)
             .write("h", h)
@@ -469,14 +476,13 @@ impl ErosionPasses for Rec<'_> {
         heights: &wgpu::Buffer,
         p: &u::Erosion,
     ) -> Result<(), GpuError> {
-        let gpu = self.gpu;
         let n = self.n;
         let p = u::Erosion {
             scale: (p.nc - 1) as f32 / (n - 1) as f32,
             ..*p
         };
         self.ensure_slots(1)?;
-        self.pass(&gpu.pipes.upsample_delta)
+        self.pass(UPSAMPLE_DELTA)
             .params(&p)
             .read("h", h)
             .read("orig", orig)
@@ -494,9 +500,8 @@ impl ErosionPasses for Rec<'_> {
 
     /// Add the volumes of the last deposition (`b.sed`) to `b.sed_total`.
     fn add_budget(&mut self, b: &ErosionBufs, p: &u::Erosion) -> Result<(), GpuError> {
-        let gpu = self.gpu;
         self.ensure_slots(1)?;
-        self.pass(&gpu.pipes.budget_add)
+        self.pass(BUDGET_ADD)
             .params(p)
             .read("sed", &b.sed)
             .read_write("sed_total", &b.sed_total)

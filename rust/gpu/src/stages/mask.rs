@@ -2,6 +2,7 @@
 
 use crate::ctx::grid2;
 use crate::error::GpuError;
+use crate::passes::Entry;
 use crate::recorder::Rec;
 use crate::run::Run;
 use crate::stages::host::*;
@@ -10,6 +11,9 @@ use island_core::hash::tag;
 use island_core::params::*;
 use island_core::pipeline::border_margin;
 use island_core::Grid as CoreGrid;
+
+/// The entry points this module dispatches (registered in `crate::shaders`).
+const MASK: Entry = Entry::new("island_mask", "main");
 
 /// The `Mask` uniform of [`island_core::mask::island_mask`]`(_, m, margin, tag)`.
 pub(crate) fn mask(m: &MaskParams, margin: f32, tg: u32) -> u::Mask {
@@ -58,12 +62,8 @@ pub(crate) trait MaskPasses {
 
 impl MaskPasses for Rec<'_> {
     fn mask(&mut self, mask: &wgpu::Buffer, p: &u::Mask) -> Result<(), GpuError> {
-        let gpu = self.gpu;
         let n = self.n;
-        self.pass(&gpu.pipes.mask)
-            .params(p)
-            .write("mask", mask)
-            .run(grid2(n))
+        self.pass(MASK).params(p).write("mask", mask).run(grid2(n))
     }
 }
 

@@ -2,11 +2,16 @@
 
 use crate::ctx::grid2;
 use crate::error::GpuError;
+use crate::passes::Entry;
 use crate::recorder::Rec;
 use crate::stages::host::*;
 use crate::uniforms::{self as u, Grid};
 use island_core::params::*;
 use island_core::Grid as CoreGrid;
+
+/// The entry points this module dispatches (registered in `crate::shaders`).
+const FBM: Entry = Entry::new("fbm_noise", "main");
+const VALUE: Entry = Entry::new("value_noise", "main");
 
 /// Noise units per sample for a wavelength of `scale` metres (as `fbm_noise` computes it).
 pub(crate) fn noise_step(n: usize, world: f32, scale: f32) -> f32 {
@@ -44,21 +49,13 @@ pub(crate) trait NoisePasses {
 
 impl NoisePasses for Rec<'_> {
     fn fbm(&mut self, out: &wgpu::Buffer, p: &u::Noise) -> Result<(), GpuError> {
-        let gpu = self.gpu;
         let n = self.n;
-        self.pass(&gpu.pipes.fbm)
-            .params(p)
-            .write("out_f", out)
-            .run(grid2(n))
+        self.pass(FBM).params(p).write("out_f", out).run(grid2(n))
     }
 
     fn value(&mut self, out: &wgpu::Buffer, p: &u::Noise) -> Result<(), GpuError> {
-        let gpu = self.gpu;
         let n = self.n;
-        self.pass(&gpu.pipes.value)
-            .params(p)
-            .write("out_f", out)
-            .run(grid2(n))
+        self.pass(VALUE).params(p).write("out_f", out).run(grid2(n))
     }
 }
 

@@ -2,10 +2,14 @@
 
 use crate::ctx::grid2;
 use crate::error::GpuError;
+use crate::passes::Entry;
 use crate::recorder::{f32s, Rec};
 use crate::run::Run;
 use crate::stages::host::*;
 use crate::uniforms::Grid;
+
+/// The entry points this module dispatches (registered in `crate::shaders`).
+const NORMALS: Entry = Entry::new("compute_normals", "main");
 
 pub(crate) fn stage_normals(run: &mut Run) -> Result<(), GpuError> {
     let (rec, r) = run.parts();
@@ -33,9 +37,8 @@ impl NormalsPasses for Rec<'_> {
         ny: &wgpu::Buffer,
         nz: &wgpu::Buffer,
     ) -> Result<(), GpuError> {
-        let gpu = self.gpu;
         let n = self.n;
-        self.pass(&gpu.pipes.normals)
+        self.pass(NORMALS)
             .read("heights", heights)
             .write("normal_x", nx)
             .write("normal_y", ny)

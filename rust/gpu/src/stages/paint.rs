@@ -2,10 +2,14 @@
 
 use crate::ctx::grid2;
 use crate::error::GpuError;
+use crate::passes::Entry;
 use crate::recorder::u32s;
 use crate::stages::host::*;
 use crate::uniforms::{self as u, Grid};
 use island_core::paint::{Brush, Changed, Mode, PaintError, PaintLayer, Rect, Surface};
+
+/// The entry points this module dispatches (registered in `crate::shaders`).
+const FILL_BY_RULE: Entry = Entry::new("fill_by_rule", "main");
 
 fn paint_err(e: PaintError) -> GpuError {
     bad("brush", e.to_string())
@@ -93,8 +97,7 @@ pub fn fill_by_rule(
         let bb2 = gpu.storage_init("paint_b", bytemuck::cast_slice(&pb));
         let cb = gpu.storage("changed", 16);
         rec.enc.clear_buffer(&cb, 0, None);
-        let pipes = &rec.gpu.pipes;
-        rec.pass(&pipes.fill_by_rule)
+        rec.pass(FILL_BY_RULE)
             .params(&bp)
             .read("heights", &hb)
             .read("normal_y", &nb)

@@ -2,6 +2,7 @@
 
 use crate::ctx::grid2;
 use crate::error::GpuError;
+use crate::passes::Entry;
 use crate::recorder::Rec;
 use crate::run::Run;
 use crate::stages::host::*;
@@ -10,6 +11,10 @@ use island_core::hash::tag;
 use island_core::params::*;
 use island_core::river::{river_control_points, river_polyline, RIVER_SEGMENTS};
 use island_core::Grid as CoreGrid;
+
+/// The entry points this module dispatches (registered in `crate::shaders`).
+const RIVER_ROWS: Entry = Entry::new("carve_river", "rows");
+const RIVER: Entry = Entry::new("carve_river", "main");
 
 /// The river polyline; the shader handles at most `RIVER_SEGMENTS` segments.
 pub(crate) fn river_line(world: f32, seed: u64, tg: u32) -> Result<Vec<[f32; 2]>, GpuError> {
@@ -72,14 +77,13 @@ impl RiverPasses for Rec<'_> {
         rows: &wgpu::Buffer,
         p: &u::River,
     ) -> Result<(), GpuError> {
-        let gpu = self.gpu;
         let n = self.n;
-        self.pass(&gpu.pipes.river_rows)
+        self.pass(RIVER_ROWS)
             .params(p)
             .read("line", line)
             .write("row_info", rows)
             .run(((n as u32).div_ceil(LINE_GROUP), 1, 1))?;
-        self.pass(&gpu.pipes.river)
+        self.pass(RIVER)
             .params(p)
             .read("line", line)
             .read("row_info", rows)

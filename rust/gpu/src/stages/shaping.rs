@@ -2,10 +2,14 @@
 
 use crate::ctx::grid2;
 use crate::error::GpuError;
+use crate::passes::Entry;
 use crate::recorder::Rec;
 use crate::run::Run;
 use crate::stages::host::*;
 use crate::uniforms::{self as u, Grid};
+
+/// The entry points this module dispatches (registered in `crate::shaders`).
+const SHAPING: Entry = Entry::new("apply_shaping_curve", "main");
 
 pub(crate) fn stage_shaping(run: &mut Run) -> Result<(), GpuError> {
     let (gpu, p) = (run.gpu, run.p);
@@ -33,9 +37,8 @@ impl ShapingPasses for Rec<'_> {
         lut: &wgpu::Buffer,
         lut_len: usize,
     ) -> Result<(), GpuError> {
-        let gpu = self.gpu;
         let n = self.n;
-        self.pass(&gpu.pipes.shaping)
+        self.pass(SHAPING)
             .params(&u::Shaping {
                 lut_len: lut_len as u32,
             })

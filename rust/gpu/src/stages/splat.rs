@@ -4,6 +4,7 @@ use super::noise::noise_step;
 use super::wetness::WetnessPasses;
 use crate::ctx::grid2;
 use crate::error::GpuError;
+use crate::passes::Entry;
 use crate::recorder::Rec;
 use crate::run::Run;
 use crate::stages::host::*;
@@ -12,6 +13,11 @@ use island_core::hash::tag;
 use island_core::params::*;
 use island_core::splat::SPLAT_JITTER_SCALE;
 use island_core::Grid as CoreGrid;
+
+/// The entry points this module dispatches (registered in `crate::shaders`).
+const SPLAT_WEIGHTS: Entry = Entry::new("auto_splat", "weights");
+const SPLAT_BLUR: Entry = Entry::new("auto_splat", "blur");
+const SPLAT_QUANTIZE: Entry = Entry::new("auto_splat", "quantize");
 
 /// The `Splat` uniform of [`island_core::splat::auto_splat`]`(.., g, max_height, s, tag)`.
 pub(crate) fn splat(g: &CoreGrid, max_height: f32, s: &SplatParams, tg: u32) -> u::Splat {
@@ -90,10 +96,8 @@ impl SplatPasses for Rec<'_> {
     fn splat(&mut self, b: &SplatBufs, blur_passes: u32, p: &u::Splat) -> Result<(), GpuError> {
         let (heights, ny, sand, w, blur_tmp, packed) =
             (b.heights, b.normal_y, b.sand, b.w, b.blur_tmp, b.packed);
-        let gpu = self.gpu;
         let n = self.n;
-        let pipes = &gpu.pipes;
-        self.pass(&pipes.splat_weights)
+        self.pass(SPLAT_WEIGHTS)
             .params(p)
             .read("heights", heights)
             .read("normal_y", ny)
@@ -106,7 +110,7 @@ impl SplatPasses for Rec<'_> {
         for _ in 0..blur_passes {
             for channel in 0..4 {
                 for vertical in 0..2 {
-                    self.pass(&pipes.splat_blur)
+                    self.pass(SPLAT_BLUR)
                         .params(&u::Splat {
                             channel,
                             vertical,
@@ -121,7 +125,7 @@ impl SplatPasses for Rec<'_> {
                 }
             }
         }
-        self.pass(&pipes.splat_quantize)
+        self.pass(SPLAT_QUANTIZE)
             .read("w0", w[0])
             .read("w1", w[1])
             .read("w2", w[2])

@@ -5,6 +5,7 @@
 use super::distance::DistancePasses;
 use crate::ctx::grid2;
 use crate::error::GpuError;
+use crate::passes::Entry;
 use crate::recorder::Rec;
 use crate::stages::host::*;
 use crate::uniforms::{self as u, Grid};
@@ -12,6 +13,9 @@ use crate::uniforms::{self as u, Grid};
 use island_core::params::SplatParams;
 use island_core::water::{Water, LAKE, RIVER};
 use island_core::wetness::DRY_SLOPE_BAND;
+
+/// The entry points this module dispatches (registered in `crate::shaders`).
+const APPLY_WETNESS: Entry = Entry::new("wetness", "apply_wetness");
 
 /// The inland mask of `water` (1 on river and lake samples) and whether it has any.
 pub(crate) fn inland_mask(water: &Water) -> (Vec<u32>, bool) {
@@ -62,7 +66,6 @@ impl WetnessPasses for Rec<'_> {
         scratch: &WetScratch,
         p: &SplatParams,
     ) -> Result<(), GpuError> {
-        let gpu = self.gpu;
         let grid = grid2(self.n);
         self.distance(
             scratch.mask,
@@ -78,7 +81,7 @@ impl WetnessPasses for Rec<'_> {
             dry_slope: p.rock_slope - DRY_SLOPE_BAND,
             rock_slope: p.rock_slope,
         };
-        self.pass(&gpu.pipes.apply_wetness)
+        self.pass(APPLY_WETNESS)
             .params(&wp)
             .read("heights", heights)
             .read("normal_y", normal_y)
