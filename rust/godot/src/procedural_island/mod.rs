@@ -109,12 +109,18 @@ impl INode3D for ProceduralIsland {
         };
         let busy = running || building || scattering || self.is_generating();
         self.frame_watch.end(busy, phase);
+        if Engine::singleton().is_editor_hint() {
+            // The advice follows `resolution` / `lod_enabled` also without auto-regenerate.
+            let advice = self.mesh_advice().is_some();
+            if advice != self.mesh_advice_shown {
+                self.mesh_advice_shown = advice;
+                self.base_mut().update_configuration_warnings();
+            }
+        }
         if Engine::singleton().is_editor_hint() && self.auto_regenerate {
             let now = self.make_request();
             let action = self.watcher.poll(now);
-            let advice = self.mesh_advice().is_some();
-            if action.validity_changed || advice != self.mesh_advice_shown {
-                self.mesh_advice_shown = advice;
+            if action.validity_changed {
                 self.base_mut().update_configuration_warnings();
             }
             if let Some(msg) = action.report {
