@@ -423,3 +423,39 @@ func test_large_island_without_lod_is_advised_to_use_it() -> void:
 	isl.resolution = 2049
 	check_eq(isl.get_warnings().size(), 0, "none at 2049²")
 	isl.free()
+
+
+## LOD switched on over an island drawn without it, with a budget that spreads the first
+## selection over many frames: in every frame the island is drawn, by its full-resolution chunks
+## until the whole first selection is shown, then by the LOD chunks alone.
+func test_switching_lod_on_never_shows_an_empty_frame() -> void:
+	var isl := _lod_island({"seed": 13, "lod_enabled": false, "lod_budget_ms": 0.01})
+	_cam.global_position = Vector3(-450, 30, -450)
+	await get_tree().process_frame
+	isl.lod_enabled = true
+	var frames := 0
+	var empty := 0
+	var both := 0
+	for i in 400:
+		await get_tree().process_frame
+		frames += 1
+		var base := 0
+		var lod := 0
+		for mi in _mesh_instances(isl):
+			if not mi.visible or mi.is_queued_for_deletion() or mi.mesh == null or mi.mesh.get_surface_count() == 0:
+				continue
+			if String(mi.name).begins_with("Chunk_"):
+				base += 1
+			elif String(mi.name).begins_with("Lod_"):
+				lod += 1
+		if base == 0 and lod == 0:
+			empty += 1
+		if base > 0 and lod > 0:
+			both += 1
+		var s := isl.get_lod_stats()
+		if s.leaves > 0 and not s.pending:
+			break
+	check(frames > 3, "the first selection took several frames (%d)" % frames)
+	check_eq(empty, 0, "frames with nothing drawn")
+	check_eq(both, 0, "frames drawing the full-resolution chunks and LOD chunks together")
+	check(isl.get_lod_chunks().size() > 4, "LOD chunks shown at the end")

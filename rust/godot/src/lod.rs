@@ -272,7 +272,11 @@ impl LodRuntime {
             return;
         };
         self.active = true;
-        self.hide_base(sc, s);
+        // The full-resolution chunks stay drawn until the first selection is shown (when they
+        // have surfaces: LOD switched on after a generation without it), so no frame is empty.
+        if !self.shown.is_empty() {
+            self.hide_base(sc, s);
+        }
         self.sync_material(sc);
         self.mark("base", t);
 
@@ -420,6 +424,8 @@ impl LodRuntime {
         self.shown = tr.ready;
         self.stale = false;
         self.collision_mode = s.collision_mode;
+        // Hidden in the frame the first selection appears (no frame draws both).
+        self.hide_base(sc, s);
         self.mark("swap", t);
         // After the first selection, pre-create the nodes a flight typically needs, so the pool
         // rarely grows while the camera moves; a few per frame within the budget (see
