@@ -407,6 +407,17 @@ impl Gpu {
         parts: &[(&wgpu::Buffer, u64)],
         staging: Option<&wgpu::Buffer>,
     ) -> Result<Vec<Vec<u8>>, GpuError> {
+        self.read_back_after(self.encoder(), parts, staging)
+    }
+
+    /// [`Gpu::read_back`] with the copies appended to `enc` (what was recorded before them):
+    /// one submission and one wait for both.
+    pub fn read_back_after(
+        &self,
+        mut enc: wgpu::CommandEncoder,
+        parts: &[(&wgpu::Buffer, u64)],
+        staging: Option<&wgpu::Buffer>,
+    ) -> Result<Vec<Vec<u8>>, GpuError> {
         let total: u64 = parts.iter().map(|p| p.1.next_multiple_of(4)).sum();
         let own;
         let staging = match staging {
@@ -421,7 +432,6 @@ impl Gpu {
                 &own
             }
         };
-        let mut enc = self.encoder();
         let mut off = 0;
         for &(b, size) in parts {
             let size4 = size.next_multiple_of(4);

@@ -41,6 +41,20 @@ impl<'g> Rec<'g> {
         Ok(())
     }
 
+    /// Submit what was recorded together with copies of `parts` (`(buffer, bytes)`) into a
+    /// staging buffer, wait once and return their bytes: one round trip where a
+    /// [`Rec::flush`] followed by [`Gpu::read_back`] takes two.
+    pub fn read_back(
+        &mut self,
+        parts: &[(&wgpu::Buffer, u64)],
+        staging: Option<&wgpu::Buffer>,
+    ) -> Result<Vec<Vec<u8>>, GpuError> {
+        let enc = std::mem::replace(&mut self.enc, self.gpu.encoder());
+        let out = self.gpu.read_back_after(enc, parts, staging)?;
+        self.fr.reset();
+        Ok(out)
+    }
+
     /// Per-dispatch uniform slots used since the last [`Rec::flush`].
     pub fn slots_used(&self) -> u64 {
         self.fr.used()

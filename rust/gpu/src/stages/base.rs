@@ -188,7 +188,7 @@ pub fn diamond_square(
     with_gpu(Grid::new(resolution, 1.0, g.seed), |gpu, rec| {
         let out = gpu.storage("out", (resolution * resolution) as u64 * 4);
         rec.diamond_square(&out, d.roughness, d.ridge, tag)?;
-        read_f32(gpu, rec, &out, resolution * resolution)
+        read_f32(rec, &out, resolution * resolution)
     })
 }
 
@@ -201,7 +201,7 @@ pub fn gaussian_islands(g: &CoreGrid, p: &GaussianParams, tag: u32) -> Result<Ve
         let out = gpu.storage("out", (resolution * resolution) as u64 * 4);
         let mb = gpu.storage_init("mountains", bytemuck::cast_slice(&m));
         rec.gaussian(&out, &mb, m.len())?;
-        read_f32(gpu, rec, &out, resolution * resolution)
+        read_f32(rec, &out, resolution * resolution)
     })
 }
 
@@ -213,6 +213,6 @@ pub fn normalize_01(data: &[f32], resolution: usize) -> Result<Vec<f32>, GpuErro
         let partial = gpu.storage("partial", (data.len().div_ceil(NORM_PER_GROUP) * 8) as u64);
         let mm = gpu.storage("minmax", 16);
         rec.normalize(&b, &partial, &mm)?;
-        read_f32(gpu, rec, &b, data.len())
+        read_f32(rec, &b, data.len())
     })
 }

@@ -117,9 +117,8 @@ pub fn biome_blend(
         let s = gpu.storage("sand", nn as u64 * 4);
         let table = gpu.storage_init("table", bytemuck::cast_slice(&biome_table(biomes)));
         rec.biomes(&b, &table, &idx, &r, &s, &p)?;
-        rec.flush()?;
         let bytes = nn as u64 * 4;
-        let mut parts = gpu.read_back(
+        let mut parts = rec.read_back(
             &[(&b, bytes), (&idx, bytes), (&r, bytes), (&s, bytes)],
             None,
         )?;

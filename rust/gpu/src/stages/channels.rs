@@ -191,6 +191,6 @@ pub fn carve_rivers(
             bed: &bed,
         };
         rec.carve_rivers(&hb, &input, &scratch, settings)?;
-        read_f32(gpu, rec, &hb, n * n)
+        read_f32(rec, &hb, n * n)
     })
 }

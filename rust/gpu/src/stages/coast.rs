@@ -98,6 +98,6 @@ pub fn coastal_falloff(
         let f = gpu.storage_init("fine", bytemuck::cast_slice(fine));
         let r = gpu.storage_init("rough", bytemuck::cast_slice(roughness));
         rec.coast(&l, &d, &f, &r, &p)?;
-        read_f32(gpu, rec, &l, nn)
+        read_f32(rec, &l, nn)
     })
 }

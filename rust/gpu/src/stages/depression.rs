@@ -34,6 +34,9 @@ pub(crate) struct DepressionBufs {
     changed: wgpu::Buffer,
     /// `changed` copied out for reading.
     pending: wgpu::Buffer,
+    /// Dispatches the last `depression_fill` / `flat_routing` on these buffers took: the first
+    /// batch of the next one (the erosion's time steps change the surface a little each).
+    hints: [std::cell::Cell<u32>; 2],
 }
 
 /// Whether an `n × n` grid's largest depression buffer (the flat distances, 8 bytes per
@@ -53,6 +56,7 @@ impl DepressionBufs {
             dist: gpu.storage("flat distances", len * 8),
             changed: gpu.storage("relax changed", 4),
             pending: gpu.storage("relax pending", 4),
+            hints: [std::cell::Cell::new(1), std::cell::Cell::new(1)],
         }
     }
 
@@ -66,14 +70,16 @@ impl DepressionBufs {
 
 /// The recording of these passes (`rec.method(..)` with this trait in scope).
 pub(crate) trait DepressionPasses<'g> {
-    /// Record `relax` until a dispatch changes nothing; the counter is read after 1
-    /// dispatch, then after batches one longer each time (at most [`MAX_BATCH`]): a few
-    /// dispatches usually suffice, and each costs more than a read of the counter.
-    /// Returns the dispatches recorded.
+    /// Record `relax` until a dispatch changes nothing; the counter is read after `first`
+    /// dispatches (the count the previous call on these buffers took), then after batches one
+    /// longer each time (at most [`MAX_BATCH`]). Every read is a round trip to the host; a
+    /// dispatch after convergence changes nothing, so starting from the previous count saves
+    /// reads at the cost of a few idle dispatches. Returns the dispatches recorded.
     fn relax_until_stable(
         &mut self,
         b: &DepressionBufs,
         what: &str,
+        first: u32,
         relax: impl FnMut(&mut Rec<'g>) -> Result<(), GpuError>,
     ) -> Result<u32, GpuError>;
 
@@ -108,11 +114,12 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
         &mut self,
         b: &DepressionBufs,
         what: &str,
+        first: u32,
         mut relax: impl FnMut(&mut Rec<'g>) -> Result<(), GpuError>,
     ) -> Result<u32, GpuError> {
         let len = (b.n * b.n) as u32;
         let mut done = 0u32;
-        let mut batch = 1;
+        let mut batch = first.clamp(1, 4 * MAX_BATCH);
         loop {
             for k in 0..batch {
                 self.ensure_slots(1)?;
@@ -124,8 +131,7 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
             }
             self.enc
                 .copy_buffer_to_buffer(&b.changed, 0, &b.pending, 0, 4);
-            self.flush()?;
-            let changed = u32s(&self.gpu.read_back(&[(&b.pending, 4)], None)?[0])[0];
+            let changed = u32s(&self.read_back(&[(&b.pending, 4)], None)?[0])[0];
             if changed == 0 {
                 return Ok(done);
             }
@@ -153,7 +159,7 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
             .read("h", h)
             .write("fill_key", &b.key)
             .run(grid2(b.n))?;
-        let iters = self.relax_until_stable(b, "depression_fill", |rec| {
+        let iters = self.relax_until_stable(b, "depression_fill", b.hints[0].get(), |rec| {
             rec.pass(FILL_RELAX)
                 .params(&p)
                 .read("h", h)
@@ -168,6 +174,7 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
             .read("fill_key", &b.key)
             .write("filled", filled)
             .run(grid2(b.n))?;
+        b.hints[0].set(iters);
         Ok(iters)
     }
 
@@ -191,7 +198,7 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
             .write("dist", &b.dist)
             .write("flat", flat)
             .run(grid2(b.n))?;
-        let iters = self.relax_until_stable(b, "flat_routing", |rec| {
+        let iters = self.relax_until_stable(b, "flat_routing", b.hints[1].get(), |rec| {
             rec.pass(FLAT_RELAX)
                 .params(&p)
                 .read("filled", filled)
@@ -208,6 +215,7 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
             .read("dist", &b.dist)
             .write("flat", flat)
             .run(grid2(b.n))?;
+        b.hints[1].set(iters);
         Ok(iters)
     }
 }
@@ -225,7 +233,7 @@ pub fn depression_fill(
         let fb = gpu.storage("filled", (n * n * 4) as u64);
         let db = DepressionBufs::new(rec, n);
         let iters = rec.depression_fill(&db, &hb, &fb, sea_level)?;
-        Ok((read_f32(gpu, rec, &fb, n * n)?, iters))
+        Ok((read_f32(rec, &fb, n * n)?, iters))
     })
 }
 
@@ -246,6 +254,6 @@ pub fn flat_routing(
         let out = gpu.storage("flat", (n * n * 4) as u64);
         let db = DepressionBufs::new(rec, n);
         let iters = rec.flat_routing(&db, &hb, &fb, &out, sea_level)?;
-        Ok((read_u32(gpu, rec, &out, n * n)?, iters))
+        Ok((read_u32(rec, &out, n * n)?, iters))
     })
 }

@@ -71,6 +71,6 @@ pub fn apply_detail(
         let b = gpu.storage_init("base", bytemuck::cast_slice(base));
         let d = gpu.storage_init("detail", bytemuck::cast_slice(detail));
         rec.detail(&b, &d, &u::Detail { strength, cap })?;
-        read_f32(gpu, rec, &b, base.len())
+        read_f32(rec, &b, base.len())
     })
 }

@@ -169,7 +169,7 @@ pub fn distance_to_coast(
         let db = gpu.storage("dist", nn as u64 * 4);
         let fb = gpu.storage("flags", 16);
         rec.distance(&mb, &gb, &sb, &tb, &fb, &db)?;
-        read_f32(gpu, rec, &db, nn)
+        read_f32(rec, &db, nn)
     })
 }
 
@@ -194,6 +194,6 @@ pub fn smooth_distance(
         let a = gpu.storage("a", nn as u64 * 4);
         let b = gpu.storage("b", nn as u64 * 4);
         rec.smooth_distance(&d, &a, &b, &p)?;
-        read_f32(gpu, rec, &d, nn)
+        read_f32(rec, &d, nn)
     })
 }

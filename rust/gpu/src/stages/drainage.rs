@@ -354,10 +354,9 @@ impl DrainagePasses for Rec<'_> {
             .read("lake_low", &b.lake_low)
             .write("lake_of", &b.acc)
             .run(grid2(n))?;
-        self.flush()?;
         let gpu = self.gpu;
         let plane = (len * 4) as u64;
-        let count = u32s(&gpu.read_back(&[(&b.lakes, 4)], None)?[0])[0];
+        let count = u32s(&self.read_back(&[(&b.lakes, 4)], None)?[0])[0];
         if count > MAX_LAKES {
             return Err(GpuError::TooLarge(format!(
                 "{count} lakes; the GPU drainage lists at most {MAX_LAKES}"
@@ -412,8 +411,7 @@ pub(crate) fn stage_drainage(run: &mut Run) -> Result<(), GpuError> {
     let n = r.n;
     let spacing = p.spacing();
     let bytes = (n * n * 4) as u64;
-    rec.flush()?;
-    let mut parts = gpu.read_back(&[(&r.heights, bytes)], Some(&r.staging))?;
+    let mut parts = rec.read_back(&[(&r.heights, bytes)], Some(&r.staging))?;
     let mut heights = f32s(&parts.pop().expect("1 part"));
     if p.sculpt.is_some() {
         // A sculpted island drains on the CPU (`drainage_stage` holds the edited samples).
@@ -447,8 +445,7 @@ pub(crate) fn stage_drainage(run: &mut Run) -> Result<(), GpuError> {
     };
     let (input, scratch) = b.carve_io(&d);
     rec.carve_rivers(&r.heights, &input, &scratch, &carve_settings(p))?;
-    rec.flush()?;
-    let mut parts = gpu.read_back(&[(&r.heights, bytes)], Some(&r.staging))?;
+    let mut parts = rec.read_back(&[(&r.heights, bytes)], Some(&r.staging))?;
     let heights = f32s(&parts.pop().expect("1 part"));
     run.hydro = Some(hydrology(p, &heights, &d));
     Ok(())
@@ -494,7 +491,7 @@ pub fn receivers(
             .read("heights", &hb)
             .write("rcv", &rb)
             .run(grid2(n))?;
-        read_u32(gpu, rec, &rb, n * n)
+        read_u32(rec, &rb, n * n)
     })
 }
 
@@ -520,9 +517,9 @@ pub fn accumulate(rcv: &[u32], n: usize, cell_area: f32) -> Result<(Vec<u32>, Ve
             ..Default::default()
         };
         rec.accumulate(n, &rb, &acc, &area, &p)?;
-        let words = read_u32(gpu, rec, &acc, n * n)?;
+        let words = read_u32(rec, &acc, n * n)?;
         let counts = words.iter().map(|w| w >> 4).collect();
-        Ok((counts, read_f32(gpu, rec, &area, n * n)?))
+        Ok((counts, read_f32(rec, &area, n * n)?))
     })
 }
 
@@ -536,7 +533,7 @@ pub fn lake_labels(heights: &[f32], filled: &[f32], n: usize) -> Result<Vec<u32>
         let b = DrainageBufs::new(rec, n);
         gpu.upload(&b.filled, 0, bytemuck::cast_slice(filled));
         rec.lake_labels(&b, &hb)?;
-        read_u32(gpu, rec, &b.label, n * n)
+        read_u32(rec, &b.label, n * n)
     })
 }
 

@@ -363,7 +363,6 @@ impl ErosionPasses for Rec<'_> {
         p: &u::Erosion,
         first_batch: u32,
     ) -> Result<u32, GpuError> {
-        let gpu = self.gpu;
         let len = (b.nc * b.nc) as u64;
         self.enc.clear_buffer(&b.flags, 0, None);
         let mut iter = 0u32;
@@ -384,8 +383,7 @@ impl ErosionPasses for Rec<'_> {
             }
             self.enc
                 .copy_buffer_to_buffer(&b.flags, len * 4, &b.pending, 0, 4);
-            self.flush()?;
-            let waiting = u32s(&gpu.read_back(&[(&b.pending, 4)], None)?[0])[0];
+            let waiting = u32s(&self.read_back(&[(&b.pending, 4)], None)?[0])[0];
             if waiting == 0 {
                 return Ok(iter);
             }
@@ -514,11 +512,8 @@ impl ErosionPasses for Rec<'_> {
         b: &ErosionBufs,
         sed: &wgpu::Buffer,
     ) -> Result<(Vec<f32>, SedimentBudget), GpuError> {
-        self.flush()?;
         let len = (b.nc * b.nc) as u64;
-        let mut got = self
-            .gpu
-            .read_back(&[(&b.h, len * 4), (sed, len * 16)], None)?;
+        let mut got = self.read_back(&[(&b.h, len * 4), (sed, len * 16)], None)?;
         let v = f32s(&got[1]);
         let mut s = SedimentBudget::default();
         for c in v.chunks_exact(4) {
@@ -558,8 +553,7 @@ pub(crate) fn stage_erosion(run: &mut Run) -> Result<(), GpuError> {
         // The VOLCANIC cone before the erosion and its crater after it, on the CPU (as in
         // erosion_stage).
         let on_cpu = |rec: &mut Rec, f: fn(&IslandParams, &mut [f32])| {
-            rec.flush()?;
-            let mut parts = gpu.read_back(&[(&r.heights, bytes)], Some(&r.staging))?;
+            let mut parts = rec.read_back(&[(&r.heights, bytes)], Some(&r.staging))?;
             let mut heights = f32s(&parts.pop().expect("1 part"));
             f(p, &mut heights);
             gpu.upload(&r.heights, 0, bytemuck::cast_slice(&heights));
@@ -575,8 +569,7 @@ pub(crate) fn stage_erosion(run: &mut Run) -> Result<(), GpuError> {
         return Ok(());
     }
     let bytes = (r.n * r.n * 4) as u64;
-    rec.flush()?;
-    let mut parts = gpu.read_back(&[(&r.heights, bytes)], Some(&r.staging))?;
+    let mut parts = rec.read_back(&[(&r.heights, bytes)], Some(&r.staging))?;
     let mut heights = f32s(&parts.pop().expect("1 part"));
     erosion_stage(p, &mut heights);
     gpu.upload(&r.heights, 0, bytemuck::cast_slice(&heights));
@@ -619,7 +612,7 @@ pub fn resample(g: &[f32], n: usize, m: usize) -> Result<Vec<f32>, GpuError> {
             ..Default::default()
         };
         rec.erosion_resample(&src, &out, &p)?;
-        read_f32(gpu, rec, &out, m * m)
+        read_f32(rec, &out, m * m)
     })
 }
 
@@ -654,7 +647,7 @@ pub fn flow_receivers(
         upload(gpu, &b.flat, bytemuck::cast_slice(flat));
         upload(gpu, &b.h, bytemuck::cast_slice(heights));
         rec.flow_receivers(b, &u::Erosion { seed, ..up })?;
-        read_u32(gpu, rec, &b.rcv, n * n)
+        read_u32(rec, &b.rcv, n * n)
     })
 }
 
@@ -683,7 +676,7 @@ pub fn flow_accumulation(
         upload(gpu, &b.rcv, bytemuck::cast_slice(rcv));
         let up = u::Erosion { cell_area, ..up };
         let iters = rec.flow_accumulation(b, &up, 1)?;
-        Ok((read_f32(gpu, rec, &b.area, n * n)?, iters))
+        Ok((read_f32(rec, &b.area, n * n)?, iters))
     })
 }
 
@@ -704,7 +697,7 @@ pub fn stream_power(
         upload(gpu, &b.rcv, bytemuck::cast_slice(rcv));
         upload(gpu, &b.area, bytemuck::cast_slice(area));
         rec.stream_power(b, &up)?;
-        read_f32(gpu, rec, &b.h, n * n)
+        read_f32(rec, &b.h, n * n)
     })
 }
 
@@ -749,7 +742,7 @@ pub fn thermal(src: &[f32], n: usize, p: &StepParams) -> Result<Vec<f32>, GpuErr
     with_erosion(n, n, p, |gpu, rec, b, up| {
         upload(gpu, &b.old, bytemuck::cast_slice(src));
         rec.thermal(&b.old, &b.h, &up)?;
-        read_f32(gpu, rec, &b.h, n * n)
+        read_f32(rec, &b.h, n * n)
     })
 }
 
@@ -781,7 +774,7 @@ pub fn upsample_delta(
             ..Default::default()
         };
         rec.upsample_delta(&h, &zero, &heights, &p)?;
-        read_f32(gpu, rec, &heights, n * n)
+        read_f32(rec, &heights, n * n)
     })
 }
 
@@ -799,6 +792,6 @@ pub fn erode(
     with_gpu(Grid::new(n, spacing * (n - 1) as f32, seed), |gpu, rec| {
         let hb = gpu.storage_init("heights", bytemuck::cast_slice(heights));
         let report = record_erode(rec, &hb, spacing, settings, seed, times)?;
-        Ok((read_f32(gpu, rec, &hb, n * n)?, report))
+        Ok((read_f32(rec, &hb, n * n)?, report))
     })
 }

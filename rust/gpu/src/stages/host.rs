@@ -40,27 +40,15 @@ pub(crate) fn with_gpu<T>(
     })
 }
 
-pub(crate) fn read_f32(
-    gpu: &Gpu,
-    rec: &mut Rec,
-    b: &wgpu::Buffer,
-    len: usize,
-) -> Result<Vec<f32>, GpuError> {
-    rec.flush()?;
+pub(crate) fn read_f32(rec: &mut Rec, b: &wgpu::Buffer, len: usize) -> Result<Vec<f32>, GpuError> {
     Ok(f32s(
-        &gpu.read_back(&[(b, len as u64 * 4)], None)?.remove(0),
+        &rec.read_back(&[(b, len as u64 * 4)], None)?.remove(0),
     ))
 }
 
-pub(crate) fn read_u32(
-    gpu: &Gpu,
-    rec: &mut Rec,
-    b: &wgpu::Buffer,
-    len: usize,
-) -> Result<Vec<u32>, GpuError> {
-    rec.flush()?;
+pub(crate) fn read_u32(rec: &mut Rec, b: &wgpu::Buffer, len: usize) -> Result<Vec<u32>, GpuError> {
     Ok(u32s(
-        &gpu.read_back(&[(b, len as u64 * 4)], None)?.remove(0),
+        &rec.read_back(&[(b, len as u64 * 4)], None)?.remove(0),
     ))
 }
 

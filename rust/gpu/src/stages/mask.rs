@@ -79,7 +79,7 @@ pub fn island_mask(
     with_gpu(Grid::new(resolution, g.world_size, g.seed), |gpu, rec| {
         let out = gpu.storage("mask", (resolution * resolution) as u64 * 4);
         rec.mask(&out, &p)?;
-        Ok(read_u32(gpu, rec, &out, resolution * resolution)?
+        Ok(read_u32(rec, &out, resolution * resolution)?
             .into_iter()
             .map(|v| v as u8)
             .collect())

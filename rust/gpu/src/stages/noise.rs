@@ -66,7 +66,7 @@ pub fn fbm_noise(g: &CoreGrid, f: &FbmParams, tag: u32) -> Result<Vec<f32>, GpuE
     with_gpu(Grid::new(resolution, g.world_size, g.seed), |gpu, rec| {
         let out = gpu.storage("out", (resolution * resolution) as u64 * 4);
         rec.fbm(&out, &p)?;
-        read_f32(gpu, rec, &out, resolution * resolution)
+        read_f32(rec, &out, resolution * resolution)
     })
 }
 
@@ -77,6 +77,6 @@ pub fn value_noise(g: &CoreGrid, v: &ValueNoiseParams, tag: u32) -> Result<Vec<f
     with_gpu(Grid::new(resolution, g.world_size, g.seed), |gpu, rec| {
         let out = gpu.storage("out", (resolution * resolution) as u64 * 4);
         rec.value(&out, &p)?;
-        read_f32(gpu, rec, &out, resolution * resolution)
+        read_f32(rec, &out, resolution * resolution)
     })
 }

@@ -67,9 +67,8 @@ pub fn compute_normals(
             gpu.storage("nz", nn as u64 * 4),
         ];
         rec.normals(&h, &planes[0], &planes[1], &planes[2])?;
-        rec.flush()?;
         let bytes = nn as u64 * 4;
-        let parts = gpu.read_back(
+        let parts = rec.read_back(
             &[
                 (&planes[0], bytes),
                 (&planes[1], bytes),

@@ -106,9 +106,8 @@ pub fn fill_by_rule(
             .read_write("paint_b", &bb2)
             .read_write("changed", &cb)
             .run(grid2(n))?;
-        rec.flush()?;
         let bytes = nn as u64 * 4;
-        let parts = gpu.read_back(&[(&ab, bytes), (&bb2, bytes), (&cb, 4)], None)?;
+        let parts = rec.read_back(&[(&ab, bytes), (&bb2, bytes), (&cb, 4)], None)?;
         let (a, b) = (u32s(&parts[0]), u32s(&parts[1]));
         let texels = u32s(&parts[2])[0] as usize;
         let data: Vec<[u8; 8]> = a

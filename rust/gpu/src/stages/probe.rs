@@ -19,7 +19,7 @@ pub fn hash_probe(inputs: &[u32]) -> Result<Vec<[u32; 4]>, GpuError> {
             .read("probe_in", &inb)
             .write("probe_out", &out)
             .run((groups.max(1), 1, 1))?;
-        let v = read_u32(gpu, rec, &out, inputs.len() * 4)?;
+        let v = read_u32(rec, &out, inputs.len() * 4)?;
         Ok(v.chunks_exact(4)
             .map(|c| [c[0], c[1], c[2], c[3]])
             .collect())

@@ -109,6 +109,6 @@ pub fn carve_river(
         let l = gpu.storage_init("line", bytemuck::cast_slice(&line));
         let rows = gpu.storage("river_rows", resolution as u64 * RIVER_ROW_BYTES);
         rec.river(&h, &l, &rows, &p)?;
-        read_f32(gpu, rec, &h, nn)
+        read_f32(rec, &h, nn)
     })
 }

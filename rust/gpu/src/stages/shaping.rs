@@ -62,6 +62,6 @@ pub fn apply_shaping_curve(
         let b = gpu.storage_init("heights", bytemuck::cast_slice(heights));
         let l = gpu.storage_init("lut", bytemuck::cast_slice(lut));
         rec.shaping(&b, &l, lut.len())?;
-        read_f32(gpu, rec, &b, heights.len())
+        read_f32(rec, &b, heights.len())
     })
 }

@@ -168,7 +168,7 @@ pub fn auto_splat(
             packed: &out,
         };
         rec.splat(&bufs, p.blur_passes, &sp)?;
-        Ok(read_u32(gpu, rec, &out, nn)?
+        Ok(read_u32(rec, &out, nn)?
             .into_iter()
             .map(|v| v.to_le_bytes())
             .collect())

@@ -139,7 +139,7 @@ pub fn apply_wetness(
             dist: &d,
         };
         rec.apply_wetness(&pb, &hb, &nb, &scratch, p)?;
-        let out = read_u32(gpu, rec, &pb, n * n)?;
+        let out = read_u32(rec, &pb, n * n)?;
         Ok(out.iter().map(|w| w.to_le_bytes()).collect())
     })
 }
