@@ -24,6 +24,7 @@ pub mod auto_regenerate;
 pub mod bake;
 pub mod chunk_data;
 pub mod chunk_pool;
+pub mod coast_mask_watch;
 pub mod editor_view;
 pub mod frame_watch;
 pub mod generation;
@@ -83,6 +84,9 @@ unsafe impl ExtensionLibrary for ProceduralIslandExtension {
 
     fn on_stage_deinit(stage: InitStage) {
         if stage == InitStage::Scene {
+            // The cached coast masks hold objects of our classes: free them while the classes
+            // are still registered.
+            properties::release_mask_cache();
             // Stop every background thread (also those of nodes still alive, e.g. when the
             // editor quits right after opening a scene) before the library unloads.
             worker::join_all();

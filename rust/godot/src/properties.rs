@@ -20,13 +20,13 @@
 //! verbatim (readable, checked by gdext as before) without a proc-macro crate. The conversions
 //! are ordinary trait impls, so the table carries no code.
 
+use crate::coast_mask_watch::CoastMaskWatch;
 use godot::classes::image::Format;
 use godot::classes::{Curve, Texture2D};
 use godot::prelude::*;
 use island_core::params::{CoastMask, IslandShape, RiverMode};
 use island_core::Algorithm;
-use std::cell::{Cell, RefCell};
-use std::rc::Rc;
+use std::cell::RefCell;
 use std::sync::Arc;
 
 /// Samples taken from `shaping_curve` for the core's lookup table.
@@ -208,8 +208,30 @@ impl CoreValue<Option<Arc<CoastMask>>> for Option<Gd<Texture2D>> {
 /// data only (no Godot value lives in the thread-local past the main loop).
 struct CachedMask {
     texture: InstanceId,
-    fresh: Rc<Cell<bool>>,
+    /// Connected to the texture's `changed`.
+    watch: Gd<CoastMaskWatch>,
     mask: Arc<CoastMask>,
+}
+
+impl CachedMask {
+    /// Disconnect from the texture (if it still exists).
+    fn release(self) {
+        let callable = Callable::from_object_method(&self.watch, "on_changed");
+        if let Ok(mut tex) = Gd::<Texture2D>::try_from_instance_id(self.texture) {
+            if tex.is_connected("changed", &callable) {
+                tex.disconnect("changed", &callable);
+            }
+        }
+    }
+}
+
+/// Disconnect every cached mask from its texture and forget them (when the extension unloads,
+/// before its classes are unregistered).
+pub fn release_mask_cache() {
+    let all = MASK_CACHE.with_borrow_mut(std::mem::take);
+    for e in all {
+        e.release();
+    }
 }
 
 /// Textures converted most recently (main thread only; a few islands with their own masks).
@@ -225,32 +247,30 @@ fn coast_mask_cached(tex: &Gd<Texture2D>, name: &str) -> Result<Arc<CoastMask>, 
     let entry = MASK_CACHE.with_borrow(|c| {
         c.iter()
             .find(|e| e.texture == id)
-            .map(|e| (e.fresh.clone(), e.mask.clone()))
+            .map(|e| (e.watch.bind().is_stale(), e.mask.clone()))
     });
-    if let Some((fresh, mask)) = &entry {
-        if fresh.get() {
-            return Ok(mask.clone());
-        }
+    if let Some((false, mask)) = &entry {
+        return Ok(mask.clone());
     }
     let mask = Arc::new(coast_mask_of(tex, name)?);
     MASK_CACHE.with_borrow_mut(|c| match c.iter_mut().find(|e| e.texture == id) {
-        // A changed texture: its `changed` is already connected to this flag.
+        // A changed texture: its `changed` is already connected to the watch.
         Some(e) => {
-            e.fresh.set(true);
+            e.watch.bind_mut().refreshed();
             e.mask = mask.clone();
         }
         None => {
-            let fresh = Rc::new(Cell::new(true));
-            let flag = fresh.clone();
-            let callable = Callable::from_fn("coast_mask_changed", move |_args| flag.set(false));
-            tex.clone().connect("changed", &callable);
+            let watch = CoastMaskWatch::new_gd();
+            tex.clone().connect(
+                "changed",
+                &Callable::from_object_method(&watch, "on_changed"),
+            );
             if c.len() >= MASK_CACHE_LEN {
-                // The oldest entry's connection only clears a flag nobody reads any more.
-                c.remove(0);
+                c.remove(0).release();
             }
             c.push(CachedMask {
                 texture: id,
-                fresh,
+                watch,
                 mask: mask.clone(),
             });
         }

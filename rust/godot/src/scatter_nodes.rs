@@ -27,9 +27,7 @@ use island_core::paint::Rect;
 use island_core::scatter::{self as core, EraseMask, Placement, ScatterInput};
 use island_core::scatter_meshes::MeshKind;
 use island_core::Island;
-use std::cell::RefCell;
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::rc::Rc;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{channel, Receiver, TryRecvError};
 use std::sync::Arc;
@@ -133,8 +131,6 @@ pub struct ScatterNodes {
     queue: VecDeque<Job>,
     /// Jobs queued since the queue was last empty (for [`Self::fraction_done`]).
     queued_total: usize,
-    /// Instance ids of layers whose `changed` fired (written by the signal callables).
-    dirty: Rc<RefCell<Vec<InstanceId>>>,
     /// The `changed` connection per `scatter_layers` entry (`None` for a null entry).
     watched: Vec<Option<Watched>>,
     /// Entries to re-check (found changed or replaced).
@@ -381,10 +377,16 @@ impl ScatterNodes {
         Progress::Finished
     }
 
-    /// Follow `scatter_layers`: connect to the `changed` signal of each entry (reconnecting when
-    /// the array's entries are replaced, added or removed) and remember which entries to
-    /// re-check. Reads no layer property; cheap enough for every frame.
-    pub fn watch(&mut self, layers: &Array<Option<Gd<ScatterLayer>>>) -> Option<LayerMoves> {
+    /// Follow `scatter_layers`: connect `on_changed` (a method of the island: an engine callable,
+    /// not a Rust closure, so nothing of ours stays connected to a layer that outlives the
+    /// island or the extension) to the `changed` signal of each entry (reconnecting when the
+    /// array's entries are replaced, added or removed) and remember which entries to re-check.
+    /// Reads no layer property; cheap enough for every frame.
+    pub fn watch(
+        &mut self,
+        layers: &Array<Option<Gd<ScatterLayer>>>,
+        on_changed: &Callable,
+    ) -> Option<LayerMoves> {
         let n = layers.len();
         let old_ids: Vec<Option<InstanceId>> = self
             .watched
@@ -422,25 +424,33 @@ impl ScatterNodes {
                 disconnect(w);
             }
             if let Some(mut l) = l {
-                let id = l.instance_id();
-                let dirty = self.dirty.clone();
-                let callable = Callable::from_fn("scatter_layer_changed", move |_args| {
-                    dirty.borrow_mut().push(id);
+                if !l.is_connected("changed", on_changed) {
+                    l.connect("changed", on_changed);
+                }
+                self.watched[i] = Some(Watched {
+                    layer: l,
+                    callable: on_changed.clone(),
                 });
-                l.connect("changed", &callable);
-                self.watched[i] = Some(Watched { layer: l, callable });
             }
             self.recheck.push(i);
         }
-        let ids = std::mem::take(&mut *self.dirty.borrow_mut());
-        for id in ids {
-            for (i, w) in self.watched.iter().enumerate() {
-                if w.as_ref().is_some_and(|w| w.layer.instance_id() == id) {
-                    self.recheck.push(i);
-                }
+        // One connection per layer: a layer listed twice keeps it when one entry goes.
+        for w in self.watched.iter_mut().flatten() {
+            if w.layer.is_instance_valid() && !w.layer.is_connected("changed", &w.callable) {
+                w.layer.connect("changed", &w.callable);
             }
         }
         moves
+    }
+
+    /// A layer emitted `changed`: re-check every entry (only those whose spec differs are
+    /// re-placed, see [`Self::apply_changes`]).
+    pub fn layers_changed(&mut self) {
+        for (i, w) in self.watched.iter().enumerate() {
+            if w.is_some() {
+                self.recheck.push(i);
+            }
+        }
     }
 
     /// Re-place layer `i` at the next [`Self::apply_changes`] even if its spec is unchanged

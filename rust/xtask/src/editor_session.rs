@@ -47,6 +47,10 @@ const HARMLESS: &[&str] = &[
 /// Markers of a godot-rust panic, whatever thread it came from.
 const PANIC_MARKERS: &[&str] = &["[panic", "panicked at", "attempted to access binding"];
 
+/// godot-rust's warning at unload when a Rust closure of ours is still connected to a live
+/// object (users see it in the terminal at every editor exit, about a hot-reload they never did).
+const STALE_CALLABLE_MARKER: &str = "TypedSignal connections are now auto-disconnected";
+
 /// Run the session; `Ok` when the editor behaved.
 pub fn editor_session_check(launcher: &GodotLauncher) -> Result<(), String> {
     godot::ensure_render_deps()?;
@@ -188,6 +192,12 @@ pub fn judge(f: &Finished) -> Vec<String> {
         ));
     }
     problems.extend(godot_output_problems(&f.text, HARMLESS));
+    if f.text.contains(STALE_CALLABLE_MARKER) {
+        problems.push(format!(
+            "godot-rust warned at unload: {STALE_CALLABLE_MARKER} (a Rust closure of ours is still \
+             connected to a live object; connect an object method instead)"
+        ));
+    }
     for l in f.text.lines() {
         if l.starts_with("SESSION FAIL") || l.contains("paint MISSING") {
             problems.push(l.trim().to_string());
@@ -236,5 +246,12 @@ mod tests {
         assert!(judge(&f)[0].contains("did not reach its end"));
         let f = finished(&[(30, "SESSION quit")], 31, 134);
         assert!(judge(&f).iter().any(|p| p.contains("exit code 134")));
+        let stale = "WARNING: godot-rust: TypedSignal connections are now auto-disconnected.";
+        let f = finished(&[(30, "SESSION quit"), (31, stale)], 31, 0);
+        assert!(
+            judge(&f).iter().any(|p| p.contains("at unload")),
+            "{:?}",
+            judge(&f)
+        );
     }
 }

@@ -277,7 +277,12 @@ impl ProceduralIsland {
     /// Follow `scatter_layers` (see `ScatterNodes::watch`); reordered, inserted or removed layers
     /// take their erase masks in [member splat_paint] with them.
     pub(super) fn watch_scatter_layers(&mut self) {
-        let Some(moves) = self.parts.scatter.watch(&self.scatter_layers) else {
+        let on_changed = Callable::from_object_method(&self.to_gd(), "_on_scatter_layer_changed");
+        let moves = self.parts.scatter.watch(&self.scatter_layers, &on_changed);
+        if std::mem::take(&mut self.scatter_layer_changed) {
+            self.parts.scatter.layers_changed();
+        }
+        let Some(moves) = moves else {
             return;
         };
         if let Some(mut paint) = self.splat_paint.clone() {

@@ -497,4 +497,11 @@ impl ProceduralIsland {
     fn _on_terrain_layer_changed(&mut self) {
         self.layers.mark_dirty();
     }
+
+    /// A `ScatterLayer` of `scatter_layers` emitted `changed`: re-check the layers on the next
+    /// frame (a field of the node, not of the parts, so a change while they are lent is kept).
+    #[func]
+    fn _on_scatter_layer_changed(&mut self) {
+        self.scatter_layer_changed = true;
+    }
 }

@@ -473,6 +473,8 @@ island_node! {
             layers: TerrainLayers = TerrainLayers::default(),
             watcher: AutoRegenerate = AutoRegenerate::default(),
             gpu_warned: bool = false,
+            /// A `ScatterLayer` emitted `changed` (see `_on_scatter_layer_changed`).
+            scatter_layer_changed: bool = false,
             /// The LOD advice is among the configuration warnings (see `mesh_advice`).
             mesh_advice_shown: bool = false,
             /// Start of the running synchronous `regenerate()` (for `regenerate_ms`).
