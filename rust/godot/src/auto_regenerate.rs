@@ -30,10 +30,16 @@ pub struct Action {
     pub validity_changed: bool,
 }
 
+/// What of `r` calls for a new island: `meshes` follows `lod_enabled`, which does not (the node
+/// builds the missing chunk surfaces itself when LOD is switched off).
+fn island_request(r: Request) -> Request {
+    Request { meshes: true, ..r }
+}
+
 impl AutoRegenerate {
     /// Remember `now` as the current state (no regenerate for it).
     pub fn reset(&mut self, now: Option<Request>) {
-        self.watched = now.map(|r| Request { meshes: true, ..r });
+        self.watched = now.map(island_request);
     }
 
     /// Called every frame with the current request (`Err`: the problem with the values).
@@ -52,12 +58,7 @@ impl AutoRegenerate {
                 }
                 return action;
             }
-            // `meshes` follows `lod_enabled`, which needs no new island (the node builds the
-            // missing chunk surfaces itself when LOD is switched off).
-            Ok(now) => Request {
-                meshes: true,
-                ..now
-            },
+            Ok(now) => island_request(now),
         };
         action.validity_changed = self.invalid.take().is_some();
         self.reported = None;

@@ -15,7 +15,7 @@
 //! the island and the chunk nodes keep their colliders. [`ChunkPool::meshless`] lists the chunks
 //! whose surface must be built before they are drawn again.
 
-use crate::chunk_data::ChunkData;
+use crate::chunk_data::{chunk_data, ChunkData, ChunkOptions};
 use crate::surface::SurfaceCache;
 use godot::classes::node::InternalMode;
 use godot::classes::{
@@ -155,6 +155,44 @@ impl ChunkPool {
             let colors = crate::chunk_data::mesh_colors(&m, splat, field.resolution);
             (m, colors)
         });
+    }
+
+    /// Build and set the full-resolution surfaces of `chunks` from `island` (the rayon pool
+    /// encodes a batch, the main thread copies it into the meshes) for about `budget_ms` (at
+    /// least one batch; infinite: all of them). Returns how many were set (a prefix of
+    /// `chunks`).
+    pub fn build_surfaces(
+        &mut self,
+        parent: &mut Gd<Node3D>,
+        island: &Island,
+        chunks: &[usize],
+        flat: bool,
+        budget_ms: f64,
+    ) -> usize {
+        use rayon::prelude::*;
+        let cs = island.params.chunk_size as usize;
+        let options = ChunkOptions {
+            chunk_size: cs,
+            flat,
+            collision: false,
+            meshes: true,
+        };
+        let t = std::time::Instant::now();
+        let mut done = 0;
+        for batch in chunks.chunks(2 * rayon::current_num_threads().max(1)) {
+            if done > 0 && t.elapsed().as_secs_f64() * 1e3 >= budget_ms {
+                break;
+            }
+            let data: Vec<ChunkData> = batch
+                .par_iter()
+                .map(|&i| chunk_data(&island.field, &island.splat, options, i))
+                .collect();
+            for (&i, d) in batch.iter().zip(&data) {
+                self.set_surface(parent, i, d, island, cs, flat);
+            }
+            done += batch.len();
+        }
+        done
     }
 
     /// Chunk `i`'s collider: the heights of `col`, or none (the body is removed).

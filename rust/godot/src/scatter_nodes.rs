@@ -399,6 +399,7 @@ impl ScatterNodes {
             .collect();
         let moves = LayerMoves::between(&old_ids, &new_ids);
         let mut changed_len = false;
+        let mut touched = false;
         while self.watched.len() > n {
             if let Some(w) = self.watched.pop().flatten() {
                 disconnect(w);
@@ -423,10 +424,8 @@ impl ScatterNodes {
             if let Some(w) = self.watched[i].take() {
                 disconnect(w);
             }
-            if let Some(mut l) = l {
-                if !l.is_connected("changed", on_changed) {
-                    l.connect("changed", on_changed);
-                }
+            touched = true;
+            if let Some(l) = l {
                 self.watched[i] = Some(Watched {
                     layer: l,
                     callable: on_changed.clone(),
@@ -434,10 +433,14 @@ impl ScatterNodes {
             }
             self.recheck.push(i);
         }
-        // One connection per layer: a layer listed twice keeps it when one entry goes.
-        for w in self.watched.iter_mut().flatten() {
-            if w.layer.is_instance_valid() && !w.layer.is_connected("changed", &w.callable) {
-                w.layer.connect("changed", &w.callable);
+        // Connect here only, once per layer, after any change: a new entry gets its
+        // connection, and a layer listed twice keeps it when one of its entries went (and
+        // disconnected it above).
+        if touched || changed_len {
+            for w in self.watched.iter_mut().flatten() {
+                if w.layer.is_instance_valid() && !w.layer.is_connected("changed", &w.callable) {
+                    w.layer.connect("changed", &w.callable);
+                }
             }
         }
         moves

@@ -299,6 +299,7 @@ impl Entry {
 /// Every compute pipeline: each entry point of each registered shader module, built once per
 /// context.
 pub(crate) struct Pipes {
+    /// Sorted by `(module, entry)` (looked up at every dispatch).
     all: Vec<(&'static str, String, Pipe)>,
 }
 
@@ -310,15 +311,16 @@ impl Pipes {
                 all.push((*module, ep.name.clone(), b.pipe(module, &ep.name)?));
             }
         }
+        all.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
         Ok(Pipes { all })
     }
 
     /// The pipeline of `e` (None: no such registered module or entry point).
     pub fn get(&self, e: Entry) -> Option<&Pipe> {
         self.all
-            .iter()
-            .find(|(m, name, _)| *m == e.module && name == e.entry)
-            .map(|(_, _, p)| p)
+            .binary_search_by(|(m, name, _)| (*m, name.as_str()).cmp(&(e.module, e.entry)))
+            .ok()
+            .map(|k| &self.all[k].2)
     }
 
     /// Most storage bindings of one entry point.

@@ -515,33 +515,8 @@ impl ProceduralIsland {
         }
         let missing = self.parts.chunks.meshless();
         let flat = self.flat_shading;
-        let options = crate::chunk_data::ChunkOptions {
-            chunk_size: cs,
-            flat,
-            collision: false,
-            meshes: true,
-        };
-        let t = Instant::now();
-        self.with_chunk_parts(|p, parent| {
-            use rayon::prelude::*;
-            let mut done = 0;
-            // The rayon pool encodes a batch, the main thread copies it into the meshes.
-            for batch in missing.chunks(2 * rayon::current_num_threads().max(1)) {
-                if done > 0 && t.elapsed().as_secs_f64() * 1e3 >= budget_ms {
-                    break;
-                }
-                let data: Vec<_> = batch
-                    .par_iter()
-                    .map(|&i| {
-                        crate::chunk_data::chunk_data(&island.field, &island.splat, options, i)
-                    })
-                    .collect();
-                for (&i, d) in batch.iter().zip(&data) {
-                    p.chunks.set_surface(parent, i, d, &island, cs, flat);
-                }
-                done += batch.len();
-            }
-            done == missing.len()
+        self.with_chunks(|pool, parent| {
+            pool.build_surfaces(parent, &island, &missing, flat, budget_ms) == missing.len()
         })
     }
 

@@ -163,24 +163,16 @@ impl ProceduralIsland {
         // The samples whose normals changed.
         let g = island_core::sculpt::grow(rect, 1, n);
         let flat = self.flat_shading;
-        let chunks = self.chunks_touching(rect);
+        // Chunks without a surface (LOD on) get theirs when LOD is switched off.
+        let chunks: Vec<usize> = self
+            .chunks_touching(rect)
+            .into_iter()
+            .filter(|&i| self.parts.chunks.has_surface(i))
+            .collect();
         let settings = self.lod_settings();
         self.with_chunk_parts(|p, parent| {
             let pool = &mut p.chunks;
-            let options = crate::chunk_data::ChunkOptions {
-                chunk_size: cs,
-                flat,
-                collision: false,
-                meshes: true,
-            };
-            // Chunks without a surface (LOD on) get theirs when LOD is switched off.
-            for i in chunks {
-                if !pool.has_surface(i) {
-                    continue;
-                }
-                let data = crate::chunk_data::chunk_data(&island.field, &island.splat, options, i);
-                pool.set_surface(parent, i, &data, &island, cs, flat);
-            }
+            pool.build_surfaces(parent, &island, &chunks, flat, f64::INFINITY);
             // With LOD on, the shown LOD meshes over the dab follow too.
             let mut scene = LodScene {
                 parent,

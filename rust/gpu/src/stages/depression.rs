@@ -9,6 +9,7 @@ use crate::passes::Entry;
 use crate::recorder::{u32s, Rec};
 use crate::stages::host::*;
 use crate::uniforms::{self as u, Grid};
+use std::cell::Cell;
 
 /// The entry points this module dispatches (registered in `crate::shaders`).
 const FILL_INIT: Entry = Entry::new("depression", "fill_init");
@@ -34,9 +35,11 @@ pub(crate) struct DepressionBufs {
     changed: wgpu::Buffer,
     /// `changed` copied out for reading.
     pending: wgpu::Buffer,
-    /// Dispatches the last `depression_fill` / `flat_routing` on these buffers took: the first
-    /// batch of the next one (the erosion's time steps change the surface a little each).
-    hints: [std::cell::Cell<u32>; 2],
+    /// Dispatches the last `depression_fill` on these buffers took: the first batch of the next
+    /// one (the erosion's time steps change the surface a little each).
+    fill_hint: Cell<u32>,
+    /// The same for `flat_routing`.
+    flat_hint: Cell<u32>,
 }
 
 /// Whether an `n × n` grid's largest depression buffer (the flat distances, 8 bytes per
@@ -56,7 +59,8 @@ impl DepressionBufs {
             dist: gpu.storage("flat distances", len * 8),
             changed: gpu.storage("relax changed", 4),
             pending: gpu.storage("relax pending", 4),
-            hints: [std::cell::Cell::new(1), std::cell::Cell::new(1)],
+            fill_hint: Cell::new(1),
+            flat_hint: Cell::new(1),
         }
     }
 
@@ -70,16 +74,17 @@ impl DepressionBufs {
 
 /// The recording of these passes (`rec.method(..)` with this trait in scope).
 pub(crate) trait DepressionPasses<'g> {
-    /// Record `relax` until a dispatch changes nothing; the counter is read after `first`
-    /// dispatches (the count the previous call on these buffers took), then after batches one
-    /// longer each time (at most [`MAX_BATCH`]). Every read is a round trip to the host; a
-    /// dispatch after convergence changes nothing, so starting from the previous count saves
-    /// reads at the cost of a few idle dispatches. Returns the dispatches recorded.
+    /// Record `relax` until a dispatch changes nothing; the counter is read after `hint`
+    /// dispatches (the count the previous call with this hint took; the count of this one is
+    /// stored in it), then after batches one longer each time (at most [`MAX_BATCH`]). Every
+    /// read is a round trip to the host; a dispatch after convergence changes nothing, so
+    /// starting from the previous count saves reads at the cost of a few idle dispatches.
+    /// Returns the dispatches recorded.
     fn relax_until_stable(
         &mut self,
         b: &DepressionBufs,
         what: &str,
-        first: u32,
+        hint: &Cell<u32>,
         relax: impl FnMut(&mut Rec<'g>) -> Result<(), GpuError>,
     ) -> Result<u32, GpuError>;
 
@@ -114,12 +119,12 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
         &mut self,
         b: &DepressionBufs,
         what: &str,
-        first: u32,
+        hint: &Cell<u32>,
         mut relax: impl FnMut(&mut Rec<'g>) -> Result<(), GpuError>,
     ) -> Result<u32, GpuError> {
         let len = (b.n * b.n) as u32;
         let mut done = 0u32;
-        let mut batch = first.clamp(1, 4 * MAX_BATCH);
+        let mut batch = hint.get().clamp(1, 4 * MAX_BATCH);
         loop {
             for k in 0..batch {
                 self.ensure_slots(1)?;
@@ -133,6 +138,7 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
                 .copy_buffer_to_buffer(&b.changed, 0, &b.pending, 0, 4);
             let changed = u32s(&self.read_back(&[(&b.pending, 4)], None)?[0])[0];
             if changed == 0 {
+                hint.set(done);
                 return Ok(done);
             }
             // Every dispatch settles at least one more sample for good.
@@ -159,7 +165,7 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
             .read("h", h)
             .write("fill_key", &b.key)
             .run(grid2(b.n))?;
-        let iters = self.relax_until_stable(b, "depression_fill", b.hints[0].get(), |rec| {
+        let iters = self.relax_until_stable(b, "depression_fill", &b.fill_hint, |rec| {
             rec.pass(FILL_RELAX)
                 .params(&p)
                 .read("h", h)
@@ -174,7 +180,6 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
             .read("fill_key", &b.key)
             .write("filled", filled)
             .run(grid2(b.n))?;
-        b.hints[0].set(iters);
         Ok(iters)
     }
 
@@ -198,7 +203,7 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
             .write("dist", &b.dist)
             .write("flat", flat)
             .run(grid2(b.n))?;
-        let iters = self.relax_until_stable(b, "flat_routing", b.hints[1].get(), |rec| {
+        let iters = self.relax_until_stable(b, "flat_routing", &b.flat_hint, |rec| {
             rec.pass(FLAT_RELAX)
                 .params(&p)
                 .read("filled", filled)
@@ -215,7 +220,6 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
             .read("dist", &b.dist)
             .write("flat", flat)
             .run(grid2(b.n))?;
-        b.hints[1].set(iters);
         Ok(iters)
     }
 }
