@@ -255,6 +255,16 @@ pub struct Rect {
 }
 
 impl Rect {
+    /// The whole `n × n` grid.
+    pub fn full(n: usize) -> Rect {
+        Rect {
+            x0: 0,
+            z0: 0,
+            w: n,
+            h: n,
+        }
+    }
+
     /// Whether it covers nothing.
     pub fn is_empty(&self) -> bool {
         self.w == 0 || self.h == 0
@@ -944,12 +954,7 @@ pub fn fill_by_rule(
     brush.validate()?;
     surf.check(paint)?;
     let n = paint.resolution;
-    let all = Rect {
-        x0: 0,
-        z0: 0,
-        w: n,
-        h: n,
-    };
+    let all = Rect::full(n);
     if brush.strength <= 0.0 {
         return Ok(Changed {
             texels: 0,
@@ -1183,15 +1188,7 @@ mod tests {
             base: &base,
         };
         for (rect, k) in [
-            (
-                Rect {
-                    x0: 0,
-                    z0: 0,
-                    w: n,
-                    h: n,
-                },
-                3,
-            ),
+            (Rect::full(n), 3),
             (
                 Rect {
                     x0: 5,

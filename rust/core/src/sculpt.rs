@@ -500,12 +500,7 @@ impl StrokeBefore {
                 Ok((r, vec![0u8; r.w * r.h * REGION_BYTES]))
             }
             BeforeState::Whole(b) => {
-                let full = Rect {
-                    x0: 0,
-                    z0: 0,
-                    w: n,
-                    h: n,
-                };
+                let full = Rect::full(n);
                 Ok((full, b.resample(n, now.world_size).region(full)?))
             }
             BeforeState::Tiles { grid, tiles } if on_grid(*grid) => {

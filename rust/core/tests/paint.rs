@@ -611,12 +611,7 @@ fn compose_maps_sum_to_255() {
         [0.0, 0.0],
     )
     .unwrap();
-    let all = Rect {
-        x0: 0,
-        z0: 0,
-        w: 65,
-        h: 65,
-    };
+    let all = Rect::full(65);
     let (a, b) = compose_maps(&p, &base, all).unwrap();
     for i in 0..65 * 65 {
         let s: u32 = a[i * 4..i * 4 + 4]

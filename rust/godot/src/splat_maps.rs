@@ -66,7 +66,7 @@ impl Maps {
     /// Write `bytes` (the texels of `r`) into map `k` and update its texture.
     fn write(&mut self, k: usize, r: Rect, bytes: &[u8]) {
         let n = self.resolution;
-        if (r.x0, r.z0, r.w, r.h) == (0, 0, n, n) {
+        if r == Rect::full(n) {
             // Same size and format: replace the pixels and update the texture in place.
             self.images[k].set_data(
                 n as i32,
@@ -132,12 +132,7 @@ impl SplatMaps {
         let n = island.field.resolution;
         let guard = paint.map(|p| p.bind());
         let painted = guard.as_ref().and_then(|g| g.layer_for(n));
-        let full = Rect {
-            x0: 0,
-            z0: 0,
-            w: n,
-            h: n,
-        };
+        let full = Rect::full(n);
         let same_size = self.maps.as_ref().is_some_and(|m| m.resolution == n);
         let needs_full = !same_size || self.stale;
         let r = if needs_full {
@@ -304,12 +299,7 @@ mod tests {
             .collect();
         // The shortcut (the splat bytes as map 0, zeros as map 1) is what compose_maps gives.
         assert!(unpainted_is_splat(&splat, n));
-        let all = Rect {
-            x0: 0,
-            z0: 0,
-            w: n,
-            h: n,
-        };
+        let all = Rect::full(n);
         let bytes: &[u8] = bytemuck::cast_slice(&splat);
         assert_eq!(
             (bytes.to_vec(), vec![0u8; n * n * 4]),

@@ -351,17 +351,7 @@ impl TerrainBrush {
                 .ok_or(format!("layer must be 0..7, got {layer}"))?;
             let (changed, rect) = with_paint(&mut isl, true, |p, _| {
                 let n = p.resolution;
-                p.clear_layer(l).map(|c| {
-                    (
-                        c,
-                        Rect {
-                            x0: 0,
-                            z0: 0,
-                            w: n,
-                            h: n,
-                        },
-                    )
-                })
+                p.clear_layer(l).map(|c| (c, Rect::full(n)))
             })?;
             s.note(rect);
             Ok(changed as i64)
@@ -430,12 +420,7 @@ impl TerrainBrush {
                 .island()
                 .map(|i| i.field.resolution)
                 .ok_or("the island has no terrain any more")?;
-            let full = Rect {
-                x0: 0,
-                z0: 0,
-                w: n,
-                h: n,
-            };
+            let full = Rect::full(n);
             let mut d = VarDictionary::new();
             d.set("resolution", n as i64);
             if !rect.is_empty() {

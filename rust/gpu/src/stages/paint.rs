@@ -44,12 +44,7 @@ pub fn fill_by_rule(
             "heightfield normals missing".into(),
         )));
     }
-    let all = Rect {
-        x0: 0,
-        z0: 0,
-        w: n,
-        h: n,
-    };
+    let all = Rect::full(n);
     if brush.strength <= 0.0 {
         return Ok(Changed {
             texels: 0,
