@@ -7,10 +7,11 @@
 //
 // The sequential kernels (receivers first / upstream first over the flood order) have parallel
 // formulations with the same mathematical result:
-// * flow_accumulation, deposition: a sample is processed in the first dispatch in which all of
-//   its donors (neighbours whose receiver it is) were processed by earlier dispatches (`flags`
-//   holds 1 + that dispatch's `P.iter`, 0 before). Dispatch k processes the samples whose
-//   longest upstream chain has k links; the last flag counts the samples still waiting.
+// * flow_accumulation, deposition: donor-first iteration. A sample is processed once all of
+//   its donors (neighbours whose receiver it is) were (`flags` holds 1 + the processing
+//   dispatch's `P.iter`, 0 before); each workgroup iterates inside its DONOR_TILE² tile in
+//   workgroup memory, so a dispatch carries a chain across a tile (see "the donor-first
+//   iteration, tiled" below); the last flag counts the samples still waiting.
 // * stream_power: the step `h ← (h + F·h_r) / (1 + F)` where `h > h_r`, else `h`, is
 //   `φ(x) = min(c, a + b·x)` of the receiver's new height x (c = h, a = h / (1 + F),
 //   b = F / (1 + F) ≥ 0); such functions compose in closed form, so pointer jumping
@@ -142,45 +143,170 @@ fn flow_receivers(@builtin(global_invocation_id) gid: vec3<u32>) {
     rcv[iu] = r;
 }
 
-// Whether donor j of sample i was processed before dispatch P.iter.
+// Whether donor j was processed before dispatch P.iter.
 fn donor_ready(j: u32) -> bool {
     let f = atomicLoad(&flags[j]);
     return f != 0u && f <= P.iter;
 }
 
-// island_core::erosion::flow_accumulation: one dispatch of the donor-first iteration.
-@compute @workgroup_size(GRID_TILE, GRID_TILE)
-fn flow_accumulation(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = coarse_index(gid);
-    if (i < 0) {
-        return;
+// ---- the donor-first iteration, tiled --------------------------------------------------------
+// flow_accumulation and deposition: a workgroup owns a DONOR_TILE² tile (four samples per
+// invocation) and iterates inside it, in workgroup memory, until nothing in the tile can
+// progress: a sample is processed once each of its donors is either done in the tile (this
+// dispatch or earlier) or outside the tile and done by an earlier dispatch. So one dispatch
+// carries a chain across a whole tile, and a chain needs one more dispatch only where it
+// crosses into another tile. Every sample still sums its donors in neighbour order from their
+// final values: which dispatch or local step processes it never changes its value.
+const DONOR_LEN: u32 = DONOR_TILE * DONOR_TILE;
+// The processed samples' values (area, or the sediment passed on) and flags (0: waiting).
+var<workgroup> d_val: array<f32, DONOR_LEN>;
+var<workgroup> d_done: array<u32, DONOR_LEN>;
+// Samples processed in the current local step (0: the tile is stuck or finished).
+var<workgroup> d_progress: atomic<u32>;
+
+// Tile-local index of the invocation's sample s (0..4).
+fn donor_slot(lid: vec3<u32>, s: u32) -> u32 {
+    return (lid.y + GRID_TILE * (s / 2u)) * DONOR_TILE + lid.x + GRID_TILE * (s % 2u);
+}
+
+// Grid coordinates of tile-local sample l of workgroup wid (off the grid: ≥ P.nc). Odd
+// dispatches shift the tiles by half a tile, so that a chain running along a tile border of
+// one tiling runs inside the tiles of the other.
+fn donor_xy(wid: vec3<u32>, l: u32) -> vec2<u32> {
+    let shift = (P.iter % 2u) * (DONOR_TILE / 2u);
+    // Below 0 wraps around to a large u32: off the grid.
+    return vec2<u32>(wid.x * DONOR_TILE + l % DONOR_TILE, wid.y * DONOR_TILE + l / DONOR_TILE) - vec2<u32>(shift);
+}
+
+// Tile-local index of neighbour m of tile-local sample l, or DONOR_LEN outside the tile.
+fn donor_local(l: u32, m: u32) -> u32 {
+    let a = i32(l % DONOR_TILE) + i32(m % 3u) - 1;
+    let b = i32(l / DONOR_TILE) + i32(m / 3u) - 1;
+    if (a < 0 || b < 0 || a >= i32(DONOR_TILE) || b >= i32(DONOR_TILE)) {
+        return DONOR_LEN;
     }
-    let iu = u32(i);
-    if (atomicLoad(&flags[iu]) != 0u) {
-        return;
-    }
-    let n = P.nc;
-    var sum = P.cell_area;
+    return u32(b) * DONOR_TILE + u32(a);
+}
+
+// Bit m set for each neighbour m (0..9, 4 the sample itself) that drains into sample i at xy.
+fn donor_mask(xy: vec2<u32>, i: u32) -> u32 {
+    var mask = 0u;
     for (var m = 0u; m < 9u; m++) {
-        if (m == 4u) {
+        let jj = neighbour(xy.x, xy.y, m, P.nc);
+        if (m == 4u || jj < 0) {
             continue;
         }
-        let jj = neighbour(gid.x, gid.y, m, n);
-        if (jj < 0) {
-            continue;
+        if (rcv[u32(jj)] == i) {
+            mask |= 1u << m;
         }
-        let j = u32(jj);
-        if (rcv[j] != iu || j == iu) {
-            continue;
-        }
-        if (!donor_ready(j)) {
-            atomicAdd(&flags[n * n], 1u);
-            return;
-        }
-        sum += area[j];
     }
-    area[iu] = sum;
-    atomicStore(&flags[iu], P.iter + 1u);
+    return mask;
+}
+
+// Whether every donor in `mask` of tile-local sample l at xy is done (see above).
+fn donors_done(l: u32, xy: vec2<u32>, mask: u32) -> bool {
+    for (var m = 0u; m < 9u; m++) {
+        if ((mask & (1u << m)) == 0u) {
+            continue;
+        }
+        let t = donor_local(l, m);
+        if (t < DONOR_LEN) {
+            if (d_done[t] == 0u) {
+                return false;
+            }
+        } else if (!donor_ready(u32(neighbour(xy.x, xy.y, m, P.nc)))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// End of a local step: `ready` samples were processed; whether the tile goes on.
+fn donor_step_end(ready: u32) -> bool {
+    if (ready != 0u) {
+        atomicAdd(&d_progress, 1u);
+    }
+    workgroupBarrier();
+    return workgroupUniformLoad(&d_progress) != 0u;
+}
+
+// island_core::erosion::flow_accumulation: one dispatch of the tiled donor-first iteration
+// (area = the cell plus the donors' areas, in neighbour order).
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
+fn flow_accumulation(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_id) lid: vec3<u32>,
+) {
+    let n = P.nc;
+    var mask: array<u32, 4>;
+    var todo = 0u;
+    for (var s = 0u; s < 4u; s++) {
+        let l = donor_slot(lid, s);
+        let xy = donor_xy(wid, l);
+        d_done[l] = 1u;
+        if (xy.x < n && xy.y < n) {
+            let i = xy.y * n + xy.x;
+            if (atomicLoad(&flags[i]) != 0u) {
+                d_val[l] = area[i];
+            } else {
+                d_done[l] = 0u;
+                mask[s] = donor_mask(xy, i);
+                todo |= 1u << s;
+            }
+        }
+    }
+    for (var step = 0u; step <= DONOR_LEN; step++) {
+        if (all(lid.xy == vec2<u32>(0u))) {
+            atomicStore(&d_progress, 0u);
+        }
+        workgroupBarrier();
+        var ready = 0u;
+        var vals: array<f32, 4>;
+        for (var s = 0u; s < 4u; s++) {
+            let l = donor_slot(lid, s);
+            let xy = donor_xy(wid, l);
+            if ((todo & (1u << s)) == 0u || !donors_done(l, xy, mask[s])) {
+                continue;
+            }
+            var sum = P.cell_area;
+            for (var m = 0u; m < 9u; m++) {
+                if ((mask[s] & (1u << m)) == 0u) {
+                    continue;
+                }
+                let t = donor_local(l, m);
+                if (t < DONOR_LEN) {
+                    sum += d_val[t];
+                } else {
+                    sum += area[u32(neighbour(xy.x, xy.y, m, n))];
+                }
+            }
+            vals[s] = sum;
+            ready |= 1u << s;
+        }
+        workgroupBarrier();
+        for (var s = 0u; s < 4u; s++) {
+            if ((ready & (1u << s)) == 0u) {
+                continue;
+            }
+            let l = donor_slot(lid, s);
+            let xy = donor_xy(wid, l);
+            let i = xy.y * n + xy.x;
+            d_val[l] = vals[s];
+            d_done[l] = 1u;
+            area[i] = vals[s];
+            atomicStore(&flags[i], P.iter + 1u);
+        }
+        if (ready != 0u) {
+            atomicMax(&flags[n * n + 1u], P.iter + 1u);
+        }
+        todo &= ~ready;
+        if (!donor_step_end(ready)) {
+            break;
+        }
+    }
+    if (todo != 0u) {
+        atomicAdd(&flags[n * n], countOneBits(todo));
+    }
 }
 
 // island_core::erosion::stream_power, start: each sample's φ as (c, a, b, receiver).
@@ -237,58 +363,24 @@ fn stream_power_apply(@builtin(global_invocation_id) gid: vec3<u32>) {
     h[iu] = min(s.x, s.y);
 }
 
-// island_core::erosion::deposition: one dispatch of the donor-first iteration. `sed` per
-// sample: (sediment passed on, eroded m³, deposited m³, exported m³).
-@compute @workgroup_size(GRID_TILE, GRID_TILE)
-fn deposition(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = coarse_index(gid);
-    if (i < 0) {
-        return;
-    }
-    let iu = u32(i);
-    if (atomicLoad(&flags[iu]) != 0u) {
-        return;
-    }
-    let n = P.nc;
-    let r = rcv[iu];
-    if (r == iu) {
-        // Outlets are not part of the flood order: nothing to do.
-        sed[iu] = vec4<f32>(0.0f);
-        atomicStore(&flags[iu], P.iter + 1u);
-        return;
-    }
-    var qs = 0.0f;
-    for (var m = 0u; m < 9u; m++) {
-        if (m == 4u) {
-            continue;
-        }
-        let jj = neighbour(gid.x, gid.y, m, n);
-        if (jj < 0) {
-            continue;
-        }
-        let j = u32(jj);
-        if (rcv[j] != iu || j == iu) {
-            continue;
-        }
-        if (!donor_ready(j)) {
-            atomicAdd(&flags[n * n], 1u);
-            return;
-        }
-        qs += sed[j].x;
-    }
+// island_core::erosion::deposition of sample i (not an outlet) with `qs` received from its
+// donors: h updated, sed[i] = (sediment passed on, eroded m³, deposited m³, exported m³);
+// returns the sediment passed on.
+fn deposit(i: u32, qs: f32) -> f32 {
+    let r = rcv[i];
     let ca = P.dx * P.dx;
-    let e = mul_r(old[iu] - h[iu], ca);
+    let e = mul_r(old[i] - h[i], ca);
     let q = qs + e;
     var out = vec4<f32>(0.0f, e, 0.0f, 0.0f);
     if (q > 0.0f) {
-        let room = filled[iu] - old[iu];
+        let room = filled[i] - old[i];
         var d: f32;
         if (room > 0.0f) {
             d = min(q / ca, room);
         } else {
-            d = min(P.g * q / (area[iu] + mul_r(P.g, ca)), q / ca);
+            d = min(P.g * q / (area[i] + mul_r(P.g, ca)), q / ca);
         }
-        h[iu] = h[iu] + d;
+        h[i] = h[i] + d;
         let dv = d * ca;
         out.z = dv;
         let pass_on = q - mul_r(d, ca);
@@ -303,8 +395,91 @@ fn deposition(@builtin(global_invocation_id) gid: vec3<u32>) {
             }
         }
     }
-    sed[iu] = out;
-    atomicStore(&flags[iu], P.iter + 1u);
+    sed[i] = out;
+    return out.x;
+}
+
+// island_core::erosion::deposition: one dispatch of the tiled donor-first iteration (see
+// flow_accumulation). Outlets are not part of the flood order: they pass nothing on.
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
+fn deposition(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_id) lid: vec3<u32>,
+) {
+    let n = P.nc;
+    var mask: array<u32, 4>;
+    var todo = 0u;
+    for (var s = 0u; s < 4u; s++) {
+        let l = donor_slot(lid, s);
+        let xy = donor_xy(wid, l);
+        d_done[l] = 1u;
+        if (xy.x < n && xy.y < n) {
+            let i = xy.y * n + xy.x;
+            if (atomicLoad(&flags[i]) != 0u) {
+                d_val[l] = sed[i].x;
+            } else {
+                d_done[l] = 0u;
+                if (rcv[i] != i) {
+                    mask[s] = donor_mask(xy, i);
+                }
+                todo |= 1u << s;
+            }
+        }
+    }
+    for (var step = 0u; step <= DONOR_LEN; step++) {
+        if (all(lid.xy == vec2<u32>(0u))) {
+            atomicStore(&d_progress, 0u);
+        }
+        workgroupBarrier();
+        var ready = 0u;
+        var qs: array<f32, 4>;
+        for (var s = 0u; s < 4u; s++) {
+            let l = donor_slot(lid, s);
+            let xy = donor_xy(wid, l);
+            if ((todo & (1u << s)) == 0u || !donors_done(l, xy, mask[s])) {
+                continue;
+            }
+            var sum = 0.0f;
+            for (var m = 0u; m < 9u; m++) {
+                if ((mask[s] & (1u << m)) == 0u) {
+                    continue;
+                }
+                let t = donor_local(l, m);
+                if (t < DONOR_LEN) {
+                    sum += d_val[t];
+                } else {
+                    sum += sed[u32(neighbour(xy.x, xy.y, m, n))].x;
+                }
+            }
+            qs[s] = sum;
+            ready |= 1u << s;
+        }
+        workgroupBarrier();
+        for (var s = 0u; s < 4u; s++) {
+            if ((ready & (1u << s)) == 0u) {
+                continue;
+            }
+            let l = donor_slot(lid, s);
+            let xy = donor_xy(wid, l);
+            let i = xy.y * n + xy.x;
+            var v = 0.0f;
+            if (rcv[i] == i) {
+                sed[i] = vec4<f32>(0.0f);
+            } else {
+                v = deposit(i, qs[s]);
+            }
+            d_val[l] = v;
+            d_done[l] = 1u;
+            atomicStore(&flags[i], P.iter + 1u);
+        }
+        todo &= ~ready;
+        if (!donor_step_end(ready)) {
+            break;
+        }
+    }
+    if (todo != 0u) {
+        atomicAdd(&flags[n * n], countOneBits(todo));
+    }
 }
 
 // The volumes of a deposition pass (`sed`) added to their sum over the steps.

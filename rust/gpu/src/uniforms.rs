@@ -309,6 +309,9 @@ impl Grid {
 
 /// Side of the square workgroups of the per-sample passes (`@workgroup_size(GRID_TILE, GRID_TILE)`).
 pub(crate) const GRID_TILE: u32 = 16;
+/// Side of the tile one workgroup of the donor-first passes (`flow_accumulation`,
+/// `deposition` in `erosion.wgsl`) iterates in: `GRID_TILE²` invocations, four samples each.
+pub(crate) const DONOR_TILE: u32 = 2 * GRID_TILE;
 /// Invocations of the one-dimensional passes (one per row or column, hash probe).
 pub(crate) const LINE_GROUP: u32 = 64;
 /// Side of the diamond-square passes' workgroups.
@@ -359,6 +362,7 @@ fn constants() -> String {
         format!("const THERMAL_RATE: f32 = {};", f32_lit(THERMAL_RATE)),
         format!("const SQRT_2: f32 = {};", f32_lit(std::f32::consts::SQRT_2)),
         format!("const GRID_TILE: u32 = {GRID_TILE}u;"),
+        format!("const DONOR_TILE: u32 = {DONOR_TILE}u;"),
         format!("const LINE_GROUP: u32 = {LINE_GROUP}u;"),
         format!("const DS_TILE: u32 = {DS_TILE}u;"),
         format!("const NORM_PER_GROUP: u32 = {NORM_PER_GROUP}u;"),

@@ -39,10 +39,18 @@ const UPSAMPLE_DELTA: Entry = Entry::new("erosion", "upsample_delta");
 const BUDGET_ADD: Entry = Entry::new("erosion", "budget_add");
 
 /// Dispatches of the donor-first iterations recorded between two checks of the counter of
-/// waiting samples (after the first batch, which is as long as the previous step needed).
-const ITER_BATCH: u32 = 16;
+/// waiting samples after the first batch (which is as long as the previous step needed: the
+/// counts of consecutive steps are alike, so one check per step is usual).
+const ITER_BATCH: u32 = 2;
 /// Longest first batch (the per-dispatch uniform slots of one submission are limited).
 const MAX_BATCH: u32 = 200;
+
+/// Workgroups of the donor-first passes over an `nc × nc` grid: one per `DONOR_TILE²` tile,
+/// with room for the odd dispatches' tiling, shifted by half a tile.
+fn donor_groups(nc: usize) -> (u32, u32, u32) {
+    let g = (nc as u32 + u::DONOR_TILE / 2).div_ceil(u::DONOR_TILE);
+    (g, g, 1)
+}
 
 /// The `Erosion` uniform of a grid of `nc` samples per side.
 pub(crate) fn uniform(p: &StepParams, nc: usize) -> u::Erosion {
@@ -73,9 +81,10 @@ pub(crate) struct ErosionBufs {
     pub flat: wgpu::Buffer,
     pub rcv: wgpu::Buffer,
     pub area: wgpu::Buffer,
-    /// One flag per sample and the counter of waiting samples.
+    /// One flag per sample, the counter of waiting samples and the last dispatch that
+    /// processed a sample (1-based).
     pub flags: wgpu::Buffer,
-    /// The counter copied out for reading.
+    /// The two counters copied out for reading.
     pub pending: wgpu::Buffer,
     pub pow_count: wgpu::Buffer,
     pub state: [wgpu::Buffer; 2],
@@ -109,8 +118,8 @@ impl ErosionBufs {
             flat: plane("erosion flat"),
             rcv: plane("erosion rcv"),
             area: plane("erosion area"),
-            flags: gpu.storage("erosion flags", (len + 1) * 4),
-            pending: gpu.storage("erosion pending", 4),
+            flags: gpu.storage("erosion flags", (len + 2) * 4),
+            pending: gpu.storage("erosion pending", 8),
             pow_count: gpu.storage_init("pow_count", bytemuck::cast_slice(pow_count)),
             state: [
                 gpu.storage("stream power a", len * 16),
@@ -258,7 +267,7 @@ pub(crate) trait ErosionPasses {
     fn clear_pending(&mut self, b: &ErosionBufs);
 
     /// `island_core::erosion::flow_accumulation`: donor-first dispatches until no sample
-    /// waits; returns how many were needed (the longest donor chain + 1). The first check
+    /// waits; returns how many were needed (the last one that processed a sample). The first check
     /// comes after `first_batch` dispatches.
     fn flow_accumulation(
         &mut self,
@@ -355,7 +364,7 @@ impl ErosionPasses for Rec<'_> {
     }
 
     /// `island_core::erosion::flow_accumulation`: donor-first dispatches until no sample
-    /// waits; returns how many were needed (the longest donor chain + 1). The first check
+    /// waits; returns how many were needed (the last one that processed a sample). The first check
     /// comes after `first_batch` dispatches.
     fn flow_accumulation(
         &mut self,
@@ -378,14 +387,15 @@ impl ErosionPasses for Rec<'_> {
                     .read("rcv", &b.rcv)
                     .read_write("area", &b.area)
                     .read_write("flags", &b.flags)
-                    .run(grid2(b.nc))?;
+                    .run(donor_groups(b.nc))?;
                 iter += 1;
             }
             self.enc
-                .copy_buffer_to_buffer(&b.flags, len * 4, &b.pending, 0, 4);
-            let waiting = u32s(&self.read_back(&[(&b.pending, 4)], None)?[0])[0];
-            if waiting == 0 {
-                return Ok(iter);
+                .copy_buffer_to_buffer(&b.flags, len * 4, &b.pending, 0, 8);
+            let got = u32s(&self.read_back(&[(&b.pending, 8)], None)?[0]);
+            if got[0] == 0 {
+                // The dispatches that processed something (the rest changed nothing).
+                return Ok(got[1].max(1));
             }
             if iter as u64 > len + 1 {
                 return Err(GpuError::Wgpu(
@@ -445,7 +455,7 @@ impl ErosionPasses for Rec<'_> {
                 .read_write("h", &b.h)
                 .read_write("sed", &b.sed)
                 .read_write("flags", &b.flags)
-                .run(grid2(b.nc))?;
+                .run(donor_groups(b.nc))?;
         }
         Ok(())
     }
