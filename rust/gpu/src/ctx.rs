@@ -376,6 +376,13 @@ impl Gpu {
             })
     }
 
+    /// Submit without waiting: the device runs it while the host goes on (the next read-back
+    /// or wait covers it; queue writes made after it take effect after it).
+    pub fn submit(&self, enc: wgpu::CommandEncoder) {
+        count(|c| c.submissions += 1);
+        self.queue.submit([enc.finish()]);
+    }
+
     /// Submit and wait for completion.
     pub fn submit_wait(&self, enc: wgpu::CommandEncoder) -> Result<(), GpuError> {
         count(|c| {

@@ -107,6 +107,15 @@ pub fn set_fma_guard_off(off: bool) {
     passes::FMA_GUARD_OFF.store(off, std::sync::atomic::Ordering::SeqCst);
 }
 
+/// Benchmark switch: wait for the device at the end of every GPU stage, so that
+/// `Stats::stage_ms` gives each stage's own GPU time. Off (the default), a GPU stage's work is
+/// submitted without waiting and its `stage_ms` is the host's time to record and submit it;
+/// the device's time shows in the next stage that waits for a result (and in `total_ms`).
+/// Process-wide.
+pub fn set_stage_waits(on: bool) {
+    pipeline::STAGE_WAITS.store(on, std::sync::atomic::Ordering::SeqCst);
+}
+
 /// Whether the shared GPU context (device and pipelines) is open (for tests).
 #[doc(hidden)]
 pub fn context_open() -> bool {

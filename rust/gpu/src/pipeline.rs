@@ -17,6 +17,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
+/// Benchmark switch ([`crate::set_stage_waits`]): wait for the device at the end of every GPU
+/// stage, so that `Stats::stage_ms` is each stage's own GPU time. Off: a stage's work is
+/// submitted and the host goes on to record the next one.
+pub(crate) static STAGE_WAITS: AtomicBool = AtomicBool::new(false);
+
 /// Test hook ([`crate::inject_failure_at`]): the stage at whose end a wgpu validation error is
 /// raised.
 pub(crate) static FAIL_AT: Mutex<Option<String>> = Mutex::new(None);
@@ -26,8 +31,8 @@ pub(crate) static FAIL_AT: Mutex<Option<String>> = Mutex::new(None);
 /// One stage of the GPU pipeline: its name (progress and `Stats::stage_ms`) and what it does.
 struct Stage {
     name: &'static str,
-    /// Records GPU work (submitted and waited for at the end of the stage); the cancel flag and
-    /// the failure hook are checked after these.
+    /// Records GPU work (submitted at the end of the stage, without waiting unless
+    /// [`STAGE_WAITS`]); the cancel flag and the failure hook are checked after these.
     gpu: bool,
     run: StageFn,
 }
@@ -136,7 +141,11 @@ pub(crate) fn run(
                     mapped_at_creation: false,
                 });
             }
-            run.rec.flush()?;
+            if STAGE_WAITS.load(Ordering::Relaxed) {
+                run.rec.flush()?;
+            } else {
+                run.rec.submit();
+            }
         }
         stage_ms.push((stage.name.to_string(), t.elapsed().as_secs_f64() * 1e3));
         progress((k + 1) as f32 / STAGES.len() as f32, stage.name);

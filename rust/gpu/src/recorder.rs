@@ -41,6 +41,14 @@ impl<'g> Rec<'g> {
         Ok(())
     }
 
+    /// Submit what was recorded without waiting for it; start a new encoder (the per-dispatch
+    /// uniform slots are free again: their next writes are queued after this submission).
+    pub fn submit(&mut self) {
+        let enc = std::mem::replace(&mut self.enc, self.gpu.encoder());
+        self.gpu.submit(enc);
+        self.fr.reset();
+    }
+
     /// Submit what was recorded together with copies of `parts` (`(buffer, bytes)`) into a
     /// staging buffer, wait once and return their bytes: one round trip where a
     /// [`Rec::flush`] followed by [`Gpu::read_back`] takes two.
@@ -60,10 +68,10 @@ impl<'g> Rec<'g> {
         self.fr.used()
     }
 
-    /// Submit first when fewer than `k` per-dispatch uniform slots are left.
+    /// Submit first (without waiting) when fewer than `k` per-dispatch uniform slots are left.
     pub fn ensure_slots(&mut self, k: u64) -> Result<(), GpuError> {
         if self.slots_used() + k > DISPATCH_SLOTS {
-            self.flush()?;
+            self.submit();
         }
         Ok(())
     }
