@@ -156,3 +156,28 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     rough[idx] = r * inv;
     sand[idx] = sd * inv;
 }
+
+// The biome index compacted for the read-back: byte k of word w is the index of sample
+// 4·w + k (row-major, across rows), as the host's `Vec<u8>`. The invocations form a grid
+// `num_workgroups.x · GRID_TILE` words wide.
+@group(0) @binding(7) var<storage, read_write> biome_bytes: array<u32>;
+
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
+fn pack_index(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    let nn = G.n * G.n;
+    let w = gid.y * groups.x * GRID_TILE + gid.x;
+    if (w >= (nn + 3u) / 4u) {
+        return;
+    }
+    var word = 0u;
+    for (var k = 0u; k < 4u; k++) {
+        let i = 4u * w + k;
+        if (i < nn) {
+            word |= (biome_index[i] & 0xffu) << (8u * k);
+        }
+    }
+    biome_bytes[w] = word;
+}

@@ -35,6 +35,8 @@
 @group(0) @binding(16) var<storage, read> orig: array<f32>;
 @group(0) @binding(17) var<storage, read_write> heights: array<f32>;
 @group(0) @binding(18) var<storage, read_write> sed_total: array<vec4<f32>>;
+// Per pointer-jumping round: 1 when some composition was not constant after it.
+@group(0) @binding(19) var<storage, read_write> jump_left: array<atomic<u32>>;
 
 // `c` of an outlet's constant function: larger than any height, small enough that
 // `b · EROSION_BIG` (b < 1) stays finite.
@@ -336,16 +338,36 @@ fn stream_power_init(@builtin(global_invocation_id) gid: vec3<u32>) {
     state_a[iu] = vec4<f32>(hi, hi / (1.0f + f), f / (1.0f + f), bitcast<f32>(r));
 }
 
-// One pointer-jumping round: φ_i ∘ φ_ptr(i), state_a → state_b.
+// Whether any sample of the workgroup still depends on its pointer after this round.
+var<workgroup> jump_open: atomic<u32>;
+
+// One pointer-jumping round (round P.iter): φ_i ∘ φ_ptr(i), state_a → state_b. A composition
+// with b = 0 is a constant (it reached an outlet, or no longer depends on what is below) and
+// no later round changes its result; `jump_left[P.iter]` is set when some sample's is not
+// constant yet, so the rounds a grid needs can be counted (and a shorter run verified).
 @compute @workgroup_size(GRID_TILE, GRID_TILE)
-fn stream_power_jump(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = coarse_index(gid);
-    if (i < 0) {
-        return;
+fn stream_power_jump(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(local_invocation_index) li: u32,
+) {
+    if (li == 0u) {
+        atomicStore(&jump_open, 0u);
     }
-    let s = state_a[u32(i)];
-    let t = state_a[bitcast<u32>(s.w)];
-    state_b[u32(i)] = vec4<f32>(min(s.x, s.y + s.z * t.x), s.y + s.z * t.y, s.z * t.z, t.w);
+    workgroupBarrier();
+    let i = coarse_index(gid);
+    if (i >= 0) {
+        let s = state_a[u32(i)];
+        let t = state_a[bitcast<u32>(s.w)];
+        let r = vec4<f32>(min(s.x, s.y + s.z * t.x), s.y + s.z * t.y, s.z * t.z, t.w);
+        state_b[u32(i)] = r;
+        if (r.z != 0.0f) {
+            atomicStore(&jump_open, 1u);
+        }
+    }
+    workgroupBarrier();
+    if (li == 0u && atomicLoad(&jump_open) != 0u) {
+        atomicOr(&jump_left[P.iter], 1u);
+    }
 }
 
 // The composed functions are constants (every chain ends at an outlet): the new heights.

@@ -7,8 +7,11 @@
 //! cargo run --release -p island_gpu --example gpu_counters -- 1025 4097
 //! ```
 //!
-//! Prints one line per resolution: `counters <n> <dispatches> <submissions> <host_waits>
-//! <bytes_read_back> <bytes_uploaded> <ms>` (tab-separated), or `counters_skipped <why>`.
+//! Prints two lines per resolution, one per generation: `counters <n> <run> <dispatches>
+//! <submissions> <host_waits> <bytes_read_back> <bytes_uploaded> <ms>` (tab-separated), `run`
+//! being `first` (the first generation of that size in the process: every iteration reads its
+//! convergence counter back and the counts are learned) and `next` (a second generation, which
+//! records the learned counts without those reads); or `counters_skipped <why>`.
 
 use island_core::IslandParams;
 
@@ -31,20 +34,22 @@ fn main() {
             resolution: n,
             ..IslandParams::default()
         };
-        match island_gpu::generate_gpu(&p) {
-            Ok(island) => {
-                let k = island.stats.gpu.unwrap_or_default();
-                println!(
-                    "counters\t{n}\t{}\t{}\t{}\t{}\t{}\t{:.1}",
-                    k.dispatches,
-                    k.submissions,
-                    k.host_waits,
-                    k.bytes_read_back,
-                    k.bytes_uploaded,
-                    island.stats.total_ms
-                );
+        for run in ["first", "next"] {
+            match island_gpu::generate_gpu(&p) {
+                Ok(island) => {
+                    let k = island.stats.gpu.unwrap_or_default();
+                    println!(
+                        "counters\t{n}\t{run}\t{}\t{}\t{}\t{}\t{}\t{:.1}",
+                        k.dispatches,
+                        k.submissions,
+                        k.host_waits,
+                        k.bytes_read_back,
+                        k.bytes_uploaded,
+                        island.stats.total_ms
+                    );
+                }
+                Err(e) => println!("counters_skipped\t{n}: {e}"),
             }
-            Err(e) => println!("counters_skipped\t{n}: {e}"),
         }
     }
 }

@@ -20,6 +20,9 @@ pub enum GpuError {
     Unsupported(String),
     /// The cancel flag of [`generate_gpu_with`] / [`generate_with`] was raised.
     Cancelled,
+    /// An iteration recorded with a speculative dispatch count had not converged (the
+    /// pipeline generates again with checks; never returned by the public functions).
+    Unconverged(String),
 }
 
 impl fmt::Display for GpuError {
@@ -32,6 +35,7 @@ impl fmt::Display for GpuError {
             GpuError::DeviceLost(s) => write!(f, "GPU device lost: {s}"),
             GpuError::Unsupported(s) => write!(f, "not available on the GPU: {s}"),
             GpuError::Cancelled => f.write_str("generation cancelled"),
+            GpuError::Unconverged(s) => write!(f, "GPU iterations did not converge: {s}"),
         }
     }
 }

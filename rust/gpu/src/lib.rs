@@ -116,6 +116,21 @@ pub fn set_stage_waits(on: bool) {
     pipeline::STAGE_WAITS.store(on, std::sync::atomic::Ordering::SeqCst);
 }
 
+/// Test hook: every dispatch count the GPU pipeline learned for its iterations set to `count`,
+/// so that the next generation's speculation falls short where more are needed; `None`
+/// forgets them (the next generation reads every convergence counter again).
+#[doc(hidden)]
+pub fn set_learned_iterations(count: Option<u32>) {
+    recorder::set_all_learned(count);
+}
+
+/// Generations of this process whose speculative iteration counts fell short and that were
+/// generated again with every convergence counter read (for tests and benchmarks).
+#[doc(hidden)]
+pub fn speculation_misses() -> u64 {
+    recorder::speculation_misses()
+}
+
 /// Whether the shared GPU context (device and pipelines) is open (for tests).
 #[doc(hidden)]
 pub fn context_open() -> bool {

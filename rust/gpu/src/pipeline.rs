@@ -99,12 +99,28 @@ pub const GPU_STAGES: [&str; STAGES.len()] = stage_names(&STAGES);
 
 // ---- the stages -----------------------------------------------------------------------------
 
-/// The whole pipeline on the GPU (parameters already validated).
+/// The whole pipeline on the GPU (parameters already validated). The iterations whose
+/// dispatch counts earlier generations learned run without reading their convergence counters
+/// back (see `recorder::Speculation`); when one of them had not converged, the generation runs
+/// again with every counter read (and its counts learned anew).
 pub(crate) fn run(
     gpu: &Gpu,
     p: &IslandParams,
     progress: &mut dyn FnMut(f32, &str),
     cancel: &AtomicBool,
+) -> Result<Island, GpuError> {
+    match run_once(gpu, p, progress, cancel, true) {
+        Err(GpuError::Unconverged(_)) => run_once(gpu, p, progress, cancel, false),
+        r => r,
+    }
+}
+
+fn run_once(
+    gpu: &Gpu,
+    p: &IslandParams,
+    progress: &mut dyn FnMut(f32, &str),
+    cancel: &AtomicBool,
+    speculate: bool,
 ) -> Result<Island, GpuError> {
     let t_all = Instant::now();
     let n = p.resolution as usize;
@@ -126,6 +142,9 @@ pub(crate) fn run(
         stats: (0.0, 0.0, 0.0),
         hydro: None,
     };
+    if speculate {
+        run.rec.speculate();
+    }
     let fail_at = lock(&FAIL_AT).clone();
     let mut stage_ms: Vec<(String, f64)> = Vec::new();
     for (k, stage) in STAGES.iter().enumerate() {

@@ -5,7 +5,11 @@
 use crate::ctx::{Frame, Gpu, Pass, DISPATCH_SLOTS};
 use crate::error::GpuError;
 use crate::passes::Entry;
+use crate::sync::lock;
 use crate::uniforms as u;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 /// Records passes into one command encoder.
 pub(crate) struct Rec<'g> {
@@ -13,6 +17,55 @@ pub(crate) struct Rec<'g> {
     fr: Frame<'g>,
     pub enc: wgpu::CommandEncoder,
     pub n: usize,
+    /// Speculative iteration counts (see [`Speculation`]); `None`: every iteration reads its
+    /// convergence counter back.
+    spec: Option<Speculation>,
+}
+
+/// An iterative pass (a relaxation, a donor-first iteration) on a grid of a given side.
+pub(crate) type IterKey = (&'static str, usize);
+
+/// Dispatch counts iterations needed in this process's checked generations, per
+/// [`IterKey`]: the largest seen.
+static LEARNED: Mutex<BTreeMap<IterKey, u32>> = Mutex::new(BTreeMap::new());
+
+/// Generations whose speculative counts fell short (generated again with checks).
+static MISSES: AtomicU64 = AtomicU64::new(0);
+
+/// Test hook: every learned count set to `count` (speculation then falls short where more
+/// are needed), or with `None` forgotten (the next generation reads every counter).
+pub(crate) fn set_all_learned(count: Option<u32>) {
+    let mut l = lock(&LEARNED);
+    match count {
+        Some(c) => l.values_mut().for_each(|v| *v = c),
+        None => l.clear(),
+    }
+}
+
+/// Generations of this process whose speculative counts fell short.
+pub(crate) fn speculation_misses() -> u64 {
+    MISSES.load(Ordering::Relaxed)
+}
+
+/// Dispatches recorded beyond the learned count when speculating.
+const SPEC_MARGIN: u32 = 1;
+/// Counters one generation can verify.
+const VERIFY_SLOTS: u64 = 64;
+
+/// Speculative iteration: an iterative pass whose count was learned in an earlier generation
+/// records that many dispatches (plus [`SPEC_MARGIN`]) without reading its convergence counter
+/// back, and copies the counter after the last dispatch into a verification slot (on the
+/// GPU). The slots come back with the next read-back, whatever it is for ([`Rec::read_back`]),
+/// before the host uses anything read: all zero, every iteration converged and the results
+/// are exactly the checked ones (a dispatch after convergence changes nothing); else
+/// [`GpuError::Unconverged`], the pipeline generates again with checks, and the counts that
+/// fell short are learned anew. (The GPU passes that follow an unconverged iteration only
+/// waste time: every loop in the shaders is bounded.)
+struct Speculation {
+    slots: wgpu::Buffer,
+    keys: Vec<IterKey>,
+    /// Slots already read back and found zero.
+    checked: usize,
 }
 
 impl<'g> Rec<'g> {
@@ -22,7 +75,77 @@ impl<'g> Rec<'g> {
             fr: Frame::new(gpu, grid),
             enc: gpu.encoder(),
             n: grid.n as usize,
+            spec: None,
         }
+    }
+
+    /// Speculate from here on (see [`Speculation`]): the pipeline's generations after the
+    /// first of each size.
+    pub fn speculate(&mut self) {
+        let slots = self.gpu.storage("verification", VERIFY_SLOTS * 4);
+        self.enc.clear_buffer(&slots, 0, None);
+        self.spec = Some(Speculation {
+            slots,
+            keys: Vec::new(),
+            checked: 0,
+        });
+    }
+
+    /// The dispatches to record for iteration `key` without reading its counter back, when
+    /// speculating and its count is known and a verification slot is left.
+    pub fn speculative_count(&self, key: IterKey) -> Option<u32> {
+        let spec = self.spec.as_ref()?;
+        if spec.keys.len() as u64 >= VERIFY_SLOTS {
+            return None;
+        }
+        lock(&LEARNED).get(&key).map(|k| k + SPEC_MARGIN)
+    }
+
+    /// Record the copy of the 4-byte convergence counter at `offset` of `counter` (0 when
+    /// `key`'s speculative dispatches sufficed) into the next verification slot.
+    pub fn verify_zero(&mut self, key: IterKey, counter: &wgpu::Buffer, offset: u64) {
+        let spec = self.spec.as_mut().expect("speculating");
+        let slot = spec.keys.len() as u64 * 4;
+        spec.keys.push(key);
+        self.enc
+            .copy_buffer_to_buffer(counter, offset, &spec.slots, slot, 4);
+    }
+
+    /// Learn that iteration `key` needed `count` dispatches (a checked run).
+    pub fn learn(key: IterKey, count: u32) {
+        let mut l = lock(&LEARNED);
+        let e = l.entry(key).or_insert(0);
+        *e = (*e).max(count);
+    }
+
+    /// The verification slots not checked yet, as a read-back part (slots `0..k`).
+    fn unchecked_slots(&self) -> Option<(wgpu::Buffer, u64)> {
+        let spec = self.spec.as_ref()?;
+        (spec.keys.len() > spec.checked).then(|| (spec.slots.clone(), spec.keys.len() as u64 * 4))
+    }
+
+    /// Check the read-back verification slots `0..k`: an iteration that had not converged
+    /// makes its count unknown again and the generation [`GpuError::Unconverged`].
+    fn check_verification(&mut self, bytes: &[u8]) -> Result<(), GpuError> {
+        let Some(spec) = &mut self.spec else {
+            return Ok(());
+        };
+        spec.checked = bytes.len() / 4;
+        let missed: Vec<IterKey> = u32s(bytes)
+            .iter()
+            .zip(&spec.keys)
+            .filter(|(&c, _)| c != 0)
+            .map(|(_, &k)| k)
+            .collect();
+        if missed.is_empty() {
+            return Ok(());
+        }
+        MISSES.fetch_add(1, Ordering::Relaxed);
+        let mut l = lock(&LEARNED);
+        for k in &missed {
+            l.remove(k);
+        }
+        Err(GpuError::Unconverged(format!("{missed:?}")))
     }
 
     /// Describe one dispatch of entry point `e` (see [`Pass`]; an entry point that is not
@@ -51,15 +174,27 @@ impl<'g> Rec<'g> {
 
     /// Submit what was recorded together with copies of `parts` (`(buffer, bytes)`) into a
     /// staging buffer, wait once and return their bytes: one round trip where a
-    /// [`Rec::flush`] followed by [`Gpu::read_back`] takes two.
+    /// [`Rec::flush`] followed by [`Gpu::read_back`] takes two. When speculating, the
+    /// verification slots recorded since the last read-back come along and are checked before
+    /// anything is returned: nothing on the host ever sees the products of an iteration that
+    /// had not converged ([`GpuError::Unconverged`] instead).
     pub fn read_back(
         &mut self,
         parts: &[(&wgpu::Buffer, u64)],
         staging: Option<&wgpu::Buffer>,
     ) -> Result<Vec<Vec<u8>>, GpuError> {
+        let verify = self.unchecked_slots();
+        let mut all = parts.to_vec();
+        if let Some((b, bytes)) = &verify {
+            all.push((b, *bytes));
+        }
         let enc = std::mem::replace(&mut self.enc, self.gpu.encoder());
-        let out = self.gpu.read_back_after(enc, parts, staging)?;
+        let mut out = self.gpu.read_back_after(enc, &all, staging)?;
         self.fr.reset();
+        if verify.is_some() {
+            let slots = out.pop().expect("the verification part");
+            self.check_verification(&slots)?;
+        }
         Ok(out)
     }
 

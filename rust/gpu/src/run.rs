@@ -35,12 +35,13 @@ const fn role(name: &'static str, plane: usize, from: &'static str, to: &'static
 /// Planes of 4 bytes per sample.
 pub(crate) const PLANES: usize = 10;
 
-pub(crate) const ROLES: [Role; 22] = [
+pub(crate) const ROLES: [Role; 23] = [
     role("heights", 0, "base", "readback"),
     role("detail_noise", 1, "detail", "detail"),
     role("edt_columns", 1, "distance", "distance"),
     role("fine_noise", 1, "coast", "coast"),
     role("splat_w0", 1, "splat", "splat"),
+    role("biome_bytes", 1, "readback", "readback"),
     role("biome_index", 2, "biomes", "readback"),
     role("roughness", 3, "biomes", "coast"),
     role("splat_w1", 3, "splat", "splat"),
@@ -71,6 +72,8 @@ pub(crate) struct Resources {
     pub edt_columns: wgpu::Buffer,
     pub fine_noise: wgpu::Buffer,
     pub biome_index: wgpu::Buffer,
+    /// The biome index, one byte per sample (the read-back's format).
+    pub biome_bytes: wgpu::Buffer,
     pub roughness: wgpu::Buffer,
     pub sandiness: wgpu::Buffer,
     pub mask: wgpu::Buffer,
@@ -132,6 +135,7 @@ impl Resources {
             edt_columns: get("edt_columns"),
             fine_noise: get("fine_noise"),
             biome_index: get("biome_index"),
+            biome_bytes: get("biome_bytes"),
             roughness: get("roughness"),
             sandiness: get("sandiness"),
             mask: get("mask"),

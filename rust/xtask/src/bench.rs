@@ -569,11 +569,16 @@ fn gpu_counter_rows(root: &Path, res: &[usize]) -> Result<String, String> {
     for line in out.lines() {
         let f: Vec<&str> = line.split('\t').collect();
         match f.as_slice() {
-            ["counters", n, d, s, w, rb, up, ms] => {
+            ["counters", n, run, d, s, w, rb, up, ms] => {
                 let samples = n.parse::<f64>().unwrap_or(1.0).powi(2);
                 let per = rb.parse::<f64>().unwrap_or(0.0) / samples;
+                let run = if *run == "first" {
+                    "first generation"
+                } else {
+                    "next generations"
+                };
                 rows.push_str(&format!(
-                    "| GPU work, default island {n}² | {d} | {s} | {w} | {rb} ({per:.1}/sample) | {up} | {ms} |\n"
+                    "| GPU work, default island {n}², {run} | {d} | {s} | {w} | {rb} ({per:.1}/sample) | {up} | {ms} |\n"
                 ));
             }
             ["counters_skipped", why @ ..] => skipped.push(why.join(" ")),

@@ -13,6 +13,25 @@ use island_core::Grid as CoreGrid;
 
 /// The entry points this module dispatches (registered in `crate::shaders`).
 const BIOME: Entry = Entry::new("biome_blend", "main");
+const PACK_INDEX: Entry = Entry::new("biome_blend", "pack_index");
+
+/// Record the biome index (`n²` u32 words, the recording's grid) compacted into `bytes`: one
+/// byte per sample, four per word (`⌈n²/4⌉` words); the read-back's format.
+pub(crate) fn pack_index(
+    rec: &mut Rec,
+    index: &wgpu::Buffer,
+    bytes: &wgpu::Buffer,
+) -> Result<(), GpuError> {
+    let words = (rec.n * rec.n).div_ceil(4) as f64;
+    let g = (words.sqrt() / crate::uniforms::GRID_TILE as f64)
+        .ceil()
+        .max(1.0) as u32;
+    rec.ensure_slots(1)?;
+    rec.pass(PACK_INDEX)
+        .read("biome_index", index)
+        .write("biome_bytes", bytes)
+        .run((g, g, 1))
+}
 
 /// The `Biomes` uniform of [`island_core::biomes::biome_blend`]`(_, g, b, tag)`.
 pub(crate) fn biomes_uniform(g: &CoreGrid, b: &BiomeParams, tg: u32) -> u::Biomes {

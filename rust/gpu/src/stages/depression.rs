@@ -83,7 +83,7 @@ pub(crate) trait DepressionPasses<'g> {
     fn relax_until_stable(
         &mut self,
         b: &DepressionBufs,
-        what: &str,
+        what: &'static str,
         hint: &Cell<u32>,
         relax: impl FnMut(&mut Rec<'g>) -> Result<(), GpuError>,
     ) -> Result<u32, GpuError>;
@@ -113,18 +113,22 @@ pub(crate) trait DepressionPasses<'g> {
 impl<'g> DepressionPasses<'g> for Rec<'g> {
     /// Record `relax` until a dispatch changes nothing; the counter is read after 1
     /// dispatch, then after batches one longer each time (at most [`MAX_BATCH`]): a few
-    /// dispatches usually suffice, and each costs more than a read of the counter.
+    /// dispatches usually suffice, and each costs more than a read of the counter. When the
+    /// recorder speculates and the count is known, that many dispatches without a read (the
+    /// counter verified with the island, see `recorder::Speculation`).
     /// Returns the dispatches recorded.
     fn relax_until_stable(
         &mut self,
         b: &DepressionBufs,
-        what: &str,
+        what: &'static str,
         hint: &Cell<u32>,
         mut relax: impl FnMut(&mut Rec<'g>) -> Result<(), GpuError>,
     ) -> Result<u32, GpuError> {
+        let key = (what, b.n);
+        let speculative = self.speculative_count(key);
         let len = (b.n * b.n) as u32;
         let mut done = 0u32;
-        let mut batch = hint.get().clamp(1, 4 * MAX_BATCH);
+        let mut batch = speculative.unwrap_or(hint.get()).clamp(1, 4 * MAX_BATCH);
         loop {
             for k in 0..batch {
                 self.ensure_slots(1)?;
@@ -134,11 +138,16 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
                 relax(self)?;
                 done += 1;
             }
+            if speculative.is_some() {
+                self.verify_zero(key, &b.changed, 0);
+                return Ok(done);
+            }
             self.enc
                 .copy_buffer_to_buffer(&b.changed, 0, &b.pending, 0, 4);
             let changed = u32s(&self.read_back(&[(&b.pending, 4)], None)?[0])[0];
             if changed == 0 {
                 hint.set(done);
+                Rec::learn(key, done);
                 return Ok(done);
             }
             // Every dispatch settles at least one more sample for good.

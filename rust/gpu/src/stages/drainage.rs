@@ -45,6 +45,9 @@ const LAKE_MARK: Entry = Entry::new("drainage", "lake_mark");
 /// Most lakes the GPU lists; with more (only with tiny `lake_min_area` and `lake_min_depth`)
 /// [`Rec::drainage`] fails with [`GpuError::TooLarge`] and the caller falls back to the CPU.
 pub(crate) const MAX_LAKES: u32 = 1 << 16;
+/// Lakes of the list read back with the drainage's products (24 bytes each); a longer list
+/// takes a second round trip.
+const LAKES_READ_FIRST: u32 = 1024;
 
 /// Buffers of the drainage passes on an `n × n` grid.
 pub(crate) struct DrainageBufs {
@@ -356,23 +359,31 @@ impl DrainagePasses for Rec<'_> {
             .run(grid2(n))?;
         let gpu = self.gpu;
         let plane = (len * 4) as u64;
-        let count = u32s(&self.read_back(&[(&b.lakes, 4)], None)?[0])[0];
-        if count > MAX_LAKES {
-            return Err(GpuError::TooLarge(format!(
-                "{count} lakes; the GPU drainage lists at most {MAX_LAKES}"
-            )));
-        }
-        let mut parts = gpu.read_back(
+        // The products and the start of the lake list (its count and the first
+        // LAKES_READ_FIRST lakes) in one round trip; a longer list in a second.
+        let list_bytes = |lakes: u64| 4 * (1 + lakes * DRAIN_LAKE_WORDS as u64);
+        let first = list_bytes(LAKES_READ_FIRST.min(MAX_LAKES) as u64).min(b.lakes.size());
+        let mut parts = self.read_back(
             &[
                 (&b.filled, plane),
                 (&b.rcv, plane),
                 (&b.flat_area, plane),
                 (&b.label, plane),
-                (&b.lakes, 4 * (1 + count as u64 * DRAIN_LAKE_WORDS as u64)),
+                (&b.lakes, first),
             ],
             None,
         )?;
-        let list = u32s(&parts.pop().expect("5 parts"));
+        let mut list = u32s(&parts.pop().expect("5 parts"));
+        let count = list[0];
+        if count > MAX_LAKES {
+            return Err(GpuError::TooLarge(format!(
+                "{count} lakes; the GPU drainage lists at most {MAX_LAKES}"
+            )));
+        }
+        if list_bytes(count as u64) > first {
+            list = u32s(&gpu.read_back(&[(&b.lakes, list_bytes(count as u64))], None)?[0]);
+        }
+        list.truncate(1 + count as usize * DRAIN_LAKE_WORDS as usize);
         let labels = u32s(&parts.pop().expect("5 parts"));
         let area = f32s(&parts.pop().expect("5 parts"));
         let receivers = u32s(&parts.pop().expect("5 parts"));
@@ -418,6 +429,7 @@ pub(crate) fn stage_drainage(run: &mut Run) -> Result<(), GpuError> {
         run.hydro = Some(island_core::pipeline::drainage_stage(p, &mut heights));
         let (_, r) = run.parts();
         gpu.upload(&r.heights, 0, bytemuck::cast_slice(&heights));
+        run.heights = heights;
         return Ok(());
     }
     if !dig_lake_basins(&mut heights, n, spacing, 0.0, &p.basins, p.seed).is_empty() {
@@ -429,6 +441,7 @@ pub(crate) fn stage_drainage(run: &mut Run) -> Result<(), GpuError> {
         run.hydro = Some(cpu_drainage_rest(p, &mut heights));
         let (_, r) = run.parts();
         gpu.upload(&r.heights, 0, bytemuck::cast_slice(&heights));
+        run.heights = heights;
         return Ok(());
     }
     let b = DrainageBufs::new(rec, n);
@@ -439,6 +452,7 @@ pub(crate) fn stage_drainage(run: &mut Run) -> Result<(), GpuError> {
             run.hydro = Some(cpu_drainage_rest(p, &mut heights));
             let (_, r) = run.parts();
             gpu.upload(&r.heights, 0, bytemuck::cast_slice(&heights));
+            run.heights = heights;
             return Ok(());
         }
         Err(e) => return Err(e),
@@ -448,6 +462,8 @@ pub(crate) fn stage_drainage(run: &mut Run) -> Result<(), GpuError> {
     let mut parts = rec.read_back(&[(&r.heights, bytes)], Some(&r.staging))?;
     let heights = f32s(&parts.pop().expect("1 part"));
     run.hydro = Some(hydrology(p, &heights, &d));
+    // The island's final heights (normals and splat do not change them).
+    run.heights = heights;
     Ok(())
 }
 

@@ -44,6 +44,14 @@ const BUDGET_ADD: Entry = Entry::new("erosion", "budget_add");
 const ITER_BATCH: u32 = 2;
 /// Longest first batch (the per-dispatch uniform slots of one submission are limited).
 const MAX_BATCH: u32 = 200;
+/// Words of `jump_left`: more rounds than any grid's ⌈log2(nc²)⌉.
+const JUMP_ROUNDS_MAX: u64 = 64;
+
+/// Pointer-jumping rounds that make every composition of an `nc × nc` grid reach its outlet,
+/// whatever the receivers: ⌈log2(nc²)⌉.
+fn jump_rounds(nc: usize) -> u32 {
+    usize::BITS - (nc * nc - 1).leading_zeros()
+}
 
 /// Workgroups of the donor-first passes over an `nc × nc` grid: one per `DONOR_TILE²` tile,
 /// with room for the odd dispatches' tiling, shifted by half a tile.
@@ -91,6 +99,9 @@ pub(crate) struct ErosionBufs {
     pub sed: wgpu::Buffer,
     /// `sed` summed over the steps.
     pub sed_total: wgpu::Buffer,
+    /// Per pointer-jumping round of the stream power, over all steps: whether a composition
+    /// was not constant yet after it (0: the rounds up to it sufficed).
+    pub jump_left: wgpu::Buffer,
     /// Scratch of `depression_fill` and `flat_routing`.
     pub dep: DepressionBufs,
     /// Heights of the evolution grid before the first step.
@@ -127,6 +138,7 @@ impl ErosionBufs {
             ],
             sed: gpu.storage("sediment", len * 16),
             sed_total: gpu.storage("sediment total", len * 16),
+            jump_left: gpu.storage("stream power rounds left", JUMP_ROUNDS_MAX * 4),
             dep: DepressionBufs::new(rec, nc),
             orig: plane("erosion orig"),
         })
@@ -198,6 +210,12 @@ pub(crate) fn record_erode(
     rec.enc.copy_buffer_to_buffer(&b.h, 0, &b.orig, 0, bytes);
     timed!("resample");
     rec.enc.clear_buffer(&b.sed_total, 0, None);
+    rec.enc.clear_buffer(&b.jump_left, 0, None);
+    // The stream power's rounds: as many as any chain of the grid can need, or as many as the
+    // chains of earlier generations needed (verified after the steps).
+    let sp_key = ("stream_power", nc);
+    let sp_learned = rec.speculative_count(sp_key);
+    let rounds = sp_learned.map_or(jump_rounds(nc), |r| r.min(jump_rounds(nc)));
     let mut depth = 1;
     for k in 0..plan.steps {
         rec.erosion_fill(&b, &p)?;
@@ -211,7 +229,7 @@ pub(crate) fn record_erode(
         depth = rec.flow_accumulation(&b, &p, depth)?;
         timed!("flow_accumulation");
         rec.enc.copy_buffer_to_buffer(&b.h, 0, &b.old, 0, bytes);
-        rec.stream_power(&b, &p)?;
+        rec.stream_power(&b, &p, rounds)?;
         timed!("stream_power");
         rec.deposition(&b, &p, depth)?;
         rec.add_budget(&b, &p)?;
@@ -222,9 +240,21 @@ pub(crate) fn record_erode(
         }
         timed!("thermal");
     }
-    // The report: the volumes, and the extremes of the height change.
-    let (h, budget) = rec.read_erosion(&b, &b.sed_total)?;
-    let orig = f32s(&rec.gpu.read_back(&[(&b.orig, bytes)], None)?[0]);
+    if sp_learned.is_some() {
+        rec.verify_zero(sp_key, &b.jump_left, (rounds as u64 - 1) * 4);
+    }
+    // The report: the volumes, and the extremes of the height change; with every round run,
+    // the rounds the chains needed (learned).
+    let (h, budget, orig, left) = rec.read_erosion(&b, &b.sed_total, true)?;
+    if sp_learned.is_none() {
+        let need = left
+            .iter()
+            .take(rounds as usize)
+            .take_while(|&&w| w != 0)
+            .count()
+            + 1;
+        Rec::learn(sp_key, (need as u32).min(rounds));
+    }
     report.eroded_volume = budget.eroded;
     report.deposited_volume = budget.deposited;
     report.exported_volume = budget.exported;
@@ -267,8 +297,9 @@ pub(crate) trait ErosionPasses {
     fn clear_pending(&mut self, b: &ErosionBufs);
 
     /// `island_core::erosion::flow_accumulation`: donor-first dispatches until no sample
-    /// waits; returns how many were needed (the last one that processed a sample). The first check
-    /// comes after `first_batch` dispatches.
+    /// waits; returns how many were needed (the last one that processed a sample). The first
+    /// check comes after `first_batch` dispatches. When the recorder speculates and the count
+    /// is known: that many dispatches, the counter verified with the island.
     fn flow_accumulation(
         &mut self,
         b: &ErosionBufs,
@@ -276,8 +307,14 @@ pub(crate) trait ErosionPasses {
         first_batch: u32,
     ) -> Result<u32, GpuError>;
 
-    /// `island_core::erosion::stream_power` by pointer jumping: `b.h` updated in place.
-    fn stream_power(&mut self, b: &ErosionBufs, p: &u::Erosion) -> Result<(), GpuError>;
+    /// `island_core::erosion::stream_power` by pointer jumping (`rounds` rounds: see
+    /// [`jump_rounds`]): `b.h` updated in place.
+    fn stream_power(
+        &mut self,
+        b: &ErosionBufs,
+        p: &u::Erosion,
+        rounds: u32,
+    ) -> Result<(), GpuError>;
 
     /// `island_core::erosion::deposition`: `iterations` donor-first dispatches (as many as
     /// [`Rec::flow_accumulation`] needed on the same receivers); `b.h` updated in place, the
@@ -314,12 +351,16 @@ pub(crate) trait ErosionPasses {
     /// Add the volumes of the last deposition (`b.sed`) to `b.sed_total`.
     fn add_budget(&mut self, b: &ErosionBufs, p: &u::Erosion) -> Result<(), GpuError>;
 
-    /// Read `b.h` and the per-sample volumes of `sed` (`b.sed` or `b.sed_total`) back.
+    /// Read `b.h` and the per-sample volumes of `sed` (`b.sed` or `b.sed_total`) back, and
+    /// with `all` the heights before the first step and `b.jump_left` (empty without), in one
+    /// round trip.
+    #[allow(clippy::type_complexity)]
     fn read_erosion(
         &mut self,
         b: &ErosionBufs,
         sed: &wgpu::Buffer,
-    ) -> Result<(Vec<f32>, SedimentBudget), GpuError>;
+        all: bool,
+    ) -> Result<(Vec<f32>, SedimentBudget, Vec<f32>, Vec<u32>), GpuError>;
 
     /// Read `b.h` and the volumes of the last deposition back.
     fn read_erosion_pub(&mut self, b: &ErosionBufs)
@@ -363,9 +404,6 @@ impl ErosionPasses for Rec<'_> {
         self.enc.clear_buffer(&b.flags, len * 4, Some(4));
     }
 
-    /// `island_core::erosion::flow_accumulation`: donor-first dispatches until no sample
-    /// waits; returns how many were needed (the last one that processed a sample). The first check
-    /// comes after `first_batch` dispatches.
     fn flow_accumulation(
         &mut self,
         b: &ErosionBufs,
@@ -374,8 +412,10 @@ impl ErosionPasses for Rec<'_> {
     ) -> Result<u32, GpuError> {
         let len = (b.nc * b.nc) as u64;
         self.enc.clear_buffer(&b.flags, 0, None);
+        let key = ("flow_accumulation", b.nc);
+        let speculative = self.speculative_count(key);
         let mut iter = 0u32;
-        let mut batch = first_batch.clamp(1, MAX_BATCH);
+        let mut batch = speculative.unwrap_or(first_batch).clamp(1, MAX_BATCH);
         loop {
             for k in 0..batch {
                 self.ensure_slots(1)?;
@@ -390,12 +430,18 @@ impl ErosionPasses for Rec<'_> {
                     .run(donor_groups(b.nc))?;
                 iter += 1;
             }
+            if speculative.is_some() {
+                self.verify_zero(key, &b.flags, len * 4);
+                return Ok(iter);
+            }
             self.enc
                 .copy_buffer_to_buffer(&b.flags, len * 4, &b.pending, 0, 8);
             let got = u32s(&self.read_back(&[(&b.pending, 8)], None)?[0]);
             if got[0] == 0 {
                 // The dispatches that processed something (the rest changed nothing).
-                return Ok(got[1].max(1));
+                let need = got[1].max(1);
+                Rec::learn(key, need);
+                return Ok(need);
             }
             if iter as u64 > len + 1 {
                 return Err(GpuError::Wgpu(
@@ -406,10 +452,12 @@ impl ErosionPasses for Rec<'_> {
         }
     }
 
-    /// `island_core::erosion::stream_power` by pointer jumping: `b.h` updated in place.
-    fn stream_power(&mut self, b: &ErosionBufs, p: &u::Erosion) -> Result<(), GpuError> {
-        let len = b.nc * b.nc;
-        let rounds = usize::BITS - (len - 1).leading_zeros();
+    fn stream_power(
+        &mut self,
+        b: &ErosionBufs,
+        p: &u::Erosion,
+        rounds: u32,
+    ) -> Result<(), GpuError> {
         self.ensure_slots(rounds as u64 + 2)?;
         self.pass(STREAM_POWER_INIT)
             .params(p)
@@ -421,9 +469,13 @@ impl ErosionPasses for Rec<'_> {
             .run(grid2(b.nc))?;
         for k in 0..rounds as usize {
             self.pass(STREAM_POWER_JUMP)
-                .params(p)
+                .params(&u::Erosion {
+                    iter: k as u32,
+                    ..*p
+                })
                 .read("state_a", &b.state[k % 2])
                 .write("state_b", &b.state[1 - k % 2])
+                .read_write("jump_left", &b.jump_left)
                 .run(grid2(b.nc))?;
         }
         self.pass(STREAM_POWER_APPLY)
@@ -516,14 +568,25 @@ impl ErosionPasses for Rec<'_> {
             .run(grid2(b.nc))
     }
 
-    /// Read `b.h` and the per-sample volumes of `sed` (`b.sed` or `b.sed_total`) back.
     fn read_erosion(
         &mut self,
         b: &ErosionBufs,
         sed: &wgpu::Buffer,
-    ) -> Result<(Vec<f32>, SedimentBudget), GpuError> {
+        all: bool,
+    ) -> Result<(Vec<f32>, SedimentBudget, Vec<f32>, Vec<u32>), GpuError> {
         let len = (b.nc * b.nc) as u64;
-        let mut got = self.read_back(&[(&b.h, len * 4), (sed, len * 16)], None)?;
+        let mut parts = vec![(&b.h, len * 4), (sed, len * 16)];
+        if all {
+            parts.push((&b.orig, len * 4));
+            parts.push((&b.jump_left, JUMP_ROUNDS_MAX * 4));
+        }
+        let mut got = self.read_back(&parts, None)?;
+        let (orig, left) = if all {
+            let left = u32s(&got.pop().expect("4 parts"));
+            (f32s(&got.pop().expect("4 parts")), left)
+        } else {
+            (Vec::new(), Vec::new())
+        };
         let v = f32s(&got[1]);
         let mut s = SedimentBudget::default();
         for c in v.chunks_exact(4) {
@@ -531,7 +594,7 @@ impl ErosionPasses for Rec<'_> {
             s.deposited += c[2] as f64;
             s.exported += c[3] as f64;
         }
-        Ok((f32s(&got.swap_remove(0)), s))
+        Ok((f32s(&got.swap_remove(0)), s, orig, left))
     }
 
     /// Read `b.h` and the volumes of the last deposition back.
@@ -539,7 +602,8 @@ impl ErosionPasses for Rec<'_> {
         &mut self,
         b: &ErosionBufs,
     ) -> Result<(Vec<f32>, SedimentBudget), GpuError> {
-        self.read_erosion(b, &b.sed)
+        let (h, s, _, _) = self.read_erosion(b, &b.sed, false)?;
+        Ok((h, s))
     }
 }
 
@@ -706,7 +770,7 @@ pub fn stream_power(
         upload(gpu, &b.h, bytemuck::cast_slice(h));
         upload(gpu, &b.rcv, bytemuck::cast_slice(rcv));
         upload(gpu, &b.area, bytemuck::cast_slice(area));
-        rec.stream_power(b, &up)?;
+        rec.stream_power(b, &up, jump_rounds(n))?;
         read_f32(rec, &b.h, n * n)
     })
 }

@@ -1,0 +1,88 @@
+//! Speculative iteration counts (`recorder::Speculation`): the GPU pipeline's later generations
+//! record the dispatch counts its first one learned for the relaxations and donor-first
+//! iterations without reading their convergence counters back, and verify them with the
+//! island's read-back. The island must be bit for bit the checked one, with fewer host waits;
+//! and when a count falls short, the generation must notice and generate again with checks.
+//! One test function (one process): the learned counts are process-wide.
+
+mod common;
+
+use island_core::{Island, IslandParams};
+
+fn same_island(a: &Island, b: &Island, what: &str) {
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+    assert!(
+        bits(&a.field.heights) == bits(&b.field.heights),
+        "{what}: heights differ"
+    );
+    assert!(a.biomes == b.biomes, "{what}: biome index differs");
+    assert!(a.splat == b.splat, "{what}: splat differs");
+    assert!(a.water.kind == b.water.kind, "{what}: water kinds differ");
+    assert!(
+        bits(&a.water.level) == bits(&b.water.level),
+        "{what}: water levels differ"
+    );
+    assert_eq!(
+        (a.stats.lake_count, a.stats.river_count),
+        (b.stats.lake_count, b.stats.river_count),
+        "{what}: lakes and rivers"
+    );
+    assert_eq!(
+        (
+            a.stats.lake_area_m2.to_bits(),
+            a.stats.river_length_m.to_bits()
+        ),
+        (
+            b.stats.lake_area_m2.to_bits(),
+            b.stats.river_length_m.to_bits()
+        ),
+        "{what}: lake area and river length"
+    );
+}
+
+#[test]
+fn speculative_generations_match_the_checked_one() {
+    if !common::gpu("speculative_generations_match_the_checked_one") {
+        return;
+    }
+    for seed in [3u64, 0xfeed] {
+        let p = IslandParams {
+            resolution: 257,
+            seed,
+            ..IslandParams::default()
+        };
+        // Another seed with the counts learned from the last one: the same island as with
+        // checks, whether the counts sufficed or not.
+        let other = island_gpu::generate_gpu(&p).unwrap();
+        // The first generation of a size reads every convergence counter (and learns); from
+        // the second one on, the learned counts are recorded and verified at the end.
+        island_gpu::set_learned_iterations(None);
+        let first = island_gpu::generate_gpu(&p).unwrap();
+        let misses = island_gpu::speculation_misses();
+        let next = island_gpu::generate_gpu(&p).unwrap();
+        let (k1, k2) = (first.stats.gpu.unwrap(), next.stats.gpu.unwrap());
+        println!("seed {seed}: first {k1:?}\n  next {k2:?}");
+        same_island(&first, &next, "speculative generation");
+        same_island(&first, &other, "counts learned from another seed");
+        assert_eq!(island_gpu::speculation_misses(), misses, "no miss expected");
+        assert!(
+            k2.host_waits * 2 <= k1.host_waits,
+            "host waits {} -> {}",
+            k1.host_waits,
+            k2.host_waits
+        );
+
+        // Counts that fall short: noticed with the read-back, generated again with checks
+        // (the same island), and learned anew.
+        island_gpu::set_learned_iterations(Some(1));
+        let short = island_gpu::generate_gpu(&p).unwrap();
+        let k3 = short.stats.gpu.unwrap();
+        println!("  short {k3:?}");
+        assert_eq!(island_gpu::speculation_misses(), misses + 1);
+        same_island(&first, &short, "after a short count");
+        assert!(k3.dispatches > k1.dispatches, "both runs counted");
+        let again = island_gpu::generate_gpu(&p).unwrap();
+        same_island(&first, &again, "after learning anew");
+        assert_eq!(island_gpu::speculation_misses(), misses + 1);
+    }
+}
