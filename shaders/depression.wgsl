@@ -11,11 +11,12 @@
 //   paths: the unique fixed point, whatever the order. Then each flat sample drains to its
 //   equal-height neighbour of least 2·lo − hi (non-flat neighbours first, ties to the smallest
 //   neighbour index).
-// The relaxation passes iterate FILL_LOCAL_ITERS times inside their workgroup's tile (kept in
-// workgroup memory, with a one-sample halo read at the start) before writing back, so a
-// dispatch carries a value up to a tile across; tiles with nothing left to change (no flat
+// The relaxation passes iterate inside their workgroup's tile (kept in workgroup memory, with
+// a one-sample halo read at the start) until an iteration changes nothing there, then write
+// back, so a dispatch carries a value across the tile; tiles with nothing left to change (no flat
 // sample; every land sample filled to its own height) skip the iterations. `changed[0]`
-// counts the samples a dispatch changed (0: converged).
+// counts the samples a dispatch changed (0: converged), `changed[1]` is 1 + the last dispatch
+// (`P.iter`) that changed one.
 @group(0) @binding(1) var<uniform> P: Depression;
 @group(0) @binding(2) var<storage, read> h: array<f32>;
 @group(0) @binding(3) var<storage, read_write> fill_key: array<atomic<u32>>;
@@ -31,8 +32,9 @@ const DEP_NONE: u32 = 0xffffffffu;
 const CLASS_FLAT: u32 = 1u;
 const CLASS_DRAIN: u32 = 2u;
 const CLASS_OUTLET: u32 = 3u;
-// Local iterations per dispatch of the relaxation passes.
-const FILL_LOCAL_ITERS: u32 = 16u;
+// Most local iterations per dispatch of the relaxation passes: a value crosses the tile
+// (GRID_TILE² samples) in fewer.
+const FILL_LOCAL_ITERS: u32 = 257u;
 // Side of a tile with its halo.
 const HALO_SIDE: u32 = 18u;
 const HALO_LEN: u32 = 324u;
@@ -44,6 +46,22 @@ var<workgroup> t_f: array<f32, 324>;
 // Samples of the tile that may still change; the tile skips its iterations when there are
 // none (the same answer for the whole workgroup, so the barriers stay uniform).
 var<workgroup> t_open: atomic<u32>;
+// Samples a local iteration changed, alternately in [0] and [1] (iteration k counts in
+// [k % 2]; the other one is cleared meanwhile): the tile iterates until one changes nothing.
+var<workgroup> t_moved: array<atomic<u32>, 2>;
+
+// After local iteration `it`'s update (`moved`: whether this invocation changed its sample):
+// whether the tile iterates again. Clears the counter of the next iteration first (nobody
+// uses it now: the last reads of it were before this iteration's first barrier).
+fn local_step_moved(it: u32, moved: bool, first: bool) -> bool {
+    if (first) {
+        atomicStore(&t_moved[(it + 1u) % 2u], 0u);
+    }
+    if (moved) {
+        atomicAdd(&t_moved[it % 2u], 1u);
+    }
+    return workgroupUniformLoad(&t_moved[it % 2u]) != 0u;
+}
 
 // Outlet: sea (at or below P.sea, or NaN) or the map border.
 fn dep_outlet(i: u32) -> bool {
@@ -156,15 +174,21 @@ fn fill_relax(
             }
         }
         workgroupBarrier();
+        var moved = false;
         if (live) {
-            t_key[me] = min(t_key[me], max(hk, m));
+            let v = min(t_key[me], max(hk, m));
+            moved = v != t_key[me];
+            t_key[me] = v;
         }
-        workgroupBarrier();
+        if (!local_step_moved(it, moved, all(lid.xy == vec2<u32>(0u)))) {
+            break;
+        }
     }
     let v = t_key[me];
     if (live && v < start) {
         atomicMin(&fill_key[i], v);
         atomicAdd(&changed[0], 1u);
+        atomicMax(&changed[1], P.iter + 1u);
     }
 }
 
@@ -287,16 +311,23 @@ fn flat_relax(
             }
         }
         workgroupBarrier();
+        var moved = false;
         if (live) {
-            t_lo[me] = min(t_lo[me], step_dist(ml));
-            t_hi[me] = min(t_hi[me], step_dist(mh));
+            let lo = min(t_lo[me], step_dist(ml));
+            let hi = min(t_hi[me], step_dist(mh));
+            moved = lo != t_lo[me] || hi != t_hi[me];
+            t_lo[me] = lo;
+            t_hi[me] = hi;
         }
-        workgroupBarrier();
+        if (!local_step_moved(it, moved, all(lid.xy == vec2<u32>(0u)))) {
+            break;
+        }
     }
     if (live && (t_lo[me] < lo0 || t_hi[me] < hi0)) {
         atomicMin(&dist[2u * i], t_lo[me]);
         atomicMin(&dist[2u * i + 1u], t_hi[me]);
         atomicAdd(&changed[0], 1u);
+        atomicMax(&changed[1], P.iter + 1u);
     }
 }
 

@@ -1,6 +1,6 @@
 // Mirrors island_core::erosion: one entry point per CPU kernel of the same name (resample,
-// flow_receivers, flow_accumulation, stream_power, deposition, thermal, upsample_delta), and
-// budget_add, which sums the deposition's volumes over the steps on the GPU.
+// flow_receivers, flow_accumulation, stream_power, deposition, thermal, upsample_delta); the
+// deposition also sums its volumes over the steps (`sed_total`) on the GPU.
 // The evolution grid has P.nc samples per side; G.n is the full-resolution grid (resample,
 // upsample_delta). Each step's filled surface and flat receivers come from
 // `depression.wgsl` (depression_fill, flat_routing).
@@ -418,6 +418,7 @@ fn deposit(i: u32, qs: f32) -> f32 {
         }
     }
     sed[i] = out;
+    sed_total[i] = sed_total[i] + out;
     return out.x;
 }
 
@@ -486,6 +487,7 @@ fn deposition(
             let i = xy.y * n + xy.x;
             var v = 0.0f;
             if (rcv[i] == i) {
+                // Nothing moved: `sed_total` unchanged.
                 sed[i] = vec4<f32>(0.0f);
             } else {
                 v = deposit(i, qs[s]);
@@ -502,16 +504,6 @@ fn deposition(
     if (todo != 0u) {
         atomicAdd(&flags[n * n], countOneBits(todo));
     }
-}
-
-// The volumes of a deposition pass (`sed`) added to their sum over the steps.
-@compute @workgroup_size(GRID_TILE, GRID_TILE)
-fn budget_add(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = coarse_index(gid);
-    if (i < 0) {
-        return;
-    }
-    sed_total[u32(i)] = sed_total[u32(i)] + sed[u32(i)];
 }
 
 // island_core::erosion::thermal: one Jacobi pass, src → h.

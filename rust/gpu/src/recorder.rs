@@ -20,14 +20,30 @@ pub(crate) struct Rec<'g> {
     /// Speculative iteration counts (see [`Speculation`]); `None`: every iteration reads its
     /// convergence counter back.
     spec: Option<Speculation>,
+    /// Counts to learn from the next read-back ([`Rec::learn_later`]).
+    later: Vec<LearnLater>,
+}
+
+/// A count learned from words read back with the next read-back, whatever it is for.
+struct LearnLater {
+    key: IterKey,
+    words: wgpu::Buffer,
+    len: u64,
+    runs: u32,
+    count: fn(&[u32]) -> u32,
 }
 
 /// An iterative pass (a relaxation, a donor-first iteration) on a grid of a given side.
 pub(crate) type IterKey = (&'static str, usize);
 
-/// Dispatch counts iterations needed in this process's checked generations, per
-/// [`IterKey`]: the largest seen.
-static LEARNED: Mutex<BTreeMap<IterKey, u32>> = Mutex::new(BTreeMap::new());
+/// Dispatch counts iterations needed in this process's checked runs, per [`IterKey`]: the
+/// largest seen, and in how many runs.
+static LEARNED: Mutex<BTreeMap<IterKey, (u32, u32)>> = Mutex::new(BTreeMap::new());
+
+/// Runs of an iteration seen before its count is used: the erosion's first time step often
+/// needs fewer relaxation dispatches than the later ones, so one run is not enough to go by
+/// (an iteration that runs once per generation, as the drainage's, counts its run as these).
+pub(crate) const MIN_RUNS: u32 = 2;
 
 /// Generations whose speculative counts fell short (generated again with checks).
 static MISSES: AtomicU64 = AtomicU64::new(0);
@@ -37,7 +53,7 @@ static MISSES: AtomicU64 = AtomicU64::new(0);
 pub(crate) fn set_all_learned(count: Option<u32>) {
     let mut l = lock(&LEARNED);
     match count {
-        Some(c) => l.values_mut().for_each(|v| *v = c),
+        Some(c) => l.values_mut().for_each(|v| v.0 = c),
         None => l.clear(),
     }
 }
@@ -47,13 +63,15 @@ pub(crate) fn speculation_misses() -> u64 {
     MISSES.load(Ordering::Relaxed)
 }
 
-/// Dispatches recorded beyond the learned count when speculating.
+/// Dispatches recorded beyond the learned count when speculating (the counts of one grid
+/// vary by about one between the erosion's steps and between seeds; a count that falls short
+/// costs a second, checked generation).
 const SPEC_MARGIN: u32 = 1;
 /// Counters one generation can verify.
 const VERIFY_SLOTS: u64 = 64;
 
 /// Speculative iteration: an iterative pass whose count was learned in an earlier generation
-/// records that many dispatches (plus [`SPEC_MARGIN`]) without reading its convergence counter
+/// records that many dispatches (plus [`SPEC_MARGIN`], once seen in [`MIN_RUNS`] runs) without reading its convergence counter
 /// back, and copies the counter after the last dispatch into a verification slot (on the
 /// GPU). The slots come back with the next read-back, whatever it is for ([`Rec::read_back`]),
 /// before the host uses anything read: all zero, every iteration converged and the results
@@ -76,6 +94,7 @@ impl<'g> Rec<'g> {
             enc: gpu.encoder(),
             n: grid.n as usize,
             spec: None,
+            later: Vec::new(),
         }
     }
 
@@ -98,7 +117,10 @@ impl<'g> Rec<'g> {
         if spec.keys.len() as u64 >= VERIFY_SLOTS {
             return None;
         }
-        lock(&LEARNED).get(&key).map(|k| k + SPEC_MARGIN)
+        lock(&LEARNED)
+            .get(&key)
+            .filter(|(_, runs)| *runs >= MIN_RUNS)
+            .map(|(k, _)| k + SPEC_MARGIN)
     }
 
     /// Record the copy of the 4-byte convergence counter at `offset` of `counter` (0 when
@@ -111,11 +133,31 @@ impl<'g> Rec<'g> {
             .copy_buffer_to_buffer(counter, offset, &spec.slots, slot, 4);
     }
 
-    /// Learn that iteration `key` needed `count` dispatches (a checked run).
-    pub fn learn(key: IterKey, count: u32) {
+    /// Learn `key`'s count (`count` of the first `len` u32 words of `words`, over `runs`
+    /// checked runs) from the next read-back: no round trip of its own.
+    pub fn learn_later(
+        &mut self,
+        key: IterKey,
+        words: &wgpu::Buffer,
+        len: u64,
+        runs: u32,
+        count: fn(&[u32]) -> u32,
+    ) {
+        self.later.push(LearnLater {
+            key,
+            words: words.clone(),
+            len,
+            runs,
+            count,
+        });
+    }
+
+    /// Learn that iteration `key` needed `count` dispatches in `runs` checked runs (the
+    /// largest of them).
+    pub fn learn(key: IterKey, count: u32, runs: u32) {
         let mut l = lock(&LEARNED);
-        let e = l.entry(key).or_insert(0);
-        *e = (*e).max(count);
+        let e = l.entry(key).or_insert((0, 0));
+        *e = (e.0.max(count), e.1 + runs);
     }
 
     /// The verification slots not checked yet, as a read-back part (slots `0..k`).
@@ -184,13 +226,19 @@ impl<'g> Rec<'g> {
         staging: Option<&wgpu::Buffer>,
     ) -> Result<Vec<Vec<u8>>, GpuError> {
         let verify = self.unchecked_slots();
+        let later = std::mem::take(&mut self.later);
         let mut all = parts.to_vec();
         if let Some((b, bytes)) = &verify {
             all.push((b, *bytes));
         }
+        all.extend(later.iter().map(|l| (&l.words, l.len * 4)));
         let enc = std::mem::replace(&mut self.enc, self.gpu.encoder());
         let mut out = self.gpu.read_back_after(enc, &all, staging)?;
         self.fr.reset();
+        for l in later.iter().rev() {
+            let words = u32s(&out.pop().expect("a part to learn from"));
+            Rec::learn(l.key, (l.count)(&words), l.runs);
+        }
         if verify.is_some() {
             let slots = out.pop().expect("the verification part");
             self.check_verification(&slots)?;

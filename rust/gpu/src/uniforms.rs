@@ -276,6 +276,8 @@ uniforms! {
         n: u32,
         /// Sea level: samples at or below it are outlets.
         sea: f32,
+        /// Index of the relaxation dispatch (odd ones shift their tiles by half a tile).
+        iter: u32,
     }
 
     /// `fill_by_rule.wgsl`: the brush and its height / slope masks.

@@ -31,7 +31,7 @@ pub(crate) struct DepressionBufs {
     class: wgpu::Buffer,
     /// Two distances per sample.
     dist: wgpu::Buffer,
-    /// Samples changed by a relaxation dispatch.
+    /// Samples changed by a relaxation dispatch, and 1 + the last dispatch that changed one.
     changed: wgpu::Buffer,
     /// `changed` copied out for reading.
     pending: wgpu::Buffer,
@@ -40,6 +40,9 @@ pub(crate) struct DepressionBufs {
     fill_hint: Cell<u32>,
     /// The same for `flat_routing`.
     flat_hint: Cell<u32>,
+    /// Runs one learned count counts as (`recorder::MIN_RUNS` for buffers used once per
+    /// generation).
+    learn_runs: u32,
 }
 
 /// Whether an `n × n` grid's largest depression buffer (the flat distances, 8 bytes per
@@ -57,10 +60,20 @@ impl DepressionBufs {
             key: gpu.storage("fill keys", len * 4),
             class: gpu.storage("flat class", len * 4),
             dist: gpu.storage("flat distances", len * 8),
-            changed: gpu.storage("relax changed", 4),
-            pending: gpu.storage("relax pending", 4),
+            changed: gpu.storage("relax changed", 8),
+            pending: gpu.storage("relax pending", 8),
             fill_hint: Cell::new(1),
             flat_hint: Cell::new(1),
+            learn_runs: 1,
+        }
+    }
+
+    /// Buffers whose relaxations run once per generation (the drainage's): each checked run
+    /// is enough to speculate on in the next generation (`recorder::Speculation`).
+    pub fn once_per_generation(rec: &Rec, n: usize) -> DepressionBufs {
+        DepressionBufs {
+            learn_runs: crate::recorder::MIN_RUNS,
+            ..DepressionBufs::new(rec, n)
         }
     }
 
@@ -68,6 +81,7 @@ impl DepressionBufs {
         u::Depression {
             n: self.n as u32,
             sea,
+            iter: 0,
         }
     }
 }
@@ -85,7 +99,7 @@ pub(crate) trait DepressionPasses<'g> {
         b: &DepressionBufs,
         what: &'static str,
         hint: &Cell<u32>,
-        relax: impl FnMut(&mut Rec<'g>) -> Result<(), GpuError>,
+        relax: impl FnMut(&mut Rec<'g>, u32) -> Result<(), GpuError>,
     ) -> Result<u32, GpuError>;
 
     /// `island_core::drainage::depression_fill` of `h` into `filled` (both `b.n²`, sea at or
@@ -122,20 +136,22 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
         b: &DepressionBufs,
         what: &'static str,
         hint: &Cell<u32>,
-        mut relax: impl FnMut(&mut Rec<'g>) -> Result<(), GpuError>,
+        mut relax: impl FnMut(&mut Rec<'g>, u32) -> Result<(), GpuError>,
     ) -> Result<u32, GpuError> {
         let key = (what, b.n);
         let speculative = self.speculative_count(key);
         let len = (b.n * b.n) as u32;
         let mut done = 0u32;
         let mut batch = speculative.unwrap_or(hint.get()).clamp(1, 4 * MAX_BATCH);
+        self.enc.clear_buffer(&b.changed, 0, None);
         loop {
             for k in 0..batch {
                 self.ensure_slots(1)?;
                 if k + 1 == batch {
-                    self.enc.clear_buffer(&b.changed, 0, None);
+                    // The count of the batch's last dispatch (the last productive one stays).
+                    self.enc.clear_buffer(&b.changed, 0, Some(4));
                 }
-                relax(self)?;
+                relax(self, done)?;
                 done += 1;
             }
             if speculative.is_some() {
@@ -143,11 +159,13 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
                 return Ok(done);
             }
             self.enc
-                .copy_buffer_to_buffer(&b.changed, 0, &b.pending, 0, 4);
-            let changed = u32s(&self.read_back(&[(&b.pending, 4)], None)?[0])[0];
-            if changed == 0 {
-                hint.set(done);
-                Rec::learn(key, done);
+                .copy_buffer_to_buffer(&b.changed, 0, &b.pending, 0, 8);
+            let got = u32s(&self.read_back(&[(&b.pending, 8)], None)?[0]);
+            if got[0] == 0 {
+                // Needed: the productive dispatches and one that changes nothing.
+                let need = got[1] + 1;
+                hint.set(need);
+                Rec::learn(key, need, b.learn_runs);
                 return Ok(done);
             }
             // Every dispatch settles at least one more sample for good.
@@ -174,9 +192,9 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
             .read("h", h)
             .write("fill_key", &b.key)
             .run(grid2(b.n))?;
-        let iters = self.relax_until_stable(b, "depression_fill", &b.fill_hint, |rec| {
+        let iters = self.relax_until_stable(b, "depression_fill", &b.fill_hint, |rec, iter| {
             rec.pass(FILL_RELAX)
-                .params(&p)
+                .params(&u::Depression { iter, ..p })
                 .read("h", h)
                 .read_write("fill_key", &b.key)
                 .read_write("changed", &b.changed)
@@ -212,9 +230,9 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
             .write("dist", &b.dist)
             .write("flat", flat)
             .run(grid2(b.n))?;
-        let iters = self.relax_until_stable(b, "flat_routing", &b.flat_hint, |rec| {
+        let iters = self.relax_until_stable(b, "flat_routing", &b.flat_hint, |rec, iter| {
             rec.pass(FLAT_RELAX)
-                .params(&p)
+                .params(&u::Depression { iter, ..p })
                 .read("filled", filled)
                 .read("class_of", &b.class)
                 .read_write("dist", &b.dist)

@@ -75,7 +75,7 @@ impl DrainageBufs {
         let plane = (n * n * 4) as u64;
         DrainageBufs {
             n,
-            dep: DepressionBufs::new(rec, n),
+            dep: DepressionBufs::once_per_generation(rec, n),
             filled: gpu.storage("drainage filled", plane),
             flat_area: gpu.storage("drainage flat|area", plane),
             rcv: gpu.storage("drainage rcv", plane),

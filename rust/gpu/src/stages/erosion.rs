@@ -36,7 +36,6 @@ const STREAM_POWER_APPLY: Entry = Entry::new("erosion", "stream_power_apply");
 const DEPOSITION: Entry = Entry::new("erosion", "deposition");
 const THERMAL: Entry = Entry::new("erosion", "thermal");
 const UPSAMPLE_DELTA: Entry = Entry::new("erosion", "upsample_delta");
-const BUDGET_ADD: Entry = Entry::new("erosion", "budget_add");
 
 /// Dispatches of the donor-first iterations recorded between two checks of the counter of
 /// waiting samples after the first batch (which is as long as the previous step needed: the
@@ -169,13 +168,16 @@ pub(crate) fn fits(rec: &Rec, nc: usize) -> bool {
 }
 
 /// `island_core::erosion::erode` of `heights` (the recording's `n × n` grid, on the GPU) in
-/// place. With `times`, every pass is submitted and waited for and its time added.
+/// place. With `times`, every pass is submitted and waited for and its time added. With
+/// `report`, the report (volumes and extremes, one round trip); without, the default report
+/// and nothing read back here (the pipeline's case).
 pub(crate) fn record_erode(
     rec: &mut Rec,
     heights: &wgpu::Buffer,
     spacing: f32,
     settings: &ErosionSettings,
     seed: u64,
+    report: bool,
     mut times: Option<&mut PassTimes>,
 ) -> Result<ErosionReport, GpuError> {
     let n = rec.n;
@@ -186,7 +188,7 @@ pub(crate) fn record_erode(
     let sp = &plan.params;
     let b = ErosionBufs::new(rec, nc, &sp.pow_count)?;
     let p = uniform(sp, nc);
-    let mut report = ErosionReport {
+    let mut out = ErosionReport {
         steps: plan.steps,
         resolution: nc as u32,
         ..Default::default()
@@ -232,7 +234,6 @@ pub(crate) fn record_erode(
         rec.stream_power(&b, &p, rounds)?;
         timed!("stream_power");
         rec.deposition(&b, &p, depth)?;
-        rec.add_budget(&b, &p)?;
         timed!("deposition");
         for _ in 0..THERMAL_PASSES {
             rec.enc.copy_buffer_to_buffer(&b.h, 0, &b.old, 0, bytes);
@@ -242,24 +243,22 @@ pub(crate) fn record_erode(
     }
     if sp_learned.is_some() {
         rec.verify_zero(sp_key, &b.jump_left, (rounds as u64 - 1) * 4);
+    } else {
+        // With every round run: the rounds the chains needed (the largest over the steps, so
+        // as many runs as steps), learned from the next read-back.
+        rec.learn_later(sp_key, &b.jump_left, rounds as u64, plan.steps, |left| {
+            left.iter().take_while(|&&w| w != 0).count() as u32 + 1
+        });
     }
-    // The report: the volumes, and the extremes of the height change; with every round run,
-    // the rounds the chains needed (learned).
-    let (h, budget, orig, left) = rec.read_erosion(&b, &b.sed_total, true)?;
-    if sp_learned.is_none() {
-        let need = left
-            .iter()
-            .take(rounds as usize)
-            .take_while(|&&w| w != 0)
-            .count()
-            + 1;
-        Rec::learn(sp_key, (need as u32).min(rounds));
+    if report {
+        // The volumes, and the extremes of the height change.
+        let (h, budget, orig) = rec.read_erosion(&b, &b.sed_total, true)?;
+        out.eroded_volume = budget.eroded;
+        out.deposited_volume = budget.deposited;
+        out.exported_volume = budget.exported;
+        let delta: Vec<f32> = h.iter().zip(&orig).map(|(&a, &b)| a - b).collect();
+        finish_report(&mut out, &delta);
     }
-    report.eroded_volume = budget.eroded;
-    report.deposited_volume = budget.deposited;
-    report.exported_volume = budget.exported;
-    let delta: Vec<f32> = h.iter().zip(&orig).map(|(&a, &b)| a - b).collect();
-    finish_report(&mut report, &delta);
     if nc == n {
         rec.enc.copy_buffer_to_buffer(&b.h, 0, heights, 0, bytes);
     } else {
@@ -277,7 +276,7 @@ pub(crate) fn record_erode(
         rec.flush()?;
         tm.add("upsample_delta", t);
     }
-    Ok(report)
+    Ok(out)
 }
 
 /// The recording of these passes (`rec.method(..)` with this trait in scope).
@@ -318,7 +317,7 @@ pub(crate) trait ErosionPasses {
 
     /// `island_core::erosion::deposition`: `iterations` donor-first dispatches (as many as
     /// [`Rec::flow_accumulation`] needed on the same receivers); `b.h` updated in place, the
-    /// per-sample volumes in `b.sed`.
+    /// per-sample volumes in `b.sed` (and added to `b.sed_total`).
     fn deposition(
         &mut self,
         b: &ErosionBufs,
@@ -348,19 +347,14 @@ pub(crate) trait ErosionPasses {
     /// `b.flat`.
     fn erosion_fill(&mut self, b: &ErosionBufs, p: &u::Erosion) -> Result<(), GpuError>;
 
-    /// Add the volumes of the last deposition (`b.sed`) to `b.sed_total`.
-    fn add_budget(&mut self, b: &ErosionBufs, p: &u::Erosion) -> Result<(), GpuError>;
-
     /// Read `b.h` and the per-sample volumes of `sed` (`b.sed` or `b.sed_total`) back, and
-    /// with `all` the heights before the first step and `b.jump_left` (empty without), in one
-    /// round trip.
-    #[allow(clippy::type_complexity)]
+    /// with `orig` the heights before the first step (empty without), in one round trip.
     fn read_erosion(
         &mut self,
         b: &ErosionBufs,
         sed: &wgpu::Buffer,
-        all: bool,
-    ) -> Result<(Vec<f32>, SedimentBudget, Vec<f32>, Vec<u32>), GpuError>;
+        orig: bool,
+    ) -> Result<(Vec<f32>, SedimentBudget, Vec<f32>), GpuError>;
 
     /// Read `b.h` and the volumes of the last deposition back.
     fn read_erosion_pub(&mut self, b: &ErosionBufs)
@@ -440,7 +434,7 @@ impl ErosionPasses for Rec<'_> {
             if got[0] == 0 {
                 // The dispatches that processed something (the rest changed nothing).
                 let need = got[1].max(1);
-                Rec::learn(key, need);
+                Rec::learn(key, need, 1);
                 return Ok(need);
             }
             if iter as u64 > len + 1 {
@@ -488,7 +482,7 @@ impl ErosionPasses for Rec<'_> {
 
     /// `island_core::erosion::deposition`: `iterations` donor-first dispatches (as many as
     /// [`Rec::flow_accumulation`] needed on the same receivers); `b.h` updated in place, the
-    /// per-sample volumes in `b.sed`.
+    /// per-sample volumes in `b.sed` (and added to `b.sed_total`).
     fn deposition(
         &mut self,
         b: &ErosionBufs,
@@ -506,6 +500,7 @@ impl ErosionPasses for Rec<'_> {
                 .read("area", &b.area)
                 .read_write("h", &b.h)
                 .read_write("sed", &b.sed)
+                .read_write("sed_total", &b.sed_total)
                 .read_write("flags", &b.flags)
                 .run(donor_groups(b.nc))?;
         }
@@ -558,34 +553,22 @@ impl ErosionPasses for Rec<'_> {
         Ok(())
     }
 
-    /// Add the volumes of the last deposition (`b.sed`) to `b.sed_total`.
-    fn add_budget(&mut self, b: &ErosionBufs, p: &u::Erosion) -> Result<(), GpuError> {
-        self.ensure_slots(1)?;
-        self.pass(BUDGET_ADD)
-            .params(p)
-            .read("sed", &b.sed)
-            .read_write("sed_total", &b.sed_total)
-            .run(grid2(b.nc))
-    }
-
     fn read_erosion(
         &mut self,
         b: &ErosionBufs,
         sed: &wgpu::Buffer,
-        all: bool,
-    ) -> Result<(Vec<f32>, SedimentBudget, Vec<f32>, Vec<u32>), GpuError> {
+        orig: bool,
+    ) -> Result<(Vec<f32>, SedimentBudget, Vec<f32>), GpuError> {
         let len = (b.nc * b.nc) as u64;
         let mut parts = vec![(&b.h, len * 4), (sed, len * 16)];
-        if all {
+        if orig {
             parts.push((&b.orig, len * 4));
-            parts.push((&b.jump_left, JUMP_ROUNDS_MAX * 4));
         }
         let mut got = self.read_back(&parts, None)?;
-        let (orig, left) = if all {
-            let left = u32s(&got.pop().expect("4 parts"));
-            (f32s(&got.pop().expect("4 parts")), left)
+        let orig = if orig {
+            f32s(&got.pop().expect("3 parts"))
         } else {
-            (Vec::new(), Vec::new())
+            Vec::new()
         };
         let v = f32s(&got[1]);
         let mut s = SedimentBudget::default();
@@ -594,7 +577,7 @@ impl ErosionPasses for Rec<'_> {
             s.deposited += c[2] as f64;
             s.exported += c[3] as f64;
         }
-        Ok((f32s(&got.swap_remove(0)), s, orig, left))
+        Ok((f32s(&got.swap_remove(0)), s, orig))
     }
 
     /// Read `b.h` and the volumes of the last deposition back.
@@ -602,7 +585,7 @@ impl ErosionPasses for Rec<'_> {
         &mut self,
         b: &ErosionBufs,
     ) -> Result<(Vec<f32>, SedimentBudget), GpuError> {
-        let (h, s, _, _) = self.read_erosion(b, &b.sed, false)?;
+        let (h, s, _) = self.read_erosion(b, &b.sed, false)?;
         Ok((h, s))
     }
 }
@@ -636,7 +619,8 @@ pub(crate) fn stage_erosion(run: &mut Run) -> Result<(), GpuError> {
         if relief {
             on_cpu(rec, island_core::shape::apply_relief)?;
         }
-        record_erode(rec, &r.heights, p.spacing(), &settings, p.seed, None)?;
+        // The pipeline has no use for the report (as `erosion_stage`): nothing read back.
+        record_erode(rec, &r.heights, p.spacing(), &settings, p.seed, false, None)?;
         if volcano {
             on_cpu(rec, island_core::shape::dig_crater)?;
         }
@@ -865,7 +849,7 @@ pub fn erode(
     check_len("heights", heights.len(), n * n)?;
     with_gpu(Grid::new(n, spacing * (n - 1) as f32, seed), |gpu, rec| {
         let hb = gpu.storage_init("heights", bytemuck::cast_slice(heights));
-        let report = record_erode(rec, &hb, spacing, settings, seed, times)?;
+        let report = record_erode(rec, &hb, spacing, settings, seed, true, times)?;
         Ok((read_f32(rec, &hb, n * n)?, report))
     })
 }

@@ -69,7 +69,9 @@ pub(crate) fn stage_splat(run: &mut Run) -> Result<(), GpuError> {
     }
     let gpu = run.gpu;
     let (rec, r) = run.parts();
-    rec.flush()?;
+    // The splat passes submitted before the mask's upload (queue writes are ordered after
+    // earlier submissions): no wait.
+    rec.submit();
     let w = &r.splat_w;
     gpu.upload(&w[0], 0, bytemuck::cast_slice(&mask));
     let scratch = super::wetness::WetScratch {
