@@ -11,9 +11,10 @@
 //   paths: the unique fixed point, whatever the order. Then each flat sample drains to its
 //   equal-height neighbour of least 2·lo − hi (non-flat neighbours first, ties to the smallest
 //   neighbour index).
-// The relaxation passes iterate inside their workgroup's tile (kept in workgroup memory, with
-// a one-sample halo read at the start) until an iteration changes nothing there, then write
-// back, so a dispatch carries a value across the tile; tiles with nothing left to change (no flat
+// The relaxation passes iterate inside their workgroup's RELAX_TILE² tile (four samples per
+// invocation, kept in workgroup memory with a one-sample halo read at the start) until an
+// iteration changes nothing there, then write back, so a dispatch carries a value across the
+// tile; tiles with nothing left to change (no flat
 // sample; every land sample filled to its own height) skip the iterations. `changed[0]`
 // counts the samples a dispatch changed (0: converged), `changed[1]` is 1 + the last dispatch
 // (`P.iter`) that changed one.
@@ -32,17 +33,19 @@ const DEP_NONE: u32 = 0xffffffffu;
 const CLASS_FLAT: u32 = 1u;
 const CLASS_DRAIN: u32 = 2u;
 const CLASS_OUTLET: u32 = 3u;
+// Side of the relaxation passes' tiles: GRID_TILE² invocations, four samples each.
+const RELAX_TILE: u32 = 2u * GRID_TILE;
 // Most local iterations per dispatch of the relaxation passes: a value crosses the tile
-// (GRID_TILE² samples) in fewer.
-const FILL_LOCAL_ITERS: u32 = 257u;
+// (RELAX_TILE² samples) in fewer.
+const FILL_LOCAL_ITERS: u32 = RELAX_TILE * RELAX_TILE + 1u;
 // Side of a tile with its halo.
-const HALO_SIDE: u32 = 18u;
-const HALO_LEN: u32 = 324u;
+const HALO_SIDE: u32 = RELAX_TILE + 2u;
+const HALO_LEN: u32 = HALO_SIDE * HALO_SIDE;
 
-var<workgroup> t_key: array<u32, 324>;
-var<workgroup> t_lo: array<u32, 324>;
-var<workgroup> t_hi: array<u32, 324>;
-var<workgroup> t_f: array<f32, 324>;
+var<workgroup> t_key: array<u32, HALO_LEN>;
+var<workgroup> t_lo: array<u32, HALO_LEN>;
+var<workgroup> t_hi: array<u32, HALO_LEN>;
+var<workgroup> t_f: array<f32, HALO_LEN>;
 // Samples of the tile that may still change; the tile skips its iterations when there are
 // none (the same answer for the whole workgroup, so the barriers stay uniform).
 var<workgroup> t_open: atomic<u32>;
@@ -98,12 +101,17 @@ fn dep_neighbour(x: u32, z: u32, k: u32) -> i32 {
 
 // Grid index of halo-tile entry t of workgroup `wid`, -1 off the grid.
 fn halo_index(wid: vec3<u32>, t: u32) -> i32 {
-    let x = i32(wid.x * GRID_TILE + t % HALO_SIDE) - 1;
-    let z = i32(wid.y * GRID_TILE + t / HALO_SIDE) - 1;
+    let x = i32(wid.x * RELAX_TILE + t % HALO_SIDE) - 1;
+    let z = i32(wid.y * RELAX_TILE + t / HALO_SIDE) - 1;
     if (x < 0 || z < 0 || x >= i32(P.n) || z >= i32(P.n)) {
         return -1;
     }
     return z * i32(P.n) + x;
+}
+
+// Tile-local coordinates of the invocation's sample s (0..4) in a relaxation tile.
+fn relax_local(lid: vec3<u32>, s: u32) -> vec2<u32> {
+    return lid.xy + GRID_TILE * vec2<u32>(s % 2u, s / 2u);
 }
 
 // Offset of neighbour k inside the halo tile.
@@ -135,7 +143,6 @@ fn fill_init(@builtin(global_invocation_id) gid: vec3<u32>) {
 // depression_fill, one relaxation dispatch (in place).
 @compute @workgroup_size(GRID_TILE, GRID_TILE)
 fn fill_relax(
-    @builtin(global_invocation_id) gid: vec3<u32>,
     @builtin(local_invocation_id) lid: vec3<u32>,
     @builtin(workgroup_id) wid: vec3<u32>,
 ) {
@@ -148,47 +155,62 @@ fn fill_relax(
         t_key[t] = k;
     }
     workgroupBarrier();
-    let me = i32((lid.y + 1u) * HALO_SIDE + lid.x + 1u);
-    let i = gid.y * P.n + gid.x;
-    var live = false;
-    var hk = 0u;
-    if (gid.x < P.n && gid.y < P.n) {
-        live = !dep_outlet(i);
-        hk = order_key(h[i]);
-    }
-    let start = t_key[me];
-    // A sample at its own height (filled = h) is final.
-    if (live && start != hk) {
-        atomicAdd(&t_open, 1u);
+    var me: array<i32, 4>;
+    var idx: array<u32, 4>;
+    var live: array<bool, 4>;
+    var hk: array<u32, 4>;
+    var start: array<u32, 4>;
+    for (var s = 0u; s < 4u; s++) {
+        let l = relax_local(lid, s);
+        let g = wid.xy * RELAX_TILE + l;
+        me[s] = i32((l.y + 1u) * HALO_SIDE + l.x + 1u);
+        idx[s] = g.y * P.n + g.x;
+        live[s] = false;
+        if (g.x < P.n && g.y < P.n) {
+            live[s] = !dep_outlet(idx[s]);
+            hk[s] = order_key(h[idx[s]]);
+        }
+        start[s] = t_key[me[s]];
+        // A sample at its own height (filled = h) is final.
+        if (live[s] && start[s] != hk[s]) {
+            atomicAdd(&t_open, 1u);
+        }
     }
     if (workgroupUniformLoad(&t_open) == 0u) {
         return;
     }
     for (var it = 0u; it < FILL_LOCAL_ITERS; it++) {
-        var m = DEP_NONE;
-        if (live) {
-            for (var k = 0u; k < 9u; k++) {
-                if (k != 4u) {
-                    m = min(m, t_key[me + halo_offset(k)]);
+        var m: array<u32, 4>;
+        for (var s = 0u; s < 4u; s++) {
+            m[s] = DEP_NONE;
+            if (live[s]) {
+                for (var k = 0u; k < 9u; k++) {
+                    if (k != 4u) {
+                        m[s] = min(m[s], t_key[me[s] + halo_offset(k)]);
+                    }
                 }
             }
         }
         workgroupBarrier();
         var moved = false;
-        if (live) {
-            let v = min(t_key[me], max(hk, m));
-            moved = v != t_key[me];
-            t_key[me] = v;
+        for (var s = 0u; s < 4u; s++) {
+            if (live[s]) {
+                let v = min(t_key[me[s]], max(hk[s], m[s]));
+                moved = moved || v != t_key[me[s]];
+                t_key[me[s]] = v;
+            }
         }
         if (!local_step_moved(it, moved, all(lid.xy == vec2<u32>(0u)))) {
             break;
         }
     }
-    let v = t_key[me];
-    if (live && v < start) {
-        atomicMin(&fill_key[i], v);
-        atomicAdd(&changed[0], 1u);
-        atomicMax(&changed[1], P.iter + 1u);
+    for (var s = 0u; s < 4u; s++) {
+        let v = t_key[me[s]];
+        if (live[s] && v < start[s]) {
+            atomicMin(&fill_key[idx[s]], v);
+            atomicAdd(&changed[0], 1u);
+            atomicMax(&changed[1], P.iter + 1u);
+        }
     }
 }
 
@@ -260,7 +282,6 @@ fn flat_init(@builtin(global_invocation_id) gid: vec3<u32>) {
 // d ← min(d, 1 + min over the equal-height neighbours).
 @compute @workgroup_size(GRID_TILE, GRID_TILE)
 fn flat_relax(
-    @builtin(global_invocation_id) gid: vec3<u32>,
     @builtin(local_invocation_id) lid: vec3<u32>,
     @builtin(workgroup_id) wid: vec3<u32>,
 ) {
@@ -279,55 +300,73 @@ fn flat_relax(
         t_f[t] = f;
     }
     workgroupBarrier();
-    let me = i32((lid.y + 1u) * HALO_SIDE + lid.x + 1u);
-    let i = gid.y * P.n + gid.x;
-    var live = false;
-    if (gid.x < P.n && gid.y < P.n) {
-        live = class_of[i] == CLASS_FLAT;
-    }
-    let lo0 = t_lo[me];
-    let hi0 = t_hi[me];
-    let hc = t_f[me];
-    if (live) {
-        atomicAdd(&t_open, 1u);
+    var me: array<i32, 4>;
+    var idx: array<u32, 4>;
+    var live: array<bool, 4>;
+    var lo0: array<u32, 4>;
+    var hi0: array<u32, 4>;
+    var hc: array<f32, 4>;
+    for (var s = 0u; s < 4u; s++) {
+        let l = relax_local(lid, s);
+        let g = wid.xy * RELAX_TILE + l;
+        me[s] = i32((l.y + 1u) * HALO_SIDE + l.x + 1u);
+        idx[s] = g.y * P.n + g.x;
+        live[s] = false;
+        if (g.x < P.n && g.y < P.n) {
+            live[s] = class_of[idx[s]] == CLASS_FLAT;
+        }
+        lo0[s] = t_lo[me[s]];
+        hi0[s] = t_hi[me[s]];
+        hc[s] = t_f[me[s]];
+        if (live[s]) {
+            atomicAdd(&t_open, 1u);
+        }
     }
     if (workgroupUniformLoad(&t_open) == 0u) {
         return;
     }
     // Off-grid halo entries are "not reached": they never lower a distance.
     for (var it = 0u; it < FILL_LOCAL_ITERS; it++) {
-        var ml = DEP_NONE;
-        var mh = DEP_NONE;
-        if (live) {
-            for (var k = 0u; k < 9u; k++) {
-                if (k == 4u) {
-                    continue;
-                }
-                let t = me + halo_offset(k);
-                if (t_f[t] == hc) {
-                    ml = min(ml, t_lo[t]);
-                    mh = min(mh, t_hi[t]);
+        var ml: array<u32, 4>;
+        var mh: array<u32, 4>;
+        for (var s = 0u; s < 4u; s++) {
+            ml[s] = DEP_NONE;
+            mh[s] = DEP_NONE;
+            if (live[s]) {
+                for (var k = 0u; k < 9u; k++) {
+                    if (k == 4u) {
+                        continue;
+                    }
+                    let t = me[s] + halo_offset(k);
+                    if (t_f[t] == hc[s]) {
+                        ml[s] = min(ml[s], t_lo[t]);
+                        mh[s] = min(mh[s], t_hi[t]);
+                    }
                 }
             }
         }
         workgroupBarrier();
         var moved = false;
-        if (live) {
-            let lo = min(t_lo[me], step_dist(ml));
-            let hi = min(t_hi[me], step_dist(mh));
-            moved = lo != t_lo[me] || hi != t_hi[me];
-            t_lo[me] = lo;
-            t_hi[me] = hi;
+        for (var s = 0u; s < 4u; s++) {
+            if (live[s]) {
+                let lo = min(t_lo[me[s]], step_dist(ml[s]));
+                let hi = min(t_hi[me[s]], step_dist(mh[s]));
+                moved = moved || lo != t_lo[me[s]] || hi != t_hi[me[s]];
+                t_lo[me[s]] = lo;
+                t_hi[me[s]] = hi;
+            }
         }
         if (!local_step_moved(it, moved, all(lid.xy == vec2<u32>(0u)))) {
             break;
         }
     }
-    if (live && (t_lo[me] < lo0 || t_hi[me] < hi0)) {
-        atomicMin(&dist[2u * i], t_lo[me]);
-        atomicMin(&dist[2u * i + 1u], t_hi[me]);
-        atomicAdd(&changed[0], 1u);
-        atomicMax(&changed[1], P.iter + 1u);
+    for (var s = 0u; s < 4u; s++) {
+        if (live[s] && (t_lo[me[s]] < lo0[s] || t_hi[me[s]] < hi0[s])) {
+            atomicMin(&dist[2u * idx[s]], t_lo[me[s]]);
+            atomicMin(&dist[2u * idx[s] + 1u], t_hi[me[s]]);
+            atomicAdd(&changed[0], 1u);
+            atomicMax(&changed[1], P.iter + 1u);
+        }
     }
 }
 

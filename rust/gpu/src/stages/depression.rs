@@ -19,6 +19,13 @@ const FLAT_INIT: Entry = Entry::new("depression", "flat_init");
 const FLAT_RELAX: Entry = Entry::new("depression", "flat_relax");
 const FLAT_RECEIVERS: Entry = Entry::new("depression", "flat_receivers");
 
+/// Workgroups of the relaxation passes over an `n × n` grid: one per 32² tile (`RELAX_TILE`
+/// in `depression.wgsl`: `GRID_TILE²` invocations, four samples each).
+fn relax_groups(n: usize) -> (u32, u32, u32) {
+    let g = (n as u32).div_ceil(2 * u::GRID_TILE);
+    (g, g, 1)
+}
+
 /// Longest batch of relaxation dispatches between two reads of the counter of changed samples.
 const MAX_BATCH: u32 = 32;
 
@@ -198,7 +205,7 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
                 .read("h", h)
                 .read_write("fill_key", &b.key)
                 .read_write("changed", &b.changed)
-                .run(grid2(b.n))
+                .run(relax_groups(b.n))
         })?;
         self.ensure_slots(1)?;
         self.pass(FILL_DECODE)
@@ -237,7 +244,7 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
                 .read("class_of", &b.class)
                 .read_write("dist", &b.dist)
                 .read_write("changed", &b.changed)
-                .run(grid2(b.n))
+                .run(relax_groups(b.n))
         })?;
         self.ensure_slots(1)?;
         self.pass(FLAT_RECEIVERS)
