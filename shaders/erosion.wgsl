@@ -152,23 +152,43 @@ fn donor_ready(j: u32) -> bool {
 }
 
 // ---- the donor-first iteration, tiled --------------------------------------------------------
-// flow_accumulation and deposition: a workgroup owns a DONOR_TILE² tile (four samples per
-// invocation) and iterates inside it, in workgroup memory, until nothing in the tile can
+// flow_accumulation and deposition: a workgroup owns a DONOR_TILE² tile (DONOR_PER² samples
+// per invocation) and iterates inside it, in workgroup memory, until nothing in the tile can
 // progress: a sample is processed once each of its donors is either done in the tile (this
 // dispatch or earlier) or outside the tile and done by an earlier dispatch. So one dispatch
 // carries a chain across a whole tile, and a chain needs one more dispatch only where it
 // crosses into another tile. Every sample still sums its donors in neighbour order from their
 // final values: which dispatch or local step processes it never changes its value.
 const DONOR_LEN: u32 = DONOR_TILE * DONOR_TILE;
-// The processed samples' values (area, or the sediment passed on) and flags (0: waiting).
-var<workgroup> d_val: array<f32, DONOR_LEN>;
-var<workgroup> d_done: array<u32, DONOR_LEN>;
+// Samples per invocation along each axis.
+const DONOR_PER: u32 = DONOR_TILE / GRID_TILE;
+const DONOR_SAMPLES: u32 = DONOR_PER * DONOR_PER;
+// The bits of a tile sample still waiting in `d_val` (a NaN no arithmetic produces; a value
+// with these bits is stored as another NaN, see donor_store).
+const DONOR_WAITING: u32 = 0xffffffffu;
+// The processed samples' values (area, or the sediment passed on) as bits; DONOR_WAITING
+// while waiting.
+var<workgroup> d_val: array<u32, DONOR_LEN>;
 // Samples processed in the current local step (0: the tile is stuck or finished).
 var<workgroup> d_progress: atomic<u32>;
 
-// Tile-local index of the invocation's sample s (0..4).
+// Tile-local index of the invocation's sample s (0..DONOR_SAMPLES).
 fn donor_slot(lid: vec3<u32>, s: u32) -> u32 {
-    return (lid.y + GRID_TILE * (s / 2u)) * DONOR_TILE + lid.x + GRID_TILE * (s % 2u);
+    return (lid.y + GRID_TILE * (s / DONOR_PER)) * DONOR_TILE + lid.x + GRID_TILE * (s % DONOR_PER);
+}
+
+// Tile sample t done with value v.
+fn donor_store(t: u32, v: f32) {
+    let b = bitcast<u32>(v);
+    d_val[t] = select(b, 0x7fffffffu, b == DONOR_WAITING);
+}
+
+fn donor_done(t: u32) -> bool {
+    return d_val[t] != DONOR_WAITING;
+}
+
+fn donor_value(t: u32) -> f32 {
+    return bitcast<f32>(d_val[t]);
 }
 
 // Grid coordinates of tile-local sample l of workgroup wid (off the grid: ≥ P.nc). Odd
@@ -213,7 +233,7 @@ fn donors_done(l: u32, xy: vec2<u32>, mask: u32) -> bool {
         }
         let t = donor_local(l, m);
         if (t < DONOR_LEN) {
-            if (d_done[t] == 0u) {
+            if (!donor_done(t)) {
                 return false;
             }
         } else if (!donor_ready(u32(neighbour(xy.x, xy.y, m, P.nc)))) {
@@ -240,18 +260,19 @@ fn flow_accumulation(
     @builtin(local_invocation_id) lid: vec3<u32>,
 ) {
     let n = P.nc;
-    var mask: array<u32, 4>;
+    var mask: array<u32, DONOR_SAMPLES>;
     var todo = 0u;
-    for (var s = 0u; s < 4u; s++) {
+    for (var s = 0u; s < DONOR_SAMPLES; s++) {
         let l = donor_slot(lid, s);
         let xy = donor_xy(wid, l);
-        d_done[l] = 1u;
+        // Off the grid: done (never a donor).
+        d_val[l] = 0u;
         if (xy.x < n && xy.y < n) {
             let i = xy.y * n + xy.x;
             if (atomicLoad(&flags[i]) != 0u) {
-                d_val[l] = area[i];
+                donor_store(l, area[i]);
             } else {
-                d_done[l] = 0u;
+                d_val[l] = DONOR_WAITING;
                 mask[s] = donor_mask(xy, i);
                 todo |= 1u << s;
             }
@@ -263,8 +284,8 @@ fn flow_accumulation(
         }
         workgroupBarrier();
         var ready = 0u;
-        var vals: array<f32, 4>;
-        for (var s = 0u; s < 4u; s++) {
+        var vals: array<f32, DONOR_SAMPLES>;
+        for (var s = 0u; s < DONOR_SAMPLES; s++) {
             let l = donor_slot(lid, s);
             let xy = donor_xy(wid, l);
             if ((todo & (1u << s)) == 0u || !donors_done(l, xy, mask[s])) {
@@ -277,7 +298,7 @@ fn flow_accumulation(
                 }
                 let t = donor_local(l, m);
                 if (t < DONOR_LEN) {
-                    sum += d_val[t];
+                    sum += donor_value(t);
                 } else {
                     sum += area[u32(neighbour(xy.x, xy.y, m, n))];
                 }
@@ -286,15 +307,14 @@ fn flow_accumulation(
             ready |= 1u << s;
         }
         workgroupBarrier();
-        for (var s = 0u; s < 4u; s++) {
+        for (var s = 0u; s < DONOR_SAMPLES; s++) {
             if ((ready & (1u << s)) == 0u) {
                 continue;
             }
             let l = donor_slot(lid, s);
             let xy = donor_xy(wid, l);
             let i = xy.y * n + xy.x;
-            d_val[l] = vals[s];
-            d_done[l] = 1u;
+            donor_store(l, vals[s]);
             area[i] = vals[s];
             atomicStore(&flags[i], P.iter + 1u);
         }
@@ -430,18 +450,19 @@ fn deposition(
     @builtin(local_invocation_id) lid: vec3<u32>,
 ) {
     let n = P.nc;
-    var mask: array<u32, 4>;
+    var mask: array<u32, DONOR_SAMPLES>;
     var todo = 0u;
-    for (var s = 0u; s < 4u; s++) {
+    for (var s = 0u; s < DONOR_SAMPLES; s++) {
         let l = donor_slot(lid, s);
         let xy = donor_xy(wid, l);
-        d_done[l] = 1u;
+        // Off the grid: done (never a donor).
+        d_val[l] = 0u;
         if (xy.x < n && xy.y < n) {
             let i = xy.y * n + xy.x;
             if (atomicLoad(&flags[i]) != 0u) {
-                d_val[l] = sed[i].x;
+                donor_store(l, sed[i].x);
             } else {
-                d_done[l] = 0u;
+                d_val[l] = DONOR_WAITING;
                 if (rcv[i] != i) {
                     mask[s] = donor_mask(xy, i);
                 }
@@ -455,8 +476,8 @@ fn deposition(
         }
         workgroupBarrier();
         var ready = 0u;
-        var qs: array<f32, 4>;
-        for (var s = 0u; s < 4u; s++) {
+        var qs: array<f32, DONOR_SAMPLES>;
+        for (var s = 0u; s < DONOR_SAMPLES; s++) {
             let l = donor_slot(lid, s);
             let xy = donor_xy(wid, l);
             if ((todo & (1u << s)) == 0u || !donors_done(l, xy, mask[s])) {
@@ -469,7 +490,7 @@ fn deposition(
                 }
                 let t = donor_local(l, m);
                 if (t < DONOR_LEN) {
-                    sum += d_val[t];
+                    sum += donor_value(t);
                 } else {
                     sum += sed[u32(neighbour(xy.x, xy.y, m, n))].x;
                 }
@@ -478,7 +499,7 @@ fn deposition(
             ready |= 1u << s;
         }
         workgroupBarrier();
-        for (var s = 0u; s < 4u; s++) {
+        for (var s = 0u; s < DONOR_SAMPLES; s++) {
             if ((ready & (1u << s)) == 0u) {
                 continue;
             }
@@ -492,8 +513,7 @@ fn deposition(
             } else {
                 v = deposit(i, qs[s]);
             }
-            d_val[l] = v;
-            d_done[l] = 1u;
+            donor_store(l, v);
             atomicStore(&flags[i], P.iter + 1u);
         }
         todo &= ~ready;

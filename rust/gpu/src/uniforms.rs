@@ -312,8 +312,9 @@ impl Grid {
 /// Side of the square workgroups of the per-sample passes (`@workgroup_size(GRID_TILE, GRID_TILE)`).
 pub(crate) const GRID_TILE: u32 = 16;
 /// Side of the tile one workgroup of the donor-first passes (`flow_accumulation`,
-/// `deposition` in `erosion.wgsl`) iterates in: `GRID_TILE²` invocations, four samples each.
-pub(crate) const DONOR_TILE: u32 = 2 * GRID_TILE;
+/// `deposition` in `erosion.wgsl`) iterates in: `GRID_TILE²` invocations, nine samples each
+/// (a 48² tile's values fill 9 KiB of workgroup memory, WebGPU guarantees 16).
+pub(crate) const DONOR_TILE: u32 = 3 * GRID_TILE;
 /// Invocations of the one-dimensional passes (one per row or column, hash probe).
 pub(crate) const LINE_GROUP: u32 = 64;
 /// Side of the diamond-square passes' workgroups.

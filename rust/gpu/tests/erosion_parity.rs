@@ -173,7 +173,7 @@ fn erosion_flow_receivers_match() {
 }
 
 /// Side of the tiles of the donor-first passes (`DONOR_TILE` in `rust/gpu/src/uniforms.rs`).
-const DONOR_TILE: usize = 32;
+const DONOR_TILE: usize = 48;
 
 /// The dispatches the tiled donor-first iteration of `erosion.wgsl` needs for the receivers
 /// `rcv`, simulated on the CPU: in dispatch k (tiles of `DONOR_TILE²` shifted by half a tile
