@@ -405,13 +405,26 @@ fn stream_power_apply(@builtin(global_invocation_id) gid: vec3<u32>) {
     h[iu] = min(s.x, s.y);
 }
 
+// Sample i's height after the stream-power step (not an outlet): with P.apply, its final
+// composition in `state_a` applied (stream_power_apply, done here instead of in a dispatch of
+// its own); without, `h` holds it.
+fn stream_height(i: u32) -> f32 {
+    if (P.apply != 0u) {
+        let s = state_a[i];
+        return min(s.x, s.y);
+    }
+    return h[i];
+}
+
 // island_core::erosion::deposition of sample i (not an outlet) with `qs` received from its
 // donors: h updated, sed[i] = (sediment passed on, eroded m³, deposited m³, exported m³);
 // returns the sediment passed on.
 fn deposit(i: u32, qs: f32) -> f32 {
     let r = rcv[i];
     let ca = P.dx * P.dx;
-    let e = mul_r(old[i] - h[i], ca);
+    let hs = stream_height(i);
+    h[i] = hs;
+    let e = mul_r(old[i] - hs, ca);
     let q = qs + e;
     var out = vec4<f32>(0.0f, e, 0.0f, 0.0f);
     if (q > 0.0f) {
@@ -422,7 +435,7 @@ fn deposit(i: u32, qs: f32) -> f32 {
         } else {
             d = min(P.g * q / (area[i] + mul_r(P.g, ca)), q / ca);
         }
-        h[i] = h[i] + d;
+        h[i] = hs + d;
         let dv = d * ca;
         out.z = dv;
         let pass_on = q - mul_r(d, ca);

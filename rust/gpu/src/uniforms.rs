@@ -229,6 +229,9 @@ uniforms! {
         cell_area: f32,
         /// `resample`: `(n − 1) / (nc − 1)`; `upsample_delta`: `(nc − 1) / (n − 1)`.
         scale: f32,
+        /// `deposition`: 1 when the stream power's final compositions (`state_a`) are still
+        /// to be applied (the pipeline: one dispatch fewer per step), 0 when `h` holds them.
+        apply: u32,
     }
 
     /// `drainage.wgsl`.

@@ -74,6 +74,7 @@ pub(crate) fn uniform(p: &StepParams, nc: usize) -> u::Erosion {
         creep: p.smooth,
         cell_area: p.dx * p.dx,
         scale: 0.0,
+        apply: 0,
     }
 }
 
@@ -231,9 +232,10 @@ pub(crate) fn record_erode(
         depth = rec.flow_accumulation(&b, &p, depth)?;
         timed!("flow_accumulation");
         rec.enc.copy_buffer_to_buffer(&b.h, 0, &b.old, 0, bytes);
-        rec.stream_power(&b, &p, rounds)?;
+        // The deposition applies the stream power's compositions (no apply dispatch).
+        rec.stream_power(&b, &p, rounds, false)?;
         timed!("stream_power");
-        rec.deposition(&b, &p, depth)?;
+        rec.deposition(&b, &p, depth, Some(&b.state[rounds as usize % 2]))?;
         timed!("deposition");
         for _ in 0..THERMAL_PASSES {
             rec.enc.copy_buffer_to_buffer(&b.h, 0, &b.old, 0, bytes);
@@ -307,22 +309,26 @@ pub(crate) trait ErosionPasses {
     ) -> Result<u32, GpuError>;
 
     /// `island_core::erosion::stream_power` by pointer jumping (`rounds` rounds: see
-    /// [`jump_rounds`]): `b.h` updated in place.
+    /// [`jump_rounds`]): with `apply`, `b.h` updated in place; without, the compositions are
+    /// left in `b.state[rounds % 2]` for [`ErosionPasses::deposition`] to apply.
     fn stream_power(
         &mut self,
         b: &ErosionBufs,
         p: &u::Erosion,
         rounds: u32,
+        apply: bool,
     ) -> Result<(), GpuError>;
 
     /// `island_core::erosion::deposition`: `iterations` donor-first dispatches (as many as
     /// [`Rec::flow_accumulation`] needed on the same receivers); `b.h` updated in place, the
-    /// per-sample volumes in `b.sed` (and added to `b.sed_total`).
+    /// per-sample volumes in `b.sed` (and added to `b.sed_total`). With `state`, the stream
+    /// power's compositions are applied first (`b.h` held the heights before it).
     fn deposition(
         &mut self,
         b: &ErosionBufs,
         p: &u::Erosion,
         iterations: u32,
+        state: Option<&wgpu::Buffer>,
     ) -> Result<(), GpuError>;
 
     /// `island_core::erosion::thermal`: one Jacobi pass `src` → `h`.
@@ -451,6 +457,7 @@ impl ErosionPasses for Rec<'_> {
         b: &ErosionBufs,
         p: &u::Erosion,
         rounds: u32,
+        apply: bool,
     ) -> Result<(), GpuError> {
         self.ensure_slots(rounds as u64 + 2)?;
         self.pass(STREAM_POWER_INIT)
@@ -472,6 +479,9 @@ impl ErosionPasses for Rec<'_> {
                 .read_write("jump_left", &b.jump_left)
                 .run(grid2(b.nc))?;
         }
+        if !apply {
+            return Ok(());
+        }
         self.pass(STREAM_POWER_APPLY)
             .params(p)
             .read("rcv", &b.rcv)
@@ -488,12 +498,19 @@ impl ErosionPasses for Rec<'_> {
         b: &ErosionBufs,
         p: &u::Erosion,
         iterations: u32,
+        state: Option<&wgpu::Buffer>,
     ) -> Result<(), GpuError> {
         self.enc.clear_buffer(&b.flags, 0, None);
         for iter in 0..iterations {
             self.ensure_slots(1)?;
             self.pass(DEPOSITION)
-                .params(&u::Erosion { iter, ..*p })
+                .params(&u::Erosion {
+                    iter,
+                    apply: state.is_some() as u32,
+                    ..*p
+                })
+                // Unread without `state`.
+                .read("state_a", state.unwrap_or(&b.state[0]))
                 .read("rcv", &b.rcv)
                 .read("old", &b.old)
                 .read("filled", &b.filled)
@@ -754,7 +771,7 @@ pub fn stream_power(
         upload(gpu, &b.h, bytemuck::cast_slice(h));
         upload(gpu, &b.rcv, bytemuck::cast_slice(rcv));
         upload(gpu, &b.area, bytemuck::cast_slice(area));
-        rec.stream_power(b, &up, jump_rounds(n))?;
+        rec.stream_power(b, &up, jump_rounds(n), true)?;
         read_f32(rec, &b.h, n * n)
     })
 }
@@ -788,7 +805,7 @@ pub fn deposition(
         // (into the scratch area buffer, then the given areas are uploaded).
         let iters = rec.flow_accumulation(b, &up, 1)?;
         upload(gpu, &b.area, bytemuck::cast_slice(area));
-        rec.deposition(b, &up, iters)?;
+        rec.deposition(b, &up, iters, None)?;
         let (hd, budget) = rec.read_erosion_pub(b)?;
         Ok((hd, budget))
     })
