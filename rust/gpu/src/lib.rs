@@ -16,6 +16,7 @@
 pub mod auto;
 mod ctx;
 mod error;
+mod learned;
 mod passes;
 mod pipeline;
 mod recorder;
@@ -118,10 +119,12 @@ pub fn set_stage_waits(on: bool) {
 
 /// Test hook: every dispatch count the GPU pipeline learned for its iterations set to `count`,
 /// so that the next generation's speculation falls short where more are needed; `None`
-/// forgets them (the next generation reads every convergence counter again).
+/// forgets them (the next generation reads every convergence counter again). The counts are
+/// kept next to AUTO's measurements ([`auto::set_store_dir`], file
+/// `island_gpu_iterations.json`) when a folder is set.
 #[doc(hidden)]
 pub fn set_learned_iterations(count: Option<u32>) {
-    recorder::set_all_learned(count);
+    learned::set_all(count);
 }
 
 /// Generations of this process whose speculative iteration counts fell short and that were

@@ -109,10 +109,13 @@ pub(crate) fn run(
     progress: &mut dyn FnMut(f32, &str),
     cancel: &AtomicBool,
 ) -> Result<Island, GpuError> {
-    match run_once(gpu, p, progress, cancel, true) {
+    let island = match run_once(gpu, p, progress, cancel, true) {
         Err(GpuError::Unconverged(_)) => run_once(gpu, p, progress, cancel, false),
         r => r,
-    }
+    };
+    // What was learned, for the next process (when there is a store folder).
+    crate::learned::save();
+    island
 }
 
 fn run_once(

@@ -4,12 +4,10 @@
 
 use crate::ctx::{Frame, Gpu, Pass, DISPATCH_SLOTS};
 use crate::error::GpuError;
+use crate::learned::{self, IterKey};
 use crate::passes::Entry;
-use crate::sync::lock;
 use crate::uniforms as u;
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 
 /// Records passes into one command encoder.
 pub(crate) struct Rec<'g> {
@@ -33,13 +31,6 @@ struct LearnLater {
     count: fn(&[u32]) -> u32,
 }
 
-/// An iterative pass (a relaxation, a donor-first iteration) on a grid of a given side.
-pub(crate) type IterKey = (&'static str, usize);
-
-/// Dispatch counts iterations needed in this process's checked runs, per [`IterKey`]: the
-/// largest seen, and in how many runs.
-static LEARNED: Mutex<BTreeMap<IterKey, (u32, u32)>> = Mutex::new(BTreeMap::new());
-
 /// Runs of an iteration seen before its count is used: the erosion's first time step often
 /// needs fewer relaxation dispatches than the later ones, so one run is not enough to go by
 /// (an iteration that runs once per generation, as the drainage's, counts its run as these).
@@ -47,16 +38,6 @@ pub(crate) const MIN_RUNS: u32 = 2;
 
 /// Generations whose speculative counts fell short (generated again with checks).
 static MISSES: AtomicU64 = AtomicU64::new(0);
-
-/// Test hook: every learned count set to `count` (speculation then falls short where more
-/// are needed), or with `None` forgotten (the next generation reads every counter).
-pub(crate) fn set_all_learned(count: Option<u32>) {
-    let mut l = lock(&LEARNED);
-    match count {
-        Some(c) => l.values_mut().for_each(|v| v.0 = c),
-        None => l.clear(),
-    }
-}
 
 /// Generations of this process whose speculative counts fell short.
 pub(crate) fn speculation_misses() -> u64 {
@@ -117,8 +98,7 @@ impl<'g> Rec<'g> {
         if spec.keys.len() as u64 >= VERIFY_SLOTS {
             return None;
         }
-        lock(&LEARNED)
-            .get(&key)
+        learned::get(key)
             .filter(|(_, runs)| *runs >= MIN_RUNS)
             .map(|(k, _)| k + SPEC_MARGIN)
     }
@@ -155,9 +135,7 @@ impl<'g> Rec<'g> {
     /// Learn that iteration `key` needed `count` dispatches in `runs` checked runs (the
     /// largest of them).
     pub fn learn(key: IterKey, count: u32, runs: u32) {
-        let mut l = lock(&LEARNED);
-        let e = l.entry(key).or_insert((0, 0));
-        *e = (e.0.max(count), e.1 + runs);
+        learned::learn(key, count, runs);
     }
 
     /// The verification slots not checked yet, as a read-back part (slots `0..k`).
@@ -183,10 +161,7 @@ impl<'g> Rec<'g> {
             return Ok(());
         }
         MISSES.fetch_add(1, Ordering::Relaxed);
-        let mut l = lock(&LEARNED);
-        for k in &missed {
-            l.remove(k);
-        }
+        learned::forget(&missed);
         Err(GpuError::Unconverged(format!("{missed:?}")))
     }
 

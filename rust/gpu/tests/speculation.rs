@@ -3,7 +3,8 @@
 //! iterations without reading their convergence counters back, and verify them with the
 //! island's read-back. The island must be bit for bit the checked one, with fewer host waits;
 //! and when a count falls short, the generation must notice and generate again with checks.
-//! One test function (one process): the learned counts are process-wide.
+//! And the counts kept in the store folder for the next process. One test function (one
+//! process): the learned counts are process-wide.
 
 mod common;
 
@@ -85,4 +86,45 @@ fn speculative_generations_match_the_checked_one() {
         same_island(&first, &again, "after learning anew");
         assert_eq!(island_gpu::speculation_misses(), misses + 1);
     }
+
+    // The counts kept in the store folder: a process that finds them speculates from its first
+    // generation (here: the folder set again after the counts were forgotten in memory).
+    let dir = std::env::temp_dir().join(format!("island_iterations_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    island_gpu::auto::set_store_dir(Some(&dir));
+    island_gpu::set_learned_iterations(None);
+    let p = IslandParams {
+        resolution: 257,
+        seed: 11,
+        ..IslandParams::default()
+    };
+    let checked = island_gpu::generate_gpu(&p).unwrap();
+    let file = dir.join("island_gpu_iterations.json");
+    let text = std::fs::read_to_string(&file).expect("the counts were saved");
+    println!("{text}");
+    assert!(text.contains("\"depression_fill\"") && text.contains("\"stream_power\""));
+    island_gpu::auto::set_store_dir(None);
+    island_gpu::set_learned_iterations(None);
+    island_gpu::auto::set_store_dir(Some(&dir));
+    let misses = island_gpu::speculation_misses();
+    let from_file = island_gpu::generate_gpu(&p).unwrap();
+    let (k1, k2) = (checked.stats.gpu.unwrap(), from_file.stats.gpu.unwrap());
+    println!("store folder: checked {k1:?}\n  from the file {k2:?}");
+    same_island(&checked, &from_file, "counts from the store folder");
+    assert_eq!(island_gpu::speculation_misses(), misses);
+    assert!(k2.host_waits * 2 <= k1.host_waits, "{k1:?} {k2:?}");
+    // A file of another layout or version is ignored, not an error.
+    std::fs::write(&file, "{\"format\": 99}").unwrap();
+    island_gpu::auto::set_store_dir(None);
+    island_gpu::set_learned_iterations(None);
+    island_gpu::auto::set_store_dir(Some(&dir));
+    let ignored = island_gpu::generate_gpu(&p).unwrap();
+    same_island(&checked, &ignored, "an unreadable counts file");
+    let k3 = ignored.stats.gpu.unwrap();
+    println!("  unreadable file {k3:?}");
+    // Checked again (the checked counts vary by a few from run to run: a relaxation may see a
+    // neighbour tile's update of the same dispatch, or not).
+    assert!(k3.host_waits > k2.host_waits, "checked again: {k3:?}");
+    island_gpu::auto::set_store_dir(None);
+    let _ = std::fs::remove_dir_all(&dir);
 }
