@@ -358,3 +358,32 @@ fn lake_mark(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     lake_of[iu] = o;
 }
+
+// The receivers compacted for the read-back: byte k of word w is the direction of sample
+// 4·w + k's receiver, (dz + 1)·3 + dx + 1 (4: the sample itself), as the host decodes them.
+// The invocations form a grid `num_workgroups.x · GRID_TILE` words wide.
+@group(0) @binding(16) var<storage, read_write> rcv_codes: array<u32>;
+
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
+fn pack_receivers(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    let n = G.n;
+    let nn = n * n;
+    let w = gid.y * groups.x * GRID_TILE + gid.x;
+    if (w >= (nn + 3u) / 4u) {
+        return;
+    }
+    var word = 0u;
+    for (var k = 0u; k < 4u; k++) {
+        let i = 4u * w + k;
+        if (i < nn) {
+            let r = rcv[i];
+            let dx = i32(r % n) - i32(i % n) + 1;
+            let dz = i32(r / n) - i32(i / n) + 1;
+            word |= (u32(dz * 3 + dx) & 0xffu) << (8u * k);
+        }
+    }
+    rcv_codes[w] = word;
+}

@@ -549,6 +549,17 @@ fn whole_pipeline_matches_for_every_algorithm() {
                 g.stats.river_count, c.stats.river_count, g.stats.lake_count, c.stats.lake_count
             );
             assert!(wdiff * 200 <= nn, "{name}: {wdiff} water kinds differ");
+            // Water levels (lakes, and river surfaces: from the filled surface without channels).
+            let level_err = g
+                .water
+                .level
+                .iter()
+                .zip(&c.water.level)
+                .filter(|(a, b)| !a.is_nan() && !b.is_nan())
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0f32, f32::max);
+            println!("  water levels max abs error {level_err:.3e} m");
+            assert!(level_err <= tol, "{name}: water levels off by {level_err}");
             // The splat follows the heights: the same 0.2 % (see above).
             splat_report_within(&name, &g.splat, &c.splat, 2);
             if over == 0 {
@@ -717,6 +728,13 @@ fn pipeline_matches_with_varied_parameters() {
     v.gaussian.separation = -1.0;
     v.river.meander = 0.0;
     variants.push(("64² gaussian cells, straight river", v));
+    // Flow rivers without carved channels: the water map reads the drainage's filled surface
+    // (read back only in this case).
+    let mut v = base.clone();
+    v.river.mode = island_core::params::RiverMode::Flow;
+    v.channels.enabled = false;
+    v.shape.shape = island_core::params::IslandShape::Round;
+    variants.push(("flow rivers, no channels", v));
     for (name, params) in variants {
         params.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
         let c = island_core::generate(&params).unwrap();
@@ -730,6 +748,31 @@ fn pipeline_matches_with_varied_parameters() {
         assert!(over * 1000 <= nn, "{name}: {over} heights off");
         assert!(bdiff * 1000 <= nn, "{name}: {bdiff} biome indices differ");
         splat_report(name, &g.splat, &c.splat);
+        let wdiff = count_ne(&g.water.kind, &c.water.kind);
+        let rivers = |i: &island_core::Island| {
+            i.water
+                .kind
+                .iter()
+                .filter(|&&k| k == island_core::water::RIVER)
+                .count()
+        };
+        println!(
+            "  water kinds {wdiff} differ; river samples gpu {} cpu {}",
+            rivers(&g),
+            rivers(&c)
+        );
+        assert!(wdiff * 200 <= nn, "{name}: {wdiff} water kinds differ");
+        // Water levels (lakes, and river surfaces: from the filled surface without channels).
+        let level_err = g
+            .water
+            .level
+            .iter()
+            .zip(&c.water.level)
+            .filter(|(a, b)| !a.is_nan() && !b.is_nan())
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        println!("  water levels max abs error {level_err:.3e} m");
+        assert!(level_err <= tol, "{name}: water levels off by {level_err}");
     }
 }
 

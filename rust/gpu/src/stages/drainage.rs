@@ -31,6 +31,7 @@ use island_core::drainage::{
 
 /// The entry points this module dispatches (registered in `crate::shaders`).
 const RECEIVERS: Entry = Entry::new("drainage", "receivers");
+const PACK_RECEIVERS: Entry = Entry::new("drainage", "pack_receivers");
 const ACCUMULATE_INIT: Entry = Entry::new("drainage", "accumulate_init");
 const ACCUMULATE: Entry = Entry::new("drainage", "accumulate");
 const ACCUMULATE_AREA: Entry = Entry::new("drainage", "accumulate_area");
@@ -67,6 +68,8 @@ pub(crate) struct DrainageBufs {
     lake_outlet: wgpu::Buffer,
     /// The lake list: count, then [`DRAIN_LAKE_WORDS`] words per lake.
     lakes: wgpu::Buffer,
+    /// The receivers as direction bytes, four per word (the read-back's format).
+    rcv_codes: wgpu::Buffer,
 }
 
 impl DrainageBufs {
@@ -89,6 +92,7 @@ impl DrainageBufs {
                 "lake list",
                 4 * (1 + MAX_LAKES as u64 * DRAIN_LAKE_WORDS as u64),
             ),
+            rcv_codes: gpu.storage("receiver codes", ((n * n).div_ceil(4) * 4) as u64),
         }
     }
 }
@@ -198,9 +202,10 @@ pub(crate) trait DrainagePasses {
 
     /// `island_core::drainage::drainage` of the heights `h` (`b.n²`, `spacing` metres apart,
     /// sea at or below `sea`): everything per sample on the GPU (see the module
-    /// documentation), then the filled surface, receivers, areas and lake labels read back
-    /// for the host's flow order, lake list and river samples. The same `Drainage`, bit for
-    /// bit, as the core's.
+    /// documentation), then the receivers (one direction byte each), areas, lake labels and,
+    /// with `filled`, the filled surface read back for the host's flow order, lake list and
+    /// river samples. The same `Drainage`, bit for bit, as the core's (without `filled`, its
+    /// `filled` is empty).
     fn drainage(
         &mut self,
         b: &DrainageBufs,
@@ -208,6 +213,7 @@ pub(crate) trait DrainagePasses {
         spacing: f32,
         sea: f32,
         settings: &DrainageSettings,
+        filled: bool,
     ) -> Result<(Drainage, DrainageIters), GpuError>;
 }
 
@@ -323,9 +329,10 @@ impl DrainagePasses for Rec<'_> {
 
     /// `island_core::drainage::drainage` of the heights `h` (`b.n²`, `spacing` metres apart,
     /// sea at or below `sea`): everything per sample on the GPU (see the module
-    /// documentation), then the filled surface, receivers, areas and lake labels read back
-    /// for the host's flow order, lake list and river samples. The same `Drainage`, bit for
-    /// bit, as the core's.
+    /// documentation), then the receivers (one direction byte each), areas, lake labels and,
+    /// with `filled`, the filled surface read back for the host's flow order, lake list and
+    /// river samples. The same `Drainage`, bit for bit, as the core's (without `filled`, its
+    /// `filled` is empty).
     fn drainage(
         &mut self,
         b: &DrainageBufs,
@@ -333,6 +340,7 @@ impl DrainagePasses for Rec<'_> {
         spacing: f32,
         sea: f32,
         settings: &DrainageSettings,
+        filled: bool,
     ) -> Result<(Drainage, DrainageIters), GpuError> {
         let n = b.n;
         let len = n * n;
@@ -363,17 +371,25 @@ impl DrainagePasses for Rec<'_> {
         // LAKES_READ_FIRST lakes) in one round trip; a longer list in a second.
         let list_bytes = |lakes: u64| 4 * (1 + lakes * DRAIN_LAKE_WORDS as u64);
         let first = list_bytes(LAKES_READ_FIRST.min(MAX_LAKES) as u64).min(b.lakes.size());
-        let mut parts = self.read_back(
-            &[
-                (&b.filled, plane),
-                (&b.rcv, plane),
-                (&b.flat_area, plane),
-                (&b.label, plane),
-                (&b.lakes, first),
-            ],
-            None,
-        )?;
-        let mut list = u32s(&parts.pop().expect("5 parts"));
+        // The receivers as one direction byte each.
+        let words = (len as f64 / 4.0).ceil();
+        let g = (words.sqrt() / u::GRID_TILE as f64).ceil().max(1.0) as u32;
+        self.ensure_slots(1)?;
+        self.pass(PACK_RECEIVERS)
+            .read("rcv", &b.rcv)
+            .write("rcv_codes", &b.rcv_codes)
+            .run((g, g, 1))?;
+        let mut want = vec![
+            (&b.rcv_codes, len as u64),
+            (&b.flat_area, plane),
+            (&b.label, plane),
+            (&b.lakes, first),
+        ];
+        if filled {
+            want.insert(0, (&b.filled, plane));
+        }
+        let mut parts = self.read_back(&want, None)?;
+        let mut list = u32s(&parts.pop().expect("the lake list"));
         let count = list[0];
         if count > MAX_LAKES {
             return Err(GpuError::TooLarge(format!(
@@ -384,10 +400,20 @@ impl DrainagePasses for Rec<'_> {
             list = u32s(&gpu.read_back(&[(&b.lakes, list_bytes(count as u64))], None)?[0]);
         }
         list.truncate(1 + count as usize * DRAIN_LAKE_WORDS as usize);
-        let labels = u32s(&parts.pop().expect("5 parts"));
-        let area = f32s(&parts.pop().expect("5 parts"));
-        let receivers = u32s(&parts.pop().expect("5 parts"));
-        let filled = f32s(&parts.pop().expect("5 parts"));
+        let labels = u32s(&parts.pop().expect("labels"));
+        let area = f32s(&parts.pop().expect("areas"));
+        let codes = parts.pop().expect("receivers");
+        let receivers: Vec<u32> = codes[..len]
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| {
+                let (dx, dz) = (c as usize % 3, c as usize / 3);
+                (i + dz * n + dx - n - 1) as u32
+            })
+            .collect();
+        // Without `filled`, an empty surface: only the water map of an uncarved island reads
+        // it (see `stage_drainage`).
+        let filled = parts.pop().map(|b| f32s(&b)).unwrap_or_default();
         let (lakes, lake_id) = lakes_from_list(&list[1..], &labels);
         let water_level = lake_water_levels(&lakes, &lake_id);
         let order = flow_order(&receivers, n);
@@ -445,7 +471,10 @@ pub(crate) fn stage_drainage(run: &mut Run) -> Result<(), GpuError> {
         return Ok(());
     }
     let b = DrainageBufs::new(rec, n);
-    let d = match rec.drainage(&b, &r.heights, spacing, 0.0, &p.drainage) {
+    // The filled surface comes back only for the water map of an uncarved island (a carved
+    // one's river surfaces come from the carved heights; the carving reads it on the GPU).
+    let need_filled = !carve_settings(p).enabled;
+    let d = match rec.drainage(&b, &r.heights, spacing, 0.0, &p.drainage, need_filled) {
         Ok((d, _)) => d,
         // More lakes than the GPU lists: all of it on the CPU (the same result).
         Err(GpuError::TooLarge(_)) => {
@@ -568,6 +597,6 @@ pub fn drainage(
     with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
         let hb = gpu.storage_init("heights", bytemuck::cast_slice(heights));
         let b = DrainageBufs::new(rec, n);
-        rec.drainage(&b, &hb, spacing, sea_level, settings)
+        rec.drainage(&b, &hb, spacing, sea_level, settings, true)
     })
 }
