@@ -157,9 +157,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     sand[idx] = sd * inv;
 }
 
-// The biome index compacted for the read-back: byte k of word w is the index of sample
-// 4·w + k (row-major, across rows), as the host's `Vec<u8>`. The invocations form a grid
-// `num_workgroups.x · GRID_TILE` words wide.
+// The biome index compacted for the read-back, one byte per sample (see packed_word).
 @group(0) @binding(7) var<storage, read_write> biome_bytes: array<u32>;
 
 @compute @workgroup_size(GRID_TILE, GRID_TILE)
@@ -167,11 +165,12 @@ fn pack_index(
     @builtin(global_invocation_id) gid: vec3<u32>,
     @builtin(num_workgroups) groups: vec3<u32>,
 ) {
-    let nn = G.n * G.n;
-    let w = gid.y * groups.x * GRID_TILE + gid.x;
-    if (w >= (nn + 3u) / 4u) {
+    let ww = packed_word(gid, groups);
+    if (ww < 0) {
         return;
     }
+    let w = u32(ww);
+    let nn = G.n * G.n;
     var word = 0u;
     for (var k = 0u; k < 4u; k++) {
         let i = 4u * w + k;

@@ -208,6 +208,17 @@ fn sample_index(gid: vec3<u32>) -> i32 {
     return i32(gid.y * G.n + gid.x);
 }
 
+// Word of a byte-packing pass (four samples of the n² grid per u32 word, byte k of word w
+// sample 4·w + k, as the host's `Vec<u8>`) of a 2-D invocation in a dispatch of `groups`
+// workgroups (`ctx::packed_word_groups`), or -1 past the last word.
+fn packed_word(gid: vec3<u32>, groups: vec3<u32>) -> i32 {
+    let w = gid.y * groups.x * GRID_TILE + gid.x;
+    if (w >= (G.n * G.n + 3u) / 4u) {
+        return -1;
+    }
+    return i32(w);
+}
+
 // ---- splat bytes ----
 // Four splat weights as bytes summing to 255, packed little-endian: the largest remainders get
 // the bytes left over, ties to the lower layer; no weight (sum <= 0) is all grass. The same

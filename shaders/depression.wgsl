@@ -33,8 +33,8 @@ const DEP_NONE: u32 = 0xffffffffu;
 const CLASS_FLAT: u32 = 1u;
 const CLASS_DRAIN: u32 = 2u;
 const CLASS_OUTLET: u32 = 3u;
-// Side of the relaxation passes' tiles: GRID_TILE² invocations, four samples each.
-const RELAX_TILE: u32 = 2u * GRID_TILE;
+// RELAX_TILE (rust/gpu/src/uniforms.rs): side of the relaxation passes' tiles, GRID_TILE²
+// invocations, four samples each.
 // Most local iterations per dispatch of the relaxation passes: a value crosses the tile
 // (RELAX_TILE² samples) in fewer.
 const FILL_LOCAL_ITERS: u32 = RELAX_TILE * RELAX_TILE + 1u;

@@ -359,9 +359,9 @@ fn lake_mark(@builtin(global_invocation_id) gid: vec3<u32>) {
     lake_of[iu] = o;
 }
 
-// The receivers compacted for the read-back: byte k of word w is the direction of sample
-// 4·w + k's receiver, (dz + 1)·3 + dx + 1 (4: the sample itself), as the host decodes them.
-// The invocations form a grid `num_workgroups.x · GRID_TILE` words wide.
+// The receivers compacted for the read-back, one byte per sample (see packed_word): the
+// direction of the receiver, (dz + 1)·3 + dx + 1 (4: the sample itself), as the host decodes
+// them.
 @group(0) @binding(16) var<storage, read_write> rcv_codes: array<u32>;
 
 @compute @workgroup_size(GRID_TILE, GRID_TILE)
@@ -369,12 +369,13 @@ fn pack_receivers(
     @builtin(global_invocation_id) gid: vec3<u32>,
     @builtin(num_workgroups) groups: vec3<u32>,
 ) {
-    let n = G.n;
-    let nn = n * n;
-    let w = gid.y * groups.x * GRID_TILE + gid.x;
-    if (w >= (nn + 3u) / 4u) {
+    let ww = packed_word(gid, groups);
+    if (ww < 0) {
         return;
     }
+    let w = u32(ww);
+    let n = G.n;
+    let nn = n * n;
     var word = 0u;
     for (var k = 0u; k < 4u; k++) {
         let i = 4u * w + k;

@@ -710,6 +710,17 @@ impl<'r, 'b> Pass<'r, 'b> {
     }
 }
 
+/// Workgroups of a byte-packing pass over `samples` samples (one invocation per u32 word of
+/// four bytes; `packed_word` in `common.wgsl`): a square of 16×16 groups, so that no
+/// dimension exceeds the adapter's limit at 8193².
+pub(crate) fn packed_word_groups(samples: usize) -> (u32, u32, u32) {
+    let words = samples.div_ceil(4) as f64;
+    let g = (words.sqrt() / crate::uniforms::GRID_TILE as f64)
+        .ceil()
+        .max(1.0) as u32;
+    (g, g, 1)
+}
+
 /// Workgroups covering an `n × n` grid with 16×16 groups.
 pub(crate) fn grid2(n: usize) -> (u32, u32, u32) {
     let g = (n as u32).div_ceil(crate::uniforms::GRID_TILE);

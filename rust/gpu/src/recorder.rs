@@ -51,10 +51,10 @@ const SPEC_MARGIN: u32 = 1;
 /// Counters one generation can verify.
 const VERIFY_SLOTS: u64 = 64;
 
-/// Speculative iteration: an iterative pass whose count was learned in an earlier generation
-/// records that many dispatches (plus [`SPEC_MARGIN`], once seen in [`MIN_RUNS`] runs) without reading its convergence counter
-/// back, and copies the counter after the last dispatch into a verification slot (on the
-/// GPU). The slots come back with the next read-back, whatever it is for ([`Rec::read_back`]),
+/// Speculative iteration: an iterative pass whose count was learned in earlier runs records
+/// that many dispatches (plus [`SPEC_MARGIN`], once seen in [`MIN_RUNS`] runs) without reading
+/// its convergence counter back, and copies the counter after the last dispatch into a
+/// verification slot (on the GPU). The slots come back with the next read-back, whatever it is for ([`Rec::read_back`]),
 /// before the host uses anything read: all zero, every iteration converged and the results
 /// are exactly the checked ones (a dispatch after convergence changes nothing); else
 /// [`GpuError::Unconverged`], the pipeline generates again with checks, and the counts that
@@ -132,12 +132,6 @@ impl<'g> Rec<'g> {
         });
     }
 
-    /// Learn that iteration `key` needed `count` dispatches in `runs` checked runs (the
-    /// largest of them).
-    pub fn learn(key: IterKey, count: u32, runs: u32) {
-        learned::learn(key, count, runs);
-    }
-
     /// The verification slots not checked yet, as a read-back part (slots `0..k`).
     fn unchecked_slots(&self) -> Option<(wgpu::Buffer, u64)> {
         let spec = self.spec.as_ref()?;
@@ -212,7 +206,7 @@ impl<'g> Rec<'g> {
         self.fr.reset();
         for l in later.iter().rev() {
             let words = u32s(&out.pop().expect("a part to learn from"));
-            Rec::learn(l.key, (l.count)(&words), l.runs);
+            learned::learn(l.key, (l.count)(&words), l.runs);
         }
         if verify.is_some() {
             let slots = out.pop().expect("the verification part");

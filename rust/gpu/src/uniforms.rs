@@ -318,6 +318,9 @@ pub(crate) const GRID_TILE: u32 = 16;
 /// `deposition` in `erosion.wgsl`) iterates in: `GRID_TILE²` invocations, nine samples each
 /// (a 48² tile's values fill 9 KiB of workgroup memory, WebGPU guarantees 16).
 pub(crate) const DONOR_TILE: u32 = 3 * GRID_TILE;
+/// Side of the tile one workgroup of the depression relaxations (`fill_relax`, `flat_relax` in
+/// `depression.wgsl`) iterates in: `GRID_TILE²` invocations, four samples each.
+pub(crate) const RELAX_TILE: u32 = 2 * GRID_TILE;
 /// Invocations of the one-dimensional passes (one per row or column, hash probe).
 pub(crate) const LINE_GROUP: u32 = 64;
 /// Side of the diamond-square passes' workgroups.
@@ -369,6 +372,7 @@ fn constants() -> String {
         format!("const SQRT_2: f32 = {};", f32_lit(std::f32::consts::SQRT_2)),
         format!("const GRID_TILE: u32 = {GRID_TILE}u;"),
         format!("const DONOR_TILE: u32 = {DONOR_TILE}u;"),
+        format!("const RELAX_TILE: u32 = {RELAX_TILE}u;"),
         format!("const LINE_GROUP: u32 = {LINE_GROUP}u;"),
         format!("const DS_TILE: u32 = {DS_TILE}u;"),
         format!("const NORM_PER_GROUP: u32 = {NORM_PER_GROUP}u;"),

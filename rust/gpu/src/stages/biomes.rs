@@ -1,6 +1,6 @@
 //! The biomes stage (`biome_blend.wgsl`): `island_core::biomes::biome_blend`.
 
-use crate::ctx::grid2;
+use crate::ctx::{grid2, packed_word_groups};
 use crate::error::GpuError;
 use crate::passes::Entry;
 use crate::recorder::{f32s, u32s, Rec};
@@ -22,15 +22,12 @@ pub(crate) fn pack_index(
     index: &wgpu::Buffer,
     bytes: &wgpu::Buffer,
 ) -> Result<(), GpuError> {
-    let words = (rec.n * rec.n).div_ceil(4) as f64;
-    let g = (words.sqrt() / crate::uniforms::GRID_TILE as f64)
-        .ceil()
-        .max(1.0) as u32;
+    let groups = packed_word_groups(rec.n * rec.n);
     rec.ensure_slots(1)?;
     rec.pass(PACK_INDEX)
         .read("biome_index", index)
         .write("biome_bytes", bytes)
-        .run((g, g, 1))
+        .run(groups)
 }
 
 /// The `Biomes` uniform of [`island_core::biomes::biome_blend`]`(_, g, b, tag)`.

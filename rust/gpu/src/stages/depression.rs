@@ -5,6 +5,7 @@
 
 use crate::ctx::grid2;
 use crate::error::GpuError;
+use crate::learned;
 use crate::passes::Entry;
 use crate::recorder::{u32s, Rec};
 use crate::stages::host::*;
@@ -19,10 +20,9 @@ const FLAT_INIT: Entry = Entry::new("depression", "flat_init");
 const FLAT_RELAX: Entry = Entry::new("depression", "flat_relax");
 const FLAT_RECEIVERS: Entry = Entry::new("depression", "flat_receivers");
 
-/// Workgroups of the relaxation passes over an `n × n` grid: one per 32² tile (`RELAX_TILE`
-/// in `depression.wgsl`: `GRID_TILE²` invocations, four samples each).
+/// Workgroups of the relaxation passes over an `n × n` grid: one per `RELAX_TILE²` tile.
 fn relax_groups(n: usize) -> (u32, u32, u32) {
-    let g = (n as u32).div_ceil(2 * u::GRID_TILE);
+    let g = (n as u32).div_ceil(u::RELAX_TILE);
     (g, g, 1)
 }
 
@@ -172,7 +172,7 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
                 // Needed: the productive dispatches and one that changes nothing.
                 let need = got[1] + 1;
                 hint.set(need);
-                Rec::learn(key, need, b.learn_runs);
+                learned::learn(key, need, b.learn_runs);
                 return Ok(done);
             }
             // Every dispatch settles at least one more sample for good.

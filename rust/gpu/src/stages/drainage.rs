@@ -11,7 +11,7 @@
 
 use super::channels::ChannelPasses;
 use super::depression::DepressionPasses;
-use crate::ctx::grid2;
+use crate::ctx::{grid2, packed_word_groups};
 use crate::error::GpuError;
 use crate::passes::Entry;
 use crate::recorder::{f32s, u32s, Rec};
@@ -372,13 +372,11 @@ impl DrainagePasses for Rec<'_> {
         let list_bytes = |lakes: u64| 4 * (1 + lakes * DRAIN_LAKE_WORDS as u64);
         let first = list_bytes(LAKES_READ_FIRST.min(MAX_LAKES) as u64).min(b.lakes.size());
         // The receivers as one direction byte each.
-        let words = (len as f64 / 4.0).ceil();
-        let g = (words.sqrt() / u::GRID_TILE as f64).ceil().max(1.0) as u32;
         self.ensure_slots(1)?;
         self.pass(PACK_RECEIVERS)
             .read("rcv", &b.rcv)
             .write("rcv_codes", &b.rcv_codes)
-            .run((g, g, 1))?;
+            .run(packed_word_groups(len))?;
         let mut want = vec![
             (&b.rcv_codes, len as u64),
             (&b.flat_area, plane),

@@ -12,6 +12,7 @@
 use super::depression::DepressionPasses;
 use crate::ctx::{grid2, Gpu};
 use crate::error::GpuError;
+use crate::learned;
 use crate::passes::Entry;
 use crate::recorder::{f32s, u32s, Rec};
 use crate::run::Run;
@@ -440,7 +441,7 @@ impl ErosionPasses for Rec<'_> {
             if got[0] == 0 {
                 // The dispatches that processed something (the rest changed nothing).
                 let need = got[1].max(1);
-                Rec::learn(key, need, 1);
+                learned::learn(key, need, 1);
                 return Ok(need);
             }
             if iter as u64 > len + 1 {
