@@ -127,6 +127,15 @@ pub fn set_learned_iterations(count: Option<u32>) {
     learned::set_all(count);
 }
 
+/// Test hook: record `margin` dispatches beyond each learned iteration count instead of the
+/// default 1 (`None`: the default again). The checked counts of a relaxation vary by a few from
+/// run to run (a tile may see a neighbour tile's update of the same dispatch, or not), so a
+/// test that asserts "no miss" records a generous margin.
+#[doc(hidden)]
+pub fn set_speculation_margin(margin: Option<u32>) {
+    recorder::set_margin(margin);
+}
+
 /// Generations of this process whose speculative iteration counts fell short and that were
 /// generated again with every convergence counter read (for tests and benchmarks).
 #[doc(hidden)]

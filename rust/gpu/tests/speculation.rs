@@ -46,6 +46,12 @@ fn speculative_generations_match_the_checked_one() {
     if !common::gpu("speculative_generations_match_the_checked_one") {
         return;
     }
+    // The checked counts of a relaxation vary by a few from run to run (a tile may see a
+    // neighbour tile's update of the same dispatch, or not), so the default margin of one
+    // dispatch can fall short now and then (a second, checked generation, the same island).
+    // Where this test asserts that no count fell short, it records eight more.
+    const GENEROUS: Option<u32> = Some(8);
+    island_gpu::set_speculation_margin(GENEROUS);
     for seed in [3u64, 0xfeed] {
         let p = IslandParams {
             resolution: 257,
@@ -76,12 +82,18 @@ fn speculative_generations_match_the_checked_one() {
         // Counts that fall short: noticed with the read-back, generated again with checks
         // (the same island), and learned anew.
         island_gpu::set_learned_iterations(Some(1));
+        island_gpu::set_speculation_margin(None);
         let short = island_gpu::generate_gpu(&p).unwrap();
+        island_gpu::set_speculation_margin(GENEROUS);
         let k3 = short.stats.gpu.unwrap();
         println!("  short {k3:?}");
         assert_eq!(island_gpu::speculation_misses(), misses + 1);
         same_island(&first, &short, "after a short count");
-        assert!(k3.dispatches > k1.dispatches, "both runs counted");
+        // Both runs counted: each uploads the island's inputs.
+        assert!(
+            k3.bytes_uploaded > k1.bytes_uploaded,
+            "both runs counted: {k3:?}"
+        );
         let again = island_gpu::generate_gpu(&p).unwrap();
         same_island(&first, &again, "after learning anew");
         assert_eq!(island_gpu::speculation_misses(), misses + 1);
