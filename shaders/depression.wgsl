@@ -4,7 +4,7 @@
 // * depression_fill: filled(c) = max(h(c), min over the neighbours of filled(n)), outlets (sea:
 //   at or below P.sea; the map border) fixed, relaxed from +∞ down to the greatest solution
 //   (Planchon & Darboux 2001). Heights are compared as order-preserving u32 keys (the CPU's
-//   Priority-Flood key) so that atomicMin applies an update; sea samples count as the lowest
+//   Priority-Flood key) so that min applies an update; sea samples count as the lowest
 //   key. Values are only ever copied (min / max), never computed: bit-identical.
 // * flat_routing: integer breadth-first distances on the flats of the filled surface, `lo`
 //   (steps to the flat's way out) and `hi` (steps from higher ground), relaxed as shortest
@@ -13,20 +13,26 @@
 //   neighbour index).
 // The relaxation passes iterate inside their workgroup's RELAX_TILE² tile (four samples per
 // invocation, kept in workgroup memory with a one-sample halo read at the start) until an
-// iteration changes nothing there, then write back, so a dispatch carries a value across the
-// tile; tiles with nothing left to change (no flat
-// sample; every land sample filled to its own height) skip the iterations. `changed[0]`
-// counts the samples a dispatch changed (0: converged), `changed[1]` is 1 + the last dispatch
-// (`P.iter`) that changed one.
+// iteration changes nothing there, then write the tile to the other buffer of a pair (Jacobi
+// between tiles, so a dispatch's result, and the number of dispatches, never depend on the
+// order the hardware runs the tiles in), so a dispatch carries a value across the tile; tiles
+// with nothing left to change (no flat sample; every land sample filled to its own height)
+// skip the iterations and copy their tile. `changed[0]` counts the samples a dispatch changed
+// (0: converged), `changed[1]` is 1 + the last dispatch (`P.iter`) that changed one.
 @group(0) @binding(1) var<uniform> P: Depression;
 @group(0) @binding(2) var<storage, read> h: array<f32>;
-@group(0) @binding(3) var<storage, read_write> fill_key: array<atomic<u32>>;
+@group(0) @binding(3) var<storage, read_write> fill_key: array<u32>;
 @group(0) @binding(4) var<storage, read_write> filled: array<f32>;
 @group(0) @binding(5) var<storage, read_write> class_of: array<u32>;
 // lo at 2·i, hi at 2·i + 1.
-@group(0) @binding(6) var<storage, read_write> dist: array<atomic<u32>>;
+@group(0) @binding(6) var<storage, read_write> dist: array<u32>;
 @group(0) @binding(7) var<storage, read_write> flat: array<u32>;
 @group(0) @binding(8) var<storage, read_write> changed: array<atomic<u32>>;
+// What a relaxation dispatch writes: the next dispatch's fill_key / dist (the host swaps the
+// two buffers every dispatch), so every tile of a dispatch reads its halo as the previous
+// dispatch left it, whatever the order the tiles run in.
+@group(0) @binding(9) var<storage, read_write> fill_key_out: array<u32>;
+@group(0) @binding(10) var<storage, read_write> dist_out: array<u32>;
 
 // island_core::drainage::NONE; also "not reached" for distances and +∞ for fill keys.
 const DEP_NONE: u32 = 0xffffffffu;
@@ -124,23 +130,26 @@ fn step_dist(d: u32) -> u32 {
     return select(d + 1u, DEP_NONE, d == DEP_NONE);
 }
 
-// depression_fill, start: outlets at their height (sea lowest), the rest +∞.
-@compute @workgroup_size(GRID_TILE, GRID_TILE)
-fn fill_init(@builtin(global_invocation_id) gid: vec3<u32>) {
-    if (gid.x >= P.n || gid.y >= P.n) {
-        return;
-    }
-    let i = gid.y * P.n + gid.x;
-    var k = DEP_NONE;
+// depression_fill, start: outlets at their height (sea lowest), the rest +∞ (the first
+// relaxation dispatch reads these instead of fill_key).
+fn fill_start(i: u32) -> u32 {
     if (!(h[i] > P.sea)) {
-        k = 0u;
+        return 0u;
     } else if (dep_outlet(i)) {
-        k = order_key(h[i]);
+        return order_key(h[i]);
     }
-    atomicStore(&fill_key[i], k);
+    return DEP_NONE;
 }
 
-// depression_fill, one relaxation dispatch (in place).
+// The filled surface at sample i once fill_key holds the result (fill_decode's value).
+fn surface(i: u32) -> f32 {
+    if (!(h[i] > P.sea)) {
+        return h[i];
+    }
+    return from_key(fill_key[i]);
+}
+
+// depression_fill, one relaxation dispatch: fill_key → fill_key_out.
 @compute @workgroup_size(GRID_TILE, GRID_TILE)
 fn fill_relax(
     @builtin(local_invocation_id) lid: vec3<u32>,
@@ -149,14 +158,17 @@ fn fill_relax(
     for (var t = lid.y * GRID_TILE + lid.x; t < HALO_LEN; t += GRID_TILE * GRID_TILE) {
         let j = halo_index(wid, t);
         var k = DEP_NONE;
-        if (j >= 0) {
-            k = atomicLoad(&fill_key[u32(j)]);
+        if (j >= 0 && P.iter == 0u) {
+            k = fill_start(u32(j));
+        } else if (j >= 0) {
+            k = fill_key[u32(j)];
         }
         t_key[t] = k;
     }
     workgroupBarrier();
     var me: array<i32, 4>;
     var idx: array<u32, 4>;
+    var on_grid: array<bool, 4>;
     var live: array<bool, 4>;
     var hk: array<u32, 4>;
     var start: array<u32, 4>;
@@ -166,7 +178,8 @@ fn fill_relax(
         me[s] = i32((l.y + 1u) * HALO_SIDE + l.x + 1u);
         idx[s] = g.y * P.n + g.x;
         live[s] = false;
-        if (g.x < P.n && g.y < P.n) {
+        on_grid[s] = g.x < P.n && g.y < P.n;
+        if (on_grid[s]) {
             live[s] = !dep_outlet(idx[s]);
             hk[s] = order_key(h[idx[s]]);
         }
@@ -176,10 +189,9 @@ fn fill_relax(
             atomicAdd(&t_open, 1u);
         }
     }
-    if (workgroupUniformLoad(&t_open) == 0u) {
-        return;
-    }
-    for (var it = 0u; it < FILL_LOCAL_ITERS; it++) {
+    // A tile with nothing open copies itself (the loop does not run).
+    let iters = select(FILL_LOCAL_ITERS, 0u, workgroupUniformLoad(&t_open) == 0u);
+    for (var it = 0u; it < iters; it++) {
         var m: array<u32, 4>;
         for (var s = 0u; s < 4u; s++) {
             m[s] = DEP_NONE;
@@ -206,8 +218,10 @@ fn fill_relax(
     }
     for (var s = 0u; s < 4u; s++) {
         let v = t_key[me[s]];
+        if (on_grid[s]) {
+            fill_key_out[idx[s]] = v;
+        }
         if (live[s] && v < start[s]) {
-            atomicMin(&fill_key[idx[s]], v);
             atomicAdd(&changed[0], 1u);
             atomicMax(&changed[1], P.iter + 1u);
         }
@@ -221,30 +235,28 @@ fn fill_decode(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     let i = gid.y * P.n + gid.x;
-    if (!(h[i] > P.sea)) {
-        filled[i] = h[i];
-    } else {
-        filled[i] = from_key(atomicLoad(&fill_key[i]));
-    }
+    filled[i] = surface(i);
 }
 
-// flat_routing, start: the class of each sample, the receivers of samples that spill into an
-// outlet at their height, and the distances' seeds (lo 0 on non-flat samples; hi 1 on flat
-// samples next to higher ground).
+// flat_routing, start: the filled surface decoded from fill_key (what fill_decode writes), the
+// class of each sample, the receivers of samples that spill into an outlet at their height,
+// and the distances' seeds (lo 0 on non-flat samples; hi 1 on flat samples next to higher
+// ground).
 @compute @workgroup_size(GRID_TILE, GRID_TILE)
 fn flat_init(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (gid.x >= P.n || gid.y >= P.n) {
         return;
     }
     let i = gid.y * P.n + gid.x;
+    let hc = surface(i);
+    filled[i] = hc;
     flat[i] = DEP_NONE;
     if (dep_outlet(i)) {
         class_of[i] = CLASS_OUTLET;
-        atomicStore(&dist[2u * i], DEP_NONE);
-        atomicStore(&dist[2u * i + 1u], DEP_NONE);
+        dist[2u * i] = DEP_NONE;
+        dist[2u * i + 1u] = DEP_NONE;
         return;
     }
-    let hc = filled[i];
     var lower = false;
     var higher = false;
     var spill = DEP_NONE;
@@ -257,7 +269,7 @@ fn flat_init(@builtin(global_invocation_id) gid: vec3<u32>) {
             continue;
         }
         let j = u32(jj);
-        let hj = filled[j];
+        let hj = surface(j);
         lower = lower || hj < hc;
         higher = higher || hj > hc;
         if (spill == DEP_NONE && !(hj > hc) && dep_outlet(j)) {
@@ -269,16 +281,16 @@ fn flat_init(@builtin(global_invocation_id) gid: vec3<u32>) {
         if (!lower) {
             flat[i] = spill;
         }
-        atomicStore(&dist[2u * i], 0u);
-        atomicStore(&dist[2u * i + 1u], DEP_NONE);
+        dist[2u * i] = 0u;
+        dist[2u * i + 1u] = DEP_NONE;
     } else {
         class_of[i] = CLASS_FLAT;
-        atomicStore(&dist[2u * i], DEP_NONE);
-        atomicStore(&dist[2u * i + 1u], select(DEP_NONE, 1u, higher));
+        dist[2u * i] = DEP_NONE;
+        dist[2u * i + 1u] = select(DEP_NONE, 1u, higher);
     }
 }
 
-// flat_routing, one relaxation dispatch of both distances (in place): on flat samples,
+// flat_routing, one relaxation dispatch of both distances, dist → dist_out: on flat samples,
 // d ← min(d, 1 + min over the equal-height neighbours).
 @compute @workgroup_size(GRID_TILE, GRID_TILE)
 fn flat_relax(
@@ -291,8 +303,8 @@ fn flat_relax(
         var hi = DEP_NONE;
         var f = 0.0f;
         if (j >= 0) {
-            lo = atomicLoad(&dist[2u * u32(j)]);
-            hi = atomicLoad(&dist[2u * u32(j) + 1u]);
+            lo = dist[2u * u32(j)];
+            hi = dist[2u * u32(j) + 1u];
             f = filled[u32(j)];
         }
         t_lo[t] = lo;
@@ -302,6 +314,7 @@ fn flat_relax(
     workgroupBarrier();
     var me: array<i32, 4>;
     var idx: array<u32, 4>;
+    var on_grid: array<bool, 4>;
     var live: array<bool, 4>;
     var lo0: array<u32, 4>;
     var hi0: array<u32, 4>;
@@ -312,7 +325,8 @@ fn flat_relax(
         me[s] = i32((l.y + 1u) * HALO_SIDE + l.x + 1u);
         idx[s] = g.y * P.n + g.x;
         live[s] = false;
-        if (g.x < P.n && g.y < P.n) {
+        on_grid[s] = g.x < P.n && g.y < P.n;
+        if (on_grid[s]) {
             live[s] = class_of[idx[s]] == CLASS_FLAT;
         }
         lo0[s] = t_lo[me[s]];
@@ -322,11 +336,10 @@ fn flat_relax(
             atomicAdd(&t_open, 1u);
         }
     }
-    if (workgroupUniformLoad(&t_open) == 0u) {
-        return;
-    }
-    // Off-grid halo entries are "not reached": they never lower a distance.
-    for (var it = 0u; it < FILL_LOCAL_ITERS; it++) {
+    // A tile with nothing open copies itself (the loop does not run). Off-grid halo entries
+    // are "not reached": they never lower a distance.
+    let iters = select(FILL_LOCAL_ITERS, 0u, workgroupUniformLoad(&t_open) == 0u);
+    for (var it = 0u; it < iters; it++) {
         var ml: array<u32, 4>;
         var mh: array<u32, 4>;
         for (var s = 0u; s < 4u; s++) {
@@ -361,9 +374,11 @@ fn flat_relax(
         }
     }
     for (var s = 0u; s < 4u; s++) {
+        if (on_grid[s]) {
+            dist_out[2u * idx[s]] = t_lo[me[s]];
+            dist_out[2u * idx[s] + 1u] = t_hi[me[s]];
+        }
         if (live[s] && (t_lo[me[s]] < lo0[s] || t_hi[me[s]] < hi0[s])) {
-            atomicMin(&dist[2u * idx[s]], t_lo[me[s]]);
-            atomicMin(&dist[2u * idx[s] + 1u], t_hi[me[s]]);
             atomicAdd(&changed[0], 1u);
             atomicMax(&changed[1], P.iter + 1u);
         }
@@ -372,8 +387,8 @@ fn flat_relax(
 
 // 2·lo − hi of a flat sample ("not reached" counts as 0, as on the CPU).
 fn flat_key(i: u32) -> i32 {
-    let lo = atomicLoad(&dist[2u * i]);
-    let hi = atomicLoad(&dist[2u * i + 1u]);
+    let lo = dist[2u * i];
+    let hi = dist[2u * i + 1u];
     return 2 * i32(select(lo, 0u, lo == DEP_NONE)) - i32(select(hi, 0u, hi == DEP_NONE));
 }
 

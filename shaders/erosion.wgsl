@@ -331,21 +331,15 @@ fn flow_accumulation(
     }
 }
 
-// island_core::erosion::stream_power, start: each sample's φ as (c, a, b, receiver).
-@compute @workgroup_size(GRID_TILE, GRID_TILE)
-fn stream_power_init(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = coarse_index(gid);
-    if (i < 0) {
-        return;
-    }
-    let iu = u32(i);
+// island_core::erosion::stream_power, start: sample iu's φ as (c, a, b, receiver) (what the
+// first pointer-jumping round composes).
+fn stream_power_start(iu: u32) -> vec4<f32> {
     let r = rcv[iu];
     let hi = h[iu];
     if (r == iu) {
         // An outlet: a constant, the base level for its donors.
         let v = select(hi, P.sea, is_sea(hi, P.sea));
-        state_a[iu] = vec4<f32>(EROSION_BIG, v, 0.0f, bitcast<f32>(iu));
-        return;
+        return vec4<f32>(EROSION_BIG, v, 0.0f, bitcast<f32>(iu));
     }
     let n = P.nc;
     var dist = SQRT_2;
@@ -355,13 +349,14 @@ fn stream_power_init(@builtin(global_invocation_id) gid: vec3<u32>) {
     let ca = P.dx * P.dx;
     let k = min(u32(area[iu] / ca + 0.5f), P.pow_len - 1u);
     let f = P.kdt * pow_count[k] / (P.dx * dist);
-    state_a[iu] = vec4<f32>(hi, hi / (1.0f + f), f / (1.0f + f), bitcast<f32>(r));
+    return vec4<f32>(hi, hi / (1.0f + f), f / (1.0f + f), bitcast<f32>(r));
 }
 
 // Whether any sample of the workgroup still depends on its pointer after this round.
 var<workgroup> jump_open: atomic<u32>;
 
-// One pointer-jumping round (round P.iter): φ_i ∘ φ_ptr(i), state_a → state_b. A composition
+// One pointer-jumping round (round P.iter): φ_i ∘ φ_ptr(i), state_a → state_b (round 0 composes
+// the stream_power_start functions, state_a unread). A composition
 // with b = 0 is a constant (it reached an outlet, or no longer depends on what is below) and
 // no later round changes its result; `jump_left[P.iter]` is set when some sample's is not
 // constant yet, so the rounds a grid needs can be counted (and a shorter run verified).
@@ -376,8 +371,15 @@ fn stream_power_jump(
     workgroupBarrier();
     let i = coarse_index(gid);
     if (i >= 0) {
-        let s = state_a[u32(i)];
-        let t = state_a[bitcast<u32>(s.w)];
+        var s: vec4<f32>;
+        var t: vec4<f32>;
+        if (P.iter == 0u) {
+            s = stream_power_start(u32(i));
+            t = stream_power_start(bitcast<u32>(s.w));
+        } else {
+            s = state_a[u32(i)];
+            t = state_a[bitcast<u32>(s.w)];
+        }
         let r = vec4<f32>(min(s.x, s.y + s.z * t.x), s.y + s.z * t.y, s.z * t.z, t.w);
         state_b[u32(i)] = r;
         if (r.z != 0.0f) {

@@ -279,7 +279,8 @@ uniforms! {
         n: u32,
         /// Sea level: samples at or below it are outlets.
         sea: f32,
-        /// Index of the relaxation dispatch (odd ones shift their tiles by half a tile).
+        /// Index of the relaxation dispatch (the last productive one is reported; the fill's
+        /// first one starts from the heights).
         iter: u32,
     }
 

@@ -13,7 +13,6 @@ use crate::uniforms::{self as u, Grid};
 use std::cell::Cell;
 
 /// The entry points this module dispatches (registered in `crate::shaders`).
-const FILL_INIT: Entry = Entry::new("depression", "fill_init");
 const FILL_RELAX: Entry = Entry::new("depression", "fill_relax");
 const FILL_DECODE: Entry = Entry::new("depression", "fill_decode");
 const FLAT_INIT: Entry = Entry::new("depression", "flat_init");
@@ -32,12 +31,15 @@ const MAX_BATCH: u32 = 32;
 /// Scratch buffers of the depression passes on an `n × n` grid.
 pub(crate) struct DepressionBufs {
     pub n: usize,
-    /// Fill keys (order-preserving u32 of the heights).
-    key: wgpu::Buffer,
+    /// Fill keys (order-preserving u32 of the heights), twice: a relaxation dispatch reads one
+    /// and writes the other (see [`DepressionBufs::pair`]).
+    key: [wgpu::Buffer; 2],
+    /// Which of `key` holds the last `fill_keys` result.
+    key_at: Cell<usize>,
     /// Class of each sample (flat / drains / outlet).
     class: wgpu::Buffer,
-    /// Two distances per sample.
-    dist: wgpu::Buffer,
+    /// Two distances per sample, twice like `key`.
+    dist: [wgpu::Buffer; 2],
     /// Samples changed by a relaxation dispatch, and 1 + the last dispatch that changed one.
     changed: wgpu::Buffer,
     /// `changed` copied out for reading.
@@ -64,9 +66,16 @@ impl DepressionBufs {
         let len = (n * n) as u64;
         DepressionBufs {
             n,
-            key: gpu.storage("fill keys", len * 4),
+            key: [
+                gpu.storage("fill keys", len * 4),
+                gpu.storage("fill keys out", len * 4),
+            ],
+            key_at: Cell::new(0),
             class: gpu.storage("flat class", len * 4),
-            dist: gpu.storage("flat distances", len * 8),
+            dist: [
+                gpu.storage("flat distances", len * 8),
+                gpu.storage("flat distances out", len * 8),
+            ],
             changed: gpu.storage("relax changed", 8),
             pending: gpu.storage("relax pending", 8),
             fill_hint: Cell::new(1),
@@ -82,6 +91,19 @@ impl DepressionBufs {
             learn_runs: crate::recorder::MIN_RUNS,
             ..DepressionBufs::new(rec, n)
         }
+    }
+
+    /// The buffer of `pair` that relaxation dispatch `iter` reads (the other is the one it
+    /// writes, and the next one reads): `pair[iter % 2]`. After `iters` dispatches the result
+    /// is in `pair[iters % 2]`.
+    fn pair(pair: &[wgpu::Buffer; 2], iter: u32) -> (&wgpu::Buffer, &wgpu::Buffer) {
+        let k = (iter % 2) as usize;
+        (&pair[k], &pair[1 - k])
+    }
+
+    /// The fill keys of the last `fill_keys`.
+    fn keys(&self) -> &wgpu::Buffer {
+        &self.key[self.key_at.get()]
     }
 
     fn uniform(&self, sea: f32) -> u::Depression {
@@ -100,17 +122,29 @@ pub(crate) trait DepressionPasses<'g> {
     /// stored in it), then after batches one longer each time (at most [`MAX_BATCH`]). Every
     /// read is a round trip to the host; a dispatch after convergence changes nothing, so
     /// starting from the previous count saves reads at the cost of a few idle dispatches.
-    /// Returns the dispatches recorded.
+    /// Returns the dispatches recorded and, when the counter was read, the dispatches needed.
     fn relax_until_stable(
         &mut self,
         b: &DepressionBufs,
         what: &'static str,
         hint: &Cell<u32>,
         relax: impl FnMut(&mut Rec<'g>, u32) -> Result<(), GpuError>,
+    ) -> Result<Relaxed, GpuError>;
+
+    /// `island_core::drainage::depression_fill` of `h` (`b.n²`, sea at or below `sea`) as
+    /// fill keys in `b` (the filled surface is decoded by `flat_routing` or
+    /// `depression_fill`); returns the relaxation dispatches it needed (see
+    /// [`Relaxed::count`]).
+    fn fill_keys(
+        &mut self,
+        b: &DepressionBufs,
+        h: &wgpu::Buffer,
+        sea: f32,
     ) -> Result<u32, GpuError>;
 
     /// `island_core::drainage::depression_fill` of `h` into `filled` (both `b.n²`, sea at or
-    /// below `sea`); returns the relaxation dispatches it took.
+    /// below `sea`): `fill_keys` and their decoding; returns the relaxation dispatches it
+    /// needed.
     fn depression_fill(
         &mut self,
         b: &DepressionBufs,
@@ -119,8 +153,10 @@ pub(crate) trait DepressionPasses<'g> {
         sea: f32,
     ) -> Result<u32, GpuError>;
 
-    /// `island_core::drainage::flat_routing` of the filled surface `filled` of `h` into `flat`
-    /// (all `b.n²`); returns the relaxation dispatches it took.
+    /// `island_core::drainage::flat_routing` of the filled surface of `h` that the last
+    /// `fill_keys` on `b` left, into `flat` (all `b.n²`); decodes that surface into `filled`
+    /// on the way (what `depression_fill` would write). Returns the relaxation dispatches it
+    /// needed (see [`Relaxed::count`]).
     fn flat_routing(
         &mut self,
         b: &DepressionBufs,
@@ -129,6 +165,39 @@ pub(crate) trait DepressionPasses<'g> {
         flat: &wgpu::Buffer,
         sea: f32,
     ) -> Result<u32, GpuError>;
+
+    /// `depression_fill` of `h` into `filled` and `flat_routing` of it into `flat` (one
+    /// decoding pass fewer than the two): the relaxation dispatches each needed.
+    fn fill_and_route(
+        &mut self,
+        b: &DepressionBufs,
+        h: &wgpu::Buffer,
+        filled: &wgpu::Buffer,
+        flat: &wgpu::Buffer,
+        sea: f32,
+    ) -> Result<(u32, u32), GpuError> {
+        Ok((
+            self.fill_keys(b, h, sea)?,
+            self.flat_routing(b, h, filled, flat, sea)?,
+        ))
+    }
+}
+
+/// What [`DepressionPasses::relax_until_stable`] recorded.
+pub(crate) struct Relaxed {
+    /// Dispatches recorded (the result is in `pair[recorded % 2]`, see
+    /// [`DepressionBufs::pair`]).
+    pub recorded: u32,
+    /// Dispatches needed: the productive ones and one that changed nothing (known when the
+    /// counter was read, not when the count was speculated).
+    pub needed: Option<u32>,
+}
+
+impl Relaxed {
+    /// The dispatches needed where known, else the dispatches recorded.
+    pub fn count(&self) -> u32 {
+        self.needed.unwrap_or(self.recorded)
+    }
 }
 
 impl<'g> DepressionPasses<'g> for Rec<'g> {
@@ -137,14 +206,13 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
     /// dispatches usually suffice, and each costs more than a read of the counter. When the
     /// recorder speculates and the count is known, that many dispatches without a read (the
     /// counter verified with the island, see `recorder::Speculation`).
-    /// Returns the dispatches recorded.
     fn relax_until_stable(
         &mut self,
         b: &DepressionBufs,
         what: &'static str,
         hint: &Cell<u32>,
         mut relax: impl FnMut(&mut Rec<'g>, u32) -> Result<(), GpuError>,
-    ) -> Result<u32, GpuError> {
+    ) -> Result<Relaxed, GpuError> {
         let key = (what, b.n);
         let speculative = self.speculative_count(key);
         let len = (b.n * b.n) as u32;
@@ -163,7 +231,10 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
             }
             if speculative.is_some() {
                 self.verify_zero(key, &b.changed, 0);
-                return Ok(done);
+                return Ok(Relaxed {
+                    recorded: done,
+                    needed: None,
+                });
             }
             self.enc
                 .copy_buffer_to_buffer(&b.changed, 0, &b.pending, 0, 8);
@@ -173,7 +244,10 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
                 let need = got[1] + 1;
                 hint.set(need);
                 learned::learn(key, need, b.learn_runs);
-                return Ok(done);
+                return Ok(Relaxed {
+                    recorded: done,
+                    needed: Some(need),
+                });
             }
             // Every dispatch settles at least one more sample for good.
             if done > len + MAX_BATCH {
@@ -183,8 +257,28 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
         }
     }
 
-    /// `island_core::drainage::depression_fill` of `h` into `filled` (both `b.n²`, sea at or
-    /// below `sea`); returns the relaxation dispatches it took.
+    fn fill_keys(
+        &mut self,
+        b: &DepressionBufs,
+        h: &wgpu::Buffer,
+        sea: f32,
+    ) -> Result<u32, GpuError> {
+        let p = b.uniform(sea);
+        // The first dispatch starts from the heights (no init pass).
+        let iters = self.relax_until_stable(b, "depression_fill", &b.fill_hint, |rec, iter| {
+            let (src, dst) = DepressionBufs::pair(&b.key, iter);
+            rec.pass(FILL_RELAX)
+                .params(&u::Depression { iter, ..p })
+                .read("h", h)
+                .read("fill_key", src)
+                .write("fill_key_out", dst)
+                .read_write("changed", &b.changed)
+                .run(relax_groups(b.n))
+        })?;
+        b.key_at.set((iters.recorded % 2) as usize);
+        Ok(iters.count())
+    }
+
     fn depression_fill(
         &mut self,
         b: &DepressionBufs,
@@ -192,33 +286,17 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
         filled: &wgpu::Buffer,
         sea: f32,
     ) -> Result<u32, GpuError> {
-        let p = b.uniform(sea);
-        self.ensure_slots(1)?;
-        self.pass(FILL_INIT)
-            .params(&p)
-            .read("h", h)
-            .write("fill_key", &b.key)
-            .run(grid2(b.n))?;
-        let iters = self.relax_until_stable(b, "depression_fill", &b.fill_hint, |rec, iter| {
-            rec.pass(FILL_RELAX)
-                .params(&u::Depression { iter, ..p })
-                .read("h", h)
-                .read_write("fill_key", &b.key)
-                .read_write("changed", &b.changed)
-                .run(relax_groups(b.n))
-        })?;
+        let iters = self.fill_keys(b, h, sea)?;
         self.ensure_slots(1)?;
         self.pass(FILL_DECODE)
-            .params(&p)
+            .params(&b.uniform(sea))
             .read("h", h)
-            .read("fill_key", &b.key)
+            .read("fill_key", b.keys())
             .write("filled", filled)
             .run(grid2(b.n))?;
         Ok(iters)
     }
 
-    /// `island_core::drainage::flat_routing` of the filled surface `filled` of `h` into `flat`
-    /// (all `b.n²`); returns the relaxation dispatches it took.
     fn flat_routing(
         &mut self,
         b: &DepressionBufs,
@@ -232,17 +310,20 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
         self.pass(FLAT_INIT)
             .params(&p)
             .read("h", h)
-            .read("filled", filled)
+            .read("fill_key", b.keys())
+            .write("filled", filled)
             .write("class_of", &b.class)
-            .write("dist", &b.dist)
+            .write("dist", &b.dist[0])
             .write("flat", flat)
             .run(grid2(b.n))?;
         let iters = self.relax_until_stable(b, "flat_routing", &b.flat_hint, |rec, iter| {
+            let (src, dst) = DepressionBufs::pair(&b.dist, iter);
             rec.pass(FLAT_RELAX)
                 .params(&u::Depression { iter, ..p })
                 .read("filled", filled)
                 .read("class_of", &b.class)
-                .read_write("dist", &b.dist)
+                .read("dist", src)
+                .write("dist_out", dst)
                 .read_write("changed", &b.changed)
                 .run(relax_groups(b.n))
         })?;
@@ -251,15 +332,26 @@ impl<'g> DepressionPasses<'g> for Rec<'g> {
             .params(&p)
             .read("filled", filled)
             .read("class_of", &b.class)
-            .read("dist", &b.dist)
+            .read("dist", DepressionBufs::pair(&b.dist, iters.recorded).0)
             .write("flat", flat)
             .run(grid2(b.n))?;
-        Ok(iters)
+        Ok(iters.count())
+    }
+}
+
+/// Order-preserving key of a height (the shader's `order_key`).
+fn order_key(v: f32) -> u32 {
+    let b = v.to_bits();
+    if b & 0x8000_0000 != 0 {
+        !b
+    } else {
+        b | 0x8000_0000
     }
 }
 
 /// GPU [`island_core::drainage::depression_fill`] of `heights` (`n²`, sea at or below
-/// `sea_level`): the filled surface and the relaxation dispatches it took.
+/// `sea_level`): the filled surface and the relaxation dispatches it needed (the productive
+/// ones, and one that changed nothing).
 pub fn depression_fill(
     heights: &[f32],
     n: usize,
@@ -277,7 +369,8 @@ pub fn depression_fill(
 
 /// GPU [`island_core::drainage::flat_routing`] of the filled surface `filled` of `heights`
 /// (both `n²`): the receivers of the flat samples ([`island_core::drainage::NONE`]
-/// elsewhere) and the relaxation dispatches it took.
+/// elsewhere) and the relaxation dispatches it needed (the productive ones, and one that
+/// changed nothing).
 pub fn flat_routing(
     filled: &[f32],
     n: usize,
@@ -288,9 +381,12 @@ pub fn flat_routing(
     check_len("heights", heights.len(), n * n)?;
     with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
         let hb = gpu.storage_init("heights", bytemuck::cast_slice(heights));
-        let fb = gpu.storage_init("filled", bytemuck::cast_slice(filled));
+        let fb = gpu.storage("filled", (n * n * 4) as u64);
         let out = gpu.storage("flat", (n * n * 4) as u64);
         let db = DepressionBufs::new(rec, n);
+        // The given surface as the fill keys `fill_keys` leaves (the sea's are not read).
+        let keys: Vec<u32> = filled.iter().map(|&f| order_key(f)).collect();
+        gpu.upload(db.keys(), 0, bytemuck::cast_slice(&keys));
         let iters = rec.flat_routing(&db, &hb, &fb, &out, sea_level)?;
         Ok((read_u32(rec, &out, n * n)?, iters))
     })

@@ -346,9 +346,11 @@ impl DrainagePasses for Rec<'_> {
         let len = n * n;
         let cell_area = spacing * spacing;
         let p = uniform(sea, cell_area, settings);
+        let (depression_fill, flat_routing) =
+            self.fill_and_route(&b.dep, h, &b.filled, &b.flat_area, sea)?;
         let iters = DrainageIters {
-            depression_fill: self.depression_fill(&b.dep, h, &b.filled, sea)?,
-            flat_routing: self.flat_routing(&b.dep, h, &b.filled, &b.flat_area, sea)?,
+            depression_fill,
+            flat_routing,
         };
         self.drainage_receivers(b, h, &p)?;
         // The flat receivers are used: their buffer takes the areas.

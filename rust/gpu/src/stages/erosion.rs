@@ -31,7 +31,6 @@ use island_core::erosion::{
 const EROSION_RESAMPLE: Entry = Entry::new("erosion", "resample");
 const FLOW_RECEIVERS: Entry = Entry::new("erosion", "flow_receivers");
 const FLOW_ACCUMULATION: Entry = Entry::new("erosion", "flow_accumulation");
-const STREAM_POWER_INIT: Entry = Entry::new("erosion", "stream_power_init");
 const STREAM_POWER_JUMP: Entry = Entry::new("erosion", "stream_power_jump");
 const STREAM_POWER_APPLY: Entry = Entry::new("erosion", "stream_power_apply");
 const DEPOSITION: Entry = Entry::new("erosion", "deposition");
@@ -460,21 +459,18 @@ impl ErosionPasses for Rec<'_> {
         rounds: u32,
         apply: bool,
     ) -> Result<(), GpuError> {
-        self.ensure_slots(rounds as u64 + 2)?;
-        self.pass(STREAM_POWER_INIT)
-            .params(p)
-            .read("rcv", &b.rcv)
-            .read("h", &b.h)
-            .read("area", &b.area)
-            .read("pow_count", &b.pow_count)
-            .write("state_a", &b.state[0])
-            .run(grid2(b.nc))?;
+        self.ensure_slots(rounds as u64 + 1)?;
+        // Round 0 starts from the receivers, heights and areas (no init pass).
         for k in 0..rounds as usize {
             self.pass(STREAM_POWER_JUMP)
                 .params(&u::Erosion {
                     iter: k as u32,
                     ..*p
                 })
+                .read("rcv", &b.rcv)
+                .read("h", &b.h)
+                .read("area", &b.area)
+                .read("pow_count", &b.pow_count)
                 .read("state_a", &b.state[k % 2])
                 .write("state_b", &b.state[1 - k % 2])
                 .read_write("jump_left", &b.jump_left)
@@ -566,8 +562,7 @@ impl ErosionPasses for Rec<'_> {
     /// `island_core::erosion::depression_fill` and `flat_routing` of `b.h` into `b.filled` and
     /// `b.flat`.
     fn erosion_fill(&mut self, b: &ErosionBufs, p: &u::Erosion) -> Result<(), GpuError> {
-        self.depression_fill(&b.dep, &b.h, &b.filled, p.sea)?;
-        self.flat_routing(&b.dep, &b.h, &b.filled, &b.flat, p.sea)?;
+        self.fill_and_route(&b.dep, &b.h, &b.filled, &b.flat, p.sea)?;
         Ok(())
     }
 
