@@ -388,3 +388,62 @@ fn pack_receivers(
     }
     rcv_codes[w] = word;
 }
+
+// The pipeline's drainage read-back, compact (the host rebuilds from these what its flow
+// order, river samples, lake numbering and water map read; see `DrainageRead::Lean` in
+// rust/gpu/src/stages/drainage.rs): every sample with a drainage area of at least
+// P.river_area (the river candidates; a receiver's area is never smaller than its donor's, so
+// their receivers are in the list too) or in a lake, appended to `samples` after its count
+// word in no order (the host sorts them by index), DRAIN_SAMPLE_WORDS words each: index,
+// area (f32 bits), receiver, lake (label or DRAIN_NONE), filled height (f32 bits). At most
+// P.max_samples are written; the count goes on.
+@group(0) @binding(17) var<storage, read_write> samples: array<atomic<u32>>;
+
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
+fn sample_list(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = sample_index(gid);
+    if (i < 0) {
+        return;
+    }
+    let iu = u32(i);
+    let lake = lake_of[iu];
+    if (!(area[iu] >= P.river_area) && lake == DRAIN_NONE) {
+        return;
+    }
+    let k = atomicAdd(&samples[0], 1u);
+    if (k >= P.max_samples) {
+        return;
+    }
+    let o = 1u + k * DRAIN_SAMPLE_WORDS;
+    atomicStore(&samples[o], iu);
+    atomicStore(&samples[o + 1u], bitcast<u32>(area[iu]));
+    atomicStore(&samples[o + 2u], rcv[iu]);
+    atomicStore(&samples[o + 3u], lake);
+    atomicStore(&samples[o + 4u], bitcast<u32>(filled[iu]));
+}
+
+// The river carving's changes for the read-back: every sample whose height (`heights`, carved)
+// differs from `before` (the heights before the carving), appended to `changes` after its
+// count word in no order: index, height (f32 bits). At most P.max_samples are written; the
+// count goes on.
+@group(0) @binding(18) var<storage, read> before: array<f32>;
+@group(0) @binding(19) var<storage, read_write> changes: array<atomic<u32>>;
+
+@compute @workgroup_size(GRID_TILE, GRID_TILE)
+fn carve_changes(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = sample_index(gid);
+    if (i < 0) {
+        return;
+    }
+    let iu = u32(i);
+    let v = bitcast<u32>(heights[iu]);
+    if (v == bitcast<u32>(before[iu])) {
+        return;
+    }
+    let k = atomicAdd(&changes[0], 1u);
+    if (k >= P.max_samples) {
+        return;
+    }
+    atomicStore(&changes[1u + 2u * k], iu);
+    atomicStore(&changes[2u + 2u * k], v);
+}

@@ -246,6 +246,11 @@ uniforms! {
         lake_min_area: f32,
         /// Lakes `lake_list` has room for.
         max_lakes: u32,
+        /// `DrainageSettings::river_area`, m²: `sample_list` lists the samples draining at
+        /// least this much.
+        river_area: f32,
+        /// Entries `sample_list` and `carve_changes` have room for.
+        max_samples: u32,
     }
 
     /// `wetness.wgsl`: `apply_wetness`.
@@ -335,6 +340,8 @@ pub(crate) const NORM_WORKGROUP: usize = 256;
 pub(crate) const MAX_BIOMES: usize = island_core::params::BiomeParams::MAX_BIOMES;
 /// Words of one lake in the list `lake_list` (`drainage.wgsl`) appends to.
 pub(crate) const DRAIN_LAKE_WORDS: u32 = 6;
+/// Words per entry of `sample_list` (`drainage.wgsl`): index, area, receiver, lake, filled.
+pub(crate) const DRAIN_SAMPLE_WORDS: u32 = 5;
 /// Bytes of one `RowInfo` of `carve_river.wgsl` (per-row segment mask and x-span).
 pub(crate) const RIVER_ROW_BYTES: u64 = 32;
 
@@ -379,6 +386,7 @@ fn constants() -> String {
         format!("const NORM_PER_GROUP: u32 = {NORM_PER_GROUP}u;"),
         format!("const NORM_WORKGROUP: u32 = {NORM_WORKGROUP}u;"),
         format!("const DRAIN_LAKE_WORDS: u32 = {DRAIN_LAKE_WORDS}u;"),
+        format!("const DRAIN_SAMPLE_WORDS: u32 = {DRAIN_SAMPLE_WORDS}u;"),
         format!("const BED_SAND: f32 = {};", f32_lit(wetness::BED_SAND)),
         format!("const WET_SCALE: f32 = {};", f32_lit(wetness::WET_SCALE)),
         format!("const DRY_FROM: f32 = {};", f32_lit(wetness::DRY_FROM)),

@@ -10,7 +10,7 @@ use island_core::basins::dig_lake_basins;
 use island_core::channels::{carve_rivers, CarveSettings};
 use island_core::drainage::{
     accumulate_counts, areas, depression_fill, drainage, flat_routing, flow_order, lake_labels,
-    receivers, Drainage, DrainageSettings,
+    receivers, Drainage, DrainageSettings, NONE,
 };
 use island_core::erosion::{self, ErosionSettings};
 use island_core::params::IslandParams;
@@ -153,6 +153,88 @@ fn drainage_is_identical() {
         lakes > 10 && rivers > 1000,
         "{lakes} lakes, {rivers} rivers"
     );
+}
+
+/// The pipeline's compact drainage read (`stages::drainage_lean`): the lakes, the lake of every
+/// sample, the water levels and the rivers bit for bit as the core's; the flow order the
+/// core's restricted to the samples draining at least `river_area`, with their receivers,
+/// areas and filled heights. With `river_area` lowered until the list no longer fits the
+/// first read (a second round trip), and until it no longer fits the GPU's list (the planes
+/// are read instead: the core's whole drainage).
+#[test]
+fn lean_drainage_is_the_core_drainage_where_read() {
+    if !gpu("lean_drainage_is_the_core_drainage_where_read") {
+        return;
+    }
+    let (mut too_large, mut second_read) = (0, 0);
+    for (name, h, n, spacing, sea) in fields() {
+        for river_area in [
+            DrainageSettings::default().river_area,
+            40.0 * spacing * spacing,
+            spacing * spacing,
+        ] {
+            let s = DrainageSettings {
+                river_area,
+                ..Default::default()
+            };
+            let c = drainage(&h, n, spacing, sea, &s);
+            // What the GPU lists: the river candidates and the lake samples.
+            let listed: Vec<u32> = (0..(n * n) as u32)
+                .filter(|&i| c.area[i as usize] >= river_area || c.lake_id[i as usize] != NONE)
+                .collect();
+            let g = stages::drainage_lean(&h, n, spacing, sea, &s).unwrap();
+            if listed.len() > (n * n / 8).max(1024) {
+                // More than the GPU lists: the planes were read, the core's whole drainage.
+                println!(
+                    "{name}, river area {river_area}: {} listed, planes",
+                    listed.len()
+                );
+                assert_same(&format!("{name}, river area {river_area}"), &g, &c);
+                too_large += 1;
+                continue;
+            }
+            let what = format!("{name}, river area {river_area} ({} listed)", listed.len());
+            // Listed samples beyond the first read's 1024.
+            if listed.len() > 1024 {
+                second_read += 1;
+            }
+            println!("{what}: {} rivers, {} lakes", g.rivers.len(), g.lakes.len());
+            assert_eq!(g.lakes, c.lakes, "{what}: lakes");
+            assert_eq!(g.lake_id, c.lake_id, "{what}: lake of every sample");
+            assert_eq!(
+                same_f32(&g.water_level, &c.water_level),
+                0,
+                "{what}: water levels"
+            );
+            assert_eq!(g.rivers, c.rivers, "{what}: rivers");
+            let order: Vec<u32> = c
+                .order
+                .iter()
+                .copied()
+                .filter(|&i| c.area[i as usize] >= river_area)
+                .collect();
+            assert_eq!(g.order, order, "{what}: flow order of the river candidates");
+            for &i in &listed {
+                let i = i as usize;
+                assert_eq!(g.receivers[i], c.receivers[i], "{what}: receiver of {i}");
+                assert_eq!(
+                    g.area[i].to_bits(),
+                    c.area[i].to_bits(),
+                    "{what}: area of {i}"
+                );
+                assert_eq!(
+                    g.filled[i].to_bits(),
+                    c.filled[i].to_bits(),
+                    "{what}: filled {i}"
+                );
+            }
+        }
+    }
+    assert!(
+        too_large > 0,
+        "a river area of one sample overflows the list somewhere"
+    );
+    assert!(second_read > 0, "some list is longer than its first read");
 }
 
 fn assert_same(name: &str, g: &Drainage, c: &Drainage) {

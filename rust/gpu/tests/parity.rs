@@ -741,6 +741,13 @@ fn pipeline_matches_with_varied_parameters() {
     v.channels.enabled = false;
     v.shape.shape = island_core::params::IslandShape::Round;
     variants.push(("flow rivers, no channels", v));
+    // Rivers nearly everywhere: more river candidates than the GPU lists (the drainage reads
+    // its planes) and a carving that changes more samples than it lists (the heights are read).
+    let mut v = base.clone();
+    v.river.mode = island_core::params::RiverMode::Flow;
+    v.shape.shape = island_core::params::IslandShape::Round;
+    v.drainage.river_area = 2.0 * v.spacing() * v.spacing();
+    variants.push(("rivers from two samples' drainage", v));
     for (name, params) in variants {
         params.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
         let c = island_core::generate(&params).unwrap();

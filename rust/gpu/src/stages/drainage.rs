@@ -24,7 +24,7 @@ use island_core::pipeline::{carve_settings, hydrology, Hydrology};
 
 use super::channels::{CarveInput, CarveScratch};
 use super::depression::DepressionBufs;
-use crate::uniforms::DRAIN_LAKE_WORDS;
+use crate::uniforms::{DRAIN_LAKE_WORDS, DRAIN_SAMPLE_WORDS};
 use island_core::drainage::{
     flow_order, lake_water_levels, river_samples, Drainage, DrainageSettings, Lake, NONE,
 };
@@ -42,6 +42,8 @@ const LAKE_STATS: Entry = Entry::new("drainage", "lake_stats");
 const LAKE_DEEPEST: Entry = Entry::new("drainage", "lake_deepest");
 const LAKE_LIST: Entry = Entry::new("drainage", "lake_list");
 const LAKE_MARK: Entry = Entry::new("drainage", "lake_mark");
+const SAMPLE_LIST: Entry = Entry::new("drainage", "sample_list");
+const CARVE_CHANGES: Entry = Entry::new("drainage", "carve_changes");
 
 /// Most lakes the GPU lists; with more (only with tiny `lake_min_area` and `lake_min_depth`)
 /// [`Rec::drainage`] fails with [`GpuError::TooLarge`] and the caller falls back to the CPU.
@@ -49,6 +51,43 @@ pub(crate) const MAX_LAKES: u32 = 1 << 16;
 /// Lakes of the list read back with the drainage's products (24 bytes each); a longer list
 /// takes a second round trip.
 const LAKES_READ_FIRST: u32 = 1024;
+
+/// Room of the compact lists of an `n × n` grid (`sample_list`, `carve_changes`): an eighth of
+/// the samples. A longer list (only with a tiny `river_area`, or a carving that changes most of
+/// the island) takes the full planes instead.
+fn list_room(n: usize) -> u32 {
+    ((n * n) / 8).max(1024) as u32
+}
+
+/// Entries of a compact list read with the round trip it belongs to (a longer list takes a
+/// second one): `1/share` of the samples. `sample_list` reads 1/128 (0.16 bytes per sample;
+/// default islands list 0.05–0.2 % of their samples), `carve_changes` 1/40 (0.2 bytes per
+/// sample; the carving changes 0.4–1.2 %).
+fn list_read_first(n: usize, share: usize) -> u32 {
+    ((n * n) / share).max(1024).min(list_room(n) as usize) as u32
+}
+
+/// Bytes of a compact list's count word and its first `entries` entries of `words` words.
+fn list_bytes(entries: u32, words: u32) -> u64 {
+    4 * (1 + entries as u64 * words as u64)
+}
+
+/// What [`DrainagePasses::drainage`] reads back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DrainageRead {
+    /// Every plane (receivers, areas, lake labels; the filled surface with `filled`): the
+    /// core's `Drainage`, bit for bit (without `filled`, its `filled` is empty).
+    Full { filled: bool },
+    /// What the pipeline's carving and water map read, compact (`sample_list`): the samples
+    /// draining at least `river_area` (the river candidates) and the lake samples. The
+    /// `Drainage` then has the core's `lakes`, `lake_id`, `water_level` and `rivers`, bit for
+    /// bit; its `order` is the core's flow order restricted to the river candidates, and its
+    /// `receivers`, `area` and `filled` hold the listed samples' values (elsewhere: the sample
+    /// itself, 0, NaN). More listed samples than [`list_room`] (a tiny `river_area`, a lake
+    /// over an eighth of the map): the planes are read in a second round trip and the
+    /// `Drainage` is the core's, whole, as with `Full { filled: true }`.
+    Lean,
+}
 
 /// Buffers of the drainage passes on an `n × n` grid.
 pub(crate) struct DrainageBufs {
@@ -70,6 +109,10 @@ pub(crate) struct DrainageBufs {
     lakes: wgpu::Buffer,
     /// The receivers as direction bytes, four per word (the read-back's format).
     rcv_codes: wgpu::Buffer,
+    /// `sample_list`: count, then [`DRAIN_SAMPLE_WORDS`] words per listed sample.
+    samples: wgpu::Buffer,
+    /// `carve_changes`: count, then (index, height) per changed sample.
+    changes: wgpu::Buffer,
 }
 
 impl DrainageBufs {
@@ -93,6 +136,11 @@ impl DrainageBufs {
                 4 * (1 + MAX_LAKES as u64 * DRAIN_LAKE_WORDS as u64),
             ),
             rcv_codes: gpu.storage("receiver codes", ((n * n).div_ceil(4) * 4) as u64),
+            samples: gpu.storage(
+                "drainage samples",
+                list_bytes(list_room(n), DRAIN_SAMPLE_WORDS),
+            ),
+            changes: gpu.storage("carve changes", list_bytes(list_room(n), 2)),
         }
     }
 }
@@ -127,13 +175,15 @@ pub struct DrainageIters {
     pub flat_routing: u32,
 }
 
-pub(crate) fn uniform(sea: f32, cell_area: f32, s: &DrainageSettings) -> u::Drainage {
+pub(crate) fn uniform(sea: f32, cell_area: f32, s: &DrainageSettings, n: usize) -> u::Drainage {
     u::Drainage {
         sea_level: sea,
         cell_area,
         lake_min_depth: s.lake_min_depth,
         lake_min_area: s.lake_min_area,
         max_lakes: MAX_LAKES,
+        river_area: s.river_area,
+        max_samples: list_room(n),
     }
 }
 
@@ -202,10 +252,8 @@ pub(crate) trait DrainagePasses {
 
     /// `island_core::drainage::drainage` of the heights `h` (`b.n²`, `spacing` metres apart,
     /// sea at or below `sea`): everything per sample on the GPU (see the module
-    /// documentation), then the receivers (one direction byte each), areas, lake labels and,
-    /// with `filled`, the filled surface read back for the host's flow order, lake list and
-    /// river samples. The same `Drainage`, bit for bit, as the core's (without `filled`, its
-    /// `filled` is empty).
+    /// documentation), then what `read` says read back for the host's flow order, lake list
+    /// and river samples (one round trip, two with a long list).
     fn drainage(
         &mut self,
         b: &DrainageBufs,
@@ -213,8 +261,20 @@ pub(crate) trait DrainagePasses {
         spacing: f32,
         sea: f32,
         settings: &DrainageSettings,
-        filled: bool,
+        read: DrainageRead,
     ) -> Result<(Drainage, DrainageIters), GpuError>;
+
+    /// The samples whose height in `h` differs from `before` (`carve_changes`), as (index,
+    /// height) in index order, or `None` when more than [`list_room`] changed. One round trip,
+    /// two with a long list.
+    fn changed_heights(
+        &mut self,
+        b: &DrainageBufs,
+        h: &wgpu::Buffer,
+        before: &wgpu::Buffer,
+        p: &u::Drainage,
+        staging: &wgpu::Buffer,
+    ) -> Result<Option<Vec<(usize, f32)>>, GpuError>;
 }
 
 impl DrainagePasses for Rec<'_> {
@@ -340,12 +400,12 @@ impl DrainagePasses for Rec<'_> {
         spacing: f32,
         sea: f32,
         settings: &DrainageSettings,
-        filled: bool,
+        read: DrainageRead,
     ) -> Result<(Drainage, DrainageIters), GpuError> {
         let n = b.n;
         let len = n * n;
         let cell_area = spacing * spacing;
-        let p = uniform(sea, cell_area, settings);
+        let p = uniform(sea, cell_area, settings, n);
         let (depression_fill, flat_routing) =
             self.fill_and_route(&b.dep, h, &b.filled, &b.flat_area, sea)?;
         let iters = DrainageIters {
@@ -371,24 +431,41 @@ impl DrainagePasses for Rec<'_> {
         let plane = (len * 4) as u64;
         // The products and the start of the lake list (its count and the first
         // LAKES_READ_FIRST lakes) in one round trip; a longer list in a second.
-        let list_bytes = |lakes: u64| 4 * (1 + lakes * DRAIN_LAKE_WORDS as u64);
-        let first = list_bytes(LAKES_READ_FIRST.min(MAX_LAKES) as u64).min(b.lakes.size());
-        // The receivers as one direction byte each.
-        self.ensure_slots(1)?;
-        self.pass(PACK_RECEIVERS)
-            .read("rcv", &b.rcv)
-            .write("rcv_codes", &b.rcv_codes)
-            .run(packed_word_groups(len))?;
-        let mut want = vec![
-            (&b.rcv_codes, len as u64),
-            (&b.flat_area, plane),
-            (&b.label, plane),
-            (&b.lakes, first),
-        ];
-        if filled {
-            want.insert(0, (&b.filled, plane));
+        let lake_bytes = |lakes: u64| 4 * (1 + lakes * DRAIN_LAKE_WORDS as u64);
+        let first = lake_bytes(LAKES_READ_FIRST.min(MAX_LAKES) as u64).min(b.lakes.size());
+        let mut want = vec![(&b.lakes, first)];
+        let sample_first = list_bytes(list_read_first(n, 128), DRAIN_SAMPLE_WORDS);
+        match read {
+            DrainageRead::Full { filled } => {
+                // The receivers as one direction byte each.
+                self.ensure_slots(1)?;
+                self.pass(PACK_RECEIVERS)
+                    .read("rcv", &b.rcv)
+                    .write("rcv_codes", &b.rcv_codes)
+                    .run(packed_word_groups(len))?;
+                want.push((&b.label, plane));
+                want.push((&b.flat_area, plane));
+                want.push((&b.rcv_codes, len as u64));
+                if filled {
+                    want.push((&b.filled, plane));
+                }
+            }
+            DrainageRead::Lean => {
+                self.enc.clear_buffer(&b.samples, 0, Some(4));
+                self.ensure_slots(1)?;
+                self.pass(SAMPLE_LIST)
+                    .params(&p)
+                    .read("area", &b.flat_area)
+                    .read("rcv", &b.rcv)
+                    .read("lake_of", &b.acc)
+                    .read("filled", &b.filled)
+                    .read_write("samples", &b.samples)
+                    .run(grid2(n))?;
+                want.push((&b.samples, sample_first));
+            }
         }
         let mut parts = self.read_back(&want, None)?;
+        parts.reverse();
         let mut list = u32s(&parts.pop().expect("the lake list"));
         let count = list[0];
         if count > MAX_LAKES {
@@ -396,45 +473,204 @@ impl DrainagePasses for Rec<'_> {
                 "{count} lakes; the GPU drainage lists at most {MAX_LAKES}"
             )));
         }
-        if list_bytes(count as u64) > first {
-            list = u32s(&gpu.read_back(&[(&b.lakes, list_bytes(count as u64))], None)?[0]);
+        if lake_bytes(count as u64) > first {
+            list = u32s(&gpu.read_back(&[(&b.lakes, lake_bytes(count as u64))], None)?[0]);
         }
         list.truncate(1 + count as usize * DRAIN_LAKE_WORDS as usize);
-        let labels = u32s(&parts.pop().expect("labels"));
-        let area = f32s(&parts.pop().expect("areas"));
-        let codes = parts.pop().expect("receivers");
-        let receivers: Vec<u32> = codes[..len]
-            .iter()
-            .enumerate()
-            .map(|(i, &c)| {
-                let (dx, dz) = (c as usize % 3, c as usize / 3);
-                (i + dz * n + dx - n - 1) as u32
-            })
-            .collect();
-        // Without `filled`, an empty surface: only the water map of an uncarved island reads
-        // it (see `stage_drainage`).
-        let filled = parts.pop().map(|b| f32s(&b)).unwrap_or_default();
-        let (lakes, lake_id) = lakes_from_list(&list[1..], &labels);
-        let water_level = lake_water_levels(&lakes, &lake_id);
-        let order = flow_order(&receivers, n);
-        let rivers = river_samples(&order, &area, &lake_id, settings);
-        Ok((
-            Drainage {
-                n,
-                spacing,
-                sea_level: sea,
-                filled,
-                receivers,
-                order,
-                area,
-                water_level,
-                lake_id,
-                lakes,
-                rivers,
-            },
-            iters,
-        ))
+        let lakes = &list[1..];
+        let d = match read {
+            DrainageRead::Full { .. } => full_drainage(parts, lakes, n, spacing, sea, settings),
+            DrainageRead::Lean => {
+                let mut words = u32s(&parts.pop().expect("the sample list"));
+                let count = words[0];
+                if count > list_room(n) {
+                    // Too many to list: the planes, in a second round trip.
+                    self.ensure_slots(1)?;
+                    self.pass(PACK_RECEIVERS)
+                        .read("rcv", &b.rcv)
+                        .write("rcv_codes", &b.rcv_codes)
+                        .run(packed_word_groups(len))?;
+                    let want = [
+                        (&b.filled, plane),
+                        (&b.rcv_codes, len as u64),
+                        (&b.flat_area, plane),
+                        (&b.label, plane),
+                    ];
+                    let parts = self.read_back(&want, None)?;
+                    return Ok((
+                        full_drainage(parts, lakes, n, spacing, sea, settings),
+                        iters,
+                    ));
+                }
+                let bytes = list_bytes(count, DRAIN_SAMPLE_WORDS);
+                if bytes > sample_first {
+                    words = u32s(&gpu.read_back(&[(&b.samples, bytes)], None)?[0]);
+                }
+                words.truncate(1 + count as usize * DRAIN_SAMPLE_WORDS as usize);
+                lean_drainage(&words[1..], lakes, n, spacing, sea, settings)?
+            }
+        };
+        Ok((d, iters))
     }
+
+    fn changed_heights(
+        &mut self,
+        b: &DrainageBufs,
+        h: &wgpu::Buffer,
+        before: &wgpu::Buffer,
+        p: &u::Drainage,
+        staging: &wgpu::Buffer,
+    ) -> Result<Option<Vec<(usize, f32)>>, GpuError> {
+        self.enc.clear_buffer(&b.changes, 0, Some(4));
+        self.ensure_slots(1)?;
+        self.pass(CARVE_CHANGES)
+            .params(p)
+            .read("heights", h)
+            .read("before", before)
+            .read_write("changes", &b.changes)
+            .run(grid2(b.n))?;
+        let first = list_bytes(list_read_first(b.n, 40), 2);
+        let mut words = u32s(&self.read_back(&[(&b.changes, first)], Some(staging))?[0]);
+        let count = words[0];
+        if count > list_room(b.n) {
+            return Ok(None);
+        }
+        if list_bytes(count, 2) > first {
+            words = u32s(&self.read_back(&[(&b.changes, list_bytes(count, 2))], Some(staging))?[0]);
+        }
+        let mut out: Vec<(usize, f32)> = words[1..1 + 2 * count as usize]
+            .chunks_exact(2)
+            .map(|e| (e[0] as usize, f32::from_bits(e[1])))
+            .collect();
+        out.sort_unstable_by_key(|e| e.0);
+        Ok(Some(out))
+    }
+}
+
+/// The core's `Drainage` from the read-back planes (popped from the end: lake labels, areas,
+/// receiver codes and, when read, the filled surface) and the lake list.
+fn full_drainage(
+    mut parts: Vec<Vec<u8>>,
+    lake_list: &[u32],
+    n: usize,
+    spacing: f32,
+    sea: f32,
+    settings: &DrainageSettings,
+) -> Drainage {
+    let labels = u32s(&parts.pop().expect("labels"));
+    let area = f32s(&parts.pop().expect("areas"));
+    let codes = parts.pop().expect("receivers");
+    let receivers: Vec<u32> = codes[..n * n]
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| {
+            let (dx, dz) = (c as usize % 3, c as usize / 3);
+            (i + dz * n + dx - n - 1) as u32
+        })
+        .collect();
+    let filled = parts.pop().map(|b| f32s(&b)).unwrap_or_default();
+    let (lakes, lake_id) = lakes_from_list(lake_list, &labels);
+    let water_level = lake_water_levels(&lakes, &lake_id);
+    let order = flow_order(&receivers, n);
+    let rivers = river_samples(&order, &area, &lake_id, settings);
+    Drainage {
+        n,
+        spacing,
+        sea_level: sea,
+        filled,
+        receivers,
+        order,
+        area,
+        water_level,
+        lake_id,
+        lakes,
+        rivers,
+    }
+}
+
+/// The `Drainage` of [`DrainageRead::Lean`] from `sample_list`'s entries (in no order) and the
+/// lake list (see there).
+fn lean_drainage(
+    entries: &[u32],
+    lake_list: &[u32],
+    n: usize,
+    spacing: f32,
+    sea: f32,
+    settings: &DrainageSettings,
+) -> Result<Drainage, GpuError> {
+    let mut e: Vec<&[u32]> = entries.chunks_exact(DRAIN_SAMPLE_WORDS as usize).collect();
+    e.sort_unstable_by_key(|x| x[0]);
+    let len = n * n;
+    let mut receivers: Vec<u32> = (0..len as u32).collect();
+    let mut area = vec![0.0f32; len];
+    let mut labels = vec![NONE; len];
+    let mut filled = vec![f32::NAN; len];
+    for x in &e {
+        let i = x[0] as usize;
+        receivers[i] = x[2];
+        area[i] = f32::from_bits(x[1]);
+        labels[i] = x[3];
+        filled[i] = f32::from_bits(x[4]);
+    }
+    let candidates: Vec<&[u32]> = e
+        .into_iter()
+        .filter(|x| f32::from_bits(x[1]) >= settings.river_area)
+        .collect();
+    let order = candidate_order(&candidates).ok_or_else(|| {
+        GpuError::Wgpu("drainage: a river candidate drains into an unlisted sample".into())
+    })?;
+    let (lakes, lake_id) = lakes_from_list(lake_list, &labels);
+    let water_level = lake_water_levels(&lakes, &lake_id);
+    let rivers = river_samples(&order, &area, &lake_id, settings);
+    Ok(Drainage {
+        n,
+        spacing,
+        sea_level: sea,
+        filled,
+        receivers,
+        order,
+        area,
+        water_level,
+        lake_id,
+        lakes,
+        rivers,
+    })
+}
+
+/// `island_core::drainage::flow_order` restricted to the river candidates `c` (entries of
+/// `sample_list` sorted by index: index, area, receiver, …): the same samples in the same
+/// order as the core's order filtered to them. A receiver drains at least as much as its
+/// donor, so the candidates hold every candidate's receiver (`None` if not: a bug) and form
+/// the top of each drainage tree; a depth-first walk from the outlets' donors (in index
+/// order), donors in index order, visits them as the core's walk of the whole tree does.
+fn candidate_order(c: &[&[u32]]) -> Option<Vec<u32>> {
+    let at = |i: u32| c.binary_search_by_key(&i, |x| x[0]).ok();
+    let mut donors: Vec<Vec<u32>> = vec![Vec::new(); c.len()];
+    let mut roots = Vec::new();
+    for x in c {
+        let (i, r) = (x[0], x[2]);
+        if r == i {
+            // An outlet: not in the order.
+            continue;
+        }
+        let k = at(r)?;
+        if c[k][2] == r {
+            roots.push(i);
+        } else {
+            donors[k].push(i);
+        }
+    }
+    let mut order = Vec::with_capacity(c.len());
+    let mut stack = Vec::new();
+    for root in roots {
+        stack.push(root);
+        while let Some(i) = stack.pop() {
+            order.push(i);
+            let k = at(i)?;
+            stack.extend(donors[k].iter().rev());
+        }
+    }
+    Some(order)
 }
 
 /// Drainage, lakes and river carving (`island_core::pipeline::drainage_stage`): the dams on
@@ -471,10 +707,16 @@ pub(crate) fn stage_drainage(run: &mut Run) -> Result<(), GpuError> {
         return Ok(());
     }
     let b = DrainageBufs::new(rec, n);
-    // The filled surface comes back only for the water map of an uncarved island (a carved
-    // one's river surfaces come from the carved heights; the carving reads it on the GPU).
-    let need_filled = !carve_settings(p).enabled;
-    let d = match rec.drainage(&b, &r.heights, spacing, 0.0, &p.drainage, need_filled) {
+    // Only the river candidates and the lake samples come back (what the carving and the
+    // water map read).
+    let d = match rec.drainage(
+        &b,
+        &r.heights,
+        spacing,
+        0.0,
+        &p.drainage,
+        DrainageRead::Lean,
+    ) {
         Ok((d, _)) => d,
         // More lakes than the GPU lists: all of it on the CPU (the same result).
         Err(GpuError::TooLarge(_)) => {
@@ -487,9 +729,25 @@ pub(crate) fn stage_drainage(run: &mut Run) -> Result<(), GpuError> {
         Err(e) => return Err(e),
     };
     let (input, scratch) = b.carve_io(&d);
+    // The heights before the carving (the host has them) for `carve_changes`; the areas'
+    // buffer is free now.
+    rec.enc
+        .copy_buffer_to_buffer(&r.heights, 0, &b.flat_area, 0, bytes);
     rec.carve_rivers(&r.heights, &input, &scratch, &carve_settings(p))?;
-    let mut parts = rec.read_back(&[(&r.heights, bytes)], Some(&r.staging))?;
-    let heights = f32s(&parts.pop().expect("1 part"));
+    let pu = uniform(0.0, spacing * spacing, &p.drainage, n);
+    let heights = match rec.changed_heights(&b, &r.heights, &b.flat_area, &pu, &r.staging)? {
+        // Only the samples the carving changed come back.
+        Some(changes) => {
+            for (i, v) in changes {
+                heights[i] = v;
+            }
+            heights
+        }
+        None => {
+            let mut parts = rec.read_back(&[(&r.heights, bytes)], Some(&r.staging))?;
+            f32s(&parts.pop().expect("1 part"))
+        }
+    };
     run.hydro = Some(hydrology(p, &heights, &d));
     // The island's final heights (normals and splat do not change them).
     run.heights = heights;
@@ -597,6 +855,37 @@ pub fn drainage(
     with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
         let hb = gpu.storage_init("heights", bytemuck::cast_slice(heights));
         let b = DrainageBufs::new(rec, n);
-        rec.drainage(&b, &hb, spacing, sea_level, settings, true)
+        rec.drainage(
+            &b,
+            &hb,
+            spacing,
+            sea_level,
+            settings,
+            DrainageRead::Full { filled: true },
+        )
+    })
+}
+
+/// The pipeline's compact read of the GPU drainage ([`DrainageRead::Lean`]) of `heights`
+/// (arguments as [`drainage`]): its `Drainage` (lakes, lake of every sample, water levels and
+/// rivers as the core's; the flow order restricted to the samples draining at least
+/// `river_area`; receivers, areas and filled heights of the listed samples only), or, when
+/// more samples qualify than the GPU lists (an eighth of the grid), the core's whole
+/// `Drainage`.
+pub fn drainage_lean(
+    heights: &[f32],
+    n: usize,
+    spacing: f32,
+    sea_level: f32,
+    settings: &island_core::drainage::DrainageSettings,
+) -> Result<island_core::drainage::Drainage, GpuError> {
+    check_len("heights", heights.len(), n * n)?;
+    settings.validate().map_err(|e| bad("drainage", e))?;
+    with_gpu(Grid::new(n, 1.0, 0), |gpu, rec| {
+        let hb = gpu.storage_init("heights", bytemuck::cast_slice(heights));
+        let b = DrainageBufs::new(rec, n);
+        Ok(rec
+            .drainage(&b, &hb, spacing, sea_level, settings, DrainageRead::Lean)?
+            .0)
     })
 }

@@ -37,7 +37,7 @@ pub use coast::coastal_falloff;
 pub use depression::{depression_fill, flat_routing};
 pub use detail::apply_detail;
 pub use distance::{distance_to_coast, smooth_distance};
-pub use drainage::{accumulate, drainage, lake_labels, receivers, DrainageIters};
+pub use drainage::{accumulate, drainage, drainage_lean, lake_labels, receivers, DrainageIters};
 pub use erosion::{
     deposition, erode, flow_accumulation, flow_receivers, resample, stream_power, thermal,
     upsample_delta, PassTimes,
