@@ -569,22 +569,54 @@ fn full_drainage(
         })
         .collect();
     let filled = parts.pop().map(|b| f32s(&b)).unwrap_or_default();
-    let (lakes, lake_id) = lakes_from_list(lake_list, &labels);
-    let water_level = lake_water_levels(&lakes, &lake_id);
     let order = flow_order(&receivers, n);
-    let rivers = river_samples(&order, &area, &lake_id, settings);
-    Drainage {
-        n,
-        spacing,
-        sea_level: sea,
-        filled,
+    let planes = Planes {
         receivers,
-        order,
         area,
-        water_level,
-        lake_id,
-        lakes,
-        rivers,
+        labels,
+        filled,
+        order,
+    };
+    planes.drainage(lake_list, n, spacing, sea, settings)
+}
+
+/// What the host read of a drainage, before the lakes and rivers are made from it.
+struct Planes {
+    receivers: Vec<u32>,
+    area: Vec<f32>,
+    /// Lake label of every sample (`NONE` outside lakes).
+    labels: Vec<u32>,
+    filled: Vec<f32>,
+    order: Vec<u32>,
+}
+
+impl Planes {
+    /// The `Drainage`: the lakes of `lake_list` numbered as the core numbers them, the lake
+    /// and water level of every sample, and the river samples along `order`.
+    fn drainage(
+        self,
+        lake_list: &[u32],
+        n: usize,
+        spacing: f32,
+        sea: f32,
+        settings: &DrainageSettings,
+    ) -> Drainage {
+        let (lakes, lake_id) = lakes_from_list(lake_list, &self.labels);
+        let water_level = lake_water_levels(&lakes, &lake_id);
+        let rivers = river_samples(&self.order, &self.area, &lake_id, settings);
+        Drainage {
+            n,
+            spacing,
+            sea_level: sea,
+            filled: self.filled,
+            receivers: self.receivers,
+            order: self.order,
+            area: self.area,
+            water_level,
+            lake_id,
+            lakes,
+            rivers,
+        }
     }
 }
 
@@ -619,22 +651,14 @@ fn lean_drainage(
     let order = candidate_order(&candidates).ok_or_else(|| {
         GpuError::Wgpu("drainage: a river candidate drains into an unlisted sample".into())
     })?;
-    let (lakes, lake_id) = lakes_from_list(lake_list, &labels);
-    let water_level = lake_water_levels(&lakes, &lake_id);
-    let rivers = river_samples(&order, &area, &lake_id, settings);
-    Ok(Drainage {
-        n,
-        spacing,
-        sea_level: sea,
-        filled,
+    let planes = Planes {
         receivers,
-        order,
         area,
-        water_level,
-        lake_id,
-        lakes,
-        rivers,
-    })
+        labels,
+        filled,
+        order,
+    };
+    Ok(planes.drainage(lake_list, n, spacing, sea, settings))
 }
 
 /// `island_core::drainage::flow_order` restricted to the river candidates `c` (entries of
