@@ -12,5 +12,5 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let cap = max(P.cap, 1e-3f);
     let d01 = clamp(0.5f + 0.5f * detail[i], 0.0f, 1.0f);
     let m = min(d01, cap) / cap;
-    base[i] = base[i] * (1.0f + (m - 1.0f) * P.strength);
+    base[i] = base[i] * (1.0f + mul_r(m - 1.0f, P.strength));
 }

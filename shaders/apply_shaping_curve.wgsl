@@ -10,8 +10,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     let n = P.lut_len;
-    let x = clamp(heights[idx], 0.0f, 1.0f) * f32(n - 1u);
+    let x = rounded(clamp(heights[idx], 0.0f, 1.0f) * f32(n - 1u));
     let i = min(u32(x), n - 2u);
     let f = x - f32(i);
-    heights[idx] = lut[i] + (lut[i + 1u] - lut[i]) * f;
+    heights[idx] = lut[i] + mul_r(lut[i + 1u] - lut[i], f);
 }

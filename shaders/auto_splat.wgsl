@@ -33,15 +33,17 @@ fn store_w(k: u32, i: u32, v: f32) {
 }
 
 fn splat_weights(height: f32, slope_deg: f32, sandy_biome: f32, jit: f32) -> vec4<f32> {
-    let hj = height + jit;
+    let hj = rounded(height) + rounded(jit);
     let sand = 1.0f - smoothstep_(P.sand_height - 1.5f, P.sand_height + 1.5f, hj);
-    let snow_h = P.snow_height * P.max_height;
-    let snow = smoothstep_(snow_h - 4.0f, snow_h + 4.0f, hj)
-        * (1.0f - smoothstep_(P.rock_slope + 4.0f, P.rock_slope + 14.0f, slope_deg));
+    let snow_h = mul_r(P.snow_height, P.max_height);
+    let snow = mul_r(
+        smoothstep_(snow_h - 4.0f, snow_h + 4.0f, hj),
+        1.0f - smoothstep_(P.rock_slope + 4.0f, P.rock_slope + 14.0f, slope_deg),
+    );
     let rock = smoothstep_(P.rock_slope - 6.0f, P.rock_slope + 6.0f, slope_deg);
-    let rest = (1.0f - rock) * (1.0f - snow);
+    let rest = mul_r(1.0f - rock, 1.0f - snow);
     let sandy = max(sand, sandy_biome);
-    let w = vec4<f32>(rest * sandy, rest * (1.0f - sandy), rock, (1.0f - rock) * snow);
+    let w = vec4<f32>(mul_r(rest, sandy), mul_r(rest, 1.0f - sandy), rock, mul_r(1.0f - rock, snow));
     let s = w.x + w.y + w.z + w.w;
     if (s > 0.0f) {
         return vec4<f32>(w.x / s, w.y / s, w.z / s, w.w / s);

@@ -11,7 +11,7 @@ fn biome_site(i: i32, j: i32, distortion: f32, s: u32) -> vec2<f32> {
     let h = hash2(i, j, s);
     let ox = unit(hash_u32(h ^ 0x55551111u)) - 0.5f;
     let oz = unit(hash_u32(h ^ 0x22229999u)) - 0.5f;
-    return vec2<f32>(f32(i) + 0.5f + ox * distortion, f32(j) + 0.5f + oz * distortion);
+    return vec2<f32>(f32(i) + 0.5f + mul_r(ox, distortion), f32(j) + 0.5f + mul_r(oz, distortion));
 }
 
 fn region_biome(i: i32, j: i32, count: u32, s: u32) -> u32 {
@@ -38,16 +38,16 @@ fn log2_approx(t: f32) -> f32 {
     let x = m - 1.0f;
     let z = x * x;
     var p = 0.070376836f;
-    p = p * x - 0.1151461f;
-    p = p * x + 0.116769984f;
-    p = p * x - 0.12420141f;
-    p = p * x + 0.14249323f;
-    p = p * x - 0.16668057f;
-    p = p * x + 0.20000714f;
-    p = p * x - 0.24999994f;
-    p = p * x + 0.3333333f;
-    let y = x * (z * p) - 0.5f * z;
-    return y * 0.44269505f + x * 0.44269505f + y + x + f32(e);
+    p = mul_r(p, x) - 0.1151461f;
+    p = mul_r(p, x) + 0.116769984f;
+    p = mul_r(p, x) - 0.12420141f;
+    p = mul_r(p, x) + 0.14249323f;
+    p = mul_r(p, x) - 0.16668057f;
+    p = mul_r(p, x) + 0.20000714f;
+    p = mul_r(p, x) - 0.24999994f;
+    p = mul_r(p, x) + 0.3333333f;
+    let y = mul_r(x, z * p) - 0.5f * z;
+    return mul_r(y, 0.44269505f) + mul_r(x, 0.44269505f) + y + x + f32(e);
 }
 
 // Mirrors island_core::biomes::exp2_approx (Cephes exp2f polynomial): 0 below -126.
@@ -60,12 +60,12 @@ fn exp2_approx(y: f32) -> f32 {
     let n = round(yc);
     let x = yc - n;
     var p = 0.00015353362f;
-    p = p * x + 0.0013398874f;
-    p = p * x + 0.009618437f;
-    p = p * x + 0.055503324f;
-    p = p * x + 0.24022648f;
-    p = p * x + 0.6931472f;
-    let px = 1.0f + x * p;
+    p = mul_r(p, x) + 0.0013398874f;
+    p = mul_r(p, x) + 0.009618437f;
+    p = mul_r(p, x) + 0.055503324f;
+    p = mul_r(p, x) + 0.24022648f;
+    p = mul_r(p, x) + 0.6931472f;
+    let px = 1.0f + mul_r(x, p);
     return px * bitcast<f32>(u32(i32(n) + 127) << 23u);
 }
 
@@ -114,7 +114,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             let site = biome_site(i, j, P.distortion, s);
             let dx = site.x - qx;
             let dz = site.y - qz;
-            d2[k] = dx * dx + dz * dz;
+            d2[k] = mul_r(dx, dx) + mul_r(dz, dz);
             bi[k] = region_biome(i, j, P.count, s);
             if (d2[k] < d2[kmin]) {
                 kmin = k;
@@ -122,7 +122,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             k += 1u;
         }
     }
-    let dmin = sqrt(d2[kmin]) * cell;
+    let dmin = rounded(sqrt(d2[kmin]) * cell);
     let reach = (dmin + P.blend_width) / cell;
     let reach2 = reach * reach;
     // Weight per biome: 1 - smoothstep(0, blend, d - d_min) for every site within reach.
@@ -132,7 +132,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     for (var m = 0u; m < 25u; m++) {
         if (d2[m] < reach2) {
-            let d = sqrt(d2[m]) * cell;
+            let d = rounded(sqrt(d2[m]) * cell);
             wb[bi[m]] += 1.0f - smoothstep_(0.0f, P.blend_width, d - dmin);
         }
     }
@@ -145,9 +145,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         if (w > 0.0f) {
             let t = table[m];
             wsum += w;
-            hh += w * biome_relief(t, base01);
-            r += w * t.z;
-            sd += w * t.w;
+            hh += mul_r(w, biome_relief(t, base01));
+            r += mul_r(w, t.z);
+            sd += mul_r(w, t.w);
         }
     }
     let inv = 1.0f / wsum;

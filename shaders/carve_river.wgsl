@@ -20,19 +20,19 @@ fn segment_distance(p: vec2<f32>, a: vec2<f32>, b: vec2<f32>) -> f32 {
     let dz = b.y - a.y;
     let px = p.x - a.x;
     let pz = p.y - a.y;
-    let len2 = dx * dx + dz * dz;
+    let len2 = mul_r(dx, dx) + mul_r(dz, dz);
     var t = 0.0f;
     if (len2 > 0.0f) {
-        t = clamp((px * dx + pz * dz) / len2, 0.0f, 1.0f);
+        t = clamp((mul_r(px, dx) + mul_r(pz, dz)) / len2, 0.0f, 1.0f);
     }
-    let ex = px - t * dx;
-    let ez = pz - t * dz;
-    return sqrt(ex * ex + ez * ez);
+    let ex = px - mul_r(t, dx);
+    let ez = pz - mul_r(t, dz);
+    return sqrt(mul_r(ex, ex) + mul_r(ez, ez));
 }
 
 fn river_lim() -> f32 {
     let reach = P.width * 0.5f + P.bank;
-    return reach + P.meander * 1.0001f;
+    return reach + mul_r(P.meander, 1.0001f);
 }
 
 // One invocation per row: the segments that can reach it.
@@ -105,7 +105,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let pz = grid_pos(gid.y, G.spacing) - half;
     let nx = clamp(fbm_point(px / ms, pz / ms, s, 3u, 2.0f, 0.5f), -1.0f, 1.0f);
     let nz = clamp(fbm_point(px / ms + RIVER_WARP_OFFSET.x, pz / ms + RIVER_WARP_OFFSET.y, s, 3u, 2.0f, 0.5f), -1.0f, 1.0f);
-    let q = vec2<f32>(px + meander * nx, pz + meander * nz);
+    let q = vec2<f32>(px + mul_r(meander, nx), pz + mul_r(meander, nz));
     var d = 3.4028234663852886e38f;
     for (var w = 0u; w < 4u; w++) {
         var bits = info.segs[w];
@@ -120,7 +120,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let t = 1.0f - smoothstep_(width * 0.5f, reach + 1e-3f, d);
     if (t > 0.0f) {
         let h = heights[idx];
-        let carved = h + (-P.depth - h) * t;
+        let carved = h + mul_r(-P.depth - h, t);
         heights[idx] = min(h, carved);
     }
 }

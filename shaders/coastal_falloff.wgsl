@@ -14,10 +14,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let d = dist[i];
     var large: f32;
     if (d >= 0.0f) {
-        large = P.beach_height * smoothstep_(0.0f, 0.25f * P.coast_width, d)
-            + land01[i] * P.max_height * smoothstep_(0.0f, P.coast_width, d);
+        large = mul_r(P.beach_height, smoothstep_(0.0f, 0.25f * P.coast_width, d))
+            + mul_r(land01[i] * P.max_height, smoothstep_(0.0f, P.coast_width, d));
     } else {
         large = -P.sea_depth * smoothstep_(0.0f, P.shelf_width, -d);
     }
-    land01[i] = large + fine[i] * P.fine_amplitude * rough[i];
+    land01[i] = large + mul_r(fine[i] * P.fine_amplitude, rough[i]);
 }

@@ -81,9 +81,14 @@ fn f2i(f: f32) -> i32 {
 }
 
 // ---- grid.rs ----
-fn smoothstep_(e0: f32, e1: f32, x: f32) -> f32 {
+// Its arguments and result are rounded (`rounded`), so neither a caller's product nor this
+// product is fused into a sum on either side.
+fn smoothstep_(e0_in: f32, e1_in: f32, x_in: f32) -> f32 {
+    let e0 = rounded(e0_in);
+    let e1 = rounded(e1_in);
+    let x = rounded(x_in);
     let t = clamp((x - e0) / (e1 - e0), 0.0f, 1.0f);
-    return t * t * (3.0f - mul_r(2.0f, t));
+    return rounded(t * t * (3.0f - mul_r(2.0f, t)));
 }
 
 // ---- gradient_noise.rs ----
@@ -233,7 +238,7 @@ fn quantize_weights(w: array<f32, 4>) -> u32 {
     var rem: array<f32, 4>;
     var total = 0u;
     for (var k = 0u; k < 4u; k++) {
-        let v = wk[k] / s * 255.0f;
+        let v = rounded(wk[k] / s * 255.0f);
         let f = min(floor(v), 255.0f);
         out[k] = u32(f);
         rem[k] = v - f;

@@ -20,7 +20,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let z1 = min(z + 1u, n - 1u);
     let dx = (heights[z * n + x1] - heights[z * n + x0]) / (f32(x1 - x0) * G.spacing);
     let dz = (heights[z1 * n + x] - heights[z0 * n + x]) / (f32(z1 - z0) * G.spacing);
-    let len = sqrt(dx * dx + 1.0f + dz * dz);
+    let len = sqrt(mul_r(dx, dx) + 1.0f + mul_r(dz, dz));
     normal_x[idx] = -dx / len;
     normal_y[idx] = 1.0f / len;
     normal_z[idx] = -dz / len;

@@ -46,7 +46,7 @@ fn diamond_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
     } else {
         avg = (((v0 + v1) + v2) + v3) / 4.0f;
     }
-    h[z * n + x] = avg + P.amp * jitter(x, z, ds_seed());
+    h[z * n + x] = avg + mul_r(P.amp, jitter(x, z, ds_seed()));
 }
 
 @compute @workgroup_size(DS_TILE, DS_TILE)
@@ -98,5 +98,5 @@ fn square_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
         }
         avg = sum / f32(k);
     }
-    h[z * n + x] = avg + P.amp * jitter(x, z, ds_seed());
+    h[z * n + x] = avg + mul_r(P.amp, jitter(x, z, ds_seed()));
 }

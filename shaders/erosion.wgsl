@@ -380,7 +380,7 @@ fn stream_power_jump(
             s = state_a[u32(i)];
             t = state_a[bitcast<u32>(s.w)];
         }
-        let r = vec4<f32>(min(s.x, s.y + s.z * t.x), s.y + s.z * t.y, s.z * t.z, t.w);
+        let r = vec4<f32>(min(s.x, s.y + mul_r(s.z, t.x)), s.y + mul_r(s.z, t.y), s.z * t.z, t.w);
         state_b[u32(i)] = r;
         if (r.z != 0.0f) {
             atomicStore(&jump_open, 1u);

@@ -58,7 +58,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let slope = acos(clamp(normal_y[i], -1.0f, 1.0f)) * TO_DEG;
     let m = range_weight(heights[i], P.min_height, P.max_height, P.height_fade)
         * range_weight(slope, P.min_slope, P.max_slope, P.slope_fade);
-    let a = P.strength * m;
+    let a = mul_r(P.strength, m);
     if (a <= 0.0f) {
         return;
     }
@@ -109,7 +109,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         let keep = f32(255u - min(asum, 255u)) / 255.0f;
         var f: array<f32, 8>;
         for (var k = 0u; k < 8u; k++) {
-            f[k] = b[k] * keep + f32(p[k]);
+            f[k] = mul_r(b[k], keep) + f32(p[k]);
         }
         if (!(f[layer] > 0.0f)) {
             return;
@@ -127,7 +127,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     var v: array<f32, 8>;
     var s = 0.0f;
     for (var k = 0u; k < 8u; k++) {
-        v[k] = f32(p[k]) * keep + t[k] * a;
+        v[k] = mul_r(f32(p[k]), keep) + mul_r(t[k], a);
         s += v[k];
     }
     let total = u32(clamp(round_half_up(s), 0.0f, 255.0f));
@@ -145,7 +145,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         var rem: array<f32, 8>;
         var sum = 0u;
         for (var k = 0u; k < 8u; k++) {
-            let x = max(v[k], 0.0f) * scale;
+            let x = rounded(max(v[k], 0.0f) * scale);
             let fl = min(floor(x), 255.0f);
             q[k] = u32(fl);
             rem[k] = x - fl;

@@ -19,13 +19,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         if (abs(m.y - pz) > 3.0f * m.z) {
             continue;
         }
-        let d2 = (px - m.x) * (px - m.x) + (pz - m.y) * (pz - m.y);
+        let d2 = mul_r(px - m.x, px - m.x) + mul_r(pz - m.y, pz - m.y);
         let cut = 3.0f * m.z;
         if (d2 > cut * cut) {
             continue;
         }
         let sigma = 0.5f * m.z;
-        sum += m.w * exp(-d2 / (2.0f * sigma * sigma));
+        sum += mul_r(m.w, exp(-d2 / (2.0f * sigma * sigma)));
     }
     out_f[i] = sum;
 }

@@ -15,7 +15,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let pz = grid_pos(gid.y, G.spacing) - half;
     let px = grid_pos(gid.x, G.spacing) - half;
     let border = min(half - abs(px), half - abs(pz));
-    let d0 = sqrt(px * px + pz * pz) / r;
+    let d0 = sqrt(mul_r(px, px) + mul_r(pz, pz)) / r;
     var land: bool;
     if (d0 - amp >= 1.0f) {
         land = false;
@@ -23,7 +23,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         land = true;
     } else {
         let nz = clamp(MASK_NOISE_GAIN * fbm_point(px / P.noise_scale, pz / P.noise_scale, s, 4u, 2.0f, 0.5f), -1.0f, 1.0f);
-        land = d0 + amp * nz < 1.0f;
+        land = d0 + mul_r(amp, nz) < 1.0f;
     }
     mask[idx] = select(0u, 1u, land && border > P.margin);
 }

@@ -67,7 +67,7 @@ fn blend(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     let d = dist[i];
-    let s = f32(src[i] - P.bias) * (1.0f / P.quant);
+    let s = rounded(f32(src[i] - P.bias) * (1.0f / P.quant));
     let t = smoothstep_(0.0f, P.keep, abs(d));
     let v = d + mul_r(s - d, t);
     if ((v > 0.0f) == (d > 0.0f)) {

@@ -33,7 +33,7 @@ fn apply_wetness(@builtin(global_invocation_id) gid: vec3<u32>) {
     var w = w0;
     let strength = P.strength;
     if (wet_here) {
-        let t = BED_SAND * strength;
+        let t = mul_r(BED_SAND, strength);
         for (var k = 0u; k < 4u; k++) {
             var add = 0.0f;
             if (k == SPLAT_SAND) {

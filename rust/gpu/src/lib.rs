@@ -14,6 +14,8 @@
 //! error scopes and become [`GpuError`]s; nothing here panics on bad input.
 
 pub mod auto;
+#[cfg(test)]
+mod contraction;
 mod ctx;
 mod error;
 mod learned;
