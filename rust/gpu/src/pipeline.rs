@@ -142,6 +142,7 @@ fn run_once(
         biomes: Vec::new(),
         splat: Vec::new(),
         field: None,
+        height_stats: None,
         stats: (0.0, 0.0, 0.0),
         hydro: None,
     };

@@ -94,6 +94,8 @@ pub(crate) struct Resources {
     pub minmax: wgpu::Buffer,
     /// The EDT's "any feature" flags.
     pub edt_flags: wgpu::Buffer,
+    /// The statistics' reduction (`stages::stats`).
+    pub stats: wgpu::Buffer,
     pub staging: wgpu::Buffer,
 }
 
@@ -160,6 +162,7 @@ impl Resources {
             ),
             minmax: gpu.storage("minmax", 16),
             edt_flags: gpu.storage("edt_flags", 16),
+            stats: gpu.storage("stats", crate::stages::stats::RESULT_BYTES),
             staging: gpu.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("staging"),
                 size: nn * 12,
@@ -181,6 +184,8 @@ pub(crate) struct Run<'a> {
     pub biomes: Vec<u8>,
     pub splat: Vec<[u8; 4]>,
     pub field: Option<Heightfield>,
+    /// The heights' `((min, max), count above 0)`, reduced on the GPU (`stages::stats`).
+    pub height_stats: Option<((f32, f32), usize)>,
     pub stats: (f32, f32, f32),
     pub hydro: Option<Hydrology>,
 }

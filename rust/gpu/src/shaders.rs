@@ -38,4 +38,5 @@ shaders! {
     wetness,
     depression,
     fill_by_rule,
+    min_max_count_above,
 }

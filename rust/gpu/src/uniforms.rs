@@ -114,6 +114,12 @@ uniforms! {
         partials: u32,
     }
 
+    /// `min_max_count_above.wgsl`.
+    struct Level {
+        /// Values above it are counted (the pipeline's land: above sea level, 0 m).
+        level: f32,
+    }
+
     /// `apply_detail.wgsl`.
     struct Detail {
         strength: f32,

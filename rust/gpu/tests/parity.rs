@@ -523,6 +523,66 @@ fn splat_report_within(name: &str, g: &[[u8; 4]], c: &[[u8; 4]], per_mille: usiz
     );
 }
 
+/// The statistics a GPU island reports (reduced on the GPU from its heights there) are the
+/// core's statistics of the heights it handed back, bit for bit: the reduction is exact, and
+/// the GPU's final heights are the host's.
+fn stats_are_of_the_heights(name: &str, g: &island_core::Island) {
+    let h = &g.field.heights;
+    let ((lo, hi), land) = island_core::grid::min_max_count_above(h, 0.0);
+    assert_eq!(
+        (g.stats.min_height, g.stats.max_height),
+        (lo, hi),
+        "{name}: height range"
+    );
+    assert_eq!(
+        g.stats.land_fraction,
+        land as f32 / h.len() as f32,
+        "{name}: land fraction"
+    );
+}
+
+/// `min_max_count_above` on grids of awkward sizes (the smallest, a workgroup's side and ± 1, many
+/// workgroups), with negative, positive and (signed) zero values and the extremes in a corner
+/// and in the last workgroup: the same range and count as the CPU, bit for bit.
+#[test]
+fn min_max_count_above_matches() {
+    if !gpu("min_max_count_above_matches") {
+        return;
+    }
+    for (n, seed) in [
+        (2usize, 2u32),
+        (15, 3),
+        (16, 1),
+        (17, 4),
+        (129, 5),
+        (1025, 6),
+    ] {
+        let mut v: Vec<f32> = (0..n * n)
+            .map(|i| {
+                let h = hash_u32(i as u32 ^ seed.wrapping_mul(0x9e37_79b9));
+                match h % 7 {
+                    0 => 0.0,
+                    1 => -0.0,
+                    _ => (h >> 8) as f32 / 65536.0 - 120.0,
+                }
+            })
+            .collect();
+        if n > 2 {
+            v[n * n - 1] = 9000.5;
+            v[n - 1] = -777.25;
+        }
+        for level in [0.0f32, -50.0, 1e9] {
+            let c = island_core::grid::min_max_count_above(&v, level);
+            let g = stages::min_max_count_above(&v, n, level).unwrap();
+            assert_eq!(g, c, "{n}² level {level}");
+        }
+    }
+    // All negative: nothing above 0.
+    let v = vec![-3.5f32; 33 * 33];
+    let g = stages::min_max_count_above(&v, 33, 0.0).unwrap();
+    assert_eq!(g, ((-3.5, -3.5), 0));
+}
+
 #[test]
 fn whole_pipeline_matches_for_every_algorithm() {
     if !gpu("whole_pipeline_matches_for_every_algorithm") {
@@ -541,6 +601,7 @@ fn whole_pipeline_matches_for_every_algorithm() {
             let g = island_gpu::generate_gpu(&params).unwrap();
             assert_eq!(g.stats.backend, "gpu");
             let name = format!("pipeline {} res {res} seed {seed}", algorithm.name());
+            stats_are_of_the_heights(&name, &g);
             let tol = 1e-3 * params.max_height;
             let (e, i) = max_err(&g.field.heights, &c.field.heights);
             let over = count_over(&g.field.heights, &c.field.heights, tol);
@@ -809,6 +870,7 @@ fn sculpted_island_matches_on_the_gpu() {
     params.sculpt = Some(std::sync::Arc::new(layer));
     let c = island_core::generate(&params).unwrap();
     let g = island_gpu::generate_gpu(&params).unwrap();
+    stats_are_of_the_heights("sculpted", &g);
     assert_eq!(g.stats.backend, "gpu");
     for i in [&c, &g] {
         let h = i.field.height_at(60.0, -40.0);

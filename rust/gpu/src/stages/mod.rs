@@ -28,6 +28,7 @@ pub(crate) mod readback;
 pub(crate) mod river;
 pub(crate) mod shaping;
 pub(crate) mod splat;
+pub(crate) mod stats;
 pub(crate) mod wetness;
 
 pub use base::{diamond_square, gaussian_islands, normalize_01};
@@ -50,4 +51,5 @@ pub use probe::hash_probe;
 pub use river::carve_river;
 pub use shaping::apply_shaping_curve;
 pub use splat::auto_splat;
+pub use stats::min_max_count_above;
 pub use wetness::apply_wetness;

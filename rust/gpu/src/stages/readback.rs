@@ -1,28 +1,32 @@
 //! The CPU end of the pipeline: the read-back, the heightfield and the statistics.
 
+use super::stats::{self, StatsPasses};
 use crate::error::GpuError;
 use crate::run::Run;
-use island_core::grid::min_max;
 use island_core::heightfield::Heightfield;
 
 /// The island's last GPU products to the host, compact: the biome index one byte per sample
-/// (packed on the GPU) and the RGBA8 splat. The heights arrived with the drainage stage (the
-/// stages after it do not change them).
+/// (packed on the GPU), the RGBA8 splat and the heights' statistics (reduced on the GPU, 12
+/// bytes). The heights arrived with the drainage stage (the stages after it do not change
+/// them).
 pub(crate) fn stage_readback(run: &mut Run) -> Result<(), GpuError> {
     let (rec, r) = run.parts();
     let nn = r.n * r.n;
     super::biomes::pack_index(rec, &r.biome_index, &r.biome_bytes)?;
+    rec.min_max_count_above(&r.heights, &r.stats, 0.0)?;
     let mut parts = rec.read_back(
         &[
             (&r.biome_bytes, nn as u64),
             (&r.packed_splat, nn as u64 * 4),
+            (&r.stats, stats::RESULT_BYTES),
         ],
         Some(&r.staging),
     )?;
     // Other generations may use the buffers from here on.
     run.res = None;
-    let splat_bytes = parts.pop().expect("2 parts");
-    let mut biomes = parts.pop().expect("2 parts");
+    run.height_stats = Some(stats::decode(&parts.pop().expect("3 parts")));
+    let splat_bytes = parts.pop().expect("3 parts");
+    let mut biomes = parts.pop().expect("3 parts");
     biomes.truncate(nn);
     run.biomes = biomes;
     run.splat = splat_bytes
@@ -44,14 +48,11 @@ pub(crate) fn stage_heightfield(run: &mut Run) -> Result<(), GpuError> {
     Ok(())
 }
 
+/// The statistics from the GPU's reduction (no pass over the heights on the CPU): the land
+/// fraction and the height range, as `island_core`'s statistics stage computes them.
 pub(crate) fn stage_stats(run: &mut Run) -> Result<(), GpuError> {
-    let field = run.field.as_ref().expect("heightfield stage ran");
-    let (min_height, max_height) = min_max(&field.heights);
-    let land = field.heights.iter().filter(|&&h| h > 0.0).count();
-    run.stats = (
-        land as f32 / field.heights.len() as f32,
-        min_height,
-        max_height,
-    );
+    let ((min_height, max_height), land) = run.height_stats.expect("read back");
+    let nn = (run.p.resolution as usize).pow(2);
+    run.stats = (land as f32 / nn as f32, min_height, max_height);
     Ok(())
 }
