@@ -83,6 +83,17 @@ impl GpuCounters {
             bytes_uploaded: self.bytes_uploaded - earlier.bytes_uploaded,
         }
     }
+
+    /// The counts of `self` and `other` together (two parts of one generation).
+    pub fn plus(self, other: GpuCounters) -> GpuCounters {
+        GpuCounters {
+            dispatches: self.dispatches + other.dispatches,
+            submissions: self.submissions + other.submissions,
+            host_waits: self.host_waits + other.host_waits,
+            bytes_read_back: self.bytes_read_back + other.bytes_read_back,
+            bytes_uploaded: self.bytes_uploaded + other.bytes_uploaded,
+        }
+    }
 }
 
 /// A generated island.

@@ -276,7 +276,7 @@ pub fn build_streaming(
     parent: &mut Gd<Node3D>,
     request: Request,
     staged: Staged,
-    warning: Option<String>,
+    mut warning: Option<String>,
 ) -> Result<Build, JobError> {
     let cs = request.params.chunk_size as usize;
     let (n, world) = (
@@ -292,21 +292,22 @@ pub fn build_streaming(
     let mut build = Duration::ZERO;
     let tb = Instant::now();
     pool.grow_to(parent, count);
-    let heights = match &staged {
-        Staged::Carved(c) => c.heights(),
-        Staged::Done(island) => &island.field.heights[..],
+    let colliders_of = |heights: &[f32]| -> Vec<Option<ChunkCollider>> {
+        (0..count)
+            .map(|i| {
+                request
+                    .collision
+                    .then(|| ChunkCollider::of(heights, n, world, i % per_side, i / per_side, cs))
+            })
+            .collect()
     };
-    let colliders: Vec<Option<ChunkCollider>> = (0..count)
-        .map(|i| {
-            request
-                .collision
-                .then(|| ChunkCollider::of(heights, n, world, i % per_side, i / per_side, cs))
-        })
-        .collect();
+    let colliders = colliders_of(staged.heights());
     build += tb.elapsed();
 
     enum Msg {
-        Island(Arc<Island>),
+        /// The finished island, and the GPU fallback warning when the GPU failed in its last
+        /// stages (the CPU's island then has heights of its own).
+        Island(Arc<Island>, Option<String>),
         Chunk(usize, ChunkData),
         Failed(JobError),
     }
@@ -326,7 +327,7 @@ pub fn build_streaming(
         );
         std::thread::scope(|s| {
             let producer = s.spawn(move || {
-                let island = match finish_job(staged) {
+                let (island, late) = match finish_job(staged) {
                     Ok(i) => i,
                     Err(e) => {
                         let _ = tx.send(Msg::Failed(e));
@@ -334,7 +335,7 @@ pub fn build_streaming(
                     }
                 };
                 let island = Arc::new(island);
-                let _ = tx.send(Msg::Island(island.clone()));
+                let _ = tx.send(Msg::Island(island.clone(), late));
                 use rayon::prelude::*;
                 let (f, sp) = (&island.field, &island.splat);
                 (0..count).into_par_iter().for_each_with(tx, |tx, i| {
@@ -352,7 +353,17 @@ pub fn build_streaming(
             drop(colliders);
             for msg in rx {
                 match msg {
-                    Msg::Island(both) => {
+                    Msg::Island(both, late) => {
+                        if let Some(w) = late {
+                            // The GPU failed after the heights: the CPU's island replaced it,
+                            // so the colliders follow its heights.
+                            let tb = Instant::now();
+                            for (i, col) in colliders_of(&both.field.heights).iter().enumerate() {
+                                pool.set_collider(parent, i, col.as_ref());
+                            }
+                            build += tb.elapsed();
+                            warning.get_or_insert(w);
+                        }
                         shared = Some(both);
                         t_island = Some(Instant::now());
                     }

@@ -116,9 +116,10 @@ pub fn generate_job(
     result.unwrap_or_else(|payload| Err(JobError::Panicked(panic_message(payload))))
 }
 
-/// [`island_core::Carved::finish`] (or the GPU's finished island) on the calling thread, with
-/// panics caught.
-pub fn finish_job(staged: Staged) -> Result<Island, JobError> {
+/// [`island_core::Carved::finish`] (or the GPU's remaining stages) on the calling thread, with
+/// panics caught. The warning is set when the GPU failed in its remaining stages and the CPU
+/// made the island instead.
+pub fn finish_job(staged: Staged) -> Result<(Island, Option<String>), JobError> {
     let result = catch_unwind(AssertUnwindSafe(|| {
         staged
             .finish(&mut |_, _| {}, &AtomicBool::new(false))

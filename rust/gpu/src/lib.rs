@@ -156,8 +156,9 @@ pub fn adapter_error() -> Option<String> {
     ctx::gpu().err().map(|e| e.to_string())
 }
 
-/// Generate an island entirely on the GPU (heights, biomes and splat read back; normals and
-/// statistics computed on the CPU from the heights). `stats.backend` is `"gpu"`.
+/// Generate an island entirely on the GPU (heights, biomes, splat and statistics from the
+/// GPU; the normals computed on the CPU from the heights while the GPU finishes).
+/// `stats.backend` is `"gpu"`.
 pub fn generate_gpu(params: &IslandParams) -> Result<Island, GpuError> {
     generate_gpu_with(params, &mut |_, _| {}, &AtomicBool::new(false))
 }
@@ -169,17 +170,22 @@ pub fn generate_gpu_with(
     progress: &mut dyn FnMut(f32, &str),
     cancel: &AtomicBool,
 ) -> Result<Island, GpuError> {
+    gpu_head(params, progress, cancel)?.finish(progress, cancel)
+}
+
+/// The GPU pipeline up to the final heights.
+fn gpu_head(
+    params: &IslandParams,
+    progress: &mut dyn FnMut(f32, &str),
+    cancel: &AtomicBool,
+) -> Result<pipeline::Head, GpuError> {
     params.validate()?;
     let gpu = ctx::gpu()?;
-    let before = ctx::counters();
-    let r = gpu.guarded(|| pipeline::run(&gpu, params, progress, cancel));
+    let r = gpu.guarded(|| pipeline::run_head(&gpu, params, progress, cancel));
     if matches!(r, Err(GpuError::DeviceLost(_))) {
         ctx::forget(&gpu);
     }
-    r.map(|mut island| {
-        island.stats.gpu = Some(ctx::counters().since(before));
-        island
-    })
+    r
 }
 
 /// Generate with the chosen backend. Returns the island and, when the GPU was asked for (or
@@ -204,34 +210,101 @@ pub fn generate_with(
     cancel: &AtomicBool,
 ) -> Result<(Island, Option<String>), GenerateError> {
     let (staged, warning) = generate_staged(params, backend, progress, cancel)?;
-    Ok((staged.finish(progress, cancel)?, warning))
+    let (island, late) = staged.finish(progress, cancel)?;
+    Ok((island, warning.or(late)))
 }
 
-/// What [`generate_staged`] hands back.
+/// What [`generate_staged`] hands back: a generation whose heights are final.
 pub enum Staged {
     /// The CPU path stopped once the heights were final: finish it with
     /// [`island_core::Carved::finish`] (on any thread), using the heights meanwhile.
     Carved(island_core::Carved),
-    /// The island made on the GPU.
+    /// The GPU path stopped once the heights were final (on the host, verified): the normals,
+    /// splat and statistics are still to come ([`Staged::finish`], on any thread).
+    GpuTail(GpuTail),
+    /// A finished island (AUTO's measuring generation).
     Done(Island),
 }
 
-impl Staged {
-    /// The whole island: [`island_core::Carved::finish`], or the GPU's island as it is.
-    pub fn finish(
+/// The rest of a GPU generation whose heights are final (see [`Staged::GpuTail`]).
+pub struct GpuTail {
+    head: pipeline::Head,
+    reason: String,
+    auto: bool,
+}
+
+impl GpuTail {
+    /// The rest of the generation. A GPU failure here gives the CPU's island (the whole
+    /// generation again) and the fallback warning.
+    fn finish(
         self,
         progress: &mut dyn FnMut(f32, &str),
         cancel: &AtomicBool,
-    ) -> Result<Island, GenerateError> {
-        match self {
-            Staged::Carved(c) => c.finish(progress, cancel),
-            Staged::Done(island) => Ok(island),
+    ) -> Result<(Island, Option<String>), GenerateError> {
+        let GpuTail { head, reason, auto } = self;
+        let params = head.params().clone();
+        match head.finish(progress, cancel) {
+            Ok(mut island) => {
+                island.stats.backend_reason = reason;
+                Ok((island, None))
+            }
+            Err(GpuError::Cancelled) => Err(GenerateError::Cancelled),
+            Err(GpuError::Invalid(e)) => Err(GenerateError::Invalid(e)),
+            Err(e) => {
+                let mut island = island_core::generate_with(&params, progress, cancel)?;
+                island.stats.backend_reason = fallback_reason(auto, &e);
+                Ok((island, Some(fallback_warning(&e))))
+            }
         }
     }
 }
 
-/// [`generate_with`] that stops the CPU path as soon as the heights are final (see
-/// [`island_core::Carved`]), so the caller can overlap its own work with the last stages.
+/// `backend_reason` of a CPU island made because the GPU failed.
+fn fallback_reason(auto: bool, e: &GpuError) -> String {
+    if auto {
+        format!("auto: cpu (the GPU failed: {e})")
+    } else {
+        format!("gpu requested; the GPU failed ({e}), cpu instead")
+    }
+}
+
+/// The warning of a CPU island made because the GPU failed.
+fn fallback_warning(e: &GpuError) -> String {
+    format!("GPU generation unavailable ({e}); generated on the CPU instead")
+}
+
+impl Staged {
+    /// The island's final heights, metres, `resolution²` row-major (colliders can be built
+    /// from them while another thread finishes the island).
+    pub fn heights(&self) -> &[f32] {
+        match self {
+            Staged::Carved(c) => c.heights(),
+            Staged::GpuTail(t) => t.head.heights(),
+            Staged::Done(island) => &island.field.heights,
+        }
+    }
+
+    /// The whole island: [`island_core::Carved::finish`], the GPU's remaining stages, or the
+    /// finished island as it is. The warning is set when the GPU failed in its remaining
+    /// stages and the CPU made the island instead (its heights may then differ slightly from
+    /// [`Staged::heights`]).
+    pub fn finish(
+        self,
+        progress: &mut dyn FnMut(f32, &str),
+        cancel: &AtomicBool,
+    ) -> Result<(Island, Option<String>), GenerateError> {
+        match self {
+            Staged::Carved(c) => Ok((c.finish(progress, cancel)?, None)),
+            Staged::GpuTail(t) => t.finish(progress, cancel),
+            Staged::Done(island) => Ok((island, None)),
+        }
+    }
+}
+
+/// [`generate_with`] that stops as soon as the heights are final (the CPU path before its
+/// normals and splat, see [`island_core::Carved`]; the GPU path after the drainage, before its
+/// normals, splat, statistics and read-back), so the caller can overlap its own work (the
+/// colliders, say) with the last stages: [`Staged::finish`] on any thread.
 pub fn generate_staged(
     params: &IslandParams,
     backend: Backend,
@@ -243,32 +316,21 @@ pub fn generate_staged(
         island_core::generate_heights_with(params, progress, cancel)
             .map(|c| (Staged::Carved(c.with_backend_reason(reason)), warning))
     };
-    let gpu_or_cpu = |reason: String, progress: &mut dyn FnMut(f32, &str)| match generate_gpu_with(
+    let auto = backend == Backend::Auto;
+    let gpu_or_cpu = |reason: String, progress: &mut dyn FnMut(f32, &str)| match gpu_head(
         params, progress, cancel,
     ) {
-        Ok(mut island) => {
-            island.stats.backend_reason = reason;
-            Ok((Staged::Done(island), None))
-        }
+        Ok(head) => Ok((Staged::GpuTail(GpuTail { head, reason, auto }), None)),
         Err(GpuError::Invalid(e)) => Err(GenerateError::Invalid(e)),
         Err(GpuError::Cancelled) => Err(GenerateError::Cancelled),
-        Err(GpuError::NoAdapter(e)) if backend == Backend::Auto => {
+        Err(GpuError::NoAdapter(e)) if auto => {
             cpu(None, format!("auto: cpu (GPU unavailable: {e})"), progress)
         }
-        Err(e) => {
-            let why = if backend == Backend::Auto {
-                format!("auto: cpu (the GPU failed: {e})")
-            } else {
-                format!("gpu requested; the GPU failed ({e}), cpu instead")
-            };
-            cpu(
-                Some(format!(
-                    "GPU generation unavailable ({e}); generated on the CPU instead"
-                )),
-                why,
-                progress,
-            )
-        }
+        Err(e) => cpu(
+            Some(fallback_warning(&e)),
+            fallback_reason(auto, &e),
+            progress,
+        ),
     };
     match backend {
         Backend::Cpu => cpu(None, "cpu requested".into(), progress),

@@ -4,17 +4,19 @@
 use crate::ctx::Gpu;
 use crate::error::GpuError;
 use crate::recorder::Rec;
-use crate::run::{Resources, Run};
+use crate::run::{Held, Resources, Run};
 use crate::stages::{
     base, biomes, coast, detail, distance, drainage, erosion, mask, normals, readback, river,
     shaping, splat,
 };
 use crate::sync::lock;
 use crate::uniforms as u;
+use island_core::heightfield::Heightfield;
 use island_core::pipeline::{Hydrology, Island, Stats};
-use island_core::IslandParams;
+use island_core::{GpuCounters, IslandParams};
+use std::any::Any;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// Benchmark switch ([`crate::set_stage_waits`]): wait for the device at the end of every GPU
@@ -99,32 +101,138 @@ pub const GPU_STAGES: [&str; STAGES.len()] = stage_names(&STAGES);
 
 // ---- the stages -----------------------------------------------------------------------------
 
-/// The whole pipeline on the GPU (parameters already validated). The iterations whose
-/// dispatch counts earlier generations learned run without reading their convergence counters
-/// back (see `recorder::Speculation`); when one of them had not converged, the generation runs
-/// again with every counter read (and its counts learned anew).
-pub(crate) fn run(
-    gpu: &Gpu,
+/// Index in [`STAGES`] of the first stage after the heights are final (`normals`): the
+/// generation can be handed over there ([`Head`]), and the rest ([`Head::finish`]) run on
+/// another thread while the caller uses the heights.
+const TAIL: usize = 10;
+
+/// A GPU generation whose heights are final (every stage up to the drainage ran, its
+/// iterations verified): what the rest of the generation ([`Head::finish`], on any thread)
+/// needs. It owns the buffers of its resolution, taken out of the context's cache, and puts
+/// them back when it is finished (or dropped) if no other generation took their place.
+pub(crate) struct Head {
+    gpu: Arc<Gpu>,
+    params: IslandParams,
+    res: Option<Box<dyn Any + Send>>,
+    heights: Vec<f32>,
+    hydro: Option<Hydrology>,
+    stage_ms: Vec<(String, f64)>,
+    t_all: Instant,
+    /// What the head asked of the device (counted on its thread).
+    counters: GpuCounters,
+}
+
+impl Head {
+    /// The island's final heights, metres, `resolution²` row-major.
+    pub fn heights(&self) -> &[f32] {
+        &self.heights
+    }
+
+    /// The parameters being generated.
+    pub fn params(&self) -> &IslandParams {
+        &self.params
+    }
+
+    /// The rest of the generation (normals and splat on the GPU, the read-back, the statistics
+    /// reduced on the GPU; the normals of the heightfield on the CPU while the GPU works).
+    /// Progress continues where the head left off; `total_ms` counts from the head's start.
+    pub fn finish(
+        mut self,
+        progress: &mut dyn FnMut(f32, &str),
+        cancel: &AtomicBool,
+    ) -> Result<Island, GpuError> {
+        let before = crate::ctx::counters();
+        let gpu = self.gpu.clone();
+        let r = gpu.guarded(|| tail(&gpu, &mut self, progress, cancel));
+        if matches!(r, Err(GpuError::DeviceLost(_))) {
+            crate::ctx::forget(&gpu);
+        }
+        let counters = self.counters.plus(crate::ctx::counters().since(before));
+        r.map(|mut island| {
+            island.stats.gpu = Some(counters);
+            island
+        })
+    }
+}
+
+impl Drop for Head {
+    fn drop(&mut self) {
+        if let Some(res) = self.res.take() {
+            let mut cache = lock(&self.gpu.cache);
+            if cache.is_none() {
+                *cache = Some(res);
+            }
+        }
+    }
+}
+
+/// The pipeline on the GPU up to the final heights (parameters already validated). The
+/// iterations whose dispatch counts earlier generations learned run without reading their
+/// convergence counters back (see `recorder::Speculation`); when one of them had not
+/// converged, the head runs again with every counter read (and its counts learned anew).
+pub(crate) fn run_head(
+    gpu: &Arc<Gpu>,
     p: &IslandParams,
     progress: &mut dyn FnMut(f32, &str),
     cancel: &AtomicBool,
-) -> Result<Island, GpuError> {
-    let island = match run_once(gpu, p, progress, cancel, true) {
-        Err(GpuError::Unconverged(_)) => run_once(gpu, p, progress, cancel, false),
+) -> Result<Head, GpuError> {
+    let before = crate::ctx::counters();
+    let head = match head_once(gpu, p, progress, cancel, true) {
+        Err(GpuError::Unconverged(_)) => head_once(gpu, p, progress, cancel, false),
         r => r,
     };
     // What was learned, for the next process (when there is a store folder).
     crate::learned::save();
-    island
+    head.map(|mut h| {
+        h.counters = crate::ctx::counters().since(before);
+        h
+    })
 }
 
-fn run_once(
-    gpu: &Gpu,
+/// Runs stage `k` of [`STAGES`]: its work, the failure hook, the submission (or the wait of
+/// [`STAGE_WAITS`]), its time, progress and the cancel check.
+fn run_stage(
+    run: &mut Run,
+    k: usize,
+    fail_at: Option<&str>,
+    stage_ms: &mut Vec<(String, f64)>,
+    progress: &mut dyn FnMut(f32, &str),
+    cancel: &AtomicBool,
+) -> Result<(), GpuError> {
+    let stage = &STAGES[k];
+    let t = Instant::now();
+    (stage.run)(run)?;
+    if stage.gpu {
+        if fail_at == Some(stage.name) {
+            // Test hook: a real wgpu validation error (a mappable storage buffer is invalid).
+            let _ = run.gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("injected failure"),
+                size: 16,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::STORAGE,
+                mapped_at_creation: false,
+            });
+        }
+        if STAGE_WAITS.load(Ordering::Relaxed) {
+            run.rec.flush()?;
+        } else {
+            run.rec.submit();
+        }
+    }
+    stage_ms.push((stage.name.to_string(), t.elapsed().as_secs_f64() * 1e3));
+    progress((k + 1) as f32 / STAGES.len() as f32, stage.name);
+    if stage.gpu && cancel.load(Ordering::Relaxed) {
+        return Err(GpuError::Cancelled);
+    }
+    Ok(())
+}
+
+fn head_once(
+    gpu: &Arc<Gpu>,
     p: &IslandParams,
     progress: &mut dyn FnMut(f32, &str),
     cancel: &AtomicBool,
     speculate: bool,
-) -> Result<Island, GpuError> {
+) -> Result<Head, GpuError> {
     let t_all = Instant::now();
     let n = p.resolution as usize;
     let mut cache = lock(&gpu.cache);
@@ -137,8 +245,9 @@ fn run_once(
         gpu,
         p,
         rec: Rec::new(gpu, &u::Grid::new(n, p.world_size, p.seed)),
-        res: Some(cache),
+        res: Some(Held::Locked(cache)),
         heights: Vec::new(),
+        field_job: None,
         biomes: Vec::new(),
         splat: Vec::new(),
         field: None,
@@ -151,30 +260,82 @@ fn run_once(
     }
     let fail_at = lock(&FAIL_AT).clone();
     let mut stage_ms: Vec<(String, f64)> = Vec::new();
-    for (k, stage) in STAGES.iter().enumerate() {
-        let t = Instant::now();
-        (stage.run)(&mut run)?;
-        if stage.gpu {
-            if fail_at.as_deref() == Some(stage.name) {
-                // Test hook: a real wgpu validation error (a mappable storage buffer is invalid).
-                let _ = gpu.device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("injected failure"),
-                    size: 16,
-                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::STORAGE,
-                    mapped_at_creation: false,
-                });
-            }
-            if STAGE_WAITS.load(Ordering::Relaxed) {
-                run.rec.flush()?;
-            } else {
-                run.rec.submit();
-            }
-        }
-        stage_ms.push((stage.name.to_string(), t.elapsed().as_secs_f64() * 1e3));
-        progress((k + 1) as f32 / STAGES.len() as f32, stage.name);
-        if stage.gpu && cancel.load(Ordering::Relaxed) {
-            return Err(GpuError::Cancelled);
-        }
+    for k in 0..TAIL {
+        run_stage(
+            &mut run,
+            k,
+            fail_at.as_deref(),
+            &mut stage_ms,
+            progress,
+            cancel,
+        )?;
+    }
+    // Every iteration of the head was verified by the drainage's read-backs (nothing is
+    // pending that a later read-back would have to check).
+    debug_assert!(run.rec.settled(), "the head left unverified iterations");
+    let mut held = run.res.take().expect("the head holds the buffers");
+    let res = match &mut held {
+        Held::Locked(cache) => cache.take(),
+        Held::Taken { res, .. } => res.take(),
+    };
+    drop(held);
+    Ok(Head {
+        gpu: gpu.clone(),
+        params: p.clone(),
+        res,
+        heights: std::mem::take(&mut run.heights),
+        hydro: run.hydro.take(),
+        stage_ms,
+        t_all,
+        counters: GpuCounters::default(),
+    })
+}
+
+/// [`Head::finish`]'s work: the stages from [`TAIL`] on, with the heightfield's normals
+/// computed on a CPU thread from the start (the heights are final) while the GPU records and
+/// runs the normals, splat and statistics and the host waits for the read-back.
+fn tail(
+    gpu: &Gpu,
+    h: &mut Head,
+    progress: &mut dyn FnMut(f32, &str),
+    cancel: &AtomicBool,
+) -> Result<Island, GpuError> {
+    let p = h.params.clone();
+    let n = p.resolution as usize;
+    let heights = std::mem::take(&mut h.heights);
+    let world_size = p.world_size;
+    let field_job = std::thread::Builder::new()
+        .name("island heightfield".into())
+        .spawn(move || Heightfield::new(n, world_size, heights))
+        .map_err(|e| GpuError::Unsupported(format!("no thread for the heightfield: {e}")))?;
+    let mut run = Run {
+        gpu,
+        p: &p,
+        rec: Rec::new(gpu, &u::Grid::new(n, p.world_size, p.seed)),
+        res: Some(Held::Taken {
+            res: h.res.take(),
+            cache: &gpu.cache,
+        }),
+        heights: Vec::new(),
+        field_job: Some(field_job),
+        biomes: Vec::new(),
+        splat: Vec::new(),
+        field: None,
+        height_stats: None,
+        stats: (0.0, 0.0, 0.0),
+        hydro: h.hydro.take(),
+    };
+    let fail_at = lock(&FAIL_AT).clone();
+    let mut stage_ms = std::mem::take(&mut h.stage_ms);
+    for k in TAIL..STAGES.len() {
+        run_stage(
+            &mut run,
+            k,
+            fail_at.as_deref(),
+            &mut stage_ms,
+            progress,
+            cancel,
+        )?;
     }
     let (land_fraction, min_height, max_height) = run.stats;
     let field = run.field.take().expect("heightfield stage ran");
@@ -192,7 +353,7 @@ fn run_once(
             min_height,
             max_height,
             stage_ms,
-            total_ms: t_all.elapsed().as_secs_f64() * 1e3,
+            total_ms: h.t_all.elapsed().as_secs_f64() * 1e3,
             backend: "gpu".into(),
             ..Default::default()
         }),
@@ -240,6 +401,14 @@ mod tests {
         for k in 0..PLANES {
             assert!(ROLES.iter().any(|r| r.plane == k), "plane {k} unused");
         }
+    }
+
+    /// The tail starts right after the drainage (the heights are final there) with the
+    /// normals.
+    #[test]
+    fn the_tail_starts_at_the_normals() {
+        assert_eq!(STAGES[TAIL].name, "normals");
+        assert_eq!(STAGES[TAIL - 1].name, "drainage");
     }
 
     /// The GPU stages are the core's stages (same names, same order) up to `splat`, then the

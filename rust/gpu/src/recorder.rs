@@ -88,6 +88,12 @@ impl<'g> Rec<'g> {
         }
     }
 
+    /// Nothing recorded so far waits for a later read-back: no verification slot unchecked and
+    /// no count still to learn.
+    pub fn settled(&self) -> bool {
+        self.unchecked_slots().is_none() && self.later.is_empty()
+    }
+
     /// Speculate from here on (see [`Speculation`]): the pipeline's generations after the
     /// first of each size.
     pub fn speculate(&mut self) {

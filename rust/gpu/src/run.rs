@@ -4,12 +4,13 @@
 use crate::ctx::Gpu;
 use crate::error::GpuError;
 use crate::recorder::Rec;
+use crate::sync::lock;
 use crate::uniforms::{NORM_PER_GROUP, RIVER_ROW_BYTES};
 use island_core::heightfield::Heightfield;
 use island_core::params::IslandParams;
 use island_core::pipeline::Hydrology;
 use std::any::Any;
-use std::sync::MutexGuard;
+use std::sync::{Mutex, MutexGuard};
 
 /// A per-sample buffer role: which plane holds it and the stages from its first write to its
 /// last read (inclusive). Roles whose stage ranges never overlap share a plane (a 4097² plane
@@ -173,14 +174,54 @@ impl Resources {
     }
 }
 
+/// The cached buffer set of a resolution (`Gpu::cache`), as a generation holds it.
+pub(crate) enum Held<'a> {
+    /// Locked in the cache (the generation's head).
+    Locked(MutexGuard<'a, Option<Box<dyn Any + Send>>>),
+    /// Taken out of the cache (the generation's tail, on any thread): put back when released
+    /// if no other generation filled the cache meanwhile.
+    Taken {
+        res: Option<Box<dyn Any + Send>>,
+        cache: &'a Mutex<Option<Box<dyn Any + Send>>>,
+    },
+}
+
+impl Held<'_> {
+    fn resources(&self) -> Option<&Resources> {
+        match self {
+            Held::Locked(g) => g.as_ref(),
+            Held::Taken { res, .. } => res.as_ref(),
+        }
+        .and_then(|r| r.downcast_ref::<Resources>())
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        if let Held::Taken { res, cache } = self {
+            if let Some(r) = res.take() {
+                let mut c = lock(cache);
+                if c.is_none() {
+                    *c = Some(r);
+                }
+            }
+        }
+    }
+}
+
 /// State of one GPU generation, passed from stage to stage.
 pub(crate) struct Run<'a> {
     pub gpu: &'a Gpu,
     pub p: &'a IslandParams,
     pub rec: Rec<'a>,
     /// The buffer set (held until the read-back, which releases it for other generations).
-    pub res: Option<MutexGuard<'a, Option<Box<dyn Any + Send>>>>,
+    pub res: Option<Held<'a>>,
+    /// The final heights on the host (from the drainage stage until the tail starts the
+    /// heightfield with them).
     pub heights: Vec<f32>,
+    /// The heightfield (the CPU's normals of the final heights), computed on its own thread
+    /// while the GPU finishes the island; joined by the heightfield stage.
+    pub field_job: Option<std::thread::JoinHandle<Heightfield>>,
     pub biomes: Vec<u8>,
     pub splat: Vec<[u8; 4]>,
     pub field: Option<Heightfield>,
@@ -195,9 +236,8 @@ impl<'a> Run<'a> {
     pub fn parts(&mut self) -> (&mut Rec<'a>, &Resources) {
         let r = self
             .res
-            .as_deref()
-            .and_then(|r| r.as_ref())
-            .and_then(|r| r.downcast_ref::<Resources>())
+            .as_ref()
+            .and_then(|h| h.resources())
             .expect("buffers held until the read-back");
         (&mut self.rec, r)
     }

@@ -3,7 +3,6 @@
 use super::stats::{self, StatsPasses};
 use crate::error::GpuError;
 use crate::run::Run;
-use island_core::heightfield::Heightfield;
 
 /// The island's last GPU products to the host, compact: the biome index one byte per sample
 /// (packed on the GPU), the RGBA8 splat and the heights' statistics (reduced on the GPU, 12
@@ -33,18 +32,21 @@ pub(crate) fn stage_readback(run: &mut Run) -> Result<(), GpuError> {
         .chunks_exact(4)
         .map(|c| [c[0], c[1], c[2], c[3]])
         .collect();
-    debug_assert_eq!(run.heights.len(), nn, "the drainage stage left the heights");
     Ok(())
 }
 
+/// The heightfield: its normals were computed on the CPU from the final heights on their own
+/// thread, started when the tail began (`pipeline::tail`), while the GPU ran the normals,
+/// splat and statistics and the host waited for the read-back; this joins it.
 pub(crate) fn stage_heightfield(run: &mut Run) -> Result<(), GpuError> {
-    let p = run.p;
-    let heights = std::mem::take(&mut run.heights);
-    run.field = Some(Heightfield::new(
-        p.resolution as usize,
-        p.world_size,
-        heights,
-    ));
+    let job = run
+        .field_job
+        .take()
+        .expect("the tail started the heightfield");
+    let field = job
+        .join()
+        .map_err(|_| GpuError::Wgpu("the heightfield thread panicked".into()))?;
+    run.field = Some(field);
     Ok(())
 }
 
