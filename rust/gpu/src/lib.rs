@@ -360,8 +360,14 @@ fn measure(
     if let Err(e) = ctx::gpu() {
         return cpu_only(format!("auto: cpu (GPU unavailable: {e})"), None, progress);
     }
+    // The GPU is timed as later generations of this key will run: its second generation. The
+    // first one allocates the buffers of the size and, in a process that has not learned the
+    // iterations' dispatch counts for it, reads every convergence counter back (about 6× the
+    // host waits and 1.2× the dispatches of the next ones at 1025²); timing it would make AUTO
+    // keep the CPU where the GPU is faster.
+    let warm = generate_gpu_with(params, progress, cancel).map(|_| ());
     let t = std::time::Instant::now();
-    let gpu = generate_gpu_with(params, progress, cancel);
+    let gpu = warm.and_then(|()| generate_gpu_with(params, progress, cancel));
     let gpu_ms = t.elapsed().as_secs_f64() * 1e3;
     let gpu_island = match gpu {
         Ok(island) => island,

@@ -100,7 +100,27 @@ fn auto_measures_once_then_follows_the_store() {
         chunk_size: 32,
         ..p.clone()
     };
-    let (_, _) = generate(&q, Backend::Auto).unwrap();
+    // It is the first generation of 65² in this process: the GPU runs twice (the first one
+    // allocates the size's buffers and reads its convergence counters back; the second, the
+    // way later generations run, is the one timed), then the CPU once.
+    let mut gpu_runs = 0;
+    let mut stages = Vec::new();
+    let (_, _) = island_gpu::generate_with(
+        &q,
+        Backend::Auto,
+        &mut |_, name| {
+            gpu_runs += (name == "readback") as u32;
+            stages.push(name.to_string());
+        },
+        &std::sync::atomic::AtomicBool::new(false),
+    )
+    .unwrap();
+    assert_eq!(gpu_runs, 2, "{stages:?}");
+    assert_eq!(
+        stages.len(),
+        2 * island_gpu::GPU_STAGES.len() + island_core::pipeline::STAGES.len(),
+        "{stages:?}"
+    );
     assert_eq!(AutoStore::load(&path).measurements.len(), 2);
     // A corrupt file is an empty store: measured again, no panic.
     std::fs::write(&path, b"{ garbage").unwrap();
