@@ -77,14 +77,13 @@ pub(crate) fn contractible_sites(module: &Module, src: &str) -> Vec<Site> {
     }
     // Which functions return a raw product, and which arguments receive one: iterate to the
     // fixed point (both grow only).
-    let mut returns_raw: BTreeSet<Handle<Function>> = BTreeSet::new();
-    let mut raw_args: BTreeSet<(Handle<Function>, u32)> = BTreeSet::new();
+    let mut calls = Calls::default();
     loop {
-        let before = (returns_raw.len(), raw_args.len());
+        let before = (calls.returns_raw.len(), calls.raw_args.len());
         let (mut new_returns, mut new_args) = (BTreeSet::new(), BTreeSet::new());
         for (k, (_, f, fi)) in funs.iter().enumerate() {
             let me = (k < first_entry).then(|| module.functions.iter().nth(k).expect("k").0);
-            let a = Analysis::new(module, f, fi, me, &returns_raw, &raw_args);
+            let a = Analysis::new(module, f, fi, me, &calls);
             walk(&f.body, &mut |s| match s {
                 Statement::Return { value: Some(v) } if a.raw(*v) => {
                     if let Some(h) = me {
@@ -105,9 +104,9 @@ pub(crate) fn contractible_sites(module: &Module, src: &str) -> Vec<Site> {
                 _ => {}
             });
         }
-        returns_raw.extend(new_returns);
-        raw_args.extend(new_args);
-        if (returns_raw.len(), raw_args.len()) == before {
+        calls.returns_raw.extend(new_returns);
+        calls.raw_args.extend(new_args);
+        if (calls.returns_raw.len(), calls.raw_args.len()) == before {
             break;
         }
     }
@@ -117,7 +116,7 @@ pub(crate) fn contractible_sites(module: &Module, src: &str) -> Vec<Site> {
             continue;
         }
         let me = (k < first_entry).then(|| module.functions.iter().nth(k).expect("k").0);
-        let a = Analysis::new(module, f, fi, me, &returns_raw, &raw_args);
+        let a = Analysis::new(module, f, fi, me, &calls);
         for (h, e) in f.expressions.iter() {
             let hit = match *e {
                 Expression::Binary {
@@ -180,10 +179,18 @@ struct Analysis<'a> {
     f: &'a Function,
     fi: &'a naga::valid::FunctionInfo,
     me: Option<Handle<Function>>,
-    returns_raw: &'a BTreeSet<Handle<Function>>,
-    raw_args: &'a BTreeSet<(Handle<Function>, u32)>,
+    calls: &'a Calls,
     /// Local variables some statement stores a raw product into.
     raw_locals: BTreeSet<Handle<naga::LocalVariable>>,
+}
+
+/// What is known across calls.
+#[derive(Default)]
+struct Calls {
+    /// Functions that return a raw product.
+    returns_raw: BTreeSet<Handle<Function>>,
+    /// Arguments some call site passes a raw product for.
+    raw_args: BTreeSet<(Handle<Function>, u32)>,
 }
 
 impl<'a> Analysis<'a> {
@@ -192,16 +199,14 @@ impl<'a> Analysis<'a> {
         f: &'a Function,
         fi: &'a naga::valid::FunctionInfo,
         me: Option<Handle<Function>>,
-        returns_raw: &'a BTreeSet<Handle<Function>>,
-        raw_args: &'a BTreeSet<(Handle<Function>, u32)>,
+        calls: &'a Calls,
     ) -> Analysis<'a> {
         let mut a = Analysis {
             module,
             f,
             fi,
             me,
-            returns_raw,
-            raw_args,
+            calls,
             raw_locals: BTreeSet::new(),
         };
         // Locals every store puts a raw product into (none from a constant initialiser): a
@@ -309,10 +314,10 @@ impl<'a> Analysis<'a> {
             Expression::Load { pointer } => self
                 .local_of(pointer)
                 .is_some_and(|v| self.raw_locals.contains(&v)),
-            Expression::FunctionArgument(i) => {
-                self.me.is_some_and(|me| self.raw_args.contains(&(me, i)))
-            }
-            Expression::CallResult(fun) => self.returns_raw.contains(&fun),
+            Expression::FunctionArgument(i) => self
+                .me
+                .is_some_and(|me| self.calls.raw_args.contains(&(me, i))),
+            Expression::CallResult(fun) => self.calls.returns_raw.contains(&fun),
             _ => false,
         }
     }

@@ -3,14 +3,12 @@
 
 use crate::ctx::Gpu;
 use crate::error::GpuError;
-use crate::recorder::Rec;
 use crate::run::{Held, Resources, Run};
 use crate::stages::{
     base, biomes, coast, detail, distance, drainage, erosion, mask, normals, readback, river,
     shaping, splat,
 };
 use crate::sync::lock;
-use crate::uniforms as u;
 use island_core::heightfield::Heightfield;
 use island_core::pipeline::{Hydrology, Island, Stats};
 use island_core::{GpuCounters, IslandParams};
@@ -189,8 +187,22 @@ pub(crate) fn run_head(
     })
 }
 
-/// Runs stage `k` of [`STAGES`]: its work, the failure hook, the submission (or the wait of
-/// [`STAGE_WAITS`]), its time, progress and the cancel check.
+/// Runs the stages `ks` of [`STAGES`], each: its work, the failure hook, the submission (or
+/// the wait of [`STAGE_WAITS`]), its time, progress and the cancel check.
+fn run_stages(
+    run: &mut Run,
+    ks: std::ops::Range<usize>,
+    stage_ms: &mut Vec<(String, f64)>,
+    progress: &mut dyn FnMut(f32, &str),
+    cancel: &AtomicBool,
+) -> Result<(), GpuError> {
+    let fail_at = lock(&FAIL_AT).clone();
+    for k in ks {
+        run_stage(run, k, fail_at.as_deref(), stage_ms, progress, cancel)?;
+    }
+    Ok(())
+}
+
 fn run_stage(
     run: &mut Run,
     k: usize,
@@ -241,35 +253,12 @@ fn head_once(
         *cache = None; // free the old size first
         *cache = Some(Box::new(Resources::new(gpu, n)?));
     }
-    let mut run = Run {
-        gpu,
-        p,
-        rec: Rec::new(gpu, &u::Grid::new(n, p.world_size, p.seed)),
-        res: Some(Held::Locked(cache)),
-        heights: Vec::new(),
-        field_job: None,
-        biomes: Vec::new(),
-        splat: Vec::new(),
-        field: None,
-        height_stats: None,
-        stats: (0.0, 0.0, 0.0),
-        hydro: None,
-    };
+    let mut run = Run::new(gpu, p, Held::Locked(cache));
     if speculate {
         run.rec.speculate();
     }
-    let fail_at = lock(&FAIL_AT).clone();
     let mut stage_ms: Vec<(String, f64)> = Vec::new();
-    for k in 0..TAIL {
-        run_stage(
-            &mut run,
-            k,
-            fail_at.as_deref(),
-            &mut stage_ms,
-            progress,
-            cancel,
-        )?;
-    }
+    run_stages(&mut run, 0..TAIL, &mut stage_ms, progress, cancel)?;
     // Every iteration of the head was verified by the drainage's read-backs (nothing is
     // pending that a later read-back would have to check).
     debug_assert!(run.rec.settled(), "the head left unverified iterations");
@@ -308,35 +297,21 @@ fn tail(
         .name("island heightfield".into())
         .spawn(move || Heightfield::new(n, world_size, heights))
         .map_err(|e| GpuError::Unsupported(format!("no thread for the heightfield: {e}")))?;
-    let mut run = Run {
-        gpu,
-        p: &p,
-        rec: Rec::new(gpu, &u::Grid::new(n, p.world_size, p.seed)),
-        res: Some(Held::Taken {
-            res: h.res.take(),
-            cache: &gpu.cache,
-        }),
-        heights: Vec::new(),
-        field_job: Some(field_job),
-        biomes: Vec::new(),
-        splat: Vec::new(),
-        field: None,
-        height_stats: None,
-        stats: (0.0, 0.0, 0.0),
-        hydro: h.hydro.take(),
+    let held = Held::Taken {
+        res: h.res.take(),
+        cache: &gpu.cache,
     };
-    let fail_at = lock(&FAIL_AT).clone();
+    let mut run = Run::new(gpu, &p, held);
+    run.field_job = Some(field_job);
+    run.hydro = h.hydro.take();
     let mut stage_ms = std::mem::take(&mut h.stage_ms);
-    for k in TAIL..STAGES.len() {
-        run_stage(
-            &mut run,
-            k,
-            fail_at.as_deref(),
-            &mut stage_ms,
-            progress,
-            cancel,
-        )?;
-    }
+    run_stages(
+        &mut run,
+        TAIL..STAGES.len(),
+        &mut stage_ms,
+        progress,
+        cancel,
+    )?;
     let (land_fraction, min_height, max_height) = run.stats;
     let field = run.field.take().expect("heightfield stage ran");
     let Hydrology { water, stats: hs } = run.hydro.take().expect("drainage stage ran");
@@ -438,6 +413,8 @@ mod tests {
 mod binding_checks {
     use super::*;
     use crate::ctx::grid2;
+    use crate::recorder::Rec;
+    use crate::uniforms as u;
 
     /// A dispatch whose buffers do not match the shader's bindings (wrong name, wrong access,
     /// missing, extra, wrong uniform type) is an error, recorded nothing.

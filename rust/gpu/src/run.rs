@@ -232,6 +232,26 @@ pub(crate) struct Run<'a> {
 }
 
 impl<'a> Run<'a> {
+    /// A generation of `p` (validated) on `gpu` with the buffers `res` of its resolution,
+    /// nothing produced yet.
+    pub fn new(gpu: &'a Gpu, p: &'a IslandParams, res: Held<'a>) -> Run<'a> {
+        let n = p.resolution as usize;
+        Run {
+            gpu,
+            p,
+            rec: Rec::new(gpu, &crate::uniforms::Grid::new(n, p.world_size, p.seed)),
+            res: Some(res),
+            heights: Vec::new(),
+            field_job: None,
+            biomes: Vec::new(),
+            splat: Vec::new(),
+            field: None,
+            height_stats: None,
+            stats: (0.0, 0.0, 0.0),
+            hydro: None,
+        }
+    }
+
     /// The recorder and the buffers.
     pub fn parts(&mut self) -> (&mut Rec<'a>, &Resources) {
         let r = self
