@@ -12,12 +12,29 @@
 //! being `first` (the first generation of that size in the process: every iteration reads its
 //! convergence counter back and the counts are learned) and `next` (a second generation, which
 //! records the learned counts without those reads); or `counters_skipped <why>`.
+//!
+//! `--seeds K` then generates seeds 1..=K of each size with the counts learned so far and
+//! prints `speculation <n> <seed> <dispatches> <host_waits> <missed>`: whether a count learned
+//! from other islands fell short for this one (the generation then ran again with checks),
+//! and a summary line `speculation_misses <n> <misses> <K>`.
 
 use island_core::IslandParams;
 
 fn main() {
-    let sizes: Vec<u32> = std::env::args()
-        .skip(1)
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let seeds = match args.iter().position(|a| a == "--seeds") {
+        Some(i) => {
+            let k = args
+                .get(i + 1)
+                .and_then(|v| v.parse::<u64>().ok())
+                .expect("--seeds K");
+            args.drain(i..i + 2);
+            k
+        }
+        None => 0,
+    };
+    let sizes: Vec<u32> = args
+        .iter()
         .map(|a| a.parse().expect("resolutions, e.g. 1025 4097"))
         .collect();
     let sizes = if sizes.is_empty() { vec![1025] } else { sizes };
@@ -50,6 +67,25 @@ fn main() {
                 }
                 Err(e) => println!("counters_skipped\t{n}: {e}"),
             }
+        }
+        let mut misses = 0;
+        for seed in 1..=seeds {
+            let before = island_gpu::speculation_misses();
+            match island_gpu::generate_gpu(&IslandParams { seed, ..p.clone() }) {
+                Ok(island) => {
+                    let k = island.stats.gpu.unwrap_or_default();
+                    let missed = island_gpu::speculation_misses() - before;
+                    misses += missed;
+                    println!(
+                        "speculation\t{n}\t{seed}\t{}\t{}\t{missed}",
+                        k.dispatches, k.host_waits
+                    );
+                }
+                Err(e) => println!("speculation_skipped\t{n} seed {seed}: {e}"),
+            }
+        }
+        if seeds > 0 {
+            println!("speculation_misses\t{n}\t{misses}\t{seeds}");
         }
     }
 }
