@@ -5,7 +5,32 @@ var timeout_s := 240.0
 
 
 func test_chunk_count_and_collider_layout() -> void:
-	var isl := _island(129, 32, {"world_size": 512.0})
+	_check_chunks_and_colliders(_island(129, 32, {"world_size": 512.0}))
+
+
+## The GPU path hands its heights over before the island is finished (the colliders are built
+## from them while another thread runs the GPU's last stages): the colliders and meshes are the
+## finished island's heights exactly, as on the CPU path.
+func test_gpu_island_colliders_are_its_heights() -> void:
+	var isl := _island(129, 32, {"world_size": 512.0, "backend": ProceduralIsland.BACKEND_GPU, "seed": 5})
+	var st := isl.get_last_stats()
+	if st.backend != "gpu":
+		print("    no usable GPU adapter: %s" % st.get("backend_reason", ""))
+		check(String(st.get("backend_reason", "")).begins_with("gpu requested; the GPU failed"), "the fallback says why")
+	_check_chunks_and_colliders(isl)
+	var img := isl.get_heightmap_image()
+	var worst := 0.0
+	for chunk in _mesh_instances(isl):
+		var parts := String(chunk.name).split("_")
+		var verts := (chunk.mesh as ArrayMesh).surface_get_arrays(0)[Mesh.ARRAY_VERTEX] as PackedVector3Array
+		for j in 33:
+			for i in 33:
+				worst = maxf(worst, absf(verts[j * 33 + i].y - img.get_pixel(int(parts[1]) * 32 + i, int(parts[2]) * 32 + j).r))
+	check(worst <= 1e-6, "mesh vertex heights are the heightfield's (max error %f m)" % worst)
+	check_eq(st.get("stage_ms", {}).size(), 15 if st.backend == "gpu" else 13, "every stage timed")
+
+
+func _check_chunks_and_colliders(isl: ProceduralIsland) -> void:
 	var chunks := _mesh_instances(isl)
 	check_eq(chunks.size(), 16, "129² with chunk_size 32 gives 4×4 chunks")
 	check_eq(isl.get_child_count(), 0, "generated chunks are internal children")
