@@ -362,7 +362,7 @@ fn measure(
     }
     // The GPU is timed as later generations of this key will run: its second generation. The
     // first one allocates the buffers of the size and, in a process that has not learned the
-    // iterations' dispatch counts for it, reads every convergence counter back (about 6× the
+    // iterations' dispatch counts for it, reads every convergence counter back (about 3× the
     // host waits and 1.2× the dispatches of the next ones at 1025²); timing it would make AUTO
     // keep the CPU where the GPU is faster.
     let warm = generate_gpu_with(params, progress, cancel).map(|_| ());

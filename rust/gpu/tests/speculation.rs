@@ -72,8 +72,11 @@ fn speculative_generations_match_the_checked_one() {
         same_island(&first, &next, "speculative generation");
         same_island(&first, &other, "counts learned from another seed");
         assert_eq!(island_gpu::speculation_misses(), misses, "no miss expected");
+        // The checked generation reads the convergence counters of the erosion's first two
+        // steps (relaxations and accumulation: at least three reads each, until the counts
+        // are seen in two runs); the speculative one reads none of them.
         assert!(
-            k2.host_waits * 2 <= k1.host_waits,
+            k1.host_waits >= k2.host_waits + 6,
             "host waits {} -> {}",
             k1.host_waits,
             k2.host_waits

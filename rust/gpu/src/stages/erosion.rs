@@ -219,7 +219,11 @@ pub(crate) fn record_erode(
     let sp_key = ("stream_power", nc);
     let sp_learned = rec.speculative_count(sp_key);
     let rounds = sp_learned.map_or(jump_rounds(nc), |r| r.min(jump_rounds(nc)));
-    let mut depth = 1;
+    // The first step's first batch of the tiled accumulation (checked runs): the count learned
+    // so far, else about what default islands need (6–7 dispatches at 257²: a chain crosses
+    // about as many 48² tiles as the grid has along a side).
+    let mut depth = learned::get(("flow_accumulation", nc))
+        .map_or(1 + nc.div_ceil(u::DONOR_TILE as usize) as u32, |(c, _)| c);
     for k in 0..plan.steps {
         rec.erosion_fill(&b, &p)?;
         timed!("depression_fill");
