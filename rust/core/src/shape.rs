@@ -808,8 +808,8 @@ pub const CRATER_RADIUS: f32 = 0.14;
 pub const CRATER_DEPTH: f32 = 0.22;
 
 /// The VOLCANIC volcano, if `p` has one: centre and radius (half-map units), and whether it
-/// has a crater.
-fn volcano(p: &IslandParams) -> Option<(f32, f32, f32, bool)> {
+/// has a crater. (The GPU backend raises the cone and digs the crater with these.)
+pub fn volcano(p: &IslandParams) -> Option<(f32, f32, f32, bool)> {
     if p.coast_mask.is_some() || gaussian_follows(p) {
         return None;
     }
@@ -851,16 +851,22 @@ fn over_volcano(p: &IslandParams, heights: &mut [f32], f: impl Fn(&mut f32, f32)
     });
 }
 
-/// The VOLCANIC cone (no-op for other outlines): land samples get `max(h, h / 2 + cone)`,
-/// with a concave cone `cone_height · max_height · (1 - ρ)²` over the island's radius. Called at the
-/// start of the erosion stage (both backends), so the erosion carves the cone's gullies.
+/// The outline's relief before the erosion (no-op for outlines without one): the VOLCANIC cone
+/// ([`raise_cone`]) and the ATOLL's shallow lagoon ([`shallow_lagoon`]). Called at the start
+/// of the erosion stage (both backends), so the erosion carves the cone's gullies.
 pub fn apply_relief(p: &IslandParams, heights: &mut [f32]) {
+    raise_cone(p, heights);
+    shallow_lagoon(p, heights);
+}
+
+/// The VOLCANIC cone (no-op for other outlines): land samples get `max(h, h / 2 + cone)`,
+/// with a concave cone `cone_height · max_height · (1 - ρ)²` over the island's radius.
+pub fn raise_cone(p: &IslandParams, heights: &mut [f32]) {
     let peak = p.shape.cone_height * p.max_height;
     over_volcano(p, heights, |h, rho| {
         let cone = peak * (1.0 - rho) * (1.0 - rho);
         *h = h.max(0.5 * *h + cone);
     });
-    shallow_lagoon(p, heights);
 }
 
 /// Deepest an ATOLL's lagoon gets, metres: real lagoons are a few metres of clear water over
@@ -874,8 +880,8 @@ pub fn has_relief(p: &IslandParams) -> bool {
 
 /// The ATOLL's lagoon floor raised to at most [`LAGOON_DEPTH`] below sea level: the sea samples
 /// connected to the lagoon's centre (4-neighbourhood), when they are enclosed (a lagoon that
-/// reaches the map border through a pass is left as it is).
-fn shallow_lagoon(p: &IslandParams, heights: &mut [f32]) {
+/// reaches the map border through a pass is left as it is). No-op for other outlines.
+pub fn shallow_lagoon(p: &IslandParams, heights: &mut [f32]) {
     let Some(c) = lagoon_sample(p) else {
         return;
     };

@@ -39,4 +39,5 @@ shaders! {
     depression,
     fill_by_rule,
     min_max_count_above,
+    volcano,
 }

@@ -114,6 +114,25 @@ uniforms! {
         partials: u32,
     }
 
+    /// `volcano.wgsl`: the VOLCANIC cone and crater (`island_core::shape::volcano`).
+    struct Volcano {
+        /// Centre, half-map units (-1..1).
+        cx: f32,
+        cz: f32,
+        /// Radius, half-map units.
+        radius: f32,
+        /// Half the world size, metres.
+        half: f32,
+        /// The cone's height, metres (`cone_height · max_height`).
+        peak: f32,
+        /// The crater rim's height, metres (`peak · (1 - crater_radius)²`).
+        rim: f32,
+        /// `island_core::shape::CRATER_RADIUS`.
+        crater_radius: f32,
+        /// `island_core::shape::CRATER_DEPTH`.
+        crater_depth: f32,
+    }
+
     /// `min_max_count_above.wgsl`.
     struct Level {
         /// Values above it are counted (the pipeline's land: above sea level, 0 m).

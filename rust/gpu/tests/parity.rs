@@ -583,6 +583,50 @@ fn min_max_count_above_matches() {
     assert_eq!(g, ((-3.5, -3.5), 0));
 }
 
+/// The VOLCANIC cone and crater on the GPU (`volcano.wgsl`) against
+/// `island_core::shape::{raise_cone, dig_crater}`, over real island heights (land and sea),
+/// with and without a crater; and no change for an outline without a volcano.
+#[test]
+fn volcano_matches() {
+    if !gpu("volcano_matches") {
+        return;
+    }
+    for (seed, crater) in [(3u64, true), (8, false)] {
+        let mut p = p(257, seed, Algorithm::Fbm);
+        p.shape.shape = island_core::params::IslandShape::Volcanic;
+        p.shape.crater_lake = crater;
+        let h = island_core::generate(&p).unwrap().field.heights;
+        let mut c = h.clone();
+        island_core::shape::raise_cone(&p, &mut c);
+        let g = stages::raise_cone(&p, &h).unwrap();
+        let changed = count_ne(&c, &h);
+        assert!(
+            changed > 1000,
+            "seed {seed}: the cone raised {changed} samples"
+        );
+        // WGSL's division and square root may be 2.5 ULP off: rho, then the cone, by a few ULP.
+        let e = assert_close(&format!("raise_cone seed {seed}"), &g, &c, 1e-4);
+        println!("raise_cone seed {seed}: {changed} samples raised, max error {e:.2e} m");
+        let mut c2 = c.clone();
+        island_core::shape::dig_crater(&p, &mut c2);
+        let g2 = stages::dig_crater(&p, &c).unwrap();
+        let dug = count_ne(&c2, &c);
+        assert_eq!(
+            dug > 0,
+            crater,
+            "seed {seed}: crater {crater}, {dug} samples dug"
+        );
+        assert_close(&format!("dig_crater seed {seed}"), &g2, &c2, 1e-4);
+    }
+    let mut p = p(129, 5, Algorithm::Fbm);
+    p.shape.shape = island_core::params::IslandShape::Round;
+    let h = island_core::generate(&p).unwrap().field.heights;
+    assert!(
+        stages::raise_cone(&p, &h).unwrap() == h,
+        "no volcano: unchanged"
+    );
+}
+
 #[test]
 fn whole_pipeline_matches_for_every_algorithm() {
     if !gpu("whole_pipeline_matches_for_every_algorithm") {
@@ -809,6 +853,15 @@ fn pipeline_matches_with_varied_parameters() {
     v.shape.shape = island_core::params::IslandShape::Round;
     v.drainage.river_area = 2.0 * v.spacing() * v.spacing();
     variants.push(("rivers from two samples' drainage", v));
+    // VOLCANIC with a crater lake: the cone and crater on the GPU, around the erosion.
+    let mut v = base.clone();
+    v.shape.shape = island_core::params::IslandShape::Volcanic;
+    v.shape.crater_lake = true;
+    variants.push(("volcanic, crater lake", v));
+    // ATOLL: the shallow lagoon on the CPU, around a read-back.
+    let mut v = base.clone();
+    v.shape.shape = island_core::params::IslandShape::Atoll;
+    variants.push(("atoll", v));
     for (name, params) in variants {
         params.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
         let c = island_core::generate(&params).unwrap();

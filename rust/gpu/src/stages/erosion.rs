@@ -10,6 +10,7 @@
 //! once at the end, with the heights.
 
 use super::depression::DepressionPasses;
+use super::volcano::{volcano_uniform, VolcanoPasses};
 use crate::ctx::{grid2, Gpu};
 use crate::error::GpuError;
 use crate::learned;
@@ -18,7 +19,6 @@ use crate::recorder::{f32s, u32s, Rec};
 use crate::run::Run;
 use crate::stages::host::*;
 use crate::uniforms::{self as u, Grid};
-use island_core::params::*;
 use island_core::pipeline::erosion_stage;
 
 use super::depression::DepressionBufs;
@@ -621,25 +621,24 @@ pub(crate) fn stage_erosion(run: &mut Run) -> Result<(), GpuError> {
     // A sculpted island erodes on the CPU (`erosion_stage` applies the edits and holds the
     // edited samples).
     if fits(rec, nc) && p.sculpt.is_none() {
-        let volcano = island_core::shape::has_volcano(p);
-        let relief = island_core::shape::has_relief(p);
-        let bytes = (r.n * r.n * 4) as u64;
-        // The VOLCANIC cone before the erosion and its crater after it, on the CPU (as in
-        // erosion_stage).
-        let on_cpu = |rec: &mut Rec, f: fn(&IslandParams, &mut [f32])| {
+        // The outline's relief as in erosion_stage: the VOLCANIC cone before the erosion and
+        // its crater after it, on the GPU (`volcano.wgsl`); the ATOLL's shallow lagoon (a flood
+        // fill from the lagoon's centre) on the CPU, around a read-back of the heights.
+        let volcano = volcano_uniform(p);
+        if let Some((v, _)) = &volcano {
+            rec.raise_cone(&r.heights, v)?;
+        }
+        if island_core::shape::lagoon_sample(p).is_some() {
+            let bytes = (r.n * r.n * 4) as u64;
             let mut parts = rec.read_back(&[(&r.heights, bytes)], Some(&r.staging))?;
             let mut heights = f32s(&parts.pop().expect("1 part"));
-            f(p, &mut heights);
+            island_core::shape::shallow_lagoon(p, &mut heights);
             gpu.upload(&r.heights, 0, bytemuck::cast_slice(&heights));
-            Ok::<(), GpuError>(())
-        };
-        if relief {
-            on_cpu(rec, island_core::shape::apply_relief)?;
         }
         // The pipeline has no use for the report (as `erosion_stage`): nothing read back.
         record_erode(rec, &r.heights, p.spacing(), &settings, p.seed, false, None)?;
-        if volcano {
-            on_cpu(rec, island_core::shape::dig_crater)?;
+        if let Some((v, true)) = &volcano {
+            rec.dig_crater(&r.heights, v)?;
         }
         return Ok(());
     }

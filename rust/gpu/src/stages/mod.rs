@@ -29,6 +29,7 @@ pub(crate) mod river;
 pub(crate) mod shaping;
 pub(crate) mod splat;
 pub(crate) mod stats;
+pub(crate) mod volcano;
 pub(crate) mod wetness;
 
 pub use base::{diamond_square, gaussian_islands, normalize_01};
@@ -52,4 +53,5 @@ pub use river::carve_river;
 pub use shaping::apply_shaping_curve;
 pub use splat::auto_splat;
 pub use stats::min_max_count_above;
+pub use volcano::{dig_crater, raise_cone};
 pub use wetness::apply_wetness;
