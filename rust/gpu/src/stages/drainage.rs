@@ -59,10 +59,19 @@ fn list_room(n: usize) -> u32 {
     ((n * n) / 8).max(1024) as u32
 }
 
+/// Share of the samples `sample_list` reads with its first round trip (see
+/// [`list_read_first`]): 1/96, 0.21 bytes per sample. Default islands list 0 to 0.83 % of
+/// their samples (8709 of 1025² for the longest of seeds 1–16).
+const SAMPLES_READ_SHARE: usize = 96;
+/// Share of the samples `carve_changes` reads with its first round trip: 1/24, 0.33 bytes per
+/// sample. The carving of default islands changes 0.02 to 3.8 % (39 686 of 1025² for the
+/// longest of seeds 1–16).
+const CHANGES_READ_SHARE: usize = 24;
+
 /// Entries of a compact list read with the round trip it belongs to (a longer list takes a
-/// second one): `1/share` of the samples. `sample_list` reads 1/128 (0.16 bytes per sample;
-/// default islands list 0.05–0.2 % of their samples), `carve_changes` 1/40 (0.2 bytes per
-/// sample; the carving changes 0.4–1.2 %).
+/// second one): `1/share` of the samples, at least 1024, at most the list's room. A second
+/// round trip costs more than these bytes on any GPU (with 1/128 and 1/40, two of the 16
+/// seeds took both second round trips).
 fn list_read_first(n: usize, share: usize) -> u32 {
     ((n * n) / share).max(1024).min(list_room(n) as usize) as u32
 }
@@ -434,7 +443,7 @@ impl DrainagePasses for Rec<'_> {
         let lake_bytes = |lakes: u64| 4 * (1 + lakes * DRAIN_LAKE_WORDS as u64);
         let first = lake_bytes(LAKES_READ_FIRST.min(MAX_LAKES) as u64).min(b.lakes.size());
         let mut want = vec![(&b.lakes, first)];
-        let sample_first = list_bytes(list_read_first(n, 128), DRAIN_SAMPLE_WORDS);
+        let sample_first = list_bytes(list_read_first(n, SAMPLES_READ_SHARE), DRAIN_SAMPLE_WORDS);
         match read {
             DrainageRead::Full { filled } => {
                 // The receivers as one direction byte each.
@@ -529,7 +538,7 @@ impl DrainagePasses for Rec<'_> {
             .read("before", before)
             .read_write("changes", &b.changes)
             .run(grid2(b.n))?;
-        let first = list_bytes(list_read_first(b.n, 40), 2);
+        let first = list_bytes(list_read_first(b.n, CHANGES_READ_SHARE), 2);
         let mut words = u32s(&self.read_back(&[(&b.changes, first)], Some(staging))?[0]);
         let count = words[0];
         if count > list_room(b.n) {
