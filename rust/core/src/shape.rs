@@ -882,12 +882,23 @@ pub fn has_relief(p: &IslandParams) -> bool {
 /// connected to the lagoon's centre (4-neighbourhood), when they are enclosed (a lagoon that
 /// reaches the map border through a pass is left as it is). No-op for other outlines.
 pub fn shallow_lagoon(p: &IslandParams, heights: &mut [f32]) {
-    let Some(c) = lagoon_sample(p) else {
+    let Some(lagoon) = lagoon_region(p, |i| heights[i] < 0.0) else {
         return;
     };
+    for i in lagoon {
+        heights[i] = heights[i].max(-LAGOON_DEPTH);
+    }
+}
+
+/// The samples of the ATOLL's lagoon ([`shallow_lagoon`]): those connected to the lagoon's
+/// centre through samples where `sea(i)` (4-neighbourhood); `None` for another outline, a centre
+/// on land, or a lagoon that reaches the map border. Only the sea/land test of each sample is
+/// needed (the GPU backend reads it back as one bit per sample).
+pub fn lagoon_region(p: &IslandParams, sea: impl Fn(usize) -> bool) -> Option<Vec<usize>> {
+    let c = lagoon_sample(p)?;
     let n = p.resolution as usize;
-    if heights.get(c).is_none_or(|&h| h >= 0.0) {
-        return;
+    if c >= n * n || !sea(c) {
+        return None;
     }
     let mut seen = vec![false; n * n];
     let mut stack = vec![c];
@@ -896,19 +907,17 @@ pub fn shallow_lagoon(p: &IslandParams, heights: &mut [f32]) {
     while let Some(i) = stack.pop() {
         let (x, z) = (i % n, i / n);
         if x == 0 || z == 0 || x == n - 1 || z == n - 1 {
-            return;
+            return None;
         }
         lagoon.push(i);
         for j in [i - 1, i + 1, i - n, i + n] {
-            if !seen[j] && heights[j] < 0.0 {
+            if !seen[j] && sea(j) {
                 seen[j] = true;
                 stack.push(j);
             }
         }
     }
-    for i in lagoon {
-        heights[i] = heights[i].max(-LAGOON_DEPTH);
-    }
+    Some(lagoon)
 }
 
 /// The VOLCANIC crater (with [`crate::params::ShapeParams::crater_lake`]; no-op otherwise): a

@@ -14,9 +14,10 @@
 //! records the learned counts without those reads); or `counters_skipped <why>`.
 //!
 //! `--seeds K` then generates seeds 1..=K of each size with the counts learned so far and
-//! prints `speculation <n> <seed> <dispatches> <host_waits> <missed>`: whether a count learned
-//! from other islands fell short for this one (the generation then ran again with checks),
-//! and a summary line `speculation_misses <n> <misses> <K>`.
+//! prints `speculation <n> <seed> <dispatches> <host_waits> <bytes_read_back> <missed>`,
+//! `missed` being whether a count learned from other islands fell short for this one (the
+//! generation then ran again with checks), and a summary line
+//! `speculation_misses <n> <misses> <K>`.
 
 use island_core::IslandParams;
 
@@ -77,8 +78,8 @@ fn main() {
                     let missed = island_gpu::speculation_misses() - before;
                     misses += missed;
                     println!(
-                        "speculation\t{n}\t{seed}\t{}\t{}\t{missed}",
-                        k.dispatches, k.host_waits
+                        "speculation\t{n}\t{seed}\t{}\t{}\t{}\t{missed}",
+                        k.dispatches, k.host_waits, k.bytes_read_back
                     );
                 }
                 Err(e) => println!("speculation_skipped\t{n} seed {seed}: {e}"),

@@ -40,4 +40,5 @@ shaders! {
     fill_by_rule,
     min_max_count_above,
     volcano,
+    lagoon,
 }

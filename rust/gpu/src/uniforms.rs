@@ -133,6 +133,12 @@ uniforms! {
         crater_depth: f32,
     }
 
+    /// `lagoon.wgsl`: the ATOLL's shallow lagoon.
+    struct Lagoon {
+        /// `island_core::shape::LAGOON_DEPTH`, metres.
+        depth: f32,
+    }
+
     /// `min_max_count_above.wgsl`.
     struct Level {
         /// Values above it are counted (the pipeline's land: above sea level, 0 m).

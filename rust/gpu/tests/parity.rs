@@ -627,6 +627,63 @@ fn volcano_matches() {
     );
 }
 
+/// The ATOLL's shallow lagoon on the GPU (the flood fill on the host over the read-back sea
+/// bits, the raise on the GPU) against `island_core::shape::shallow_lagoon`, bit for bit: an
+/// enclosed lagoon (raised), one with a pass to the open sea (left), a centre on land (left),
+/// and another outline (left).
+#[test]
+fn shallow_lagoon_matches() {
+    if !gpu("shallow_lagoon_matches") {
+        return;
+    }
+    let n = 129usize;
+    let mut p = p(n as u32, 4, Algorithm::Fbm);
+    p.shape.shape = island_core::params::IslandShape::Atoll;
+    let c = (n / 2) as f32;
+    // A ring of land (radius 30 to 40 samples) around a deep lagoon, the open sea outside;
+    // depths vary so that some lagoon samples are already shallower than the raise.
+    let field = |gap: bool, centre_land: bool| -> Vec<f32> {
+        (0..n * n)
+            .map(|i| {
+                let (x, z) = ((i % n) as f32, (i / n) as f32);
+                let r = ((x - c).powi(2) + (z - c).powi(2)).sqrt();
+                let depth = -1.0 - (i % 13) as f32;
+                if centre_land && r < 3.0 {
+                    5.0
+                } else if (30.0..40.0).contains(&r) && !(gap && (x - c).abs() < 2.0 && z > c) {
+                    8.0
+                } else {
+                    depth * if r < 30.0 { 1.0 } else { 3.0 }
+                }
+            })
+            .collect()
+    };
+    for (what, gap, centre_land, changes) in [
+        ("enclosed", false, false, true),
+        ("a pass to the sea", true, false, false),
+        ("centre on land", false, true, false),
+    ] {
+        let h = field(gap, centre_land);
+        let mut cpu = h.clone();
+        island_core::shape::shallow_lagoon(&p, &mut cpu);
+        let g = stages::shallow_lagoon(&p, &h).unwrap();
+        let changed = count_ne(&cpu, &h);
+        println!("shallow_lagoon, {what}: {changed} samples raised");
+        assert_eq!(changed > 0, changes, "{what}: {changed} samples raised");
+        assert!(
+            g == cpu,
+            "{what}: the GPU's lagoon is the CPU's, bit for bit"
+        );
+    }
+    let mut round = p.clone();
+    round.shape.shape = island_core::params::IslandShape::Round;
+    let h = field(false, false);
+    assert!(
+        stages::shallow_lagoon(&round, &h).unwrap() == h,
+        "no lagoon: unchanged"
+    );
+}
+
 #[test]
 fn whole_pipeline_matches_for_every_algorithm() {
     if !gpu("whole_pipeline_matches_for_every_algorithm") {

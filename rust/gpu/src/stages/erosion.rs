@@ -10,6 +10,7 @@
 //! once at the end, with the heights.
 
 use super::depression::DepressionPasses;
+use super::lagoon::LagoonPasses;
 use super::volcano::{volcano_uniform, VolcanoPasses};
 use crate::ctx::{grid2, Gpu};
 use crate::error::GpuError;
@@ -621,20 +622,14 @@ pub(crate) fn stage_erosion(run: &mut Run) -> Result<(), GpuError> {
     // A sculpted island erodes on the CPU (`erosion_stage` applies the edits and holds the
     // edited samples).
     if fits(rec, nc) && p.sculpt.is_none() {
-        // The outline's relief as in erosion_stage: the VOLCANIC cone before the erosion and
-        // its crater after it, on the GPU (`volcano.wgsl`); the ATOLL's shallow lagoon (a flood
-        // fill from the lagoon's centre) on the CPU, around a read-back of the heights.
+        // The outline's relief as in erosion_stage (`apply_relief`): the VOLCANIC cone before
+        // the erosion and its crater after it (`volcano.wgsl`); the ATOLL's shallow lagoon, its
+        // flood fill on the host over one bit per sample (`lagoon.wgsl`, one round trip).
         let volcano = volcano_uniform(p);
         if let Some((v, _)) = &volcano {
             rec.raise_cone(&r.heights, v)?;
         }
-        if island_core::shape::lagoon_sample(p).is_some() {
-            let bytes = (r.n * r.n * 4) as u64;
-            let mut parts = rec.read_back(&[(&r.heights, bytes)], Some(&r.staging))?;
-            let mut heights = f32s(&parts.pop().expect("1 part"));
-            island_core::shape::shallow_lagoon(p, &mut heights);
-            gpu.upload(&r.heights, 0, bytemuck::cast_slice(&heights));
-        }
+        rec.shallow_lagoon(gpu, p, &r.heights)?;
         // The pipeline has no use for the report (as `erosion_stage`): nothing read back.
         record_erode(rec, &r.heights, p.spacing(), &settings, p.seed, false, None)?;
         if let Some((v, true)) = &volcano {

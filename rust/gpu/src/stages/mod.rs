@@ -19,6 +19,7 @@ pub(crate) mod distance;
 pub(crate) mod drainage;
 pub(crate) mod erosion;
 pub(crate) mod host;
+pub(crate) mod lagoon;
 pub(crate) mod mask;
 pub(crate) mod noise;
 pub(crate) mod normals;
@@ -44,6 +45,7 @@ pub use erosion::{
     deposition, erode, flow_accumulation, flow_receivers, resample, stream_power, thermal,
     upsample_delta, PassTimes,
 };
+pub use lagoon::shallow_lagoon;
 pub use mask::island_mask;
 pub use noise::{fbm_noise, value_noise};
 pub use normals::compute_normals;
