@@ -66,14 +66,20 @@ pub(crate) fn contractible_sites(module: &Module, src: &str) -> Vec<Site> {
     )
     .validate(module)
     .expect("a registered shader validates");
-    let mut funs: Vec<(String, &Function, &naga::valid::FunctionInfo)> = module
+    // (name, function, its info, its handle: `None` for an entry point, which nothing calls)
+    type Fun<'m> = (
+        String,
+        &'m Function,
+        &'m naga::valid::FunctionInfo,
+        Option<Handle<Function>>,
+    );
+    let mut funs: Vec<Fun> = module
         .functions
         .iter()
-        .map(|(h, f)| (f.name.clone().unwrap_or_default(), f, &info[h]))
+        .map(|(h, f)| (f.name.clone().unwrap_or_default(), f, &info[h], Some(h)))
         .collect();
-    let first_entry = funs.len();
     for (i, ep) in module.entry_points.iter().enumerate() {
-        funs.push((ep.name.clone(), &ep.function, info.get_entry_point(i)));
+        funs.push((ep.name.clone(), &ep.function, info.get_entry_point(i), None));
     }
     // Which functions return a raw product, and which arguments receive one: iterate to the
     // fixed point (both grow only).
@@ -81,8 +87,7 @@ pub(crate) fn contractible_sites(module: &Module, src: &str) -> Vec<Site> {
     loop {
         let before = (calls.returns_raw.len(), calls.raw_args.len());
         let (mut new_returns, mut new_args) = (BTreeSet::new(), BTreeSet::new());
-        for (k, (_, f, fi)) in funs.iter().enumerate() {
-            let me = (k < first_entry).then(|| module.functions.iter().nth(k).expect("k").0);
+        for &(_, f, fi, me) in &funs {
             let a = Analysis::new(module, f, fi, me, &calls);
             walk(&f.body, &mut |s| match s {
                 Statement::Return { value: Some(v) } if a.raw(*v) => {
@@ -111,12 +116,11 @@ pub(crate) fn contractible_sites(module: &Module, src: &str) -> Vec<Site> {
         }
     }
     let mut out = BTreeSet::new();
-    for (k, (name, f, fi)) in funs.iter().enumerate() {
+    for (name, f, fi, me) in &funs {
         if GUARDS.contains(&name.as_str()) {
             continue;
         }
-        let me = (k < first_entry).then(|| module.functions.iter().nth(k).expect("k").0);
-        let a = Analysis::new(module, f, fi, me, &calls);
+        let a = Analysis::new(module, f, fi, *me, &calls);
         for (h, e) in f.expressions.iter() {
             let hit = match *e {
                 Expression::Binary {

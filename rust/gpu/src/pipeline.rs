@@ -3,7 +3,7 @@
 
 use crate::ctx::Gpu;
 use crate::error::GpuError;
-use crate::run::{Held, Resources, Run};
+use crate::run::{put_back, Held, Resources, Run};
 use crate::stages::{
     base, biomes, coast, detail, distance, drainage, erosion, mask, normals, readback, river,
     shaping, splat,
@@ -155,12 +155,7 @@ impl Head {
 
 impl Drop for Head {
     fn drop(&mut self) {
-        if let Some(res) = self.res.take() {
-            let mut cache = lock(&self.gpu.cache);
-            if cache.is_none() {
-                *cache = Some(res);
-            }
-        }
+        put_back(&self.gpu.cache, self.res.take());
     }
 }
 
@@ -262,12 +257,8 @@ fn head_once(
     // Every iteration of the head was verified by the drainage's read-backs (nothing is
     // pending that a later read-back would have to check).
     debug_assert!(run.rec.settled(), "the head left unverified iterations");
-    let mut held = run.res.take().expect("the head holds the buffers");
-    let res = match &mut held {
-        Held::Locked(cache) => cache.take(),
-        Held::Taken { res, .. } => res.take(),
-    };
-    drop(held);
+    // The buffers leave the cache with the head (its lock is released here).
+    let res = run.res.take().and_then(|mut held| held.take());
     Ok(Head {
         gpu: gpu.clone(),
         params: p.clone(),
@@ -289,7 +280,8 @@ fn tail(
     progress: &mut dyn FnMut(f32, &str),
     cancel: &AtomicBool,
 ) -> Result<Island, GpuError> {
-    let p = h.params.clone();
+    // The head is finished with this call: its parameters, heights and buffers move here.
+    let p = std::mem::take(&mut h.params);
     let n = p.resolution as usize;
     let heights = std::mem::take(&mut h.heights);
     let world_size = p.world_size;

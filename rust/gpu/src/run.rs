@@ -194,17 +194,34 @@ impl Held<'_> {
         }
         .and_then(|r| r.downcast_ref::<Resources>())
     }
+
+    /// The buffer set itself, out of the cache (a generation handing it to its tail).
+    pub fn take(&mut self) -> Option<Box<dyn Any + Send>> {
+        match self {
+            Held::Locked(cache) => cache.take(),
+            Held::Taken { res, .. } => res.take(),
+        }
+    }
 }
 
 impl Drop for Held<'_> {
     fn drop(&mut self) {
         if let Held::Taken { res, cache } = self {
-            if let Some(r) = res.take() {
-                let mut c = lock(cache);
-                if c.is_none() {
-                    *c = Some(r);
-                }
-            }
+            put_back(cache, res.take());
+        }
+    }
+}
+
+/// Put a buffer set taken out of the cache back, unless another generation filled the cache
+/// meanwhile (its buffers are then the ones kept).
+pub(crate) fn put_back(
+    cache: &Mutex<Option<Box<dyn Any + Send>>>,
+    res: Option<Box<dyn Any + Send>>,
+) {
+    if let Some(r) = res {
+        let mut c = lock(cache);
+        if c.is_none() {
+            *c = Some(r);
         }
     }
 }

@@ -48,29 +48,34 @@ pub(crate) trait VolcanoPasses {
 
 impl VolcanoPasses for Rec<'_> {
     fn raise_cone(&mut self, heights: &wgpu::Buffer, v: &u::Volcano) -> Result<(), GpuError> {
-        let n = self.n;
-        self.ensure_slots(1)?;
-        self.pass(RAISE_CONE)
-            .params(v)
-            .read_write("heights", heights)
-            .run(grid2(n))
+        volcano_pass(self, RAISE_CONE, heights, v)
     }
 
     fn dig_crater(&mut self, heights: &wgpu::Buffer, v: &u::Volcano) -> Result<(), GpuError> {
-        let n = self.n;
-        self.ensure_slots(1)?;
-        self.pass(DIG_CRATER)
-            .params(v)
-            .read_write("heights", heights)
-            .run(grid2(n))
+        volcano_pass(self, DIG_CRATER, heights, v)
     }
 }
 
-/// One of the passes over a copy of `heights` (`resolution²` of `p`), the result read back.
+/// Entry point `e` of `volcano.wgsl` over `heights` (both take the same bindings).
+fn volcano_pass(
+    rec: &mut Rec,
+    e: Entry,
+    heights: &wgpu::Buffer,
+    v: &u::Volcano,
+) -> Result<(), GpuError> {
+    let n = rec.n;
+    rec.ensure_slots(1)?;
+    rec.pass(e)
+        .params(v)
+        .read_write("heights", heights)
+        .run(grid2(n))
+}
+
+/// Entry point `e` over a copy of `heights` (`resolution²` of `p`), the result read back.
 fn run_on(
     p: &IslandParams,
     heights: &[f32],
-    pass: fn(&mut Rec, &wgpu::Buffer, &u::Volcano) -> Result<(), GpuError>,
+    e: Entry,
     only_with_crater: bool,
 ) -> Result<Vec<f32>, GpuError> {
     p.validate()?;
@@ -84,7 +89,7 @@ fn run_on(
     }
     with_gpu(Grid::new(n, p.world_size, p.seed), |gpu, rec| {
         let h = gpu.storage_init("heights", bytemuck::cast_slice(heights));
-        pass(rec, &h, &v)?;
+        volcano_pass(rec, e, &h, &v)?;
         read_f32(rec, &h, heights.len())
     })
 }
@@ -92,11 +97,11 @@ fn run_on(
 /// GPU [`island_core::shape::raise_cone`] (returns the new heights; unchanged without a
 /// volcano).
 pub fn raise_cone(p: &IslandParams, heights: &[f32]) -> Result<Vec<f32>, GpuError> {
-    run_on(p, heights, |rec, h, v| rec.raise_cone(h, v), false)
+    run_on(p, heights, RAISE_CONE, false)
 }
 
 /// GPU [`island_core::shape::dig_crater`] (returns the new heights; unchanged without a
 /// volcano or without a crater).
 pub fn dig_crater(p: &IslandParams, heights: &[f32]) -> Result<Vec<f32>, GpuError> {
-    run_on(p, heights, |rec, h, v| rec.dig_crater(h, v), true)
+    run_on(p, heights, DIG_CRATER, true)
 }
