@@ -1,7 +1,7 @@
 ## Scatter benchmarks of ProceduralIsland with the demo's five scatter layers.
 ##
 ## usage: godot --headless --path PROJECT -s res://bench/scatter_bench.gd -- place [RESOLUTION] [CHUNK] [REPS]
-##        godot --path PROJECT -s res://bench/scatter_bench.gd -- flyover [FRAMES]   (rendered; needs res://demo)
+##        godot --path PROJECT -s res://bench/scatter_bench.gd -- flyover [FRAMES] [TEXTURED]   (rendered; needs res://demo)
 ##
 ## `place` (headless): `regenerate()` REPS times (default 1025 64 5) and reads `scatter_place_ms`
 ## (placement of the five layers on the rayon pool) and the instance count; then one
@@ -16,8 +16,11 @@
 ## `flyover`: the demo scene (its island, sea, sky, sun shadows, character) with visibility ranges on
 ## every scatter layer (grass as the demo has it, 300 m + 60 m fade; rocks 600 m + 100 m; trees and
 ## palms 1500 m + 200 m); a camera flies a fixed path low over the island (corner to corner, then a
-## circle) by FRAMES frames (default 240). Prints the wall time between frames (rendering included):
-##     scatter_bench  flyover  frames  p50_ms  p99_ms  max_ms  instances  renderer
+## circle) by FRAMES frames (default 240). TEXTURED (0 or 1..8, default 0): that many TerrainLayers
+## with albedo and normal textures (512² procedural noise) on the island's most used splat layers
+## (sand, grass, rock, forest, then dirt, gravel, meadow, snow), so the terrain shader samples
+## them. Prints the wall time between frames (rendering included):
+##     scatter_bench  flyover  frames  p50_ms  p99_ms  max_ms  instances  renderer  textured
 extends SceneTree
 
 var _mode := "place"
@@ -131,6 +134,9 @@ func _start_flyover() -> void:
 		l.visibility_range_end = ranges[mini(i, 4)][0]
 		l.visibility_range_end_margin = ranges[mini(i, 4)][1]
 	isl.scatter_layers = layers
+	_textured = clampi(_arg(2, 0), 0, 8)
+	if _textured > 0:
+		isl.terrain_layers = _textured_layers(_textured)
 	root.add_child(demo) # the island generates synchronously in _ready
 	_isl = isl
 	_cam = Camera3D.new()
@@ -145,6 +151,43 @@ func _start_flyover() -> void:
 		_path.append(Vector3(cos(a) * 350.0, 55, sin(a) * 350.0))
 	for i in _path.size() - 1:
 		_length += _path[i].distance_to(_path[i + 1])
+
+
+var _textured := 0
+
+
+## `count` TerrainLayers with albedo and normal textures (procedural, 512²), on the splat layers
+## a default island uses most first.
+func _textured_layers(count: int) -> Array[TerrainLayer]:
+	var order := [0, 1, 2, 4, 5, 6, 7, 3]
+	var colors := [Color(0.86, 0.78, 0.58), Color(0.30, 0.48, 0.18), Color(0.42, 0.40, 0.38), Color(0.95, 0.96, 0.98), Color(0.13, 0.27, 0.10), Color(0.40, 0.30, 0.20), Color(0.30, 0.29, 0.28), Color(0.62, 0.58, 0.30)]
+	var out: Array[TerrainLayer] = []
+	out.resize(8)
+	for k in count:
+		var i: int = order[k]
+		var n := FastNoiseLite.new()
+		n.seed = 100 + i
+		n.frequency = 0.02
+		n.fractal_octaves = 4
+		var img := n.get_seamless_image(512, 512)
+		img.convert(Image.FORMAT_RGBA8)
+		var albedo := img.duplicate() as Image
+		var c: Color = colors[i]
+		for y in 512:
+			for x in 512:
+				var v := albedo.get_pixel(x, y).r
+				albedo.set_pixel(x, y, c.darkened(0.35).lerp(c.lightened(0.25), v))
+		var normal := img.duplicate() as Image
+		normal.bump_map_to_normal_map(4.0)
+		var l := TerrainLayer.new()
+		l.albedo_texture = ImageTexture.create_from_image(albedo)
+		l.normal_texture = ImageTexture.create_from_image(normal)
+		l.uv_scale = 6.0
+		out[i] = l
+	var trimmed: Array[TerrainLayer] = []
+	for i in 8:
+		trimmed.append(out[i])
+	return trimmed
 
 
 ## Pipeline compilations Godot has made so far (draw-time ones stall the frame).
@@ -187,6 +230,6 @@ func _flyover_frame() -> bool:
 		var count := 0
 		for i in 5:
 			count += _isl.get_scatter_count(i)
-		print("scatter_bench\tflyover\t%d\t%.2f\t%.2f\t%.2f\t%d\t%s" % [n, s[n / 2], s[mini(n - 1, int(ceil(n * 0.99)) - 1)], s[n - 1], count, RenderingServer.get_video_adapter_name()])
+		print("scatter_bench\tflyover\t%d\t%.2f\t%.2f\t%.2f\t%d\t%s\t%d" % [n, s[n / 2], s[mini(n - 1, int(ceil(n * 0.99)) - 1)], s[n - 1], count, RenderingServer.get_video_adapter_name(), _textured])
 		return true
 	return false

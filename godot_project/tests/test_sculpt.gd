@@ -509,3 +509,99 @@ func test_bad_input_changes_nothing() -> void:
 	expect_error("not been generated")
 	check_eq(b2.paint_at(Vector3.ZERO), -1, "no island yet")
 	check(not fresh.has_sculpt(), "nothing stored on the ungenerated island")
+
+
+const _WARN_LOGGER := """
+extends Logger
+var warnings: PackedStringArray = PackedStringArray()
+var _mutex := Mutex.new()
+
+func _log_error(function: String, file: String, line: int, code: String, rationale: String, editor_notify: bool, error_type: int, script_backtraces: Array) -> void:
+	if error_type == 1:
+		_mutex.lock()
+		warnings.append(rationale if rationale != "" else code)
+		_mutex.unlock()
+
+func _log_message(message: String, error: bool) -> void:
+	pass
+"""
+
+
+func _sea_border_warnings(logger: Object) -> int:
+	var n := 0
+	for t in logger.get("warnings"):
+		if "sea border" in t:
+			n += 1
+	return n
+
+
+## Issue 40.4: sketching land into the map's sea border (the outer shelf + two samples, where land
+## never appears) is no longer silent: the brush says how far a dab reaches into it, warns once
+## per stroke (once per call outside a stroke), and its cursor turns orange with the border's
+## inner edge drawn. Land sketched inside still rises; the ring stays sea.
+func test_sketch_land_in_the_sea_border_warns() -> void:
+	if not ClassDB.class_exists("Logger"):
+		check(false, "this test needs Godot 4.5+ (Logger) to see the warning")
+		return
+	var pair := _setup()
+	var isl: ProceduralIsland = pair[0]
+	var brush: TerrainBrush = pair[1]
+	brush.mode = TerrainBrush.MODE_SKETCH_LAND
+	brush.radius = 12.0
+	brush.strength = 1.0
+	# 512 m map, 60 m shelf, 4 m spacing: the ring is the outer 68 m (|x| > 188 m).
+	var edge := Vector3(240.0, 0.0, 0.0)
+	var near := Vector3(180.0, 0.0, 0.0)
+	var inside := Vector3(150.0, 0.0, 0.0)
+	check_near(brush.get_sea_border_overlap(edge), 240.0 + 12.0 - 188.0, 1e-3, "a dab at 240 m reaches 64 m into the ring")
+	check_near(brush.get_sea_border_overlap(near), 180.0 + 12.0 - 188.0, 1e-3, "a dab at 180 m grazes it by 4 m")
+	check_eq(brush.get_sea_border_overlap(inside), 0.0, "a dab at 150 m stays inside")
+	var script := GDScript.new()
+	script.source_code = _WARN_LOGGER
+	script.reload()
+	var logger: Object = script.new()
+	OS.call("add_logger", logger)
+	# A stroke inside the land area: no warning.
+	brush.begin_stroke()
+	brush.paint_at(inside)
+	brush.paint_at(inside)
+	brush.end_stroke()
+	await _finish(isl)
+	var quiet := _sea_border_warnings(logger)
+	# A stroke into the ring: one warning however many dabs.
+	brush.begin_stroke()
+	for k in 4:
+		brush.paint_at(edge)
+	brush.paint_stroke(edge, near)
+	brush.end_stroke()
+	await _finish(isl)
+	var stroke := _sea_border_warnings(logger)
+	# A single dab outside a stroke warns by itself.
+	brush.paint_at(edge)
+	await _finish(isl)
+	var single := _sea_border_warnings(logger)
+	OS.call("remove_logger", logger)
+	check_eq(quiet, 0, "no warning for sketching inside the land area")
+	check_eq(stroke, 1, "one warning for a stroke into the sea border (%s)" % [logger.get("warnings")])
+	check_eq(single, 2, "one more for a lone dab there")
+	check(isl.get_height_at(inside.x, inside.z) > 0.0, "land sketched inside rises above the sea (%f m)" % isl.get_height_at(inside.x, inside.z))
+	check(isl.get_height_at(edge.x, edge.z) < 0.0, "the sea border stays sea (%f m)" % isl.get_height_at(edge.x, edge.z))
+	# The cursor: the ring plus the border's edge, in orange, at the edge; the ring alone inside.
+	brush.show_cursor(edge)
+	var cursor: MeshInstance3D = null
+	for c in brush.get_children(true):
+		if c is MeshInstance3D:
+			cursor = c
+	if check(cursor != null, "cursor node"):
+		var mesh: ImmediateMesh = cursor.mesh
+		check(mesh.get_surface_count() >= 2, "the border's edge is drawn next to the ring (%d surfaces)" % mesh.get_surface_count())
+		var cols: PackedColorArray = mesh.surface_get_arrays(0)[Mesh.ARRAY_COLOR]
+		check(cols.size() > 0 and cols[0].r > 0.9 and cols[0].g > 0.4 and cols[0].g < 0.7, "the ring is orange there (%s)" % [cols[0] if cols.size() > 0 else null])
+		var line: PackedVector3Array = mesh.surface_get_arrays(1)[Mesh.ARRAY_VERTEX]
+		var on_edge := true
+		for v in line:
+			on_edge = on_edge and absf(absf(isl.to_local(v).x) - 188.0) < 0.01
+		check(line.size() > 2 and on_edge, "the drawn line is the border's inner edge, x = 188 m")
+		brush.show_cursor(inside)
+		check_eq(mesh.get_surface_count(), 1, "only the ring inside the land area")
+		brush.hide_cursor()

@@ -172,6 +172,44 @@ func test_unreadable_texture_is_reported() -> void:
 	check_eq(m.get_shader_parameter("layer_albedo_slot"), PackedInt32Array([-1, -1, -1, -1, -1, -1, -1, -1]), "drawn without it")
 
 
+## Issue 40.1: a NoiseTexture2D (its pixels are generated on a thread and arrive with its
+## `changed`) as a layer's albedo prints no error while it generates, and the layer is drawn with
+## its pixels once they are there. A large texture, so that it is still generating when the
+## island first builds its layers.
+func test_noise_texture_layer_is_textured_once_ready() -> void:
+	var noise := FastNoiseLite.new()
+	noise.seed = 7
+	noise.fractal_octaves = 8
+	var tex := NoiseTexture2D.new()
+	tex.width = 1024
+	tex.height = 1024
+	tex.noise = noise
+	var l := TerrainLayer.new()
+	l.albedo_texture = tex
+	var isl := _island(65, 32, {"terrain_layers": _layers([l])})
+	var m := _material(isl)
+	if tex.get_image() != null:
+		print("    note: the noise texture was ready before the island built its layers")
+	var t0 := Time.get_ticks_msec()
+	while tex.get_image() == null and Time.get_ticks_msec() - t0 < 20000:
+		await wait_frames(1)
+	if not check(tex.get_image() != null, "the noise texture generated its pixels"):
+		return
+	await wait_frames(3)
+	check_eq(m.get_shader_parameter("layer_albedo_slot"), PackedInt32Array([0, -1, -1, -1, -1, -1, -1, -1]), "textured once the noise is ready")
+	var arr: Texture2DArray = m.get_shader_parameter("layer_albedo_textures")
+	if check(arr != null, "albedo array built"):
+		check_eq(Vector2i(arr.get_width(), arr.get_height()), Vector2i(1024, 1024), "at the texture's size")
+		check_eq(arr.get_layers(), 1, "one slot: the noise texture")
+		check(arr.has_mipmaps(), "with mipmaps")
+	# A NoiseTexture2D without a noise never gets pixels: reported at once.
+	var l2 := TerrainLayer.new()
+	l2.albedo_texture = NoiseTexture2D.new()
+	expect_error("NoiseTexture2D without a `noise`")
+	var isl2 := _island(65, 32, {"terrain_layers": _layers([l2])})
+	check_eq(_material(isl2).get_shader_parameter("layer_albedo_slot"), PackedInt32Array([-1, -1, -1, -1, -1, -1, -1, -1]), "drawn without it")
+
+
 func test_brush_layer_menu_uses_layer_names() -> void:
 	var a := TerrainLayer.new()
 	a.name = "Beach"

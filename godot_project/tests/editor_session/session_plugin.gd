@@ -45,6 +45,10 @@ var _stroke_mouse := Vector2.ZERO
 var _new_island: Node3D = null
 var _game_deadline := 0
 var _busy := false
+var _textured_deadline := 0
+var _frame_times := PackedFloat64Array()
+var _last_frame_us := 0
+var _low_processor := true
 ## `--shot=PATH`: a screenshot of the editor with its Output panel open, before quitting.
 var _shot := ""
 
@@ -121,6 +125,36 @@ func _step_once() -> void:
 			_check_mask_texture_change(_new_island)
 			_select(_island)
 			print("SESSION island ready, selected")
+			_textured_deadline = Time.get_ticks_msec() + 60000
+			_step = 102
+		102:
+			# The scene's TerrainLayer has a NoiseTexture2D albedo (generated on a thread after
+			# the scene opens): the layer is drawn with it once it is ready, with no error line.
+			var slot := _albedo_slot0(_island)
+			if slot != 0 and Time.get_ticks_msec() < _textured_deadline:
+				return
+			print("SESSION noise texture layer: albedo slot %d" % slot)
+			if slot != 0:
+				print("SESSION FAIL the NoiseTexture2D layer was never textured")
+			_frame_times = PackedFloat64Array()
+			_last_frame_us = 0
+			# Every frame drawn while measuring (the editor otherwise draws only on changes).
+			_low_processor = OS.low_processor_usage_mode
+			OS.low_processor_usage_mode = false
+			_step = 103
+		103:
+			# What a frame of the editor costs with the textured layer and the island in view.
+			var now := Time.get_ticks_usec()
+			if _last_frame_us > 0:
+				_frame_times.append((now - _last_frame_us) / 1000.0)
+			_last_frame_us = now
+			if _frame_times.size() < 12:
+				return
+			OS.low_processor_usage_mode = _low_processor
+			var s := _frame_times.duplicate()
+			s.sort()
+			print("SESSION editor frames with a textured layer: p50 %.0f ms, max %.0f ms (%d frames, %s)" % [
+				s[s.size() / 2], s[s.size() - 1], s.size(), RenderingServer.get_video_adapter_name()])
 			_step = 2
 			_wait = 5
 		2:
@@ -304,6 +338,17 @@ func _step_once() -> void:
 			_wait = 10
 		14:
 			_finish("SESSION quit")
+
+
+## The albedo slot of splat layer 0 on the island's chunk material (-1: drawn without a texture).
+func _albedo_slot0(isl: Node) -> int:
+	for c in isl.get_children(true):
+		if c is MeshInstance3D and c.material_override is ShaderMaterial:
+			var slots: Variant = (c.material_override as ShaderMaterial).get_shader_parameter("layer_albedo_slot")
+			if slots is PackedInt32Array and (slots as PackedInt32Array).size() > 0:
+				return (slots as PackedInt32Array)[0]
+			return -1
+	return -1
 
 
 func _find_island() -> bool:

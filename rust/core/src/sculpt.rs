@@ -789,6 +789,17 @@ pub fn apply_coast(layer: &SculptLayer, mask: &mut [u8], n: usize, world: f32, m
     }
 }
 
+/// How much of a sketch-land disc falls in the map's sea border, where [`apply_coast`] never
+/// makes land: the distance in metres by which the disc of `radius` around the node-local
+/// `center` (origin in the middle of a `world`-metre map) reaches past the inner edge of the
+/// `margin`-wide border ring; 0 when the disc lies wholly inside the land area. A dab whose
+/// centre itself is in the ring gives more than `radius`.
+pub fn sea_border_overlap(world: f32, margin: f32, center: [f32; 2], radius: f32) -> f32 {
+    let inner = world * 0.5 - margin;
+    let reach = center[0].abs().max(center[1].abs()) + radius.max(0.0);
+    (reach - inner).max(0.0)
+}
+
 /// The relief edits on the heights of an island of `n²` samples over `world` metres:
 /// `h = lerp(h + offset, level, level_weight)`.
 pub fn apply_relief(layer: &SculptLayer, heights: &mut [f32], n: usize, world: f32) {
@@ -960,6 +971,52 @@ impl Held {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn sea_border_overlap_matches_where_apply_coast_makes_no_land() {
+        // 65 samples over 256 m (4 m spacing), 20 m border: a sketched disc makes land only
+        // where it stays inside the inner square, and the overlap says how far it reaches out.
+        let (n, world, margin) = (65usize, 256.0f32, 20.0f32);
+        assert_eq!(
+            super::sea_border_overlap(world, margin, [0.0, 0.0], 50.0),
+            0.0
+        );
+        assert_eq!(
+            super::sea_border_overlap(world, margin, [100.0, 0.0], 8.0),
+            0.0
+        );
+        assert_eq!(
+            super::sea_border_overlap(world, margin, [100.0, -10.0], 10.0),
+            2.0
+        );
+        assert_eq!(
+            super::sea_border_overlap(world, margin, [0.0, -120.0], 5.0),
+            17.0
+        );
+        for (cx, r, land) in [(90.0f32, 10.0f32, true), (115.0, 6.0, false)] {
+            let mut layer = super::SculptLayer::new(n, world).unwrap();
+            let spacing = world / (n - 1) as f32;
+            for i in 0..n * n {
+                let (x, z) = (
+                    (i % n) as f32 * spacing - 128.0,
+                    (i / n) as f32 * spacing - 128.0,
+                );
+                if (x - cx).powi(2) + z * z <= r * r {
+                    layer.coast[i] = super::COAST_LAND;
+                }
+            }
+            let mut mask = vec![0u8; n * n];
+            super::apply_coast(&layer, &mut mask, n, world, margin);
+            let made = mask.iter().filter(|&&m| m == 1).count();
+            let overlap = super::sea_border_overlap(world, margin, [cx, 0.0], r);
+            assert_eq!(made > 0, land, "disc at {cx} m: land made {made}");
+            assert_eq!(
+                overlap > r,
+                !land,
+                "centre in the ring iff no land: {overlap}"
+            );
+        }
+    }
     use super::*;
 
     fn flat_field(n: usize, world: f32, h: f32) -> Heightfield {

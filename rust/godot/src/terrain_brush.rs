@@ -123,6 +123,8 @@ pub struct TerrainBrush {
     /// copied as the dabs reach them), with the samples the stroke touched.
     stroke_sculpt: Option<(StrokeBefore, Rect)>,
     cursor: Option<(Gd<MeshInstance3D>, Gd<ImmediateMesh>)>,
+    /// Whether the current stroke has warned that it sketches land into the sea border.
+    border_warned: bool,
 }
 
 #[godot_api]
@@ -153,6 +155,7 @@ impl INode3D for TerrainBrush {
             sculpt_height: 1.0,
             flatten_height: 10.0,
             cursor: None,
+            border_warned: false,
         }
     }
 
@@ -371,6 +374,7 @@ impl TerrainBrush {
             s.stroke_carry = None;
             s.stroke_scatter.clear();
             s.stroke_sculpt = None;
+            s.border_warned = false;
             Ok(1)
         });
         r == 1
@@ -614,7 +618,9 @@ impl TerrainBrush {
     }
 
     /// Show the cursor ring (radius [member radius]) on the terrain around `world_position`:
-    /// green where the masks allow painting at the centre, red where they block.
+    /// green where the masks allow painting at the centre, red where they block; in
+    /// [constant MODE_SKETCH_LAND] orange where the dab reaches the map's sea border, with the
+    /// border's inner edge drawn as a red line (land never appears beyond it).
     #[func]
     pub fn show_cursor(&mut self, world_position: Vector3) {
         let Ok(isl) = self.island_node() else { return };
@@ -634,8 +640,25 @@ impl TerrainBrush {
                 })
                 .collect()
         };
+        // Sketch land near the sea border: the ring turns orange and the border's inner edge
+        // is drawn (on the sea surface), where land stops.
+        let reach = (self.mode == Self::MODE_SKETCH_LAND)
+            .then(|| self.sea_border_reach(&isl, &[c], self.radius))
+            .flatten();
+        let border = match reach {
+            Some((_, _, reach)) => {
+                let b = isl.bind();
+                let window = self.radius * 3.0 + reach;
+                b.island()
+                    .map(|island| Self::border_lines(&isl, island, c, window))
+                    .unwrap_or_default()
+            }
+            None => Vec::new(),
+        };
         let (mut inst, mut mesh) = self.cursor_nodes();
-        let color = if mask > 0.0 {
+        let color = if !border.is_empty() {
+            Color::from_rgb(1.0, 0.55, 0.1)
+        } else if mask > 0.0 {
             Color::from_rgb(0.2, 1.0, 0.3)
         } else {
             Color::from_rgb(1.0, 0.2, 0.2)
@@ -647,7 +670,30 @@ impl TerrainBrush {
             mesh.surface_add_vertex(p);
         }
         mesh.surface_end();
+        for line in border {
+            mesh.surface_begin(PrimitiveType::LINE_STRIP);
+            for p in line {
+                mesh.surface_set_color(Color::from_rgb(1.0, 0.15, 0.1));
+                mesh.surface_add_vertex(p);
+            }
+            mesh.surface_end();
+        }
         inst.set_visible(true);
+    }
+
+    /// How far, in metres, a [constant MODE_SKETCH_LAND] dab of [member radius] at
+    /// `world_position` reaches into the island's sea border, the ring along the map's edge
+    /// where land never appears (the coast shelf plus two samples wide): 0 when the dab stays
+    /// inside the land area (or the island is not generated). Sketching there still works for
+    /// the part inside, and warns once per stroke.
+    #[func]
+    pub fn get_sea_border_overlap(&self, world_position: Vector3) -> f32 {
+        let Ok(isl) = self.island_node() else {
+            return 0.0;
+        };
+        let c = self.to_local_xz(&isl, world_position);
+        self.sea_border_reach(&isl, &[c], self.radius)
+            .map_or(0.0, |(_, _, r)| r)
     }
 
     /// Hide the cursor ring.
@@ -768,6 +814,19 @@ impl TerrainBrush {
             ));
         }
         let in_stroke = self.stroke_before.is_some();
+        if mode == SculptMode::SketchLand && !(in_stroke && self.border_warned) {
+            if let Some((world, margin, reach)) = self.sea_border_reach(isl, centers, b.radius) {
+                // Once per stroke (every call outside one): the dabs still go in (the part
+                // inside the land area makes land), but nothing appears in the ring.
+                self.border_warned = in_stroke;
+                godot_warn!(
+                    "TerrainBrush: sketch land reaches {reach:.1} m into the map's sea border, \
+                     where no land appears: the outer {margin:.1} m of the {world:.0} m map (the \
+                     coast shelf plus two samples) always stays sea. Sketch further in, or make \
+                     world_size larger"
+                );
+            }
+        }
         let rect = {
             let mut ib = isl.bind_mut();
             let (n, world) = ib
@@ -912,6 +971,78 @@ impl TerrainBrush {
             }
         }
         Ok(changed as i64)
+    }
+
+    /// `(world_size, border margin, reach)` when a disc of `radius` around one of the
+    /// node-local `centers` reaches `reach` metres into the island's sea border (see
+    /// [`sculpt::sea_border_overlap`]); None when every disc stays inside the land area or the
+    /// island has not been generated.
+    fn sea_border_reach(
+        &self,
+        isl: &Gd<ProceduralIsland>,
+        centers: &[[f32; 2]],
+        radius: f32,
+    ) -> Option<(f32, f32, f32)> {
+        let b = isl.bind();
+        let island = b.island()?;
+        let world = island.field.world_size;
+        let margin = island_core::params::border_margin(&island.params);
+        let reach = centers
+            .iter()
+            .map(|&c| sculpt::sea_border_overlap(world, margin, c, radius))
+            .fold(0.0f32, f32::max);
+        (reach > 0.0).then_some((world, margin, reach))
+    }
+
+    /// The inner edge of the sea border near the node-local `c` (the sides of the square within
+    /// `window` metres of it), as polylines over the terrain or the sea surface, in world
+    /// coordinates.
+    fn border_lines(
+        isl: &Gd<ProceduralIsland>,
+        island: &island_core::Island,
+        c: [f32; 2],
+        window: f32,
+    ) -> Vec<Vec<Vector3>> {
+        let world = island.field.world_size;
+        let inner = world * 0.5 - island_core::params::border_margin(&island.params);
+        let xf = isl.get_global_transform();
+        let lift = |x: f32, z: f32| {
+            let h = island.field.height_at(x, z).max(0.0) + RING_LIFT;
+            xf * Vector3::new(x, h, z)
+        };
+        let mut lines = Vec::new();
+        if inner <= 0.0 {
+            return lines;
+        }
+        // Each side: fixed coordinate (axis 0: x = ±inner, else z = ±inner), running along the
+        // other from -inner to inner.
+        for (axis, side) in [(0, -1.0f32), (0, 1.0), (1, -1.0), (1, 1.0)] {
+            let (fixed, along) = if axis == 0 {
+                (c[0], c[1])
+            } else {
+                (c[1], c[0])
+            };
+            if (fixed - side * inner).abs() > window {
+                continue;
+            }
+            let (a, b) = ((along - window).max(-inner), (along + window).min(inner));
+            if a >= b {
+                continue;
+            }
+            let steps = RING_SEGMENTS;
+            let pts = (0..=steps)
+                .map(|k| {
+                    let t = a + (b - a) * k as f32 / steps as f32;
+                    if axis == 0 {
+                        lift(side * inner, t)
+                    } else {
+                        lift(t, side * inner)
+                    }
+                })
+                .collect();
+            lines.push(pts);
+        }
+        lines
     }
 
     fn brush(&self) -> BrushResult<Brush> {

@@ -9,11 +9,26 @@
 //! layer emits `changed` (its setters do, and it forwards its textures' `changed`) and when the
 //! chunks' material changes. With no layers nothing is set on the material, so the terrain
 //! looks exactly as without this feature; a layer without textures keeps the built-in colour.
+//!
+//! Textures whose pixels arrive later (a `NoiseTexture2D` generating on a thread, a
+//! `GradientTexture2D` before its first update, a `CompressedTexture2D` still importing) are
+//! *pending*, not errors: the layer is drawn without them and the arrays are rebuilt when the
+//! texture emits `changed` or its pixels become readable (polled every
+//! [`PENDING_POLL`]); only a texture still unreadable after [`PENDING_TIMEOUT`] is reported.
 
 use godot::classes::image::{Format, Interpolation};
-use godot::classes::{IResource, Image, Resource, ShaderMaterial, Texture2D, Texture2DArray};
+use godot::classes::{
+    CompressedTexture2D, GradientTexture2D, IResource, Image, NoiseTexture2D, Resource,
+    ShaderMaterial, Texture2D, Texture2DArray,
+};
 use godot::prelude::*;
 use island_core::paint::LAYERS;
+use std::time::{Duration, Instant};
+
+/// How often pending textures (see the module doc) are asked for their pixels again.
+pub const PENDING_POLL: Duration = Duration::from_millis(200);
+/// How long a texture may stay pending before it is reported as unreadable.
+pub const PENDING_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Largest side of the texture arrays; bigger textures are scaled down to it.
 pub const MAX_TEXTURE_SIZE: i32 = 4096;
@@ -240,6 +255,8 @@ struct Built {
     triplanar: [f32; LAYERS],
     /// Whether any layer is set (otherwise nothing is written on the materials).
     any: bool,
+    /// Textures whose pixels are not there yet: (layer, kind, texture).
+    pending: Vec<(usize, usize, Gd<Texture2D>)>,
 }
 
 /// The island's terrain-layer state (see the module doc).
@@ -254,12 +271,23 @@ pub struct TerrainLayers {
     applied: Vec<InstanceId>,
     /// Whether the last write set layer parameters (to reset them when the list empties).
     wrote: bool,
+    /// Since when some texture has been pending (None: none is).
+    pending_since: Option<Instant>,
+    /// When the pending textures were last asked for their pixels.
+    pending_polled: Option<Instant>,
+    /// Whether the pending textures' timeout has been reported (once per pending spell).
+    pending_reported: bool,
 }
 
 impl TerrainLayers {
     /// A layer emitted `changed`.
     pub fn mark_dirty(&mut self) {
         self.dirty = true;
+    }
+
+    /// Whether some layer's texture is still waiting for its pixels (see the module doc).
+    pub fn pending(&self) -> bool {
+        self.built.as_ref().is_some_and(|b| !b.pending.is_empty())
     }
 
     /// Whether some layer has a texture (the shader must sample the arrays).
@@ -300,10 +328,17 @@ impl TerrainLayers {
             self.connected = current;
             self.dirty = true;
         }
+        self.poll_pending();
         if self.dirty || self.built.is_none() {
             self.dirty = false;
             self.built = Some(build(&self.connected));
             self.applied.clear();
+            if self.pending() {
+                self.pending_since.get_or_insert_with(Instant::now);
+            } else {
+                self.pending_since = None;
+                self.pending_reported = false;
+            }
         }
         let ids: Vec<InstanceId> = mats.iter().map(|m| m.instance_id()).collect();
         if ids == self.applied {
@@ -321,6 +356,48 @@ impl TerrainLayers {
             write(built, &mut m.clone());
         }
         self.wrote = built.any;
+    }
+}
+
+impl TerrainLayers {
+    /// Ask the pending textures for their pixels (every [`PENDING_POLL`]): rebuild when one has
+    /// them; report those still unreadable after [`PENDING_TIMEOUT`] once.
+    fn poll_pending(&mut self) {
+        let Some(since) = self.pending_since else {
+            return;
+        };
+        let Some(built) = self.built.as_ref() else {
+            return;
+        };
+        let now = Instant::now();
+        if self
+            .pending_polled
+            .is_some_and(|t| now.duration_since(t) < PENDING_POLL)
+        {
+            return;
+        }
+        self.pending_polled = Some(now);
+        if built
+            .pending
+            .iter()
+            .any(|(_, _, t)| !matches!(texture_image(t), Pixels::NotYet))
+        {
+            self.dirty = true;
+            return;
+        }
+        if !self.pending_reported && now.duration_since(since) >= PENDING_TIMEOUT {
+            self.pending_reported = true;
+            for (i, k, t) in &built.pending {
+                godot_error!(
+                    "ProceduralIsland: terrain_layers[{i}] {} texture ({}): its pixels still \
+                     cannot be read after {} s (get_image() returned null); the layer is drawn \
+                     without it until the texture emits `changed`",
+                    KINDS[*k].0,
+                    t.get_class(),
+                    PENDING_TIMEOUT.as_secs()
+                );
+            }
+        }
     }
 }
 
@@ -373,8 +450,9 @@ fn build(layers: &[Option<Gd<TerrainLayer>>]) -> Built {
                 continue;
             };
             match texture_image(&tex) {
-                Ok(img) => images.push((i, img)),
-                Err(e) => godot_error!(
+                Pixels::Ready(img) => images.push((i, img)),
+                Pixels::NotYet => b.pending.push((i, k, tex)),
+                Pixels::Failed(e) => godot_error!(
                     "ProceduralIsland: terrain_layers[{i}] {kind} texture: {e}; the layer is \
                      drawn without it"
                 ),
@@ -407,22 +485,59 @@ fn build(layers: &[Option<Gd<TerrainLayer>>]) -> Built {
     b
 }
 
-/// A texture's pixels as an uncompressed image (any import format).
-fn texture_image(tex: &Gd<Texture2D>) -> Result<Gd<Image>, String> {
-    let img = tex
-        .get_image()
-        .ok_or_else(|| "its pixels cannot be read (get_image() returned null)".to_string())?;
-    if img.is_empty() {
-        return Err("the image is empty".into());
+/// What reading a texture's pixels gave.
+enum Pixels {
+    /// An uncompressed image.
+    Ready(Gd<Image>),
+    /// Not yet: a texture that fills its pixels later (see [`fills_later`]).
+    NotYet,
+    /// Never (the reason).
+    Failed(String),
+}
+
+/// Whether a texture without pixels now gets them later: a `NoiseTexture2D` with a noise
+/// (generated on a thread, then `changed`), a `GradientTexture2D` (updated at the end of the
+/// frame) and a `CompressedTexture2D` (still importing in the editor).
+fn fills_later(tex: &Gd<Texture2D>) -> Result<(), String> {
+    if let Ok(n) = tex.clone().try_cast::<NoiseTexture2D>() {
+        return match n.get_noise() {
+            Some(_) => Ok(()),
+            None => Err("it is a NoiseTexture2D without a `noise`, which has no pixels".into()),
+        };
     }
+    if tex.clone().try_cast::<GradientTexture2D>().is_ok()
+        || tex.clone().try_cast::<CompressedTexture2D>().is_ok()
+    {
+        return Ok(());
+    }
+    Err(format!(
+        "its pixels cannot be read (get_image() returned null for a {})",
+        tex.get_class()
+    ))
+}
+
+/// A texture's pixels as an uncompressed image (any import format).
+fn texture_image(tex: &Gd<Texture2D>) -> Pixels {
+    let img = match tex.get_image() {
+        Some(img) if !img.is_empty() => img,
+        Some(_) if tex.get_width() <= 0 || tex.get_height() <= 0 => {
+            return Pixels::Failed("the image is empty".into())
+        }
+        _ => {
+            return match fills_later(tex) {
+                Ok(()) => Pixels::NotYet,
+                Err(e) => Pixels::Failed(e),
+            }
+        }
+    };
     let mut img = img.duplicate_resource();
     if img.is_compressed() && img.decompress() != godot::global::Error::OK {
-        return Err(format!(
+        return Pixels::Failed(format!(
             "its compressed format {:?} cannot be decompressed (re-import it as Lossless)",
             img.get_format()
         ));
     }
-    Ok(img)
+    Pixels::Ready(img)
 }
 
 /// `img` as RGBA8 of `w`×`h` with mipmaps (every slot of an array must match).
