@@ -5,12 +5,16 @@
 //!                 [--erosion on|off] [--rivers flow|bezier|off] [--shape NAME] [--mask FILE.png]
 //!                 [--backend auto|gpu|cpu] --out DIR
 //! island params
+//! island world --seed N --rect X0,Z0,X1,Z1 --out DIR [--cell-size M] [--chance P]
+//!              [--size-min M] [--size-max M] [--samples-per-metre S] [--map-size PX]
+//!              [--island-resolution N]
 //! ```
 //!
 //! Errors (bad parameters, unreadable config, unwritable output) are printed on stderr as one
 //! clear line and the process exits with status 1; usage errors exit with clap's status 2.
 
 mod images;
+mod world;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use island_core::params::{CoastMask, IslandShape, RiverMode};
@@ -38,6 +42,10 @@ enum Command {
     Generate(GenerateArgs),
     /// Print the default parameters as JSON (a valid --config file).
     Params,
+    /// Lay out an endless island world over a rectangle: write islands.json (the world
+    /// parameters and every island whose map overlaps the rectangle) and map.png (a top-down
+    /// map of the rectangle with each island's shaded relief).
+    World(world::WorldArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -118,6 +126,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Generate(args) => generate(&args),
         Command::Params => print_params(),
+        Command::World(args) => world::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -577,3 +577,93 @@ fn the_documented_maximum_resolution_writes_every_file() {
 /// or the finished island itself (about 1.6 GiB, half of it normals).
 #[cfg(target_os = "linux")]
 const MAX_RESOLUTION_PEAK_GIB: f64 = 2.0;
+
+#[test]
+fn world_lists_the_islands_of_the_rect_and_draws_a_map() {
+    use island_core::world::{self, WorldParams};
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("world");
+    let o = island(&[
+        "world",
+        "--seed",
+        "7",
+        "--rect",
+        "0,0,12288,12288",
+        "--map-size",
+        "256",
+        "--island-resolution",
+        "65",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "island world failed: {}", stderr(&o));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("islands.json")).unwrap()).unwrap();
+
+    // The same islands, in the same (row-major) order, as the core places in these 3×3 cells.
+    let params = WorldParams {
+        world_seed: 7,
+        ..WorldParams::default()
+    };
+    assert_eq!(
+        serde_json::from_value::<WorldParams>(json["world"].clone()).unwrap(),
+        params
+    );
+    let expected: Vec<_> = world::cells_in_rect(&params, 0.0, 0.0, 12288.0, 12288.0)
+        .into_iter()
+        .filter_map(|c| world::island_at(&params, c))
+        .collect();
+    assert!(
+        !expected.is_empty(),
+        "seed 7 has islands in its first 3×3 cells"
+    );
+    assert_eq!(json["cells"], 9);
+    let listed = json["islands"].as_array().unwrap();
+    assert_eq!(listed.len(), expected.len());
+    for (e, want) in listed.iter().zip(&expected) {
+        let got: world::IslandPlacement = serde_json::from_value(e.clone()).unwrap();
+        assert_eq!(&got, want);
+        assert_eq!(e["map_resolution"], 65);
+    }
+
+    let (w, h, color, depth, _, px) = read_png(&out.join("map.png"));
+    assert_eq!((w, h), (256, 256));
+    assert_eq!((color, depth), (png::ColorType::Rgb, png::BitDepth::Eight));
+    let first = &px[0..3];
+    assert!(
+        px.chunks_exact(3).any(|c| c != first),
+        "the map is not a single colour"
+    );
+    // Some land: green-dominant pixels where the islands are.
+    assert!(
+        px.chunks_exact(3).any(|c| c[1] > c[2] && c[1] > c[0]),
+        "the map shows land"
+    );
+}
+
+#[test]
+fn world_rejects_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let out = out.to_str().unwrap();
+    let world = |extra: &[&str], needle: &str| {
+        let mut args = vec!["world", "--seed", "1", "--out", out];
+        args.extend_from_slice(extra);
+        assert_fails(&args, needle);
+    };
+    world(&["--rect", "10,0,0,10"], "X0 < X1");
+    world(&["--rect", "0,0,10,NaN"], "finite");
+    world(&["--rect", "0,0,10"], "four numbers");
+    world(&["--rect", "0,0,10,10", "--size-max", "5000"], "cell_size");
+    world(&["--rect", "0,0,10,10", "--chance", "2"], "island_chance");
+    world(
+        &["--rect", "0,0,10,10", "--size-min", "3000"],
+        "island_size_min",
+    );
+    world(
+        &["--rect", "0,0,10,10", "--island-resolution", "100"],
+        "--island-resolution",
+    );
+    world(&["--rect", "0,0,1e9,1e9"], "cells");
+    assert!(!Path::new(out).join("islands.json").exists());
+}

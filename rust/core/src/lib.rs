@@ -23,8 +23,8 @@
 //! [`pipeline::generate`] runs every stage. [`heightfield`] turns the result
 //! into chunk meshes and collider data, [`lod`] into a seam-free quadtree of chunks, and
 //! [`paint`] edits eight-layer splat weights on top of the generated ones; [`preview`] draws
-//! the shaded top-down relief picture. [`memory`] keeps freed
-//! map buffers for reuse across repeated generations.
+//! the shaded top-down relief picture; [`world`] places islands on an endless plane.
+//! [`memory`] keeps freed map buffers for reuse across repeated generations.
 //!
 //! All randomness comes from [`hash::hash_u32`], ported bit-for-bit to WGSL, and every
 //! transcendental function (`exp`, `ln`, `pow`, `acos`, …) from [`det_math`], so an island is
@@ -72,6 +72,7 @@ pub mod surface_query;
 pub mod value_noise;
 pub mod water;
 pub mod wetness;
+pub mod world;
 
 pub use grid::Grid;
 pub use heightfield::{ChunkCollider, ChunkMesh, Heightfield};
