@@ -2,7 +2,8 @@
 //! `SplatPaint` and `TerrainLayer` resources for Godot 4.3+.
 //!
 //! Godot classes, one per module: [`procedural_island`] (the node: properties, signals, thin
-//! `#[func]`s), [`terrain_brush`], [`splat_paint`], [`scatter_layer`].
+//! `#[func]`s), [`terrain_brush`], [`splat_paint`], [`scatter_layer`], [`world`] (the
+//! `IslandWorld` node: an endless ocean of streamed islands).
 //!
 //! The node's collaborators, each owning its state: [`generation`] (worker, pending request,
 //! chunk build), [`chunk_pool`] (chunk and collider nodes), [`lod`] (quadtree LOD nodes),
@@ -53,6 +54,7 @@ pub mod terrain_layer;
 pub mod water_nodes;
 pub mod water_summary;
 pub mod worker;
+pub mod world;
 
 struct ProceduralIslandExtension;
 

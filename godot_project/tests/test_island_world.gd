@@ -1,0 +1,236 @@
+extends IslandTestCase
+## IslandWorld (issue 36): placement is a pure function of the world seed and the cell, islands
+## stream around a target (coarse far meshes, detailed islands with colliders near it), a world
+## island is the lone ProceduralIsland of get_island_info bit for bit, queries answer in world
+## coordinates, islands unload far away and their edits come back, bad settings warn.
+
+var timeout_s := 600.0
+
+const SEA_DEPTH := 18.0
+
+
+## A small, quick world: 2048 m cells, islands of 512..1024 m at 1 sample per 4 m (129..257²),
+## rings 3000 / 900 / 400 m.
+func _world(props: Dictionary = {}) -> IslandWorld:
+	var w := IslandWorld.new()
+	w.world_seed = 42
+	w.cell_size = 2048.0
+	w.island_size_min = 512.0
+	w.island_size_max = 1024.0
+	w.samples_per_metre = 0.25
+	w.view_distance = 3000.0
+	w.detail_distance = 900.0
+	w.collision_distance = 400.0
+	w.coarse_resolution = 65
+	w.build_budget_ms = 50.0
+	for k in props:
+		w.set(k, props[k])
+	return w
+
+
+## The first cell (scanning out from the origin) with an island.
+func _first_island(w: IslandWorld) -> Dictionary:
+	for r in 6:
+		for j in range(-r, r + 1):
+			for i in range(-r, r + 1):
+				var info := w.get_island_info(Vector2i(i, j))
+				if info.exists:
+					return info
+	return {}
+
+
+func test_placement_is_a_pure_function_of_seed_and_cell() -> void:
+	var a := _world()
+	var b := _world()
+	add_child(a)
+	add_child(b)
+	var count := 0
+	var cells := 0
+	for j in range(-10, 10):
+		for i in range(-10, 10):
+			var ia := a.get_island_info(Vector2i(i, j))
+			check_eq(ia, b.get_island_info(Vector2i(i, j)), "same seed, same island in cell (%d, %d)" % [i, j])
+			cells += 1
+			if ia.exists:
+				count += 1
+				var c: Vector3 = ia.center
+				var half: float = ia.world_size * 0.5
+				check(ia.world_size >= 512.0 and ia.world_size <= 1024.0, "size in range (%f)" % ia.world_size)
+				check(c.x - half >= i * 2048.0 and c.x + half <= (i + 1) * 2048.0 and c.z - half >= j * 2048.0 and c.z + half <= (j + 1) * 2048.0, "the island's map lies inside its cell (%d, %d)" % [i, j])
+				check_eq(a.cell_at(c.x, c.z), Vector2i(i, j), "cell_at of the centre")
+				check_eq(ia.resolution, 257 if ia.world_size > 512.0 else 129, "resolution from samples_per_metre")
+	check(count > cells * 0.35 and count < cells * 0.65, "about half the cells have an island (%d of %d)" % [count, cells])
+	# find_islands: exactly the islands whose map overlaps the rectangle.
+	var rect := Rect2(-3000.0, -2000.0, 9000.0, 5000.0)
+	var found := a.find_islands(rect)
+	var expect: Array[Vector2i] = []
+	for j in range(-3, 4):
+		for i in range(-3, 5):
+			var info := a.get_island_info(Vector2i(i, j))
+			if info.exists:
+				var c: Vector3 = info.center
+				var h: float = info.world_size * 0.5
+				if Rect2(c.x - h, c.z - h, 2.0 * h, 2.0 * h).intersects(rect):
+					expect.append(Vector2i(i, j))
+	check(found.size() > 0, "islands found")
+	var sorted_found := found.duplicate()
+	sorted_found.sort()
+	expect.sort()
+	check_eq(sorted_found, expect, "find_islands lists the overlapping islands")
+	# Another world seed, another layout.
+	b.world_seed = 43
+	var differ := 0
+	for i in 20:
+		if a.get_island_info(Vector2i(i, 0)) != b.get_island_info(Vector2i(i, 0)):
+			differ += 1
+	check(differ > 5, "another world seed moves the islands (%d of 20 cells differ)" % differ)
+
+
+## Streaming around a target: the island under it comes in at full detail (with colliders), its
+## neighbours as coarse meshes; the world island equals a lone ProceduralIsland with the values
+## of get_island_info; heights in world coordinates; signals.
+func test_streams_islands_around_a_target() -> void:
+	var w := _world()
+	var target := Node3D.new()
+	add_child(target)
+	add_child(w)
+	w.targets = [w.get_path_to(target)]
+	var info := _first_island(w)
+	if not check(not info.is_empty(), "an island near the origin"):
+		return
+	var centre: Vector3 = info.center
+	target.position = centre
+	var loaded := []
+	var changed := []
+	w.island_loaded.connect(func(c, isl): loaded.append([c, isl]))
+	w.island_detail_changed.connect(func(c, l): changed.append([c, l]))
+	var ok := await wait_until(func(): return w.get_world_stats().detailed >= 1, 3000)
+	if not check(ok, "the island under the target is detailed (%s)" % w.get_world_stats()):
+		return
+	var isl := w.get_island_at(centre.x, centre.z)
+	if not check(isl != null, "get_island_at finds it"):
+		return
+	check_eq(isl.resolution, info.resolution, "full resolution")
+	check_eq(isl.seed, info.seed, "the cell's seed")
+	check(isl.collision_enabled, "with colliders")
+	check_eq(loaded.size() >= 1 and loaded[0][0] == info.cell, true, "island_loaded for its cell first (%s)" % [loaded])
+	check(changed.has([info.cell, 2]), "island_detail_changed to level 2 (%s)" % [changed])
+	# The lone island of get_island_info: bit for bit the same heights.
+	var lone := ProceduralIsland.new()
+	lone.seed = info.seed
+	lone.world_size = info.world_size
+	lone.resolution = info.resolution
+	lone.chunk_size = isl.chunk_size
+	lone.sea_enabled = false
+	add_child(lone)
+	check(lone.get_heightmap_image().get_data() == isl.get_heightmap_image().get_data(), "a lone ProceduralIsland with get_island_info's values is the same island")
+	check(lone.get_water_image().get_data() == isl.get_water_image().get_data(), "and the same water")
+	lone.queue_free()
+	# World-coordinate heights: the island's own on it, the sea floor between islands.
+	for d in [Vector2(0, 0), Vector2(37.5, -81.0), Vector2(-120.0, 64.0)]:
+		var p: Vector2 = Vector2(centre.x, centre.z) + d
+		check_eq(w.get_height_at(p.x, p.y), isl.get_height_at(d.x, d.y), "height at %s is the island's" % p)
+	var sea_cell := Vector2i(0, 0)
+	for i in range(-5, 5):
+		if not w.get_island_info(Vector2i(i, 7)).exists:
+			sea_cell = Vector2i(i, 7)
+			break
+	check_eq(w.get_height_at(sea_cell.x * 2048.0 + 1000.0, 7 * 2048.0 + 1000.0), -SEA_DEPTH, "the sea floor in an empty cell")
+	# A physics ray hits the island's collider at its height.
+	await wait_frames(2)
+	var space := w.get_world_3d().direct_space_state
+	var q := PhysicsRayQueryParameters3D.create(centre + Vector3(10.0, 500.0, 10.0), centre + Vector3(10.0, -500.0, 10.0))
+	var hit := space.intersect_ray(q)
+	if check(not hit.is_empty(), "a ray hits the island's collider"):
+		check_near(hit.position.y, w.get_height_at(centre.x + 10.0, centre.z + 10.0), 0.05, "at get_height_at")
+	# Neighbours in view come as coarse meshes.
+	await wait_until(func(): return w.get_world_stats().loaded >= 2, 3000)
+	var stats := w.get_world_stats()
+	check(stats.loaded >= 2, "neighbouring islands in view are loaded too (%s)" % stats)
+	check(stats.memory_bytes > 0, "memory estimate")
+	for c in w.get_children():
+		if c is ProceduralIsland and c.name.ends_with("coarse"):
+			check_eq(c.resolution, 65, "a coarse far mesh at coarse_resolution")
+			check(not c.collision_enabled, "without colliders")
+
+
+## Far away the island unloads (its paint kept), back near it reloads with the paint.
+func test_islands_unload_far_away_and_edits_come_back() -> void:
+	var w := _world({"view_distance": 1500.0, "detail_distance": 900.0})
+	var target := Node3D.new()
+	add_child(target)
+	add_child(w)
+	w.targets = [w.get_path_to(target)]
+	var info := _first_island(w)
+	var centre: Vector3 = info.center
+	target.position = centre
+	if not check(await wait_until(func(): return w.get_island_at(centre.x, centre.z) != null and w.get_world_stats().detailed >= 1, 3000), "detailed"):
+		return
+	var isl := w.get_island_at(centre.x, centre.z)
+	var brush := TerrainBrush.new()
+	isl.add_child(brush)
+	brush.layer = 5
+	brush.radius = 30.0
+	brush.strength = 1.0
+	check(brush.paint_at(centre) > 0, "painted on the world island")
+	var painted: PackedByteArray = isl.splat_paint.data
+	var unloaded := []
+	w.island_unloaded.connect(func(c): unloaded.append(c))
+	# 100 km away: every island here unloads.
+	target.position = centre + Vector3(100000.0, 0.0, 0.0)
+	check(await wait_until(func(): return unloaded.has(info.cell), 600), "island_unloaded for its cell")
+	await wait_frames(2)
+	check(not is_instance_valid(isl), "the island node is freed")
+	check(w.get_edited_cells().has(info.cell), "its edits are kept")
+	check(is_nan(w.get_height_at(centre.x, centre.z)), "NaN where the island is not loaded")
+	# Save and load the edits with another world.
+	var path := "user://island_world_edits.bin"
+	check_eq(w.save_edits(path), OK, "save_edits")
+	var w2 := _world()
+	add_child(w2)
+	check_eq(w2.load_edits(path), OK, "load_edits")
+	check_eq(w2.get_edited_cells(), w.get_edited_cells(), "the same edited cells")
+	w2.queue_free()
+	# Back: the island returns with its paint.
+	target.position = centre
+	check(await wait_until(func(): return w.get_island_at(centre.x, centre.z) != null and w.get_world_stats().detailed >= 1, 3000), "detailed again")
+	var again := w.get_island_at(centre.x, centre.z)
+	if check(again != null and again.splat_paint != null, "the island is back with its paint"):
+		check(again.splat_paint.data == painted, "the same paint, byte for byte")
+
+
+## Bad settings: a configuration warning and an error, no crash, nothing streams.
+func test_bad_settings_warn() -> void:
+	var w := _world({"cell_size": 800.0})
+	add_child(w)
+	var warn := w.get_warnings()
+	check(warn.size() == 1 and "cell_size" in warn[0], "cell_size below island_size_max warns (%s)" % warn)
+	expect_error("cell_size")
+	await wait_frames(3)
+	check_eq(w.get_world_stats().loaded, 0, "nothing streams")
+	check_eq(w.get_island_info(Vector2i(0, 0)).exists, false, "no island with invalid settings")
+	w.cell_size = 2048.0
+	w.detail_distance = 5000.0
+	warn = w.get_warnings()
+	check(warn.size() == 1 and "grow outwards" in warn[0], "inverted distances warn (%s)" % warn)
+	w.detail_distance = -5.0
+	check("positive" in w.get_warnings()[0], "a negative distance warns")
+	w.detail_distance = 900.0
+	check_eq(w.get_warnings().size(), 0, "fine again")
+	var scene := PackedScene.new()
+	var root := Node3D.new()
+	scene.pack(root)
+	root.free()
+	w.island_scene = scene
+	warn = w.get_warnings()
+	check(warn.size() == 1 and "ProceduralIsland" in warn[0], "a template whose root is not a ProceduralIsland warns (%s)" % warn)
+	w.island_scene = null
+	var t := Node3D.new()
+	add_child(t)
+	w.targets = [w.get_path_to(t)]
+	t.free()
+	warn = w.get_warnings()
+	check(warn.size() == 1 and "target" in warn[0], "a freed target warns (%s)" % warn)
+	expect_error("target")
+	await wait_frames(3)
+	check_eq(w.get_world_stats().loaded, 0, "a freed target streams nothing")

@@ -1,0 +1,1066 @@
+//! The `IslandWorld` node: an ocean without edges, islands generated where and when they are
+//! needed around the targets (placement: [`island_core::world`]; what to load: [`super::plan`];
+//! the sea: [`super::ocean`]).
+
+use super::ocean::Ocean;
+use super::plan::{self, Level, Rings, Target};
+use crate::procedural_island::ProceduralIsland;
+use crate::splat_paint::SplatPaint;
+use crate::stored_resources;
+use godot::classes::file_access::ModeFlags;
+use godot::classes::{
+    Camera3D, DisplayServer, EditorInterface, Engine, FileAccess, INode3D, Node, Node3D,
+    PackedScene,
+};
+use godot::prelude::*;
+use island_core::world::{self as placement, IslandPlacement, WorldParams};
+use std::collections::HashMap;
+use std::time::Instant;
+
+/// Samples per side of the far, coarse generation of an island (at most).
+const DEFAULT_COARSE_RESOLUTION: i32 = 129;
+/// Largest area `find_islands` answers for, in cells.
+const MAX_FIND_CELLS: usize = 1 << 20;
+
+/// One cell's loaded island: the coarse far mesh and/or the detailed island.
+struct Entry {
+    placement: IslandPlacement,
+    coarse: Option<Gd<ProceduralIsland>>,
+    detail: Option<Gd<ProceduralIsland>>,
+    /// Whether each node finished its first generation.
+    coarse_ready: bool,
+    detail_ready: bool,
+    /// The level announced by `island_detail_changed` (None before `island_loaded`).
+    shown: Level,
+}
+
+impl Entry {
+    fn level(&self) -> Level {
+        if self.detail.is_some() {
+            Level::Detail
+        } else if self.coarse.is_some() {
+            Level::Coarse
+        } else {
+            Level::None
+        }
+    }
+}
+
+/// An endless ocean of islands streamed around the players.
+///
+/// The plane is cut into square cells of [member cell_size] metres; each cell holds at most one
+/// island, chosen by [member world_seed] alone ([method get_island_info] answers without
+/// generating anything; neighbouring islands never overlap). Around each target (the nodes of
+/// [member targets]; none: the current camera, in the editor the editor's camera) the islands
+/// within [member view_distance] are shown as a coarse mesh (a low-resolution generation of the
+/// same island, same outline), those within [member detail_distance] at full resolution with
+/// water, scatter and colliders; islands beyond 1.2 × [member view_distance] are freed. One
+/// generation runs at a time, nearest first (and ahead of a moving target first), in the
+/// background; each island installs within [member build_budget_ms] per frame.
+///
+/// Every island is a [ProceduralIsland] child made from [member island_scene] (its settings,
+/// layers and materials), with the seed, [code]world_size[/code] and resolution of its cell; a
+/// lone [ProceduralIsland] given the values of [method get_island_info] is the same island, bit
+/// for bit. Paint and sculpt edits made on a loaded island (with a [TerrainBrush]) are kept per
+/// cell when it unloads and come back when it reloads; they are saved with the scene and with
+/// [method save_edits].
+#[derive(GodotClass)]
+#[class(tool, base=Node3D)]
+pub struct IslandWorld {
+    base: Base<Node3D>,
+    /// Seed of the whole world: where the islands are and each island's seed.
+    #[export]
+    #[var(set = set_world_seed)]
+    world_seed: i64,
+    /// Edge of a cell, metres; at most one island per cell. Must exceed [member island_size_max].
+    #[export(range = (256.0, 65536.0, 1.0, or_greater, suffix = "m"))]
+    #[var(set = set_cell_size)]
+    cell_size: f32,
+    /// Probability that a cell has an island (0: open sea, 1: every cell).
+    #[export(range = (0.0, 1.0, 0.01))]
+    #[var(set = set_island_chance)]
+    island_chance: f32,
+    /// Smallest island map edge (the island's `world_size`), metres.
+    #[export(range = (128.0, 8192.0, 1.0, suffix = "m"))]
+    #[var(set = set_island_size_min)]
+    island_size_min: f32,
+    /// Largest island map edge, metres.
+    #[export(range = (128.0, 8192.0, 1.0, suffix = "m"))]
+    #[var(set = set_island_size_max)]
+    island_size_max: f32,
+    /// Heightfield samples per metre at full detail (each island gets the lowest resolution
+    /// 2ⁿ+1 at least that dense: its spacing is between half and one times `1 / samples_per_metre`).
+    #[export(range = (0.05, 4.0, 0.01, or_greater))]
+    #[var(set = set_samples_per_metre)]
+    samples_per_metre: f32,
+    /// Template of every island: a scene whose root is a [ProceduralIsland] (algorithm, shape,
+    /// biomes, terrain and scatter layers, materials). Empty: the node's defaults.
+    #[export]
+    #[var(set = set_island_scene)]
+    island_scene: Option<Gd<PackedScene>>,
+    /// The nodes (`Node3D`) the world streams around: the union of their rings is loaded (a
+    /// server with eight players). Empty: the current camera (the editor's 3D camera in the
+    /// editor).
+    #[export]
+    targets: Array<NodePath>,
+    /// Islands within this distance of a target are shown (a coarse mesh), metres.
+    #[export_group(name = "Streaming")]
+    #[export(range = (100.0, 50000.0, 10.0, or_greater, suffix = "m"))]
+    #[var(set = set_view_distance)]
+    view_distance: f32,
+    /// Islands within this distance of a target are at full resolution with water, scatter and
+    /// colliders, metres.
+    #[export(range = (100.0, 20000.0, 10.0, or_greater, suffix = "m"))]
+    #[var(set = set_detail_distance)]
+    detail_distance: f32,
+    /// Islands within this distance of a target have colliders, metres (at most
+    /// [member detail_distance]; detailed islands always have them).
+    #[export(range = (10.0, 20000.0, 10.0, or_greater, suffix = "m"))]
+    #[var(set = set_collision_distance)]
+    collision_distance: f32,
+    /// Milliseconds per frame the whole world may spend installing islands (given to the
+    /// island that is installing).
+    #[export(range = (0.5, 100.0, 0.5, or_greater, suffix = "ms"))]
+    build_budget_ms: f32,
+    /// Samples per side of an island's far, coarse mesh (at most; 33..1025, 2ⁿ+1).
+    #[export(range = (33.0, 1025.0))]
+    coarse_resolution: i32,
+    /// Draw the one ocean (a sea surface and a sea floor following the targets).
+    #[export]
+    sea_enabled: bool,
+    /// Edits per cell, as saved (storage only).
+    #[allow(dead_code)]
+    #[export(storage)]
+    #[var(get = get_stored_edits, set = set_stored_edits)]
+    stored_edits: VarDictionary,
+
+    entries: HashMap<[i64; 2], Entry>,
+    /// The paint and sculpt of each cell ever edited (kept while the island is unloaded).
+    edits: HashMap<[i64; 2], Gd<SplatPaint>>,
+    ocean: Option<Ocean>,
+    /// Last positions of the targets (for their velocity) and when they were taken.
+    last: Vec<([f64; 3], [f64; 3])>,
+    last_at: Option<Instant>,
+    /// The last error reported (each distinct one once).
+    reported: String,
+    frame_ms_max: f64,
+    queued: usize,
+    sea_depth: f32,
+}
+
+#[godot_api]
+impl INode3D for IslandWorld {
+    fn init(base: Base<Node3D>) -> Self {
+        let d = WorldParams::default();
+        IslandWorld {
+            base,
+            world_seed: d.world_seed as i64,
+            cell_size: d.cell_size,
+            island_chance: d.island_chance,
+            island_size_min: d.island_size_min,
+            island_size_max: d.island_size_max,
+            samples_per_metre: d.samples_per_metre,
+            island_scene: None,
+            targets: Array::new(),
+            view_distance: 8000.0,
+            detail_distance: 2000.0,
+            collision_distance: 800.0,
+            build_budget_ms: 4.0,
+            coarse_resolution: DEFAULT_COARSE_RESOLUTION,
+            sea_enabled: true,
+            stored_edits: VarDictionary::new(),
+            entries: HashMap::new(),
+            edits: HashMap::new(),
+            ocean: None,
+            last: Vec::new(),
+            last_at: None,
+            reported: String::new(),
+            frame_ms_max: 0.0,
+            queued: 0,
+            sea_depth: island_core::params::CoastParams::DEFAULT_SEA_DEPTH,
+        }
+    }
+
+    fn ready(&mut self) {
+        self.base_mut().set_process(true);
+    }
+
+    fn exit_tree(&mut self) {
+        if let Some(o) = self.ocean.take() {
+            o.free();
+        }
+    }
+
+    fn process(&mut self, _delta: f64) {
+        let t0 = Instant::now();
+        self.stream();
+        let ms = t0.elapsed().as_secs_f64() * 1000.0;
+        self.frame_ms_max = self.frame_ms_max.max(ms);
+    }
+
+    fn get_configuration_warnings(&self) -> PackedStringArray {
+        let mut w = PackedStringArray::new();
+        for p in self.problems() {
+            w.push(&p);
+        }
+        w
+    }
+}
+
+#[godot_api]
+impl IslandWorld {
+    /// An island was loaded (its coarse mesh, or its detailed version directly).
+    #[signal]
+    fn island_loaded(cell: Vector2i, island: Gd<ProceduralIsland>);
+    /// An island was freed (beyond 1.2 × [member view_distance]); its edits are kept.
+    #[signal]
+    fn island_unloaded(cell: Vector2i);
+    /// An island's level changed: 1 = coarse far mesh, 2 = full detail with colliders.
+    #[signal]
+    fn island_detail_changed(cell: Vector2i, level: i64);
+
+    #[func]
+    fn set_world_seed(&mut self, v: i64) {
+        self.world_seed = v;
+        self.layout_changed();
+    }
+    #[func]
+    fn set_cell_size(&mut self, v: f32) {
+        self.cell_size = v;
+        self.layout_changed();
+    }
+    #[func]
+    fn set_island_chance(&mut self, v: f32) {
+        self.island_chance = v;
+        self.layout_changed();
+    }
+    #[func]
+    fn set_island_size_min(&mut self, v: f32) {
+        self.island_size_min = v;
+        self.layout_changed();
+    }
+    #[func]
+    fn set_island_size_max(&mut self, v: f32) {
+        self.island_size_max = v;
+        self.layout_changed();
+    }
+    #[func]
+    fn set_samples_per_metre(&mut self, v: f32) {
+        self.samples_per_metre = v;
+        self.layout_changed();
+    }
+    #[func]
+    fn set_island_scene(&mut self, v: Option<Gd<PackedScene>>) {
+        self.island_scene = v;
+        self.layout_changed();
+    }
+    #[func]
+    fn set_view_distance(&mut self, v: f32) {
+        self.view_distance = v;
+        self.base_mut().update_configuration_warnings();
+    }
+    #[func]
+    fn set_detail_distance(&mut self, v: f32) {
+        self.detail_distance = v;
+        self.base_mut().update_configuration_warnings();
+    }
+    #[func]
+    fn set_collision_distance(&mut self, v: f32) {
+        self.collision_distance = v;
+        self.base_mut().update_configuration_warnings();
+    }
+
+    /// What the world puts in `cell`, without generating anything: `exists` (bool), and when it
+    /// exists `cell`, `center` (Vector3, world metres relative to this node, y = 0), `seed`,
+    /// `world_size` (metres) and `resolution` (samples per side at full detail): the values that
+    /// make a lone [ProceduralIsland] the same island. Empty-ish (`exists` false) for open sea
+    /// and for invalid settings (with an error).
+    #[func]
+    pub fn get_island_info(&mut self, cell: Vector2i) -> VarDictionary {
+        let mut d = VarDictionary::new();
+        d.set("exists", false);
+        let Some(params) = self.params_or_report() else {
+            return d;
+        };
+        if let Some(p) = placement::island_at(&params, [cell.x as i64, cell.y as i64]) {
+            d.set("exists", true);
+            d.set("cell", cell);
+            d.set(
+                "center",
+                Vector3::new(p.center[0] as f32, 0.0, p.center[1] as f32),
+            );
+            d.set("seed", p.seed as i64);
+            d.set("world_size", p.world_size);
+            d.set("resolution", p.resolution as i64);
+        }
+        d
+    }
+
+    /// The cell holding the point `(x, z)` (metres, relative to this node).
+    #[func]
+    pub fn cell_at(&self, x: f64, z: f64) -> Vector2i {
+        let c = placement::cell_at(&self.params(), x, z);
+        Vector2i::new(clamp_i32(c[0]), clamp_i32(c[1]))
+    }
+
+    /// The cells whose island's map overlaps `rect` (x and z metres, relative to this node),
+    /// row by row. At most about a million cells are looked at (an error beyond).
+    #[func]
+    pub fn find_islands(&mut self, rect: Rect2) -> Array<Vector2i> {
+        let mut out = Array::new();
+        let Some(params) = self.params_or_report() else {
+            return out;
+        };
+        let (x0, z0) = (rect.position.x as f64, rect.position.y as f64);
+        let (x1, z1) = (x0 + rect.size.x as f64, z0 + rect.size.y as f64);
+        let cs = params.cell_size as f64;
+        let cells = ((x1 - x0) / cs + 2.0) * ((z1 - z0) / cs + 2.0);
+        if !(cells.is_finite() && cells <= MAX_FIND_CELLS as f64) {
+            godot_error!(
+                "IslandWorld.find_islands: the rectangle {rect} covers about {cells:.0} cells; \
+                 at most {MAX_FIND_CELLS} are looked at"
+            );
+            return out;
+        }
+        for c in placement::cells_in_rect(&params, x0, z0, x1, z1) {
+            if let Some(p) = placement::island_at(&params, c) {
+                let b = p.bounds();
+                if b[0] < x1 && b[2] > x0 && b[1] < z1 && b[3] > z0 {
+                    out.push(Vector2i::new(clamp_i32(c[0]), clamp_i32(c[1])));
+                }
+            }
+        }
+        out
+    }
+
+    /// The island loaded at `(x, z)` (metres, relative to this node): its detailed version, else
+    /// its coarse mesh; null where none is loaded.
+    #[func]
+    pub fn get_island_at(&self, x: f64, z: f64) -> Option<Gd<ProceduralIsland>> {
+        let e = self.entry_at(x, z)?;
+        if e.detail_ready {
+            e.detail.clone()
+        } else if e.coarse_ready {
+            e.coarse.clone()
+        } else {
+            None
+        }
+    }
+
+    /// The ground height at `(x, z)` (metres, relative to this node): the island's surface where
+    /// its detailed version (with colliders) is loaded (exactly its `get_height_at`), the sea
+    /// floor (the islands' border depth, negative) between islands, and NaN over an island that
+    /// is not loaded at full detail.
+    #[func]
+    pub fn get_height_at(&self, x: f64, z: f64) -> f32 {
+        if !(x.is_finite() && z.is_finite()) {
+            return f32::NAN;
+        }
+        let params = self.params();
+        if params.validate().is_err() {
+            return f32::NAN;
+        }
+        let cell = placement::cell_at(&params, x, z);
+        let Some(p) = placement::island_at(&params, cell) else {
+            return -self.sea_depth;
+        };
+        if plan::distance_to_square(x, z, p.bounds()) > 0.0 {
+            return -self.sea_depth;
+        }
+        match self.entries.get(&cell) {
+            Some(e) if e.detail_ready => {
+                let isl = e.detail.as_ref().expect("ready");
+                isl.bind()
+                    .get_height_at((x - p.center[0]) as f32, (z - p.center[1]) as f32)
+            }
+            _ => f32::NAN,
+        }
+    }
+
+    /// Counts and costs: `loaded` (islands shown at any level), `detailed` (at full detail),
+    /// `with_colliders`, `generating` (0 or 1), `queued` (islands waiting for their level),
+    /// `frame_ms_max` (the most one frame of this node took, ms), `memory_bytes` (estimate of
+    /// the loaded islands' maps and meshes).
+    #[func]
+    pub fn get_world_stats(&self) -> VarDictionary {
+        let mut d = VarDictionary::new();
+        let loaded = self
+            .entries
+            .values()
+            .filter(|e| e.coarse_ready || e.detail_ready)
+            .count();
+        let detailed = self.entries.values().filter(|e| e.detail_ready).count();
+        let generating = self
+            .entries
+            .values()
+            .filter(|e| {
+                e.coarse.as_ref().is_some_and(|i| i.bind().is_generating())
+                    || e.detail.as_ref().is_some_and(|i| i.bind().is_generating())
+            })
+            .count();
+        let mut memory = 0u64;
+        for e in self.entries.values() {
+            for (n, on) in [
+                (self.coarse_side(&e.placement), e.coarse.is_some()),
+                (e.placement.resolution, e.detail.is_some()),
+            ] {
+                if on {
+                    // Heights, normals, splat, water, collider and mesh copies: ~64 B a sample.
+                    memory += (n * n) as u64 * 64;
+                }
+            }
+        }
+        d.set("loaded", loaded as i64);
+        d.set("detailed", detailed as i64);
+        d.set("with_colliders", detailed as i64);
+        d.set("generating", generating as i64);
+        d.set("queued", self.queued as i64);
+        d.set("frame_ms_max", self.frame_ms_max);
+        d.set("memory_bytes", memory as i64);
+        d
+    }
+
+    /// The configuration warnings (what is wrong with the settings; empty when fine).
+    #[func]
+    pub fn get_warnings(&self) -> PackedStringArray {
+        let mut w = PackedStringArray::new();
+        for p in self.problems() {
+            w.push(&p);
+        }
+        w
+    }
+
+    /// Clear `frame_ms_max` of [method get_world_stats].
+    #[func]
+    pub fn reset_frame_stats(&mut self) {
+        self.frame_ms_max = 0.0;
+    }
+
+    /// The cells with kept edits.
+    #[func]
+    pub fn get_edited_cells(&mut self) -> Array<Vector2i> {
+        self.collect_edits();
+        let mut cells: Vec<&[i64; 2]> = self.edits.keys().collect();
+        cells.sort();
+        cells
+            .into_iter()
+            .map(|c| Vector2i::new(clamp_i32(c[0]), clamp_i32(c[1])))
+            .collect()
+    }
+
+    /// Write every cell's edits (paint, sculpt, scatter erasures) to `path` (a file of Godot
+    /// variants). Returns OK or the error.
+    #[func]
+    pub fn save_edits(&mut self, path: GString) -> godot::global::Error {
+        let data = self.get_stored_edits();
+        match FileAccess::open(&path, ModeFlags::WRITE) {
+            Some(mut f) => {
+                f.store_var(&data.to_variant());
+                f.close();
+                godot::global::Error::OK
+            }
+            None => {
+                let e = FileAccess::get_open_error();
+                godot_error!("IslandWorld.save_edits: cannot write `{path}`: {e:?}");
+                e
+            }
+        }
+    }
+
+    /// Read the edits written by [method save_edits] (they replace the kept ones; loaded
+    /// islands regenerate with them). Returns OK or the error; on error nothing changes.
+    #[func]
+    pub fn load_edits(&mut self, path: GString) -> godot::global::Error {
+        let Some(mut f) = FileAccess::open(&path, ModeFlags::READ) else {
+            let e = FileAccess::get_open_error();
+            godot_error!("IslandWorld.load_edits: cannot read `{path}`: {e:?}");
+            return e;
+        };
+        let v = f.get_var();
+        f.close();
+        let Ok(d) = v.try_to::<VarDictionary>() else {
+            godot_error!("IslandWorld.load_edits: `{path}` holds no edits");
+            return godot::global::Error::ERR_FILE_CORRUPT;
+        };
+        self.set_stored_edits(d);
+        // Loaded islands take the new edits.
+        let cells: Vec<[i64; 2]> = self.entries.keys().copied().collect();
+        for c in cells {
+            let paint = self.edits.get(&c).cloned();
+            if let Some(e) = self.entries.get_mut(&c) {
+                if let Some(isl) = e.detail.as_mut() {
+                    isl.set("splat_paint", &paint.to_variant());
+                    isl.bind_mut().regenerate_async();
+                }
+            }
+        }
+        godot::global::Error::OK
+    }
+
+    /// The kept edits as saved: `{Vector2i cell: SplatPaint's saved form}`.
+    #[func]
+    fn get_stored_edits(&self) -> VarDictionary {
+        let mut d = VarDictionary::new();
+        for (c, p) in self.all_edits() {
+            d.set(
+                Vector2i::new(clamp_i32(c[0]), clamp_i32(c[1])),
+                &stored_resources::to_plain(&p),
+            );
+        }
+        d
+    }
+
+    #[func]
+    fn set_stored_edits(&mut self, d: VarDictionary) {
+        let mut edits = HashMap::new();
+        for (k, v) in d.iter_shared() {
+            let Ok(c) = k.try_to::<Vector2i>() else {
+                godot_error!("IslandWorld: an edit's key is not a cell (Vector2i): {k}");
+                continue;
+            };
+            if let Some(p) = stored_resources::from_plain::<SplatPaint>(&v, "IslandWorld edits") {
+                edits.insert([c.x as i64, c.y as i64], p);
+            }
+        }
+        self.edits = edits;
+    }
+
+    /// Free every island and generate what the targets need again (after changing the
+    /// template scene's contents).
+    #[func]
+    pub fn reload_islands(&mut self) {
+        self.layout_changed();
+    }
+}
+
+/// `v` clamped into `i32` (cells of a real world are far inside it).
+fn clamp_i32(v: i64) -> i32 {
+    v.clamp(i32::MIN as i64, i32::MAX as i64) as i32
+}
+
+impl IslandWorld {
+    fn params(&self) -> WorldParams {
+        WorldParams {
+            world_seed: self.world_seed as u64,
+            cell_size: self.cell_size,
+            island_chance: self.island_chance,
+            island_size_min: self.island_size_min,
+            island_size_max: self.island_size_max,
+            samples_per_metre: self.samples_per_metre,
+        }
+    }
+
+    /// What is wrong with the settings (the configuration warnings; empty when fine).
+    fn problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Err(e) = self.params().validate() {
+            out.push(format!("IslandWorld: {e}"));
+        }
+        let (v, d, c) = (
+            self.view_distance,
+            self.detail_distance,
+            self.collision_distance,
+        );
+        if !(v.is_finite() && d.is_finite() && c.is_finite() && v > 0.0 && d > 0.0 && c > 0.0) {
+            out.push(format!(
+                "IslandWorld: view_distance, detail_distance and collision_distance must be \
+                 positive metres (got {v}, {d}, {c})"
+            ));
+        } else if !(c <= d && d <= v) {
+            out.push(format!(
+                "IslandWorld: the distances must grow outwards: collision_distance ({c} m) ≤ \
+                 detail_distance ({d} m) ≤ view_distance ({v} m)"
+            ));
+        }
+        if let Some(s) = &self.island_scene {
+            if let Err(e) = template_problem(s) {
+                out.push(format!("IslandWorld: island_scene: {e}"));
+            }
+        }
+        if self.base().is_inside_tree() {
+            for p in self.targets.iter_shared() {
+                let ok = self
+                    .base()
+                    .get_node_or_null(&p)
+                    .is_some_and(|n| n.try_cast::<Node3D>().is_ok());
+                if !ok {
+                    out.push(format!(
+                        "IslandWorld: target `{p}` is not a Node3D in the tree (freed?); it is \
+                         ignored"
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    /// The validated params, or None after reporting the problem (once per distinct problem).
+    fn params_or_report(&mut self) -> Option<WorldParams> {
+        let p = self.params();
+        match p.validate() {
+            Ok(()) => Some(p),
+            Err(e) => {
+                self.report(format!("IslandWorld: {e}"));
+                None
+            }
+        }
+    }
+
+    fn report(&mut self, msg: String) {
+        if msg != self.reported {
+            godot_error!("{msg}");
+            self.reported = msg;
+        }
+    }
+
+    /// Settings that move or change the islands: free them all (their edits are kept) and
+    /// start over.
+    fn layout_changed(&mut self) {
+        self.collect_edits();
+        let cells: Vec<[i64; 2]> = self.entries.keys().copied().collect();
+        for c in cells {
+            self.unload(c);
+        }
+        self.reported.clear();
+        if self.base().is_inside_tree() {
+            self.base_mut().update_configuration_warnings();
+        }
+    }
+
+    fn entry_at(&self, x: f64, z: f64) -> Option<&Entry> {
+        let params = self.params();
+        if params.validate().is_err() || !(x.is_finite() && z.is_finite()) {
+            return None;
+        }
+        let e = self.entries.get(&placement::cell_at(&params, x, z))?;
+        (plan::distance_to_square(x, z, e.placement.bounds()) == 0.0).then_some(e)
+    }
+
+    fn coarse_side(&self, p: &IslandPlacement) -> usize {
+        placement::coarse_resolution(p, self.coarse_resolution.clamp(33, 1025) as usize)
+    }
+
+    /// The kept edits and those of loaded islands painted for the first time, by cell.
+    fn all_edits(&self) -> Vec<([i64; 2], Gd<SplatPaint>)> {
+        let mut all: HashMap<[i64; 2], Gd<SplatPaint>> = self.edits.clone();
+        for (c, e) in &self.entries {
+            if let Some(isl) = &e.detail {
+                if let Some(p) = isl.bind().splat_paint_ref() {
+                    all.entry(*c).or_insert_with(|| p.clone());
+                }
+            }
+        }
+        let mut v: Vec<([i64; 2], Gd<SplatPaint>)> = all.into_iter().collect();
+        v.sort_by_key(|e| e.0);
+        v
+    }
+
+    /// Keep the paint of every loaded detailed island in `edits` (it is the same resource,
+    /// so this only registers islands painted for the first time).
+    fn collect_edits(&mut self) {
+        for (c, e) in &self.entries {
+            if let Some(isl) = &e.detail {
+                if let Some(p) = isl.bind().splat_paint_ref() {
+                    self.edits.entry(*c).or_insert_with(|| p.clone());
+                }
+            }
+        }
+    }
+
+    /// The target positions (node-local metres) with their velocities.
+    fn targets_now(&mut self) -> Vec<Target> {
+        let mut nodes: Vec<Gd<Node3D>> = Vec::new();
+        let mut bad = Vec::new();
+        for p in self.targets.iter_shared() {
+            match self
+                .base()
+                .get_node_or_null(&p)
+                .and_then(|n| n.try_cast::<Node3D>().ok())
+            {
+                Some(n) => nodes.push(n),
+                None => bad.push(p.to_string()),
+            }
+        }
+        if !bad.is_empty() {
+            self.report(format!(
+                "IslandWorld: target {} is not a Node3D in the tree (freed?); it is ignored",
+                bad.join(", ")
+            ));
+        }
+        if self.targets.is_empty() {
+            if let Some(cam) = self.camera() {
+                nodes.push(cam.upcast());
+            }
+        }
+        let now = Instant::now();
+        let dt = self
+            .last_at
+            .map_or(0.0, |t| now.duration_since(t).as_secs_f64());
+        let inv = self.base().get_global_transform().affine_inverse();
+        let mut out = Vec::new();
+        for (i, n) in nodes.iter().enumerate() {
+            let p = inv * n.get_global_position();
+            let pos = [p.x as f64, p.y as f64, p.z as f64];
+            let vel = match self.last.get(i) {
+                Some((last, v)) if dt > 1e-4 => {
+                    let raw = [
+                        (pos[0] - last[0]) / dt,
+                        (pos[1] - last[1]) / dt,
+                        (pos[2] - last[2]) / dt,
+                    ];
+                    // Smoothed over a few frames.
+                    [0, 1, 2].map(|k| v[k] * 0.7 + raw[k] * 0.3)
+                }
+                Some((_, v)) => *v,
+                None => [0.0; 3],
+            };
+            out.push(Target {
+                position: pos,
+                velocity: vel,
+            });
+        }
+        self.last = out.iter().map(|t| (t.position, t.velocity)).collect();
+        self.last_at = Some(now);
+        out
+    }
+
+    /// The current camera: the editor's 3D camera in the editor, else the viewport's.
+    fn camera(&self) -> Option<Gd<Camera3D>> {
+        if Engine::singleton().is_editor_hint() {
+            return EditorInterface::singleton()
+                .get_editor_viewport_3d()
+                .and_then(|v| v.get_camera_3d());
+        }
+        self.base().get_viewport()?.get_camera_3d()
+    }
+
+    /// One frame of streaming.
+    fn stream(&mut self) {
+        let Some(params) = self.params_or_report() else {
+            return;
+        };
+        if !self.problems().is_empty() {
+            // Distances or template wrong: reported, nothing streams.
+            let p = self.problems().join("; ");
+            self.report(p);
+            return;
+        }
+        self.sea_depth = self.template_sea_depth();
+        let targets = self.targets_now();
+        self.update_ocean(&targets);
+        let rings = Rings {
+            view: self.view_distance as f64,
+            detail: self.detail_distance as f64,
+            collision: self.collision_distance as f64,
+        };
+        let wants = {
+            let entries = &self.entries;
+            plan::plan(&params, &targets, &rings, |c| {
+                entries.get(&c).map_or(Level::None, Entry::level)
+            })
+        };
+        // Unload what is no longer wanted.
+        let keep: std::collections::HashSet<[i64; 2]> =
+            wants.iter().map(|w| w.placement.cell).collect();
+        let gone: Vec<[i64; 2]> = self
+            .entries
+            .keys()
+            .filter(|c| !keep.contains(*c))
+            .copied()
+            .collect();
+        for c in gone {
+            self.unload(c);
+        }
+        // Finished generations.
+        self.poll_finished();
+        // One generation at a time, the first wanted one missing.
+        let busy = self.entries.values().any(|e| {
+            e.coarse
+                .as_ref()
+                .is_some_and(|i| !e.coarse_ready && i.bind().is_generating())
+                || e.detail
+                    .as_ref()
+                    .is_some_and(|i| !e.detail_ready && i.bind().is_generating())
+        });
+        let mut queued = 0;
+        let mut started = busy;
+        for w in &wants {
+            let c = w.placement.cell;
+            let has = self.entries.get(&c);
+            match w.level {
+                Level::Detail => {
+                    if has.is_some_and(|e| e.detail.is_some()) {
+                        continue;
+                    }
+                    queued += 1;
+                    if !started {
+                        started = true;
+                        self.start(w.placement.clone(), Level::Detail);
+                    }
+                }
+                Level::Coarse => {
+                    // Down from detail: back to the coarse mesh (made first, the detail stays
+                    // until it is there).
+                    let e = has;
+                    let coarse_there = e.is_some_and(|e| e.coarse.is_some());
+                    if !coarse_there {
+                        queued += 1;
+                        if !started {
+                            started = true;
+                            self.start(w.placement.clone(), Level::Coarse);
+                        }
+                    } else if e.is_some_and(|e| e.coarse_ready && e.detail.is_some()) {
+                        self.drop_detail(c);
+                    }
+                }
+                Level::None => {}
+            }
+        }
+        self.queued = queued;
+    }
+
+    fn template_sea_depth(&self) -> f32 {
+        if let Some(s) = &self.island_scene {
+            if let Some(state) = s.get_state() {
+                for i in 0..state.get_node_property_count(0) {
+                    if state.get_node_property_name(0, i) == "coast_sea_depth" {
+                        if let Ok(v) = state.get_node_property_value(0, i).try_to::<f32>() {
+                            return v;
+                        }
+                    }
+                }
+            }
+        }
+        island_core::params::CoastParams::DEFAULT_SEA_DEPTH
+    }
+
+    fn update_ocean(&mut self, targets: &[Target]) {
+        let headless = DisplayServer::singleton().get_name() == "headless";
+        if !self.sea_enabled || headless {
+            if let Some(o) = self.ocean.take() {
+                o.free();
+            }
+            return;
+        }
+        let size = (self.view_distance * 2.0 * plan::FREE_FACTOR as f32 + 4096.0).max(8192.0);
+        if self.ocean.as_ref().is_some_and(|o| o.size() != size) {
+            if let Some(o) = self.ocean.take() {
+                o.free();
+            }
+        }
+        if self.ocean.is_none() {
+            let mut base: Gd<Node3D> = self.to_gd().upcast();
+            self.ocean = Some(Ocean::new(&mut base, size, self.sea_depth));
+        }
+        let depth = self.sea_depth;
+        if let Some(o) = self.ocean.as_mut() {
+            o.set_depth(depth);
+            if let Some(t) = targets.first() {
+                o.follow(t.position[0], t.position[2]);
+            }
+        }
+    }
+
+    /// Make and start generating the island of `p` at `level`.
+    fn start(&mut self, p: IslandPlacement, level: Level) {
+        let Some(mut isl) = self.make_island() else {
+            return;
+        };
+        let res = match level {
+            Level::Detail => p.resolution,
+            _ => self.coarse_side(&p),
+        };
+        isl.set("generate_on_ready", &false.to_variant());
+        isl.set("auto_regenerate", &false.to_variant());
+        isl.set("sea_enabled", &false.to_variant());
+        isl.set("build_budget_ms", &self.build_budget_ms.to_variant());
+        isl.set("seed", &(p.seed as i64).to_variant());
+        isl.set("world_size", &p.world_size.to_variant());
+        isl.set("resolution", &(res as i64).to_variant());
+        let chunk = isl.get("chunk_size").try_to::<i64>().unwrap_or(64);
+        let cells = res as i64 - 1;
+        let fitted = chunk.clamp(16, 256).max(cells / 128).min(cells);
+        isl.set("chunk_size", &fitted.to_variant());
+        if res >= 4097 {
+            isl.set("lod_enabled", &true.to_variant());
+        }
+        if level == Level::Detail {
+            isl.set("collision_enabled", &true.to_variant());
+            if let Some(paint) = self.edits.get(&p.cell) {
+                isl.set("splat_paint", &paint.to_variant());
+            }
+        } else {
+            // The far mesh: no colliders, scatter or inland water; the edits are not given to
+            // it (a coarse generation would resample the paint resource to its grid).
+            isl.set("collision_enabled", &false.to_variant());
+            isl.set("inland_water_enabled", &false.to_variant());
+            isl.set(
+                "scatter_layers",
+                &Array::<Option<Gd<crate::scatter_layer::ScatterLayer>>>::new().to_variant(),
+            );
+            isl.set("splat_paint", &Variant::nil());
+        }
+        isl.set_name(&format!(
+            "Island_{}_{}_{}",
+            p.cell[0],
+            p.cell[1],
+            if level == Level::Detail {
+                "detail"
+            } else {
+                "coarse"
+            }
+        ));
+        isl.set_position(Vector3::new(p.center[0] as f32, 0.0, p.center[1] as f32));
+        self.base_mut().add_child(&isl);
+        isl.bind_mut().regenerate_async();
+        let e = self.entries.entry(p.cell).or_insert_with(|| Entry {
+            placement: p.clone(),
+            coarse: None,
+            detail: None,
+            coarse_ready: false,
+            detail_ready: false,
+            shown: Level::None,
+        });
+        match level {
+            Level::Detail => {
+                e.detail = Some(isl);
+                e.detail_ready = false;
+            }
+            _ => {
+                e.coarse = Some(isl);
+                e.coarse_ready = false;
+            }
+        }
+    }
+
+    /// A new island node from the template (or a default one).
+    fn make_island(&mut self) -> Option<Gd<ProceduralIsland>> {
+        match &self.island_scene {
+            None => Some(ProceduralIsland::new_alloc()),
+            Some(s) => match s.instantiate() {
+                Some(n) => match n.try_cast::<ProceduralIsland>() {
+                    Ok(i) => Some(i),
+                    Err(n) => {
+                        n.free();
+                        self.report(
+                            "IslandWorld: island_scene's root is not a ProceduralIsland".into(),
+                        );
+                        None
+                    }
+                },
+                None => {
+                    self.report("IslandWorld: island_scene cannot be instantiated".into());
+                    None
+                }
+            },
+        }
+    }
+
+    /// Mark generations that finished; announce loads and level changes.
+    fn poll_finished(&mut self) {
+        let mut events: Vec<([i64; 2], Level, Gd<ProceduralIsland>, bool)> = Vec::new();
+        for (c, e) in self.entries.iter_mut() {
+            if let Some(isl) = &e.coarse {
+                if !e.coarse_ready && done(isl) {
+                    e.coarse_ready = true;
+                    if e.shown == Level::None {
+                        events.push((*c, Level::Coarse, isl.clone(), true));
+                        e.shown = Level::Coarse;
+                    }
+                }
+            }
+            if let Some(isl) = &e.detail {
+                if !e.detail_ready && done(isl) {
+                    e.detail_ready = true;
+                    let first = e.shown == Level::None;
+                    events.push((*c, Level::Detail, isl.clone(), first));
+                    e.shown = Level::Detail;
+                    // The detail replaces the coarse mesh.
+                    if let Some(mut old) = e.coarse.take() {
+                        old.queue_free();
+                    }
+                    e.coarse_ready = false;
+                }
+            }
+        }
+        events.sort_by_key(|e| e.0);
+        for (c, level, isl, first) in events {
+            let cell = Vector2i::new(clamp_i32(c[0]), clamp_i32(c[1]));
+            if first {
+                self.signals().island_loaded().emit(cell, &isl);
+            }
+            self.signals()
+                .island_detail_changed()
+                .emit(cell, level as i64);
+        }
+    }
+
+    /// Back from detail to the coarse mesh (ready): keep the edits, free the detail.
+    fn drop_detail(&mut self, c: [i64; 2]) {
+        self.collect_edits();
+        if let Some(e) = self.entries.get_mut(&c) {
+            if let Some(mut d) = e.detail.take() {
+                d.queue_free();
+            }
+            e.detail_ready = false;
+            e.shown = Level::Coarse;
+            let cell = Vector2i::new(clamp_i32(c[0]), clamp_i32(c[1]));
+            self.signals()
+                .island_detail_changed()
+                .emit(cell, Level::Coarse as i64);
+        }
+    }
+
+    /// Free a cell's island (its edits are kept).
+    fn unload(&mut self, c: [i64; 2]) {
+        self.collect_edits();
+        if let Some(e) = self.entries.remove(&c) {
+            let announced = e.shown != Level::None;
+            for mut n in [e.coarse, e.detail].into_iter().flatten() {
+                if n.is_instance_valid() {
+                    n.queue_free();
+                }
+            }
+            if announced {
+                let cell = Vector2i::new(clamp_i32(c[0]), clamp_i32(c[1]));
+                self.signals().island_unloaded().emit(cell);
+            }
+        }
+    }
+}
+
+/// Whether an island node finished its generation (an island is there and nothing runs).
+fn done(isl: &Gd<ProceduralIsland>) -> bool {
+    if !isl.is_instance_valid() {
+        return false;
+    }
+    let b = isl.bind();
+    !b.is_generating() && b.island().is_some()
+}
+
+/// Why a template scene cannot be used (its root must be a ProceduralIsland).
+fn template_problem(s: &Gd<PackedScene>) -> Result<(), String> {
+    let state = s.get_state().ok_or("the scene has no content")?;
+    if state.get_node_count() == 0 {
+        return Err("the scene is empty".into());
+    }
+    let ty = state.get_node_type(0).to_string();
+    if ty == "ProceduralIsland" {
+        return Ok(());
+    }
+    // An instanced or inherited root has no type of its own here: ask the class of an instance.
+    if ty.is_empty() {
+        if let Some(n) = s.instantiate() {
+            let ok = n.clone().try_cast::<ProceduralIsland>().is_ok();
+            let n: Gd<Node> = n;
+            n.free();
+            if ok {
+                return Ok(());
+            }
+        }
+    }
+    Err(format!(
+        "its root must be a ProceduralIsland, not {}",
+        if ty.is_empty() { "another node" } else { &ty }
+    ))
+}
