@@ -155,6 +155,10 @@ func _step_once() -> void:
 			s.sort()
 			print("SESSION editor frames with a textured layer: p50 %.0f ms, max %.0f ms (%d frames, %s)" % [
 				s[s.size() / 2], s[s.size() - 1], s.size(), RenderingServer.get_video_adapter_name()])
+			if _shot != "":
+				var img := EditorInterface.get_base_control().get_viewport().get_texture().get_image()
+				var p := _shot.get_basename() + "_textured.png"
+				print("SESSION screenshot ", p, " ", error_string(img.save_png(p)))
 			_step = 2
 			_wait = 5
 		2:

@@ -42,6 +42,10 @@ const HARMLESS: &[&str] = &[
     // none of our nodes or resources in the project (checked with a plugin that only runs a
     // scene and quits); no code of ours uses an absolute node path.
     "Can't use get_node() with absolute paths from outside the active scene tree",
+    // Printed now and then by the game process the editor starts (F5/F6) under X11: the engine's
+    // own window handling (godotengine/godot#102633, open for 4.4-4.6); seen once under Xvfb on
+    // a loaded 2-core machine while the game ran and quit normally.
+    "Unhandled XServer error: BadWindow",
 ];
 
 /// Markers of a godot-rust panic, whatever thread it came from.
