@@ -1,7 +1,7 @@
 extends TestCase
 ## The `ProceduralIsland` node's generator properties agree with the core's parameter schema
 ## (issue 25): gdext reads the `#[export(range = ...)]` attributes of
-## `rust/godot/src/procedural_island/table.rs` as literals, so they cannot be derived from the
+## `rust/godot/src/island/procedural_island/table.rs` as literals, so they cannot be derived from the
 ## schema; this test pins them to it instead. `tests/data/parameter_schema.json` is written by
 ## `cargo xtask docs` from `island_core::schema` (and checked for staleness by `cargo xtask test`).
 ## A range hint, a default or a type that drifts from the schema fails here, and so does a new

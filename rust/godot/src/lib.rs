@@ -1,59 +1,33 @@
-//! GDExtension "procedural_island": the `ProceduralIsland` and `TerrainBrush` nodes and the
-//! `SplatPaint` and `TerrainLayer` resources for Godot 4.3+.
+//! GDExtension "procedural_island": the `ProceduralIsland`, `TerrainBrush` and `IslandWorld` nodes
+//! and the `SplatPaint`, `TerrainLayer` and `ScatterLayer` resources for Godot 4.3+.
 //!
-//! Godot classes, one per module: [`procedural_island`] (the node: properties, signals, thin
-//! `#[func]`s), [`terrain_brush`], [`splat_paint`], [`scatter_layer`], [`world`] (the
-//! `IslandWorld` node: an endless ocean of streamed islands).
+//! The rooms, one folder per concern (one Godot class per module inside):
 //!
-//! The node's collaborators, each owning its state: [`generation`] (worker, pending request,
-//! chunk build), [`chunk_pool`] (chunk and collider nodes), [`lod`] (quadtree LOD nodes),
-//! [`splat_maps`] (splat map textures), [`water_nodes`] (sea, river and lake surfaces),
-//! [`material`], [`terrain_layer`] (the `TerrainLayer` list in the material), [`bake`] (the
-//! island as a plain scene or glTF), [`auto_regenerate`] (editor debounce),
-//! [`island_io`] (images and heightmap files), [`stats`], [`frame_watch`] (per-frame time), [`scatter_nodes`] (scatter
-//! MultiMeshes); [`properties`] declares the node's inspector properties once.
+//! - [`island`]: the `ProceduralIsland` node (`island/procedural_island/`: properties, signals,
+//!   thin `#[func]`s) and its collaborators, each owning its state: the generation
+//!   (`generation`, `worker` on a `std::thread`), chunks and colliders (`chunk_data`,
+//!   `chunk_pool`, `surface`: mesh surfaces in Godot's layout), `lod`, the terrain material
+//!   (`material`, `terrain_layer`, `splat_maps`), runtime queries and navigation, `stats`,
+//!   `frame_watch`; `properties` declares the node's inspector properties once.
+//! - [`world`]: the `IslandWorld` node (an endless ocean of streamed islands).
+//! - [`brush`]: the `TerrainBrush` node and the `SplatPaint` resource.
+//! - [`scatter`]: the `ScatterLayer` resource and the scatter MultiMeshes.
+//! - [`water`]: the sea, river and lake surfaces.
+//! - [`editor`]: the inspector header's picture, framing, editor auto-regenerate.
+//! - [`io`]: bake to a scene or glTF, heightmap and image files, how layers and paint are saved.
 //!
 //! [`pin`] keeps the library mapped until the process ends (rayon threads outlive an unload).
-//!
-//! Plain data (no Godot objects, usable off the main thread): [`worker`] (background generation
-//! on a `std::thread`), [`chunk_data`] (per-chunk mesh/collider data), [`surface`] (mesh
-//! surfaces encoded in Godot's layout), [`heightmap_io`] (PNG16/R16/R32 encoding).
+//! Worker threads exchange only plain `Send` data; the main thread builds Godot objects.
 
 use godot::init::{gdextension, ExtensionLibrary, InitStage};
 
-pub mod auto_regenerate;
-pub mod bake;
-pub mod chunk_data;
-pub mod chunk_pool;
-pub mod coast_mask_watch;
-pub mod editor_view;
-pub mod frame_watch;
-pub mod generation;
-pub mod heightmap_io;
-pub mod island_io;
-pub mod island_parts;
-pub mod layer_moves;
-pub mod lod;
-pub mod material;
-pub mod navigation;
-pub mod node_hooks;
+pub mod brush;
+pub mod editor;
+pub mod io;
+pub mod island;
 pub mod pin;
-pub mod procedural_island;
-pub mod properties;
-pub mod runtime_maps;
-pub mod runtime_queries;
-pub mod scatter_layer;
-pub mod scatter_nodes;
-pub mod splat_maps;
-pub mod splat_paint;
-pub mod stats;
-pub mod stored_resources;
-pub mod surface;
-pub mod terrain_brush;
-pub mod terrain_layer;
-pub mod water_nodes;
-pub mod water_summary;
-pub mod worker;
+pub mod scatter;
+pub mod water;
 pub mod world;
 
 struct ProceduralIslandExtension;
@@ -73,7 +47,7 @@ unsafe impl ExtensionLibrary for ProceduralIslandExtension {
             // instead of page-faulting them in again (glibc; bounded, see island_core::memory).
             island_core::memory::reuse_freed_memory();
             // The island registers the navigation parser when it first enters the tree.
-            node_hooks::on_island_ready(navigation::register_parser);
+            island::node_hooks::on_island_ready(island::navigation::register_parser);
             // BACKEND_AUTO keeps its GPU-versus-CPU measurements in the user data folder.
             let dir = <godot::classes::Os as godot::obj::Singleton>::singleton()
                 .get_user_data_dir()
@@ -88,11 +62,11 @@ unsafe impl ExtensionLibrary for ProceduralIslandExtension {
         if stage == InitStage::Scene {
             // The cached coast masks hold objects of our classes: free them while the classes
             // are still registered.
-            properties::release_mask_cache();
+            island::properties::release_mask_cache();
             // Stop every background thread (also those of nodes still alive, e.g. when the
             // editor quits right after opening a scene) before the library unloads.
-            worker::join_all();
-            navigation::unregister_parser();
+            island::worker::join_all();
+            island::navigation::unregister_parser();
         }
     }
 }

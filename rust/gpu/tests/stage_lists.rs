@@ -36,7 +36,7 @@ fn docs_and_help_list_the_pipelines_stages() {
         ("docs/api.md", vec![cpu.clone(), gpu.clone()]),
         ("docs/gpu-backend.md", vec![cpu.clone(), gpu.clone()]),
         (
-            "rust/godot/src/procedural_island/mod.rs",
+            "rust/godot/src/island/procedural_island/mod.rs",
             vec![cpu.clone(), gpu.clone()],
         ),
         ("docs/architecture.md", vec![arrows.clone()]),

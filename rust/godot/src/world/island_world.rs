@@ -4,9 +4,9 @@
 
 use super::ocean::Ocean;
 use super::plan::{self, Level, Rings, Target};
-use crate::procedural_island::ProceduralIsland;
-use crate::splat_paint::SplatPaint;
-use crate::stored_resources;
+use crate::brush::splat_paint::SplatPaint;
+use crate::io::stored_resources;
+use crate::island::procedural_island::ProceduralIsland;
 use godot::classes::file_access::ModeFlags;
 use godot::classes::{
     Camera3D, DisplayServer, EditorInterface, Engine, FileAccess, INode3D, Node, Node3D,
@@ -896,7 +896,8 @@ impl IslandWorld {
             isl.set("inland_water_enabled", &false.to_variant());
             isl.set(
                 "scatter_layers",
-                &Array::<Option<Gd<crate::scatter_layer::ScatterLayer>>>::new().to_variant(),
+                &Array::<Option<Gd<crate::scatter::scatter_layer::ScatterLayer>>>::new()
+                    .to_variant(),
             );
             isl.set("splat_paint", &Variant::nil());
         }

@@ -4,11 +4,11 @@
 //! as the parent node, through one borrow helper (`ProceduralIsland::with_parts`), so the node's
 //! own methods can be called re-entrantly while they add or free children.
 
-use crate::chunk_pool::ChunkPool;
-use crate::generation::GenerationJob;
-use crate::lod::LodRuntime;
-use crate::scatter_nodes::ScatterNodes;
-use crate::water_nodes::WaterNodes;
+use crate::island::chunk_pool::ChunkPool;
+use crate::island::generation::GenerationJob;
+use crate::island::lod::LodRuntime;
+use crate::scatter::scatter_nodes::ScatterNodes;
+use crate::water::water_nodes::WaterNodes;
 
 /// See the module documentation.
 #[derive(Default)]

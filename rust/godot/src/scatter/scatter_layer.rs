@@ -1,7 +1,7 @@
 //! The `ScatterLayer` resource: one kind of vegetation or rock scattered over a
 //! `ProceduralIsland` (its `scatter_layers`). It maps onto `island_core::scatter::ScatterLayer`
 //! ([`ScatterLayer::to_core`]); the instances are placed by the core and drawn by
-//! [`crate::scatter_nodes`].
+//! [`crate::scatter::scatter_nodes`].
 
 use godot::classes::{IResource, Mesh, PackedScene, Resource};
 use godot::prelude::*;

@@ -5,7 +5,7 @@
 //!
 //! The plain-data part (no Godot objects) builds the meshes and answers the water level:
 //! [`chunk_water_mesh`], [`water_level_at`], [`sea_mesh`]; the depth texture bytes and counts
-//! come from [`crate::water_summary`] (made by the background generation).
+//! come from [`crate::water::water_summary`] (made by the background generation).
 //!
 //! A river/lake cell (a grid cell with at least one RIVER or LAKE corner) is drawn as two
 //! triangles split like the terrain's cells; each corner sits at its water level, a dry corner at
@@ -14,10 +14,10 @@
 //! drawn surface.
 //!
 //! The default material (`res://addons/procedural_island/water.gdshader`, or the copy compiled
-//! in) tints by water depth from a small `R8` depth texture ([`depth_bytes`](crate::water_summary::depth_bytes)) instead of the
+//! in) tints by water depth from a small `R8` depth texture ([`depth_bytes`](crate::water::water_summary::depth_bytes)) instead of the
 //! depth buffer, so it looks the same in the Forward+, Mobile and Compatibility renderers.
 
-use crate::water_summary::{WaterSummary, DEPTH_RANGE};
+use crate::water::water_summary::{WaterSummary, DEPTH_RANGE};
 use godot::classes::geometry_instance_3d::ShadowCastingSetting;
 use godot::classes::image::Format as ImageFormat;
 use godot::classes::mesh::{ArrayType, PrimitiveType};
@@ -33,7 +33,7 @@ use island_core::Island;
 const SHADER_PATH: &str = "res://addons/procedural_island/water.gdshader";
 /// Built-in copy of the water shader, used when the addon file cannot be loaded.
 const SHADER_CODE: &str =
-    include_str!("../../../godot_project/addons/procedural_island/water.gdshader");
+    include_str!("../../../../godot_project/addons/procedural_island/water.gdshader");
 
 /// A triangle mesh in node-local metres (plain data).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -196,7 +196,7 @@ pub fn sea_mesh(world_size: f32) -> WaterMesh {
 
 /// The `add_surface_from_arrays` arrays of a water mesh (normals up).
 fn arrays(m: &WaterMesh) -> VarArray {
-    let v = crate::surface::vec3_array(&m.positions);
+    let v = crate::island::surface::vec3_array(&m.positions);
     let nrm = vec![Vector3::UP; v.len()];
     let idx: Vec<i32> = m.indices.iter().map(|&i| i as i32).collect();
     let mut a = VarArray::new();
@@ -284,7 +284,7 @@ impl WaterNodes {
         }
         self.default
             .get_or_insert_with(|| {
-                crate::material::builtin_shader_material(SHADER_PATH, SHADER_CODE)
+                crate::island::material::builtin_shader_material(SHADER_PATH, SHADER_CODE)
             })
             .clone()
             .upcast()
@@ -567,7 +567,7 @@ mod tests {
         assert_eq!(water_level_at(&w, 10.0, -5.0, -5.0), 0.0);
         assert!(water_level_at(&w, 10.0, 0.0, 0.0).is_nan());
         assert!(water_level_at(&w, 10.0, 50.0, 0.0).is_nan());
-        assert_eq!(crate::water_summary::kind_counts(&w), [2, 0, 0, 7]);
+        assert_eq!(crate::water::water_summary::kind_counts(&w), [2, 0, 0, 7]);
     }
 
     #[test]

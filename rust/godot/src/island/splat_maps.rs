@@ -4,7 +4,7 @@
 //!
 //! The math lives in [`island_core::paint`]; this module only converts and uploads.
 
-use crate::splat_paint::SplatPaint;
+use crate::brush::splat_paint::SplatPaint;
 use godot::classes::image::Format as ImageFormat;
 use godot::classes::{Image, ImageTexture, ShaderMaterial};
 use godot::prelude::*;

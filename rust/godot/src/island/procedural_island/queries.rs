@@ -115,7 +115,7 @@ impl ProceduralIsland {
     #[func]
     pub fn get_preview_image(&self, size: i32) -> Option<Gd<Image>> {
         let island = self.island.as_deref()?;
-        crate::editor_view::preview_image(island, size)
+        crate::editor::editor_view::preview_image(island, size)
             .map_err(|e| godot_error!("ProceduralIsland.get_preview_image({size}): {e}"))
             .ok()
     }
@@ -127,7 +127,7 @@ impl ProceduralIsland {
     pub fn get_terrain_aabb(&self) -> Aabb {
         self.island
             .as_deref()
-            .map_or(Aabb::default(), crate::editor_view::local_aabb)
+            .map_or(Aabb::default(), crate::editor::editor_view::local_aabb)
     }
 
     /// A camera transform (global) that shows the whole island from above at an angle: looking
@@ -143,7 +143,7 @@ impl ProceduralIsland {
         pitch_degrees: f32,
     ) -> Transform3D {
         let local = match self.island.as_deref() {
-            Some(i) => crate::editor_view::local_aabb(i),
+            Some(i) => crate::editor::editor_view::local_aabb(i),
             None => {
                 let half = self.world_size.max(1.0) * 0.5;
                 Aabb::new(
@@ -157,8 +157,8 @@ impl ProceduralIsland {
         } else {
             self.base().get_transform()
         };
-        crate::editor_view::frame_transform(
-            crate::editor_view::global_aabb(xf, local),
+        crate::editor::editor_view::frame_transform(
+            crate::editor::editor_view::global_aabb(xf, local),
             fov_degrees,
             aspect,
             pitch_degrees,

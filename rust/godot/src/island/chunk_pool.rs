@@ -15,8 +15,8 @@
 //! the island and the chunk nodes keep their colliders. [`ChunkPool::meshless`] lists the chunks
 //! whose surface must be built before they are drawn again.
 
-use crate::chunk_data::{chunk_data, ChunkData, ChunkOptions};
-use crate::surface::SurfaceCache;
+use crate::island::chunk_data::{chunk_data, ChunkData, ChunkOptions};
+use crate::island::surface::SurfaceCache;
 use godot::classes::node::InternalMode;
 use godot::classes::{
     ArrayMesh, CollisionShape3D, HeightMapShape3D, Material, MeshInstance3D, Node3D, StaticBody3D,
@@ -152,7 +152,7 @@ impl ChunkPool {
         }
         self.surfaces.set_surface(&mut c.mesh, &data.surface, || {
             let m = field.chunk_mesh(data.cx as usize, data.cz as usize, cs, flat);
-            let colors = crate::chunk_data::mesh_colors(&m, splat, field.resolution);
+            let colors = crate::island::chunk_data::mesh_colors(&m, splat, field.resolution);
             (m, colors)
         });
     }

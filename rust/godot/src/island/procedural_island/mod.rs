@@ -1,15 +1,15 @@
 //! The `ProceduralIsland` node: its inspector properties (declared once, see
-//! [`crate::properties`]), signals and thin `#[func]`s. The work is done by collaborators with
+//! [`crate::island::properties`]), signals and thin `#[func]`s. The work is done by collaborators with
 //! their own state, each in its own module:
 //!
-//! * [`GenerationJob`](crate::generation): background worker, pending request, chunk build;
-//! * [`ChunkPool`](crate::chunk_pool): the chunk and collider nodes;
-//! * [`LodRuntime`](crate::lod): quadtree LOD nodes;
-//! * [`SplatMaps`](crate::splat_maps): the splat map textures (with the [`SplatPaint`] resource);
-//! * [`TerrainMaterial`](crate::material): the chunks' material;
-//! * [`WaterNodes`](crate::water_nodes): the sea, river and lake surfaces;
-//! * [`AutoRegenerate`](crate::auto_regenerate): the editor's debounced regenerate;
-//! * [`island_io`](crate::island_io) and [`stats`](crate::stats): images, files, statistics.
+//! * [`GenerationJob`](crate::island::generation): background worker, pending request, chunk build;
+//! * [`ChunkPool`](crate::island::chunk_pool): the chunk and collider nodes;
+//! * [`LodRuntime`](crate::island::lod): quadtree LOD nodes;
+//! * [`SplatMaps`](crate::island::splat_maps): the splat map textures (with the [`SplatPaint`] resource);
+//! * [`TerrainMaterial`](crate::island::material): the chunks' material;
+//! * [`WaterNodes`](crate::water::water_nodes): the sea, river and lake surfaces;
+//! * [`AutoRegenerate`](crate::editor::auto_regenerate): the editor's debounced regenerate;
+//! * [`island_io`](crate::io::island_io) and [`stats`](crate::island::stats): images, files, statistics.
 //!
 //! The node's code, by concern: [`table`] (the struct: every inspector property, declared once,
 //! and the runtime state), this module (`_ready`/`_process`, signals, generation and the
@@ -28,20 +28,20 @@ pub use table::ProceduralIsland;
 #[allow(unused_imports)]
 use table::*;
 
-use crate::bake;
-use crate::chunk_pool::ChunkPool;
-use crate::generation::{self, Build, Polled, Step, CORE_SHARE};
-use crate::heightmap_io::HeightmapFormat;
-use crate::island_io;
-use crate::lod::{self, LodScene, LodSettings};
-use crate::scatter_nodes::{self, Progress as ScatterProgress};
-use crate::splat_maps;
-use crate::splat_paint::SplatPaint;
-use crate::stats::{FrameStats, NodeStats, ScatterStats, WaterStats};
-use crate::stored_resources;
-use crate::terrain_layer;
-use crate::water_nodes;
-use crate::worker::{generate_job, import_job, JobError, Prepared, Request};
+use crate::brush::splat_paint::SplatPaint;
+use crate::io::bake;
+use crate::io::heightmap_io::HeightmapFormat;
+use crate::io::island_io;
+use crate::io::stored_resources;
+use crate::island::chunk_pool::ChunkPool;
+use crate::island::generation::{self, Build, Polled, Step, CORE_SHARE};
+use crate::island::lod::{self, LodScene, LodSettings};
+use crate::island::splat_maps;
+use crate::island::stats::{FrameStats, NodeStats, ScatterStats, WaterStats};
+use crate::island::terrain_layer;
+use crate::island::worker::{generate_job, import_job, JobError, Prepared, Request};
+use crate::scatter::scatter_nodes::{self, Progress as ScatterProgress};
+use crate::water::water_nodes;
 use godot::classes::{Engine, INode3D, Image, ImageTexture, Node3D};
 use godot::global::Error;
 use godot::prelude::*;
@@ -67,7 +67,7 @@ impl INode3D for ProceduralIsland {
     }
 
     fn ready(&mut self) {
-        crate::node_hooks::island_ready();
+        crate::island::node_hooks::island_ready();
         let editor = Engine::singleton().is_editor_hint();
         if self.terrain_material.is_none() {
             // Now rather than in the first frames of a generation.

@@ -6,7 +6,7 @@
 //! switched off): their `HeightMapShape3D` colliders keep the full resolution (all of them, or
 //! only those under a finest-level leaf with `collision_mode` NEAR).
 
-use crate::chunk_pool::ChunkPool;
+use crate::island::chunk_pool::ChunkPool;
 use godot::classes::node::InternalMode;
 use godot::classes::{ArrayMesh, Camera3D, EditorInterface, Engine, MeshInstance3D, Node3D};
 use godot::prelude::*;
@@ -74,7 +74,7 @@ pub struct LodRuntime {
     /// The same in CPU time of the main thread (NaN where unknown).
     last_cpu_us: f64,
     max_cpu_us: f64,
-    cpu: crate::frame_watch::CpuClock,
+    cpu: crate::island::frame_watch::CpuClock,
     built: u64,
     est_build_us: f64,
     /// Pool size to grow to in spare frame time (set after the first selection).
@@ -513,12 +513,12 @@ impl LodRuntime {
         let m = lod::node_mesh(&island.field, layout, leaf, flat);
         let n = island.field.resolution;
         let bytes = if flat {
-            crate::chunk_data::encode_mesh(&m, &island.splat, n)
+            crate::island::chunk_data::encode_mesh(&m, &island.splat, n)
         } else {
             // Stitched heights from the LOD mesh; normals from the island.
             let heights: Vec<f32> = m.positions.iter().map(|p| p[1]).collect();
             let (x0, z0) = layout.origin(leaf.key);
-            let g = crate::surface::Grid {
+            let g = crate::island::surface::Grid {
                 field: &island.field,
                 splat: &island.splat,
                 x0,
@@ -526,7 +526,7 @@ impl LodRuntime {
                 step: layout.step(leaf.key.level),
                 v: layout.chunk_cells + 1,
             };
-            crate::surface::encode_grid(&g, Some(&heights))
+            crate::island::surface::encode_grid(&g, Some(&heights))
         };
         let t1 = t0.elapsed();
         let s = &mut self.slots[i];
@@ -543,7 +543,7 @@ impl LodRuntime {
                 .done();
         }
         sc.chunks.surfaces.set_surface(&mut s.mesh, &bytes, || {
-            let colors = crate::chunk_data::mesh_colors(&m, &island.splat, n);
+            let colors = crate::island::chunk_data::mesh_colors(&m, &island.splat, n);
             (m, colors)
         });
         if std::env::var_os("LOD_PROFILE_BUILDS").is_some() && t0.elapsed().as_micros() > 1500 {

@@ -2,7 +2,7 @@
 //! stopped changing for [`DEBOUNCE`]. Invalid values are reported once they have stood for the
 //! same quiet time (not while the user is still typing), once per distinct problem.
 
-use crate::worker::Request;
+use crate::island::worker::Request;
 use std::time::{Duration, Instant};
 
 /// Quiet time after the last property change before the editor regenerates.

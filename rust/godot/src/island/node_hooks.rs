@@ -1,5 +1,5 @@
 //! What a `ProceduralIsland` calls when it enters the tree, for features built on top of the
-//! node (today: the navigation parser, see [`crate::navigation`]). The features depend on the
+//! node (today: the navigation parser, see [`crate::island::navigation`]). The features depend on the
 //! node; through this list the node does not depend on them (no module circle). Filled by the
 //! extension's entry point (`lib.rs`) when the library loads.
 

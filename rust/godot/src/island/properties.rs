@@ -20,7 +20,7 @@
 //! verbatim (readable, checked by gdext as before) without a proc-macro crate. The conversions
 //! are ordinary trait impls, so the table carries no code.
 
-use crate::coast_mask_watch::CoastMaskWatch;
+use crate::island::coast_mask_watch::CoastMaskWatch;
 use godot::classes::image::Format;
 use godot::classes::{Curve, Texture2D};
 use godot::prelude::*;
@@ -304,7 +304,7 @@ fn coast_mask_of(tex: &Gd<Texture2D>, name: &str) -> Result<CoastMask, String> {
 /// Default of one table row (see the module doc).
 macro_rules! property_default {
     ($core:ident, core($($f:ident).+)) => {
-        $crate::properties::CoreValue::from_core(&$core.$($f).+)
+        $crate::island::properties::CoreValue::from_core(&$core.$($f).+)
     };
     ($core:ident, node($e:expr)) => {
         $e
@@ -314,7 +314,7 @@ macro_rules! property_default {
 /// Core mapping of one table row: `core` rows write their field, `node` rows nothing.
 macro_rules! property_store {
     ($node:ident, $params:ident, $prop:ident, core($($f:ident).+)) => {
-        $crate::properties::CoreValue::store(
+        $crate::island::properties::CoreValue::store(
             &$node.$prop,
             stringify!($prop),
             &mut $params.$($f).+,
@@ -358,7 +358,7 @@ macro_rules! island_node {
                 let defaults = island_core::IslandParams::default();
                 Self {
                     $base,
-                    $( $prop: $crate::properties::property_default!(defaults, $kind($($src)*)), )*
+                    $( $prop: $crate::island::properties::property_default!(defaults, $kind($($src)*)), )*
                     $( $state: $sinit, )*
                 }
             }
@@ -367,7 +367,7 @@ macro_rules! island_node {
             /// negative counts and an unknown algorithm are rejected here).
             pub(super) fn params(&self) -> Result<island_core::IslandParams, String> {
                 let mut params = island_core::IslandParams::default();
-                $( $crate::properties::property_store!(self, params, $prop, $kind($($src)*)); )*
+                $( $crate::island::properties::property_store!(self, params, $prop, $kind($($src)*)); )*
                 Ok(params)
             }
         }

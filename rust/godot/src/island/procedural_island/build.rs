@@ -3,8 +3,8 @@
 //! material, layers), LOD updates, scatter placement and heightmap import.
 
 use super::*;
-use crate::island_parts::IslandParts;
-use crate::water_summary::WaterSummary;
+use crate::island::island_parts::IslandParts;
+use crate::water::water_summary::WaterSummary;
 
 impl ProceduralIsland {
     /// Validated request from the properties.
@@ -237,7 +237,7 @@ impl ProceduralIsland {
                     .name("procedural_island_free".into())
                     .spawn(move || drop(old))
                 {
-                    crate::worker::track(
+                    crate::island::worker::track(
                         std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
                         h,
                     );
@@ -302,7 +302,7 @@ impl ProceduralIsland {
     pub(super) fn frame_budget_left(&self) -> f32 {
         // In the editor only: a running game keeps exactly the budget it was given.
         let b = if Engine::singleton().is_editor_hint() {
-            crate::frame_watch::adaptive_budget_ms(
+            crate::island::frame_watch::adaptive_budget_ms(
                 self.build_budget_ms as f64,
                 self.frame_watch.frame_interval_ms,
             )

@@ -1,7 +1,7 @@
 //! Per-chunk render and collider data, computed as plain `Send` data (on the worker thread for
 //! `regenerate_async`) so that the main thread only copies it into Godot objects.
 
-use crate::surface::{encode, encode_grid, splat_byte, Grid, SurfaceBytes};
+use crate::island::surface::{encode, encode_grid, splat_byte, Grid, SurfaceBytes};
 use godot::builtin::Color;
 use island_core::{ChunkCollider, ChunkMesh, Heightfield};
 use rayon::prelude::*;

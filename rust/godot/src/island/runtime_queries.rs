@@ -1,9 +1,9 @@
 //! What a game asks the island at runtime: [`ProceduralIsland::find_points`] (spawn points,
 //! `island_core::spawn`) and [`ProceduralIsland::get_surface_at`] (the ground under a point,
-//! `island_core::surface_query`), reading the per-island maps of [`Runtime`](crate::runtime_maps::Runtime).
+//! `island_core::surface_query`), reading the per-island maps of [`Runtime`](crate::island::runtime_maps::Runtime).
 
-use crate::procedural_island::ProceduralIsland;
-use crate::terrain_layer::BUILTIN_NAMES;
+use crate::island::procedural_island::ProceduralIsland;
+use crate::island::terrain_layer::BUILTIN_NAMES;
 use godot::prelude::*;
 use island_core::paint::LAYERS;
 use island_core::spawn::{self, Footprint, SpawnRules};
@@ -229,7 +229,7 @@ impl ProceduralIsland {
         let layers = self
             .base()
             .get("scatter_layers")
-            .try_to::<Array<Option<Gd<crate::scatter_layer::ScatterLayer>>>>()
+            .try_to::<Array<Option<Gd<crate::scatter::scatter_layer::ScatterLayer>>>>()
             .unwrap_or_default();
         let mut out = Vec::new();
         for i in 0..self.scatter_layer_count() {

@@ -1,8 +1,8 @@
 //! The island's heights and splat as Godot `Image`s, and heightmap files (`.png` 16-bit, `.r16`,
 //! `.r32`, `.exr`) through Godot's `FileAccess` / `Image`. The encodings are in
-//! [`crate::heightmap_io`].
+//! [`crate::io::heightmap_io`].
 
-use crate::heightmap_io::{self, HeightmapFormat};
+use crate::io::heightmap_io::{self, HeightmapFormat};
 use godot::classes::file_access::ModeFlags;
 use godot::classes::image::Format as ImageFormat;
 use godot::classes::{FileAccess, Image};

@@ -3,10 +3,12 @@
 
 use super::*;
 
-/// For [`crate::terrain_brush`]: the island data and its paint.
+/// For [`crate::brush::terrain_brush`]: the island data and its paint.
 impl ProceduralIsland {
-    /// For [`crate::runtime_queries`] and [`crate::navigation`]: the island and their state.
-    pub(crate) fn runtime_parts(&self) -> (Option<Arc<Island>>, &crate::runtime_maps::Runtime) {
+    /// For [`crate::island::runtime_queries`] and [`crate::island::navigation`]: the island and their state.
+    pub(crate) fn runtime_parts(
+        &self,
+    ) -> (Option<Arc<Island>>, &crate::island::runtime_maps::Runtime) {
         (self.island.clone(), &self.runtime)
     }
 

@@ -19,7 +19,7 @@
 //! (glTF cannot carry Godot shaders); the splat weights of layers 0..3 stay in the vertex colours
 //! (`COLOR_0`: r sand, g grass, b rock, a snow) for masks in Blender.
 
-use crate::chunk_data::mesh_colors;
+use crate::island::chunk_data::mesh_colors;
 use godot::classes::mesh::{ArrayType, PrimitiveType};
 use godot::classes::{
     ArrayMesh, BaseMaterial3D, CollisionShape3D, DirAccess, GltfDocument, GltfState,
@@ -92,8 +92,8 @@ fn chunk_mesh(island: &Island, cx: usize, cz: usize, cs: usize, flat: bool) -> G
     let colors = mesh_colors(&m, &island.splat, field.resolution);
     let mut arrays = VarArray::new();
     arrays.resize(ArrayType::MAX.ord() as usize, &Variant::nil());
-    let v = crate::surface::vec3_array(&m.positions);
-    let nrm = crate::surface::vec3_array(&m.normals);
+    let v = crate::island::surface::vec3_array(&m.positions);
+    let nrm = crate::island::surface::vec3_array(&m.normals);
     let uv: PackedVector2Array = m.uvs.iter().map(|p| Vector2::new(p[0], p[1])).collect();
     let idx: PackedInt32Array = m.indices.iter().map(|&i| i as i32).collect();
     arrays.set(ArrayType::VERTEX.ord() as usize, &v.to_variant());

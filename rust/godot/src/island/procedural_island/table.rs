@@ -1,20 +1,20 @@
 //! The `ProceduralIsland` struct: its inspector properties (one table, see
-//! [`crate::properties`]) and its runtime state.
+//! [`crate::island::properties`]) and its runtime state.
 
-use crate::auto_regenerate::AutoRegenerate;
-use crate::frame_watch::FrameWatch;
-use crate::island_parts::IslandParts;
-use crate::lod;
-use crate::material::TerrainMaterial;
-use crate::properties::{
+use crate::brush::splat_paint::SplatPaint;
+use crate::editor::auto_regenerate::AutoRegenerate;
+use crate::island::frame_watch::FrameWatch;
+use crate::island::island_parts::IslandParts;
+use crate::island::lod;
+use crate::island::material::TerrainMaterial;
+use crate::island::properties::{
     island_node, ALGORITHM_HINT, BACKEND_HINT, CHUNK_HINT, COLLISION_MODE_HINT, RESOLUTION_HINT,
     RIVER_MODE_HINT,
 };
-use crate::scatter_layer::ScatterLayer;
-use crate::splat_maps::SplatMaps;
-use crate::splat_paint::SplatPaint;
-use crate::stats::NodeStats;
-use crate::terrain_layer::{TerrainLayer, TerrainLayers};
+use crate::island::splat_maps::SplatMaps;
+use crate::island::stats::NodeStats;
+use crate::island::terrain_layer::{TerrainLayer, TerrainLayers};
+use crate::scatter::scatter_layer::ScatterLayer;
 use godot::classes::{Curve, Material, Node3D, Texture2D};
 use godot::prelude::*;
 use island_core::Island;
@@ -485,7 +485,7 @@ island_node! {
             /// Per-frame time of `_process` while a background generation is installed.
             frame_watch: FrameWatch = FrameWatch::default(),
             /// Maps behind `find_points` / `get_surface_at` (see `runtime_queries`).
-            runtime: crate::runtime_maps::Runtime = Default::default(),
+            runtime: crate::island::runtime_maps::Runtime = Default::default(),
         }
     }
 }

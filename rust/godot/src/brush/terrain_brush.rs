@@ -3,8 +3,8 @@
 //! All painting math is in [`island_core::paint`]; this node converts coordinates, keeps the
 //! stroke/undo state and draws the cursor ring.
 
-use crate::procedural_island::ProceduralIsland;
-use crate::splat_paint::SplatPaint;
+use crate::brush::splat_paint::SplatPaint;
+use crate::island::procedural_island::ProceduralIsland;
 use godot::classes::base_material_3d::{Flags as MatFlags, ShadingMode, Transparency};
 use godot::classes::mesh::PrimitiveType;
 use godot::classes::node::InternalMode;
@@ -170,7 +170,7 @@ impl INode3D for TerrainBrush {
         let names = isl.bind().layer_names();
         if let Some(names) = names {
             property.hint_info.hint_string =
-                GString::from(&crate::terrain_layer::layer_hint(&names));
+                GString::from(&crate::island::terrain_layer::layer_hint(&names));
         }
     }
 }

@@ -10,9 +10,9 @@
 //! ([`ScatterNodes::watch`]): a frame without a change reads no layer property; a changed layer
 //! is re-placed alone, chunk by chunk.
 
-use crate::frame_watch::{budget_ms as budget_ms_of, JobCost};
-use crate::layer_moves::LayerMoves;
-use crate::scatter_layer::ScatterLayer;
+use crate::island::frame_watch::{budget_ms as budget_ms_of, JobCost};
+use crate::scatter::layer_moves::LayerMoves;
+use crate::scatter::scatter_layer::ScatterLayer;
 use godot::classes::base_material_3d::Flags;
 use godot::classes::geometry_instance_3d::{ShadowCastingSetting, VisibilityRangeFadeMode};
 use godot::classes::mesh::{ArrayType, PrimitiveType};
@@ -270,7 +270,7 @@ impl ScatterNodes {
             });
         let rx = match spawned {
             Ok(h) => {
-                crate::worker::track(Arc::new(AtomicBool::new(false)), h);
+                crate::island::worker::track(Arc::new(AtomicBool::new(false)), h);
                 Some(rx)
             }
             Err(e) => {
@@ -315,7 +315,7 @@ impl ScatterNodes {
             return Progress::Idle;
         }
         let t = Instant::now();
-        let cpu0 = crate::frame_watch::CpuClock.now_us();
+        let cpu0 = crate::island::frame_watch::CpuClock.now_us();
         let mut set_up = false;
         if !p.queued {
             set_up = true;
@@ -365,7 +365,7 @@ impl ScatterNodes {
         let call_ms = t.elapsed().as_secs_f64() * 1e3;
         p.build_ms += call_ms;
         self.worst_frame_ms = self.worst_frame_ms.max(call_ms);
-        if let (Some(a), Some(b)) = (cpu0, crate::frame_watch::CpuClock.now_us()) {
+        if let (Some(a), Some(b)) = (cpu0, crate::island::frame_watch::CpuClock.now_us()) {
             self.worst_frame_cpu_ms = self.worst_frame_cpu_ms.max((b - a) / 1e3);
         }
         if !self.queue.is_empty() {
@@ -870,7 +870,7 @@ impl ScatterNodes {
 
     /// The built-in mesh `kind` as an ArrayMesh with vertex colours (built once).
     fn builtin_mesh(&mut self, kind: MeshKind) -> Gd<ArrayMesh> {
-        let k = crate::scatter_layer::mesh_index(kind) as usize;
+        let k = crate::scatter::scatter_layer::mesh_index(kind) as usize;
         if self.builtin.len() <= k {
             self.builtin.resize_with(k + 1, || None);
         }
@@ -1145,8 +1145,8 @@ pub fn builtin_array_mesh(kind: MeshKind) -> Gd<ArrayMesh> {
     let m = kind.mesh();
     let mut arrays = VarArray::new();
     arrays.resize(ArrayType::MAX.ord() as usize, &Variant::nil());
-    let v = crate::surface::vec3_array(&m.positions);
-    let n = crate::surface::vec3_array(&m.normals);
+    let v = crate::island::surface::vec3_array(&m.positions);
+    let n = crate::island::surface::vec3_array(&m.normals);
     let c: PackedColorArray = m
         .colors
         .iter()

@@ -6,8 +6,8 @@
 //! that the extension joins when it unloads, so a node freed mid-generation never leaves a
 //! thread running inside an unloaded library.
 
-use crate::chunk_data::{prepare_chunks, ChunkData, ChunkOptions};
-use crate::water_summary::WaterSummary;
+use crate::island::chunk_data::{prepare_chunks, ChunkData, ChunkOptions};
+use crate::water::water_summary::WaterSummary;
 use island_core::{GenerateError, Heightfield, Island, IslandParams, Stats};
 use island_gpu::{generate_staged, generate_with, Backend, Staged};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -169,7 +169,7 @@ pub fn import_job(request: Request, heights: Vec<f32>) -> Result<Prepared, JobEr
             heights.len()
         )));
     }
-    crate::heightmap_io::check_heights(&heights).map_err(JobError::Invalid)?;
+    crate::io::heightmap_io::check_heights(&heights).map_err(JobError::Invalid)?;
     let field = Heightfield::new(n, p.world_size, heights);
     let sandiness = vec![0.0f32; n * n];
     let splat = island_core::splat::auto_splat(

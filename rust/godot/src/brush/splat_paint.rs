@@ -2,7 +2,7 @@
 //!
 //! The math lives in [`island_core::paint`]; this class only stores and encodes.
 
-use crate::layer_moves::LayerMoves;
+use crate::scatter::layer_moves::LayerMoves;
 use godot::classes::{IResource, Resource};
 use godot::prelude::*;
 use island_core::paint::PaintLayer;

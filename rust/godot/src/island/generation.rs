@@ -6,10 +6,12 @@
 //! It emits no signals itself: it tells the node what happened ([`Polled`], [`Step`]) and the
 //! node emits. A finished build is handed back as a [`Build`] for the node to install.
 
-use crate::chunk_data::{ChunkData, ChunkOptions};
-use crate::chunk_pool::ChunkPool;
-use crate::frame_watch::{budget_ms as budget_ms_of, JobCost};
-use crate::worker::{finish_job, JobError, Polled as WorkerPolled, Prepared, Request, Worker};
+use crate::island::chunk_data::{ChunkData, ChunkOptions};
+use crate::island::chunk_pool::ChunkPool;
+use crate::island::frame_watch::{budget_ms as budget_ms_of, JobCost};
+use crate::island::worker::{
+    finish_job, JobError, Polled as WorkerPolled, Prepared, Request, Worker,
+};
 use godot::classes::Node3D;
 use godot::prelude::*;
 use island_core::{ChunkCollider, Island};
@@ -341,7 +343,7 @@ pub fn build_streaming(
                 (0..count).into_par_iter().for_each_with(tx, |tx, i| {
                     let _ = tx.send(Msg::Chunk(
                         i,
-                        crate::chunk_data::chunk_data(f, sp, options, i),
+                        crate::island::chunk_data::chunk_data(f, sp, options, i),
                     ));
                 });
             });

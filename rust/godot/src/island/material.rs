@@ -17,7 +17,7 @@ use godot::prelude::*;
 /// Where the addon keeps its copy of `shaders/terrain.gdshader`.
 const SHADER_PATH: &str = "res://addons/procedural_island/terrain.gdshader";
 /// Built-in copy of the terrain shader, used when the addon file cannot be loaded.
-const SHADER_CODE: &str = include_str!("../../../shaders/terrain.gdshader");
+const SHADER_CODE: &str = include_str!("../../../../shaders/terrain.gdshader");
 
 /// The define that leaves the layer textures out of the terrain shader.
 const NO_LAYER_TEXTURES: &str = "#define TERRAIN_NO_LAYER_TEXTURES";
@@ -210,7 +210,7 @@ mod tests {
     #[test]
     fn addon_shader_is_the_repository_shader() {
         let addon =
-            include_str!("../../../godot_project/addons/procedural_island/terrain.gdshader");
+            include_str!("../../../../godot_project/addons/procedural_island/terrain.gdshader");
         assert_eq!(
             addon,
             super::SHADER_CODE,

@@ -17,7 +17,7 @@
 //! thread only), and the asynchronous bake's callback is called by the navigation server's
 //! main-thread sync.
 
-use crate::procedural_island::ProceduralIsland;
+use crate::island::procedural_island::ProceduralIsland;
 use godot::classes::{Engine, Node, Node3D, Object, Resource};
 use godot::prelude::*;
 use island_core::navigation::{auto_step, walkable_triangles};
@@ -40,7 +40,7 @@ fn server() -> Option<Gd<Object>> {
 }
 
 /// Register the island's source-geometry parser with `NavigationServer3D` (once per process;
-/// run when an island enters the tree, through [`crate::node_hooks`]).
+/// run when an island enters the tree, through [`crate::island::node_hooks`]).
 pub fn register_parser() {
     if PARSER.get().is_some() {
         return;
