@@ -1,0 +1,82 @@
+extends SceneTree
+## IslandWorld streaming benchmark (issue 36): a target moves straight over a default world at a
+## fixed speed (in real time: the world streams while it moves) and each frame is checked.
+##
+## usage: godot --headless --path PROJECT -s res://bench/world_bench.gd -- [SPEED_M_S] [DISTANCE_M]
+## (defaults 30 and 20000). Prints, at the end:
+##     world_bench  speed  distance_m  seconds  frames  world_frame_ms_max  world_frame_ms_p99
+##       missing_frames  max_missing  late_colliders  islands_detailed  mem_2km  mem_end
+## `missing_frames`: frames in which an island within 0.8 × view_distance was not loaded at any
+## level (`max_missing`: the most in one frame); `late_colliders`: islands whose coast (map
+## square) the target came within collision_distance / 2 of before they had colliders;
+## `mem_*`: the world's memory estimate after 2 km and at the end.
+
+var _world: IslandWorld
+var _target: Node3D
+var _speed := 30.0
+var _distance := 20000.0
+var _start := Vector3(1000.0, 0.0, 1000.0)
+var _t0 := 0
+var _last := 0
+var _frames := 0
+var _frame_ms := PackedFloat64Array()
+var _missing_frames := 0
+var _max_missing := 0
+var _late := {}
+var _mem_2km := -1
+var _detailed_seen := {}
+
+
+func _initialize() -> void:
+	var a := OS.get_cmdline_user_args()
+	if a.size() > 0:
+		_speed = float(a[0])
+	if a.size() > 1:
+		_distance = float(a[1])
+	_target = Node3D.new()
+	root.add_child(_target)
+	_target.position = _start
+	_world = IslandWorld.new()
+	root.add_child(_world)
+	_world.targets = [_world.get_path_to(_target)]
+	_t0 = Time.get_ticks_msec()
+
+
+func _process(_delta: float) -> bool:
+	var now := Time.get_ticks_msec()
+	var travelled := _speed * (now - _t0) / 1000.0
+	_target.position = _start + Vector3(1.0, 0.0, 0.2).normalized() * travelled
+	_frames += 1
+	var s := _world.get_world_stats()
+	_frame_ms.append(s.frame_ms_max)
+	_world.reset_frame_stats()
+	var p := _target.position
+	var view := _world.view_distance
+	# Islands that should be in view.
+	if _frames > 120:
+		var missing := 0
+		for c in _world.find_islands(Rect2(p.x - view, p.z - view, 2.0 * view, 2.0 * view)):
+			var info := _world.get_island_info(c)
+			var ctr: Vector3 = info.center
+			var h: float = info.world_size * 0.5
+			var dx := maxf(0.0, maxf(ctr.x - h - p.x, p.x - ctr.x - h))
+			var dz := maxf(0.0, maxf(ctr.z - h - p.z, p.z - ctr.z - h))
+			var d := sqrt(dx * dx + dz * dz)
+			if d <= 0.8 * view and _world.get_island_at(ctr.x, ctr.z) == null:
+				missing += 1
+			if d <= _world.collision_distance * 0.5 and not _late.has(c):
+				var isl := _world.get_island_at(ctr.x, ctr.z)
+				if isl == null or not _world.get_world_stats().detailed > 0 or isl.name.ends_with("coarse"):
+					_late[c] = true
+		if missing > 0:
+			_missing_frames += 1
+			_max_missing = maxi(_max_missing, missing)
+	if _mem_2km < 0 and travelled >= 2000.0:
+		_mem_2km = s.memory_bytes
+	if travelled >= _distance:
+		var f := _frame_ms.duplicate()
+		f.sort()
+		var n := f.size()
+		print("world_bench\t%.0f\t%.0f\t%.1f\t%d\t%.2f\t%.2f\t%d\t%d\t%d\t%d\t%d\t%d" % [_speed, _distance, (now - _t0) / 1000.0, _frames, f[n - 1], f[mini(n - 1, int(ceil(n * 0.99)) - 1)], _missing_frames, _max_missing, _late.size(), s.detailed, _mem_2km, s.memory_bytes])
+		return true
+	return false
