@@ -28,6 +28,12 @@ func _world(props: Dictionary = {}) -> IslandWorld:
 	return w
 
 
+## Whether the island at (x, z) is loaded at full detail.
+func _detailed_at(w: IslandWorld, x: float, z: float) -> bool:
+	var isl := w.get_island_at(x, z)
+	return isl != null and isl.name.ends_with("detail")
+
+
 ## The first cell (scanning out from the origin) with an island.
 func _first_island(w: IslandWorld) -> Dictionary:
 	for r in 6:
@@ -104,7 +110,7 @@ func test_streams_islands_around_a_target() -> void:
 	var changed := []
 	w.island_loaded.connect(func(c, isl): loaded.append([c, isl]))
 	w.island_detail_changed.connect(func(c, l): changed.append([c, l]))
-	var ok := await wait_until(func(): return w.get_world_stats().detailed >= 1, 3000)
+	var ok := await wait_until(func(): return _detailed_at(w, centre.x, centre.z), 3000)
 	if not check(ok, "the island under the target is detailed (%s)" % w.get_world_stats()):
 		return
 	var isl := w.get_island_at(centre.x, centre.z)
@@ -164,7 +170,7 @@ func test_islands_unload_far_away_and_edits_come_back() -> void:
 	var info := _first_island(w)
 	var centre: Vector3 = info.center
 	target.position = centre
-	if not check(await wait_until(func(): return w.get_island_at(centre.x, centre.z) != null and w.get_world_stats().detailed >= 1, 3000), "detailed"):
+	if not check(await wait_until(func(): return _detailed_at(w, centre.x, centre.z), 3000), "detailed"):
 		return
 	var isl := w.get_island_at(centre.x, centre.z)
 	var brush := TerrainBrush.new()
@@ -193,7 +199,7 @@ func test_islands_unload_far_away_and_edits_come_back() -> void:
 	w2.queue_free()
 	# Back: the island returns with its paint.
 	target.position = centre
-	check(await wait_until(func(): return w.get_island_at(centre.x, centre.z) != null and w.get_world_stats().detailed >= 1, 3000), "detailed again")
+	check(await wait_until(func(): return _detailed_at(w, centre.x, centre.z), 3000), "detailed again")
 	var again := w.get_island_at(centre.x, centre.z)
 	if check(again != null and again.splat_paint != null, "the island is back with its paint"):
 		check(again.splat_paint.data == painted, "the same paint, byte for byte")

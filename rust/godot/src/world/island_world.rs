@@ -784,6 +784,20 @@ impl IslandWorld {
         });
         let mut queued = 0;
         let mut started = busy;
+        // First a coarse mesh for every island in view that shows nothing yet (a few tens of
+        // milliseconds each, nearest first), so no island is missing for long; then the
+        // details.
+        if !started {
+            let bare = wants.iter().find(|w| {
+                self.entries
+                    .get(&w.placement.cell)
+                    .is_none_or(|e| e.coarse.is_none() && e.detail.is_none())
+            });
+            if let Some(w) = bare {
+                started = true;
+                self.start(w.placement.clone(), Level::Coarse);
+            }
+        }
         for w in &wants {
             let c = w.placement.cell;
             let has = self.entries.get(&c);
