@@ -57,3 +57,33 @@ func _enum_pick(hint_string: String, label: String) -> int:
 			return value
 		value += 1
 	return -1
+
+
+## Collects engine warnings (`push_warning`, `godot_warn!`) in its `warnings` array.
+const WARN_LOGGER_SOURCE := """
+extends Logger
+var warnings: PackedStringArray = PackedStringArray()
+var _mutex := Mutex.new()
+
+func _log_error(function: String, file: String, line: int, code: String, rationale: String, editor_notify: bool, error_type: int, script_backtraces: Array) -> void:
+	if error_type == 1:
+		_mutex.lock()
+		warnings.append(rationale if rationale != "" else code)
+		_mutex.unlock()
+
+func _log_message(message: String, error: bool) -> void:
+	pass
+"""
+
+
+## A warning collector added to the engine's loggers (Godot 4.5+ `Logger`); null on older
+## engines. Remove it with `OS.call("remove_logger", logger)`.
+func _add_warn_logger() -> Object:
+	if not ClassDB.class_exists("Logger"):
+		return null
+	var script := GDScript.new()
+	script.source_code = WARN_LOGGER_SOURCE
+	script.reload()
+	var logger: Object = script.new()
+	OS.call("add_logger", logger)
+	return logger

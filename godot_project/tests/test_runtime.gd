@@ -7,21 +7,6 @@ const KIND_DRY := 0
 const KIND_RIVER := 1
 const KIND_SEA := 3
 
-const WARN_LOGGER_SOURCE := """
-extends Logger
-var warnings: PackedStringArray = PackedStringArray()
-var _mutex := Mutex.new()
-
-func _log_error(function: String, file: String, line: int, code: String, rationale: String, editor_notify: bool, error_type: int, script_backtraces: Array) -> void:
-	if error_type == 1:
-		_mutex.lock()
-		warnings.append(rationale if rationale != "" else code)
-		_mutex.unlock()
-
-func _log_message(message: String, error: bool) -> void:
-	pass
-"""
-
 
 ## A 129² island of 512 m with the sea, rivers and lakes (ROUND, so the peak is inland).
 func _game_island(props: Dictionary = {}) -> ProceduralIsland:
@@ -116,13 +101,7 @@ func test_find_points_deterministic_seeded_and_spread() -> void:
 
 func test_find_points_short_with_a_warning() -> void:
 	var isl := _game_island()
-	var logger: Object = null
-	if ClassDB.class_exists("Logger"):
-		var script := GDScript.new()
-		script.source_code = WARN_LOGGER_SOURCE
-		script.reload()
-		logger = script.new()
-		OS.call("add_logger", logger)
+	var logger := _add_warn_logger()
 	var pts := isl.find_points(500, {"min_distance": 100.0})
 	check(pts.size() > 0 and pts.size() < 500, "fewer points than asked: %d" % pts.size())
 	check_eq(isl.find_points(3, {"min_height": 5000.0}).size(), 0, "no ground that high")

@@ -511,22 +511,6 @@ func test_bad_input_changes_nothing() -> void:
 	check(not fresh.has_sculpt(), "nothing stored on the ungenerated island")
 
 
-const _WARN_LOGGER := """
-extends Logger
-var warnings: PackedStringArray = PackedStringArray()
-var _mutex := Mutex.new()
-
-func _log_error(function: String, file: String, line: int, code: String, rationale: String, editor_notify: bool, error_type: int, script_backtraces: Array) -> void:
-	if error_type == 1:
-		_mutex.lock()
-		warnings.append(rationale if rationale != "" else code)
-		_mutex.unlock()
-
-func _log_message(message: String, error: bool) -> void:
-	pass
-"""
-
-
 func _sea_border_warnings(logger: Object) -> int:
 	var n := 0
 	for t in logger.get("warnings"):
@@ -556,11 +540,7 @@ func test_sketch_land_in_the_sea_border_warns() -> void:
 	check_near(brush.get_sea_border_overlap(edge), 240.0 + 12.0 - 188.0, 1e-3, "a dab at 240 m reaches 64 m into the ring")
 	check_near(brush.get_sea_border_overlap(near), 180.0 + 12.0 - 188.0, 1e-3, "a dab at 180 m grazes it by 4 m")
 	check_eq(brush.get_sea_border_overlap(inside), 0.0, "a dab at 150 m stays inside")
-	var script := GDScript.new()
-	script.source_code = _WARN_LOGGER
-	script.reload()
-	var logger: Object = script.new()
-	OS.call("add_logger", logger)
+	var logger := _add_warn_logger()
 	# A stroke inside the land area: no warning.
 	brush.begin_stroke()
 	brush.paint_at(inside)

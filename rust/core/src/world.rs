@@ -379,16 +379,26 @@ pub fn island_params_with_resolution(
     p.seed = placement.seed;
     p.world_size = placement.world_size;
     p.resolution = res;
-    if res >= MIN_RESOLUTION && (res - 1).is_power_of_two() {
-        let cells = res - 1;
-        let c = if base.chunk_size.is_power_of_two() {
-            base.chunk_size
-        } else {
-            crate::params::DEFAULT_CHUNK_SIZE
-        };
-        p.chunk_size = c.max(cells / 128).clamp(16, 256).min(cells);
+    if let Some(c) = fit_chunk_size(base.chunk_size, res) {
+        p.chunk_size = c;
     }
     p
+}
+
+/// The chunk size for `resolution` (2ⁿ+1 from [`MIN_RESOLUTION`]): a power of two from 16 to 256
+/// dividing `resolution - 1`, `chunk_size` itself when it fits (the default chunk size when it is
+/// not a power of two), with at most 128 chunks per side. None for another resolution.
+pub fn fit_chunk_size(chunk_size: u32, resolution: u32) -> Option<u32> {
+    if !(resolution >= MIN_RESOLUTION && (resolution - 1).is_power_of_two()) {
+        return None;
+    }
+    let cells = resolution - 1;
+    let c = if chunk_size.is_power_of_two() {
+        chunk_size
+    } else {
+        crate::params::DEFAULT_CHUNK_SIZE
+    };
+    Some(c.max(cells / 128).clamp(16, 256).min(cells))
 }
 
 #[cfg(test)]

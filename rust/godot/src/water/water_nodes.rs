@@ -30,9 +30,9 @@ use island_core::water::{Water, DRY, LAKE, RIVER, SEA};
 use island_core::Island;
 
 /// Where the addon keeps the default water shader.
-const SHADER_PATH: &str = "res://addons/procedural_island/water.gdshader";
+pub const SHADER_PATH: &str = "res://addons/procedural_island/water.gdshader";
 /// Built-in copy of the water shader, used when the addon file cannot be loaded.
-const SHADER_CODE: &str =
+pub const SHADER_CODE: &str =
     include_str!("../../../../godot_project/addons/procedural_island/water.gdshader");
 
 /// A triangle mesh in node-local metres (plain data).

@@ -199,11 +199,7 @@ impl INode3D for IslandWorld {
     }
 
     fn get_configuration_warnings(&self) -> PackedStringArray {
-        let mut w = PackedStringArray::new();
-        for p in self.problems() {
-            w.push(&p);
-        }
-        w
+        self.get_warnings()
     }
 }
 
@@ -300,7 +296,7 @@ impl IslandWorld {
     #[func]
     pub fn cell_at(&self, x: f64, z: f64) -> Vector2i {
         let c = placement::cell_at(&self.params(), x, z);
-        Vector2i::new(clamp_i32(c[0]), clamp_i32(c[1]))
+        cell_vector(c)
     }
 
     /// The cells whose island's map overlaps `rect` (x and z metres, relative to this node),
@@ -326,7 +322,7 @@ impl IslandWorld {
             if let Some(p) = placement::island_at(&params, c) {
                 let b = p.bounds();
                 if b[0] < x1 && b[2] > x0 && b[1] < z1 && b[3] > z0 {
-                    out.push(Vector2i::new(clamp_i32(c[0]), clamp_i32(c[1])));
+                    out.push(cell_vector(c));
                 }
             }
         }
@@ -442,10 +438,7 @@ impl IslandWorld {
         self.collect_edits();
         let mut cells: Vec<&[i64; 2]> = self.edits.keys().collect();
         cells.sort();
-        cells
-            .into_iter()
-            .map(|c| Vector2i::new(clamp_i32(c[0]), clamp_i32(c[1])))
-            .collect()
+        cells.into_iter().map(|c| cell_vector(*c)).collect()
     }
 
     /// Write every cell's edits (paint, sculpt, scatter erasures) to `path` (a file of Godot
@@ -502,10 +495,7 @@ impl IslandWorld {
     fn get_stored_edits(&self) -> VarDictionary {
         let mut d = VarDictionary::new();
         for (c, p) in self.all_edits() {
-            d.set(
-                Vector2i::new(clamp_i32(c[0]), clamp_i32(c[1])),
-                &stored_resources::to_plain(&p),
-            );
+            d.set(cell_vector(c), &stored_resources::to_plain(&p));
         }
         d
     }
@@ -536,6 +526,11 @@ impl IslandWorld {
 /// `v` clamped into `i32` (cells of a real world are far inside it).
 fn clamp_i32(v: i64) -> i32 {
     v.clamp(i32::MIN as i64, i32::MAX as i64) as i32
+}
+
+/// A cell as Godot's `Vector2i`.
+fn cell_vector(c: [i64; 2]) -> Vector2i {
+    Vector2i::new(clamp_i32(c[0]), clamp_i32(c[1]))
 }
 
 impl IslandWorld {
@@ -739,10 +734,10 @@ impl IslandWorld {
         let Some(params) = self.params_or_report() else {
             return;
         };
-        if !self.problems().is_empty() {
+        let problems = self.problems();
+        if !problems.is_empty() {
             // Distances or template wrong: reported, nothing streams.
-            let p = self.problems().join("; ");
-            self.report(p);
+            self.report(problems.join("; "));
             return;
         }
         self.sea_depth = self.template_sea_depth();
@@ -891,10 +886,10 @@ impl IslandWorld {
         isl.set("seed", &(p.seed as i64).to_variant());
         isl.set("world_size", &p.world_size.to_variant());
         isl.set("resolution", &(res as i64).to_variant());
-        let chunk = isl.get("chunk_size").try_to::<i64>().unwrap_or(64);
-        let cells = res as i64 - 1;
-        let fitted = chunk.clamp(16, 256).max(cells / 128).min(cells);
-        isl.set("chunk_size", &fitted.to_variant());
+        let chunk = isl.get("chunk_size").try_to::<u32>().unwrap_or(0);
+        if let Some(fitted) = placement::fit_chunk_size(chunk, res as u32) {
+            isl.set("chunk_size", &(fitted as i64).to_variant());
+        }
         if res >= 4097 {
             isl.set("lod_enabled", &true.to_variant());
         }
@@ -1000,7 +995,7 @@ impl IslandWorld {
         }
         events.sort_by_key(|e| e.0);
         for (c, level, isl, first) in events {
-            let cell = Vector2i::new(clamp_i32(c[0]), clamp_i32(c[1]));
+            let cell = cell_vector(c);
             if first {
                 self.signals().island_loaded().emit(cell, &isl);
             }
@@ -1019,7 +1014,7 @@ impl IslandWorld {
             }
             e.detail_ready = false;
             e.shown = Level::Coarse;
-            let cell = Vector2i::new(clamp_i32(c[0]), clamp_i32(c[1]));
+            let cell = cell_vector(c);
             self.signals()
                 .island_detail_changed()
                 .emit(cell, Level::Coarse as i64);
@@ -1037,7 +1032,7 @@ impl IslandWorld {
                 }
             }
             if announced {
-                let cell = Vector2i::new(clamp_i32(c[0]), clamp_i32(c[1]));
+                let cell = cell_vector(c);
                 self.signals().island_unloaded().emit(cell);
             }
         }

@@ -5,16 +5,8 @@
 use godot::classes::base_material_3d::ShadingMode;
 use godot::classes::geometry_instance_3d::ShadowCastingSetting;
 use godot::classes::node::InternalMode;
-use godot::classes::{
-    MeshInstance3D, Node3D, PlaneMesh, ResourceLoader, Shader, ShaderMaterial, StandardMaterial3D,
-};
+use godot::classes::{MeshInstance3D, Node3D, PlaneMesh, ShaderMaterial, StandardMaterial3D};
 use godot::prelude::*;
-
-/// Where the addon keeps the default water shader (the islands' own).
-const WATER_SHADER: &str = "res://addons/procedural_island/water.gdshader";
-/// Built-in copy, used when the addon file cannot be loaded.
-const WATER_CODE: &str =
-    include_str!("../../../../godot_project/addons/procedural_island/water.gdshader");
 /// The surfaces move in steps of this many metres (so nothing swims as the target moves).
 const SNAP: f64 = 256.0;
 /// The sea floor lies this much below the islands' border depth, so it never fights with an
@@ -38,8 +30,11 @@ impl Ocean {
         plane.set_size(Vector2::new(size, size));
         sea.set_mesh(&plane);
         sea.set_cast_shadows_setting(ShadowCastingSetting::OFF);
-        let mut m = ShaderMaterial::new_gd();
-        m.set_shader(&water_shader());
+        // The islands' own water shader (the addon's file, or the copy compiled in).
+        let mut m = crate::island::material::builtin_shader_material(
+            crate::water::water_nodes::SHADER_PATH,
+            crate::water::water_nodes::SHADER_CODE,
+        );
         // No island map under the world's sea: the whole surface is "outside" at the border
         // depth (the per-pixel shoreline fade still follows the islands' beaches).
         m.set_shader_parameter("map_rect", &Vector3::new(1.0e9, 1.0e9, 1.0).to_variant());
@@ -110,19 +105,4 @@ impl Ocean {
             }
         }
     }
-}
-
-fn water_shader() -> Gd<Shader> {
-    let mut loader = ResourceLoader::singleton();
-    if loader.exists(WATER_SHADER) {
-        if let Some(s) = loader
-            .load(WATER_SHADER)
-            .and_then(|r| r.try_cast::<Shader>().ok())
-        {
-            return s;
-        }
-    }
-    let mut s = Shader::new_gd();
-    s.set_code(WATER_CODE);
-    s
 }
