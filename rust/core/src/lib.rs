@@ -69,6 +69,7 @@ mod simd;
 pub mod spawn;
 pub mod splat;
 pub mod surface_query;
+pub mod sync;
 pub mod value_noise;
 pub mod water;
 pub mod wetness;

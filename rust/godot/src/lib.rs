@@ -1,5 +1,6 @@
-//! GDExtension "procedural_island": the `ProceduralIsland`, `TerrainBrush` and `IslandWorld` nodes
-//! and the `SplatPaint`, `TerrainLayer` and `ScatterLayer` resources for Godot 4.3+.
+//! GDExtension "procedural_island": the `ProceduralIsland`, `TerrainBrush`, `IslandWorld` and
+//! `IslandSync` nodes and the `SplatPaint`, `TerrainLayer` and `ScatterLayer` resources for
+//! Godot 4.3+.
 //!
 //! The rooms, one folder per concern (one Godot class per module inside):
 //!
@@ -15,6 +16,7 @@
 //! - [`water`]: the sea, river and lake surfaces.
 //! - [`editor`]: the inspector header's picture, framing, editor auto-regenerate.
 //! - [`io`]: bake to a scene or glTF, heightmap and image files, how layers and paint are saved.
+//! - [`net`]: the `IslandSync` node (multiplayer: parameters, edit commands, fingerprints).
 //!
 //! [`pin`] keeps the library mapped until the process ends (rayon threads outlive an unload).
 //! Worker threads exchange only plain `Send` data; the main thread builds Godot objects.
@@ -25,6 +27,7 @@ pub mod brush;
 pub mod editor;
 pub mod io;
 pub mod island;
+pub mod net;
 pub mod pin;
 pub mod scatter;
 pub mod water;

@@ -14,6 +14,7 @@ use godot::register::info::PropertyInfo;
 use island_core::paint::{self, Brush, Masks, Mode, PaintLayer, Rect, Surface, LAYERS};
 use island_core::scatter::EraseMask;
 use island_core::sculpt::{self, SculptBrush, SculptMode, StrokeBefore};
+use island_core::sync::{EditAction, EditBrush, EditCommand};
 
 /// Segments of the cursor ring.
 const RING_SEGMENTS: usize = 64;
@@ -245,32 +246,9 @@ impl TerrainBrush {
     #[func]
     pub fn paint_at(&mut self, world_position: Vector3) -> i64 {
         self.report("paint_at", |s| {
-            let mut isl = s.island_node()?;
+            let isl = s.island_node()?;
             let c = s.to_local_xz(&isl, world_position);
-            if let Some(m) = s.sculpt_mode() {
-                let r = s.sculpt_dabs(&mut isl, &[c], m)?;
-                if s.stroke_before.is_some() {
-                    s.stroke_carry = Some(0.0);
-                }
-                return Ok(r);
-            }
-            let brush = s.brush()?;
-            if let Some(erase) = s.scatter_mode() {
-                let r = s.scatter_dabs(&mut isl, &[c], brush.radius, &brush.masks, erase)?;
-                if s.stroke_before.is_some() {
-                    s.stroke_carry = Some(0.0);
-                }
-                return Ok(r);
-            }
-            let carry_active = s.stroke_before.is_some();
-            let (changed, rect) = with_paint(&mut isl, true, |layer, surf| {
-                paint::stamp(layer, surf, &brush, c).map(|ch| (ch.texels, ch.rect))
-            })?;
-            if carry_active {
-                s.stroke_carry = Some(0.0);
-            }
-            s.note(rect);
-            Ok(changed as i64)
+            s.dab_local(c)
         })
     }
 
@@ -281,40 +259,10 @@ impl TerrainBrush {
     #[func]
     pub fn paint_stroke(&mut self, from: Vector3, to: Vector3) -> i64 {
         self.report("paint_stroke", |s| {
-            let mut isl = s.island_node()?;
+            let isl = s.island_node()?;
             let a = s.to_local_xz(&isl, from);
             let b = s.to_local_xz(&isl, to);
-            let brush = s.brush()?;
-            let carry = if s.stroke_before.is_some() {
-                s.stroke_carry
-            } else {
-                None
-            };
-            if let Some(m) = s.sculpt_mode() {
-                let (pts, carry) = paint::stroke_points(a, b, brush.step(), carry);
-                let r = s.sculpt_dabs(&mut isl, &pts, m)?;
-                if s.stroke_before.is_some() {
-                    s.stroke_carry = Some(carry);
-                }
-                return Ok(r);
-            }
-            if let Some(erase) = s.scatter_mode() {
-                let (pts, carry) = paint::stroke_points(a, b, brush.step(), carry);
-                let r = s.scatter_dabs(&mut isl, &pts, brush.radius, &brush.masks, erase)?;
-                if s.stroke_before.is_some() {
-                    s.stroke_carry = Some(carry);
-                }
-                return Ok(r);
-            }
-            let ((changed, carry), rect) = with_paint(&mut isl, true, |layer, surf| {
-                paint::stroke(layer, surf, &brush, a, b, carry)
-                    .map(|(ch, c)| ((ch.texels, c), ch.rect))
-            })?;
-            if s.stroke_before.is_some() {
-                s.stroke_carry = Some(carry);
-            }
-            s.note(rect);
-            Ok(changed as i64)
+            s.segment_local(a, b)
         })
     }
 
@@ -763,6 +711,156 @@ fn rect_of(d: &VarDictionary) -> BrushResult<Rect> {
 }
 
 impl TerrainBrush {
+    /// [method paint_at] at island-local `c` (x, z metres).
+    fn dab_local(&mut self, c: [f32; 2]) -> BrushResult<i64> {
+        let mut isl = self.island_node()?;
+        if let Some(m) = self.sculpt_mode() {
+            let r = self.sculpt_dabs(&mut isl, &[c], m)?;
+            if self.stroke_before.is_some() {
+                self.stroke_carry = Some(0.0);
+            }
+            return Ok(r);
+        }
+        let brush = self.brush()?;
+        if let Some(erase) = self.scatter_mode() {
+            let r = self.scatter_dabs(&mut isl, &[c], brush.radius, &brush.masks, erase)?;
+            if self.stroke_before.is_some() {
+                self.stroke_carry = Some(0.0);
+            }
+            return Ok(r);
+        }
+        let carry_active = self.stroke_before.is_some();
+        let (changed, rect) = with_paint(&mut isl, true, |layer, surf| {
+            paint::stamp(layer, surf, &brush, c).map(|ch| (ch.texels, ch.rect))
+        })?;
+        if carry_active {
+            self.stroke_carry = Some(0.0);
+        }
+        self.note(rect);
+        Ok(changed as i64)
+    }
+
+    /// [method paint_stroke] between island-local `a` and `b` (x, z metres).
+    fn segment_local(&mut self, a: [f32; 2], b: [f32; 2]) -> BrushResult<i64> {
+        let mut isl = self.island_node()?;
+        let brush = self.brush()?;
+        let carry = if self.stroke_before.is_some() {
+            self.stroke_carry
+        } else {
+            None
+        };
+        if let Some(m) = self.sculpt_mode() {
+            let (pts, carry) = paint::stroke_points(a, b, brush.step(), carry);
+            let r = self.sculpt_dabs(&mut isl, &pts, m)?;
+            if self.stroke_before.is_some() {
+                self.stroke_carry = Some(carry);
+            }
+            return Ok(r);
+        }
+        if let Some(erase) = self.scatter_mode() {
+            let (pts, carry) = paint::stroke_points(a, b, brush.step(), carry);
+            let r = self.scatter_dabs(&mut isl, &pts, brush.radius, &brush.masks, erase)?;
+            if self.stroke_before.is_some() {
+                self.stroke_carry = Some(carry);
+            }
+            return Ok(r);
+        }
+        let ((changed, carry), rect) = with_paint(&mut isl, true, |layer, surf| {
+            paint::stroke(layer, surf, &brush, a, b, carry).map(|(ch, c)| ((ch.texels, c), ch.rect))
+        })?;
+        if self.stroke_before.is_some() {
+            self.stroke_carry = Some(carry);
+        }
+        self.note(rect);
+        Ok(changed as i64)
+    }
+
+    /// The brush's settings as a network edit's brush (see [`island_core::sync`]).
+    pub fn edit_brush(&self) -> BrushResult<EditBrush> {
+        let u8_of = |v: i32, what: &str| {
+            u8::try_from(v).map_err(|_| format!("{what} {v} does not fit an edit command"))
+        };
+        let b = EditBrush {
+            mode: u8_of(self.mode, "mode")?,
+            layer: u8_of(self.layer, "layer")?,
+            scatter_layer: u16::try_from(self.scatter_layer)
+                .map_err(|_| format!("scatter_layer {} is out of range", self.scatter_layer))?,
+            radius: self.radius,
+            strength: self.strength,
+            hardness: self.hardness,
+            spacing: self.spacing,
+            sculpt_height: self.sculpt_height,
+            flatten_height: self.flatten_height,
+            height_mask: [self.min_height, self.max_height, self.height_fade],
+            slope_mask: [
+                self.min_slope_degrees,
+                self.max_slope_degrees,
+                self.slope_fade,
+            ],
+        };
+        b.validate().map_err(|e| e.to_string())?;
+        Ok(b)
+    }
+
+    /// Take every setting from an edit's brush.
+    pub fn set_edit_brush(&mut self, b: &EditBrush) {
+        self.mode = b.mode as i32;
+        self.layer = b.layer as i32;
+        self.scatter_layer = b.scatter_layer as i32;
+        self.radius = b.radius;
+        self.strength = b.strength;
+        self.hardness = b.hardness;
+        self.spacing = b.spacing;
+        self.sculpt_height = b.sculpt_height;
+        self.flatten_height = b.flatten_height;
+        [self.min_height, self.max_height, self.height_fade] = b.height_mask;
+        [
+            self.min_slope_degrees,
+            self.max_slope_degrees,
+            self.slope_fade,
+        ] = b.slope_mask;
+    }
+
+    /// Apply one edit command with this brush (its settings are set from the command first):
+    /// a stroke is one stroke from [method begin_stroke] to [method end_stroke] (a sculpt
+    /// stroke regenerates the island at its end, in the background). Returns what the brush
+    /// returns (changed texels or samples).
+    pub fn apply_edit(&mut self, c: &EditCommand) -> BrushResult<i64> {
+        c.validate().map_err(|e| e.to_string())?;
+        self.set_edit_brush(&c.brush);
+        match &c.action {
+            EditAction::Stroke(points) => {
+                if !self.begin_stroke() {
+                    return Err("cannot start a stroke".into());
+                }
+                let mut n = 0;
+                let r = (|| {
+                    n += self.dab_local(points[0])?;
+                    for w in points.windows(2) {
+                        n += self.segment_local(w[0], w[1])?;
+                    }
+                    Ok(n)
+                })();
+                self.end_stroke();
+                r
+            }
+            EditAction::Fill => match self.fill_by_rule() {
+                -1 => Err("fill by rule failed".into()),
+                n => Ok(n),
+            },
+            EditAction::ClearLayer => match self.clear_layer(c.brush.layer as i32) {
+                -1 => Err("clear layer failed".into()),
+                n => Ok(n),
+            },
+        }
+    }
+
+    /// `p` (global) in the frame of the brush's island, x and z (for an edit command).
+    pub fn island_local_xz(&self, p: Vector3) -> BrushResult<[f32; 2]> {
+        let isl = self.island_node()?;
+        Ok(self.to_local_xz(&isl, p))
+    }
+
     /// The sculpt mode, `None` in the paint and scatter modes.
     fn sculpt_mode(&self) -> Option<SculptMode> {
         Some(match self.mode {

@@ -54,6 +54,14 @@ pub trait CoreValue<C> {
     fn from_core(core: &C) -> Self;
     /// Write the property's value into the core field; `name` is the property, for the message.
     fn store(&self, name: &str, core: &mut C) -> Result<(), String>;
+    /// Set the property from the core's value (parameters received from the network); the
+    /// resource-valued properties (curve, coast mask) keep theirs.
+    fn load(&mut self, core: &C)
+    where
+        Self: Sized,
+    {
+        *self = Self::from_core(core);
+    }
 }
 
 impl CoreValue<f32> for f32 {
@@ -157,6 +165,7 @@ impl CoreValue<Vec<f32>> for Option<Gd<Curve>> {
     fn from_core(_: &Vec<f32>) -> Self {
         None
     }
+    fn load(&mut self, _: &Vec<f32>) {}
     fn store(&self, _: &str, core: &mut Vec<f32>) -> Result<(), String> {
         if let Some(c) = self {
             *core = (0..CURVE_SAMPLES)
@@ -194,6 +203,7 @@ impl CoreValue<Option<Arc<CoastMask>>> for Option<Gd<Texture2D>> {
     fn from_core(_: &Option<Arc<CoastMask>>) -> Self {
         None
     }
+    fn load(&mut self, _: &Option<Arc<CoastMask>>) {}
     fn store(&self, name: &str, core: &mut Option<Arc<CoastMask>>) -> Result<(), String> {
         let Some(tex) = self else {
             *core = None;
@@ -323,6 +333,14 @@ macro_rules! property_store {
     ($node:ident, $params:ident, $prop:ident, node($e:expr)) => {};
 }
 
+/// Reverse of [`property_store`]: `core` rows take their field's value, `node` rows stay.
+macro_rules! property_load {
+    ($node:ident, $params:ident, $prop:ident, core($($f:ident).+)) => {
+        $crate::island::properties::CoreValue::load(&mut $node.$prop, &$params.$($f).+)
+    };
+    ($node:ident, $params:ident, $prop:ident, node($e:expr)) => {};
+}
+
 /// The node struct from the property table and its runtime state: fields with their
 /// attributes, `with_defaults(base)` (the `init` body) and `params()` (the generator
 /// parameters, not yet validated by the core). See the module doc.
@@ -370,11 +388,17 @@ macro_rules! island_node {
                 $( $crate::island::properties::property_store!(self, params, $prop, $kind($($src)*)); )*
                 Ok(params)
             }
+
+            /// Set every generator property from `params` (the curve and coast mask
+            /// properties keep their resources).
+            pub(super) fn load_params(&mut self, params: &island_core::IslandParams) {
+                $( $crate::island::properties::property_load!(self, params, $prop, $kind($($src)*)); )*
+            }
         }
     };
 }
 
-pub(crate) use {island_node, property_default, property_store};
+pub(crate) use {island_node, property_default, property_load, property_store};
 
 #[cfg(test)]
 mod tests {

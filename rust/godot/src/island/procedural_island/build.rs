@@ -9,7 +9,7 @@ use crate::water::water_summary::WaterSummary;
 impl ProceduralIsland {
     /// Validated request from the properties.
     pub(super) fn make_request(&self) -> Result<Request, String> {
-        let mut params = self.params()?;
+        let mut params = self.generation_params()?;
         if self.sculpt_enabled {
             params.sculpt = self
                 .splat_paint

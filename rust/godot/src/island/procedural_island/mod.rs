@@ -19,6 +19,7 @@
 
 mod build;
 mod edits;
+mod net;
 mod queries;
 #[macro_use]
 mod table;

@@ -486,6 +486,9 @@ island_node! {
             frame_watch: FrameWatch = FrameWatch::default(),
             /// Maps behind `find_points` / `get_surface_at` (see `runtime_queries`).
             runtime: crate::island::runtime_maps::Runtime = Default::default(),
+            /// Generation parameters received from an `IslandSync` authority: they replace
+            /// the properties' (see `net.rs`).
+            net_params: Option<island_core::IslandParams> = None,
         }
     }
 }
