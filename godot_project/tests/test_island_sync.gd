@@ -102,6 +102,8 @@ func test_server_and_two_client_processes_end_identical() -> void:
 		return
 	mp.multiplayer_peer = peer
 	var net := NET_SCENE.build(424242)
+	# A dedicated server's island: colliders and queries only; the clients draw theirs.
+	(net.get_node("Island") as ProceduralIsland).server_mode = ProceduralIsland.SERVER_MODE_ON
 	get_tree().root.add_child(net)
 	var sync: IslandSync = net.get_node("Island/Sync")
 	var island: ProceduralIsland = net.get_node("Island")

@@ -38,7 +38,7 @@ impl ProceduralIsland {
             params,
             flat: self.flat_shading,
             collision: self.collision_enabled,
-            meshes: !self.lod_enabled,
+            meshes: !self.lod_enabled && !self.server_active(),
             backend,
         })
     }
@@ -156,7 +156,7 @@ impl ProceduralIsland {
         let budget = self.frame_budget_left();
         // The river/lake surfaces of each chunk are built right after it, in the same budget.
         let user = self.water_material.clone();
-        let inland = self.inland_water_enabled;
+        let inland = self.inland_water_enabled && !self.server_active();
         let step = self.with_chunk_parts(|p, parent| {
             let IslandParts {
                 job, chunks, water, ..
@@ -245,12 +245,22 @@ impl ProceduralIsland {
             }
         }
         self.parts.job.end_series();
+        let server = self.server_active();
         let t = Instant::now();
-        self.splat_island_changed();
-        self.sync_layers();
+        if !server {
+            self.splat_island_changed();
+            self.sync_layers();
+        }
         self.last_stats.maps_ms = Some(t.elapsed().as_secs_f64() * 1e3);
         self.water_island_changed(water);
         self.parts.lod.invalidate();
+        if server {
+            // A server builds no scatter nodes (see `server_mode`).
+            std::mem::take(&mut self.scatter_deferred);
+            self.parts.scatter.abort();
+            self.emit_done();
+            return;
+        }
         if std::mem::take(&mut self.scatter_deferred) && !self.scatter_layers.is_empty() {
             // Finished in `scatter_process` once the scatter nodes are built.
             if let Some(island) = self.island.clone() {
@@ -362,8 +372,10 @@ impl ProceduralIsland {
             return;
         };
         let summary = summary.unwrap_or_else(|| WaterSummary::of(&island));
-        let (sea, user) = (self.sea_enabled, self.water_material.clone());
-        let inland = self.inland_water_enabled;
+        // A server keeps the water data (queries) but builds no surfaces.
+        let server = self.server_active();
+        let (sea, user) = (self.sea_enabled && !server, self.water_material.clone());
+        let inland = self.inland_water_enabled && !server;
         self.with_parts(|p, parent| {
             p.water
                 .island_changed(parent, &island, &summary, sea, inland, user.as_ref())

@@ -74,6 +74,24 @@ impl ProceduralIsland {
         }
     }
 
+    /// Whether [member server_mode] is in effect: colliders and queries only.
+    pub fn server_active(&self) -> bool {
+        match self.server_mode {
+            Self::SERVER_MODE_ON => true,
+            Self::SERVER_MODE_OFF => false,
+            _ => {
+                if Engine::singleton().is_editor_hint()
+                    || godot::classes::DisplayServer::singleton().get_name() != "headless"
+                {
+                    return false;
+                }
+                let key = "procedural_island/server_mode_when_headless";
+                let settings = godot::classes::ProjectSettings::singleton();
+                !settings.has_setting(key) || settings.get_setting(key).booleanize()
+            }
+        }
+    }
+
     /// Re-place scatter layer `layer` in the chunks that `rect` (samples) touches after its erase
     /// mask in [member splat_paint] changed there; rebuilds only those chunks' MultiMeshes.
     pub fn scatter_erase_changed(&mut self, layer: usize, rect: Rect) -> usize {
@@ -219,6 +237,9 @@ impl ProceduralIsland {
 
     /// Recompose the splat maps in `rect` (None: everything) after the paint changed there.
     pub fn update_splat_maps(&mut self, rect: Option<Rect>) {
+        if self.server_active() {
+            return;
+        }
         let Some(island) = self.island.as_ref() else {
             return;
         };

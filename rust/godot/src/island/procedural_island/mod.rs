@@ -92,10 +92,12 @@ impl INode3D for ProceduralIsland {
         let (running, building) = (self.parts.job.is_running(), self.parts.job.is_building());
         let scattering = self.parts.scatter.is_pending();
         self.poll_worker();
-        self.sync_material();
-        self.sync_layers();
-        self.sync_water();
-        self.lod_process();
+        if !self.server_active() {
+            self.sync_material();
+            self.sync_layers();
+            self.sync_water();
+            self.lod_process();
+        }
         // The generation's node work last, with what is left of the frame's budget.
         self.continue_build();
         self.scatter_process();
@@ -255,6 +257,15 @@ impl ProceduralIsland {
     /// Backend: CPU (rayon).
     #[constant]
     pub const BACKEND_CPU: i32 = 2;
+    /// [member server_mode]: on in a game under the headless display server.
+    #[constant]
+    pub const SERVER_MODE_AUTO: i32 = 0;
+    /// [member server_mode]: always build meshes, textures, water and scatter.
+    #[constant]
+    pub const SERVER_MODE_OFF: i32 = 1;
+    /// [member server_mode]: colliders and queries only.
+    #[constant]
+    pub const SERVER_MODE_ON: i32 = 2;
 
     /// Emitted when a generation starts (once for a series of coalesced
     /// [method regenerate_async] calls).
@@ -363,6 +374,13 @@ impl ProceduralIsland {
     #[func]
     pub fn is_generating(&self) -> bool {
         self.parts.job.is_running() || self.parts.scatter.is_pending()
+    }
+
+    /// Whether [member server_mode] is in effect here (for [constant SERVER_MODE_AUTO]: a game
+    /// under the headless display server, see [member server_mode]).
+    #[func]
+    pub fn is_server_mode_active(&self) -> bool {
+        self.server_active()
     }
 
     /// Stop a running background generation (the worker stops at its next stage boundary; its

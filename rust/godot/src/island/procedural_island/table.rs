@@ -387,6 +387,16 @@ island_node! {
             /// background in the editor).
             #[export]
             generate_on_ready: bool = node(true),
+            /// A dedicated server's island: colliders, water and navigation data and every query
+            /// ([method get_height_at], [method get_surface_at], ...), but no chunk meshes, splat
+            /// textures, water surfaces or scatter MultiMeshes (the chunk nodes keep an empty
+            /// mesh as the colliders' parent). [constant SERVER_MODE_AUTO]: on in a game running
+            /// under the headless display server (`--headless`, a dedicated server export),
+            /// unless the project setting `procedural_island/server_mode_when_headless` is false;
+            /// never in the editor. Takes effect at the next generation.
+            #[export]
+            #[var(hint = ENUM, hint_string = "Auto (headless game):0,Off:1,On:2")]
+            server_mode: i32 = node(Self::SERVER_MODE_AUTO),
             /// Milliseconds per frame the node may spend after [method regenerate_async]: chunks,
             /// installing the island and the scatter MultiMeshes share it (the build loops stop at
             /// 95 % of it; at least one chunk is built per frame). In the editor, when frames are
