@@ -6,6 +6,9 @@ const WALK_SPEED := 6.0
 const JUMP_SPEED := 6.0
 
 var gravity: float = ProjectSettings.get_setting("physics/3d/default_gravity", 9.8)
+## When not zero: walk this way (m/s, horizontal) instead of following the keys (a demo's
+## autopilot).
+var steer := Vector3.ZERO
 
 
 func _physics_process(delta: float) -> void:
@@ -25,6 +28,9 @@ func _physics_process(delta: float) -> void:
 		dir = (right * input.x + fwd * input.y).normalized()
 	velocity.x = dir.x * WALK_SPEED
 	velocity.z = dir.z * WALK_SPEED
+	if steer != Vector3.ZERO:
+		velocity.x = steer.x
+		velocity.z = steer.z
 	move_and_slide()
 
 

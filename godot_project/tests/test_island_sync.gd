@@ -182,7 +182,8 @@ func test_server_and_two_client_processes_end_identical() -> void:
 	# What B cost: the whole sync against the island's heightmap and splat.
 	var sent: int = sync.get_sync_stats().bytes_sent_per_peer.get(peers[1] if peers.size() > 1 else -1, 0)
 	var n := island.resolution
-	var terrain_bytes := n * n * 4 + n * n * 8
+	# Heights as f32 and the splat as RGBA8: 8 bytes a sample.
+	var terrain_bytes := n * n * 8
 	print("    sync bytes to the late client: %d for %d edits (%.3f %% of %d bytes of heights + splat at %d²)" % [sent, total, 100.0 * sent / terrain_bytes, terrain_bytes, n])
 	check(sent > 0 and sent < terrain_bytes / 20, "the sync sends far less than the terrain")
 	await _stop(clients, net, mp, pump)
@@ -207,3 +208,128 @@ func _stop(clients: Array, net: Node, mp: MultiplayerAPI, pump: Callable) -> voi
 			check_eq(OS.get_process_exit_code(c.pid), 0, "client %d exit code" % c.pid)
 	pump.call()
 	net.free()
+
+
+## A quick world for the sync test (as test_island_world.gd's).
+func _sync_world(seed: int) -> IslandWorld:
+	var w := IslandWorld.new()
+	w.name = "World"
+	w.world_seed = seed
+	w.cell_size = 2048.0
+	w.island_size_min = 512.0
+	w.island_size_max = 1024.0
+	w.samples_per_metre = 0.25
+	w.view_distance = 3000.0
+	w.detail_distance = 900.0
+	w.collision_distance = 400.0
+	w.coarse_resolution = 65
+	w.build_budget_ms = 50.0
+	w.sea_enabled = false
+	return w
+
+
+## One side of the world test: /root/<branch>/World (+ Sync, Brush, Target), with its own
+## SceneMultiplayer for the branch.
+func _world_branch(branch: String, seed: int, at: Vector3) -> Node:
+	var root := Node.new()
+	root.name = branch
+	get_tree().root.add_child(root)
+	get_tree().set_multiplayer(SceneMultiplayer.new(), root.get_path())
+	var target := Node3D.new()
+	target.name = "Target"
+	root.add_child(target)
+	target.position = at
+	var w := _sync_world(seed)
+	root.add_child(w)
+	w.targets = [w.get_path_to(target)]
+	var sync := IslandSync.new()
+	sync.name = "Sync"
+	w.add_child(sync)
+	var brush := TerrainBrush.new()
+	brush.name = "Brush"
+	root.add_child(brush)
+	return root
+
+
+func test_world_edits_reach_a_peer_that_streams_its_own_islands() -> void:
+	# Where the server's world (seed 42) has an island: both targets stand on it.
+	var probe := _sync_world(42)
+	add_child(probe)
+	var info := {}
+	for r in 6:
+		for j in range(-r, r + 1):
+			for i in range(-r, r + 1):
+				var inf := probe.get_island_info(Vector2i(i, j))
+				if info.is_empty() and inf.exists:
+					info = inf
+	probe.free()
+	if not check(not info.is_empty(), "the world has an island"):
+		return
+	var centre: Vector3 = info.center
+	var a := _world_branch("SyncServer", 42, centre)
+	var b := _world_branch("SyncClient", 5, centre)
+	var wa: IslandWorld = a.get_node("World")
+	var wb: IslandWorld = b.get_node("World")
+	var sa: IslandSync = a.get_node("World/Sync")
+	var sb: IslandSync = b.get_node("World/Sync")
+	var brush: TerrainBrush = a.get_node("Brush")
+	var ok := await _wait_for(func() -> bool:
+		var isl := wa.get_island_at(centre.x, centre.z)
+		return isl != null and isl.name.ends_with("detail") and sa.is_idle(), 120.0)
+	if not check(ok, "server's detailed island loaded"):
+		_free_branches([a, b])
+		return
+	var cell := wa.cell_at(centre.x, centre.z)
+	var rng := RandomNumberGenerator.new()
+	rng.seed = 3
+	for i in 12:
+		var p := centre + Vector3(rng.randf_range(-150, 150), 0, rng.randf_range(-150, 150))
+		brush.radius = 25.0
+		brush.mode = TerrainBrush.MODE_SCULPT_RAISE if i % 3 == 0 else TerrainBrush.MODE_PAINT
+		brush.sculpt_height = 4.0
+		brush.layer = 5
+		check(sa.edit_dab(brush, p), "world edit %d accepted" % i)
+	check_eq(sa.get_edit_count(), 12, "12 world edits logged")
+	ok = await _wait_for(func() -> bool: return sa.is_idle() and sa.get_applied_count() == 12, 120.0)
+	check(ok, "server applied its world edits")
+	var server_fp := sa.get_cell_fingerprint(cell)
+	check(server_fp != "", "server cell fingerprint")
+	# An edit where no detailed island is loaded is refused.
+	expect_error("no detailed island loaded")
+	check(not sa.edit_dab(brush, centre + Vector3(2048.0 * 3, 0, 0)), "edit far away refused")
+	# The client joins over ENet on 127.0.0.1.
+	var server_peer := ENetMultiplayerPeer.new()
+	server_peer.set_bind_ip("127.0.0.1")
+	var port := 0
+	for attempt in 20:
+		var p := 20000 + randi() % 40000
+		if server_peer.create_server(p, 2) == OK:
+			port = p
+			break
+	get_tree().get_multiplayer(a.get_path()).multiplayer_peer = server_peer
+	var verified := []
+	sa.peer_verified.connect(func(id: int, hex: String) -> void: verified.append([id, hex]))
+	var mismatches := []
+	sa.peer_mismatch.connect(func(id: int, reason: String) -> void: mismatches.append(reason))
+	var client_peer := ENetMultiplayerPeer.new()
+	client_peer.create_client("127.0.0.1", port)
+	get_tree().get_multiplayer(b.get_path()).multiplayer_peer = client_peer
+	ok = await _wait_for(func() -> bool: return verified.size() > 0 or mismatches.size() > 0, 180.0)
+	check(ok, "the client's cell was compared")
+	check_eq(mismatches, [], "no mismatch")
+	if verified.size() > 0:
+		check_eq(verified[0][1], server_fp, "the client's cell fingerprint equals the server's")
+	check_eq(wb.world_seed, 42, "the client took the server's world seed")
+	check_eq(sb.get_edit_count(), 12, "the client has the log")
+	var hc := wb.get_height_at(centre.x, centre.z)
+	check_eq(hc, wa.get_height_at(centre.x, centre.z), "same height at the island's centre")
+	_free_branches([a, b])
+
+
+func _free_branches(branches: Array) -> void:
+	for br in branches:
+		var mp := get_tree().get_multiplayer(br.get_path())
+		if mp.multiplayer_peer != null:
+			mp.multiplayer_peer.close()
+		get_tree().set_multiplayer(null, br.get_path())
+		br.free()

@@ -14,6 +14,8 @@ var _deadline := 0
 var _was_connected := false
 var _last_ok := false
 var _hostile := false
+var _t0 := 0
+var _first_island_ms := -1
 
 
 func _initialize() -> void:
@@ -33,12 +35,20 @@ func _initialize() -> void:
 	_sync = _net.get_node("Island/Sync")
 	_sync.synced.connect(func(hex: String) -> void:
 		_last_ok = true
-		print("NETCLIENT synced %s edits=%d" % [hex, _sync.get_applied_count()]))
+		print("NETCLIENT synced %s edits=%d" % [hex, _sync.get_applied_count()])
+		# Connect-to-playable: from create_client to the verdict (the island generated from the
+		# server's parameters with every logged edit applied, colliders in place).
+		print("NETCLIENT timing first_island_ms=%d playable_ms=%d" % [_first_island_ms, Time.get_ticks_msec() - _t0]))
+	var island: ProceduralIsland = _net.get_node("Island")
+	island.generation_finished.connect(func(_stats: Dictionary) -> void:
+		if _first_island_ms < 0 and _sync.get_sync_stats().joined:
+			_first_island_ms = Time.get_ticks_msec() - _t0)
 	_sync.sync_failed.connect(func(reason: String) -> void:
 		_last_ok = false
 		print("NETCLIENT failed ", reason))
 	_net.get_node("Control").hostile_requested.connect(_misbehave)
 	_peer = ENetMultiplayerPeer.new()
+	_t0 = Time.get_ticks_msec()
 	var err := _peer.create_client("127.0.0.1", port)
 	if err != OK:
 		print("NETCLIENT cannot connect: ", err)

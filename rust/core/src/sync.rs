@@ -40,6 +40,8 @@ pub const MAX_SCATTER_LAYER: u16 = 63;
 const PARAMS_MAGIC: [u8; 4] = *b"ISPR";
 const LOG_MAGIC: [u8; 4] = *b"ISLG";
 const FINGERPRINT_MAGIC: [u8; 4] = *b"ISFP";
+const WORLD_LOG_MAGIC: [u8; 4] = *b"ISWL";
+const WORLD_MAGIC: [u8; 4] = *b"ISWP";
 
 /// A malformed or unacceptable message.
 #[derive(Clone, Debug, PartialEq)]
@@ -553,6 +555,174 @@ impl Fingerprint {
     }
 }
 
+/// One edit of an island world: the cell whose island it changes and the command (its points in
+/// that island's frame).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CellEdit {
+    /// The world cell (`island_core::world` cell coordinates).
+    pub cell: [i32; 2],
+    /// The edit.
+    pub command: EditCommand,
+}
+
+impl CellEdit {
+    /// `[cell x i32, cell z i32, command]`.
+    pub fn encode(&self) -> Result<Vec<u8>, SyncError> {
+        let c = self.command.encode()?;
+        let mut out = Vec::with_capacity(8 + c.len());
+        out.extend_from_slice(&self.cell[0].to_le_bytes());
+        out.extend_from_slice(&self.cell[1].to_le_bytes());
+        out.extend_from_slice(&c);
+        Ok(out)
+    }
+
+    /// Decode and validate.
+    pub fn decode(bytes: &[u8]) -> Result<CellEdit, SyncError> {
+        let mut r = Reader::new(bytes);
+        let cx = r.u32()? as i32;
+        let cz = r.u32()? as i32;
+        let command = EditCommand::decode(&bytes[8..])?;
+        Ok(CellEdit {
+            cell: [cx, cz],
+            command,
+        })
+    }
+}
+
+/// Every edit of an island world, in order. Encoded as `["ISWL", version u16, count u32, then
+/// per edit: length u16, [`CellEdit`]]`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WorldEditLog {
+    /// The edits, oldest first.
+    pub edits: Vec<CellEdit>,
+}
+
+impl WorldEditLog {
+    /// The log's bytes.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(10 + self.edits.len() * 72);
+        out.extend_from_slice(&WORLD_LOG_MAGIC);
+        out.extend_from_slice(&PROTOCOL_VERSION.to_le_bytes());
+        out.extend_from_slice(&(self.edits.len() as u32).to_le_bytes());
+        for e in &self.edits {
+            let b = e.encode().unwrap_or_default();
+            out.extend_from_slice(&(b.len() as u16).to_le_bytes());
+            out.extend_from_slice(&b);
+        }
+        out
+    }
+
+    /// Decode and validate a whole log (all or nothing).
+    pub fn decode(bytes: &[u8]) -> Result<WorldEditLog, SyncError> {
+        let mut r = Reader::new(bytes);
+        if r.take(4)? != WORLD_LOG_MAGIC {
+            return fail("not a world edit log (wrong magic)");
+        }
+        let version = r.u16()?;
+        if version != PROTOCOL_VERSION {
+            return fail(format!(
+                "world edit log of protocol version {version}, this addon speaks {PROTOCOL_VERSION}"
+            ));
+        }
+        let n = r.u32()? as usize;
+        if n > MAX_LOG_COMMANDS || n > r.left() / (2 + 8 + 2 + BRUSH_BYTES) {
+            return fail(format!(
+                "a world edit log of {n} edits in {} bytes",
+                bytes.len()
+            ));
+        }
+        let mut edits = Vec::with_capacity(n);
+        for i in 0..n {
+            let len = r.u16()? as usize;
+            let e =
+                CellEdit::decode(r.take(len)?).map_err(|e| SyncError(format!("edit {i}: {e}")))?;
+            edits.push(e);
+        }
+        r.end()?;
+        Ok(WorldEditLog { edits })
+    }
+
+    /// How many edits of the log belong to `cell`.
+    pub fn count_for(&self, cell: [i32; 2]) -> usize {
+        self.edits.iter().filter(|e| e.cell == cell).count()
+    }
+}
+
+/// What the authority of an island world sends on connect: its addon version, the world's
+/// parameters and a hash of its island template's parameters (every peer must have the same
+/// `island_scene`). `["ISWP", version u16, addon version (u8 length + UTF-8), template hash u64,
+/// u32 length + JSON of WorldParams]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorldMessage {
+    /// The sender's addon version.
+    pub addon_version: String,
+    /// The world's layout.
+    pub world: crate::world::WorldParams,
+    /// [`hash_bytes`] of the template island's parameters (JSON).
+    pub template_hash: u64,
+}
+
+impl WorldMessage {
+    /// The message's bytes.
+    pub fn encode(&self) -> Result<Vec<u8>, SyncError> {
+        let json = serde_json::to_vec(&self.world)
+            .map_err(|e| SyncError(format!("cannot encode the world: {e}")))?;
+        let v = self.addon_version.as_bytes();
+        if v.len() > 255 {
+            return fail("addon version longer than 255 bytes");
+        }
+        let mut out = Vec::with_capacity(24 + v.len() + json.len());
+        out.extend_from_slice(&WORLD_MAGIC);
+        out.extend_from_slice(&PROTOCOL_VERSION.to_le_bytes());
+        out.push(v.len() as u8);
+        out.extend_from_slice(v);
+        out.extend_from_slice(&self.template_hash.to_le_bytes());
+        out.extend_from_slice(&(json.len() as u32).to_le_bytes());
+        out.extend_from_slice(&json);
+        Ok(out)
+    }
+
+    /// Decode; the world is validated.
+    pub fn decode(bytes: &[u8]) -> Result<WorldMessage, SyncError> {
+        if bytes.len() > MAX_PARAMS_BYTES {
+            return fail(format!("a world block of {} bytes", bytes.len()));
+        }
+        let mut r = Reader::new(bytes);
+        if r.take(4)? != WORLD_MAGIC {
+            return fail("not a world block (wrong magic)");
+        }
+        let version = r.u16()?;
+        if version != PROTOCOL_VERSION {
+            return fail(format!(
+                "world of protocol version {version}, this addon speaks {PROTOCOL_VERSION}"
+            ));
+        }
+        let vlen = r.u8()? as usize;
+        let addon_version = String::from_utf8(r.take(vlen)?.to_vec())
+            .map_err(|_| SyncError("the addon version is not UTF-8".into()))?;
+        let template_hash = r.u64()?;
+        let len = r.u32()? as usize;
+        let json = r.take(len)?;
+        r.end()?;
+        let world: crate::world::WorldParams = serde_json::from_slice(json)
+            .map_err(|e| SyncError(format!("the world does not decode: {e}")))?;
+        world
+            .validate()
+            .map_err(|e| SyncError(format!("the world is invalid: {e}")))?;
+        Ok(WorldMessage {
+            addon_version,
+            world,
+            template_hash,
+        })
+    }
+}
+
+/// [`hash_bytes`] of an island template's parameters (as JSON; coast mask and sculpt layer
+/// skipped, as on the network).
+pub fn params_hash(p: &IslandParams) -> u64 {
+    hash_bytes(&serde_json::to_vec(p).unwrap_or_default())
+}
+
 /// One hash of the paint a peer holds: the paint layer, each scatter layer's erase mask and the
 /// sculpt layer. An all-zero paint layer, a mask with nothing erased and an empty sculpt layer
 /// count as absent, so an island that was never painted and one whose paint was cleared agree.
@@ -904,5 +1074,52 @@ mod tests {
             assert_ne!(hash_bytes(&b), h, "byte {i}");
         }
         assert_ne!(hash_bytes(&base[..36]), h);
+    }
+    #[test]
+    fn world_messages_round_trip_and_refuse_bad_bytes() {
+        let log = WorldEditLog {
+            edits: vec![
+                CellEdit {
+                    cell: [-3, 7],
+                    command: stroke(vec![[1.0, 2.0]]),
+                },
+                CellEdit {
+                    cell: [0, 0],
+                    command: stroke(vec![[5.0, 6.0], [7.0, 8.0]]),
+                },
+            ],
+        };
+        let b = log.encode();
+        assert_eq!(WorldEditLog::decode(&b).unwrap(), log);
+        assert_eq!(log.count_for([-3, 7]), 1);
+        for n in 0..b.len() {
+            assert!(WorldEditLog::decode(&b[..n]).is_err(), "truncated to {n}");
+        }
+        let one = log.edits[0].encode().unwrap();
+        assert_eq!(CellEdit::decode(&one).unwrap(), log.edits[0]);
+        assert!(CellEdit::decode(&one[..6]).is_err());
+        let m = WorldMessage {
+            addon_version: "0.1.0".into(),
+            world: crate::world::WorldParams {
+                world_seed: 9,
+                ..Default::default()
+            },
+            template_hash: params_hash(&IslandParams::default()),
+        };
+        let mb = m.encode().unwrap();
+        assert_eq!(WorldMessage::decode(&mb).unwrap(), m);
+        let mut bad = m.clone();
+        bad.world.cell_size = -1.0;
+        assert!(WorldMessage::decode(&bad.encode().unwrap())
+            .unwrap_err()
+            .0
+            .contains("invalid"));
+        assert_ne!(
+            params_hash(&IslandParams::default()),
+            params_hash(&IslandParams {
+                seed: 3,
+                ..IslandParams::default()
+            })
+        );
     }
 }

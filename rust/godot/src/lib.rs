@@ -66,6 +66,7 @@ unsafe impl ExtensionLibrary for ProceduralIslandExtension {
             // The cached coast masks hold objects of our classes: free them while the classes
             // are still registered.
             island::properties::release_mask_cache();
+            island::material::release_shader_cache();
             // Stop every background thread (also those of nodes still alive, e.g. when the
             // editor quits right after opening a scene) before the library unloads.
             island::worker::join_all();

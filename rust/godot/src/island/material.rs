@@ -13,6 +13,26 @@
 
 use godot::classes::{Material, ResourceLoader, Shader, ShaderMaterial};
 use godot::prelude::*;
+use std::cell::RefCell;
+
+thread_local! {
+    /// The two builds of the terrain shader, shared by every island (main thread only): a
+    /// world of islands parses and compiles them once, not once per island. Keyed by the
+    /// shader file's code, so an edited file gets new builds.
+    static SHADERS: RefCell<Option<SharedShaders>> = const { RefCell::new(None) };
+}
+
+struct SharedShaders {
+    code: GString,
+    software: bool,
+    textured: Gd<Shader>,
+    plain: Gd<Shader>,
+}
+
+/// Forget the shared shader builds (when the extension unloads, before Godot's own shutdown).
+pub fn release_shader_cache() {
+    SHADERS.with_borrow_mut(|s| s.take());
+}
 
 /// Where the addon keeps its copy of `shaders/terrain.gdshader`.
 const SHADER_PATH: &str = "res://addons/procedural_island/terrain.gdshader";
@@ -111,6 +131,37 @@ fn software_rasteriser() -> bool {
     rs.get_rendering_device().is_some() && rs.get_video_adapter_type() == DeviceType::CPU
 }
 
+/// The textured and plain builds of the terrain shader, made once and shared.
+fn shared_shaders() -> (Gd<Shader>, Gd<Shader>) {
+    let file = builtin_shader(SHADER_PATH, SHADER_CODE);
+    let code = file.get_code();
+    let software = software_rasteriser();
+    SHADERS.with_borrow_mut(|cache| {
+        if let Some(c) = cache.as_ref() {
+            if c.code == code && c.software == software {
+                return (c.textured.clone(), c.plain.clone());
+            }
+        }
+        let text = code.to_string();
+        let mut plain = Shader::new_gd();
+        plain.set_code(&without_layer_textures(&text));
+        let textured = if software {
+            let mut t = Shader::new_gd();
+            t.set_code(&with_define(&text, NO_ANISOTROPY));
+            t
+        } else {
+            file
+        };
+        *cache = Some(SharedShaders {
+            code,
+            software,
+            textured: textured.clone(),
+            plain: plain.clone(),
+        });
+        (textured, plain)
+    })
+}
+
 impl TerrainMaterial {
     /// The material of every chunk: `user` or the built-in one.
     pub fn resolve(&mut self, user: Option<&Gd<Material>>) -> Gd<Material> {
@@ -129,15 +180,7 @@ impl TerrainMaterial {
         if self.builtin.is_some() {
             return;
         }
-        let mut textured = builtin_shader(SHADER_PATH, SHADER_CODE);
-        let code = textured.get_code().to_string();
-        let mut plain = Shader::new_gd();
-        plain.set_code(&without_layer_textures(&code));
-        if software_rasteriser() {
-            let mut t = Shader::new_gd();
-            t.set_code(&with_define(&code, NO_ANISOTROPY));
-            textured = t;
-        }
+        let (textured, plain) = shared_shaders();
         let mut material = ShaderMaterial::new_gd();
         material.set_shader(&plain);
         self.builtin = Some(Builtin {

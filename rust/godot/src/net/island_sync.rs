@@ -6,12 +6,15 @@
 
 use crate::brush::terrain_brush::TerrainBrush;
 use crate::island::procedural_island::ProceduralIsland;
+use crate::net::world_sync::WorldSync;
+use crate::world::island_world::IslandWorld;
 use godot::classes::multiplayer_peer::ConnectionStatus;
 use godot::classes::node::InternalMode;
 use godot::classes::{INode, MultiplayerApi, Node};
 use godot::prelude::*;
 use island_core::sync::{
-    EditAction, EditBrush, EditCommand, EditLog, Fingerprint, ParamsMessage, PROTOCOL_VERSION,
+    CellEdit, EditAction, EditBrush, EditCommand, EditLog, Fingerprint, ParamsMessage,
+    WorldEditLog, WorldMessage, PROTOCOL_VERSION,
 };
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::time::Instant;
@@ -47,6 +50,13 @@ const KEPT_FINGERPRINTS: usize = 64;
 ///
 /// With [member force_cpu_backend] on (the default) every peer generates on the CPU path, the
 /// one that gives the same bits on every machine (the GPU path agrees only within a tolerance).
+///
+/// Under an [IslandWorld] (its child, or [member island] pointing at one) the world's layout
+/// travels instead of an island's parameters, each edit names its cell (it applies to that
+/// cell's detailed island, where the edit's position is), and every peer streams its own islands:
+/// a cell's edits are applied whenever its detailed island is loaded (the world keeps them while
+/// it is unloaded), and peers report one fingerprint per detailed cell, which the authority
+/// compares for the cells it has loaded as well.
 #[derive(GodotClass)]
 #[class(base=Node)]
 pub struct IslandSync {
@@ -110,6 +120,8 @@ pub struct IslandSync {
     verdict: Option<(bool, String)>,
     /// Frames for the parameter check (authority).
     param_check_at: Option<Instant>,
+    /// The world's state when the subject is an `IslandWorld`.
+    world: WorldSync,
 }
 
 #[godot_api]
@@ -141,6 +153,7 @@ impl INode for IslandSync {
             reported_at: None,
             verdict: None,
             param_check_at: None,
+            world: WorldSync::default(),
         }
     }
 
@@ -157,6 +170,12 @@ impl INode for IslandSync {
             if self.force_cpu_backend {
                 let mut isl = isl;
                 isl.set("backend", &ProceduralIsland::BACKEND_CPU.to_variant());
+            }
+        }
+        if let Some(mut w) = self.world_node() {
+            if self.force_cpu_backend {
+                w.bind_mut()
+                    .set_forced_backend(Some(ProceduralIsland::BACKEND_CPU));
             }
         }
         self.brush = Some(brush);
@@ -186,6 +205,13 @@ impl INode for IslandSync {
             }
         }
         match role {
+            Role::Authority if self.world_node().is_some() => {
+                self.apply_world();
+                self.world_authority_frame();
+            }
+            Role::Client if self.world_node().is_some() => {
+                self.world_peer_frame();
+            }
             Role::Authority => {
                 self.apply_queued();
                 self.authority_frame();
@@ -201,8 +227,10 @@ impl INode for IslandSync {
 
     fn get_configuration_warnings(&self) -> PackedStringArray {
         let mut w = PackedStringArray::new();
-        if let Err(e) = self.island_node() {
-            w.push(&GString::from(&e));
+        if self.world_node().is_none() {
+            if let Err(e) = self.island_node() {
+                w.push(&GString::from(&e));
+            }
         }
         w
     }
@@ -247,6 +275,9 @@ impl IslandSync {
     /// `spacing × radius` along them), as [method edit_dab]. At most 1024 points.
     #[func]
     fn edit_stroke(&mut self, brush: Gd<TerrainBrush>, points: PackedVector3Array) -> bool {
+        if self.world_node().is_some() {
+            return self.submit_world("edit_stroke", &brush, Some(&points));
+        }
         self.submit_from("edit_stroke", &brush, |s| {
             let isl = s.island_node()?;
             let pts = points
@@ -264,6 +295,12 @@ impl IslandSync {
     /// `brush.fill_by_rule()` as an edit (see [method edit_dab]).
     #[func]
     fn edit_fill(&mut self, brush: Gd<TerrainBrush>) -> bool {
+        if self.world_node().is_some() {
+            godot_error!(
+                "IslandSync.edit_fill: a world has no whole-island fill; paint with edit_stroke"
+            );
+            return false;
+        }
         self.submit_from("edit_fill", &brush, |_| Ok(EditAction::Fill))
     }
 
@@ -274,6 +311,10 @@ impl IslandSync {
             godot_error!("IslandSync.edit_clear_layer: layer must be 0..7, got {layer}");
             return false;
         };
+        if self.world_node().is_some() {
+            godot_error!("IslandSync.edit_clear_layer: not available under an IslandWorld");
+            return false;
+        }
         let mut b = brush;
         let was = b.get("layer");
         b.set("layer", &(l as i32).to_variant());
@@ -286,6 +327,9 @@ impl IslandSync {
     /// with the game; [method apply_edit_log] replays it.
     #[func]
     fn get_edit_log(&self) -> PackedByteArray {
+        if self.world_node().is_some() {
+            return PackedByteArray::from(self.world.log.encode());
+        }
         PackedByteArray::from(self.log.encode())
     }
 
@@ -300,6 +344,22 @@ impl IslandSync {
                  client); ask the server to replay it"
             );
             return false;
+        }
+        if self.world_node().is_some() {
+            return match WorldEditLog::decode(bytes.as_slice()) {
+                Ok(log) => {
+                    for e in log.edits {
+                        self.accept_cell(e);
+                    }
+                    true
+                }
+                Err(e) => {
+                    godot_error!(
+                        "IslandSync.apply_edit_log: not a valid world edit log, nothing applied: {e}"
+                    );
+                    false
+                }
+            };
         }
         match EditLog::decode(bytes.as_slice()) {
             Ok(log) => {
@@ -320,18 +380,36 @@ impl IslandSync {
     /// Edits in the log (accepted).
     #[func]
     fn get_edit_count(&self) -> i64 {
+        if self.world_node().is_some() {
+            return self.world.len() as i64;
+        }
         self.log.commands.len() as i64
     }
 
     /// Edits applied to the island so far.
     #[func]
     fn get_applied_count(&self) -> i64 {
+        if self.world_node().is_some() {
+            return self.world.applied_total() as i64;
+        }
         self.applied as i64
+    }
+
+    /// Under an [IslandWorld]: the fingerprint of `cell`'s detailed island (16 hex digits), empty
+    /// when it is not loaded, not idle or misses edits.
+    #[func]
+    fn get_cell_fingerprint(&self, cell: Vector2i) -> GString {
+        self.world_node()
+            .and_then(|w| self.world.fingerprint(&w, [cell.x, cell.y]))
+            .map_or(GString::new(), |f| GString::from(&f.hex()))
     }
 
     /// Whether every accepted edit is applied and the island is not generating.
     #[func]
     fn is_idle(&self) -> bool {
+        if let Some(w) = self.world_node() {
+            return self.world.idle(&w);
+        }
         self.queue.is_empty()
             && self
                 .island_node()
@@ -378,6 +456,14 @@ impl IslandSync {
         for (p, n) in &self.verified {
             ver.set(*p as i64, *n as i64);
         }
+        // Under a world: peer id → number of cells verified.
+        let mut counts: HashMap<i32, i64> = HashMap::new();
+        for (p, _) in self.world.verified.keys() {
+            *counts.entry(*p).or_default() += 1;
+        }
+        for (p, n) in counts {
+            ver.set(p as i64, n);
+        }
         d.set("verified", &ver);
         d.set("joined", self.joined_self);
         d.set(
@@ -405,7 +491,12 @@ impl IslandSync {
         if !self.sent_by_authority("_net_hello") {
             return;
         }
-        if let Err(e) = self.take_hello(params.as_slice(), log.as_slice()) {
+        let r = if self.world_node().is_some() {
+            self.take_world_hello(params.as_slice(), log.as_slice())
+        } else {
+            self.take_hello(params.as_slice(), log.as_slice())
+        };
+        if let Err(e) = r {
             self.fail_here(&e);
         }
     }
@@ -438,6 +529,20 @@ impl IslandSync {
             godot_error!("IslandSync: an edit arrived before the parameters; ignored");
             return;
         }
+        if self.world_node().is_some() {
+            if index != self.world.len() as i64 {
+                self.fail_here(&format!(
+                    "world edit {index} arrived, expected {}",
+                    self.world.len()
+                ));
+                return;
+            }
+            match CellEdit::decode(bytes.as_slice()) {
+                Ok(e) => self.world.log.edits.push(e),
+                Err(e) => self.fail_here(&format!("world edit {index} from the authority: {e}")),
+            }
+            return;
+        }
         if index != self.log.commands.len() as i64 {
             self.fail_here(&format!(
                 "edit {index} arrived, expected {} (lost or reordered messages: use a reliable \
@@ -463,6 +568,28 @@ impl IslandSync {
         };
         if !self.allow_client_edits {
             self.reject(peer, "client edits are off (allow_client_edits)".into());
+            return;
+        }
+        if self.world_node().is_some() {
+            let e = match CellEdit::decode(bytes.as_slice()) {
+                Ok(e) => e,
+                Err(e) => {
+                    self.reject(peer, format!("malformed world edit: {e}"));
+                    return;
+                }
+            };
+            if self.edit_filter.is_valid() {
+                let mut d = edit_dictionary(peer, &e.command);
+                d.set("cell", Vector2i::new(e.cell[0], e.cell[1]));
+                let verdict = self
+                    .edit_filter
+                    .call(&[(peer as i64).to_variant(), d.to_variant()]);
+                if !verdict.try_to::<bool>().unwrap_or(false) {
+                    self.reject(peer, "refused by edit_filter".into());
+                    return;
+                }
+            }
+            self.accept_cell(e);
             return;
         }
         let c = match EditCommand::decode(bytes.as_slice()) {
@@ -493,6 +620,29 @@ impl IslandSync {
         let Some(peer) = self.client_sender("_net_fingerprint") else {
             return;
         };
+        if self.world_node().is_some() {
+            let b = bytes.as_slice();
+            let parsed = if b.len() > 8 {
+                let cx = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                let cz = i32::from_le_bytes([b[4], b[5], b[6], b[7]]);
+                Fingerprint::decode(&b[8..]).map(|f| ([cx, cz], f))
+            } else {
+                Err(island_core::sync::SyncError(
+                    "a cell fingerprint of 8 bytes or less".into(),
+                ))
+            };
+            match parsed {
+                Ok((cell, f)) if f.edits as usize <= self.world.log.count_for(cell) => {
+                    self.world.keep(peer, cell, f, backend.to_string())
+                }
+                Ok(_) => self.reject(
+                    peer,
+                    "a cell fingerprint after more edits than the log has".into(),
+                ),
+                Err(e) => self.reject(peer, format!("malformed cell fingerprint: {e}")),
+            }
+            return;
+        }
         match Fingerprint::decode(bytes.as_slice()) {
             Ok(f) if f.edits as usize <= self.log.commands.len() => {
                 self.reported.insert(peer, (f, backend.to_string()));
@@ -610,6 +760,16 @@ impl IslandSync {
         .map_err(|_| {
             "IslandSync: the `island` node (or the parent) is not a ProceduralIsland".into()
         })
+    }
+
+    /// The `IslandWorld` this node syncs, when its subject is a world.
+    fn world_node(&self) -> Option<Gd<IslandWorld>> {
+        let node = if self.island.is_empty() {
+            self.base().get_parent()
+        } else {
+            self.base().get_node_or_null(&self.island)
+        };
+        node?.try_cast::<IslandWorld>().ok()
     }
 
     fn multiplayer(&self) -> Option<Gd<MultiplayerApi>> {
@@ -821,6 +981,33 @@ impl IslandSync {
     }
 
     fn send_hello(&mut self, peer: i32) {
+        if let Some(w) = self.world_node() {
+            let msg = w.bind().template_params_hash().and_then(|template_hash| {
+                WorldMessage {
+                    addon_version: env!("CARGO_PKG_VERSION").to_string(),
+                    world: w.bind().world_params(),
+                    template_hash,
+                }
+                .encode()
+                .map_err(|e| e.to_string())
+            });
+            match msg {
+                Ok(b) => {
+                    let log = self.world.log.encode();
+                    self.send(
+                        peer,
+                        "_net_hello",
+                        &[
+                            PackedByteArray::from(b).to_variant(),
+                            PackedByteArray::from(log).to_variant(),
+                        ],
+                    );
+                    self.joined.insert(peer);
+                }
+                Err(e) => godot_error!("IslandSync: cannot send the world to peer {peer}: {e}"),
+            }
+            return;
+        }
         let params = match self.params_bytes() {
             Ok(b) => b,
             Err(e) => {
@@ -885,6 +1072,186 @@ impl IslandSync {
         self.queue.extend(log.commands.iter().cloned());
         self.log = log;
         Ok(())
+    }
+
+    /// Peer: take the authority's world and its log.
+    fn take_world_hello(&mut self, world: &[u8], log: &[u8]) -> Result<(), String> {
+        let m = WorldMessage::decode(world).map_err(|e| format!("the authority's world: {e}"))?;
+        let ours = env!("CARGO_PKG_VERSION");
+        if m.addon_version != ours {
+            return Err(format!(
+                "addon version {} on the authority, {ours} here: install the same addon on every \
+                 peer",
+                m.addon_version
+            ));
+        }
+        let log = WorldEditLog::decode(log)
+            .map_err(|e| format!("the authority's world edit log: {e}"))?;
+        let mut w = self.world_node().ok_or("no IslandWorld here")?;
+        let template = w.bind().template_params_hash()?;
+        if template != m.template_hash {
+            return Err(
+                "this peer's IslandWorld has another island template (island_scene) than the \
+                 authority's: every peer needs the same island_scene"
+                    .into(),
+            );
+        }
+        if self.joined_self {
+            return Err("the world arrived twice; ignored".into());
+        }
+        w.bind_mut().set_world_params(&m.world);
+        self.world.log = log;
+        self.joined_self = true;
+        Ok(())
+    }
+
+    /// A world edit from `brush` at `points` (global): the cell and the island-local points of
+    /// the detailed island there.
+    fn submit_world(
+        &mut self,
+        what: &str,
+        brush: &Gd<TerrainBrush>,
+        points: Option<&PackedVector3Array>,
+    ) -> bool {
+        let edit = (|| -> Result<CellEdit, String> {
+            let w = self.world_node().ok_or("no IslandWorld")?;
+            let pts = points.map(|p| p.as_slice().to_vec()).unwrap_or_default();
+            let first = *pts.first().ok_or("a stroke needs at least one point")?;
+            let local0 = w.to_local(first);
+            let cell = w.bind().cell_at(local0.x as f64, local0.z as f64);
+            let isl = w
+                .bind()
+                .detail_island([cell.x as i64, cell.y as i64])
+                .ok_or(format!(
+                    "no detailed island loaded at ({:.0}, {:.0}) (cell ({}, {})): edits go to \
+                     islands within detail_distance",
+                    first.x, first.z, cell.x, cell.y
+                ))?;
+            let mut local = Vec::with_capacity(pts.len());
+            for p in &pts {
+                let wl = w.to_local(*p);
+                let c = w.bind().cell_at(wl.x as f64, wl.z as f64);
+                if c != cell {
+                    return Err("a stroke must stay in one island's cell".into());
+                }
+                let l = isl.to_local(*p);
+                local.push([l.x, l.z]);
+            }
+            let command = EditCommand {
+                brush: brush.bind().edit_brush()?,
+                action: EditAction::Stroke(local),
+            };
+            command.validate().map_err(|e| e.to_string())?;
+            Ok(CellEdit {
+                cell: [cell.x, cell.y],
+                command,
+            })
+        })();
+        let e = match edit {
+            Ok(e) => e,
+            Err(e) => {
+                godot_error!("IslandSync.{what}: {e}");
+                return false;
+            }
+        };
+        if self.is_authority() {
+            self.accept_cell(e);
+            return true;
+        }
+        let Ok(bytes) = e.encode() else {
+            return false;
+        };
+        self.send(
+            1,
+            "_net_request_edit",
+            &[PackedByteArray::from(bytes).to_variant()],
+        );
+        true
+    }
+
+    /// Authority: log a world edit and send it to every joined peer.
+    fn accept_cell(&mut self, e: CellEdit) {
+        let index = self.world.len() as i64;
+        let bytes = PackedByteArray::from(e.encode().unwrap_or_default());
+        self.world.log.edits.push(e);
+        let peers: Vec<i32> = self.joined.iter().copied().collect();
+        for p in peers {
+            self.send(
+                p,
+                "_net_edit",
+                &[index.to_variant(), bytes.clone().to_variant()],
+            );
+        }
+    }
+
+    /// Apply the world edits whose islands are loaded.
+    fn apply_world(&mut self) {
+        let (Some(w), Some(mut brush)) = (self.world_node(), self.brush.clone()) else {
+            return;
+        };
+        let before = self.world.applied_total();
+        self.world.apply(&w, &mut brush, APPLY_BUDGET_MS);
+        for i in before..self.world.applied_total() {
+            self.signals().edit_applied().emit(i as i64);
+        }
+    }
+
+    fn world_authority_frame(&mut self) {
+        let Some(w) = self.world_node() else {
+            return;
+        };
+        for v in self.world.compare(&w) {
+            match v.result {
+                Ok(hex) => {
+                    let h = GString::from(&hex);
+                    let reason =
+                        GString::from(&format!("cell ({}, {}) {hex}", v.cell[0], v.cell[1]));
+                    self.send(
+                        v.peer,
+                        "_net_verdict",
+                        &[true.to_variant(), reason.to_variant()],
+                    );
+                    self.signals().peer_verified().emit(v.peer as i64, &h);
+                }
+                Err(reason) => {
+                    godot_error!("IslandSync: peer {}: {reason}", v.peer);
+                    let r = GString::from(&reason);
+                    self.send(
+                        v.peer,
+                        "_net_verdict",
+                        &[false.to_variant(), r.to_variant()],
+                    );
+                    self.signals().peer_mismatch().emit(v.peer as i64, &r);
+                }
+            }
+        }
+    }
+
+    fn world_peer_frame(&mut self) {
+        if !self.asked {
+            self.asked = true;
+            self.send(1, "_net_want_hello", &[]);
+            return;
+        }
+        if !self.joined_self {
+            return;
+        }
+        self.apply_world();
+        let Some(w) = self.world_node() else {
+            return;
+        };
+        for (cell, f, backend) in self.world.reports(&w) {
+            let mut b = Vec::with_capacity(50);
+            b.extend_from_slice(&cell[0].to_le_bytes());
+            b.extend_from_slice(&cell[1].to_le_bytes());
+            b.extend_from_slice(&f.encode());
+            let backend = GString::from(&backend);
+            self.send(
+                1,
+                "_net_fingerprint",
+                &[PackedByteArray::from(b).to_variant(), backend.to_variant()],
+            );
+        }
     }
 
     /// Peer: report a problem here (error, signal) and to the authority.

@@ -146,6 +146,9 @@ pub struct IslandWorld {
     frame_ms_max: f64,
     queued: usize,
     sea_depth: f32,
+    /// A backend every island is generated with (`IslandSync`: the CPU path), else the
+    /// template's.
+    forced_backend: Option<i32>,
 }
 
 #[godot_api]
@@ -178,6 +181,7 @@ impl INode3D for IslandWorld {
             frame_ms_max: 0.0,
             queued: 0,
             sea_depth: island_core::params::CoastParams::DEFAULT_SEA_DEPTH,
+            forced_backend: None,
         }
     }
 
@@ -533,7 +537,71 @@ fn cell_vector(c: [i64; 2]) -> Vector2i {
     Vector2i::new(clamp_i32(c[0]), clamp_i32(c[1]))
 }
 
+/// For `IslandSync`.
 impl IslandWorld {
+    /// The detailed island of `cell` once it is generated (null while it generates or is not
+    /// loaded at full detail).
+    pub fn detail_island(&self, cell: [i64; 2]) -> Option<Gd<ProceduralIsland>> {
+        let e = self.entries.get(&cell)?;
+        if e.detail_ready {
+            e.detail.clone().filter(|i| i.is_instance_valid())
+        } else {
+            None
+        }
+    }
+
+    /// Every cell with its generated detailed island, in cell order.
+    pub fn detail_cells(&self) -> Vec<([i64; 2], Gd<ProceduralIsland>)> {
+        let mut v: Vec<([i64; 2], Gd<ProceduralIsland>)> = self
+            .entries
+            .keys()
+            .filter_map(|c| self.detail_island(*c).map(|i| (*c, i)))
+            .collect();
+        v.sort_by_key(|e| e.0);
+        v
+    }
+
+    /// Generate every island with `backend` (a `ProceduralIsland.BACKEND_*`), or the
+    /// template's (None). Islands already loaded keep theirs.
+    pub fn set_forced_backend(&mut self, backend: Option<i32>) {
+        self.forced_backend = backend;
+    }
+
+    /// The world's layout.
+    pub fn world_params(&self) -> WorldParams {
+        self.params()
+    }
+
+    /// Take a whole layout at once (one reload of the islands; their edits are kept).
+    pub fn set_world_params(&mut self, p: &WorldParams) {
+        self.world_seed = p.world_seed as i64;
+        self.cell_size = p.cell_size;
+        self.island_chance = p.island_chance;
+        self.island_size_min = p.island_size_min;
+        self.island_size_max = p.island_size_max;
+        self.samples_per_metre = p.samples_per_metre;
+        self.layout_changed();
+    }
+
+    /// A hash of the template island's generation parameters (the node's defaults without
+    /// `island_scene`): peers of one world must share it.
+    pub fn template_params_hash(&self) -> Result<u64, String> {
+        let isl = match &self.island_scene {
+            None => ProceduralIsland::new_alloc(),
+            Some(s) => s
+                .instantiate()
+                .ok_or("IslandWorld: island_scene cannot be instantiated")?
+                .try_cast::<ProceduralIsland>()
+                .map_err(|n| {
+                    n.free();
+                    "IslandWorld: island_scene's root is not a ProceduralIsland".to_string()
+                })?,
+        };
+        let m = isl.bind().net_params_message(0);
+        isl.free();
+        Ok(island_core::sync::params_hash(&m?.params))
+    }
+
     fn params(&self) -> WorldParams {
         WorldParams {
             world_seed: self.world_seed as u64,
@@ -884,6 +952,9 @@ impl IslandWorld {
         isl.set("sea_enabled", &false.to_variant());
         isl.set("build_budget_ms", &self.build_budget_ms.to_variant());
         isl.set("seed", &(p.seed as i64).to_variant());
+        if let Some(b) = self.forced_backend {
+            isl.set("backend", &b.to_variant());
+        }
         isl.set("world_size", &p.world_size.to_variant());
         isl.set("resolution", &(res as i64).to_variant());
         let chunk = isl.get("chunk_size").try_to::<u32>().unwrap_or(0);
