@@ -17,7 +17,7 @@ const NOT_IN_SCHEMA := [
 	"sculpt_enabled", "backend", "auto_regenerate", "generate_on_ready", "build_budget_ms",
 	"lod_enabled", "lod_levels", "lod_distance", "collision_mode", "lod_budget_ms",
 	"sea_enabled", "inland_water_enabled", "water_material", "scatter_layers",
-	"stored_resources",
+	"stored_resources", "server_mode",
 ]
 
 
