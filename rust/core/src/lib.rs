@@ -68,6 +68,7 @@ pub mod shaping;
 mod simd;
 pub mod spawn;
 pub mod splat;
+pub mod stamps;
 pub mod surface_query;
 pub mod sync;
 pub mod value_noise;

@@ -4,18 +4,32 @@
 
 use super::*;
 use crate::island::island_parts::IslandParts;
+use crate::island::island_stamp::IslandStamp;
 use crate::water::water_summary::WaterSummary;
+use island_core::sculpt::SculptLayer;
+use island_core::stamps::Stamp;
+
+/// The last composition of the island's stamps with the brush's sculpt layer.
+pub(super) struct StampCache {
+    stamps: Vec<Stamp>,
+    brush: Option<Arc<SculptLayer>>,
+    resolution: usize,
+    world_size: f32,
+    layer: Arc<SculptLayer>,
+}
 
 impl ProceduralIsland {
     /// Validated request from the properties.
     pub(super) fn make_request(&self) -> Result<Request, String> {
         let mut params = self.generation_params()?;
-        if self.sculpt_enabled {
-            params.sculpt = self
-                .splat_paint
+        let brush = if self.sculpt_enabled {
+            self.splat_paint
                 .as_ref()
-                .and_then(|p| p.bind().sculpt_for_generation());
-        }
+                .and_then(|p| p.bind().sculpt_for_generation())
+        } else {
+            None
+        };
+        params.sculpt = self.with_stamps(brush, params.resolution as usize, params.world_size)?;
         params.validate().map_err(|e| e.to_string())?;
         let chunks = params.chunks_per_side() as u64 * params.chunks_per_side() as u64;
         if chunks > MAX_CHUNKS {
@@ -41,6 +55,59 @@ impl ProceduralIsland {
             meshes: !self.lod_enabled && !self.server_active(),
             backend,
         })
+    }
+
+    /// The `IslandStamp` children (enabled ones, in child order) in the island's frame.
+    pub(super) fn stamps(&self) -> Vec<Stamp> {
+        self.base()
+            .get_children()
+            .iter_shared()
+            .filter_map(|c| c.try_cast::<IslandStamp>().ok())
+            .filter(|s| s.bind().is_enabled())
+            .map(|s| s.bind().stamp())
+            .collect()
+    }
+
+    /// The sculpt layer the generator gets: the stamps with the brush's layer on top (the last
+    /// composition is reused while neither changed: the editor builds a request every frame).
+    pub(super) fn with_stamps(
+        &self,
+        brush: Option<Arc<SculptLayer>>,
+        resolution: usize,
+        world_size: f32,
+    ) -> Result<Option<Arc<SculptLayer>>, String> {
+        let stamps = self.stamps();
+        if stamps.is_empty() {
+            return Ok(brush);
+        }
+        let mut cache = self.stamp_cache.borrow_mut();
+        if let Some(c) = cache.as_ref() {
+            let same_brush = match (&c.brush, &brush) {
+                (None, None) => true,
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                _ => false,
+            };
+            if same_brush
+                && c.stamps == stamps
+                && c.resolution == resolution
+                && c.world_size.to_bits() == world_size.to_bits()
+            {
+                return Ok(Some(c.layer.clone()));
+            }
+        }
+        let layer = island_core::stamps::compose(&stamps, brush.as_deref(), resolution, world_size)
+            .map_err(|e| format!("invalid IslandStamp: {e}"))?
+            .map(Arc::new);
+        if let Some(l) = &layer {
+            *cache = Some(StampCache {
+                stamps,
+                brush,
+                resolution,
+                world_size,
+                layer: l.clone(),
+            });
+        }
+        Ok(layer)
     }
 
     /// Advice for a large island drawn without LOD (a configuration warning, not an error).

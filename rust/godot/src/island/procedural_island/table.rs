@@ -1,6 +1,7 @@
 //! The `ProceduralIsland` struct: its inspector properties (one table, see
 //! [`crate::island::properties`]) and its runtime state.
 
+use super::build::StampCache;
 use crate::brush::splat_paint::SplatPaint;
 use crate::editor::auto_regenerate::AutoRegenerate;
 use crate::island::frame_watch::FrameWatch;
@@ -499,6 +500,8 @@ island_node! {
             /// Generation parameters received from an `IslandSync` authority: they replace
             /// the properties' (see `net.rs`).
             net_params: Option<island_core::IslandParams> = None,
+            /// The last composition of the stamps with the brush's layer (see `build.rs`).
+            stamp_cache: std::cell::RefCell<Option<StampCache>> = std::cell::RefCell::new(None),
         }
     }
 }

@@ -1,0 +1,195 @@
+//! The `IslandStamp` node: a landmark placed by hand that the island grows around.
+//!
+//! The shapes are engine-free (`island_core::stamps`); this node gives one its position,
+//! rotation and size from its transform and tells its island when it changes.
+
+use crate::island::procedural_island::ProceduralIsland;
+use godot::classes::notify::Node3DNotification;
+use godot::classes::{Engine, INode3D, Node3D};
+use godot::prelude::*;
+use island_core::stamps::{Stamp, StampKind, DEFAULT_FALLOFF, DEFAULT_HEIGHT, DEFAULT_RADIUS};
+
+/// A landmark the island grows around: a mountain, a crater, a plateau, a basin (a lake fills
+/// it), a bay cut into the coast or an islet rising from the sea. Add it as a child of a
+/// [ProceduralIsland]; its position (x, z), rotation about the vertical axis and scale (x, z)
+/// place and shape it. Stamps enter the generator where the sculpt layer does, before erosion
+/// and drainage (stamps first, then the brush's sculpting on top), so valleys, rivers, lakes,
+/// splat and scatter follow them; they survive regenerate and seed changes.
+///
+/// Moving, rotating or editing a stamp regenerates the island (in the editor: in the background,
+/// 0.3 s after the last change, with Godot's own undo; in a game: in the background at the next
+/// frame). Several stamps add up in the order of the children.
+#[derive(GodotClass)]
+#[class(tool, base=Node3D)]
+pub struct IslandStamp {
+    base: Base<Node3D>,
+    /// What the stamp makes: [constant KIND_MOUNTAIN], [constant KIND_CRATER],
+    /// [constant KIND_PLATEAU], [constant KIND_BASIN], [constant KIND_BAY], [constant KIND_ISLET].
+    #[export]
+    #[var(set = set_kind, hint = ENUM, hint_string = "Mountain:0,Crater:1,Plateau:2,Basin:3,Bay:4,Islet:5")]
+    kind: i32,
+    /// Radius, metres (times the node's scale along its own x and z).
+    #[export(range = (1.0, 5000.0, 0.5, or_greater, suffix = "m"))]
+    #[var(set = set_radius)]
+    radius: f32,
+    /// Mountain and islet height, crater and basin depth, metres; for a plateau the height of its
+    /// flat top above sea level.
+    #[export(range = (-100.0, 1000.0, 0.1, or_less, or_greater, suffix = "m"))]
+    #[var(set = set_height)]
+    height: f32,
+    /// Edge fade, fraction of the radius (0 = a hard edge).
+    #[export(range = (0.0, 1.0, 0.01))]
+    #[var(set = set_falloff)]
+    falloff: f32,
+    /// Off: the island ignores the stamp.
+    #[export]
+    #[var(set = set_enabled)]
+    enabled: bool,
+}
+
+#[godot_api]
+impl INode3D for IslandStamp {
+    fn init(base: Base<Node3D>) -> Self {
+        IslandStamp {
+            base,
+            kind: 0,
+            radius: DEFAULT_RADIUS,
+            height: DEFAULT_HEIGHT,
+            falloff: DEFAULT_FALLOFF,
+            enabled: true,
+        }
+    }
+
+    fn ready(&mut self) {
+        self.base_mut().set_notify_local_transform(true);
+        self.changed();
+    }
+
+    fn on_notification(&mut self, what: Node3DNotification) {
+        match what {
+            Node3DNotification::LOCAL_TRANSFORM_CHANGED => self.changed(),
+            Node3DNotification::EXIT_TREE => self.changed(),
+            _ => {}
+        }
+    }
+
+    fn get_configuration_warnings(&self) -> PackedStringArray {
+        let mut w = PackedStringArray::new();
+        if self.island().is_none() {
+            w.push("IslandStamp must be a child of a ProceduralIsland");
+        }
+        if let Err(e) = self.stamp().validate() {
+            w.push(&GString::from(&e.to_string()));
+        }
+        w
+    }
+}
+
+#[godot_api]
+impl IslandStamp {
+    /// A rounded peak.
+    #[constant]
+    pub const KIND_MOUNTAIN: i32 = 0;
+    /// A bowl with a raised rim.
+    #[constant]
+    pub const KIND_CRATER: i32 = 1;
+    /// A flat top at [member height] above sea level (held level through erosion).
+    #[constant]
+    pub const KIND_PLATEAU: i32 = 2;
+    /// A hollow that fills with a lake.
+    #[constant]
+    pub const KIND_BASIN: i32 = 3;
+    /// Sea cut into the coast.
+    #[constant]
+    pub const KIND_BAY: i32 = 4;
+    /// New land rising from the sea.
+    #[constant]
+    pub const KIND_ISLET: i32 = 5;
+
+    #[func]
+    fn set_kind(&mut self, v: i32) {
+        self.kind = v;
+        self.changed();
+    }
+    #[func]
+    fn set_radius(&mut self, v: f32) {
+        self.radius = v;
+        self.changed();
+    }
+    #[func]
+    fn set_height(&mut self, v: f32) {
+        self.height = v;
+        self.changed();
+    }
+    #[func]
+    fn set_falloff(&mut self, v: f32) {
+        self.falloff = v;
+        self.changed();
+    }
+    #[func]
+    fn set_enabled(&mut self, v: bool) {
+        self.enabled = v;
+        self.changed();
+    }
+}
+
+impl IslandStamp {
+    fn island(&self) -> Option<Gd<ProceduralIsland>> {
+        self.base()
+            .get_parent()
+            .and_then(|p| p.try_cast::<ProceduralIsland>().ok())
+    }
+
+    /// Whether the island uses this stamp.
+    pub fn is_enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// The stamp in the island's frame (the node's local transform: it is the island's child).
+    pub fn stamp(&self) -> Stamp {
+        let t = self.base().get_transform();
+        let b = t.basis;
+        // Godot's yaw: the basis' x column is (cos θ, 0, -sin θ) times the x scale.
+        let x = b.col_a();
+        let z = b.col_c();
+        let sx = (x.x * x.x + x.z * x.z).sqrt();
+        let sz = (z.x * z.x + z.z * z.z).sqrt();
+        // cos θ and sin θ of the yaw from the basis itself (no trigonometric call, so the same
+        // bits on every platform); a degenerate basis counts as unrotated.
+        let rotation = if sx > 0.0 {
+            [x.x / sx, -x.z / sx]
+        } else {
+            [1.0, 0.0]
+        };
+        let kind = usize::try_from(self.kind)
+            .ok()
+            .and_then(|k| StampKind::ALL.get(k).copied())
+            .unwrap_or(StampKind::Mountain);
+        Stamp {
+            kind,
+            center: [t.origin.x, t.origin.z],
+            radius_x: self.radius * sx,
+            radius_z: self.radius * sz,
+            rotation,
+            height: self.height,
+            falloff: self.falloff,
+        }
+    }
+
+    /// Tell the island (next frame, coalesced): in the editor its auto-regenerate notices the
+    /// new request by itself; in a game it regenerates in the background.
+    fn changed(&mut self) {
+        if !self.base().is_inside_tree() {
+            return;
+        }
+        self.base_mut().update_configuration_warnings();
+        if Engine::singleton().is_editor_hint() {
+            return;
+        }
+        if let Some(mut isl) = self.island() {
+            if isl.bind().island().is_some() || isl.bind().is_generating() {
+                isl.call_deferred("regenerate_async", &[]);
+            }
+        }
+    }
+}
