@@ -136,12 +136,11 @@ fn shared_shaders() -> (Gd<Shader>, Gd<Shader>) {
     let file = builtin_shader(SHADER_PATH, SHADER_CODE);
     let code = file.get_code();
     let software = software_rasteriser();
-    SHADERS.with_borrow_mut(|cache| {
-        if let Some(c) = cache.as_ref() {
-            if c.code == code && c.software == software {
-                return (c.textured.clone(), c.plain.clone());
-            }
-        }
+    // Only the main thread shares (and releases at unload) its builds: an island made on a
+    // loader thread (threaded scene loading) gets its own, freed with it.
+    let os = godot::classes::Os::singleton();
+    let main = os.get_thread_caller_id() == os.get_main_thread_id();
+    let build = |file: Gd<Shader>| {
         let text = code.to_string();
         let mut plain = Shader::new_gd();
         plain.set_code(&without_layer_textures(&text));
@@ -152,8 +151,20 @@ fn shared_shaders() -> (Gd<Shader>, Gd<Shader>) {
         } else {
             file
         };
+        (textured, plain)
+    };
+    if !main {
+        return build(file);
+    }
+    SHADERS.with_borrow_mut(|cache| {
+        if let Some(c) = cache.as_ref() {
+            if c.code == code && c.software == software {
+                return (c.textured.clone(), c.plain.clone());
+            }
+        }
+        let (textured, plain) = build(file);
         *cache = Some(SharedShaders {
-            code,
+            code: code.clone(),
             software,
             textured: textured.clone(),
             plain: plain.clone(),
