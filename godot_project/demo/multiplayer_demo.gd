@@ -38,8 +38,8 @@ func _ready() -> void:
 	island = ProceduralIsland.new()
 	island.name = "Island"
 	island.seed = 2026
-	island.resolution = 513
-	island.world_size = 1024.0
+	island.resolution = 257
+	island.world_size = 512.0
 	add_child(island)
 	sync = IslandSync.new()
 	sync.name = "IslandSync"
@@ -188,13 +188,17 @@ func _join(addr: String) -> void:
 	verdict = "joining %s:%d ..." % [addr, port]
 
 
-## Put our player on dry, gentle ground: the same candidate points on every peer (find_points is
-## deterministic), one per peer id.
+## Put our player on dry, gentle ground near the others: the same candidate points on every peer
+## (find_points is deterministic), the ones nearest the first, one per peer id.
 func _spawn() -> void:
-	var pts := island.find_points(16, {"min_height": 2.0, "max_slope_degrees": 20.0, "min_distance": 6.0, "seed": 7})
+	var pts := island.find_points(32, {"min_height": 2.0, "max_slope_degrees": 20.0, "min_distance": 4.0, "seed": 7})
 	var p := Vector3.ZERO
 	if pts.size() > 0:
-		p = pts[absi(multiplayer.get_unique_id()) % pts.size()]
+		var first: Vector3 = pts[0]
+		var near := Array(pts)
+		near.sort_custom(func(u: Vector3, v: Vector3) -> bool: return u.distance_to(first) < v.distance_to(first))
+		near = near.slice(0, 6)
+		p = near[absi(multiplayer.get_unique_id()) % near.size()]
 	me.global_position = island.to_global(p) + Vector3(0, 1.5, 0)
 	me.set_physics_process(true)
 	spawned = true
@@ -238,10 +242,10 @@ func _process(delta: float) -> void:
 	clock += delta
 	var online := multiplayer.multiplayer_peer != null and not (multiplayer.multiplayer_peer is OfflineMultiplayerPeer) \
 		and multiplayer.multiplayer_peer.get_connection_status() == MultiplayerPeer.CONNECTION_CONNECTED
-	if autopilot and spawned:
-		var a := clock * 0.4
+	if autopilot and spawned and online:
+		var a := clock * 0.6
 		var dir := Vector3(cos(a), 0, sin(a))
-		me.set("steer", dir * 4.0)
+		me.set("steer", dir * 2.0)
 		dig_clock += delta
 		if dig_clock > 3.0:
 			dig_clock = 0.0

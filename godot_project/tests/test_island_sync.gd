@@ -333,3 +333,53 @@ func _free_branches(branches: Array) -> void:
 			mp.multiplayer_peer.close()
 		get_tree().set_multiplayer(null, br.get_path())
 		br.free()
+
+
+func test_a_peer_with_another_island_is_told_why() -> void:
+	# Two branches of this process, each with its own SceneMultiplayer, over ENet on 127.0.0.1.
+	# The client's scene has a stamp the server's lacks: the same parameters give another island.
+	var a := Node.new()
+	a.name = "MismatchServer"
+	get_tree().root.add_child(a)
+	get_tree().set_multiplayer(SceneMultiplayer.new(), a.get_path())
+	var b := Node.new()
+	b.name = "MismatchClient"
+	get_tree().root.add_child(b)
+	get_tree().set_multiplayer(SceneMultiplayer.new(), b.get_path())
+	var na := NET_SCENE.build(31)
+	var nb := NET_SCENE.build(31)
+	var stamp := IslandStamp.new()
+	stamp.kind = IslandStamp.KIND_MOUNTAIN
+	stamp.position = Vector3(100, 0, 100)
+	nb.get_node("Island").add_child(stamp)
+	a.add_child(na)
+	b.add_child(nb)
+	var sa: IslandSync = na.get_node("Island/Sync")
+	var sb: IslandSync = nb.get_node("Island/Sync")
+	var mismatches := []
+	sa.peer_mismatch.connect(func(id: int, reason: String) -> void: mismatches.append(reason))
+	var failures := []
+	sb.sync_failed.connect(func(reason: String) -> void: failures.append(reason))
+	var server_peer := ENetMultiplayerPeer.new()
+	server_peer.set_bind_ip("127.0.0.1")
+	var port := 0
+	for attempt in 20:
+		var p := 20000 + randi() % 40000
+		if server_peer.create_server(p, 2) == OK:
+			port = p
+			break
+	get_tree().get_multiplayer(a.get_path()).multiplayer_peer = server_peer
+	var client_peer := ENetMultiplayerPeer.new()
+	client_peer.create_client("127.0.0.1", port)
+	get_tree().get_multiplayer(b.get_path()).multiplayer_peer = client_peer
+	expect_error("differ from the authority's")
+	var ok := await _wait_for(func() -> bool: return mismatches.size() > 0 and failures.size() > 0, 120.0)
+	check(ok, "the server got peer_mismatch and the client sync_failed")
+	if ok:
+		check(mismatches[0].contains("heights"), "the reason names the heights: %s" % mismatches[0])
+		check_eq(failures[0], mismatches[0], "the client hears the same reason")
+	for br in [a, b]:
+		var mp := get_tree().get_multiplayer(br.get_path())
+		mp.multiplayer_peer.close()
+		get_tree().set_multiplayer(null, br.get_path())
+		br.free()

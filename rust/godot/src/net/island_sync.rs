@@ -683,7 +683,10 @@ impl IslandSync {
             self.verdict = Some((true, "ok".into()));
             self.signals().synced().emit(&GString::from(&reason));
         } else {
-            self.fail_here(&reason);
+            // The authority's own verdict: said here, not sent back.
+            godot_error!("IslandSync: {reason}");
+            self.verdict = Some((false, reason.clone()));
+            self.signals().sync_failed().emit(&GString::from(&reason));
         }
     }
 
@@ -809,6 +812,10 @@ impl IslandSync {
             self.accept(c);
             return true;
         }
+        if !self.connected() {
+            godot_error!("IslandSync: not connected to the authority: the edit is dropped");
+            return false;
+        }
         let Ok(bytes) = c.encode() else {
             return false;
         };
@@ -818,6 +825,12 @@ impl IslandSync {
             &[PackedByteArray::from(bytes).to_variant()],
         );
         true
+    }
+
+    /// Whether a network peer is connected (a client can reach the authority).
+    fn connected(&self) -> bool {
+        self.multiplayer()
+            .is_some_and(|m| role(&m) != Role::Inactive)
     }
 
     /// Authority: log `c`, queue it and send it to every joined peer.
@@ -1157,6 +1170,10 @@ impl IslandSync {
         if self.is_authority() {
             self.accept_cell(e);
             return true;
+        }
+        if !self.connected() {
+            godot_error!("IslandSync: not connected to the authority: the edit is dropped");
+            return false;
         }
         let Ok(bytes) = e.encode() else {
             return false;
