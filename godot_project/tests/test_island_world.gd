@@ -240,3 +240,42 @@ func test_bad_settings_warn() -> void:
 	expect_error("target")
 	await wait_frames(3)
 	check_eq(w.get_world_stats().loaded, 0, "a freed target streams nothing")
+
+
+## 100 km from the origin (single precision: 1 ulp of 100 000 m is 7.8 mm) an island still
+## generates, and physics rays hit its collider within 5 cm of get_height_at.
+func test_islands_100_km_out_still_work() -> void:
+	var w := _world({"view_distance": 1500.0, "detail_distance": 900.0})
+	var target := Node3D.new()
+	add_child(target)
+	add_child(w)
+	w.targets = [w.get_path_to(target)]
+	var info := {}
+	for r in 6:
+		for j in range(49 - r, 50 + r):
+			for i in range(49 - r, 50 + r):
+				var inf := w.get_island_info(Vector2i(i, j))
+				if info.is_empty() and inf.exists:
+					info = inf
+	if not check(not info.is_empty(), "an island near 100 km"):
+		return
+	var centre: Vector3 = info.center
+	check(centre.x > 95000.0 and centre.z > 95000.0, "the island is about 100 km out (%s)" % centre)
+	target.position = centre
+	if not check(await wait_until(func(): return _detailed_at(w, centre.x, centre.z), 6000), "detailed 100 km out"):
+		return
+	await wait_frames(2)
+	var space := w.get_world_3d().direct_space_state
+	var worst := 0.0
+	var hits := 0
+	for d in [Vector2(10, 10), Vector2(-73.5, 41.25), Vector2(120, -95), Vector2(3.3, -150.7)]:
+		var p := Vector3(centre.x + d.x, 0.0, centre.z + d.y)
+		var q := PhysicsRayQueryParameters3D.create(p + Vector3(0, 500, 0), p + Vector3(0, -500, 0))
+		var hit := space.intersect_ray(q)
+		var h := w.get_height_at(p.x, p.z)
+		if not hit.is_empty() and not is_nan(h):
+			hits += 1
+			worst = maxf(worst, absf(hit.position.y - h))
+	check(hits >= 3, "rays hit the island 100 km out (%d)" % hits)
+	check(worst <= 0.05, "within 5 cm of get_height_at (worst %.4f m)" % worst)
+	print("    100 km out: worst ray-to-height difference %.4f m over %d rays" % [worst, hits])

@@ -9,7 +9,8 @@
 //!   (`generation`, `worker` on a `std::thread`), chunks and colliders (`chunk_data`,
 //!   `chunk_pool`, `surface`: mesh surfaces in Godot's layout), `lod`, the terrain material
 //!   (`material`, `terrain_layer`, `splat_maps`), runtime queries and navigation, `stats`,
-//!   `frame_watch`; `properties` declares the node's inspector properties once.
+//!   `frame_watch`; `properties` declares the node's inspector properties once; the
+//!   `IslandStamp` node (`island_stamp`: landmarks placed by hand).
 //! - [`world`]: the `IslandWorld` node (an endless ocean of streamed islands).
 //! - [`brush`]: the `TerrainBrush` node and the `SplatPaint` resource.
 //! - [`scatter`]: the `ScatterLayer` resource and the scatter MultiMeshes.

@@ -3,11 +3,22 @@
 //! The shapes are engine-free (`island_core::stamps`); this node gives one its position,
 //! rotation and size from its transform and tells its island when it changes.
 
-use crate::island::procedural_island::ProceduralIsland;
 use godot::classes::notify::Node3DNotification;
 use godot::classes::{Engine, INode3D, Node3D};
 use godot::prelude::*;
+use island_core::sculpt::SculptLayer;
 use island_core::stamps::{Stamp, StampKind, DEFAULT_FALLOFF, DEFAULT_HEIGHT, DEFAULT_RADIUS};
+use std::sync::Arc;
+
+/// The island's last composition of its stamps with the brush's sculpt layer (kept by the
+/// island, reused while neither changed).
+pub struct StampCache {
+    pub(crate) stamps: Vec<Stamp>,
+    pub(crate) brush: Option<Arc<SculptLayer>>,
+    pub(crate) resolution: usize,
+    pub(crate) world_size: f32,
+    pub(crate) layer: Arc<SculptLayer>,
+}
 
 /// A landmark the island grows around: a mountain, a crater, a plateau, a basin (a lake fills
 /// it), a bay cut into the coast or an islet rising from the sea. Add it as a child of a
@@ -134,10 +145,11 @@ impl IslandStamp {
 }
 
 impl IslandStamp {
-    fn island(&self) -> Option<Gd<ProceduralIsland>> {
+    /// The parent island (not imported as a type: the island's module imports this one).
+    fn island(&self) -> Option<Gd<Node>> {
         self.base()
             .get_parent()
-            .and_then(|p| p.try_cast::<ProceduralIsland>().ok())
+            .filter(|p| p.is_class("ProceduralIsland"))
     }
 
     /// Whether the island uses this stamp.
@@ -187,9 +199,7 @@ impl IslandStamp {
             return;
         }
         if let Some(mut isl) = self.island() {
-            if isl.bind().island().is_some() || isl.bind().is_generating() {
-                isl.call_deferred("regenerate_async", &[]);
-            }
+            isl.call_deferred("_on_stamp_changed", &[]);
         }
     }
 }

@@ -4,19 +4,10 @@
 
 use super::*;
 use crate::island::island_parts::IslandParts;
-use crate::island::island_stamp::IslandStamp;
+use crate::island::island_stamp::{IslandStamp, StampCache};
 use crate::water::water_summary::WaterSummary;
 use island_core::sculpt::SculptLayer;
 use island_core::stamps::Stamp;
-
-/// The last composition of the island's stamps with the brush's sculpt layer.
-pub(super) struct StampCache {
-    stamps: Vec<Stamp>,
-    brush: Option<Arc<SculptLayer>>,
-    resolution: usize,
-    world_size: f32,
-    layer: Arc<SculptLayer>,
-}
 
 impl ProceduralIsland {
     /// Validated request from the properties.

@@ -376,6 +376,18 @@ impl ProceduralIsland {
         self.parts.job.is_running() || self.parts.scatter.is_pending()
     }
 
+    /// An `IslandStamp` child changed (in a game: regenerate in the background once the island
+    /// exists; the editor's auto-regenerate notices by itself).
+    #[func]
+    fn _on_stamp_changed(&mut self) {
+        if Engine::singleton().is_editor_hint() {
+            return;
+        }
+        if self.island.is_some() || self.is_generating() {
+            self.regenerate_async();
+        }
+    }
+
     /// Whether [member server_mode] is in effect here (for [constant SERVER_MODE_AUTO]: a game
     /// under the headless display server, see [member server_mode]).
     #[func]

@@ -1,11 +1,11 @@
 //! The `ProceduralIsland` struct: its inspector properties (one table, see
 //! [`crate::island::properties`]) and its runtime state.
 
-use super::build::StampCache;
 use crate::brush::splat_paint::SplatPaint;
 use crate::editor::auto_regenerate::AutoRegenerate;
 use crate::island::frame_watch::FrameWatch;
 use crate::island::island_parts::IslandParts;
+use crate::island::island_stamp::StampCache;
 use crate::island::lod;
 use crate::island::material::TerrainMaterial;
 use crate::island::properties::{
