@@ -328,7 +328,7 @@ impl IslandSync {
     #[func]
     fn get_edit_log(&self) -> PackedByteArray {
         if self.world_node().is_some() {
-            return PackedByteArray::from(self.world.log.encode());
+            return PackedByteArray::from(self.world.log().encode());
         }
         PackedByteArray::from(self.log.encode())
     }
@@ -538,7 +538,7 @@ impl IslandSync {
                 return;
             }
             match CellEdit::decode(bytes.as_slice()) {
-                Ok(e) => self.world.log.edits.push(e),
+                Ok(e) => self.world.push(e),
                 Err(e) => self.fail_here(&format!("world edit {index} from the authority: {e}")),
             }
             return;
@@ -578,18 +578,11 @@ impl IslandSync {
                     return;
                 }
             };
-            if self.edit_filter.is_valid() {
-                let mut d = edit_dictionary(peer, &e.command);
-                d.set("cell", Vector2i::new(e.cell[0], e.cell[1]));
-                let verdict = self
-                    .edit_filter
-                    .call(&[(peer as i64).to_variant(), d.to_variant()]);
-                if !verdict.try_to::<bool>().unwrap_or(false) {
-                    self.reject(peer, "refused by edit_filter".into());
-                    return;
-                }
+            let mut d = edit_dictionary(peer, &e.command);
+            d.set("cell", Vector2i::new(e.cell[0], e.cell[1]));
+            if self.filter_allows(peer, d) {
+                self.accept_cell(e);
             }
-            self.accept_cell(e);
             return;
         }
         let c = match EditCommand::decode(bytes.as_slice()) {
@@ -599,17 +592,9 @@ impl IslandSync {
                 return;
             }
         };
-        if self.edit_filter.is_valid() {
-            let d = edit_dictionary(peer, &c);
-            let verdict = self
-                .edit_filter
-                .call(&[(peer as i64).to_variant(), d.to_variant()]);
-            if !verdict.try_to::<bool>().unwrap_or(false) {
-                self.reject(peer, "refused by edit_filter".into());
-                return;
-            }
+        if self.filter_allows(peer, edit_dictionary(peer, &c)) {
+            self.accept(c);
         }
-        self.accept(c);
     }
 
     /// Peer → authority: my fingerprint, and the backend that generated my island.
@@ -632,7 +617,7 @@ impl IslandSync {
                 ))
             };
             match parsed {
-                Ok((cell, f)) if f.edits as usize <= self.world.log.count_for(cell) => {
+                Ok((cell, f)) if f.edits <= self.world.count_for(cell) => {
                     self.world.keep(peer, cell, f, backend.to_string())
                 }
                 Ok(_) => self.reject(
@@ -697,6 +682,17 @@ impl IslandSync {
         self.reported.remove(&id);
         self.buckets.remove(&id);
     }
+}
+
+/// Err (the reason) when the authority's addon version is not this one.
+fn same_version(theirs: &str) -> Result<(), String> {
+    let ours = env!("CARGO_PKG_VERSION");
+    if theirs == ours {
+        return Ok(());
+    }
+    Err(format!(
+        "addon version {theirs} on the authority, {ours} here: install the same addon on every peer"
+    ))
 }
 
 /// What this process is for the island.
@@ -812,19 +808,52 @@ impl IslandSync {
             self.accept(c);
             return true;
         }
+        match c.encode() {
+            Ok(bytes) => self.request_edit(bytes),
+            Err(_) => false,
+        }
+    }
+
+    /// Client: ask the authority for an edit (its encoded bytes); false when not connected.
+    fn request_edit(&mut self, bytes: Vec<u8>) -> bool {
         if !self.connected() {
             godot_error!("IslandSync: not connected to the authority: the edit is dropped");
             return false;
         }
-        let Ok(bytes) = c.encode() else {
-            return false;
-        };
         self.send(
             1,
             "_net_request_edit",
             &[PackedByteArray::from(bytes).to_variant()],
         );
         true
+    }
+
+    /// Authority: whether [member edit_filter] (if set) accepts `peer`'s edit `d`; a refusal is
+    /// rejected with the peer named.
+    fn filter_allows(&mut self, peer: i32, d: VarDictionary) -> bool {
+        if !self.edit_filter.is_valid() {
+            return true;
+        }
+        let verdict = self
+            .edit_filter
+            .call(&[(peer as i64).to_variant(), d.to_variant()]);
+        if verdict.try_to::<bool>().unwrap_or(false) {
+            return true;
+        }
+        self.reject(peer, "refused by edit_filter".into());
+        false
+    }
+
+    /// Authority: send log entry `index` (encoded) to every joined peer.
+    fn broadcast_edit(&mut self, index: usize, bytes: PackedByteArray) {
+        let peers: Vec<i32> = self.joined.iter().copied().collect();
+        for p in peers {
+            self.send(
+                p,
+                "_net_edit",
+                &[(index as i64).to_variant(), bytes.clone().to_variant()],
+            );
+        }
     }
 
     /// Whether a network peer is connected (a client can reach the authority).
@@ -835,18 +864,11 @@ impl IslandSync {
 
     /// Authority: log `c`, queue it and send it to every joined peer.
     fn accept(&mut self, c: EditCommand) {
-        let index = self.log.commands.len() as i64;
+        let index = self.log.commands.len();
         let bytes = PackedByteArray::from(c.encode().unwrap_or_default());
         self.log.commands.push(c.clone());
         self.queue.push_back(c);
-        let peers: Vec<i32> = self.joined.iter().copied().collect();
-        for p in peers {
-            self.send(
-                p,
-                "_net_edit",
-                &[index.to_variant(), bytes.clone().to_variant()],
-            );
-        }
+        self.broadcast_edit(index, bytes);
     }
 
     /// Apply queued edits while the island is idle, within [`APPLY_BUDGET_MS`].
@@ -1006,7 +1028,7 @@ impl IslandSync {
             });
             match msg {
                 Ok(b) => {
-                    let log = self.world.log.encode();
+                    let log = self.world.log().encode();
                     self.send(
                         peer,
                         "_net_hello",
@@ -1045,14 +1067,7 @@ impl IslandSync {
     fn take_hello(&mut self, params: &[u8], log: &[u8]) -> Result<(), String> {
         let m = ParamsMessage::decode(params)
             .map_err(|e| format!("the authority's parameters: {e}"))?;
-        let ours = env!("CARGO_PKG_VERSION");
-        if m.addon_version != ours {
-            return Err(format!(
-                "addon version {} on the authority, {ours} here: install the same addon on every \
-                 peer",
-                m.addon_version
-            ));
-        }
+        same_version(&m.addon_version)?;
         let log = EditLog::decode(log).map_err(|e| format!("the authority's edit log: {e}"))?;
         let mut isl = self.island_node()?;
         let mask = isl.bind().coast_mask_hash()?;
@@ -1090,14 +1105,7 @@ impl IslandSync {
     /// Peer: take the authority's world and its log.
     fn take_world_hello(&mut self, world: &[u8], log: &[u8]) -> Result<(), String> {
         let m = WorldMessage::decode(world).map_err(|e| format!("the authority's world: {e}"))?;
-        let ours = env!("CARGO_PKG_VERSION");
-        if m.addon_version != ours {
-            return Err(format!(
-                "addon version {} on the authority, {ours} here: install the same addon on every \
-                 peer",
-                m.addon_version
-            ));
-        }
+        same_version(&m.addon_version)?;
         let log = WorldEditLog::decode(log)
             .map_err(|e| format!("the authority's world edit log: {e}"))?;
         let mut w = self.world_node().ok_or("no IslandWorld here")?;
@@ -1113,7 +1121,7 @@ impl IslandSync {
             return Err("the world arrived twice; ignored".into());
         }
         w.bind_mut().set_world_params(&m.world);
-        self.world.log = log;
+        self.world.set_log(log);
         self.joined_self = true;
         Ok(())
     }
@@ -1171,34 +1179,18 @@ impl IslandSync {
             self.accept_cell(e);
             return true;
         }
-        if !self.connected() {
-            godot_error!("IslandSync: not connected to the authority: the edit is dropped");
-            return false;
+        match e.encode() {
+            Ok(bytes) => self.request_edit(bytes),
+            Err(_) => false,
         }
-        let Ok(bytes) = e.encode() else {
-            return false;
-        };
-        self.send(
-            1,
-            "_net_request_edit",
-            &[PackedByteArray::from(bytes).to_variant()],
-        );
-        true
     }
 
     /// Authority: log a world edit and send it to every joined peer.
     fn accept_cell(&mut self, e: CellEdit) {
-        let index = self.world.len() as i64;
+        let index = self.world.len();
         let bytes = PackedByteArray::from(e.encode().unwrap_or_default());
-        self.world.log.edits.push(e);
-        let peers: Vec<i32> = self.joined.iter().copied().collect();
-        for p in peers {
-            self.send(
-                p,
-                "_net_edit",
-                &[index.to_variant(), bytes.clone().to_variant()],
-            );
-        }
+        self.world.push(e);
+        self.broadcast_edit(index, bytes);
     }
 
     /// Apply the world edits whose islands are loaded.

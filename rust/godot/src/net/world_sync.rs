@@ -18,8 +18,11 @@ const MAX_PENDING: usize = 1024;
 /// What `IslandSync` keeps for a world (plain data; the nodes are passed in).
 #[derive(Default)]
 pub struct WorldSync {
-    /// Every accepted edit, in order.
-    pub log: WorldEditLog,
+    /// Every accepted edit, in order (added through [`WorldSync::push`] / [`WorldSync::set_log`],
+    /// which keep `counts`).
+    log: WorldEditLog,
+    /// Per cell: how many edits of the log it has.
+    counts: HashMap<[i32; 2], u32>,
     /// Per cell: how many of its edits are applied (in the world's paint of that cell).
     pub applied: HashMap<[i32; 2], u32>,
     /// Peer: per cell, the island and edit count last reported.
@@ -41,6 +44,31 @@ pub struct Verdict {
 }
 
 impl WorldSync {
+    /// The log.
+    pub fn log(&self) -> &WorldEditLog {
+        &self.log
+    }
+
+    /// Append an accepted edit.
+    pub fn push(&mut self, e: CellEdit) {
+        *self.counts.entry(e.cell).or_default() += 1;
+        self.log.edits.push(e);
+    }
+
+    /// Take a whole log (a peer's first message).
+    pub fn set_log(&mut self, log: WorldEditLog) {
+        self.counts.clear();
+        for e in &log.edits {
+            *self.counts.entry(e.cell).or_default() += 1;
+        }
+        self.log = log;
+    }
+
+    /// Edits of the log for `cell`.
+    pub fn count_for(&self, cell: [i32; 2]) -> u32 {
+        self.counts.get(&cell).copied().unwrap_or(0)
+    }
+
     /// Edits in the log.
     pub fn len(&self) -> usize {
         self.log.edits.len()
@@ -67,14 +95,11 @@ impl WorldSync {
 
     /// Cells with edits not applied yet.
     fn behind(&self) -> Vec<[i32; 2]> {
-        let mut counts: HashMap<[i32; 2], u32> = HashMap::new();
-        for e in &self.log.edits {
-            *counts.entry(e.cell).or_default() += 1;
-        }
-        let mut v: Vec<[i32; 2]> = counts
-            .into_iter()
-            .filter(|(c, n)| self.applied.get(c).copied().unwrap_or(0) < *n)
-            .map(|(c, _)| c)
+        let mut v: Vec<[i32; 2]> = self
+            .counts
+            .iter()
+            .filter(|(c, n)| self.applied.get(*c).copied().unwrap_or(0) < **n)
+            .map(|(c, _)| *c)
             .collect();
         v.sort();
         v
@@ -138,10 +163,11 @@ impl WorldSync {
         let isl = world
             .bind()
             .detail_island([cell[0] as i64, cell[1] as i64])?;
-        let want = self.log.count_for(cell) as u32;
+        let want = self.count_for(cell);
         if self.applied.get(&cell).copied().unwrap_or(0) != want || isl.bind().is_generating() {
             return None;
         }
+        // Bound first: the borrow guard must end before `isl` does.
         let f = isl.bind().fingerprint(want);
         f
     }
