@@ -55,6 +55,7 @@ pub mod navigation;
 pub mod normals;
 pub mod paint;
 pub mod params;
+pub mod paths;
 pub mod pipeline;
 pub mod preview;
 pub mod river;

@@ -1169,6 +1169,11 @@ pub struct IslandParams {
     /// its node-local position). Not serialised. Default none.
     #[serde(skip)]
     pub sculpt: Option<std::sync::Arc<crate::sculpt::SculptLayer>>,
+    /// Roads, river courses, ridges and canals laid by hand (see [`crate::paths`]): written
+    /// into the sculpt layer right before the erosion, from the terrain they cross (stamps
+    /// first, then the paths, then the brush's strokes). Not serialised. Default none.
+    #[serde(skip)]
+    pub paths: Option<std::sync::Arc<crate::paths::PathSet>>,
     /// Coastal falloff.
     pub coast: CoastParams,
     /// Rivers.
@@ -1210,6 +1215,7 @@ impl Default for IslandParams {
             shape: ShapeParams::default(),
             coast_mask: None,
             sculpt: None,
+            paths: None,
             coast: CoastParams::default(),
             river: RiverParams::default(),
             erosion: ErosionSettings::default(),
@@ -1357,6 +1363,12 @@ impl IslandParams {
             );
         }
         world_size(self.world_size)?;
+        if let Some(set) = &self.paths {
+            set.validate().map_err(|e| ParamError {
+                field: "paths".into(),
+                message: e.0,
+            })?;
+        }
 
         section("", IslandParams::PARAMS, self)?;
         section("fbm", FbmParams::PARAMS, &self.fbm)?;

@@ -14,6 +14,7 @@ use crate::grid::{min_max_count_above, normalize_01, Normalization};
 use crate::hash::tag;
 use crate::heightfield::Heightfield;
 use crate::params::{Algorithm, IslandParams, ParamError, RiverMode};
+use crate::paths::PathKind;
 use crate::river::carve_river;
 use crate::shaping::apply_shaping_curve;
 use crate::splat::auto_splat_from_heights;
@@ -360,6 +361,9 @@ impl Carved {
             p.spacing(),
             &p.splat,
         );
+        if let Some(set) = p.paths.as_deref() {
+            crate::paths::paint_roads(set, &mut splat, &hydro.water, n, p.world_size);
+        }
         let splat_ms = t.elapsed().as_secs_f64() * 1e3;
         if cancel.load(Ordering::Relaxed) {
             return Err(GenerateError::Cancelled);
@@ -583,9 +587,13 @@ pub fn generate_heights_with(
         carve_river(&mut heights, &g, &p.river, tag::RIVER);
     }
     clock.done(&mut stage_ms, progress, cancel)?;
-    erosion_stage(p, &mut heights);
+    let resolved = with_paths(p)?;
+    let pe = resolved.as_ref().unwrap_or(p);
+    erosion_stage(pe, &mut heights);
+    lay_paths(p, PathKind::River, &mut heights, None)?;
     clock.done(&mut stage_ms, progress, cancel)?;
-    let hydro = drainage_stage(p, &mut heights);
+    let hydro = drainage_stage(pe, &mut heights);
+    lay_paths(p, PathKind::Road, &mut heights, Some(&hydro.water))?;
     clock.done(&mut stage_ms, progress, cancel)?;
     Ok(Carved {
         params: p.clone(),
@@ -695,6 +703,60 @@ pub fn erosion_stage(p: &IslandParams, heights: &mut [f32]) -> ErosionReport {
     report
 }
 
+/// The parameters the erosion and drainage stages get when the island has ridges or canals
+/// ([`IslandParams::paths`]): its sculpt layer with them written in ([`crate::paths::resolve`]).
+/// `None` without (the stages then take `p` itself).
+pub fn with_paths(p: &IslandParams) -> Result<Option<IslandParams>, ParamError> {
+    let Some(set) = p.paths.as_deref().filter(|s| {
+        s.paths
+            .iter()
+            .any(|q| matches!(q.kind, PathKind::Ridge | PathKind::Canal))
+    }) else {
+        return Ok(None);
+    };
+    let layer = crate::paths::resolve(
+        p.sculpt.as_deref(),
+        set,
+        p.resolution as usize,
+        p.world_size,
+    )
+    .map_err(path_error)?;
+    Ok(Some(IslandParams {
+        sculpt: Some(std::sync::Arc::new(layer)),
+        ..p.clone()
+    }))
+}
+
+/// The river courses ([`PathKind::River`], between the erosion and the drainage) or the roads
+/// ([`PathKind::Road`], after the drainage, given its `water`) of [`IslandParams::paths`] laid
+/// on `heights` ([`crate::paths::lay`]).
+pub fn lay_paths(
+    p: &IslandParams,
+    kind: PathKind,
+    heights: &mut [f32],
+    water: Option<&Water>,
+) -> Result<(), ParamError> {
+    match p.paths.as_deref() {
+        Some(set) => crate::paths::lay(
+            set,
+            kind,
+            heights,
+            water,
+            p.resolution as usize,
+            p.world_size,
+        )
+        .map_err(path_error),
+        None => Ok(()),
+    }
+}
+
+fn path_error(e: crate::paths::PathError) -> ParamError {
+    ParamError {
+        field: "paths".into(),
+        message: e.0,
+    }
+}
+
 /// The sculpt layer's relief edits on `heights` (before the erosion, see [`erosion_stage`]),
 /// and the heights then, for [`crate::sculpt::hold_erosion`] after it; `None` without edits.
 pub fn sculpt_relief(p: &IslandParams, heights: &mut [f32]) -> Option<Vec<f32>> {
@@ -772,7 +834,11 @@ pub fn drainage_stage(p: &IslandParams, heights: &mut [f32]) -> Hydrology {
     if let Some(h) = held {
         h.restore(heights);
     }
-    hydrology(p, heights, &d)
+    let mut hy = hydrology(p, heights, &d);
+    if let Some(set) = p.paths.as_deref() {
+        crate::paths::finish_rivers(set, heights, &mut hy.water, n, p.world_size, RIVER_FILL);
+    }
+    hy
 }
 
 /// The [`carve_rivers`] settings of the [`Stage::Drainage`] stage: the island's, channels only

@@ -422,6 +422,10 @@ pub struct ScatterInput<'a> {
     /// What covers each sample ([`crate::water::Water::kind`], `resolution²`), or empty when
     /// unknown: nothing is placed where the nearest sample is a river or a lake.
     pub water: &'a [u8],
+    /// Cover of cleared ground per sample, 0..255 (the roads, [`crate::paths::road_cover`]),
+    /// or empty for none: nothing is placed where the nearest sample's cover is 128 or more
+    /// (the road and the inner half of its shoulders), fewer below.
+    pub cleared: &'a [u8],
 }
 
 impl<'a> ScatterInput<'a> {
@@ -434,6 +438,7 @@ impl<'a> ScatterInput<'a> {
             splat_channels: 4,
             wetness: None,
             water: &island.water.kind,
+            cleared: &[],
         }
     }
 
@@ -472,6 +477,13 @@ impl<'a> ScatterInput<'a> {
             return Err(format!(
                 "{} water samples, expected {} (or none)",
                 self.water.len(),
+                n * n
+            ));
+        }
+        if !self.cleared.is_empty() && self.cleared.len() != n * n {
+            return Err(format!(
+                "{} cleared samples, expected {} (or none)",
+                self.cleared.len(),
                 n * n
             ));
         }
@@ -1606,8 +1618,14 @@ impl<'a> Ctx<'a> {
             return 0.0;
         }
         let mut w = 1.0;
+        if let Some(&c) = inp.cleared.get(i) {
+            if c >= 128 {
+                return 0.0;
+            }
+            w = 1.0 - c as f32 / 128.0;
+        }
         if let Some(m) = &layer.splat {
-            w = lower_fade(inp.splat_weight(i, m.layer), m.min_weight, m.fade);
+            w *= lower_fade(inp.splat_weight(i, m.layer), m.min_weight, m.fade);
             if w <= 0.0 {
                 return 0.0;
             }

@@ -317,6 +317,15 @@ pub fn generate_staged(
             .map(|c| (Staged::Carved(c.with_backend_reason(reason)), warning))
     };
     let auto = backend == Backend::Auto;
+    if backend != Backend::Cpu && params.paths.as_ref().is_some_and(|s| !s.paths.is_empty()) {
+        // Paths are shaped from the terrain right before the erosion, on the CPU only.
+        let reason = if auto {
+            "auto: cpu (the island has paths: they run on the CPU)"
+        } else {
+            "gpu requested; the island has paths (CPU only), cpu instead"
+        };
+        return cpu(None, reason.into(), progress);
+    }
     let gpu_or_cpu = |reason: String, progress: &mut dyn FnMut(f32, &str)| match gpu_head(
         params, progress, cancel,
     ) {

@@ -199,7 +199,7 @@ impl IslandStamp {
             return;
         }
         if let Some(mut isl) = self.island() {
-            isl.call_deferred("_on_stamp_changed", &[]);
+            isl.call_deferred("_on_layout_changed", &[]);
         }
     }
 }

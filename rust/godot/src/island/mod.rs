@@ -9,6 +9,7 @@ pub mod coast_mask_watch;
 pub mod frame_watch;
 pub mod generation;
 pub mod island_parts;
+pub mod island_path;
 pub mod island_stamp;
 pub mod lod;
 pub mod material;

@@ -1098,11 +1098,20 @@ fn disconnect(w: Watched) {
     }
 }
 
-/// `f` with the island's scatter input. An imported island has no biomes: every sample then
+/// `f` with the island's scatter input, its roads cleared. An imported island has no biomes: every sample then
 /// counts as biome 0 (the core would reject the empty map).
 fn with_input<R>(island: &Island, f: impl FnOnce(&ScatterInput) -> R) -> R {
-    let input = ScatterInput::from_island(island);
     let n = island.field.resolution;
+    // Nothing grows on the roads (`IslandPath`).
+    let cleared = island
+        .params
+        .paths
+        .as_deref()
+        .and_then(|s| island_core::paths::road_cover(s, n, island.field.world_size));
+    let input = ScatterInput {
+        cleared: cleared.as_deref().unwrap_or(&[]),
+        ..ScatterInput::from_island(island)
+    };
     if input.biomes.len() == n * n {
         return f(&input);
     }

@@ -4,8 +4,10 @@
 
 use super::*;
 use crate::island::island_parts::IslandParts;
+use crate::island::island_path::IslandPath;
 use crate::island::island_stamp::{IslandStamp, StampCache};
 use crate::water::water_summary::WaterSummary;
+use island_core::paths::{PathSet, PathSpec};
 use island_core::sculpt::SculptLayer;
 use island_core::stamps::Stamp;
 
@@ -20,6 +22,13 @@ impl ProceduralIsland {
         } else {
             None
         };
+        let paths = self.paths();
+        if !paths.is_empty() {
+            params.paths = Some(Arc::new(PathSet {
+                paths,
+                brush: brush.clone(),
+            }));
+        }
         params.sculpt = self.with_stamps(brush, params.resolution as usize, params.world_size)?;
         params.validate().map_err(|e| e.to_string())?;
         let chunks = params.chunks_per_side() as u64 * params.chunks_per_side() as u64;
@@ -46,6 +55,18 @@ impl ProceduralIsland {
             meshes: !self.lod_enabled && !self.server_active(),
             backend,
         })
+    }
+
+    /// The `IslandPath` children (enabled ones with a curve, in child order) in the island's
+    /// frame.
+    pub(super) fn paths(&self) -> Vec<PathSpec> {
+        self.base()
+            .get_children()
+            .iter_shared()
+            .filter_map(|c| c.try_cast::<IslandPath>().ok())
+            .filter(|p| p.bind().is_enabled())
+            .filter_map(|p| p.bind().path_spec())
+            .collect()
     }
 
     /// The `IslandStamp` children (enabled ones, in child order) in the island's frame.

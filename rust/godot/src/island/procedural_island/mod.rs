@@ -376,10 +376,10 @@ impl ProceduralIsland {
         self.parts.job.is_running() || self.parts.scatter.is_pending()
     }
 
-    /// An `IslandStamp` child changed (in a game: regenerate in the background once the island
-    /// exists; the editor's auto-regenerate notices by itself).
+    /// An `IslandStamp` or `IslandPath` child changed (in a game: regenerate in the background
+    /// once the island exists; the editor's auto-regenerate notices by itself).
     #[func]
-    fn _on_stamp_changed(&mut self) {
+    fn _on_layout_changed(&mut self) {
         if Engine::singleton().is_editor_hint() {
             return;
         }
