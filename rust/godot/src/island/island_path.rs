@@ -126,21 +126,7 @@ impl IPath3D for IslandPath {
     }
 
     fn get_configuration_warnings(&self) -> PackedStringArray {
-        let mut w = PackedStringArray::new();
-        if self.island().is_none() {
-            w.push("IslandPath must be a child of a ProceduralIsland");
-        }
-        match self.path_spec() {
-            None => {
-                w.push("IslandPath needs a curve with at least two points (draw it with the path tools)");
-            }
-            Some(p) => {
-                if let Err(e) = p.validate() {
-                    w.push(&GString::from(&e.to_string()));
-                }
-            }
-        }
-        w
+        self.get_warnings()
     }
 }
 
@@ -214,6 +200,27 @@ impl IslandPath {
     fn set_enabled(&mut self, v: bool) {
         self.enabled = v;
         self.changed();
+    }
+
+    /// What is wrong with the path (its configuration warnings): not under a
+    /// [ProceduralIsland], no curve of two points, or a value out of range. Empty when fine.
+    #[func]
+    pub fn get_warnings(&self) -> PackedStringArray {
+        let mut w = PackedStringArray::new();
+        if self.island().is_none() {
+            w.push("IslandPath must be a child of a ProceduralIsland");
+        }
+        match self.path_spec() {
+            None => {
+                w.push("IslandPath needs a curve with at least two points (draw it with the path tools)");
+            }
+            Some(p) => {
+                if let Err(e) = p.validate() {
+                    w.push(&GString::from(&e.to_string()));
+                }
+            }
+        }
+        w
     }
 
     /// The curve (or the curve resource) changed.

@@ -85,14 +85,7 @@ impl INode3D for IslandStamp {
     }
 
     fn get_configuration_warnings(&self) -> PackedStringArray {
-        let mut w = PackedStringArray::new();
-        if self.island().is_none() {
-            w.push("IslandStamp must be a child of a ProceduralIsland");
-        }
-        if let Err(e) = self.stamp().validate() {
-            w.push(&GString::from(&e.to_string()));
-        }
-        w
+        self.get_warnings()
     }
 }
 
@@ -116,6 +109,20 @@ impl IslandStamp {
     /// New land rising from the sea.
     #[constant]
     pub const KIND_ISLET: i32 = 5;
+
+    /// What is wrong with the stamp (its configuration warnings): not under a
+    /// [ProceduralIsland] or a value out of range. Empty when fine.
+    #[func]
+    pub fn get_warnings(&self) -> PackedStringArray {
+        let mut w = PackedStringArray::new();
+        if self.island().is_none() {
+            w.push("IslandStamp must be a child of a ProceduralIsland");
+        }
+        if let Err(e) = self.stamp().validate() {
+            w.push(&GString::from(&e.to_string()));
+        }
+        w
+    }
 
     #[func]
     fn set_kind(&mut self, v: i32) {
