@@ -17,6 +17,11 @@ extends EditorPlugin
 ##      (the heights must come back bit for bit);
 ##   4b. bake a navigation mesh of the island in the editor (a NavigationRegion3D that finds
 ##      the island by group, not saved with the scene): polygons on dry ground only;
+##   4c. add an IslandPath (a road) and an IslandStamp (a crater) as the Create Node dialog does,
+##      drag a curve point and move the stamp through undo/redo as the gizmos do (the island
+##      follows each edit in the background; the time to the updated island and the editor's
+##      slowest frame meanwhile are printed), then undo both moves from the history (the heights
+##      must come back bit for bit); the path and the stamp are saved with the scene (step 5);
 ##   5. change the seed (the island regenerates), save, close and reopen the scene, select the
 ##      island again, load the saved scene on a thread as a game's loading screen does
 ##      (`ResourceLoader.load_threaded_request`) and ask for the previews again;
@@ -246,6 +251,18 @@ func _step_once() -> void:
 			_step = 64
 		64:
 			_bake_navigation_in_editor()
+			_step = 65
+		65:
+			_add_path_and_stamp()
+			_step = 66
+		66:
+			# Each layout edit: wait for the island to follow it, then the next edit.
+			if not _layout_edit_done():
+				return
+			_layout_step += 1
+			if _layout_step < 5:
+				_layout_edit(_layout_step)
+				return
 			_step = 7
 		7:
 			var ur := get_undo_redo()
@@ -281,6 +298,12 @@ func _step_once() -> void:
 			var paint: Resource = _island.get("splat_paint")
 			print("SESSION reopened: %d terrain layers, %d scatter layers, paint %s" % [
 				layers.size(), scatter.size(), "saved" if paint != null and (paint.get("data") as PackedByteArray).size() > 0 else "MISSING"])
+			var road := _island.get_node_or_null("Road")
+			var crater := _island.get_node_or_null("Crater")
+			var road_ok: bool = road != null and road.get("curve") != null and (road.get("curve") as Curve3D).point_count == 3 \
+				and (road.get("curve") as Curve3D).get_point_position(1) == ROAD_POINTS[1]
+			var crater_ok: bool = crater != null and crater.position == Vector3(150, 0, -150)
+			print("SESSION reopened: road %s, crater %s" % ["saved" if road_ok else "MISSING", "saved" if crater_ok else "MISSING"])
 			_select(_island)
 			# A game's loading screen: the saved scene (island, layers with a texture, paint)
 			# loaded on a WorkerThreadPool thread.
@@ -342,6 +365,111 @@ func _step_once() -> void:
 			_wait = 10
 		14:
 			_finish("SESSION quit")
+
+
+var _path: Node3D = null
+var _stamp: Node3D = null
+var _layout_step := 0
+var _layout_t0 := 0
+var _layout_before := PackedFloat32Array()
+var _layout_heights: Array = []
+var _layout_frame_max := 0.0
+var _layout_last_us := 0
+var _layout_seen_busy := false
+const ROAD_POINTS := [Vector3(-300, 0, 120), Vector3(-120, 0, 60), Vector3(60, 0, 100)]
+
+
+## Step 4c: an IslandPath (road) and an IslandStamp (crater) added as the Create Node dialog
+## adds nodes (through undo/redo, owned by the scene root).
+func _add_path_and_stamp() -> void:
+	var root := EditorInterface.get_edited_scene_root()
+	_path = ClassDB.instantiate("IslandPath")
+	_path.name = "Road"
+	_path.set("width", 10.0)
+	var c := Curve3D.new()
+	for q in ROAD_POINTS:
+		c.add_point(q)
+	_path.set("curve", c)
+	_stamp = ClassDB.instantiate("IslandStamp")
+	_stamp.name = "Crater"
+	_stamp.set("kind", 1)
+	_stamp.set("radius", 70.0)
+	_stamp.set("height", 25.0)
+	_stamp.position = Vector3(150, 0, -150)
+	var ur := get_undo_redo()
+	ur.create_action("Create Node")
+	for n in [_path, _stamp]:
+		ur.add_do_method(_island, "add_child", n, true)
+		ur.add_do_method(n, "set_owner", root)
+		ur.add_do_reference(n)
+		ur.add_undo_method(_island, "remove_child", n)
+	ur.commit_action()
+	print("SESSION added an IslandPath (road) and an IslandStamp (crater)")
+	_layout_started()
+
+
+## Edit `k` of step 4c: 1 drag the road's middle point, 2 move the crater, 3 undo the crater
+## move, 4 undo the point drag.
+func _layout_edit(k: int) -> void:
+	var ur := get_undo_redo()
+	match k:
+		1:
+			var curve: Curve3D = _path.get("curve")
+			ur.create_action("Set Curve Point Position")
+			ur.add_do_method(curve, "set_point_position", 1, ROAD_POINTS[1] + Vector3(0, 0, -90))
+			ur.add_undo_method(curve, "set_point_position", 1, ROAD_POINTS[1])
+			ur.commit_action()
+			print("SESSION dragged the road's middle point 90 m")
+		2:
+			ur.create_action("Move")
+			ur.add_do_property(_stamp, "position", Vector3(-150, 0, -200))
+			ur.add_undo_property(_stamp, "position", _stamp.position)
+			ur.commit_action()
+			print("SESSION moved the crater stamp")
+		3, 4:
+			var target: Object = _stamp if k == 3 else _path.get("curve")
+			var history := ur.get_history_undo_redo(ur.get_object_history_id(target))
+			print("SESSION undo: ", history.get_current_action_name())
+			history.undo()
+	_layout_started()
+
+
+func _layout_started() -> void:
+	_layout_before = _heights()
+	_layout_t0 = Time.get_ticks_msec()
+	_layout_frame_max = 0.0
+	_layout_last_us = Time.get_ticks_usec()
+	_layout_seen_busy = false
+
+
+## Whether the island has followed the last layout edit (then prints what it took and checks
+## the heights).
+func _layout_edit_done() -> bool:
+	var now := Time.get_ticks_usec()
+	_layout_frame_max = maxf(_layout_frame_max, (now - _layout_last_us) / 1000.0)
+	_layout_last_us = now
+	if _island.call("is_generating"):
+		_layout_seen_busy = true
+		return false
+	var h := _heights()
+	var waited := Time.get_ticks_msec() - _layout_t0
+	if h == _layout_before and waited < 30000:
+		return false
+	var changed := _count_changed(_layout_before, h)
+	print("SESSION layout edit %d: island updated %d ms after the edit, %d samples changed, slowest editor frame meanwhile %.0f ms" % [
+		_layout_step, waited, changed, _layout_frame_max])
+	if changed == 0:
+		print("SESSION FAIL layout edit %d did not change the island" % _layout_step)
+	_layout_heights.append(h)
+	# Undoing the crater move gives the heights after the point drag, undoing the drag those
+	# after adding the nodes.
+	if _layout_step == 3 or _layout_step == 4:
+		var want: PackedFloat32Array = _layout_heights[4 - _layout_step]
+		var same := h == want
+		print("SESSION layout undo %d: heights restored exactly: %s" % [_layout_step - 2, same])
+		if not same:
+			print("SESSION FAIL undo of a layout edit did not restore the heights (%d samples differ)" % _count_changed(want, h))
+	return true
 
 
 ## The albedo slot of splat layer 0 on the island's chunk material (-1: drawn without a texture).

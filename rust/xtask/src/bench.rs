@@ -662,6 +662,10 @@ struct Scene {
     /// A sculpt stroke's release to the re-eroded island in the scene: frames, total ms,
     /// `end_stroke` ms, the node's worst frame (main-thread CPU ms, wall ms).
     sculpt_release: Option<(usize, [f64; 4])>,
+    /// Layout edits at 1025² (`layout_bench.gd`): per kind (`peer`: a background regeneration
+    /// with nothing changed; `curve`: an IslandPath point moved; `stamp`: an IslandStamp moved):
+    /// reps, median and max ms to the updated island, the node's worst frame (CPU, wall ms).
+    layout: Vec<(String, usize, [f64; 4])>,
 }
 
 /// Build the extension like `cargo xtask build` (dev profile), put it in a throw-away project
@@ -701,6 +705,7 @@ fn run_scene(root: &Path, tmp: &Path, scene: &mut Scene) -> Result<(), String> {
         "lod_bench.gd",
         "scatter_bench.gd",
         "sculpt_bench.gd",
+        "layout_bench.gd",
     ] {
         copy(src.join("bench").join(f), dir.join("bench").join(f))?;
     }
@@ -803,6 +808,22 @@ fn run_scene(root: &Path, tmp: &Path, scene: &mut Scene) -> Result<(), String> {
     }
     if scene.sculpt_dab.is_none() || scene.sculpt_release.is_none() {
         return Err("sculpt_bench.gd printed no result".into());
+    }
+    let (out, _) = run("res://bench/layout_bench.gd", &["1025", "64", "3"])?;
+    for line in out.lines() {
+        let f: Vec<&str> = line.split('\t').collect();
+        // layout_bench kind N chunk reps median max node_cpu_max node_max
+        if f.len() >= 9 && f[0] == "layout_bench" {
+            let v = nums(&f[5..9]);
+            scene.layout.push((
+                f[1].to_string(),
+                f[4].parse().unwrap_or(0),
+                [v[0], v[1], v[2], v[3]],
+            ));
+        }
+    }
+    if scene.layout.len() < 3 {
+        return Err("layout_bench.gd printed no result".into());
     }
     Ok(())
 }
@@ -1162,6 +1183,29 @@ fn render(
             "sculpt stroke released → re-eroded island in the scene",
             format!("{total:.0} ms"),
             &format!("{frames} frames; `end_stroke` {end:.1} ms; the node's worst frame meanwhile {cpu:.2} ms CPU ({wall:.2} ms wall)"),
+        );
+    }
+    let peer = scene
+        .layout
+        .iter()
+        .find(|(k, _, _)| k == "peer")
+        .map(|(_, _, v)| v[0]);
+    for (kind, reps, [median, mx, cpu, wall]) in &scene.layout {
+        let what = match kind.as_str() {
+            "peer" => "background regeneration with nothing changed (the layout rows' peer), 1025²",
+            "curve" => "IslandPath curve point moved 40 m → updated island in the scene, 1025²",
+            "stamp" => "IslandStamp moved 40 m → updated island in the scene, 1025²",
+            _ => continue,
+        };
+        let ratio = match (kind.as_str(), peer) {
+            ("peer", _) | (_, None) => String::new(),
+            (_, Some(p)) => format!("; {:.2}× the peer in the same run", median / p),
+        };
+        scene_row(
+            &mut s,
+            what,
+            format!("{median:.0} ms"),
+            &format!("median of {reps}, max {mx:.0} ms; in a game (the editor waits 0.3 s after the last change first); the node's worst frame meanwhile {cpu:.2} ms CPU ({wall:.2} ms wall){ratio}; goal ≤ 500 ms"),
         );
     }
     if let Some((frames, [p50, p99, mx], count, dev)) = &scene.scatter_fly {

@@ -203,7 +203,7 @@ pub fn judge(f: &Finished) -> Vec<String> {
         ));
     }
     for l in f.text.lines() {
-        if l.starts_with("SESSION FAIL") || l.contains("paint MISSING") {
+        if l.starts_with("SESSION FAIL") || l.contains("MISSING") {
             problems.push(l.trim().to_string());
         }
     }
