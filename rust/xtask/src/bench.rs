@@ -1185,7 +1185,7 @@ fn render(
             &format!("{frames} frames; `end_stroke` {end:.1} ms; the node's worst frame meanwhile {cpu:.2} ms CPU ({wall:.2} ms wall)"),
         );
     }
-    let peer = scene
+    let layout_peer = scene
         .layout
         .iter()
         .find(|(k, _, _)| k == "peer")
@@ -1197,7 +1197,7 @@ fn render(
             "stamp" => "IslandStamp moved 40 m → updated island in the scene, 1025²",
             _ => continue,
         };
-        let ratio = match (kind.as_str(), peer) {
+        let ratio = match (kind.as_str(), layout_peer) {
             ("peer", _) | (_, None) => String::new(),
             (_, Some(p)) => format!("; {:.2}× the peer in the same run", median / p),
         };

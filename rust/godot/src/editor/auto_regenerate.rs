@@ -1,11 +1,15 @@
-//! Editor auto-regenerate: the island regenerates in the background once its properties have
-//! stopped changing for [`DEBOUNCE`]. Invalid values are reported once they have stood for the
+//! Editor auto-regenerate: the island regenerates in the background at once when a change comes
+//! after a quiet time (a value typed, a stamp moved, a curve point dropped, an undo: the island
+//! follows without waiting), and while changes keep coming (a slider or a gizmo dragged) once
+//! they have stopped for [`DEBOUNCE`] (a running generation is cancelled by the next one, so
+//! only the last request is completed). Invalid values are reported once they have stood for the
 //! same quiet time (not while the user is still typing), once per distinct problem.
 
 use crate::island::worker::Request;
 use std::time::{Duration, Instant};
 
-/// Quiet time after the last property change before the editor regenerates.
+/// Quiet time that makes a change a new edit (regenerated at once), and after the last change of
+/// a run of changes before the editor regenerates.
 pub const DEBOUNCE: Duration = Duration::from_millis(300);
 
 /// Last seen request and when it changed.
@@ -13,6 +17,8 @@ pub const DEBOUNCE: Duration = Duration::from_millis(300);
 pub struct AutoRegenerate {
     watched: Option<Request>,
     dirty_since: Option<Instant>,
+    /// When the request last changed.
+    last_change: Option<Instant>,
     /// The current problem with the values and since when it stands.
     invalid: Option<(String, Instant)>,
     /// The problem last reported (not reported again until the values change).
@@ -63,7 +69,16 @@ impl AutoRegenerate {
         action.validity_changed = self.invalid.take().is_some();
         self.reported = None;
         if self.watched.as_ref() != Some(&now) {
+            let quiet = self.last_change.is_none_or(|t| t.elapsed() >= DEBOUNCE);
             self.watched = Some(now);
+            self.last_change = Some(Instant::now());
+            if quiet {
+                // A new edit after a quiet time: at once.
+                self.dirty_since = None;
+                action.regenerate = true;
+                return action;
+            }
+            // One of a run of changes: once they stop.
             self.dirty_since = Some(Instant::now());
         }
         if self.dirty_since.is_some_and(|t| t.elapsed() >= DEBOUNCE) {
@@ -80,7 +95,7 @@ mod tests {
     use island_core::IslandParams;
 
     #[test]
-    fn regenerates_once_after_the_quiet_time() {
+    fn regenerates_at_once_then_once_after_a_run_of_changes() {
         let req = |seed| Request {
             params: IslandParams {
                 seed,
@@ -95,9 +110,17 @@ mod tests {
         w.reset(Some(req(1)));
         assert!(!w.poll(Ok(req(1))).regenerate, "unchanged: nothing to do");
         assert!(
-            !w.poll(Ok(req(2))).regenerate,
-            "changed: wait for the quiet time"
+            w.poll(Ok(req(2))).regenerate,
+            "a change after a quiet time: at once"
         );
+        assert!(!w.poll(Ok(req(2))).regenerate, "only once");
+        // A run of changes (a slider dragged): once, after they stop.
+        assert!(
+            !w.poll(Ok(req(3))).regenerate,
+            "within the quiet time: wait"
+        );
+        assert!(!w.poll(Ok(req(4))).regenerate, "still changing: wait");
+        assert!(!w.poll(Ok(req(4))).regenerate, "not quiet yet");
         let a = w.poll(Err("typing".into()));
         assert!(!a.regenerate && a.report.is_none() && a.validity_changed);
         std::thread::sleep(DEBOUNCE);

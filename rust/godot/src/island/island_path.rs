@@ -34,8 +34,9 @@ use island_core::paths::{
 /// Ridges and canals enter the generator with the sculpt layer, before the erosion (after the
 /// [IslandStamp]s, under the brush's strokes); rivers are laid on the eroded land before the
 /// drainage, roads after it. They survive regenerate and seed changes. Editing the curve or a
-/// property regenerates the island (in the editor: in the background, 0.3 s after the last
-/// change, with Godot's own undo; in a game: in the background at the next frame).
+/// property regenerates the island (in the editor: in the background at once, or 0.3 s after
+/// the last of a run of changes such as a drag, with Godot's own undo; in a game: in the
+/// background at the next frame).
 #[derive(GodotClass)]
 #[class(tool, base=Path3D)]
 pub struct IslandPath {

@@ -27,9 +27,9 @@ pub struct StampCache {
 /// and drainage (stamps first, then the brush's sculpting on top), so valleys, rivers, lakes,
 /// splat and scatter follow them; they survive regenerate and seed changes.
 ///
-/// Moving, rotating or editing a stamp regenerates the island (in the editor: in the background,
-/// 0.3 s after the last change, with Godot's own undo; in a game: in the background at the next
-/// frame). Several stamps add up in the order of the children.
+/// Moving, rotating or editing a stamp regenerates the island (in the editor: in the background
+/// at once, or 0.3 s after the last of a run of changes such as a drag, with Godot's own undo; in
+/// a game: in the background at the next frame). Several stamps add up in the order of the children.
 #[derive(GodotClass)]
 #[class(tool, base=Node3D)]
 pub struct IslandStamp {

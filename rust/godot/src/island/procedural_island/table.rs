@@ -381,7 +381,8 @@ island_node! {
             #[export]
             #[var(hint = ENUM, hint_string = BACKEND_HINT)]
             backend: i32 = node(Self::BACKEND_AUTO),
-            /// In the editor: regenerate in the background 0.3 s after the last property change.
+            /// In the editor: regenerate in the background at once after a change (a run of changes,
+            /// such as a dragged slider: 0.3 s after the last one).
             #[export]
             auto_regenerate: bool = node(true),
             /// Generate when the node enters the scene (synchronously in a running game, in the
