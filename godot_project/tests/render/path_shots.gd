@@ -2,8 +2,8 @@ extends SceneTree
 ## Renders the pictures of docs/paths.md (needs a display: `xvfb-run -a`). Not part of the
 ## headless suite.
 ##
-## After `--`: `--out=DIR`. Saves DIR/paths_road.png (a road from a beach up to a village
-## plateau, across a river course drawn as an IslandPath), DIR/stamp_crater_before.png and
+## After `--`: `--out=DIR`. Saves DIR/paths_road.png (a road from a beach across a river up to
+## a village plateau, and a ridge), DIR/stamp_crater_before.png and
 ## DIR/stamp_crater_moved.png (a crater stamp, then the same stamp moved 260 m), each after the
 ## island regenerated, as a user sees them.
 
@@ -44,32 +44,30 @@ func _initialize() -> void:
 	_isl.generate_on_ready = false
 	root.add_child(_isl)
 	_isl.regenerate()
-	# The river course: from inland down to the south coast (drawn from its mouth; the island
-	# finds its upper end).
-	var river := _curve_path(IslandPath.KIND_RIVER, [Vector2(-30, -470), Vector2(-60, -260), Vector2(-40, -60)])
-	river.width = 10.0
-	river.depth = 3.0
-	river.shoulder = 10.0
-	_isl.add_child(river)
-	# The village plateau west of it, level with the land there.
+	# The village plateau north-east of the west river, level with the land there.
 	var plateau := IslandStamp.new()
 	plateau.kind = IslandStamp.KIND_PLATEAU
-	plateau.radius = 55.0
-	plateau.height = maxf(_isl.get_height_at(-200, -170), 4.0) + 2.0
-	plateau.position = Vector3(-200, 0, -170)
+	plateau.radius = 45.0
+	plateau.height = maxf(_isl.get_height_at(-110, 10), 4.0) + 1.0
+	plateau.position = Vector3(-110, 0, 10)
 	_isl.add_child(plateau)
-	# The road: from the east beach, across the river, up to the plateau.
-	var beach := _coast_x(-150.0) - 4.0
-	var road := _curve_path(IslandPath.KIND_ROAD, [Vector2(beach, -150), Vector2(120, -130), Vector2(-50, -165), Vector2(-200, -170)])
+	# A ridge (a raised dyke) south of the lake.
+	var ridge := _curve_path(IslandPath.KIND_RIDGE, [Vector2(-60, 150), Vector2(40, 130)])
+	ridge.height = 8.0
+	ridge.width = 6.0
+	ridge.shoulder = 14.0
+	_isl.add_child(ridge)
+	# The road: from the south-west beach, across the west river (a ford), up to the plateau.
+	var road := _curve_path(IslandPath.KIND_ROAD, [Vector2(-300, 175), Vector2(-215, 120), Vector2(-175, 60), Vector2(-140, 30), Vector2(-110, 10)])
 	road.width = 8.0
-	road.shoulder = 6.0
-	road.max_grade = 8.0
+	road.shoulder = 5.0
+	road.max_grade = 10.0
 	road.splat_layer = 2
 	_isl.add_child(road)
 	var typed: Array[ScatterLayer] = [_trees()]
 	_isl.scatter_layers = typed
 	_isl.regenerate()
-	_cam.look_at_from_position(Vector3(260, 260, 120), Vector3(-40, 0, -190))
+	_cam.look_at_from_position(Vector3(-40, 120, -60), Vector3(-250, 0, 150))
 
 
 func _trees() -> ScatterLayer:

@@ -19,7 +19,7 @@
 //!
 //! | kind | what it writes |
 //! |---|---|
-//! | [`PathKind::Road`] | a level corridor `width` m wide on a grade-limited profile (at most `max_grade` %), shoulders blending into the land over `shoulder` m; its splat layer; scatter cleared ([`road_cover`]) |
+//! | [`PathKind::Road`] | a level corridor `width` m wide on a grade-limited profile (at most `max_grade` %), shoulders blending into the land over `shoulder` m (wider banks where it is cut or banked deeper, [`BANK_RUN`]); its splat layer; scatter cleared ([`road_cover`]) |
 //! | [`PathKind::River`] | a channel `width` × `depth` whose bed never rises downstream (the lower end is the mouth), banks over `shoulder` m; river water along it ([`finish_rivers`]) |
 //! | [`PathKind::Ridge`] | `height` m raised along, the crest `width` m wide, flanks over `shoulder` m |
 //! | [`PathKind::Canal`] | cut (or filled) to `level` m above sea level, `width` m wide: below 0 the sea fills it and can make two islands of one |
@@ -59,6 +59,13 @@ pub const MAX_POINTS: usize = 200_000;
 /// Length of a river path's head, in channel widths: its bed sinks from the ground to the full
 /// depth over it.
 pub const RIVER_HEAD: f32 = 4.0;
+/// Bank run of roads and river courses: horizontal metres per metre that the path lies below or
+/// above the ground beside it. The bank is at least the path's `shoulder` and at most
+/// [`MAX_BANK`]; its smoothstep is then at most 1:1.5 (34°) steep, so a deep cutting gets
+/// sloping sides instead of a wall.
+pub const BANK_RUN: f32 = 2.25;
+/// Widest earthwork bank of a road or river course, metres.
+pub const MAX_BANK: f32 = 120.0;
 /// Most centreline samples of one path (its length over half the grid spacing).
 pub const MAX_CENTRE_SAMPLES: usize = 4_000_000;
 
@@ -625,7 +632,7 @@ pub fn resolve(
 /// (its first [`RIVER_HEAD`] widths sinking from the ground, so its head is no pit), a road's
 /// grade-limited profile (a ford dips into a river bed as far as the grade allows; a bridge
 /// keeps its level across). Every sample takes `lerp(h, level, weight)` (1 across the corridor,
-/// fading over the shoulder), except that a road leaves water alone (the river, lake or sea
+/// fading over the bank: the shoulder, or [`BANK_RUN`] times the cut or fill where wider), except that a road leaves water alone (the river, lake or sea
 /// keeps its bed: a ford or bridge gap); then the brush's strokes on top again
 /// ([`PathSet::brush`]: its offsets raise or lower the path, its flattening wins where it
 /// flattens). Ridges and canals are not laid here ([`resolve`]).
@@ -659,10 +666,24 @@ pub fn lay(
         } else {
             river_bed(&gr, &c.arc, p.depth, RIVER_HEAD * p.width)
         };
+        // Earthwork banks: at least the shoulder, wider where the path is cut or banked deeper.
+        let bank: Vec<f32> = level
+            .iter()
+            .zip(&gr)
+            .map(|(l, g)| (BANK_RUN * (l - g).abs()).clamp(p.shoulder, p.shoulder.max(MAX_BANK)))
+            .collect();
+        let reach = 0.5 * p.width + bank.iter().copied().fold(0.0, f32::max);
+        let hw = 0.5 * p.width;
         let mut writes = Vec::new();
-        corridor(&c, &g, p.reach(), |k, s, t, d| {
-            if !wet(k) {
-                writes.push((k, along(&level, s, t), cross_weight(p, d)));
+        corridor(&c, &g, reach, |k, s, t, d| {
+            let sh = along(&bank, s, t);
+            if !wet(k) && d <= hw + sh {
+                let w = if d <= hw {
+                    1.0
+                } else {
+                    1.0 - smoothstep(hw, hw + sh, d)
+                };
+                writes.push((k, along(&level, s, t), w));
             }
         });
         for (k, v, w) in writes {
@@ -920,6 +941,37 @@ mod tests {
         assert_eq!(cover[at(0.0, 4.0)], 255);
         assert_eq!(cover[at(0.0, 12.0)], 0);
         assert_eq!(h[at(-10.0, 40.0)], terrain[at(-10.0, 40.0)]);
+    }
+
+    #[test]
+    fn a_deep_cutting_gets_sloping_banks() {
+        let (n, world) = (129, 256.0);
+        let g = Grid::new(n, world);
+        // Flat land at 10 m with a 30 m hump across the road's middle.
+        let terrain: Vec<f32> = (0..n * n)
+            .map(|k| {
+                let x = g.pos(k % n, k / n)[0];
+                10.0 + 30.0 * (1.0 - smoothstep(0.0, 40.0, x.abs()))
+            })
+            .collect();
+        let mut p = PathSpec::new(PathKind::Road, vec![[-120.0, 0.0], [120.0, 0.0]]);
+        p.width = 8.0;
+        p.shoulder = 4.0;
+        let set = PathSet {
+            paths: vec![p],
+            brush: None,
+        };
+        let mut h = terrain.clone();
+        lay(&set, PathKind::Road, &mut h, None, n, world).unwrap();
+        let at = |z: f32| g.nearest(0.0, z);
+        assert!(h[at(0.0)] < 20.0, "cut through the hump: {}", h[at(0.0)]);
+        // Beyond the 4 m shoulder the bank goes on (the cut is over 20 m deep).
+        assert!(h[at(16.0)] < terrain[at(16.0)] - 5.0, "{}", h[at(16.0)]);
+        // No side steeper than 1:1.5 (plus the grid's share).
+        for k in 2..40 {
+            let (a, b) = (h[at(2.0 * k as f32)], h[at(2.0 * (k + 1) as f32)]);
+            assert!((b - a).abs() / 2.0 <= 0.75, "{k}: {a} {b}");
+        }
     }
 
     #[test]
