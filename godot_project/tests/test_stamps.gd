@@ -121,3 +121,30 @@ func test_runtime_stamp_regenerates_and_bad_stamps_are_errors() -> void:
 	await _wait_idle(isl)
 	check(not isl.regenerate(), "a zero radius is refused")
 	check_eq(isl.get_height_at(30, 30), h1, "the previous terrain stays")
+
+
+func test_heightmap_stamp_raises_the_image() -> void:
+	var plain := _isl()
+	plain.regenerate()
+	# A 64 × 64 image: white in its right half (+x), black in its left half.
+	var img := Image.create(64, 64, false, Image.FORMAT_L8)
+	for y in 64:
+		for x in 64:
+			img.set_pixel(x, y, Color.WHITE if x >= 32 else Color.BLACK)
+	var s := _stamp(IslandStamp.KIND_HEIGHTMAP, Vector3(-40, 0, 20), 80.0, 30.0)
+	s.falloff = 0.1
+	var isl := _isl()
+	isl.add_child(s)
+	expect_error("heightmap")
+	check(not isl.regenerate(), "a heightmap stamp without an image is refused")
+	s.heightmap = ImageTexture.create_from_image(img)
+	check(isl.regenerate(), "generated with the heightmap stamp")
+	var white := Vector2(-40 + 40, 20)
+	var black := Vector2(-40 - 40, 20)
+	var rise_w := isl.get_height_at(white.x, white.y) - plain.get_height_at(white.x, white.y)
+	var rise_b := isl.get_height_at(black.x, black.y) - plain.get_height_at(black.x, black.y)
+	check(rise_w > 20.0, "raised where the image is white (%.1f m)" % rise_w)
+	check(absf(rise_b) < 3.0, "left alone where it is black (%.1f m)" % rise_b)
+	# Outside the stamp's square nothing changes.
+	check_near(isl.get_height_at(-40, 20 + 150), plain.get_height_at(-40, 20 + 150), 1.0, "outside the square: the plain island")
+	check_eq(s.get_warnings().size(), 0, "no warning with an image")

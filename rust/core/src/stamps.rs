@@ -14,10 +14,13 @@
 //! | [`StampKind::Basin`] | `offset -= height · bump(t)` (the drainage makes a lake of it) |
 //! | [`StampKind::Bay`] | coast override: sea inside |
 //! | [`StampKind::Islet`] | coast override: land inside, and `offset += height · bump(t)` |
+//! | [`StampKind::Heightmap`] | `offset += height · image(u, v) · edge(t)` over the square the radii span (a [`StampImage`], 0..1, bilinear) |
 //!
 //! `t` is the distance from the centre in units of the (rotated, scaled) radius: 0 at the centre,
-//! 1 on the edge; `bump(t) = 1 - smoothstep(0, 1, t)`. The edge fades over the last `falloff`
-//! fraction of the radius.
+//! 1 on the edge (for a heightmap the larger of the two axis distances: its square's edge);
+//! `bump(t) = 1 - smoothstep(0, 1, t)`. The edge fades over the last `falloff` fraction of the
+//! radius. A heightmap's image covers the square from `-radius_x..radius_x` (its columns, along
+//! the stamp's own x) and `-radius_z..radius_z` (its rows, along its own z).
 
 use crate::sculpt::SculptLayer;
 use std::fmt;
@@ -46,22 +49,95 @@ pub enum StampKind {
     Bay,
     /// New land rising `height` metres from the sea.
     Islet,
+    /// A heightmap image raised `height` metres at its white (1.0), nothing at its black.
+    Heightmap,
+}
+
+/// A heightmap image for [`StampKind::Heightmap`]: `width × height` values 0..1, row-major
+/// (row 0 at the stamp's -z edge, column 0 at its -x edge).
+#[derive(Clone, Debug)]
+pub struct StampImage {
+    /// Columns.
+    pub width: usize,
+    /// Rows.
+    pub height: usize,
+    /// Values 0..1, `width × height`.
+    pub values: Vec<f32>,
+}
+
+impl PartialEq for StampImage {
+    fn eq(&self, o: &StampImage) -> bool {
+        // The same image (an `Arc` shared by the node's cache and a request) needs no comparison.
+        std::ptr::eq(self, o)
+            || (self.width == o.width
+                && self.height == o.height
+                && self.values.len() == o.values.len()
+                && self
+                    .values
+                    .iter()
+                    .zip(&o.values)
+                    .all(|(a, b)| a.to_bits() == b.to_bits()))
+    }
+}
+
+impl StampImage {
+    /// Check the size and the values.
+    pub fn validate(&self) -> Result<(), StampError> {
+        if self.width < 2 || self.height < 2 || self.width > 16384 || self.height > 16384 {
+            return Err(StampError(format!(
+                "a stamp heightmap must be 2..16384 pixels a side, got {}×{}",
+                self.width, self.height
+            )));
+        }
+        if self.values.len() != self.width * self.height {
+            return Err(StampError(format!(
+                "a stamp heightmap of {}×{} needs {} values, got {}",
+                self.width,
+                self.height,
+                self.width * self.height,
+                self.values.len()
+            )));
+        }
+        if let Some(v) = self.values.iter().find(|v| !(0.0..=1.0).contains(*v)) {
+            return Err(StampError(format!(
+                "stamp heightmap values must be 0..1, got {v}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Bilinear value at `u, v` in 0..1 (clamped).
+    pub fn sample(&self, u: f32, v: f32) -> f32 {
+        let fx = u.clamp(0.0, 1.0) * (self.width - 1) as f32;
+        let fy = v.clamp(0.0, 1.0) * (self.height - 1) as f32;
+        let (x0, y0) = (
+            (fx as usize).min(self.width - 2),
+            (fy as usize).min(self.height - 2),
+        );
+        let (tx, ty) = (fx - x0 as f32, fy - y0 as f32);
+        let k = y0 * self.width + x0;
+        let a = self.values[k] + (self.values[k + 1] - self.values[k]) * tx;
+        let b = self.values[k + self.width]
+            + (self.values[k + self.width + 1] - self.values[k + self.width]) * tx;
+        a + (b - a) * ty
+    }
 }
 
 impl StampKind {
     /// Every kind, in the order of their numbers (the Godot constants).
-    pub const ALL: [StampKind; 6] = [
+    pub const ALL: [StampKind; 7] = [
         StampKind::Mountain,
         StampKind::Crater,
         StampKind::Plateau,
         StampKind::Basin,
         StampKind::Bay,
         StampKind::Islet,
+        StampKind::Heightmap,
     ];
 }
 
 /// One stamp, in the island's frame (node-local metres).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Stamp {
     /// What it makes.
     pub kind: StampKind,
@@ -79,6 +155,8 @@ pub struct Stamp {
     pub height: f32,
     /// Edge fade, fraction of the radius, 0..=1.
     pub falloff: f32,
+    /// The image of a [`StampKind::Heightmap`] (required there, ignored by the other kinds).
+    pub image: Option<std::sync::Arc<StampImage>>,
 }
 
 /// An invalid stamp.
@@ -135,6 +213,16 @@ impl Stamp {
                 self.falloff
             )));
         }
+        if self.kind == StampKind::Heightmap {
+            match &self.image {
+                None => {
+                    return Err(StampError(
+                        "a heightmap stamp needs a heightmap image".into(),
+                    ))
+                }
+                Some(img) => img.validate()?,
+            }
+        }
         Ok(())
     }
 }
@@ -163,7 +251,12 @@ pub fn rasterize(stamps: &[Stamp], layer: &mut SculptLayer) -> Result<(), StampE
     let half = world * 0.5;
     for s in stamps {
         let (cos, sin) = (s.rotation[0], s.rotation[1]);
-        let reach = s.radius_x.max(s.radius_z);
+        // The square of a heightmap reaches to its corners.
+        let reach = if s.kind == StampKind::Heightmap {
+            (s.radius_x * s.radius_x + s.radius_z * s.radius_z).sqrt()
+        } else {
+            s.radius_x.max(s.radius_z)
+        };
         let lo = |c: f32| (((c - reach + half) / sp).floor().max(0.0) as usize).min(n - 1);
         let hi = |c: f32| (((c + reach + half) / sp).ceil().max(0.0) as usize).min(n - 1);
         let (x0, x1, z0, z1) = (
@@ -180,7 +273,11 @@ pub fn rasterize(stamps: &[Stamp], layer: &mut SculptLayer) -> Result<(), StampE
                 let lx = cos * dx - sin * dz;
                 let lz = sin * dx + cos * dz;
                 let (ux, uz) = (lx / s.radius_x, lz / s.radius_z);
-                let t = (ux * ux + uz * uz).sqrt();
+                let t = if s.kind == StampKind::Heightmap {
+                    ux.abs().max(uz.abs())
+                } else {
+                    (ux * ux + uz * uz).sqrt()
+                };
                 if t >= 1.0 {
                     continue;
                 }
@@ -212,6 +309,12 @@ pub fn rasterize(stamps: &[Stamp], layer: &mut SculptLayer) -> Result<(), StampE
                     StampKind::Islet => {
                         layer.coast[k] = layer.coast[k].max(w);
                         layer.offset[k] += s.height * bump;
+                    }
+                    StampKind::Heightmap => {
+                        if let Some(img) = &s.image {
+                            let v = img.sample(0.5 * (ux + 1.0), 0.5 * (uz + 1.0));
+                            layer.offset[k] += s.height * v * w;
+                        }
                     }
                 }
             }
@@ -269,7 +372,37 @@ mod tests {
             rotation: [1.0, 0.0],
             height: 25.0,
             falloff: 0.3,
+            image: None,
         }
+    }
+
+    /// A 9 × 5 image rising from 0 at its left column to 1 at its right.
+    fn ramp() -> StampImage {
+        StampImage {
+            width: 9,
+            height: 5,
+            values: (0..45).map(|k| (k % 9) as f32 / 8.0).collect(),
+        }
+    }
+
+    #[test]
+    fn a_heightmap_stamp_needs_a_valid_image() {
+        let mut s = stamp(StampKind::Heightmap);
+        assert!(s
+            .validate()
+            .unwrap_err()
+            .0
+            .contains("needs a heightmap image"));
+        let mut bad = ramp();
+        bad.values[3] = 1.5;
+        s.image = Some(std::sync::Arc::new(bad));
+        assert!(s.validate().is_err());
+        let mut short = ramp();
+        short.values.pop();
+        s.image = Some(std::sync::Arc::new(short));
+        assert!(s.validate().is_err());
+        s.image = Some(std::sync::Arc::new(ramp()));
+        assert!(s.validate().is_ok());
     }
 
     fn at(layer: &SculptLayer, x: f32, z: f32) -> usize {
@@ -285,7 +418,11 @@ mod tests {
     fn each_kind_writes_its_plane_around_the_centre_only() {
         for kind in StampKind::ALL {
             let mut l = SculptLayer::new(129, 256.0).unwrap();
-            rasterize(&[stamp(kind)], &mut l).unwrap();
+            let mut st = stamp(kind);
+            if kind == StampKind::Heightmap {
+                st.image = Some(std::sync::Arc::new(ramp()));
+            }
+            rasterize(&[st], &mut l).unwrap();
             let c = at(&l, 10.0, -20.0);
             let far = at(&l, -100.0, 100.0);
             match kind {
@@ -306,6 +443,18 @@ mod tests {
                     assert_eq!(l.coast[c], 1.0);
                     assert!(l.offset[c] > 24.0);
                 }
+                StampKind::Heightmap => {
+                    // The ramp: half way at the centre, rising along +x, flat along z.
+                    assert!((l.offset[c] - 12.5).abs() < 0.5, "{}", l.offset[c]);
+                    let e = at(&l, 10.0 + 20.0, -20.0);
+                    let w = at(&l, 10.0 - 20.0, -20.0);
+                    assert!((l.offset[e] - 18.75).abs() < 0.5, "{}", l.offset[e]);
+                    assert!((l.offset[w] - 6.25).abs() < 0.5, "{}", l.offset[w]);
+                    let n = at(&l, 10.0, -20.0 + 20.0);
+                    assert!((l.offset[n] - l.offset[c]).abs() < 0.5);
+                    // The square's corner region is covered (not a disc).
+                    assert!(l.offset[at(&l, 10.0 + 26.0, -20.0 + 26.0)] > 10.0);
+                }
             }
             assert_eq!(l.offset[far], 0.0);
             assert_eq!(l.level_weight[far], 0.0);
@@ -319,14 +468,14 @@ mod tests {
         s.radius_x = 60.0;
         s.radius_z = 15.0;
         let mut a = SculptLayer::new(129, 256.0).unwrap();
-        rasterize(&[s], &mut a).unwrap();
+        rasterize(&[s.clone()], &mut a).unwrap();
         // Long along x, short along z.
         assert!(a.offset[at(&a, 10.0 + 40.0, -20.0)] > 0.0);
         assert_eq!(a.offset[at(&a, 10.0, -20.0 + 40.0)], 0.0);
         // Turned a quarter: long along z.
         s.rotation = [0.0, 1.0];
         let mut b = SculptLayer::new(129, 256.0).unwrap();
-        rasterize(&[s], &mut b).unwrap();
+        rasterize(&[s.clone()], &mut b).unwrap();
         assert_eq!(b.offset[at(&b, 10.0 + 40.0, -20.0)], 0.0);
         assert!(b.offset[at(&b, 10.0, -20.0 + 40.0)] > 0.0);
     }
@@ -338,7 +487,7 @@ mod tests {
         let mut s = stamp(StampKind::Plateau);
         s.center = [50.0, -20.0];
         let mut b = SculptLayer::new(129, 256.0).unwrap();
-        rasterize(&[s], &mut b).unwrap();
+        rasterize(&[s.clone()], &mut b).unwrap();
         assert_eq!(b.level_weight[at(&b, 50.0, -20.0)], 1.0);
         // Far from both positions nothing differs.
         let far = at(&a, -100.0, 100.0);
@@ -359,7 +508,7 @@ mod tests {
         assert!(compose(&[], None, 129, 256.0).unwrap().is_none());
         let mut bad = stamp(StampKind::Mountain);
         bad.radius_x = f32::NAN;
-        assert!(compose(&[bad], None, 129, 256.0).is_err());
+        assert!(compose(&[bad.clone()], None, 129, 256.0).is_err());
         bad.radius_x = 0.0;
         assert!(bad.validate().is_err());
         let mut bad = stamp(StampKind::Mountain);
@@ -396,6 +545,7 @@ mod pipeline_tests {
             rotation: [1.0, 0.0],
             height: 40.0,
             falloff: 0.3,
+            image: None,
         };
         let layer = compose(&[stamp], None, 129, 1024.0).unwrap().unwrap();
         let q = IslandParams {

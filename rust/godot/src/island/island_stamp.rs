@@ -3,11 +3,15 @@
 //! The shapes are engine-free (`island_core::stamps`); this node gives one its position,
 //! rotation and size from its transform and tells its island when it changes.
 
+use godot::classes::image::Format;
 use godot::classes::notify::Node3DNotification;
-use godot::classes::{Engine, INode3D, Node3D};
+use godot::classes::{Engine, INode3D, Node3D, Texture2D};
 use godot::prelude::*;
 use island_core::sculpt::SculptLayer;
-use island_core::stamps::{Stamp, StampKind, DEFAULT_FALLOFF, DEFAULT_HEIGHT, DEFAULT_RADIUS};
+use island_core::stamps::{
+    Stamp, StampImage, StampKind, DEFAULT_FALLOFF, DEFAULT_HEIGHT, DEFAULT_RADIUS,
+};
+use std::cell::RefCell;
 use std::sync::Arc;
 
 /// The island's last composition of its stamps with the brush's sculpt layer (kept by the
@@ -21,7 +25,8 @@ pub struct StampCache {
 }
 
 /// A landmark the island grows around: a mountain, a crater, a plateau, a basin (a lake fills
-/// it), a bay cut into the coast or an islet rising from the sea. Add it as a child of a
+/// it), a bay cut into the coast, an islet rising from the sea, or your own heightmap image
+/// ([constant KIND_HEIGHTMAP] with [member heightmap]). Add it as a child of a
 /// [ProceduralIsland]; its position (x, z), rotation about the vertical axis and scale (x, z)
 /// place and shape it. Stamps enter the generator where the sculpt layer does, before erosion
 /// and drainage (stamps first, then the brush's sculpting on top), so valleys, rivers, lakes,
@@ -35,10 +40,17 @@ pub struct StampCache {
 pub struct IslandStamp {
     base: Base<Node3D>,
     /// What the stamp makes: [constant KIND_MOUNTAIN], [constant KIND_CRATER],
-    /// [constant KIND_PLATEAU], [constant KIND_BASIN], [constant KIND_BAY], [constant KIND_ISLET].
+    /// [constant KIND_PLATEAU], [constant KIND_BASIN], [constant KIND_BAY], [constant KIND_ISLET],
+    /// [constant KIND_HEIGHTMAP].
     #[export]
-    #[var(set = set_kind, hint = ENUM, hint_string = "Mountain:0,Crater:1,Plateau:2,Basin:3,Bay:4,Islet:5")]
+    #[var(set = set_kind, hint = ENUM, hint_string = "Mountain:0,Crater:1,Plateau:2,Basin:3,Bay:4,Islet:5,Heightmap:6")]
     kind: i32,
+    /// [constant KIND_HEIGHTMAP]: the image raised [member height] m at its white, nothing at its
+    /// black (its red channel, 0..1; 16-bit and float images keep their precision). It covers
+    /// the square of [member radius] around the node (times its scale), its top row towards -z.
+    #[export]
+    #[var(set = set_heightmap)]
+    heightmap: Option<Gd<Texture2D>>,
     /// Radius, metres (times the node's scale along its own x and z).
     #[export(range = (1.0, 5000.0, 0.5, or_greater, suffix = "m"))]
     #[var(set = set_radius)]
@@ -56,6 +68,8 @@ pub struct IslandStamp {
     #[export]
     #[var(set = set_enabled)]
     enabled: bool,
+    /// The heightmap's values, read once per texture (cleared when it changes).
+    image_cache: RefCell<Option<Arc<StampImage>>>,
 }
 
 #[godot_api]
@@ -68,6 +82,8 @@ impl INode3D for IslandStamp {
             height: DEFAULT_HEIGHT,
             falloff: DEFAULT_FALLOFF,
             enabled: true,
+            heightmap: None,
+            image_cache: RefCell::new(None),
         }
     }
 
@@ -109,6 +125,9 @@ impl IslandStamp {
     /// New land rising from the sea.
     #[constant]
     pub const KIND_ISLET: i32 = 5;
+    /// Your own heightmap ([member heightmap]) raised [member height] m.
+    #[constant]
+    pub const KIND_HEIGHTMAP: i32 = 6;
 
     /// What is wrong with the stamp (its configuration warnings): not under a
     /// [ProceduralIsland] or a value out of range. Empty when fine.
@@ -147,6 +166,30 @@ impl IslandStamp {
     #[func]
     fn set_enabled(&mut self, v: bool) {
         self.enabled = v;
+        self.changed();
+    }
+    #[func]
+    fn set_heightmap(&mut self, v: Option<Gd<Texture2D>>) {
+        let this = self.to_gd();
+        let callable = Callable::from_object_method(&this, "_on_heightmap_changed");
+        if let Some(mut old) = self.heightmap.take() {
+            if old.is_connected("changed", &callable) {
+                old.disconnect("changed", &callable);
+            }
+        }
+        if let Some(mut t) = v.clone() {
+            if !t.is_connected("changed", &callable) {
+                t.connect("changed", &callable);
+            }
+        }
+        self.heightmap = v;
+        self._on_heightmap_changed();
+    }
+
+    /// The heightmap texture changed (a NoiseTexture2D finished, an image was set): read it again.
+    #[func]
+    fn _on_heightmap_changed(&mut self) {
+        self.image_cache.replace(None);
         self.changed();
     }
 }
@@ -192,7 +235,22 @@ impl IslandStamp {
             rotation,
             height: self.height,
             falloff: self.falloff,
+            image: if kind == StampKind::Heightmap {
+                self.image()
+            } else {
+                None
+            },
         }
+    }
+
+    /// The heightmap's values (cached; `None` without a readable texture).
+    fn image(&self) -> Option<Arc<StampImage>> {
+        if let Some(img) = self.image_cache.borrow().as_ref() {
+            return Some(img.clone());
+        }
+        let img = Arc::new(image_of(self.heightmap.as_ref()?)?);
+        self.image_cache.replace(Some(img.clone()));
+        Some(img)
     }
 
     /// Tell the island (next frame, coalesced): in the editor its auto-regenerate notices the
@@ -209,4 +267,34 @@ impl IslandStamp {
             isl.call_deferred("_on_layout_changed", &[]);
         }
     }
+}
+
+/// The red channel of `tex` as 0..1 values (a copy converted to 32-bit float; values outside
+/// 0..1, as an HDR image may hold, are clamped). `None` when it has no image data.
+fn image_of(tex: &Gd<Texture2D>) -> Option<StampImage> {
+    let img = tex.get_image()?;
+    if img.is_empty() {
+        return None;
+    }
+    // Work on a copy: the texture's own image must not change format.
+    let mut img = img.duplicate_resource();
+    if img.is_compressed() && img.decompress() != godot::global::Error::OK {
+        return None;
+    }
+    img.convert(Format::RF);
+    let (w, h) = (
+        img.get_width().max(0) as usize,
+        img.get_height().max(0) as usize,
+    );
+    let bytes = img.get_data();
+    let values: Vec<f32> = bytes
+        .as_slice()
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]).clamp(0.0, 1.0))
+        .collect();
+    Some(StampImage {
+        width: w,
+        height: h,
+        values,
+    })
 }
