@@ -32,6 +32,10 @@ pub const DEFAULT_ISLAND_SIZE_MIN: f32 = 768.0;
 pub const DEFAULT_ISLAND_SIZE_MAX: f32 = 2048.0;
 /// Default [`WorldParams::samples_per_metre`].
 pub const DEFAULT_SAMPLES_PER_METRE: f32 = 1.0;
+/// Default largest side of an island's far, coarse generation ([`coarse_resolution`]'s
+/// `max_side`): 257. Measured on world seed 7 (`tests/world.rs`): the coarse island's land
+/// matches the detailed island's with an IoU of 0.963–0.992 at 257 samples, 0.942–0.982 at 129.
+pub const DEFAULT_COARSE_SIDE: usize = 257;
 
 /// Tag of the world layout's hash streams (mixed into [`stage_seed`]; distinct from the
 /// pipeline's stage tags in [`crate::hash::tag`]).

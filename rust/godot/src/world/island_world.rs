@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 /// Samples per side of the far, coarse generation of an island (at most).
-const DEFAULT_COARSE_RESOLUTION: i32 = 129;
+const DEFAULT_COARSE_RESOLUTION: i32 = placement::DEFAULT_COARSE_SIDE as i32;
 /// Largest area `find_islands` answers for, in cells.
 const MAX_FIND_CELLS: usize = 1 << 20;
 
@@ -122,7 +122,9 @@ pub struct IslandWorld {
     /// island that is installing).
     #[export(range = (0.5, 100.0, 0.5, or_greater, suffix = "ms"))]
     build_budget_ms: f32,
-    /// Samples per side of an island's far, coarse mesh (at most; 33..1025, 2ⁿ+1).
+    /// Samples per side of an island's far, coarse mesh (at most; 33..1025, 2ⁿ+1). The default
+    /// 257 keeps the coarse island's outline within an IoU of 0.95 of the detailed one; 129
+    /// halves the far work but falls to 0.94 on some islands.
     #[export(range = (33.0, 1025.0))]
     coarse_resolution: i32,
     /// Draw the one ocean (a sea surface and a sea floor following the targets).
