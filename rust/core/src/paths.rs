@@ -551,11 +551,16 @@ fn oriented(p: &PathSpec, g: &Grid, terrain: &[f32]) -> Result<(Centre, Vec<f32>
 /// Weight of a corridor at distance `d` from the centreline: 1 across the corridor, fading over
 /// the shoulder.
 fn cross_weight(p: &PathSpec, d: f32) -> f32 {
-    let hw = 0.5 * p.width;
+    bank_weight(0.5 * p.width, p.shoulder, d)
+}
+
+/// Weight at distance `d` from the centreline of a corridor `hw` wide each side with a bank of
+/// `bank` metres: 1 across the corridor, a smoothstep down to 0 over the bank.
+fn bank_weight(hw: f32, bank: f32, d: f32) -> f32 {
     if d <= hw {
         1.0
     } else {
-        1.0 - smoothstep(hw, hw + p.shoulder, d)
+        1.0 - smoothstep(hw, hw + bank, d)
     }
 }
 
@@ -678,12 +683,7 @@ pub fn lay(
         corridor(&c, &g, reach, |k, s, t, d| {
             let sh = along(&bank, s, t);
             if !wet(k) && d <= hw + sh {
-                let w = if d <= hw {
-                    1.0
-                } else {
-                    1.0 - smoothstep(hw, hw + sh, d)
-                };
-                writes.push((k, along(&level, s, t), w));
+                writes.push((k, along(&level, s, t), bank_weight(hw, sh, d)));
             }
         });
         for (k, v, w) in writes {

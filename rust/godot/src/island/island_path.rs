@@ -4,8 +4,9 @@
 //! The shaping is engine-free (`island_core::paths`); this node turns its curve into a polyline
 //! in the island's frame and tells its island when it changes.
 
+use crate::island::layout_node::{layout_changed, parent_island};
 use godot::classes::notify::Node3DNotification;
-use godot::classes::{Curve3D, Engine, IPath3D, Path3D};
+use godot::classes::{Curve3D, IPath3D, Path3D};
 use godot::prelude::*;
 use island_core::paths::{
     Crossing, PathKind, PathSpec, DEFAULT_DEPTH, DEFAULT_HEIGHT, DEFAULT_LEVEL, DEFAULT_MAX_GRADE,
@@ -233,11 +234,9 @@ impl IslandPath {
 }
 
 impl IslandPath {
-    /// The parent island (not imported as a type: the island's module imports this one).
+    /// The parent island.
     fn island(&self) -> Option<Gd<Node>> {
-        self.base()
-            .get_parent()
-            .filter(|p| p.is_class("ProceduralIsland"))
+        parent_island(&*self.base())
     }
 
     /// Whether the island uses this path.
@@ -312,15 +311,6 @@ impl IslandPath {
     /// Tell the island (next frame, coalesced): in the editor its auto-regenerate notices the
     /// new request by itself; in a game it regenerates in the background.
     fn changed(&mut self) {
-        if !self.base().is_inside_tree() {
-            return;
-        }
-        self.base_mut().update_configuration_warnings();
-        if Engine::singleton().is_editor_hint() {
-            return;
-        }
-        if let Some(mut isl) = self.island() {
-            isl.call_deferred("_on_layout_changed", &[]);
-        }
+        layout_changed(&*self.base_mut());
     }
 }

@@ -3,9 +3,10 @@
 //! The shapes are engine-free (`island_core::stamps`); this node gives one its position,
 //! rotation and size from its transform and tells its island when it changes.
 
+use crate::island::layout_node::{layout_changed, parent_island};
 use godot::classes::image::Format;
 use godot::classes::notify::Node3DNotification;
-use godot::classes::{Engine, INode3D, Node3D, Texture2D};
+use godot::classes::{INode3D, Node3D, Texture2D};
 use godot::prelude::*;
 use island_core::sculpt::SculptLayer;
 use island_core::stamps::{
@@ -195,11 +196,9 @@ impl IslandStamp {
 }
 
 impl IslandStamp {
-    /// The parent island (not imported as a type: the island's module imports this one).
+    /// The parent island.
     fn island(&self) -> Option<Gd<Node>> {
-        self.base()
-            .get_parent()
-            .filter(|p| p.is_class("ProceduralIsland"))
+        parent_island(&*self.base())
     }
 
     /// Whether the island uses this stamp.
@@ -256,16 +255,7 @@ impl IslandStamp {
     /// Tell the island (next frame, coalesced): in the editor its auto-regenerate notices the
     /// new request by itself; in a game it regenerates in the background.
     fn changed(&mut self) {
-        if !self.base().is_inside_tree() {
-            return;
-        }
-        self.base_mut().update_configuration_warnings();
-        if Engine::singleton().is_editor_hint() {
-            return;
-        }
-        if let Some(mut isl) = self.island() {
-            isl.call_deferred("_on_layout_changed", &[]);
-        }
+        layout_changed(&*self.base_mut());
     }
 }
 

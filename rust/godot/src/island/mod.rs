@@ -11,6 +11,7 @@ pub mod generation;
 pub mod island_parts;
 pub mod island_path;
 pub mod island_stamp;
+pub mod layout_node;
 pub mod lod;
 pub mod material;
 pub mod navigation;

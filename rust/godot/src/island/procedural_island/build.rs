@@ -60,23 +60,29 @@ impl ProceduralIsland {
     /// The `IslandPath` children (enabled ones with a curve, in child order) in the island's
     /// frame.
     pub(super) fn paths(&self) -> Vec<PathSpec> {
-        self.base()
-            .get_children()
-            .iter_shared()
-            .filter_map(|c| c.try_cast::<IslandPath>().ok())
-            .filter(|p| p.bind().is_enabled())
-            .filter_map(|p| p.bind().path_spec())
-            .collect()
+        self.layout_children::<IslandPath, _>(|p| {
+            p.bind()
+                .is_enabled()
+                .then(|| p.bind().path_spec())
+                .flatten()
+        })
     }
 
     /// The `IslandStamp` children (enabled ones, in child order) in the island's frame.
     pub(super) fn stamps(&self) -> Vec<Stamp> {
+        self.layout_children::<IslandStamp, _>(|s| s.bind().is_enabled().then(|| s.bind().stamp()))
+    }
+
+    /// What `f` gives for each child of class `T` (`IslandStamp`, `IslandPath`), in child order.
+    fn layout_children<T, R>(&self, f: impl Fn(&Gd<T>) -> Option<R>) -> Vec<R>
+    where
+        T: GodotClass + Inherits<Node>,
+    {
         self.base()
             .get_children()
             .iter_shared()
-            .filter_map(|c| c.try_cast::<IslandStamp>().ok())
-            .filter(|s| s.bind().is_enabled())
-            .map(|s| s.bind().stamp())
+            .filter_map(|c| c.try_cast::<T>().ok())
+            .filter_map(|c| f(&c))
             .collect()
     }
 
