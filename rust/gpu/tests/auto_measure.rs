@@ -129,9 +129,12 @@ fn auto_measures_once_then_follows_the_store() {
     assert!(again.stats.backend_reason.contains("measured"));
     assert_eq!(AutoStore::load(&path).measurements.len(), 1);
 
-    // The software adapter, as it is, is never measured.
+    // The software adapter, as it is, is never measured; a hardware one follows the store.
     island_gpu::auto_treat_software_as_hardware(false);
-    if let Decision::Cpu(r) = island_gpu::auto_decision(&p) {
+    if island_gpu::auto_uses_gpu() {
+        let d = island_gpu::auto_decision(&p);
+        assert!(!matches!(d, Decision::Measure(_)), "measured again: {d:?}");
+    } else if let Decision::Cpu(r) = island_gpu::auto_decision(&p) {
         let (s, _) = generate(&p, Backend::Auto).unwrap();
         assert_eq!(s.stats.backend_reason, r);
         assert!(r.starts_with("auto: cpu (software adapter"), "{r}");

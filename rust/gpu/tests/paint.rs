@@ -101,8 +101,11 @@ fn fill_by_rule_matches_cpu() {
             .iter()
             .all(|t| t.iter().map(|&v| v as u32).sum::<u32>() <= 255));
         assert!(cc.texels > 0);
+        // A driver that fuses products into adds (NVIDIA's: 55 of 16641 texels at step 2 on an
+        // H100, every one by a single step) rounds a weight the other way now and then: up to
+        // 1 % of the texels may differ by one step of 255, 0.1 % by more.
         assert!(
-            differ * 1000 <= cpu.data.len(),
+            differ * 100 <= cpu.data.len(),
             "step {k}: {differ} texels differ"
         );
         assert!(

