@@ -374,3 +374,28 @@ func test_bake_navigation_mesh_async_signals() -> void:
 	fresh.free()
 	if args.is_empty():
 		return
+
+
+## The splat maps follow every regeneration, in the scene's own install path: the first creates
+## them, later ones of the same size write into the maps' kept pixel arrays (see `SplatMaps`),
+## in the foreground and in the background. Map 0 is always the island's splat, byte for byte.
+func test_splat_maps_follow_every_regeneration() -> void:
+	var isl := _game_island()
+	var seen := {}
+	for step in 5:
+		isl.seed = [12, 13, 12, 14, 15][step]
+		if step < 3:
+			check(isl.regenerate(), "regenerate seed %d" % isl.seed)
+		else:
+			isl.regenerate_async()
+			var args := await wait_signal(isl, "generation_finished", 60.0)
+			check(args.size() > 0, "background generation %d finished" % step)
+			# A quiet frame or two while nothing runs, as in a game.
+			await get_tree().process_frame
+		var want := isl.get_splat_image().get_data()
+		var got := isl.get_splat_map_image(0).get_data()
+		check(got == want, "seed %d: splat map 0 is the island's splat" % isl.seed)
+		seen[hash(want)] = true
+		var tex := isl.get_splat_map_texture(0)
+		check(tex != null and tex.get_width() == isl.resolution, "seed %d: the texture has the island's size" % isl.seed)
+	check_eq(seen.size(), 4, "four different islands (seeds 12, 13, 14, 15)")

@@ -408,6 +408,7 @@ pub fn build_streaming(
         request,
         warning,
         water: None,
+        splat_plain: None,
     });
     Ok(Build {
         prep,

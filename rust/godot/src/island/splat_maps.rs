@@ -28,7 +28,13 @@ pub struct SplatMaps {
     maps: Option<Maps>,
     /// The maps belong to an older island: recompose them in full.
     stale: bool,
+    /// [`unpainted_is_splat`] of the next full update's island, found on the worker thread
+    /// (see [`Self::set_plain_hint`]).
+    plain_hint: Option<bool>,
 }
+
+/// The largest map (bytes) for which [`Maps`] keeps a spare pixel array: 4097² (64 MiB).
+const SPARE_MAX_BYTES: usize = 4097 * 4097 * 4;
 
 struct Maps {
     resolution: usize,
@@ -36,12 +42,19 @@ struct Maps {
     textures: [Gd<ImageTexture>; 2],
     /// Map 1 (the user layers) holds only zeros: it is 1×1 (see `update`).
     zero_map_1: bool,
+    /// The pixel array each image holds since its last full write (shared with it).
+    current: [Option<PackedByteArray>; 2],
+    /// Each map's previous pixels, no longer shared with its image: the next full write copies
+    /// into them (memory already mapped) instead of into a new array, which at 1025² cost 1–4
+    /// ms of page faults on the main thread in the install frame. Kept up to
+    /// [`SPARE_MAX_BYTES`].
+    spare: [Option<PackedByteArray>; 2],
 }
 
 /// Whether the maps of an unpainted island are the generated splat as map 0 and zeros as map 1
 /// (what `compose_maps` gives for an empty paint layer when every weight sums to 255, without
 /// its per-sample work). False when some sample needs `compose_maps`' requantisation.
-fn unpainted_is_splat(splat: &[[u8; 4]], n: usize) -> bool {
+pub(crate) fn unpainted_is_splat(splat: &[[u8; 4]], n: usize) -> bool {
     use rayon::prelude::*;
     splat.len() == n * n
         && splat
@@ -68,13 +81,20 @@ impl Maps {
         let n = self.resolution;
         if r == Rect::full(n) {
             // Same size and format: replace the pixels and update the texture in place.
-            self.images[k].set_data(
-                n as i32,
-                n as i32,
-                false,
-                ImageFormat::RGBA8,
-                &PackedByteArray::from(bytes),
-            );
+            let pba = match self.spare[k].take() {
+                Some(mut s) if s.len() == bytes.len() => {
+                    // Not shared (the image let go of it): written in place, no copy on write.
+                    s.as_mut_slice().copy_from_slice(bytes);
+                    s
+                }
+                _ => PackedByteArray::from(bytes),
+            };
+            self.images[k].set_data(n as i32, n as i32, false, ImageFormat::RGBA8, &pba);
+            // The image shares `pba` now and has let go of the previous array.
+            let old = self.current[k].replace(pba);
+            if bytes.len() <= SPARE_MAX_BYTES {
+                self.spare[k] = old;
+            }
         } else {
             let Some(src) = rgba_image(r.w, r.h, bytes) else {
                 return;
@@ -96,10 +116,38 @@ impl Maps {
         self.textures[1].set_image(&image);
         self.images[1] = image;
         self.zero_map_1 = zero;
+        self.current[1] = None;
+        self.spare[1] = None;
     }
 }
 
 impl SplatMaps {
+    /// Make the spare pixel arrays of the maps in use (see `Maps::spare`) if they are missing:
+    /// called in a frame with little else to do (while a generation runs on the worker), so
+    /// that the next full write does not pay for the allocation in its install frame.
+    pub fn prepare_spare(&mut self) {
+        let Some(m) = self.maps.as_mut() else {
+            return;
+        };
+        let bytes = m.resolution * m.resolution * 4;
+        if bytes > SPARE_MAX_BYTES {
+            return;
+        }
+        for k in 0..2 {
+            if m.spare[k].is_none() && !(k == 1 && m.zero_map_1) {
+                let mut a = PackedByteArray::new();
+                a.resize(bytes);
+                m.spare[k] = Some(a);
+            }
+        }
+    }
+
+    /// What [`unpainted_is_splat`] says of the island of the next full update (a generation's
+    /// worker found it, off the main thread); `None`: found then.
+    pub fn set_plain_hint(&mut self, plain: Option<bool>) {
+        self.plain_hint = plain;
+    }
+
     /// After a (re)generation: show the paint at the island's resolution (a resampled view when
     /// it was painted at another one; the painted data is not changed) and rebuild both maps,
     /// then point `materials` at them.
@@ -145,8 +193,11 @@ impl SplatMaps {
         }
         // Nothing painted: map 0 is the generated splat as it is (no copy), map 1 all zeros
         // (`None`, made only when an image needs it).
+        let plain_hint = self.plain_hint.take();
         let composed: Result<MapBytes, _> = match painted {
-            None if r == full && unpainted_is_splat(&island.splat, n) => {
+            None if r == full
+                && plain_hint.unwrap_or_else(|| unpainted_is_splat(&island.splat, n)) =>
+            {
                 Ok((Cow::Borrowed(bytemuck::cast_slice(&island.splat)), None))
             }
             _ => {
@@ -193,6 +244,8 @@ impl SplatMaps {
                 images: [ia, ib],
                 textures: [ta, tb],
                 zero_map_1: zero_b,
+                current: [None, None],
+                spare: [None, None],
             });
         } else if let Some(m) = self.maps.as_mut() {
             m.write(0, r, &a);

@@ -60,6 +60,9 @@ pub struct Prepared {
     pub warning: Option<String>,
     /// The water maps' summary, made on the worker (`None`: made when installed).
     pub water: Option<WaterSummary>,
+    /// Whether the splat is map 0 as it is (see `SplatMaps::set_plain_hint`), found on the
+    /// worker (`None`: found when installed).
+    pub splat_plain: Option<bool>,
 }
 
 /// Why a job produced no island.
@@ -143,6 +146,11 @@ pub fn run_job(
             return Err(JobError::Cancelled);
         }
         let water = WaterSummary::of(&island);
+        let n = island.field.resolution;
+        let splat_plain = Some(crate::island::splat_maps::unpainted_is_splat(
+            &island.splat,
+            n,
+        ));
         Ok(Prepared {
             island,
             chunks,
@@ -150,6 +158,7 @@ pub fn run_job(
             request,
             warning,
             water: Some(water),
+            splat_plain,
         })
     }));
     result.unwrap_or_else(|payload| Err(JobError::Panicked(panic_message(payload))))
@@ -211,6 +220,7 @@ pub fn import_job(request: Request, heights: Vec<f32>) -> Result<Prepared, JobEr
         request,
         warning: None,
         water: Some(water),
+        splat_plain: None,
     })
 }
 

@@ -203,9 +203,14 @@ impl ScatterNodes {
             .iter()
             .map(|(i, _)| erase.get(*i).cloned().flatten())
             .collect();
-        let placed = match with_input(island, |input| {
-            place_all(input, &cores, &masks, seed, chunk_size)
-        }) {
+        // Without layers no map is read (the roads' cover among them).
+        let placed = match if cores.is_empty() {
+            Ok(Vec::new())
+        } else {
+            with_input(island, |input| {
+                place_all(input, &cores, &masks, seed, chunk_size)
+            })
+        } {
             Ok(p) => p,
             Err(e) => {
                 godot_error!("ProceduralIsland: scatter: {e}");

@@ -291,6 +291,7 @@ impl ProceduralIsland {
             warning,
             request,
             water,
+            splat_plain,
             ..
         } = *prep;
         let prep_params = request.params;
@@ -333,6 +334,7 @@ impl ProceduralIsland {
         let server = self.server_active();
         let t = Instant::now();
         if !server {
+            self.splat.set_plain_hint(splat_plain);
             self.splat_island_changed();
             self.sync_layers();
         }

@@ -111,6 +111,11 @@ impl INode3D for ProceduralIsland {
             "worker"
         };
         let busy = running || building || scattering || self.is_generating();
+        if running && !building && self.frame_watch.elapsed_ms() < 1.0 && !self.server_active() {
+            // A quiet frame while the worker generates: the splat maps' spare arrays, so the
+            // install frame only copies.
+            self.splat.prepare_spare();
+        }
         self.frame_watch.end(busy, phase);
         if Engine::singleton().is_editor_hint() {
             // The advice follows `resolution` / `lod_enabled` also without auto-regenerate.
