@@ -8,9 +8,12 @@ extends Node3D
 ## the background), C = camera mode, WASD / arrows = walk.
 ## Command line (after `--`): `--screenshot=PATH` saves a PNG once the island is built and the
 ## character has landed, then quits; `--seed=N` picks the first island's seed;
-## `--max-frames=N` bounds the wait for the screenshot.
+## `--max-frames=N` bounds the wait for the screenshot; `--lake-screenshot=PATH` then also saves
+## the lake view (`--view=lake`) from the same run, before quitting.
 
 const SPAWN_HEIGHT := 20.0
+## Rendered frames between aiming at the lake and its screenshot (`--lake-screenshot`).
+const LAKE_VIEW_FRAMES := 3
 ## Rendered frames the character must stand on the ground before the screenshot.
 const LANDED_FRAMES := 6
 
@@ -24,6 +27,7 @@ const LANDED_FRAMES := 6
 var orbit_angle := 0.6
 var orbit_speed := 0.05 # rad/s
 var _screenshot_path := ""
+var _lake_screenshot_path := ""
 var _max_frames := 3000
 var _frames := 0
 var _landed_frames := 0
@@ -44,6 +48,8 @@ func _ready() -> void:
 	for arg in OS.get_cmdline_user_args():
 		if arg.begins_with("--screenshot="):
 			_screenshot_path = arg.get_slice("=", 1)
+		elif arg.begins_with("--lake-screenshot="):
+			_lake_screenshot_path = arg.get_slice("=", 1)
 		elif arg.begins_with("--seed="):
 			island.set("seed", int(arg.get_slice("=", 1)))
 		elif arg == "--view=lake":
@@ -163,8 +169,25 @@ func _update_orbit(delta: float) -> void:
 
 func _save_screenshot() -> void:
 	await RenderingServer.frame_post_draw
+	if not _save_png(_screenshot_path):
+		return
+	if _lake_screenshot_path != "":
+		# The lake view from the same run: aim, let the LOD follow the camera, save again.
+		_lake_view = true
+		_aim_at_lake()
+		for i in LAKE_VIEW_FRAMES:
+			await get_tree().process_frame
+		await RenderingServer.frame_post_draw
+		if not _save_png(_lake_screenshot_path):
+			return
+	get_tree().quit(0 if _landed_frames >= LANDED_FRAMES else 2)
+
+
+## Save the viewport as a PNG at `target` (relative paths: from the working directory); false
+## (and quit with 1) when it cannot be written.
+func _save_png(target: String) -> bool:
 	var img := get_viewport().get_texture().get_image()
-	var path := _screenshot_path
+	var path := target
 	if not path.is_absolute_path() and not path.begins_with("res://") and not path.begins_with("user://"):
 		path = OS.get_environment("PWD").path_join(path) if OS.get_environment("PWD") != "" else path
 	var err := img.save_png(path)
@@ -174,9 +197,9 @@ func _save_screenshot() -> void:
 	if err != OK:
 		push_error("demo: cannot save screenshot to %s (error %d)" % [path, err])
 		get_tree().quit(1)
-		return
+		return false
 	print("demo: saved %s (%dx%d) after %d frames" % [path, img.get_width(), img.get_height(), _frames])
-	get_tree().quit(0 if _landed_frames >= LANDED_FRAMES else 2)
+	return true
 
 
 ## Point the orbit camera at the largest lake: the lake sample with the most lake samples

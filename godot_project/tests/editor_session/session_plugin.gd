@@ -22,6 +22,10 @@ extends EditorPlugin
 ##      follows each edit in the background; the time to the updated island and the editor's
 ##      slowest frame meanwhile are printed), then undo both moves from the history (the heights
 ##      must come back bit for bit); the path and the stamp are saved with the scene (step 5);
+##   4d. time layout edits at 1025² with the Script screen in front (the 3D viewport is not
+##      drawn, so lavapipe's second-long frames do not count): the island at 1025², the crater
+##      moved four times (there and back), each from the edit to the updated island; then the
+##      resolution and the 3D screen as they were;
 ##   5. change the seed (the island regenerates), save, close and reopen the scene, select the
 ##      island again, load the saved scene on a thread as a game's loading screen does
 ##      (`ResourceLoader.load_threaded_request`) and ask for the previews again;
@@ -263,6 +267,47 @@ func _step_once() -> void:
 			if _layout_step < 5:
 				_layout_edit(_layout_step)
 				return
+			_step = 67
+		67:
+			EditorInterface.set_main_screen_editor("Script")
+			_timing_res = int(_island.get("resolution"))
+			_island.set("resolution", 1025)
+			print("SESSION layout timing: the Script screen in front, the island at 1025²")
+			_step = 68
+			_wait = 2
+		68:
+			if _island.call("is_generating") or _heights().size() != 1025 * 1025:
+				return
+			_timing_edit(0)
+			_step = 69
+		69:
+			var now_us := Time.get_ticks_usec()
+			_layout_frame_max = maxf(_layout_frame_max, (now_us - _layout_last_us) / 1000.0)
+			_layout_last_us = now_us
+			_timing_frames += 1
+			if _island.call("is_generating"):
+				return
+			var h := _heights()
+			if h == _layout_before and Time.get_ticks_msec() - _layout_t0 < 30000:
+				return
+			var ms := Time.get_ticks_msec() - _layout_t0
+			_timing_ms.append(ms)
+			print("SESSION layout timing 1025: crater moved, island updated %d ms after the edit (%d editor frames, the slowest %.0f ms)" % [
+				ms, _timing_frames, _layout_frame_max])
+			if _timing_ms.size() < 4:
+				_timing_edit(_timing_ms.size())
+				return
+			var sorted := _timing_ms.duplicate()
+			sorted.sort()
+			print("SESSION layout timing 1025: median %d ms, max %d ms over %d edits" % [
+				sorted[sorted.size() / 2], sorted[sorted.size() - 1], sorted.size()])
+			_island.set("resolution", _timing_res)
+			EditorInterface.set_main_screen_editor("3D")
+			_step = 70
+			_wait = 2
+		70:
+			if _island.call("is_generating") or _heights().size() != _timing_res * _timing_res:
+				return
 			_step = 7
 		7:
 			var ur := get_undo_redo()
@@ -432,6 +477,27 @@ func _layout_edit(k: int) -> void:
 			print("SESSION undo: ", history.get_current_action_name())
 			history.undo()
 	_layout_started()
+
+
+var _timing_res := 0
+var _timing_ms: Array = []
+var _timing_frames := 0
+
+
+## Timing edit `k` (step 4d): the crater 60 m south (even k) or back (odd k), as the gizmo moves
+## it (an undoable "Move").
+func _timing_edit(k: int) -> void:
+	var ur := get_undo_redo()
+	var to := _stamp.position + Vector3(0, 0, 60.0 if k % 2 == 0 else -60.0)
+	ur.create_action("Move")
+	ur.add_do_property(_stamp, "position", to)
+	ur.add_undo_property(_stamp, "position", _stamp.position)
+	ur.commit_action()
+	_layout_before = _heights()
+	_layout_t0 = Time.get_ticks_msec()
+	_layout_last_us = Time.get_ticks_usec()
+	_layout_frame_max = 0.0
+	_timing_frames = 0
 
 
 func _layout_started() -> void:

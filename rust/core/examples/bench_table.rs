@@ -326,9 +326,76 @@ fn bench_resolution(
         )
     });
 
+    // The drainage kernels on one heightfield (issue 39's setup: the island of seed 3 with a
+    // round outline and no erosion, its final heights), the same file the Python peers read
+    // (`tests/bench/drainage_peers.py`, `height_<n>.f32` below).
+    let dheights = {
+        let mut q = p.clone();
+        q.seed = 3;
+        q.shape.shape = island_core::IslandShape::Round;
+        q.erosion.enabled = false;
+        generate(&q).map_err(|e| e.to_string())?.field.heights
+    };
+    {
+        use island_core::drainage as d;
+        let sea = 0.0f32;
+        let filled = d::depression_fill(&dheights, n, sea);
+        let rcv = d::receivers_with_flats(&filled, n, sea, &dheights);
+        let order = d::flow_order(&rcv, n);
+        measure("drainage_fill", &mut || {
+            time_with(reps, || (), |_| d::depression_fill(&dheights, n, sea))
+        });
+        measure("drainage_receivers", &mut || {
+            time_with(
+                reps,
+                || (),
+                |_| d::receivers_with_flats(&filled, n, sea, &dheights),
+            )
+        });
+        measure("drainage_flow_order", &mut || {
+            time_with(reps, || (), |_| d::flow_order(&rcv, n))
+        });
+        measure("drainage_accumulate", &mut || {
+            time_with(reps, || (), |_| d::accumulate_counts(&order, &rcv, n * n))
+        });
+        measure("drainage_lakes", &mut || {
+            time_with(
+                reps,
+                || (),
+                |_| {
+                    let labels = d::lake_labels(&dheights, &filled, n);
+                    d::lakes_of(
+                        &dheights,
+                        &filled,
+                        &rcv,
+                        &labels,
+                        spacing * spacing,
+                        &p.drainage,
+                    )
+                },
+            )
+        });
+        measure("drainage_whole", &mut || {
+            time_with(
+                reps,
+                || (),
+                |_| d::drainage(&dheights, n, spacing, sea, &p.drainage),
+            )
+        });
+    }
+
     if let Some(dir) = dump {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let h_path = dir.join(format!("height_{n}.f32"));
+        let bytes: Vec<u8> = dheights.iter().flat_map(|v| v.to_le_bytes()).collect();
+        std::fs::write(&h_path, bytes)
+            .map_err(|e| format!("cannot write {}: {e}", h_path.display()))?;
+        std::fs::write(
+            dir.join(format!("height_{n}.json")),
+            format!("{{\"n\":{n},\"cell_size\":{spacing}}}"),
+        )
+        .map_err(|e| format!("cannot write height_{n}.json: {e}"))?;
         let mask_path = dir.join(format!("mask_{n}.u8"));
         std::fs::write(&mask_path, &fields.mask)
             .map_err(|e| format!("cannot write {}: {e}", mask_path.display()))?;

@@ -927,12 +927,7 @@ fn d8(filled: &[f32], n: usize, sea_level: f32, heights: &[f32]) -> (Vec<u32>, V
 }
 
 /// [`receivers`] with the flats routed here ([`route_flats`] on the samples D8 leaves).
-pub(crate) fn receivers_with_flats(
-    filled: &[f32],
-    n: usize,
-    sea_level: f32,
-    heights: &[f32],
-) -> Vec<u32> {
+pub fn receivers_with_flats(filled: &[f32], n: usize, sea_level: f32, heights: &[f32]) -> Vec<u32> {
     let (mut rcv, cand) = d8(filled, n, sea_level, heights);
     for (c, r) in route_flats(filled, n, sea_level, heights, &cand) {
         rcv[c as usize] = r;

@@ -424,6 +424,54 @@ pub fn run(args: &[String]) -> Result<(), String> {
         notes.push("scipy rows skipped (--no-python).".into());
     }
 
+    // 2b. richdem, fastscapelib and FastNoiseSIMD on the drainage kernels' heightfield.
+    let wants_drainage = o.only.as_ref().is_none_or(|l| {
+        l.split(',')
+            .any(|x| x.trim().starts_with("drainage") || x.trim() == "fbm8")
+    });
+    if o.python && wants_drainage {
+        eprintln!("xtask bench: drainage peers (richdem, fastscapelib, FastNoiseSIMD) ...");
+        match crate::peers::ensure_peer_venv() {
+            Ok(py) => {
+                for (k, &n) in o.res.iter().enumerate() {
+                    // The peers take about a minute per run at 4097² (one warm-up, then one).
+                    let reps = reps_for(&o, k).clamp(1, if n >= 4097 { 1 } else { 3 });
+                    match crate::peers::run_drainage_peers(&py, &tmp, &[n], reps) {
+                        Ok(rows) => {
+                            for r in rows {
+                                // A peer whose own result fails its check did another job.
+                                if r.reps == 0
+                                    || !r.median_ms.is_finite()
+                                    || r.note.starts_with("CHECK FAILED")
+                                {
+                                    notes.push(format!("peer {} at {}²: {}", r.name, r.n, r.note));
+                                    continue;
+                                }
+                                notes.push(format!(
+                                    "peer {} at {}²: {}",
+                                    r.name,
+                                    r.n,
+                                    r.note.replace('|', "/")
+                                ));
+                                peers.insert(
+                                    (r.name, r.n),
+                                    Timing {
+                                        median: r.median_ms,
+                                        min: r.min_ms,
+                                        reps: r.reps,
+                                        cpu: f64::NAN,
+                                    },
+                                );
+                            }
+                        }
+                        Err(e) => notes.push(format!("drainage peers at {n}² skipped: {e}")),
+                    }
+                }
+            }
+            Err(e) => notes.push(format!("drainage peers skipped: {e}")),
+        }
+    }
+
     // 3. Godot's FastNoiseLite.get_image.
     let mut godot_version = String::new();
     if o.godot && wants("fbm8") {
@@ -1094,6 +1142,103 @@ fn render(
             }
             _ => String::new(),
         };
+        s.push_str(&format!("| {label} | {} | {note} |\n", cells.join(" | ")));
+    }
+
+    // The drainage kernels on one heightfield, each next to the peers doing the same job.
+    let sum = |keys: &[&str], n: usize| -> Option<Timing> {
+        let mut t = 0.0;
+        let mut reps = usize::MAX;
+        for k in keys {
+            let v = get(k, n)?;
+            t += v.median;
+            reps = reps.min(v.reps);
+        }
+        Some(Timing {
+            median: t,
+            min: t,
+            reps,
+            cpu: f64::NAN,
+        })
+    };
+    let kernels: [(&str, &[&str], &str); 6] = [
+        (
+            "fill (`depression_fill`)",
+            &["drainage_fill"],
+            "Priority-Flood variant, exact levels",
+        ),
+        (
+            "receivers with flats routed (`receivers_with_flats`)",
+            &["drainage_receivers"],
+            "D8 steepest descent, flats towards the outlet",
+        ),
+        (
+            "flow order (`flow_order`)",
+            &["drainage_flow_order"],
+            "Braun & Willett stack",
+        ),
+        (
+            "upstream counts (`accumulate_counts`)",
+            &["drainage_accumulate"],
+            "over the flow order",
+        ),
+        (
+            "lakes (`lake_labels` + `lakes_of`)",
+            &["drainage_lakes"],
+            "",
+        ),
+        (
+            "whole `drainage` (all of the above, rivers)",
+            &["drainage_whole"],
+            "",
+        ),
+    ];
+    if o.res.iter().any(|&n| get("drainage_whole", n).is_some()) {
+        s.push_str("| **drainage kernels** (island of seed 3, round outline, no erosion: its final heights) | | | |\n");
+        for (label, keys, note) in kernels {
+            let cells: Vec<String> = o
+                .res
+                .iter()
+                .map(|&n| match sum(keys, n) {
+                    Some(t) => format!("{} [{}]", fmt_ms(Some(&t)), t.reps),
+                    None => "—".into(),
+                })
+                .collect();
+            s.push_str(&format!(
+                "| &nbsp;&nbsp;{label} | {} | {note} |\n",
+                cells.join(" | ")
+            ));
+        }
+    }
+    // (peer key, our keys doing the same job, label, what is compared)
+    let drainage_peers: [(&str, &[&str], &str, &str); 7] = [
+        ("richdem_fill", &["drainage_fill"], "peer: richdem `FillDepressions(epsilon=True)`", "vs our fill; richdem2 2.4.3, one thread"),
+        ("richdem_d8_accumulation", &["drainage_receivers", "drainage_flow_order", "drainage_accumulate"], "peer: richdem `FlowAccumulation(D8)` on the filled DEM", "vs our receivers + flow order + counts (it makes its directions and order too)"),
+        ("fastscape_update_routes_pflood", &["drainage_fill", "drainage_receivers", "drainage_flow_order"], "peer: fastscapelib `FlowGraph(PFloodSinkResolver, SingleFlowRouter).update_routes`", "vs our fill + receivers + flow order; fastscapelib 0.3.0, float64"),
+        ("fastscape_update_routes", &["drainage_fill", "drainage_receivers", "drainage_flow_order"], "peer: fastscapelib `FlowGraph(SingleFlowRouter, MSTSinkResolver).update_routes`", "same comparison"),
+        ("fastscape_accumulate", &["drainage_accumulate"], "peer: fastscapelib `accumulate`", "vs our counts"),
+        ("fastscape_spl_step", &[], "peer: fastscapelib `SPLEroder` one step", "no counterpart here (our erosion steps run on the 257² evolution grid, see `pipeline stage erosion`)"),
+        ("fastnoisesimd_fbm8", &["fbm8"], "peer: FastNoiseSIMD (`pyfastnoisesimd`) Perlin fBm 8 oct, 1 worker", "vs our fBm (2 threads); 3-D Perlin, AVX2"),
+    ];
+    for (pkey, okeys, label, note) in drainage_peers {
+        if o.res.iter().all(|&n| peer(pkey, n).is_none()) {
+            continue;
+        }
+        let cells: Vec<String> = o
+            .res
+            .iter()
+            .map(|&n| match peer(pkey, n) {
+                Some(p) => {
+                    let r = if okeys.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", fmt_ratio(ratio(sum(okeys, n).as_ref(), Some(p))))
+                    };
+                    format!("{} [{}]{r}", fmt_ms(Some(p)), p.reps)
+                }
+                None => "—".into(),
+            })
+            .collect();
         s.push_str(&format!("| {label} | {} | {note} |\n", cells.join(" | ")));
     }
 

@@ -6,6 +6,7 @@ mod docs;
 mod editor_session;
 mod godot;
 mod package;
+mod peers;
 mod run;
 
 use std::fs;
@@ -124,7 +125,13 @@ enum BuildScope {
 fn build(scope: BuildScope) -> Result<godot::GodotLauncher, String> {
     let root = workspace_root();
     match scope {
-        BuildScope::Addon => run_inherit(cargo().args(["build", "-p", "procedural_island"]))?,
+        // The extension and the CLI in one build: one resolution of the features of their shared
+        // dependencies (alone, the CLI's clap derive turns on `syn/full`, which rebuilt serde's
+        // derive and everything above it, island_core and wgpu included: 5 minutes of a
+        // newcomer's `cargo xtask demo` on 2 cores).
+        BuildScope::Addon => {
+            run_inherit(cargo().args(["build", "-p", "procedural_island", "-p", "island"]))?
+        }
         BuildScope::AfterTests => run_inherit(cargo().args([
             "build",
             "--workspace",
@@ -475,24 +482,27 @@ fn demo(args: &[String]) -> Result<(), String> {
     fs::create_dir_all(&out).map_err(|e| format!("create {}: {e}", out.display()))?;
     let launcher = build(BuildScope::Addon)?;
 
-    // CLI outputs for the same island.
-    let mut cli = cargo();
-    cli.args(["run", "-p", "island", "--", "generate", "--out"])
-        .arg(&out);
+    // CLI outputs for the same island: the binary `build` made (`cargo run -p island` would
+    // resolve the features again, for the CLI alone, and rebuild).
+    let mut cli = Command::new(run::target_dir().join("debug/island"));
+    cli.current_dir(&root).args(["generate", "--out"]).arg(&out);
     if let Some(s) = seed {
         cli.arg("--seed").arg(s.to_string());
     }
-    if root.join("rust/cli/src/main.rs").is_file() {
+    if run::target_dir().join("debug/island").is_file() {
         run_inherit(&mut cli)?;
     } else {
         eprintln!("xtask: warning: the CLI (rust/cli) is missing; skipping `island generate`");
     }
 
-    // Render the demo scene: the orbit view, then the largest lake seen from its shore.
-    for (file, view) in [("demo.png", None), ("demo_lake.png", Some("--view=lake"))] {
-        let png = out.join(file);
-        render_demo(&launcher, &root, &png, seed, view)?;
-    }
+    // Render the demo scene once: the orbit view, then the largest lake seen from its shore.
+    render_demo(
+        &launcher,
+        &root,
+        &out.join("demo.png"),
+        seed,
+        Some(&out.join("demo_lake.png")),
+    )?;
     for name in [
         "preview.png",
         "height.png",
@@ -508,15 +518,19 @@ fn demo(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// Render `res://demo/demo.tscn` into `png` (Xvfb + lavapipe when there is no display).
+/// Render `res://demo/demo.tscn` into `png` (Xvfb + lavapipe when there is no display), and
+/// from the same run its lake view into `lake_png`.
 fn render_demo(
     launcher: &godot::GodotLauncher,
     root: &Path,
     png: &Path,
     seed: Option<u64>,
-    view: Option<&str>,
+    lake_png: Option<&Path>,
 ) -> Result<(), String> {
     let _ = fs::remove_file(png);
+    if let Some(l) = lake_png {
+        let _ = fs::remove_file(l);
+    }
     let mut gargs: Vec<String> = GODOT_COMMON.iter().map(|s| s.to_string()).collect();
     gargs.extend(
         [
@@ -535,8 +549,8 @@ fn render_demo(
     if let Some(s) = seed {
         gargs.push(format!("--seed={s}"));
     }
-    if let Some(v) = view {
-        gargs.push(v.to_string());
+    if let Some(l) = lake_png {
+        gargs.push(format!("--lake-screenshot={}", l.display()));
     }
     let has_display = std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty())
         || std::env::var_os("WAYLAND_DISPLAY").is_some_and(|d| !d.is_empty());
@@ -567,11 +581,13 @@ fn render_demo(
     c.current_dir(root);
     let f = run_captured(c, Duration::from_secs(1800), false)?;
     check_godot_run("demo render", &f, &[])?;
-    let size = fs::metadata(png).map(|m| m.len()).unwrap_or(0);
-    if size == 0 {
-        return Err(format!("the demo did not write {}", png.display()));
-    }
     eprintln!("xtask: rendered in {:.0} s", f.elapsed.as_secs_f64());
-    println!("{} ({} bytes)", png.display(), size);
+    for p in std::iter::once(png).chain(lake_png) {
+        let size = fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+        if size == 0 {
+            return Err(format!("the demo did not write {}", p.display()));
+        }
+        println!("{} ({} bytes)", p.display(), size);
+    }
     Ok(())
 }
