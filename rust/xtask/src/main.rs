@@ -243,10 +243,12 @@ fn test(args: &[String]) -> Result<(), String> {
         // The documented maximum resolution from the CLI (ignored in a plain `cargo test`:
         // about a minute and a few GiB). The generator crates are fully optimised in the dev
         // profile (see the workspace Cargo.toml), so this measures the shipped code paths.
+        // `--workspace`: the features resolved as for the `cargo test --workspace` above, so
+        // nothing is built again (`-p island` alone rebuilt wgpu and island_core with the CLI's
+        // own feature set: minutes on 2 cores with a cold cache).
         run_inherit(cargo().args([
             "test",
-            "-p",
-            "island",
+            "--workspace",
             "--test",
             "cli",
             "--",
