@@ -213,13 +213,7 @@ fn short_output(c: Command) -> String {
 }
 
 fn venv_dir() -> PathBuf {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into())).join(".cache")
-        });
-    base.join("procedural_island").join("venv")
+    crate::peers::cached_venv_dir("venv")
 }
 
 /// Python with numpy + scipy: the cached venv, created (and filled with pip) when missing.
@@ -242,17 +236,7 @@ fn ensure_scipy() -> Result<PathBuf, String> {
         "xtask bench: installing numpy + scipy into {}",
         venv.display()
     );
-    if !py.is_file() {
-        let ok = Command::new("python3")
-            .arg("-m")
-            .arg("venv")
-            .arg(&venv)
-            .status()
-            .map_err(|e| format!("cannot run python3: {e}"))?;
-        if !ok.success() {
-            return Err(format!("python3 -m venv {} failed", venv.display()));
-        }
-    }
+    crate::peers::create_venv(&venv)?;
     let ok = Command::new(venv.join("bin").join("pip"))
         .args(["install", "--quiet", "numpy", "scipy"])
         .status()

@@ -40,14 +40,36 @@ pub struct PeerRow {
     pub note: String,
 }
 
-fn venv_dir() -> PathBuf {
+/// `${XDG_CACHE_HOME:-~/.cache}/procedural_island/NAME`: where xtask keeps its Python venvs.
+pub fn cached_venv_dir(name: &str) -> PathBuf {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .unwrap_or_else(|| {
             PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into())).join(".cache")
         });
-    base.join("procedural_island").join("venv_peers")
+    base.join("procedural_island").join(name)
+}
+
+fn venv_dir() -> PathBuf {
+    cached_venv_dir("venv_peers")
+}
+
+/// `python3 -m venv VENV` unless its python is already there.
+pub fn create_venv(venv: &Path) -> Result<(), String> {
+    if venv.join("bin").join("python").is_file() {
+        return Ok(());
+    }
+    let ok = Command::new("python3")
+        .arg("-m")
+        .arg("venv")
+        .arg(venv)
+        .status()
+        .map_err(|e| format!("cannot run python3: {e}"))?;
+    if !ok.success() {
+        return Err(format!("python3 -m venv {} failed", venv.display()));
+    }
+    Ok(())
 }
 
 fn imports(py: &Path, modules: &str) -> bool {
@@ -76,17 +98,7 @@ pub fn ensure_peer_venv() -> Result<PathBuf, String> {
         PEER_PACKAGES.join(" "),
         venv.display()
     );
-    if !py.is_file() {
-        let ok = Command::new("python3")
-            .arg("-m")
-            .arg("venv")
-            .arg(&venv)
-            .status()
-            .map_err(|e| format!("cannot run python3: {e}"))?;
-        if !ok.success() {
-            return Err(format!("python3 -m venv {} failed", venv.display()));
-        }
-    }
+    create_venv(&venv)?;
     let pip = venv.join("bin").join("pip");
     if !has_core(&py) {
         let ok = Command::new(&pip)
