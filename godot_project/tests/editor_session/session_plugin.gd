@@ -281,10 +281,7 @@ func _step_once() -> void:
 			_timing_edit(0)
 			_step = 69
 		69:
-			var now_us := Time.get_ticks_usec()
-			_layout_frame_max = maxf(_layout_frame_max, (now_us - _layout_last_us) / 1000.0)
-			_layout_last_us = now_us
-			_timing_frames += 1
+			_layout_frame()
 			if _island.call("is_generating"):
 				return
 			var h := _heights()
@@ -293,7 +290,7 @@ func _step_once() -> void:
 			var ms := Time.get_ticks_msec() - _layout_t0
 			_timing_ms.append(ms)
 			print("SESSION layout timing 1025: crater moved, island updated %d ms after the edit (%d editor frames, the slowest %.0f ms)" % [
-				ms, _timing_frames, _layout_frame_max])
+				ms, _layout_frames, _layout_frame_max])
 			if _timing_ms.size() < 4:
 				_timing_edit(_timing_ms.size())
 				return
@@ -419,6 +416,7 @@ var _layout_t0 := 0
 var _layout_before := PackedFloat32Array()
 var _layout_heights: Array = []
 var _layout_frame_max := 0.0
+var _layout_frames := 0
 var _layout_last_us := 0
 var _layout_seen_busy := false
 const ROAD_POINTS := [Vector3(-300, 0, 120), Vector3(-120, 0, 60), Vector3(60, 0, 100)]
@@ -481,7 +479,6 @@ func _layout_edit(k: int) -> void:
 
 var _timing_res := 0
 var _timing_ms: Array = []
-var _timing_frames := 0
 
 
 ## Timing edit `k` (step 4d): the crater 60 m south (even k) or back (odd k), as the gizmo moves
@@ -493,27 +490,30 @@ func _timing_edit(k: int) -> void:
 	ur.add_do_property(_stamp, "position", to)
 	ur.add_undo_property(_stamp, "position", _stamp.position)
 	ur.commit_action()
-	_layout_before = _heights()
-	_layout_t0 = Time.get_ticks_msec()
-	_layout_last_us = Time.get_ticks_usec()
-	_layout_frame_max = 0.0
-	_timing_frames = 0
+	_layout_started()
 
 
 func _layout_started() -> void:
 	_layout_before = _heights()
 	_layout_t0 = Time.get_ticks_msec()
 	_layout_frame_max = 0.0
+	_layout_frames = 0
 	_layout_last_us = Time.get_ticks_usec()
 	_layout_seen_busy = false
+
+
+## One editor frame since the last layout edit: its length into the slowest one.
+func _layout_frame() -> void:
+	var now := Time.get_ticks_usec()
+	_layout_frame_max = maxf(_layout_frame_max, (now - _layout_last_us) / 1000.0)
+	_layout_last_us = now
+	_layout_frames += 1
 
 
 ## Whether the island has followed the last layout edit (then prints what it took and checks
 ## the heights).
 func _layout_edit_done() -> bool:
-	var now := Time.get_ticks_usec()
-	_layout_frame_max = maxf(_layout_frame_max, (now - _layout_last_us) / 1000.0)
-	_layout_last_us = now
+	_layout_frame()
 	if _island.call("is_generating"):
 		_layout_seen_busy = true
 		return false

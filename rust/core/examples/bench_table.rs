@@ -328,15 +328,27 @@ fn bench_resolution(
 
     // The drainage kernels on one heightfield (issue 39's setup: the island of seed 3 with a
     // round outline and no erosion, its final heights), the same file the Python peers read
-    // (`tests/bench/drainage_peers.py`, `height_<n>.f32` below).
-    let dheights = {
+    // (`tests/bench/drainage_peers.py`, `height_<n>.f32` below). Made only when a drainage row
+    // or the dump asks for it: one more generation per size.
+    const DRAINAGE_ROWS: [&str; 6] = [
+        "drainage_fill",
+        "drainage_receivers",
+        "drainage_flow_order",
+        "drainage_accumulate",
+        "drainage_lakes",
+        "drainage_whole",
+    ];
+    let drainage_rows = DRAINAGE_ROWS.iter().any(|r| want(r));
+    let dheights = if drainage_rows || dump.is_some() {
         let mut q = p.clone();
         q.seed = 3;
         q.shape.shape = island_core::IslandShape::Round;
         q.erosion.enabled = false;
         generate(&q).map_err(|e| e.to_string())?.field.heights
+    } else {
+        Vec::new()
     };
-    {
+    if drainage_rows {
         use island_core::drainage as d;
         let sea = 0.0f32;
         let filled = d::depression_fill(&dheights, n, sea);

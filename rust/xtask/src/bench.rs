@@ -423,20 +423,19 @@ pub fn run(args: &[String]) -> Result<(), String> {
                     match crate::peers::run_drainage_peers(&py, &tmp, &[n], reps) {
                         Ok(rows) => {
                             for r in rows {
-                                // A peer whose own result fails its check did another job.
-                                if r.reps == 0
-                                    || !r.median_ms.is_finite()
-                                    || r.note.starts_with("CHECK FAILED")
-                                {
-                                    notes.push(format!("peer {} at {}²: {}", r.name, r.n, r.note));
-                                    continue;
-                                }
                                 notes.push(format!(
                                     "peer {} at {}²: {}",
                                     r.name,
                                     r.n,
                                     r.note.replace('|', "/")
                                 ));
+                                // A peer whose own result fails its check did another job.
+                                if r.reps == 0
+                                    || !r.median_ms.is_finite()
+                                    || r.note.starts_with("CHECK FAILED")
+                                {
+                                    continue;
+                                }
                                 peers.insert(
                                     (r.name, r.n),
                                     Timing {

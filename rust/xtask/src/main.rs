@@ -491,11 +491,7 @@ fn demo(args: &[String]) -> Result<(), String> {
     if let Some(s) = seed {
         cli.arg("--seed").arg(s.to_string());
     }
-    if run::target_dir().join("debug/island").is_file() {
-        run_inherit(&mut cli)?;
-    } else {
-        eprintln!("xtask: warning: the CLI (rust/cli) is missing; skipping `island generate`");
-    }
+    run_inherit(&mut cli)?;
 
     // Render the demo scene once: the orbit view, then the largest lake seen from its shore.
     render_demo(
@@ -503,7 +499,7 @@ fn demo(args: &[String]) -> Result<(), String> {
         &root,
         &out.join("demo.png"),
         seed,
-        Some(&out.join("demo_lake.png")),
+        &out.join("demo_lake.png"),
     )?;
     for name in [
         "preview.png",
@@ -527,12 +523,10 @@ fn render_demo(
     root: &Path,
     png: &Path,
     seed: Option<u64>,
-    lake_png: Option<&Path>,
+    lake_png: &Path,
 ) -> Result<(), String> {
     let _ = fs::remove_file(png);
-    if let Some(l) = lake_png {
-        let _ = fs::remove_file(l);
-    }
+    let _ = fs::remove_file(lake_png);
     let mut gargs: Vec<String> = GODOT_COMMON.iter().map(|s| s.to_string()).collect();
     gargs.extend(
         [
@@ -551,9 +545,7 @@ fn render_demo(
     if let Some(s) = seed {
         gargs.push(format!("--seed={s}"));
     }
-    if let Some(l) = lake_png {
-        gargs.push(format!("--lake-screenshot={}", l.display()));
-    }
+    gargs.push(format!("--lake-screenshot={}", lake_png.display()));
     let has_display = std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty())
         || std::env::var_os("WAYLAND_DISPLAY").is_some_and(|d| !d.is_empty());
     let mut c = if has_display {
@@ -584,7 +576,7 @@ fn render_demo(
     let f = run_captured(c, Duration::from_secs(1800), false)?;
     check_godot_run("demo render", &f, &[])?;
     eprintln!("xtask: rendered in {:.0} s", f.elapsed.as_secs_f64());
-    for p in std::iter::once(png).chain(lake_png) {
+    for p in [png, lake_png] {
         let size = fs::metadata(p).map(|m| m.len()).unwrap_or(0);
         if size == 0 {
             return Err(format!("the demo did not write {}", p.display()));

@@ -28,9 +28,6 @@ pub struct SplatMaps {
     maps: Option<Maps>,
     /// The maps belong to an older island: recompose them in full.
     stale: bool,
-    /// [`unpainted_is_splat`] of the next full update's island, found on the worker thread
-    /// (see [`Self::set_plain_hint`]).
-    plain_hint: Option<bool>,
 }
 
 /// The largest map (bytes) for which [`Maps`] keeps a spare pixel array: 4097² (64 MiB).
@@ -42,8 +39,6 @@ struct Maps {
     textures: [Gd<ImageTexture>; 2],
     /// Map 1 (the user layers) holds only zeros: it is 1×1 (see `update`).
     zero_map_1: bool,
-    /// The pixel array each image holds since its last full write (shared with it).
-    current: [Option<PackedByteArray>; 2],
     /// Each map's previous pixels, no longer shared with its image: the next full write copies
     /// into them (memory already mapped) instead of into a new array, which at 1025² cost 1–4
     /// ms of page faults on the main thread in the install frame. Kept up to
@@ -89,11 +84,11 @@ impl Maps {
                 }
                 _ => PackedByteArray::from(bytes),
             };
+            // The image's pixels (shared, not copied): once it takes `pba`, only this holds them.
+            let old = self.images[k].get_data();
             self.images[k].set_data(n as i32, n as i32, false, ImageFormat::RGBA8, &pba);
-            // The image shares `pba` now and has let go of the previous array.
-            let old = self.current[k].replace(pba);
             if bytes.len() <= SPARE_MAX_BYTES {
-                self.spare[k] = old;
+                self.spare[k] = Some(old);
             }
         } else {
             let Some(src) = rgba_image(r.w, r.h, bytes) else {
@@ -116,7 +111,6 @@ impl Maps {
         self.textures[1].set_image(&image);
         self.images[1] = image;
         self.zero_map_1 = zero;
-        self.current[1] = None;
         self.spare[1] = None;
     }
 }
@@ -142,20 +136,16 @@ impl SplatMaps {
         }
     }
 
-    /// What [`unpainted_is_splat`] says of the island of the next full update (a generation's
-    /// worker found it, off the main thread); `None`: found then.
-    pub fn set_plain_hint(&mut self, plain: Option<bool>) {
-        self.plain_hint = plain;
-    }
-
     /// After a (re)generation: show the paint at the island's resolution (a resampled view when
     /// it was painted at another one; the painted data is not changed) and rebuild both maps,
-    /// then point `materials` at them.
+    /// then point `materials` at them. `plain`: what [`unpainted_is_splat`] says of `island`
+    /// when the generation's worker found it (off the main thread); `None`: found here.
     pub fn island_changed(
         &mut self,
         island: &Island,
         paint: Option<&Gd<SplatPaint>>,
         materials: &[Gd<ShaderMaterial>],
+        plain: Option<bool>,
     ) {
         let n = island.field.resolution;
         if let Some(p) = paint {
@@ -165,17 +155,18 @@ impl SplatMaps {
         }
         // Rebuild both maps in full, reusing the images and textures of the same resolution.
         self.stale = true;
-        self.update(island, paint, None, materials);
+        self.update(island, paint, None, materials, plain);
     }
 
     /// Recompose the maps in `rect` (None: everything), upload them and point `materials` at
-    /// them.
+    /// them (`plain`: see [`Self::island_changed`]).
     pub fn update(
         &mut self,
         island: &Island,
         paint: Option<&Gd<SplatPaint>>,
         rect: Option<Rect>,
         materials: &[Gd<ShaderMaterial>],
+        plain: Option<bool>,
     ) {
         let n = island.field.resolution;
         let guard = paint.map(|p| p.bind());
@@ -193,11 +184,8 @@ impl SplatMaps {
         }
         // Nothing painted: map 0 is the generated splat as it is (no copy), map 1 all zeros
         // (`None`, made only when an image needs it).
-        let plain_hint = self.plain_hint.take();
         let composed: Result<MapBytes, _> = match painted {
-            None if r == full
-                && plain_hint.unwrap_or_else(|| unpainted_is_splat(&island.splat, n)) =>
-            {
+            None if r == full && plain.unwrap_or_else(|| unpainted_is_splat(&island.splat, n)) => {
                 Ok((Cow::Borrowed(bytemuck::cast_slice(&island.splat)), None))
             }
             _ => {
@@ -244,7 +232,6 @@ impl SplatMaps {
                 images: [ia, ib],
                 textures: [ta, tb],
                 zero_map_1: zero_b,
-                current: [None, None],
                 spare: [None, None],
             });
         } else if let Some(m) = self.maps.as_mut() {

@@ -60,7 +60,7 @@ pub struct Prepared {
     pub warning: Option<String>,
     /// The water maps' summary, made on the worker (`None`: made when installed).
     pub water: Option<WaterSummary>,
-    /// Whether the splat is map 0 as it is (see `SplatMaps::set_plain_hint`), found on the
+    /// Whether the splat is map 0 as it is (`SplatMaps::island_changed`'s `plain`), found on the
     /// worker (`None`: found when installed).
     pub splat_plain: Option<bool>,
 }

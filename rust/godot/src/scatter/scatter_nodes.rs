@@ -204,13 +204,14 @@ impl ScatterNodes {
             .map(|(i, _)| erase.get(*i).cloned().flatten())
             .collect();
         // Without layers no map is read (the roads' cover among them).
-        let placed = match if cores.is_empty() {
+        let placed = if cores.is_empty() {
             Ok(Vec::new())
         } else {
             with_input(island, |input| {
                 place_all(input, &cores, &masks, seed, chunk_size)
             })
-        } {
+        };
+        let placed = match placed {
             Ok(p) => p,
             Err(e) => {
                 godot_error!("ProceduralIsland: scatter: {e}");

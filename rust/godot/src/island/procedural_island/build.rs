@@ -334,8 +334,7 @@ impl ProceduralIsland {
         let server = self.server_active();
         let t = Instant::now();
         if !server {
-            self.splat.set_plain_hint(splat_plain);
-            self.splat_island_changed();
+            self.splat_island_changed(splat_plain);
             self.sync_layers();
         }
         self.last_stats.maps_ms = Some(t.elapsed().as_secs_f64() * 1e3);
@@ -437,8 +436,9 @@ impl ProceduralIsland {
         self.signals().generation_finished().emit(&stats);
     }
 
-    /// After a (re)generation or a new paint resource: rebuild both splat maps.
-    pub(super) fn splat_island_changed(&mut self) {
+    /// After a (re)generation or a new paint resource: rebuild both splat maps (`plain`: see
+    /// `SplatMaps::island_changed`).
+    pub(super) fn splat_island_changed(&mut self, plain: Option<bool>) {
         if self.island.is_none() {
             return;
         }
@@ -450,7 +450,7 @@ impl ProceduralIsland {
             .material
             .shader_materials(self.terrain_material.as_ref());
         self.splat
-            .island_changed(island, self.splat_paint.as_ref(), &mats);
+            .island_changed(island, self.splat_paint.as_ref(), &mats, plain);
     }
 
     /// After a (re)generation: rebuild the river/lake meshes and the sea; water statistics.

@@ -247,6 +247,6 @@ impl ProceduralIsland {
             .material
             .shader_materials(self.terrain_material.as_ref());
         self.splat
-            .update(island, self.splat_paint.as_ref(), rect, &mats);
+            .update(island, self.splat_paint.as_ref(), rect, &mats, None);
     }
 }

@@ -477,7 +477,7 @@ impl ProceduralIsland {
     /// itself).
     #[func]
     pub fn refresh_splat_maps(&mut self) {
-        self.splat_island_changed();
+        self.splat_island_changed(None);
     }
 
     /// Save the generated island as a scene (`.tscn` or `.scn`) of plain nodes that loads without
