@@ -130,6 +130,62 @@ func test_road_keeps_its_grade_is_level_across_and_carries_its_splat_without_sca
 	check(img.get_data() == isl.get_heightmap_image().get_data(), "bit-identical with the same road")
 
 
+func test_a_road_on_a_user_layer_carries_it_in_map_1_under_the_paint() -> void:
+	# A cobbled road: the road paints paint layer 6 (gravel, which a TerrainLayer can restyle).
+	var pts := [Vector2(-250, -60), Vector2(-50, -40), Vector2(150, -80)]
+	var sand := _isl()
+	sand.add_child(_path(IslandPath.KIND_ROAD, pts, {"width": 10.0, "splat_layer": 0}))
+	check(sand.regenerate(), "island with a sand road")
+	var isl := _isl()
+	var road := _path(IslandPath.KIND_ROAD, pts, {"width": 10.0, "splat_layer": 6})
+	isl.add_child(road)
+	check(isl.regenerate(), "island with a gravel road")
+	check(sand.get_heightmap_image().get_data() == isl.get_heightmap_image().get_data(), "the layer does not change the heights")
+	var map1 := isl.get_splat_map_image(1)
+	check(map1 != null and map1.get_width() == 513, "map 1 has the island's size with a road on it")
+	var n := 513
+	var on := 0
+	var low := 0
+	var low_map := 0
+	for c in _walk(pts, 4.0):
+		var p: Vector2 = c[0]
+		if _near_water(isl, p, 8.0) or isl.get_height_at(p.x, p.y) <= 0.5:
+			continue
+		on += 1
+		var w := isl.get_splat_weights_at(p.x, p.y)
+		if w[6] < 0.8:
+			low += 1
+		var px := clampi(roundi((p.x + 512.0) / 1024.0 * (n - 1)), 0, n - 1)
+		var pz := clampi(roundi((p.y + 512.0) / 1024.0 * (n - 1)), 0, n - 1)
+		if map1.get_pixel(px, pz).b < 0.8:
+			low_map += 1
+	check(on > 30, "most of the road on dry land (%d samples)" % on)
+	check_eq(low, 0, "gravel weighs at least 0.8 on the road")
+	check_eq(low_map, 0, "splat map 1's blue channel (layer 6) carries it to the shader")
+	var off := isl.get_splat_weights_at(-50, 150)
+	check(off[6] == 0.0 and is_equal_approx(off[0] + off[1] + off[2] + off[3], 1.0), "off the road the generated layers as before: %s" % off)
+	var sw := sand.get_splat_weights_at(-50, 150)
+	check(sw == off, "and the same as with the sand road")
+	# Paint stays on top: grass painted over the road shows grass there.
+	var brush := TerrainBrush.new()
+	isl.add_child(brush)
+	brush.layer = 1
+	brush.radius = 6.0
+	brush.strength = 1.0
+	brush.hardness = 1.0
+	brush.paint_at(Vector3(-50, 0, -40))
+	var painted := isl.get_splat_weights_at(-50, -40)
+	check(painted[1] > 0.9 and painted[6] < 0.1, "grass painted over the road: %s" % painted)
+	# The user's own layer index out of range is an error that keeps the terrain.
+	var img := isl.get_heightmap_image()
+	expect_error("splat_layer")
+	road.splat_layer = 9
+	await _wait_idle(isl)
+	check(not isl.regenerate(), "splat_layer 9 is refused")
+	check(img.get_data() == isl.get_heightmap_image().get_data(), "the previous terrain stays")
+	check(road.get_warnings().size() > 0, "the path shows a configuration warning")
+
+
 func test_moving_a_curve_point_moves_the_road() -> void:
 	var isl := _isl()
 	var road := _path(IslandPath.KIND_ROAD, [Vector2(-200, -100), Vector2(0, -100), Vector2(150, -60)], {"width": 10.0})

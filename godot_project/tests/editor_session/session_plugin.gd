@@ -60,10 +60,13 @@ var _last_frame_us := 0
 var _low_processor := true
 ## `--shot=PATH`: a screenshot of the editor with its Output panel open, before quitting.
 var _shot := ""
+## `--timing-only`: only the layout timing of step 4d (with the path and stamp of 4c), then quit.
+var _timing_only := false
 
 
 func _enter_tree() -> void:
 	_active = "--island-session" in OS.get_cmdline_user_args()
+	_timing_only = "--timing-only" in OS.get_cmdline_user_args()
 	for a in OS.get_cmdline_user_args():
 		if a.begins_with("--shot="):
 			_shot = a.substr(7)
@@ -118,6 +121,9 @@ func _step_once() -> void:
 			if not _find_island():
 				return
 			EditorInterface.set_main_screen_editor("3D")
+			if _timing_only:
+				_step = 65
+				return
 			_create_new_island()
 			_step = 100
 			_wait = 2
@@ -259,6 +265,9 @@ func _step_once() -> void:
 		65:
 			_add_path_and_stamp()
 			_step = 66
+			if _timing_only:
+				_step = 67
+				_wait = 30
 		66:
 			# Each layout edit: wait for the island to follow it, then the next edit.
 			if not _layout_edit_done():
@@ -283,7 +292,13 @@ func _step_once() -> void:
 		69:
 			_layout_frame()
 			if _island.call("is_generating"):
+				if _gen_seen_ms < 0:
+					_gen_seen_ms = Time.get_ticks_msec() - _layout_t0
+					_gen_seen_frames = _layout_frames
 				return
+			if _gen_seen_ms >= 0 and _gen_done_ms < 0:
+				_gen_done_ms = Time.get_ticks_msec() - _layout_t0
+				_gen_done_frames = _layout_frames
 			var h := _heights()
 			if h == _layout_before and Time.get_ticks_msec() - _layout_t0 < 30000:
 				return
@@ -291,6 +306,15 @@ func _step_once() -> void:
 			_timing_ms.append(ms)
 			print("SESSION layout timing 1025: crater moved, island updated %d ms after the edit (%d editor frames, the slowest %.0f ms)" % [
 				ms, _layout_frames, _layout_frame_max])
+			var st: Dictionary = _island.call("get_last_stats")
+			print("SESSION layout timing 1025: generating from %d ms (frame %d) to %d ms (frame %d)" % [
+				_gen_seen_ms, _gen_seen_frames, _gen_done_ms, _gen_done_frames])
+			var keys := ["total_ms", "mesh_ms", "build_ms", "maps_ms", "regenerate_ms", "chunks", "kept_chunks", "encoded_surfaces", "node_frame_ms_max", "node_frame_phase", "scatter_ms", "scatter_place_ms", "scatter_frame_ms_max"]
+			var parts := []
+			for k in keys:
+				parts.append("%s %s" % [k, str(st.get(k, "-"))])
+			print("SESSION layout timing 1025: the island's stats: %s" % ", ".join(parts))
+			print("SESSION layout timing 1025: stages first seen (ms after the edit): %s" % str(_stage_ms))
 			if _timing_ms.size() < 4:
 				_timing_edit(_timing_ms.size())
 				return
@@ -304,6 +328,9 @@ func _step_once() -> void:
 			_wait = 2
 		70:
 			if _island.call("is_generating") or _heights().size() != _timing_res * _timing_res:
+				return
+			if _timing_only:
+				_finish("SESSION quit")
 				return
 			_step = 7
 		7:
@@ -491,6 +518,26 @@ func _timing_edit(k: int) -> void:
 	ur.add_undo_property(_stamp, "position", _stamp.position)
 	ur.commit_action()
 	_layout_started()
+	_gen_seen_ms = -1
+	_gen_done_ms = -1
+	_stage_ms = {}
+	if not _island.is_connected("generation_progress", _on_timing_progress):
+		_island.connect("generation_progress", _on_timing_progress)
+
+
+var _stage_ms := {}
+
+
+## When each progress stage of a timed edit was first reported (ms after the edit).
+func _on_timing_progress(_f: float, stage: String) -> void:
+	if not _stage_ms.has(stage):
+		_stage_ms[stage] = Time.get_ticks_msec() - _layout_t0
+
+
+var _gen_seen_ms := -1
+var _gen_seen_frames := 0
+var _gen_done_ms := -1
+var _gen_done_frames := 0
 
 
 func _layout_started() -> void:

@@ -14,7 +14,7 @@ fn bench_paint(c: &mut Criterion) {
     let island = generate(&params).expect("default island");
     let surf = Surface {
         field: &island.field,
-        base: &island.splat,
+        base: island.base_splat(),
     };
     let brush = Brush {
         layer: 3,

@@ -336,26 +336,80 @@ pub fn quantize_to_total(v: &[f32; LAYERS], total: u32) -> [u8; LAYERS] {
     out
 }
 
-/// Eight base weights (sum 255) of a generator splat texel (layers 4..7 empty).
-#[inline]
-pub(crate) fn base8(b: [u8; 4]) -> [f32; LAYERS] {
-    [
-        b[0] as f32,
-        b[1] as f32,
-        b[2] as f32,
-        b[3] as f32,
-        0.0,
-        0.0,
-        0.0,
-        0.0,
-    ]
+/// The generated splat under the paint: eight layers per sample summing to 255, the auto
+/// splat's four (sand, grass, rock, snow: [`crate::Island::splat`]) and, where a road is painted
+/// with a layer 4..7 ([`crate::paths::paint_roads`]), the upper four
+/// ([`crate::Island::splat_upper`]). `lower` may be empty (all grass), `upper` absent (layers
+/// 4..7 at 0 everywhere).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Base<'a> {
+    /// Layers 0..3 per sample.
+    pub lower: &'a [[u8; 4]],
+    /// Layers 4..7 per sample, when anything generated uses them.
+    pub upper: Option<&'a [[u8; 4]]>,
 }
 
-/// Visible weights (sum 255, as floats) of a texel from its base and paint.
+impl<'a> Base<'a> {
+    /// Samples in the base (0: none, all grass).
+    pub fn len(&self) -> usize {
+        self.lower.len()
+    }
+
+    /// Whether the base has no samples (all grass).
+    pub fn is_empty(&self) -> bool {
+        self.lower.is_empty()
+    }
+
+    /// The eight bytes of sample `i` (grass where the base has no samples).
+    #[inline]
+    pub fn texel(&self, i: usize) -> [u8; LAYERS] {
+        let l = self.lower.get(i).copied().unwrap_or([0, 255, 0, 0]);
+        let u = self.upper.and_then(|u| u.get(i).copied()).unwrap_or([0; 4]);
+        [l[0], l[1], l[2], l[3], u[0], u[1], u[2], u[3]]
+    }
+
+    /// Whether the base has as many samples as an `n²` map (or none), upper layers included.
+    fn fits(&self, nn: usize) -> Result<(), PaintError> {
+        if !self.lower.is_empty() && self.lower.len() != nn {
+            return Err(PaintError::Mismatch(format!(
+                "base splat has {} samples, expected {nn}",
+                self.lower.len()
+            )));
+        }
+        if let Some(u) = self.upper.filter(|u| u.len() != self.lower.len()) {
+            return Err(PaintError::Mismatch(format!(
+                "base splat layers 4..7 have {} samples, layers 0..3 {}",
+                u.len(),
+                self.lower.len()
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl<'a> From<&'a [[u8; 4]]> for Base<'a> {
+    fn from(lower: &'a [[u8; 4]]) -> Base<'a> {
+        Base { lower, upper: None }
+    }
+}
+
+impl<'a> From<&'a Vec<[u8; 4]>> for Base<'a> {
+    fn from(lower: &'a Vec<[u8; 4]>) -> Base<'a> {
+        Base { lower, upper: None }
+    }
+}
+
+/// The eight bytes as floats.
 #[inline]
-pub fn composite(base: [u8; 4], p: [u8; LAYERS]) -> [f32; LAYERS] {
+pub(crate) fn float8(b: [u8; LAYERS]) -> [f32; LAYERS] {
+    b.map(|v| v as f32)
+}
+
+/// Visible weights (sum 255, as floats) of a texel from its base ([`Base::texel`]) and paint.
+#[inline]
+pub fn composite(base: [u8; LAYERS], p: [u8; LAYERS]) -> [f32; LAYERS] {
     let a: u32 = p.iter().map(|&v| v as u32).sum();
-    let mut b = base8(base);
+    let mut b = float8(base);
     let bs: f32 = b.iter().sum();
     if bs <= 0.0 {
         b = [0.0, 255.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
@@ -396,8 +450,8 @@ impl PaintLayer {
     }
 
     /// Visible weights of sample `i` (sum 255) over `base` (may be empty: all grass).
-    pub fn weights(&self, base: &[[u8; 4]], i: usize) -> [f32; LAYERS] {
-        composite(base.get(i).copied().unwrap_or([0, 255, 0, 0]), self.data[i])
+    pub fn weights<'b>(&self, base: impl Into<Base<'b>>, i: usize) -> [f32; LAYERS] {
+        composite(base.into().texel(i), self.data[i])
     }
 
     /// The paint resampled to another resolution (bilinear on the premultiplied values, so the
@@ -616,8 +670,8 @@ impl PaintLayer {
 pub struct Surface<'a> {
     /// Heights and normals.
     pub field: &'a Heightfield,
-    /// Generator splat per sample (sand, grass, rock, snow; sum 255). May be empty (all grass).
-    pub base: &'a [[u8; 4]],
+    /// Generator splat per sample (eight layers, sum 255). May be empty (all grass).
+    pub base: Base<'a>,
 }
 
 impl<'a> Surface<'a> {
@@ -629,13 +683,7 @@ impl<'a> Surface<'a> {
                 paint.resolution, n
             )));
         }
-        if !self.base.is_empty() && self.base.len() != n * n {
-            return Err(PaintError::Mismatch(format!(
-                "base splat has {} samples, expected {}",
-                self.base.len(),
-                n * n
-            )));
-        }
+        self.base.fits(n * n)?;
         if self.field.normals.len() != n * n {
             return Err(PaintError::Mismatch("heightfield normals missing".into()));
         }
@@ -679,9 +727,9 @@ pub fn disc_rect(field: &Heightfield, center: [f32; 2], radius: f32) -> Rect {
 /// Erase target: `f` without `layer`, renormalised; falls back to the base without the layer,
 /// then to grass (or sand when erasing grass).
 #[inline]
-fn erase_target(f: &[f32; LAYERS], base: [u8; 4], layer: usize) -> [f32; LAYERS] {
+fn erase_target(f: &[f32; LAYERS], base: [u8; LAYERS], layer: usize) -> [f32; LAYERS] {
     without_layer(*f, layer)
-        .or_else(|| without_layer(base8(base), layer))
+        .or_else(|| without_layer(float8(base), layer))
         .unwrap_or_else(|| {
             let mut t = [0.0; LAYERS];
             t[if layer == 1 { 0 } else { 1 }] = 255.0;
@@ -857,7 +905,7 @@ pub fn stamp(
             let did = match brush.mode {
                 Mode::Paint => apply(&mut paint.data[i], &one_hot, a),
                 Mode::Erase => {
-                    let b = surf.base.get(i).copied().unwrap_or([0, 255, 0, 0]);
+                    let b = surf.base.texel(i);
                     let f = composite(b, paint.data[i]);
                     if f[brush.layer] <= 0.0 {
                         false
@@ -988,7 +1036,7 @@ pub fn fill_by_rule(
                 let did = match brush.mode {
                     Mode::Paint => apply(p, &one_hot, a),
                     Mode::Erase => {
-                        let b = surf.base.get(i).copied().unwrap_or([0, 255, 0, 0]);
+                        let b = surf.base.texel(i);
                         let f = composite(b, *p);
                         f[brush.layer] > 0.0 && apply(p, &erase_target(&f, b, brush.layer), a)
                     }
@@ -1004,12 +1052,14 @@ pub fn fill_by_rule(
 
 /// Visible weights of `rect` quantised to two RGBA8 maps (layers 0..3 and 4..7, each texel's
 /// eight bytes summing to 255), row by row.
-pub fn compose_maps(
+pub fn compose_maps<'b>(
     paint: &PaintLayer,
-    base: &[[u8; 4]],
+    base: impl Into<Base<'b>>,
     rect: Rect,
 ) -> Result<(Vec<u8>, Vec<u8>), PaintError> {
+    let base = base.into();
     paint.check_rect(rect)?;
+    base.fits(paint.resolution * paint.resolution)?;
     let n = paint.resolution;
     let mut a = vec![0u8; rect.w * rect.h * 4];
     let mut b = vec![0u8; rect.w * rect.h * 4];
@@ -1021,10 +1071,10 @@ pub fn compose_maps(
                 let i = (rect.z0 + z) * n + rect.x0 + x;
                 let p = paint.data[i];
                 let q = if p == [0; LAYERS] {
-                    let bb = base.get(i).copied().unwrap_or([0, 255, 0, 0]);
+                    let bb = base.texel(i);
                     let s: u32 = bb.iter().map(|&v| v as u32).sum();
                     if s == 255 {
-                        [bb[0], bb[1], bb[2], bb[3], 0, 0, 0, 0]
+                        bb
                     } else {
                         quantize_to_total(&composite(bb, p), 255)
                     }
@@ -1185,7 +1235,7 @@ mod tests {
         }
         let surf = Surface {
             field: &field,
-            base: &base,
+            base: (&base).into(),
         };
         for (rect, k) in [
             (Rect::full(n), 3),

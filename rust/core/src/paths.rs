@@ -124,7 +124,10 @@ pub struct PathSpec {
     pub level: f32,
     /// Road: a ford or a bridge gap where a river crosses.
     pub crossing: Crossing,
-    /// Road: the generated splat layer painted on it (0 sand, 1 grass, 2 rock, 3 snow).
+    /// Road: the splat layer painted on it, 0..=7: a generated one (0 sand, 1 grass, 2 rock,
+    /// 3 snow) or a user layer 4..7 (a `TerrainLayer` of the node's, e.g. cobblestone), which
+    /// then takes the road's share of the texel from the generated ones
+    /// ([`crate::Island::splat_upper`]).
     pub splat_layer: u8,
 }
 
@@ -175,9 +178,10 @@ impl PathSpec {
                 return fail(format!("path {name} must be {lo}..{hi}, got {v}"));
             }
         }
-        if self.splat_layer > 3 {
+        if self.splat_layer as usize >= crate::paint::LAYERS {
             return fail(format!(
-                "path splat_layer must be 0..3 (sand, grass, rock, snow), got {}",
+                "path splat_layer must be 0..{} (sand, grass, rock, snow, user layers 4..7), got {}",
+                crate::paint::LAYERS - 1,
                 self.splat_layer
             ));
         }
@@ -755,15 +759,28 @@ pub fn road_cover(set: &PathSet, n: usize, world: f32) -> Option<Vec<u8>> {
     Some(cover)
 }
 
-/// The road splat on `splat` (4 channels per sample, summing to 255): each road's layer where
-/// it lies, in proportion to its cover (full on the road surface, fading over the shoulder);
-/// with [`Crossing::Bridge`] not on water. `n²` samples over `world` metres.
-pub fn paint_roads(set: &PathSet, splat: &mut [[u8; 4]], water: &Water, n: usize, world: f32) {
+/// The road splat on `splat` (layers 0..3 per sample; with the returned layers 4..7 the eight
+/// sum to 255): each road's layer where it lies, in proportion to its cover (full on the road
+/// surface, fading over the shoulder); with [`Crossing::Bridge`] not on water. Returns layers
+/// 4..7 when a road is painted with one of them (`None`: they are 0 everywhere). `n²` samples
+/// over `world` metres.
+pub fn paint_roads(
+    set: &PathSet,
+    splat: &mut [[u8; 4]],
+    water: &Water,
+    n: usize,
+    world: f32,
+) -> Option<Vec<[u8; 4]>> {
     let g = Grid::new(n, world);
-    for p in set.paths.iter().filter(|p| p.kind == PathKind::Road) {
-        if p.validate().is_err() {
-            continue;
-        }
+    let roads = || {
+        set.paths
+            .iter()
+            .filter(|p| p.kind == PathKind::Road && p.validate().is_ok())
+    };
+    let mut upper = roads()
+        .any(|p| p.splat_layer >= 4)
+        .then(|| vec![[0u8; 4]; splat.len()]);
+    for p in roads() {
         let Ok(c) = centreline(&p.points, 0.5 * g.sp) else {
             continue;
         };
@@ -773,21 +790,28 @@ pub fn paint_roads(set: &PathSet, splat: &mut [[u8; 4]], water: &Water, n: usize
                 return;
             }
             let w = cross_weight(p, d);
-            let s = &mut splat[k];
-            let mut out = [0u8; 4];
+            let lo = &mut splat[k];
+            let mut hi = upper.as_ref().map_or([0; 4], |u| u[k]);
+            let mut out = [0u8; 8];
             let mut sum = 0u32;
-            for ch in 0..4 {
+            for ch in 0..8 {
+                let s = if ch < 4 { lo[ch] } else { hi[ch - 4] };
                 let target = if ch == layer { 255.0 } else { 0.0 };
-                let v = s[ch] as f32 + (target - s[ch] as f32) * w;
+                let v = s as f32 + (target - s as f32) * w;
                 out[ch] = v.round().clamp(0.0, 255.0) as u8;
                 sum += out[ch] as u32;
             }
             // Keep the sum at 255 (rounding): the difference goes to the road's layer.
             let fix = out[layer] as i32 + 255 - sum as i32;
             out[layer] = fix.clamp(0, 255) as u8;
-            *s = out;
+            lo.copy_from_slice(&out[..4]);
+            hi.copy_from_slice(&out[4..]);
+            if let Some(u) = upper.as_mut() {
+                u[k] = hi;
+            }
         });
     }
+    upper
 }
 
 /// The river paths after the drainage: from each path's upper end down to where it meets the
@@ -1079,6 +1103,56 @@ mod tests {
     }
 
     #[test]
+    fn a_road_on_a_user_layer_takes_its_share_from_the_generated_ones() {
+        let (n, world) = (65, 128.0);
+        let g = Grid::new(n, world);
+        let mut cobble = PathSpec::new(PathKind::Road, vec![[-50.0, 0.0], [50.0, 0.0]]);
+        cobble.splat_layer = 5;
+        let mut sand = PathSpec::new(PathKind::Road, vec![[0.0, -50.0], [0.0, 50.0]]);
+        sand.splat_layer = 0;
+        let set = PathSet {
+            paths: vec![cobble, sand.clone()],
+            brush: None,
+        };
+        let mut splat = vec![[0u8, 200, 55, 0]; n * n];
+        let water = Water::sea_only(&flat(n, 5.0), n);
+        let upper = paint_roads(&set, &mut splat, &water, n, world).expect("layers 4..7");
+        let at = |x: f32, z: f32| {
+            let k = g.nearest(x, z);
+            let (l, u) = (splat[k], upper[k]);
+            [l[0], l[1], l[2], l[3], u[0], u[1], u[2], u[3]]
+        };
+        assert_eq!(
+            at(30.0, 0.0),
+            [0, 0, 0, 0, 0, 255, 0, 0],
+            "on the cobbled road"
+        );
+        assert_eq!(at(30.0, 30.0), [0, 200, 55, 0, 0, 0, 0, 0], "off the roads");
+        // The sand road, painted after, covers the cobbles where they cross.
+        assert_eq!(at(0.0, 0.0), [255, 0, 0, 0, 0, 0, 0, 0], "crossing");
+        for x in [5.0f32, 6.0, 7.0, 8.0] {
+            let t = at(30.0, x);
+            assert_eq!(
+                t.iter().map(|&v| v as u32).sum::<u32>(),
+                255,
+                "shoulder {t:?}"
+            );
+        }
+        assert!(
+            at(30.0, 6.0)[5] > 0 && at(30.0, 6.0)[1] > 0,
+            "{:?}",
+            at(30.0, 6.0)
+        );
+        // Without a road on layers 4..7 there is no upper map, and layers 0..3 are as before.
+        let only = PathSet {
+            paths: vec![sand],
+            brush: None,
+        };
+        let mut a = vec![[0u8, 200, 55, 0]; n * n];
+        assert!(paint_roads(&only, &mut a, &water, n, world).is_none());
+    }
+
+    #[test]
     fn bad_paths_are_errors() {
         let ok = PathSpec::new(PathKind::Road, vec![[0.0, 0.0], [10.0, 0.0]]);
         assert!(ok.validate().is_ok());
@@ -1095,7 +1169,7 @@ mod tests {
         g.max_grade = -1.0;
         assert!(g.validate().is_err());
         let mut s = ok;
-        s.splat_layer = 7;
+        s.splat_layer = 8;
         let set = PathSet {
             paths: vec![s],
             brush: None,

@@ -106,12 +106,27 @@ pub struct Island {
     pub field: Heightfield,
     /// Biome index per sample.
     pub biomes: Vec<u8>,
-    /// Auto splat per sample: (sand, grass, rock, snow), summing to 255.
+    /// Auto splat per sample: (sand, grass, rock, snow), summing to 255 (with
+    /// [`Island::splat_upper`]).
     pub splat: Vec<[u8; 4]>,
+    /// Splat layers 4..7 per sample, where a road is painted with one of them
+    /// ([`crate::paths::paint_roads`]; the eight bytes of a sample sum to 255); `None` when
+    /// nothing generated uses them (all 0).
+    pub splat_upper: Option<Vec<[u8; 4]>>,
     /// Sea, lakes and rivers per sample.
     pub water: crate::water::Water,
     /// Statistics.
     pub stats: Stats,
+}
+
+impl Island {
+    /// The generated splat as the paint brushes and the splat maps read it (layers 0..7).
+    pub fn base_splat(&self) -> crate::paint::Base<'_> {
+        crate::paint::Base {
+            lower: &self.splat,
+            upper: self.splat_upper.as_deref(),
+        }
+    }
 }
 
 /// Why a generation did not produce an island.
@@ -361,9 +376,9 @@ impl Carved {
             p.spacing(),
             &p.splat,
         );
-        if let Some(set) = p.paths.as_deref() {
-            crate::paths::paint_roads(set, &mut splat, &hydro.water, n, p.world_size);
-        }
+        let splat_upper = p.paths.as_deref().and_then(|set| {
+            crate::paths::paint_roads(set, &mut splat, &hydro.water, n, p.world_size)
+        });
         let splat_ms = t.elapsed().as_secs_f64() * 1e3;
         if cancel.load(Ordering::Relaxed) {
             return Err(GenerateError::Cancelled);
@@ -401,6 +416,7 @@ impl Carved {
             field,
             biomes,
             splat,
+            splat_upper,
             water,
             stats: hs.apply(stats),
         })
@@ -681,7 +697,10 @@ pub fn generate_fields(p: &IslandParams) -> Result<Fields, ParamError> {
 /// island seed), in place. Shared with the GPU backend, which runs it on the CPU.
 ///
 /// The VOLCANIC outline's cone ([`crate::shape::apply_relief`]) is raised first, so that the
-/// erosion carves it, and its crater dug last ([`crate::shape::dig_crater`]).
+/// erosion carves it, and its crater dug after the erosion ([`crate::shape::dig_crater`]) but
+/// before the sculpt layer's samples get their shapes back ([`crate::sculpt::hold_erosion`]):
+/// a stamp, a ridge or a canal in the caldera wins over it (a plateau keeps its level; a raised
+/// shape follows the crater floor around it as it follows the erosion).
 pub fn erosion_stage(p: &IslandParams, heights: &mut [f32]) -> ErosionReport {
     crate::shape::apply_relief(p, heights);
     let before = sculpt_relief(p, heights);
@@ -696,10 +715,10 @@ pub fn erosion_stage(p: &IslandParams, heights: &mut [f32]) -> ErosionReport {
         &settings,
         p.seed,
     );
+    crate::shape::dig_crater(p, heights);
     if let (Some(before), Some(l)) = (before, p.sculpt.as_deref()) {
         crate::sculpt::hold_erosion(l, &before, heights, p.resolution as usize, p.world_size);
     }
-    crate::shape::dig_crater(p, heights);
     report
 }
 

@@ -325,7 +325,7 @@ pub fn find_points(
             }
         }
         if let Some(l) = rules.layer {
-            let w = weights_at(field, &island.splat, paint, x, z);
+            let w = weights_at(field, island.base_splat(), paint, x, z);
             if w[l] < rules.min_layer_weight {
                 continue;
             }
@@ -425,7 +425,7 @@ mod tests {
             assert!((5.0..=200.0).contains(&y));
             let slope = crate::scatter::slope_degrees(isl.field.normal_at(x, z)[1]);
             assert!(slope <= 25.0);
-            let w = weights_at(&isl.field, &isl.splat, None, x, z);
+            let w = weights_at(&isl.field, isl.base_splat(), None, x, z);
             assert!(w[1] >= 0.3);
             assert!(x * x + z * z >= 100.0 * 100.0);
             for j in 0..n * n {

@@ -561,4 +561,62 @@ mod pipeline_tests {
             plain.field.heights[c]
         );
     }
+
+    #[test]
+    fn a_plateau_in_the_caldera_keeps_its_level() {
+        // A VOLCANIC island's crater is dug after the erosion; a stamp there must still win.
+        let mut p = IslandParams {
+            seed: 5,
+            resolution: 257,
+            world_size: 2048.0,
+            ..IslandParams::default()
+        };
+        p.shape.shape = crate::params::IslandShape::Volcanic;
+        p.shape.crater_lake = true;
+        let (cx, cz, radius, crater) = crate::shape::volcano(&p).expect("a volcano");
+        assert!(crater);
+        let half = 0.5 * p.world_size;
+        let plain = crate::pipeline::generate(&p).unwrap();
+        let n = p.resolution as usize;
+        let at = |x: f32, z: f32| {
+            let i = (((x + half) / p.spacing()).round() as usize).min(n - 1);
+            let j = (((z + half) / p.spacing()).round() as usize).min(n - 1);
+            j * n + i
+        };
+        let (x0, z0) = (cx * half, cz * half);
+        let r = 0.6 * crate::shape::CRATER_RADIUS * radius * half;
+        let level = plain.field.heights[at(x0, z0)] + 30.0;
+        let stamp = Stamp {
+            kind: StampKind::Plateau,
+            center: [x0, z0],
+            radius_x: r,
+            radius_z: r,
+            rotation: [1.0, 0.0],
+            height: level,
+            falloff: 0.3,
+            image: None,
+        };
+        let layer = compose(&[stamp], None, n, p.world_size).unwrap().unwrap();
+        let q = IslandParams {
+            sculpt: Some(Arc::new(layer)),
+            ..p.clone()
+        };
+        let stamped = crate::pipeline::generate(&q).unwrap();
+        let inner = 0.6 * r;
+        let mut checked = 0;
+        for j in 0..n {
+            for i in 0..n {
+                let (x, z) = (i as f32 * p.spacing() - half, j as f32 * p.spacing() - half);
+                if (x - x0).hypot(z - z0) < inner {
+                    let h = stamped.field.heights[j * n + i];
+                    assert!(
+                        (h - level).abs() <= 0.5,
+                        "({x}, {z}): {h} vs plateau {level}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 20, "{checked} samples on the plateau");
+    }
 }

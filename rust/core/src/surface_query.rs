@@ -144,16 +144,17 @@ pub fn inside(field: &Heightfield, x: f32, z: f32) -> bool {
 /// Visible splat weights at node-local `(x, z)` (clamped to the map), bilinear between
 /// samples, summing to 1; `paint` may be `None` (nothing painted). The same numbers as
 /// [`crate::paint::weights_at`].
-pub fn weights_at(
+pub fn weights_at<'b>(
     field: &Heightfield,
-    base: &[[u8; 4]],
+    base: impl Into<crate::paint::Base<'b>>,
     paint: Option<&PaintLayer>,
     x: f32,
     z: f32,
 ) -> [f32; LAYERS] {
+    let base = base.into();
     crate::paint::bilinear_weights(field, x, z, |i| match paint {
         Some(p) => p.weights(base, i),
-        None => crate::paint::base8(base.get(i).copied().unwrap_or([0, 255, 0, 0])),
+        None => crate::paint::float8(base.texel(i)),
     })
 }
 
@@ -201,7 +202,7 @@ pub fn surface_at(
         }
     }
     let i = field.nearest_index(x, z);
-    let weights = weights_at(field, &island.splat, paint, x, z);
+    let weights = weights_at(field, island.base_splat(), paint, x, z);
     let height = field.height_at(x, z);
     let water = island.water.kind.get(i).copied().unwrap_or(DRY);
     let water_depth = if water == DRY {
@@ -250,7 +251,7 @@ mod tests {
         let paint = PaintLayer::new(isl.field.resolution);
         let surf = crate::paint::Surface {
             field: &isl.field,
-            base: &isl.splat,
+            base: isl.base_splat(),
         };
         for k in 0..200 {
             let x = (k as f32 * 37.3) % 1000.0 - 500.0;

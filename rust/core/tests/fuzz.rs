@@ -228,7 +228,7 @@ proptest! {
         let base: Vec<[u8; 4]> = (0..n * n)
             .map(|i| [(i % 256) as u8, 255 - (i % 256) as u8, 0, 0])
             .collect();
-        let surf = Surface { field: &field, base: &base };
+        let surf = Surface { field: &field, base: (&base).into() };
         let mut paint = PaintLayer::new(n);
         for (op, b) in ops {
             let before = paint.clone();

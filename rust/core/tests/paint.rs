@@ -124,7 +124,7 @@ fn paint_increases_layer_and_keeps_weights_normalised() {
     let base = base_grass(65);
     let surf = Surface {
         field: &f,
-        base: &base,
+        base: (&base).into(),
     };
     let mut p = PaintLayer::new(65);
     let brush = Brush {
@@ -167,7 +167,7 @@ fn masks_block_painting_outside_height_and_slope() {
     let base = base_grass(65);
     let surf = Surface {
         field: &f,
-        base: &base,
+        base: (&base).into(),
     };
     let mut p = PaintLayer::new(65);
     // Height range 80..200: entirely above the ramp -> nothing.
@@ -249,7 +249,7 @@ fn snow_above_80m_under_35_degrees() {
     let base = base_grass(n);
     let surf = Surface {
         field: &f,
-        base: &base,
+        base: (&base).into(),
     };
     let mut p = PaintLayer::new(n);
     let snow = Brush {
@@ -281,7 +281,7 @@ fn erase_and_clear_layer() {
     let base = base_grass(65);
     let surf = Surface {
         field: &f,
-        base: &base,
+        base: (&base).into(),
     };
     let mut p = PaintLayer::new(65);
     let paint = Brush {
@@ -375,7 +375,7 @@ fn smooth_blends_a_hard_edge() {
     let base = base_grass(65);
     let surf = Surface {
         field: &f,
-        base: &base,
+        base: (&base).into(),
     };
     let mut p = PaintLayer::new(65);
     // Paint the right half with layer 2 by rule: masks can't split by x, so paint columns by dabs.
@@ -440,7 +440,7 @@ fn stroke_spacing() {
     let base = base_grass(65);
     let surf = Surface {
         field: &f,
-        base: &base,
+        base: (&base).into(),
     };
     let mut p = PaintLayer::new(65);
     let b = Brush {
@@ -465,7 +465,7 @@ fn regenerate_keeps_paint_and_resample_preserves_it() {
     let base = base_grass(65);
     let surf = Surface {
         field: &f,
-        base: &base,
+        base: (&base).into(),
     };
     let mut p = PaintLayer::new(65);
     let b = Brush {
@@ -506,7 +506,7 @@ fn encode_decode_round_trip_and_rejects_garbage() {
     let base = base_grass(65);
     let surf = Surface {
         field: &f,
-        base: &base,
+        base: (&base).into(),
     };
     let mut p = PaintLayer::new(65);
     stamp(
@@ -548,7 +548,7 @@ fn regions_round_trip_for_undo() {
     let base = base_grass(65);
     let surf = Surface {
         field: &f,
-        base: &base,
+        base: (&base).into(),
     };
     let mut p = PaintLayer::new(65);
     let before_all = p.clone();
@@ -596,7 +596,7 @@ fn compose_maps_sum_to_255() {
         .collect();
     let surf = Surface {
         field: &f,
-        base: &base,
+        base: (&base).into(),
     };
     let mut p = PaintLayer::new(65);
     stamp(
@@ -634,7 +634,7 @@ fn mismatched_paint_is_an_error() {
     let base = base_grass(65);
     let surf = Surface {
         field: &f,
-        base: &base,
+        base: (&base).into(),
     };
     let mut p = PaintLayer::new(33);
     assert!(matches!(
@@ -644,7 +644,7 @@ fn mismatched_paint_is_an_error() {
     let short = vec![[0u8; 4]; 10];
     let surf2 = Surface {
         field: &f,
-        base: &short,
+        base: (&short).into(),
     };
     let mut q = PaintLayer::new(65);
     assert!(fill_by_rule(&mut q, &surf2, &Brush::default()).is_err());

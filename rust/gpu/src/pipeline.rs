@@ -315,6 +315,8 @@ fn tail(
         field,
         biomes: std::mem::take(&mut run.biomes),
         splat,
+        // Islands with paths (the only source of layers 4..7) run on the CPU.
+        splat_upper: None,
         stats: hs.apply(Stats {
             land_fraction,
             min_height,

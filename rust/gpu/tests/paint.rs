@@ -21,7 +21,7 @@ fn fill_by_rule_matches_cpu() {
     let island = island_core::generate(&p).unwrap();
     let surf = Surface {
         field: &island.field,
-        base: &island.splat,
+        base: island.base_splat(),
     };
     let brushes = [
         Brush {

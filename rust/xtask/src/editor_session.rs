@@ -89,6 +89,10 @@ pub fn editor_session_check(launcher: &GodotLauncher) -> Result<(), String> {
         ])
         .arg(&project)
         .args(["--", "--island-session"]);
+    // Only the layout timing (step 4d), for profiling it: ISLAND_SESSION_TIMING=1.
+    if std::env::var_os("ISLAND_SESSION_TIMING").is_some() {
+        c.arg("--timing-only");
+    }
     // A screenshot of the editor with its Output panel, for the docs and reviews.
     if let Some(shot) = std::env::var_os("ISLAND_SESSION_SHOT") {
         let mut arg = std::ffi::OsString::from("--shot=");

@@ -1331,7 +1331,7 @@ fn with_paint<T>(
         let n = island.field.resolution;
         let surf = Surface {
             field: &island.field,
-            base: &island.splat,
+            base: island.base_splat(),
         };
         let mut pb = res.bind_mut();
         if mutates {

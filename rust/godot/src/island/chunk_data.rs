@@ -19,6 +19,47 @@ pub struct ChunkData {
     /// Collider data, when collision is enabled: `map_data` is the chunk's samples row by row
     /// (the meshes split cells along the same diagonal as `HeightMapShape3D`).
     pub collider: Option<ChunkCollider>,
+    /// Digests of the surface (with `cx`, `cz`) and of the collider
+    /// ([`ChunkData::mesh_digest_of`], [`ChunkData::collider_digest_of`]): a pooled chunk node
+    /// whose mesh or collider was built from data of the same digest keeps it when an island
+    /// is installed (a stamp moved changes a few chunks; the others are not rebuilt, and where
+    /// only the splat colours changed the collider stays).
+    pub mesh_digest: u128,
+    pub collider_digest: u128,
+}
+
+impl ChunkData {
+    /// The digest of `cx`, `cz` and the surface (see [`ChunkData::mesh_digest`]).
+    pub fn mesh_digest_of(cx: u32, cz: u32, surface: &SurfaceBytes) -> u128 {
+        let mut head = Vec::with_capacity(56);
+        for v in [
+            cx as u64,
+            cz as u64,
+            surface.vertex_count as u64,
+            surface.index_count as u64,
+        ] {
+            head.extend_from_slice(&v.to_le_bytes());
+        }
+        for v in surface.aabb {
+            head.extend_from_slice(&v.to_bits().to_le_bytes());
+        }
+        island_core::hash::digest(&[&head, &surface.vertex, &surface.attribute])
+    }
+
+    /// The digest of a collider, or of none (see [`ChunkData::collider_digest`]).
+    pub fn collider_digest_of(collider: Option<&ChunkCollider>) -> u128 {
+        let Some(c) = collider else {
+            return island_core::hash::digest(&[]);
+        };
+        let mut head = Vec::with_capacity(40);
+        for v in [c.width as u64, c.depth as u64] {
+            head.extend_from_slice(&v.to_le_bytes());
+        }
+        for v in [c.offset[0], c.offset[1], c.offset[2], c.cell_size] {
+            head.extend_from_slice(&v.to_bits().to_le_bytes());
+        }
+        island_core::hash::digest(&[&head, bytemuck::cast_slice(&c.heights)])
+    }
 }
 
 /// Sample index of a vertex UV (UVs are `sample / (n - 1)`; never near a half, so adding 0.5
@@ -94,13 +135,17 @@ pub fn chunk_data(field: &Heightfield, splat: &[[u8; 4]], o: ChunkOptions, i: us
         };
         encode_grid(&g, None)
     };
+    let collider = o
+        .collision
+        .then(|| field.chunk_collider(cx, cz, chunk_size));
+    let (cx, cz) = (cx as u32, cz as u32);
     ChunkData {
-        cx: cx as u32,
-        cz: cz as u32,
+        mesh_digest: ChunkData::mesh_digest_of(cx, cz, &surface),
+        collider_digest: ChunkData::collider_digest_of(collider.as_ref()),
+        cx,
+        cz,
         surface,
-        collider: o
-            .collision
-            .then(|| field.chunk_collider(cx, cz, chunk_size)),
+        collider,
     }
 }
 

@@ -33,6 +33,10 @@ struct ChunkNodes {
     named: Option<(u32, u32)>,
     /// The mesh holds this island's surface (false: empty, LOD draws the island).
     has_surface: bool,
+    /// Digests of the chunk data the mesh and the collider were last built from
+    /// ([`ChunkPool::mark`]); `None` after any other change to them.
+    mesh_content: Option<u128>,
+    collider_content: Option<u128>,
 }
 
 struct ColliderNodes {
@@ -117,6 +121,32 @@ impl ChunkPool {
         self.nodes.iter().any(|c| !c.has_surface)
     }
 
+    /// Whether chunk `i`'s mesh (`.0`) and collider (`.1`) were built from chunk data of
+    /// these digests ([`ChunkData::mesh_digest`], [`ChunkData::collider_digest`]) and nothing
+    /// changed them since: setting that data again would change nothing.
+    pub fn holds(&self, i: usize, mesh: u128, collider: u128) -> (bool, bool) {
+        let Some(c) = self.nodes.get(i).filter(|c| c.instance.is_instance_valid()) else {
+            return (false, false);
+        };
+        let collider_valid = c
+            .collider
+            .as_ref()
+            .is_none_or(|n| n.body.is_instance_valid() && n.shape_node.is_instance_valid());
+        (
+            c.mesh_content == Some(mesh),
+            collider_valid && c.collider_content == Some(collider),
+        )
+    }
+
+    /// Chunk `i`'s mesh and collider now hold chunk data of these digests (see
+    /// [`Self::holds`]).
+    pub fn mark(&mut self, i: usize, mesh: u128, collider: u128) {
+        if let Some(c) = self.nodes.get_mut(i) {
+            c.mesh_content = Some(mesh);
+            c.collider_content = Some(collider);
+        }
+    }
+
     /// Whether chunk `i` has a surface (false also when there is no such chunk).
     pub fn has_surface(&self, i: usize) -> bool {
         self.nodes.get(i).is_some_and(|c| c.has_surface)
@@ -143,6 +173,7 @@ impl ChunkPool {
         // encoding against Godot's) or when the encoding does not match this Godot.
         let (field, splat) = (&island.field, &island.splat);
         let c = &mut self.nodes[i];
+        c.mesh_content = None;
         c.has_surface = data.surface.vertex_count > 0;
         if !c.has_surface {
             if c.mesh.get_surface_count() > 0 {
@@ -198,6 +229,7 @@ impl ChunkPool {
     /// Chunk `i`'s collider: the heights of `col`, or none (the body is removed).
     pub fn set_collider(&mut self, parent: &mut Gd<Node3D>, i: usize, col: Option<&ChunkCollider>) {
         let c = self.node(parent, i);
+        c.collider_content = None;
         match col {
             Some(col) => {
                 if c.collider
@@ -353,6 +385,8 @@ impl ChunkPool {
             collider: None,
             named: None,
             has_surface: false,
+            mesh_content: None,
+            collider_content: None,
         });
     }
 }

@@ -38,6 +38,8 @@ pub struct Build {
     /// Running estimate of one chunk's main-thread cost (mesh, collider, water), so a frame
     /// stops before a chunk would take it past its budget.
     pub est_chunk: JobCost,
+    /// Chunks whose nodes already held the same data (left as they were).
+    pub kept: usize,
 }
 
 /// What [`GenerationJob::poll`] found.
@@ -170,6 +172,7 @@ impl GenerationJob {
             build_ms: 0.0,
             surfaces0,
             est_chunk: self.chunk_cost_hint,
+            kept: 0,
         });
     }
 
@@ -212,12 +215,16 @@ impl GenerationJob {
             // Take the data so it is freed chunk by chunk inside the budget (freeing all chunk
             // arrays at once costs ~20 ms at 1025²).
             let data = std::mem::take(&mut b.prep.chunks[i]);
-            build_chunk(pool, parent, i, &data, &b.prep);
+            let built = build_chunk(pool, parent, i, &data, &b.prep);
             drop(data);
             per_chunk(parent, i, &b.prep.island);
             b.next += 1;
-            done += 1;
-            b.est_chunk.record(c.elapsed().as_secs_f64() * 1e3);
+            if built {
+                done += 1;
+                b.est_chunk.record(c.elapsed().as_secs_f64() * 1e3);
+            } else {
+                b.kept += 1;
+            }
         }
         b.build_ms += t.elapsed().as_secs_f64() * 1e3;
         let f = b.next as f64 / b.prep.chunks.len() as f64;
@@ -226,20 +233,31 @@ impl GenerationJob {
     }
 }
 
+/// Chunk `i`'s mesh and collider from `data`, each unless its node already held the same
+/// (see [`ChunkPool::holds`]); false when neither needed setting.
 fn build_chunk(
     pool: &mut ChunkPool,
     parent: &mut Gd<Node3D>,
     i: usize,
     data: &ChunkData,
     prep: &Prepared,
-) {
-    let (cs, flat) = (prep.request.params.chunk_size as usize, prep.request.flat);
-    pool.set_surface(parent, i, data, &prep.island, cs, flat);
-    pool.set_collider(
-        parent,
-        i,
-        data.collider.as_ref().filter(|_| prep.request.collision),
-    );
+) -> bool {
+    let collider = data.collider.as_ref().filter(|_| prep.request.collision);
+    let collider_digest = if collider.is_some() == data.collider.is_some() {
+        data.collider_digest
+    } else {
+        ChunkData::collider_digest_of(collider)
+    };
+    let (same_mesh, same_collider) = pool.holds(i, data.mesh_digest, collider_digest);
+    if !same_mesh {
+        let (cs, flat) = (prep.request.params.chunk_size as usize, prep.request.flat);
+        pool.set_surface(parent, i, data, &prep.island, cs, flat);
+    }
+    if !same_collider {
+        pool.set_collider(parent, i, collider);
+    }
+    pool.mark(i, data.mesh_digest, collider_digest);
+    !(same_mesh && same_collider)
 }
 
 /// Build every chunk of `prep` now (synchronous paths).
@@ -253,9 +271,10 @@ pub fn build_all(pool: &mut ChunkPool, parent: &mut Gd<Node3D>, mut prep: Box<Pr
     }
     let surfaces0 = pool.surface_counts();
     let t = Instant::now();
+    let mut kept = 0;
     for i in 0..prep.chunks.len() {
         let data = std::mem::take(&mut prep.chunks[i]);
-        build_chunk(pool, parent, i, &data, &prep);
+        kept += !build_chunk(pool, parent, i, &data, &prep) as usize;
     }
     Build {
         next: prep.chunks.len(),
@@ -263,6 +282,7 @@ pub fn build_all(pool: &mut ChunkPool, parent: &mut Gd<Node3D>, mut prep: Box<Pr
         build_ms: t.elapsed().as_secs_f64() * 1e3,
         surfaces0,
         est_chunk: JobCost::default(),
+        kept,
     }
 }
 
@@ -416,5 +436,6 @@ pub fn build_streaming(
         build_ms: build.as_secs_f64() * 1e3,
         surfaces0,
         est_chunk: JobCost::default(),
+        kept: 0,
     })
 }

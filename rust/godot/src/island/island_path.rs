@@ -77,9 +77,16 @@ pub struct IslandPath {
     #[export]
     #[var(set = set_crossing, hint = ENUM, hint_string = "Ford:0,Bridge:1")]
     crossing: i32,
-    /// Road: the ground layer painted on it.
+    /// Road: the ground layer painted on it: a generated one (0 sand, 1 grass, 2 rock, 3 snow) or
+    /// one of the paint layers 4..7 (4 forest, 5 dirt, 6 gravel, 7 meadow; restyled by
+    /// [member ProceduralIsland.terrain_layers] entries 4..7, e.g. a cobblestone [TerrainLayer]),
+    /// which then takes the road's share from the generated ones. Paint stays on top of it.
     #[export]
-    #[var(set = set_splat_layer, hint = ENUM, hint_string = "Sand:0,Grass:1,Rock:2,Snow:3")]
+    #[var(
+        set = set_splat_layer,
+        hint = ENUM,
+        hint_string = "Sand:0,Grass:1,Rock:2,Snow:3,Forest:4,Dirt:5,Gravel:6,Meadow:7"
+    )]
     splat_layer: i32,
     /// Off: the island ignores the path.
     #[export]

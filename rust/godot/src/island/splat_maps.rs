@@ -48,11 +48,14 @@ struct Maps {
 
 /// Whether the maps of an unpainted island are the generated splat as map 0 and zeros as map 1
 /// (what `compose_maps` gives for an empty paint layer when every weight sums to 255, without
-/// its per-sample work). False when some sample needs `compose_maps`' requantisation.
-pub(crate) fn unpainted_is_splat(splat: &[[u8; 4]], n: usize) -> bool {
+/// its per-sample work). False when some sample needs `compose_maps`' requantisation, or a road
+/// is painted with a user layer (map 1 is not all zeros).
+pub(crate) fn unpainted_is_splat(base: paint::Base, n: usize) -> bool {
     use rayon::prelude::*;
-    splat.len() == n * n
-        && splat
+    base.upper.is_none()
+        && base.lower.len() == n * n
+        && base
+            .lower
             .par_iter()
             .all(|s| s.iter().map(|&v| v as u32).sum::<u32>() == 255)
 }
@@ -185,7 +188,9 @@ impl SplatMaps {
         // Nothing painted: map 0 is the generated splat as it is (no copy), map 1 all zeros
         // (`None`, made only when an image needs it).
         let composed: Result<MapBytes, _> = match painted {
-            None if r == full && plain.unwrap_or_else(|| unpainted_is_splat(&island.splat, n)) => {
+            None if r == full
+                && plain.unwrap_or_else(|| unpainted_is_splat(island.base_splat(), n)) =>
+            {
                 Ok((Cow::Borrowed(bytemuck::cast_slice(&island.splat)), None))
             }
             _ => {
@@ -197,7 +202,7 @@ impl SplatMaps {
                         &empty
                     }
                 };
-                compose_maps(layer, &island.splat, r).map(|(a, b)| (Cow::Owned(a), Some(b)))
+                compose_maps(layer, island.base_splat(), r).map(|(a, b)| (Cow::Owned(a), Some(b)))
             }
         };
         let (a, b) = match composed {
@@ -304,7 +309,7 @@ pub fn weights_at(
     let n = island.field.resolution;
     let surf = Surface {
         field: &island.field,
-        base: &island.splat,
+        base: island.base_splat(),
     };
     let guard = paint.map(|p| p.bind());
     let empty;
@@ -338,7 +343,7 @@ mod tests {
             })
             .collect();
         // The shortcut (the splat bytes as map 0, zeros as map 1) is what compose_maps gives.
-        assert!(unpainted_is_splat(&splat, n));
+        assert!(unpainted_is_splat((&splat).into(), n));
         let all = Rect::full(n);
         let bytes: &[u8] = bytemuck::cast_slice(&splat);
         assert_eq!(
@@ -347,7 +352,13 @@ mod tests {
         );
         let mut odd = splat.clone();
         odd[5] = [1, 2, 3, 4];
-        assert!(!unpainted_is_splat(&odd, n));
-        assert!(!unpainted_is_splat(&splat[1..], n));
+        assert!(!unpainted_is_splat((&odd).into(), n));
+        assert!(!unpainted_is_splat((&splat[1..]).into(), n));
+        let upper = vec![[0u8; 4]; n * n];
+        let roads = paint::Base {
+            lower: &splat,
+            upper: Some(&upper),
+        };
+        assert!(!unpainted_is_splat(roads, n), "a road on a user layer");
     }
 }

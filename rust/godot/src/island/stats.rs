@@ -25,6 +25,8 @@ pub struct GenerationStats {
     /// Surfaces uploaded in Godot's encoded layout / through `add_surface_from_arrays`.
     pub encoded_surfaces: i64,
     pub array_surfaces: i64,
+    /// Chunks whose nodes already held the same mesh and collider (not rebuilt).
+    pub kept_chunks: i64,
 }
 
 /// The water of the installed island: samples per kind and chunks with water meshes.
@@ -83,6 +85,7 @@ impl NodeStats {
                 build_ms,
                 encoded_surfaces: 0,
                 array_surfaces: 0,
+                kept_chunks: 0,
             }),
             ..Default::default()
         }
@@ -124,6 +127,7 @@ impl NodeStats {
         d.set("build_ms", g.build_ms);
         d.set("encoded_surfaces", g.encoded_surfaces);
         d.set("array_surfaces", g.array_surfaces);
+        d.set("kept_chunks", g.kept_chunks);
         if s.backend == "gpu" {
             if let Some(name) = island_gpu::adapter_info() {
                 d.set("adapter", name.as_str());

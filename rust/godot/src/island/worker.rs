@@ -148,7 +148,7 @@ pub fn run_job(
         let water = WaterSummary::of(&island);
         let n = island.field.resolution;
         let splat_plain = Some(crate::island::splat_maps::unpainted_is_splat(
-            &island.splat,
+            island.base_splat(),
             n,
         ));
         Ok(Prepared {
@@ -207,6 +207,7 @@ pub fn import_job(request: Request, heights: Vec<f32>) -> Result<Prepared, JobEr
         field,
         biomes: Vec::new(),
         splat,
+        splat_upper: None,
         water,
         stats,
     };

@@ -217,6 +217,8 @@ fn arrays(m: &WaterMesh) -> VarArray {
 struct WaterNode {
     instance: Gd<MeshInstance3D>,
     mesh: Gd<ArrayMesh>,
+    /// Digest of the mesh last set (an equal one is not uploaded again).
+    content: Option<u128>,
 }
 
 impl WaterNode {
@@ -231,10 +233,22 @@ impl WaterNode {
             .add_child_ex(&instance)
             .internal(InternalMode::BACK)
             .done();
-        WaterNode { instance, mesh }
+        WaterNode {
+            instance,
+            mesh,
+            content: None,
+        }
     }
 
     fn set(&mut self, m: &WaterMesh) {
+        let digest = island_core::hash::digest(&[
+            bytemuck::cast_slice(&m.positions),
+            bytemuck::cast_slice(&m.indices),
+        ]);
+        if self.content == Some(digest) && self.mesh.is_instance_valid() {
+            return;
+        }
+        self.content = Some(digest);
         self.mesh.clear_surfaces();
         if !m.is_empty() {
             self.mesh

@@ -16,7 +16,8 @@ fn paint_err(e: PaintError) -> GpuError {
 }
 
 /// GPU [`island_core::paint::fill_by_rule`] for [`Mode::Paint`] and [`Mode::Erase`] (the brush
-/// over the whole island with amount `strength · mask`); [`Mode::Smooth`] is CPU-only
+/// over the whole island with amount `strength · mask`); [`Mode::Smooth`] and a base with layers
+/// 4..7 ([`island_core::paint::Base::upper`]) are CPU-only
 /// ([`GpuError::Unsupported`]). On error `paint` is left untouched.
 pub fn fill_by_rule(
     paint: &mut PaintLayer,
@@ -38,6 +39,11 @@ pub fn fill_by_rule(
             "base splat has {} samples, expected {nn}",
             surf.base.len()
         ))));
+    }
+    if surf.base.upper.is_some() {
+        return Err(GpuError::Unsupported(
+            "fill_by_rule over a base with layers 4..7 (a road on a user layer)".into(),
+        ));
     }
     if field.normals.len() != nn || field.heights.len() != nn {
         return Err(paint_err(PaintError::Mismatch(
@@ -73,7 +79,11 @@ pub fn fill_by_rule(
         let base: Vec<u32> = if surf.base.is_empty() {
             vec![u32::from_le_bytes([0, 255, 0, 0]); nn]
         } else {
-            surf.base.iter().map(|b| u32::from_le_bytes(*b)).collect()
+            surf.base
+                .lower
+                .iter()
+                .map(|b| u32::from_le_bytes(*b))
+                .collect()
         };
         let pa: Vec<u32> = paint
             .data

@@ -282,6 +282,7 @@ impl ProceduralIsland {
             build_ms,
             surfaces0,
             next,
+            kept,
             ..
         } = b;
         let Prepared {
@@ -314,6 +315,7 @@ impl ProceduralIsland {
         if let Some(g) = self.last_stats.generation.as_mut() {
             g.encoded_surfaces = (fast - surfaces0.0) as i64;
             g.array_surfaces = (slow - surfaces0.1) as i64;
+            g.kept_chunks = kept as i64;
         }
         drop(chunks);
         if let Some(old) = self.island.replace(Arc::new(island)) {

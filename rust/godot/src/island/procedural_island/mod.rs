@@ -423,6 +423,8 @@ impl ProceduralIsland {
     /// `encoded_surfaces` / `array_surfaces` (chunk meshes set from bytes encoded on the workers /
     /// through `add_surface_from_arrays`: the first chunk of each mesh shape, which checks the
     /// encoding against Godot's, or every chunk if it does not match this Godot version),
+    /// `kept_chunks` (chunks whose mesh and collider were already what the new island gives,
+    /// left as they were: after a stamp or a curve point moved, most of them),
     /// `seed`, `requested_backend`, `backend_reason` (why that backend, e.g. `"auto: cpu (software
     /// adapter …)"`) and `adapter` (the GPU adapter's name, when the GPU generated the island;
     /// then also `gpu_dispatches`, `gpu_submissions`, `gpu_host_waits`, `gpu_bytes_read_back`,

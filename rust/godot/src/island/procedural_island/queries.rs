@@ -57,8 +57,10 @@ impl ProceduralIsland {
         island_io::heightmap_image(self.island.as_ref()?)
     }
 
-    /// The splat weights as a `resolution × resolution` `Image.FORMAT_RGBA8` image (r = sand,
-    /// g = grass, b = rock, a = snow), or null when there is no island yet.
+    /// The generated splat weights of layers 0..3 as a `resolution × resolution`
+    /// `Image.FORMAT_RGBA8` image (r = sand, g = grass, b = rock, a = snow), without the paint
+    /// and without a road's share on layers 4..7 (see [method get_splat_map_image]), or null
+    /// when there is no island yet.
     #[func]
     pub fn get_splat_image(&self) -> Option<Gd<Image>> {
         island_io::splat_image(self.island.as_ref()?)
@@ -85,7 +87,8 @@ impl ProceduralIsland {
 
     /// Splat map texture `index` (0 or 1) that the terrain shader reads (`splat_map_0`,
     /// `splat_map_1`), or null. While no user layer (4..7) is painted, map 1 is all zeros and
-    /// its texture is 1×1 black (it gets the island's resolution with the first paint).
+    /// its texture is 1×1 black (it gets the island's resolution with the first paint, or with
+    /// a road painted with one of them, [member IslandPath.splat_layer]).
     #[func]
     pub fn get_splat_map_texture(&self, index: i32) -> Option<Gd<ImageTexture>> {
         self.splat.texture(index)
