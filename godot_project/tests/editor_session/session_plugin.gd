@@ -322,6 +322,11 @@ func _step_once() -> void:
 			sorted.sort()
 			print("SESSION layout timing 1025: median %d ms, max %d ms over %d edits" % [
 				sorted[sorted.size() / 2], sorted[sorted.size() - 1], sorted.size()])
+			# Kept chunks and chunks overwritten in place must show the island exactly.
+			var worst := _chunks_off_the_island()
+			print("SESSION layout timing 1025: chunk meshes against the island: worst %s m, AABBs hold their vertices: %s" % [worst.x, worst.y == 0.0])
+			if worst.x != 0.0 or worst.y != 0.0:
+				print("SESSION FAIL chunk meshes do not show the island after layout edits (worst %s m, AABB misses %d)" % [worst.x, int(worst.y)])
 			_island.set("resolution", _timing_res)
 			EditorInterface.set_main_screen_editor("3D")
 			_step = 70
@@ -538,6 +543,32 @@ var _gen_seen_ms := -1
 var _gen_seen_frames := 0
 var _gen_done_ms := -1
 var _gen_done_frames := 0
+
+
+## The worst difference between a chunk mesh's vertex heights and the island's heightmap (x)
+## and the number of vertices outside their mesh's AABB (y).
+func _chunks_off_the_island() -> Vector2:
+	var img: Image = _island.call("get_heightmap_image")
+	var cs := int(_island.get("chunk_size"))
+	var worst := Vector2.ZERO
+	for c in _island.get_children(true):
+		if not (c is MeshInstance3D) or not String(c.name).begins_with("Chunk_"):
+			continue
+		var mesh := (c as MeshInstance3D).mesh as ArrayMesh
+		if mesh == null or mesh.get_surface_count() == 0:
+			continue
+		var parts := String(c.name).split("_")
+		var x0 := int(parts[1]) * cs
+		var z0 := int(parts[2]) * cs
+		var verts := mesh.surface_get_arrays(0)[Mesh.ARRAY_VERTEX] as PackedVector3Array
+		var box := mesh.get_aabb().grow(1e-3)
+		for j in cs + 1:
+			for i in cs + 1:
+				var v := verts[j * (cs + 1) + i]
+				worst.x = maxf(worst.x, absf(v.y - img.get_pixel(x0 + i, z0 + j).r))
+				if not box.has_point(v):
+					worst.y += 1.0
+	return worst
 
 
 func _layout_started() -> void:

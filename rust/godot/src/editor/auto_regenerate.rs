@@ -105,6 +105,7 @@ mod tests {
             collision: true,
             meshes: true,
             backend: island_gpu::Backend::Cpu,
+            stamps: None,
         };
         let mut w = AutoRegenerate::default();
         w.reset(Some(req(1)));

@@ -8,22 +8,11 @@ use godot::classes::image::Format;
 use godot::classes::notify::Node3DNotification;
 use godot::classes::{INode3D, Node3D, Texture2D};
 use godot::prelude::*;
-use island_core::sculpt::SculptLayer;
 use island_core::stamps::{
     Stamp, StampImage, StampKind, DEFAULT_FALLOFF, DEFAULT_HEIGHT, DEFAULT_RADIUS,
 };
 use std::cell::RefCell;
 use std::sync::Arc;
-
-/// The island's last composition of its stamps with the brush's sculpt layer (kept by the
-/// island, reused while neither changed).
-pub struct StampCache {
-    pub(crate) stamps: Vec<Stamp>,
-    pub(crate) brush: Option<Arc<SculptLayer>>,
-    pub(crate) resolution: usize,
-    pub(crate) world_size: f32,
-    pub(crate) layer: Arc<SculptLayer>,
-}
 
 /// A landmark the island grows around: a mountain, a crater, a plateau, a basin (a lake fills
 /// it), a bay cut into the coast, an islet rising from the sea, or your own heightmap image

@@ -5,7 +5,8 @@
 use super::*;
 use crate::island::island_parts::IslandParts;
 use crate::island::island_path::IslandPath;
-use crate::island::island_stamp::{IslandStamp, StampCache};
+use crate::island::island_stamp::IslandStamp;
+use crate::island::worker::StampJob;
 use crate::water::water_summary::WaterSummary;
 use island_core::paths::{PathSet, PathSpec};
 use island_core::sculpt::SculptLayer;
@@ -29,7 +30,9 @@ impl ProceduralIsland {
                 brush: brush.clone(),
             }));
         }
-        params.sculpt = self.with_stamps(brush, params.resolution as usize, params.world_size)?;
+        let stamps = self.stamp_job(brush.clone())?;
+        // With stamps the worker composes the sculpt layer (see `Request::stamps`).
+        params.sculpt = if stamps.is_some() { None } else { brush };
         params.validate().map_err(|e| e.to_string())?;
         let chunks = params.chunks_per_side() as u64 * params.chunks_per_side() as u64;
         if chunks > MAX_CHUNKS {
@@ -54,6 +57,7 @@ impl ProceduralIsland {
             collision: self.collision_enabled,
             meshes: !self.lod_enabled && !self.server_active(),
             backend,
+            stamps,
         })
     }
 
@@ -86,46 +90,22 @@ impl ProceduralIsland {
             .collect()
     }
 
-    /// The sculpt layer the generator gets: the stamps with the brush's layer on top (the last
-    /// composition is reused while neither changed: the editor builds a request every frame).
-    pub(super) fn with_stamps(
+    /// The stamps for the worker to compose under the brush's layer (`None` without stamps:
+    /// the brush's layer is the sculpt layer as it is). Invalid stamps are an error here, in
+    /// the frame of the edit.
+    pub(super) fn stamp_job(
         &self,
         brush: Option<Arc<SculptLayer>>,
-        resolution: usize,
-        world_size: f32,
-    ) -> Result<Option<Arc<SculptLayer>>, String> {
+    ) -> Result<Option<StampJob>, String> {
         let stamps = self.stamps();
         if stamps.is_empty() {
-            return Ok(brush);
+            return Ok(None);
         }
-        let mut cache = self.stamp_cache.borrow_mut();
-        if let Some(c) = cache.as_ref() {
-            let same_brush = match (&c.brush, &brush) {
-                (None, None) => true,
-                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-                _ => false,
-            };
-            if same_brush
-                && c.stamps == stamps
-                && c.resolution == resolution
-                && c.world_size.to_bits() == world_size.to_bits()
-            {
-                return Ok(Some(c.layer.clone()));
-            }
+        for s in &stamps {
+            s.validate()
+                .map_err(|e| format!("invalid IslandStamp: {e}"))?;
         }
-        let layer = island_core::stamps::compose(&stamps, brush.as_deref(), resolution, world_size)
-            .map_err(|e| format!("invalid IslandStamp: {e}"))?
-            .map(Arc::new);
-        if let Some(l) = &layer {
-            *cache = Some(StampCache {
-                stamps,
-                brush,
-                resolution,
-                world_size,
-                layer: l.clone(),
-            });
-        }
-        Ok(layer)
+        Ok(Some(StampJob { stamps, brush }))
     }
 
     /// Advice for a large island drawn without LOD (a configuration warning, not an error).

@@ -5,7 +5,6 @@ use crate::brush::splat_paint::SplatPaint;
 use crate::editor::auto_regenerate::AutoRegenerate;
 use crate::island::frame_watch::FrameWatch;
 use crate::island::island_parts::IslandParts;
-use crate::island::island_stamp::StampCache;
 use crate::island::lod;
 use crate::island::material::TerrainMaterial;
 use crate::island::properties::{
@@ -501,8 +500,6 @@ island_node! {
             /// Generation parameters received from an `IslandSync` authority: they replace
             /// the properties' (see `net.rs`).
             net_params: Option<island_core::IslandParams> = None,
-            /// The last composition of the stamps with the brush's layer (see `build.rs`).
-            stamp_cache: std::cell::RefCell<Option<StampCache>> = std::cell::RefCell::new(None),
         }
     }
 }
