@@ -456,9 +456,14 @@ mod tests {
             brush: Some(Arc::new(brush.clone())),
         });
         let p = r.generation_params().unwrap();
-        let want = compose(&[stamp.clone()], Some(&brush), 129, r.params.world_size)
-            .unwrap()
-            .unwrap();
+        let want = compose(
+            std::slice::from_ref(&stamp),
+            Some(&brush),
+            129,
+            r.params.world_size,
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(p.sculpt.as_deref(), Some(&want));
         // The worker's island carries the stamp: higher than without it at the stamp's centre.
         let mut w = Worker::spawn(r.clone()).unwrap();
