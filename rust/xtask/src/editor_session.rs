@@ -89,7 +89,8 @@ pub fn editor_session_check(launcher: &GodotLauncher) -> Result<(), String> {
         ])
         .arg(&project)
         .args(["--", "--island-session"]);
-    // Only the layout timing (step 4d), for profiling it: ISLAND_SESSION_TIMING=1.
+    // Only the layout timing (step 4d), for profiling it: ISLAND_SESSION_TIMING=N (N edits,
+    // at least 4; the plugin reads the variable).
     if std::env::var_os("ISLAND_SESSION_TIMING").is_some() {
         c.arg("--timing-only");
     }

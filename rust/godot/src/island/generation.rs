@@ -204,10 +204,13 @@ impl GenerationJob {
         // NaN and negative: one chunk per frame; infinite or huge: everything now.
         let budget = budget_ms_of(budget_ms);
         let t = Instant::now();
-        let mut done = 0usize;
+        // Kept chunks (nodes that already hold the same data) cost little (their river/lake
+        // surface is still computed and compared) but count against the budget too: with a
+        // whole island unchanged they would otherwise all run in one frame.
+        let mut visited = 0usize;
         while b.next < b.prep.chunks.len() {
             let elapsed = t.elapsed().as_secs_f64() * 1e3;
-            if done > 0 && !b.est_chunk.fits(elapsed, budget) {
+            if visited > 0 && !b.est_chunk.fits(elapsed, budget) {
                 break;
             }
             let i = b.next;
@@ -219,8 +222,8 @@ impl GenerationJob {
             drop(data);
             per_chunk(parent, i, &b.prep.island);
             b.next += 1;
+            visited += 1;
             if built {
-                done += 1;
                 b.est_chunk.record(c.elapsed().as_secs_f64() * 1e3);
             } else {
                 b.kept += 1;
