@@ -2,12 +2,14 @@ extends SceneTree
 ## Renders the pictures of docs/paths.md (needs a display: `xvfb-run -a`). Not part of the
 ## headless suite.
 ##
-## After `--`: `--out=DIR`. Saves DIR/paths_road.png (a road from a beach across a river up to
+## After `--`: `--out=DIR` and optionally `--road-layer=N` (the road's splat layer, default 2:
+## rock; 4..7 are the paint layers, e.g. 6 gravel). Saves DIR/paths_road.png (a road from a beach across a river up to
 ## a village plateau, and a ridge), DIR/stamp_crater_before.png and
 ## DIR/stamp_crater_moved.png (a crater stamp, then the same stamp moved 260 m), each after the
 ## island regenerated, as a user sees them.
 
 var _out := "."
+var _road_layer := 2
 var _cam: Camera3D
 var _isl: ProceduralIsland
 var _crater: IslandStamp
@@ -19,6 +21,8 @@ func _initialize() -> void:
 	for a in OS.get_cmdline_user_args():
 		if a.begins_with("--out="):
 			_out = a.substr(6)
+		elif a.begins_with("--road-layer="):
+			_road_layer = int(a.substr(13))
 	var env := WorldEnvironment.new()
 	var e := Environment.new()
 	e.background_mode = Environment.BG_SKY
@@ -62,7 +66,7 @@ func _initialize() -> void:
 	road.width = 8.0
 	road.shoulder = 5.0
 	road.max_grade = 10.0
-	road.splat_layer = 2
+	road.splat_layer = _road_layer
 	_isl.add_child(road)
 	var typed: Array[ScatterLayer] = [_trees()]
 	_isl.scatter_layers = typed
