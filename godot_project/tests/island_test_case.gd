@@ -34,6 +34,27 @@ func _mesh_instances(isl: Node) -> Array[MeshInstance3D]:
 	return out
 
 
+## How far the chunk nodes of `isl` (`cs` cells per chunk, no LOD) are from its heightmap: the
+## worst difference of a mesh vertex's height (x) and of a collider sample (y), metres.
+func _chunks_off_the_heightmap(isl: ProceduralIsland, cs: int) -> Vector2:
+	var img := isl.get_heightmap_image()
+	var worst := Vector2.ZERO
+	for chunk in _mesh_instances(isl):
+		if not String(chunk.name).begins_with("Chunk_"):
+			continue
+		var parts := String(chunk.name).split("_")
+		var x0 := int(parts[1]) * cs
+		var z0 := int(parts[2]) * cs
+		var data := (_shape_node(chunk).shape as HeightMapShape3D).map_data
+		var verts := (chunk.mesh as ArrayMesh).surface_get_arrays(0)[Mesh.ARRAY_VERTEX] as PackedVector3Array
+		for j in cs + 1:
+			for i in cs + 1:
+				var h := img.get_pixel(x0 + i, z0 + j).r
+				worst.x = maxf(worst.x, absf(verts[j * (cs + 1) + i].y - h))
+				worst.y = maxf(worst.y, absf(data[j * (cs + 1) + i] - h))
+	return worst
+
+
 ## The CollisionShape3D under a chunk's StaticBody3D, or null.
 func _shape_node(chunk: Node) -> CollisionShape3D:
 	for b in chunk.get_children():

@@ -18,14 +18,7 @@ func test_gpu_island_colliders_are_its_heights() -> void:
 		print("    no usable GPU adapter: %s" % st.get("backend_reason", ""))
 		check(String(st.get("backend_reason", "")).begins_with("gpu requested; the GPU failed"), "the fallback says why")
 	_check_chunks_and_colliders(isl)
-	var img := isl.get_heightmap_image()
-	var worst := 0.0
-	for chunk in _mesh_instances(isl):
-		var parts := String(chunk.name).split("_")
-		var verts := (chunk.mesh as ArrayMesh).surface_get_arrays(0)[Mesh.ARRAY_VERTEX] as PackedVector3Array
-		for j in 33:
-			for i in 33:
-				worst = maxf(worst, absf(verts[j * 33 + i].y - img.get_pixel(int(parts[1]) * 32 + i, int(parts[2]) * 32 + j).r))
+	var worst := _chunks_off_the_heightmap(isl, 32).x
 	check(worst <= 1e-6, "mesh vertex heights are the heightfield's (max error %f m)" % worst)
 	check_eq(st.get("stage_ms", {}).size(), 15 if st.backend == "gpu" else 13, "every stage timed")
 
@@ -287,22 +280,9 @@ func test_chunk_nodes_are_pooled() -> void:
 	check_eq(ids2, ids, "same chunk nodes reused")
 	# The reused colliders and meshes hold the new island (colliders are set from the heights
 	# before the island is finished): every sample equals the new heightmap.
-	var img := isl.get_heightmap_image()
-	var max_col := 0.0
-	var max_mesh := 0.0
-	for chunk in _mesh_instances(isl):
-		var parts := String(chunk.name).split("_")
-		var x0 := int(parts[1]) * 16
-		var z0 := int(parts[2]) * 16
-		var data := (_shape_node(chunk).shape as HeightMapShape3D).map_data
-		var verts := (chunk.mesh as ArrayMesh).surface_get_arrays(0)[Mesh.ARRAY_VERTEX] as PackedVector3Array
-		for j in 17:
-			for i in 17:
-				var h := img.get_pixel(x0 + i, z0 + j).r
-				max_col = maxf(max_col, absf(data[j * 17 + i] - h))
-				max_mesh = maxf(max_mesh, absf(verts[j * 17 + i].y - h))
-	check_eq(max_col, 0.0, "reused colliders hold the new heights")
-	check_eq(max_mesh, 0.0, "reused meshes hold the new heights")
+	var worst := _chunks_off_the_heightmap(isl, 16)
+	check_eq(worst.y, 0.0, "reused colliders hold the new heights")
+	check_eq(worst.x, 0.0, "reused meshes hold the new heights")
 	isl.chunk_size = 32
 	check(isl.regenerate(), "regenerate, other chunk count")
 	await wait_frames(2)

@@ -81,24 +81,6 @@ func test_moving_a_mountain_moves_the_peak_and_little_else() -> void:
 	check(far > 1000 and same >= 0.95 * far, "far from the stamp nothing changed: %d of %d samples" % [same, far])
 
 
-## Every chunk's mesh vertices and collider samples against the island's heightmap (exact).
-func _chunks_hold_the_island(isl: ProceduralIsland, cs: int) -> Vector2:
-	var img := isl.get_heightmap_image()
-	var worst := Vector2.ZERO
-	for chunk in _mesh_instances(isl):
-		var parts := String(chunk.name).split("_")
-		var x0 := int(parts[1]) * cs
-		var z0 := int(parts[2]) * cs
-		var data := (_shape_node(chunk).shape as HeightMapShape3D).map_data
-		var verts := (chunk.mesh as ArrayMesh).surface_get_arrays(0)[Mesh.ARRAY_VERTEX] as PackedVector3Array
-		for j in cs + 1:
-			for i in cs + 1:
-				var h := img.get_pixel(x0 + i, z0 + j).r
-				worst.x = maxf(worst.x, absf(verts[j * (cs + 1) + i].y - h))
-				worst.y = maxf(worst.y, absf(data[j * (cs + 1) + i] - h))
-	return worst
-
-
 ## Moving a stamp in a game (background regenerate) rebuilds only the chunks whose mesh or
 ## collider changed; every chunk then holds the new island exactly. Nothing changed: nothing
 ## rebuilt.
@@ -119,7 +101,7 @@ func test_moving_a_stamp_rebuilds_only_the_chunks_it_changes() -> void:
 	var kept := int(s.kept_chunks)
 	check(kept >= 32 and kept < 64, "most chunks kept, the stamp's rebuilt: %d of 64 kept" % kept)
 	check(int(s.encoded_surfaces) + int(s.array_surfaces) <= 64 - kept, "only the other chunks' surfaces set (%d)" % (int(s.encoded_surfaces) + int(s.array_surfaces)))
-	var worst := _chunks_hold_the_island(isl, 32)
+	var worst := _chunks_off_the_heightmap(isl, 32)
 	check_eq(worst.x, 0.0, "every mesh holds the new heights")
 	check_eq(worst.y, 0.0, "every collider holds the new heights")
 	# The same values again: the island is the same, no chunk is rebuilt.
@@ -130,7 +112,7 @@ func test_moving_a_stamp_rebuilds_only_the_chunks_it_changes() -> void:
 	m.position = Vector3(-250, 0, -250)
 	await _wait_idle(isl)
 	check(first.get_data() == isl.get_heightmap_image().get_data(), "the first island again")
-	worst = _chunks_hold_the_island(isl, 32)
+	worst = _chunks_off_the_heightmap(isl, 32)
 	check(worst == Vector2.ZERO, "every chunk holds it (worst %s)" % worst)
 
 

@@ -327,7 +327,7 @@ func _step_once() -> void:
 			sorted.sort()
 			print("SESSION layout timing 1025: median %d ms, max %d ms over %d edits" % [
 				sorted[sorted.size() / 2], sorted[sorted.size() - 1], sorted.size()])
-			# Kept chunks and chunks overwritten in place must show the island exactly.
+			# Kept chunks and rebuilt ones must show the island exactly.
 			var worst := _chunks_off_the_island()
 			print("SESSION layout timing 1025: chunk meshes against the island: worst %s m, AABBs hold their vertices: %s" % [worst.x, worst.y == 0.0])
 			if worst.x != 0.0 or worst.y != 0.0:

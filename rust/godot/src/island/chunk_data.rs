@@ -30,7 +30,7 @@ pub struct ChunkData {
 
 impl ChunkData {
     /// The digest of `cx`, `cz` and the surface (see [`ChunkData::mesh_digest`]).
-    pub fn mesh_digest_of(cx: u32, cz: u32, surface: &SurfaceBytes) -> u128 {
+    fn mesh_digest_of(cx: u32, cz: u32, surface: &SurfaceBytes) -> u128 {
         let mut head = Vec::with_capacity(56);
         for v in [
             cx as u64,
@@ -47,7 +47,7 @@ impl ChunkData {
     }
 
     /// The digest of a collider, or of none (see [`ChunkData::collider_digest`]).
-    pub fn collider_digest_of(collider: Option<&ChunkCollider>) -> u128 {
+    fn collider_digest_of(collider: Option<&ChunkCollider>) -> u128 {
         let Some(c) = collider else {
             return island_core::hash::digest(&[]);
         };

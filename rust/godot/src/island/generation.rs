@@ -245,21 +245,17 @@ fn build_chunk(
     data: &ChunkData,
     prep: &Prepared,
 ) -> bool {
-    let collider = data.collider.as_ref().filter(|_| prep.request.collision);
-    let collider_digest = if collider.is_some() == data.collider.is_some() {
-        data.collider_digest
-    } else {
-        ChunkData::collider_digest_of(collider)
-    };
-    let (same_mesh, same_collider) = pool.holds(i, data.mesh_digest, collider_digest);
+    // The chunk data carries a collider exactly when the request asked for colliders
+    // (`Request::chunk_options`), so its digest is the collider's.
+    let (same_mesh, same_collider) = pool.holds(i, data.mesh_digest, data.collider_digest);
     if !same_mesh {
         let (cs, flat) = (prep.request.params.chunk_size as usize, prep.request.flat);
         pool.set_surface(parent, i, data, &prep.island, cs, flat);
     }
     if !same_collider {
-        pool.set_collider(parent, i, collider);
+        pool.set_collider(parent, i, data.collider.as_ref());
     }
-    pool.mark(i, data.mesh_digest, collider_digest);
+    pool.mark(i, data.mesh_digest, data.collider_digest);
     !(same_mesh && same_collider)
 }
 
