@@ -7,6 +7,8 @@ extends IslandTestCase
 
 const IslandHeader := preload("res://addons/procedural_island/editor/island_header.gd")
 const Framing := preload("res://addons/procedural_island/editor/framing.gd")
+const WorldHeader := preload("res://addons/procedural_island/editor/world_header.gd")
+const InspectorPlugin := preload("res://addons/procedural_island/editor/inspector_plugin.gd")
 
 var timeout_s := 240.0
 
@@ -301,3 +303,64 @@ func test_paint_toolbar_modes_match_the_brush_modes() -> void:
 	check_eq(int(PaintTool.get_script_constant_map()["FIRST_SCATTER_MODE"]),
 		int(ClassDB.class_get_integer_constant("TerrainBrush", "MODE_SCATTER_ERASE")),
 		"the toolbar's first scatter mode is MODE_SCATTER_ERASE")
+
+
+## The IslandWorld header: a map of the cells around the first target, the world's numbers, and
+## a click on an island picks that island (in the editor the inspector then shows it read-only).
+func test_world_header_maps_the_world_and_picks_islands() -> void:
+	var w := IslandWorld.new()
+	w.world_seed = 42
+	w.cell_size = 2048.0
+	w.island_size_min = 512.0
+	w.island_size_max = 1024.0
+	w.samples_per_metre = 0.25
+	w.view_distance = 3000.0
+	w.detail_distance = 900.0
+	w.collision_distance = 400.0
+	w.coarse_resolution = 65
+	w.build_budget_ms = 50.0
+	check(WorldHeader.handles(w), "handles IslandWorld")
+	check(not WorldHeader.handles(Node3D.new()), "not a plain Node3D")
+	var info := {}
+	for r in 6:
+		for j in range(-r, r + 1):
+			for i in range(-r, r + 1):
+				var inf := w.get_island_info(Vector2i(i, j))
+				if info.is_empty() and inf.exists:
+					info = inf
+	var c: Vector3 = info.center
+	var target := Node3D.new()
+	add_child(target)
+	target.position = c
+	add_child(w)
+	w.targets = [w.get_path_to(target)]
+	if not check(w.load_now() >= 1, "the island under the target loaded"):
+		return
+	var isl := w.get_island_at(c.x, c.z)
+	check(InspectorPlugin.is_world_island(isl), "a world island is marked for the read-only inspector")
+	check(InspectorPlugin.world_island_text(isl).contains("(%d, %d)" % [info.cell.x, info.cell.y]), "and names its cell")
+	check(not InspectorPlugin.is_world_island(_island(33, 32)), "a lone island is not")
+	var header := WorldHeader.create_for(w)
+	add_child(header)
+	await wait_frames(2)
+	var map := header.find_child("Map", true, false) as TextureRect
+	check(map.texture != null and map.texture.get_size() == Vector2(WorldHeader.MAP_SIZE, WorldHeader.MAP_SIZE), "a %d² map" % WorldHeader.MAP_SIZE)
+	var text := _label(header, "Info").text
+	check(text.contains("1 loaded (1 detailed)") or text.contains("loaded ("), "the numbers: %s" % text)
+	check(text.contains("first target"), "centred on the target: %s" % text)
+	# The map is centred on the target: its middle is the island under it.
+	var picked: Node = header.island_at_map(map.size * 0.5)
+	check(picked == isl, "a click in the middle picks the island under the target (%s)" % picked)
+	# Off the middle: the point of the world under that pixel.
+	var side := minf(map.size.x, map.size.y)
+	var metres := 2.0 * w.view_distance * WorldHeader.MAP_EXTENT
+	for d in [Vector2(300, -200), Vector2(-1800, 2500), Vector2(3000, 3000)]:
+		var at: Vector2 = map.size * 0.5 + d / metres * side
+		check(header.island_at_map(at) == w.get_island_at(c.x + d.x, c.z + d.y), "a click %s m off the target picks what is there" % d)
+	# Wrong settings: the header says why nothing streams (and raises no error itself).
+	w.island_size_max = 4096.0
+	header.refresh()
+	check(_label(header, "Info").text.begins_with("Nothing streams"), "bad settings are shown: %s" % _label(header, "Info").text)
+	header.queue_free()
+	w.queue_free()
+	target.queue_free()

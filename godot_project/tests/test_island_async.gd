@@ -318,3 +318,45 @@ func test_async_chunk_size_change_never_leaves_a_hole() -> void:
 			named += 1
 	check_eq(named, 64, "the new chunks carry their Chunk_x_z names")
 	ball.free()
+
+
+## Splat map 0 of `isl` as the island shows it: the map's image and the bytes its texture holds
+## (not under the headless display server: its dummy renderer keeps a texture's first image and
+## ignores updates).
+func _map0(isl: ProceduralIsland) -> Array:
+	var tex := isl.get_splat_map_texture(0)
+	var headless := DisplayServer.get_name() == "headless"
+	var tex_img: Image = tex.get_image() if tex != null and not headless else null
+	return [isl.get_splat_map_image(0), tex_img]
+
+
+## Maps of 513² and more are made ahead in the quiet frames of a background generation (and
+## from kept arrays of freed islands); what the island shows must be its splat all the same.
+func test_splat_maps_made_ahead_show_the_island() -> void:
+	for round in 3:
+		var res := 1025 if round == 2 else 513
+		var isl := _async_island(257 if round == 2 else res, 128, false)
+		isl.seed = 11
+		if round == 2:
+			# A size change of a live island: the new maps are made ahead, the old ones shown
+			# meanwhile.
+			check(isl.regenerate(), "first generation at 257")
+			isl.resolution = res
+		isl.regenerate_async()
+		var got := await wait_signal(isl, "generation_finished", 120.0)
+		if not check(not got.is_empty(), "round %d: finished" % round):
+			isl.free()
+			return
+		var expect := isl.get_splat_image()
+		var maps := _map0(isl)
+		var img: Image = maps[0]
+		check(img != null and img.get_width() == res and img.get_data() == expect.get_data(), "round %d: splat map 0 at %d² is the island's splat" % [round, res])
+		if maps[1] != null and not (maps[1] as Image).is_empty():
+			check((maps[1] as Image).get_data() == expect.get_data(), "round %d: its texture holds the same bytes" % round)
+		# Against a lone synchronous island of the same seed.
+		var ref := _async_island(res, 128, false)
+		ref.seed = 11
+		check(ref.regenerate(), "reference at %d" % res)
+		check(ref.get_splat_map_image(0).get_data() == img.get_data(), "round %d: the same map as a synchronous generation" % round)
+		ref.free()
+		isl.free()

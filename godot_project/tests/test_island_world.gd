@@ -279,3 +279,199 @@ func test_islands_100_km_out_still_work() -> void:
 	check(hits >= 3, "rays hit the island 100 km out (%d)" % hits)
 	check(worst <= 0.05, "within 5 cm of get_height_at (worst %.4f m)" % worst)
 	print("    100 km out: worst ray-to-height difference %.4f m over %d rays" % [worst, hits])
+
+
+func test_load_now_gives_ground_before_the_first_frame() -> void:
+	var w := _world()
+	var target := Node3D.new()
+	add_child(target)
+	var info := _first_island(w)
+	if not check(not info.is_empty(), "an island near the origin"):
+		return
+	var centre: Vector3 = info.center
+	target.position = centre + Vector3(25.0, 0.0, -40.0)
+	add_child(w)
+	w.targets = [w.get_path_to(target)]
+	var loaded := []
+	w.island_loaded.connect(func(c: Vector2i, _i: ProceduralIsland): loaded.append(c))
+	var made := w.load_now()
+	# No frame has run since: everything below is what load_now() left.
+	check(made >= 1, "load_now generated the island under the target (%d)" % made)
+	check(_detailed_at(w, centre.x, centre.z), "the island is at full detail at once")
+	check(loaded.has(info.cell), "island_loaded was emitted for it (%s)" % [loaded])
+	var isl := w.get_island_at(centre.x, centre.z)
+	if not check(isl != null, "get_island_at finds it"):
+		return
+	var p := target.position
+	var h := w.get_height_at(p.x, p.z)
+	var own := isl.get_height_at(p.x - isl.position.x, p.z - isl.position.z)
+	check(not is_nan(h) and h == own, "get_height_at under the target (%.3f) is the island's (%.3f)" % [h, own])
+	var off := _chunks_off_the_heightmap(isl, isl.chunk_size)
+	check(off.y == 0.0, "every chunk has its collider, at the heightmap's heights (worst %.4f m)" % off.y)
+	check(w.get_world_stats().with_colliders >= 1, "the stats count it with colliders")
+	check(w.load_now() == 0, "a second load_now has nothing to do")
+	# A ray through the physics space once the bodies took part in a physics step.
+	await wait_frames(2)
+	var q := PhysicsRayQueryParameters3D.create(p + Vector3(0, 500, 0), p + Vector3(0, -500, 0))
+	var hit := w.get_world_3d().direct_space_state.intersect_ray(q)
+	check(not hit.is_empty() and absf(hit.position.y - h) <= 0.05, "a ray lands on the ground under the target (%s vs %.3f)" % [hit.get("position", "no hit"), h])
+	# Bad settings: an error, nothing generated.
+	expect_error("cell_size")
+	var bad := _world({"island_size_max": 4096.0})
+	add_child(bad)
+	bad.targets = [bad.get_path_to(target)]
+	check(bad.load_now() == 0, "load_now with cell_size below island_size_max generates nothing")
+	bad.queue_free()
+	w.queue_free()
+	target.queue_free()
+
+
+const DIGEST := "res://tests/world/world_digest.gd"
+
+
+## The settings of `_world()` as `key:value,...`, for the digest helper process.
+func _world_settings() -> String:
+	var w := _world()
+	var d := PackedStringArray()
+	for k in ["world_seed", "cell_size", "island_size_min", "island_size_max", "samples_per_metre", "view_distance", "detail_distance", "collision_distance", "coarse_resolution", "build_budget_ms"]:
+		d.append("%s:%s" % [k, var_to_str(w.get(k))])
+	w.free()
+	return ",".join(d)
+
+
+## Sail a target from `from` to `to` in steps of `step` m a frame until the island of `cell` is
+## loaded at full detail; the cells in the order they were loaded, and that island's digests.
+func _approach(cell: Vector2i, from: Vector3, to: Vector3, step: float) -> Dictionary:
+	var w := _world()
+	var target := Node3D.new()
+	add_child(target)
+	target.position = from
+	add_child(w)
+	w.targets = [w.get_path_to(target)]
+	var order: Array[Vector2i] = []
+	w.island_loaded.connect(func(c: Vector2i, _i: ProceduralIsland): order.append(c))
+	var info := w.get_island_info(cell)
+	var centre: Vector3 = info.center
+	var ok := await wait_until(func() -> bool:
+		target.position = target.position.move_toward(to, step)
+		return _detailed_at(w, centre.x, centre.z) and not w.get_island_at(centre.x, centre.z).is_generating(), 3000)
+	var out := {"ok": ok, "order": order}
+	if ok:
+		var isl := w.get_island_at(centre.x, centre.z)
+		out.digest = [WorldDigest.sha(isl.get_heightmap_image()), WorldDigest.sha(isl.get_water_image()), WorldDigest.sha(isl.get_splat_image())]
+		out.threads = w.get_world_stats().generator_threads
+	w.queue_free()
+	target.queue_free()
+	await wait_frames(2)
+	return out
+
+
+const WorldDigest := preload("res://tests/world/world_digest.gd")
+
+
+## Issue 36: an island is bit-identical whichever way the target approaches it (so whatever
+## the loading order of it and its neighbours) and whatever the number of generator threads.
+func test_an_island_is_the_same_whatever_the_approach_and_thread_count() -> void:
+	var probe := _world()
+	var info := _first_island(probe)
+	probe.free()
+	if not check(not info.is_empty(), "an island near the origin"):
+		return
+	var cell: Vector2i = info.cell
+	var c: Vector3 = info.center
+	var west := await _approach(cell, c + Vector3(-2600.0, 0.0, 900.0), c, 60.0)
+	var east := await _approach(cell, c + Vector3(2600.0, 0.0, -1300.0), c, 60.0)
+	if not check(west.ok and east.ok, "the island reached full detail from the west (%s) and from the east (%s)" % [west.ok, east.ok]):
+		return
+	check(west.order != east.order, "the islands loaded in another order (%s / %s)" % [west.order, east.order])
+	check_eq(west.digest, east.digest, "heights, water and splat from the west and from the east")
+	# Another process with one generator thread.
+	var exe := OS.get_executable_path()
+	var args := PackedStringArray(["--headless", "--audio-driver", "Dummy", "--path", ProjectSettings.globalize_path("res://"), "-s", DIGEST, "--", "--settings=" + _world_settings(), "--cell=%d,%d" % [cell.x, cell.y]])
+	var before := OS.get_environment("RAYON_NUM_THREADS")
+	OS.set_environment("RAYON_NUM_THREADS", "1")
+	var output := []
+	var rc := OS.execute(exe, args, output, true)
+	if before.is_empty():
+		OS.unset_environment("RAYON_NUM_THREADS")
+	else:
+		OS.set_environment("RAYON_NUM_THREADS", before)
+	var line := ""
+	for l in "".join(output).split("\n"):
+		if l.begins_with("WORLD_DIGEST"):
+			line = l
+	var parts := line.split(" ")
+	if not check(rc == 0 and parts.size() == 5, "the one-thread process printed its digests (rc %d, %s)" % [rc, line]):
+		return
+	check_eq(int(parts[1]), 1, "that process generated with one thread")
+	if OS.get_processor_count() > 1:
+		check(west.threads > 1, "this process generates with more than one (%d)" % west.threads)
+	check_eq([parts[2], parts[3], parts[4]], west.digest, "heights, water and splat with one thread (load_now) and with %d (streamed)" % west.threads)
+
+
+
+## Issue 36's inspector map: `get_map_image` draws loaded islands in relief, islands not loaded
+## as outlines, the targets as dots, and generates nothing.
+func test_map_image_shows_loaded_islands_outlines_and_targets() -> void:
+	var w := _world()
+	var target := Node3D.new()
+	add_child(target)
+	var info := _first_island(w)
+	if not check(not info.is_empty(), "an island near the origin"):
+		return
+	var c: Vector3 = info.center
+	target.position = c
+	add_child(w)
+	w.targets = [w.get_path_to(target)]
+	if not check(await wait_until(func(): return _detailed_at(w, c.x, c.z), 3000), "the island under the target is detailed"):
+		return
+	var isl := w.get_island_at(c.x, c.z)
+	# 20 km around the target, 400 px: 50 m a pixel.
+	var rect := Rect2(c.x - 10000.0, c.z - 10000.0, 20000.0, 20000.0)
+	var generating_before: int = w.get_world_stats().generating
+	var img := w.get_map_image(rect, 400)
+	if not check(img != null and img.get_size() == Vector2i(400, 400) and img.get_format() == Image.FORMAT_RGB8, "a 400² RGB8 map"):
+		return
+	check(w.get_world_stats().generating <= generating_before, "drawing the map started no generation")
+	var px := func(x: float, z: float) -> Vector2i:
+		return Vector2i(int((x - rect.position.x) / 50.0), int((z - rect.position.y) / 50.0))
+	var at_target: Vector2i = px.call(c.x, c.z)
+	check_eq(img.get_pixelv(at_target), Color.WHITE, "the target is a white dot")
+	# Land of the loaded island (at a pixel's centre), away from the dot, is not sea.
+	var sea := Color8(16, 48, 104)
+	var land := 0
+	var checked := 0
+	for j in range(-12, 13):
+		for i in range(-12, 13):
+			if absi(i) <= 4 and absi(j) <= 4:
+				continue
+			var p: Vector2i = at_target + Vector2i(i, j)
+			var x := rect.position.x + (p.x + 0.5) * 50.0
+			var z := rect.position.y + (p.y + 0.5) * 50.0
+			if isl.get_height_at(x - isl.position.x, z - isl.position.z) > 15.0:
+				checked += 1
+				var col := img.get_pixelv(p)
+				if not col.is_equal_approx(sea) and col != Color.WHITE:
+					land += 1
+	check(checked > 0 and land == checked, "the island's land shows in relief (%d of %d land pixels)" % [land, checked])
+	# An island too far to be loaded is outlined.
+	var outlined := 0
+	var far := 0
+	for cell in w.find_islands(rect):
+		var inf := w.get_island_info(cell)
+		var ctr: Vector3 = inf.center
+		var b := Rect2(ctr.x - inf.world_size * 0.5, ctr.z - inf.world_size * 0.5, inf.world_size, inf.world_size)
+		if w.get_island_at(ctr.x, ctr.z) != null or not rect.encloses(b):
+			continue
+		far += 1
+		var corner := Vector2i(ceili((b.position.x - rect.position.x) / 50.0 - 0.5), ceili((b.position.y - rect.position.y) / 50.0 - 0.5))
+		if img.get_pixelv(corner).is_equal_approx(Color8(170, 180, 190)):
+			outlined += 1
+	check(far > 0 and outlined == far, "islands not loaded are outlined (%d of %d)" % [outlined, far])
+	# Bad input: an error and no image.
+	expect_error("size must be")
+	check(w.get_map_image(rect, 8) == null, "a map of 8 px is refused")
+	expect_error("positive")
+	check(w.get_map_image(Rect2(0, 0, 0, 100), 64) == null, "an empty rectangle is refused")
+	w.queue_free()
+	target.queue_free()

@@ -7,6 +7,7 @@
 //! world z down (as the island previews), one pixel per `metres_per_pixel` metres.
 
 use island_core::world::{self, IslandPlacement, WorldParams};
+use island_core::world_map::WorldMap;
 use island_core::IslandParams;
 use std::path::PathBuf;
 
@@ -14,10 +15,6 @@ use std::path::PathBuf;
 const MAX_CELLS: i128 = 65_536;
 /// Largest map edge, pixels.
 const MAX_MAP_SIZE: u32 = 16_384;
-/// Background: the preview's deep-sea colour, so an island's square blends into the sea.
-const SEA: [f32; 3] = [16.0, 48.0, 104.0];
-/// Faint cell grid lines drawn on the open sea.
-const GRID: [f32; 3] = [30.0, 66.0, 124.0];
 
 #[derive(clap::Args, Debug)]
 pub struct WorldArgs {
@@ -146,7 +143,7 @@ pub fn run(args: &WorldArgs) -> Result<(), String> {
             .collect();
 
     let (width, height, px_per_m) = map_dims(rect, args.map_size);
-    let mut map = Map::new(width, height, rect, px_per_m);
+    let mut map = WorldMap::new(width, height, rect, px_per_m);
     map.draw_grid(&params);
     let base = IslandParams::default();
     let mut entries = Vec::with_capacity(islands.len());
@@ -205,129 +202,19 @@ pub fn run(args: &WorldArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// The map picture being drawn: f32 RGB per pixel.
-struct Map {
-    width: usize,
-    height: usize,
-    rect: [f64; 4],
-    px_per_m: f64,
-    rgb: Vec<[f32; 3]>,
+/// The map as a PNG file.
+trait CliPng {
+    fn png(&self) -> Result<Vec<u8>, String>;
 }
 
-impl Map {
-    fn new(width: usize, height: usize, rect: [f64; 4], px_per_m: f64) -> Map {
-        Map {
-            width,
-            height,
-            rect,
-            px_per_m,
-            rgb: vec![SEA; width * height],
-        }
-    }
-
-    /// World x of pixel column `px`'s centre.
-    fn x_of(&self, px: usize) -> f64 {
-        self.rect[0] + (px as f64 + 0.5) / self.px_per_m
-    }
-
-    /// World z of pixel row `pz`'s centre.
-    fn z_of(&self, pz: usize) -> f64 {
-        self.rect[1] + (pz as f64 + 0.5) / self.px_per_m
-    }
-
-    /// The pixel columns (or rows) whose centres lie in `[a, b)` along an axis starting at
-    /// `origin` with `len` pixels.
-    fn span(&self, a: f64, b: f64, origin: f64, len: usize) -> std::ops::Range<usize> {
-        let to_px = |v: f64| ((v - origin) * self.px_per_m - 0.5).ceil();
-        let lo = to_px(a).clamp(0.0, len as f64) as usize;
-        let hi = to_px(b).clamp(0.0, len as f64) as usize;
-        lo..hi.max(lo)
-    }
-
-    /// One-pixel lines on the cell borders inside the map.
-    fn draw_grid(&mut self, params: &WorldParams) {
-        let c = params.cell_size as f64;
-        // Skip the grid when cells are under 8 pixels: it would only darken the sea.
-        if c * self.px_per_m < 8.0 {
-            return;
-        }
-        let cells = world::cells_in_rect(
-            params,
-            self.rect[0],
-            self.rect[1],
-            self.rect[2],
-            self.rect[3],
-        );
-        for cell in cells {
-            let o = world::cell_origin(params, cell);
-            let px = ((o[0] - self.rect[0]) * self.px_per_m).floor();
-            let pz = ((o[1] - self.rect[1]) * self.px_per_m).floor();
-            if px >= 0.0 && (px as usize) < self.width {
-                for z in 0..self.height {
-                    self.rgb[z * self.width + px as usize] = GRID;
-                }
-            }
-            if pz >= 0.0 && (pz as usize) < self.height {
-                let row = pz as usize * self.width;
-                self.rgb[row..row + self.width].fill(GRID);
-            }
-        }
-    }
-
-    /// Resample the island's preview bilinearly into its square, fading the square's outer
-    /// 3 % into the sea so its edge never shows.
-    fn draw_island(
-        &mut self,
-        isl: &IslandPlacement,
-        island: &island_core::Island,
-    ) -> Result<(), String> {
-        let b = isl.bounds();
-        let s = isl.world_size as f64;
-        let footprint = (s * self.px_per_m).ceil() as usize + 1;
-        let side = footprint.clamp(2, island.field.resolution);
-        let pre = island_core::preview::preview_rgb_sized(island, side)?;
-        let at = |x: usize, z: usize| {
-            let o = (z * side + x) * 3;
-            [pre[o] as f32, pre[o + 1] as f32, pre[o + 2] as f32]
-        };
-        let fade = 0.03;
-        for pz in self.span(b[1], b[3], self.rect[1], self.height) {
-            let v = (self.z_of(pz) - b[1]) / s;
-            for px in self.span(b[0], b[2], self.rect[0], self.width) {
-                let u = (self.x_of(px) - b[0]) / s;
-                // Preview pixel p sits at p / (side - 1) of the map (corners on corners).
-                let fx = (u * (side - 1) as f64).clamp(0.0, (side - 1) as f64);
-                let fz = (v * (side - 1) as f64).clamp(0.0, (side - 1) as f64);
-                let (x0, z0) = (fx.floor() as usize, fz.floor() as usize);
-                let (x1, z1) = ((x0 + 1).min(side - 1), (z0 + 1).min(side - 1));
-                let (tx, tz) = ((fx - x0 as f64) as f32, (fz - z0 as f64) as f32);
-                let mix =
-                    |a: [f32; 3], b: [f32; 3], t: f32| [0, 1, 2].map(|k| a[k] + (b[k] - a[k]) * t);
-                let c = mix(
-                    mix(at(x0, z0), at(x1, z0), tx),
-                    mix(at(x0, z1), at(x1, z1), tx),
-                    tz,
-                );
-                let edge = u.min(v).min(1.0 - u).min(1.0 - v).max(0.0);
-                let w = (edge / fade).min(1.0) as f32;
-                let w = w * w * (3.0 - 2.0 * w);
-                let dst = &mut self.rgb[pz * self.width + px];
-                *dst = mix(*dst, c, w);
-            }
-        }
-        Ok(())
-    }
-
+impl CliPng for WorldMap {
     fn png(&self) -> Result<Vec<u8>, String> {
-        let bytes: Vec<u8> = self
-            .rgb
-            .iter()
-            .flat_map(|c| c.map(|v| v.round().clamp(0.0, 255.0) as u8))
-            .collect();
+        let bytes = self.rgb8();
+        let (width, height) = self.size();
         let mut buf = Vec::new();
         {
             let fail = |e: png::EncodingError| format!("PNG encoding failed: {e}");
-            let mut enc = png::Encoder::new(&mut buf, self.width as u32, self.height as u32);
+            let mut enc = png::Encoder::new(&mut buf, width as u32, height as u32);
             enc.set_color(png::ColorType::Rgb);
             enc.set_depth(png::BitDepth::Eight);
             let mut w = enc.write_header().map_err(fail)?;

@@ -76,6 +76,7 @@ pub mod value_noise;
 pub mod water;
 pub mod wetness;
 pub mod world;
+pub mod world_map;
 
 pub use grid::Grid;
 pub use heightfield::{ChunkCollider, ChunkMesh, Heightfield};

@@ -50,6 +50,12 @@ unsafe impl ExtensionLibrary for ProceduralIslandExtension {
             // Every regenerate() allocates the same map-sized buffers: keep freed ones for reuse
             // instead of page-faulting them in again (glibc; bounded, see island_core::memory).
             island_core::memory::reuse_freed_memory();
+            // In a game the generator's threads yield to the main thread (see the module).
+            if !<godot::classes::Engine as godot::obj::Singleton>::singleton().is_editor_hint()
+                && std::env::var_os("ISLAND_NO_NICE").is_none()
+            {
+                island::thread_priority::lower_generator_priority();
+            }
             // The island registers the navigation parser when it first enters the tree.
             island::node_hooks::on_island_ready(island::navigation::register_parser);
             // BACKEND_AUTO keeps its GPU-versus-CPU measurements in the user data folder.
@@ -68,6 +74,7 @@ unsafe impl ExtensionLibrary for ProceduralIslandExtension {
             // are still registered.
             island::properties::release_mask_cache();
             island::material::release_shader_cache();
+            island::splat_maps::release_pool();
             // Stop every background thread (also those of nodes still alive, e.g. when the
             // editor quits right after opening a scene) before the library unloads.
             island::worker::join_all();

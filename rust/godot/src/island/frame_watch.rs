@@ -9,7 +9,7 @@ use std::time::Instant;
 /// CPU time of the calling thread (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)` on 64-bit Linux), to
 /// tell time spent in the update from time the OS gave to other processes while it ran.
 #[derive(Default)]
-pub(crate) struct CpuClock;
+pub struct CpuClock;
 
 #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
 mod thread_clock {
@@ -25,7 +25,7 @@ mod thread_clock {
 }
 
 impl CpuClock {
-    pub(crate) fn now_us(&mut self) -> Option<f64> {
+    pub fn now_us(&mut self) -> Option<f64> {
         #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
         {
             let mut ts = thread_clock::Timespec {
@@ -64,6 +64,14 @@ pub struct FrameWatch {
     /// Wall milliseconds between the last two `_process` calls (the whole frame: rendering and
     /// everything else); 0 until two frames were seen.
     pub frame_interval_ms: f64,
+    /// Wall milliseconds of the last finished `_process`, busy or not (an `IslandWorld` adds its
+    /// islands' frames to its own).
+    pub last_ms: f64,
+    /// Main-thread CPU milliseconds of the last finished `_process` (0 where the thread clock
+    /// is unknown).
+    pub last_cpu_ms: f64,
+    /// What the last finished `_process` did (see [`Self::end`]).
+    pub last_phase: &'static str,
 }
 
 /// Share of a slow frame the build loops may use: when frames already take longer than the
@@ -133,6 +141,8 @@ impl FrameWatch {
     pub fn end(&mut self, busy: bool, phase: &'static str) {
         let now = self.current();
         self.start = None;
+        (self.last_ms, self.last_cpu_ms) = now.unwrap_or_default();
+        self.last_phase = if busy { phase } else { "idle" };
         let (true, Some((ms, cpu))) = (busy, now) else {
             return;
         };

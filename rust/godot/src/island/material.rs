@@ -131,6 +131,12 @@ fn software_rasteriser() -> bool {
     rs.get_rendering_device().is_some() && rs.get_video_adapter_type() == DeviceType::CPU
 }
 
+/// Make the shared terrain shader builds now (a few milliseconds, mostly Godot parsing the
+/// shader code), e.g. while a scene loads, rather than in the frame of the first island node.
+pub fn warm_up() {
+    let _ = shared_shaders();
+}
+
 /// The textured and plain builds of the terrain shader, made once and shared.
 fn shared_shaders() -> (Gd<Shader>, Gd<Shader>) {
     let file = builtin_shader(SHADER_PATH, SHADER_CODE);

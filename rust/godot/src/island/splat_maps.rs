@@ -11,6 +11,7 @@ use godot::prelude::*;
 use island_core::paint::{self, compose_maps, PaintLayer, Rect, Surface};
 use island_core::Island;
 use std::borrow::Cow;
+use std::cell::RefCell;
 
 /// Shader parameters written by the island (see `terrain.gdshader`).
 pub const PARAM_MAP_0: &str = "splat_map_0";
@@ -28,7 +29,120 @@ pub struct SplatMaps {
     maps: Option<Maps>,
     /// The maps belong to an older island: recompose them in full.
     stale: bool,
+    /// Map 0's image, texture and spare pixel array for the resolution a running generation
+    /// will install, made in quiet frames before it finishes (see [`SplatMaps::prepare_spare`]).
+    pending: Option<Pending>,
 }
+
+/// Map 0 made ahead for a new resolution: creating a 2049² texture and its pixel arrays in the
+/// install frame took 15–17 ms (an `IslandWorld` island installs at a size it never had), most
+/// of it page faults of 32 MB of fresh memory. Made in quiet frames instead: two pixel arrays
+/// grown by [`PENDING_STEP_BYTES`] a frame (a grown array keeps its pages: only the new tail is
+/// touched), then the image over the first and its texture; the second is the spare that the
+/// install frame copies the map into.
+struct Pending {
+    resolution: usize,
+    arrays: [PackedByteArray; 2],
+    texture: Option<(Gd<Image>, Gd<ImageTexture>)>,
+}
+
+/// Bytes a pending pixel array grows by per quiet frame (128 pages: about half a millisecond
+/// of page faults on the 2-core VM of docs/benchmarks.md, 3.3 µs a page).
+const PENDING_STEP_BYTES: usize = 1 << 19;
+
+/// Most bytes of freed map pixel arrays kept for maps made later ([`recycle`]).
+const POOL_MAX_BYTES: usize = 96 << 20;
+
+thread_local! {
+    /// Pixel arrays of freed maps (main thread only), given to the next maps of the same size:
+    /// an `IslandWorld` frees and makes islands of a few sizes all the time, and memory
+    /// already mapped costs no page faults.
+    static POOL: RefCell<Vec<PackedByteArray>> = const { RefCell::new(Vec::new()) };
+}
+
+fn on_main_thread() -> bool {
+    let os = godot::classes::Os::singleton();
+    os.get_thread_caller_id() == os.get_main_thread_id()
+}
+
+/// Keep `a` (the pixels of a freed map of at least [`PENDING_MIN_SIDE`]²) for [`pooled`].
+fn recycle(a: PackedByteArray) {
+    let len = a.len();
+    if len < PENDING_MIN_SIDE * PENDING_MIN_SIDE * 4 || !on_main_thread() {
+        return;
+    }
+    POOL.with_borrow_mut(|pool| {
+        let held: usize = pool.iter().map(|p| p.len()).sum();
+        if held + len <= POOL_MAX_BYTES {
+            pool.push(a);
+        }
+    });
+}
+
+/// A kept pixel array of `len` bytes, if any.
+fn pooled(len: usize) -> Option<PackedByteArray> {
+    if !on_main_thread() {
+        return None;
+    }
+    POOL.with_borrow_mut(|pool| {
+        let i = pool.iter().position(|p| p.len() == len)?;
+        Some(pool.swap_remove(i))
+    })
+}
+
+/// Keep `count` pixel arrays for maps of `resolution`² (made now: call it while a scene loads,
+/// not in a game frame). `IslandWorld` does, for the sizes its islands will have, so that even
+/// its first islands install without making 16 MB of fresh memory in a frame.
+pub fn warm_pool(resolution: usize, count: usize) {
+    let len = resolution * resolution * 4;
+    let have = POOL.with_borrow(|pool| pool.iter().filter(|p| p.len() == len).count());
+    for _ in have..count {
+        let mut a = PackedByteArray::new();
+        a.resize(len);
+        recycle(a);
+    }
+}
+
+/// Forget the kept pixel arrays (when the extension unloads, before Godot's own shutdown).
+pub fn release_pool() {
+    POOL.with_borrow_mut(|p| p.clear());
+}
+
+impl Drop for Maps {
+    fn drop(&mut self) {
+        let full = self.resolution * self.resolution * 4;
+        for k in 0..2 {
+            if let Some(a) = self.spare[k].take() {
+                recycle(a);
+            }
+            if self.images[k].get_width() as usize == self.resolution {
+                // Shared with the image until it is freed (right after this).
+                let data = self.images[k].get_data();
+                if data.len() == full {
+                    recycle(data);
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        let full = self.resolution * self.resolution * 4;
+        for a in self.arrays.iter_mut() {
+            if a.len() == full {
+                recycle(std::mem::take(a));
+            }
+        }
+        if let Some((image, _)) = &self.texture {
+            recycle(image.get_data());
+        }
+    }
+}
+
+/// Maps from this many samples per side on are made ahead ([`SplatMaps::prepare_spare`]);
+/// smaller ones cost well under a millisecond in the install frame.
+const PENDING_MIN_SIDE: usize = 513;
 
 /// The largest map (bytes) for which [`Maps`] keeps a spare pixel array: 4097² (64 MiB).
 const SPARE_MAX_BYTES: usize = 4097 * 4097 * 4;
@@ -119,10 +233,45 @@ impl Maps {
 }
 
 impl SplatMaps {
-    /// Make the spare pixel arrays of the maps in use (see `Maps::spare`) if they are missing:
-    /// called in a frame with little else to do (while a generation runs on the worker), so
-    /// that the next full write does not pay for the allocation in its install frame.
-    pub fn prepare_spare(&mut self) {
+    /// Make the spare pixel arrays of the maps in use (see `Maps::spare`) if they are missing,
+    /// and when the running generation (`resolution` samples per side) will install maps of
+    /// another size, map 0's image, texture and spare array for it, one of them per call:
+    /// called in frames with little else to do (while a generation runs on the worker), so that
+    /// the install frame only copies the pixels.
+    pub fn prepare_spare(&mut self, resolution: usize) {
+        let n = resolution;
+        let same = self.maps.as_ref().is_some_and(|m| m.resolution == n);
+        if !same && (PENDING_MIN_SIDE..=4097).contains(&n) {
+            if self.pending.as_ref().is_some_and(|p| p.resolution != n) {
+                self.pending = None;
+            }
+            let bytes = n * n * 4;
+            let p = self.pending.get_or_insert_with(|| Pending {
+                resolution: n,
+                arrays: [(); 2].map(|_| pooled(bytes).unwrap_or_default()),
+                texture: None,
+            });
+            if p.texture.is_some() {
+                // Ready.
+            } else if let Some(a) = p.arrays.iter_mut().find(|a| a.len() < bytes) {
+                a.resize((a.len() + PENDING_STEP_BYTES).min(bytes));
+            } else {
+                // The image takes the first array as it is (shared, not copied).
+                let image = Image::create_from_data(
+                    n as i32,
+                    n as i32,
+                    false,
+                    ImageFormat::RGBA8,
+                    &std::mem::take(&mut p.arrays[0]),
+                );
+                let texture = image.as_ref().and_then(ImageTexture::create_from_image);
+                match (image, texture) {
+                    (Some(i), Some(t)) => p.texture = Some((i, t)),
+                    _ => self.pending = None,
+                }
+            }
+            return;
+        }
         let Some(m) = self.maps.as_mut() else {
             return;
         };
@@ -223,22 +372,45 @@ impl SplatMaps {
             } else {
                 b.as_deref().and_then(|b| rgba_image(n, n, b))
             };
-            let (Some(ia), Some(ib)) = (rgba_image(n, n, &a), ib) else {
+            let Some(ib) = ib else {
                 return;
             };
-            let (Some(ta), Some(tb)) = (
-                ImageTexture::create_from_image(&ia),
-                ImageTexture::create_from_image(&ib),
-            ) else {
+            let Some(tb) = ImageTexture::create_from_image(&ib) else {
                 return;
             };
-            self.maps = Some(Maps {
-                resolution: n,
-                images: [ia, ib],
-                textures: [ta, tb],
-                zero_map_1: zero_b,
-                spare: [None, None],
+            // Map 0 made ahead in quiet frames (complete): only its pixels are copied now.
+            let ready = self.pending.take().and_then(|mut p| {
+                if p.resolution != n || p.arrays[1].len() != n * n * 4 {
+                    return None;
+                }
+                let (image, texture) = p.texture.take()?;
+                Some((image, texture, std::mem::take(&mut p.arrays[1])))
             });
+            if let Some((image, texture, spare)) = ready {
+                let mut m = Maps {
+                    resolution: n,
+                    images: [image, ib],
+                    textures: [texture, tb],
+                    zero_map_1: zero_b,
+                    spare: [Some(spare), None],
+                };
+                m.write(0, full, &a);
+                self.maps = Some(m);
+            } else {
+                let Some(ia) = rgba_image(n, n, &a) else {
+                    return;
+                };
+                let Some(ta) = ImageTexture::create_from_image(&ia) else {
+                    return;
+                };
+                self.maps = Some(Maps {
+                    resolution: n,
+                    images: [ia, ib],
+                    textures: [ta, tb],
+                    zero_map_1: zero_b,
+                    spare: [None, None],
+                });
+            }
         } else if let Some(m) = self.maps.as_mut() {
             m.write(0, r, &a);
             match (m.zero_map_1, zero_b) {

@@ -6,14 +6,16 @@ use super::ocean::Ocean;
 use super::plan::{self, Level, Rings, Target};
 use crate::brush::splat_paint::SplatPaint;
 use crate::io::stored_resources;
+use crate::island::frame_watch::CpuClock;
 use crate::island::procedural_island::ProceduralIsland;
 use godot::classes::file_access::ModeFlags;
 use godot::classes::{
-    Camera3D, DisplayServer, EditorInterface, Engine, FileAccess, INode3D, Node, Node3D,
+    Camera3D, DisplayServer, EditorInterface, Engine, FileAccess, INode3D, Image, Node, Node3D,
     PackedScene,
 };
 use godot::prelude::*;
 use island_core::world::{self as placement, IslandPlacement, WorldParams};
+use island_core::world_map::WorldMap;
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -145,7 +147,18 @@ pub struct IslandWorld {
     last_at: Option<Instant>,
     /// The last error reported (each distinct one once).
     reported: String,
+    /// The most one frame of this node and its islands together took, ms, and what that frame
+    /// did.
     frame_ms_max: f64,
+    frame_phase: &'static str,
+    /// The same in main-thread CPU time (without the time the OS gave other threads).
+    frame_cpu_ms_max: f64,
+    /// The most one frame of this node's own streaming took, ms.
+    stream_ms_max: f64,
+    /// This node's own streaming time (wall, CPU) in the previous frame, ms (its islands
+    /// process after it, so a frame's total is known one frame later).
+    prev_stream_ms: (f64, f64),
+    cpu_clock: CpuClock,
     queued: usize,
     sea_depth: f32,
     /// A backend every island is generated with (`IslandSync`: the CPU path), else the
@@ -181,6 +194,11 @@ impl INode3D for IslandWorld {
             last_at: None,
             reported: String::new(),
             frame_ms_max: 0.0,
+            frame_phase: "",
+            frame_cpu_ms_max: 0.0,
+            stream_ms_max: 0.0,
+            prev_stream_ms: (0.0, 0.0),
+            cpu_clock: CpuClock,
             queued: 0,
             sea_depth: island_core::params::CoastParams::DEFAULT_SEA_DEPTH,
             forced_backend: None,
@@ -188,6 +206,10 @@ impl INode3D for IslandWorld {
     }
 
     fn ready(&mut self) {
+        // The islands' shared terrain shader now, while the scene loads, not in the first
+        // streaming frame (6-7 ms: the first island node parsed it).
+        crate::island::material::warm_up();
+        self.warm_splat_pool();
         self.base_mut().set_process(true);
     }
 
@@ -198,10 +220,36 @@ impl INode3D for IslandWorld {
     }
 
     fn process(&mut self, _delta: f64) {
+        // The previous frame: this node's streaming, then its islands' own frames.
+        let (mut total, mut cpu) = self.prev_stream_ms;
+        let (mut phase, mut most) = ("stream", total);
+        for e in self.entries.values() {
+            for isl in [&e.coarse, &e.detail].into_iter().flatten() {
+                if isl.is_instance_valid() {
+                    let (ms, c, p) = isl.bind().last_process();
+                    total += ms;
+                    cpu += c;
+                    if ms > most {
+                        (most, phase) = (ms, p);
+                    }
+                }
+            }
+        }
+        if total > self.frame_ms_max {
+            self.frame_ms_max = total;
+            self.frame_phase = phase;
+        }
+        self.frame_cpu_ms_max = self.frame_cpu_ms_max.max(cpu);
         let t0 = Instant::now();
+        let c0 = self.cpu_clock.now_us();
         self.stream();
         let ms = t0.elapsed().as_secs_f64() * 1000.0;
-        self.frame_ms_max = self.frame_ms_max.max(ms);
+        let c = match (c0, self.cpu_clock.now_us()) {
+            (Some(a), Some(b)) => (b - a) / 1e3,
+            _ => 0.0,
+        };
+        self.prev_stream_ms = (ms, c);
+        self.stream_ms_max = self.stream_ms_max.max(ms);
     }
 
     fn get_configuration_warnings(&self) -> PackedStringArray {
@@ -381,8 +429,14 @@ impl IslandWorld {
 
     /// Counts and costs: `loaded` (islands shown at any level), `detailed` (at full detail),
     /// `with_colliders`, `generating` (0 or 1), `queued` (islands waiting for their level),
-    /// `frame_ms_max` (the most one frame of this node took, ms), `memory_bytes` (estimate of
-    /// the loaded islands' maps and meshes).
+    /// `frame_ms_max` (the most one frame of this node and its islands together took on the
+    /// main thread, ms: streaming plus each island's `_process`, where islands install their
+    /// nodes), `frame_phase` (what that frame's largest part did: `stream`, or an island's
+    /// `install`, `chunks`, `scatter`, `worker`), `frame_cpu_ms_max` (the same in main-thread
+    /// CPU time: without the time the OS gave the generator's threads meanwhile),
+    /// `stream_ms_max` (this node's own streaming alone), `generator_threads` (the threads
+    /// the islands generate with: one per core, or `RAYON_NUM_THREADS`), `memory_bytes`
+    /// (estimate of the loaded islands' maps and meshes).
     #[func]
     pub fn get_world_stats(&self) -> VarDictionary {
         let mut d = VarDictionary::new();
@@ -418,6 +472,10 @@ impl IslandWorld {
         d.set("generating", generating as i64);
         d.set("queued", self.queued as i64);
         d.set("frame_ms_max", self.frame_ms_max);
+        d.set("frame_phase", self.frame_phase);
+        d.set("frame_cpu_ms_max", self.frame_cpu_ms_max);
+        d.set("generator_threads", rayon::current_num_threads() as i64);
+        d.set("stream_ms_max", self.stream_ms_max);
         d.set("memory_bytes", memory as i64);
         d
     }
@@ -432,10 +490,143 @@ impl IslandWorld {
         w
     }
 
-    /// Clear `frame_ms_max` of [method get_world_stats].
+    /// Clear `frame_ms_max`, `frame_phase`, `frame_cpu_ms_max` and `stream_ms_max` of [method get_world_stats].
     #[func]
     pub fn reset_frame_stats(&mut self) {
         self.frame_ms_max = 0.0;
+        self.frame_phase = "";
+        self.frame_cpu_ms_max = 0.0;
+        self.stream_ms_max = 0.0;
+    }
+
+    /// Generate now, blocking, every island within `collision_distance` of a target at full
+    /// detail with its colliders (and nothing else), so a player placed there stands on ground
+    /// in the very first frame: call it once the targets are set, behind a loading screen (it
+    /// takes about a second per 2049² island on 2 cores). Streaming then goes on as usual.
+    /// Returns the number of islands generated; 0 with an error when the settings are wrong.
+    #[func]
+    pub fn load_now(&mut self) -> i64 {
+        if !self.base().is_inside_tree() {
+            godot_error!("IslandWorld.load_now: the world is not in the scene tree yet (call it from _ready or later)");
+            return 0;
+        }
+        let Some(params) = self.params_or_report() else {
+            return 0;
+        };
+        let problems = self.problems();
+        if !problems.is_empty() {
+            self.report(problems.join("; "));
+            return 0;
+        }
+        let targets = self.targets_now();
+        let mut cells: Vec<IslandPlacement> = Vec::new();
+        let reach = self.collision_distance as f64;
+        for t in &targets {
+            let (x, z) = (t.position[0], t.position[2]);
+            for c in placement::cells_in_rect(&params, x - reach, z - reach, x + reach, z + reach) {
+                if let Some(p) = placement::island_at(&params, c) {
+                    if plan::distance_to_square(x, z, p.bounds()) <= reach
+                        && !cells.iter().any(|q| q.cell == p.cell)
+                    {
+                        cells.push(p);
+                    }
+                }
+            }
+        }
+        cells.sort_by_key(|p| p.cell);
+        let mut made = 0;
+        for p in cells {
+            let ready = self.entries.get(&p.cell).is_some_and(|e| e.detail_ready);
+            if ready {
+                continue;
+            }
+            // A detail still generating in the background is replaced by the blocking one.
+            if let Some(e) = self.entries.get_mut(&p.cell) {
+                if let Some(mut d) = e.detail.take() {
+                    d.queue_free();
+                }
+            }
+            self.start_with(p, Level::Detail, true);
+            made += 1;
+        }
+        self.poll_finished();
+        made
+    }
+
+    /// A top-down map (RGB8, world x to the right, z down) of `rect` (x, z, width, height in
+    /// metres, node-local), `size` pixels along its longer side (16..2048): the sea, the cell
+    /// borders, every loaded island's shaded relief (its detailed terrain, else its coarse
+    /// one), the outline of every island not loaded yet, and the targets (the editor camera)
+    /// as white dots. Draws what is loaded, generates nothing (fast enough for the inspector
+    /// to redraw it a few times a second). Null with an error for an empty rectangle, a bad
+    /// size or wrong settings.
+    #[func]
+    pub fn get_map_image(&mut self, rect: Rect2, size: i32) -> Option<Gd<Image>> {
+        let params = self.params_or_report()?;
+        let (x0, z0) = (rect.position.x as f64, rect.position.y as f64);
+        let (w, h) = (rect.size.x as f64, rect.size.y as f64);
+        if !(w > 0.0
+            && h > 0.0
+            && w.is_finite()
+            && h.is_finite()
+            && x0.is_finite()
+            && z0.is_finite())
+        {
+            godot_error!("IslandWorld.get_map_image: the rectangle must have a positive, finite size, got {rect}");
+            return None;
+        }
+        if !(16..=2048).contains(&size) {
+            godot_error!("IslandWorld.get_map_image: size must be 16..2048 pixels, got {size}");
+            return None;
+        }
+        let cells = (w / params.cell_size as f64 + 2.0) * (h / params.cell_size as f64 + 2.0);
+        if cells > 65_536.0 {
+            godot_error!(
+                "IslandWorld.get_map_image: the rectangle spans {cells:.0} cells (at most 65536)"
+            );
+            return None;
+        }
+        let px_per_m = size as f64 / w.max(h);
+        let side = |m: f64| ((m * px_per_m).round() as usize).clamp(1, size as usize);
+        let b = [x0, z0, x0 + w, z0 + h];
+        let mut map = WorldMap::new(side(w), side(h), b, px_per_m);
+        map.draw_grid(&params);
+        const NOT_LOADED: [f32; 3] = [170.0, 180.0, 190.0];
+        for c in placement::cells_in_rect(&params, b[0], b[1], b[2], b[3]) {
+            let Some(p) = placement::island_at(&params, c) else {
+                continue;
+            };
+            let shown = self.entries.get(&c).and_then(|e| {
+                let ready = |i: &Option<Gd<ProceduralIsland>>, r: bool| {
+                    i.as_ref().filter(|i| r && i.is_instance_valid()).cloned()
+                };
+                ready(&e.detail, e.detail_ready).or_else(|| ready(&e.coarse, e.coarse_ready))
+            });
+            let drawn = shown.is_some_and(|isl| {
+                let g = isl.bind();
+                g.island()
+                    .is_some_and(|island| map.draw_island(&p, island).is_ok())
+            });
+            if !drawn {
+                map.draw_outline(p.bounds(), NOT_LOADED);
+            }
+        }
+        let dots: Vec<[f64; 3]> = if self.last.is_empty() {
+            self.targets_now().iter().map(|t| t.position).collect()
+        } else {
+            self.last.iter().map(|(p, _)| *p).collect()
+        };
+        for d in dots {
+            map.draw_dot(d[0], d[2], 3.0, [255.0, 255.0, 255.0]);
+        }
+        let (mw, mh) = map.size();
+        Image::create_from_data(
+            mw as i32,
+            mh as i32,
+            false,
+            godot::classes::image::Format::RGB8,
+            &PackedByteArray::from(map.rgb8().as_slice()),
+        )
     }
 
     /// The cells with kept edits.
@@ -942,6 +1133,11 @@ impl IslandWorld {
 
     /// Make and start generating the island of `p` at `level`.
     fn start(&mut self, p: IslandPlacement, level: Level) {
+        self.start_with(p, level, false);
+    }
+
+    /// [`Self::start`]; `now`: generate synchronously (the island is complete on return).
+    fn start_with(&mut self, p: IslandPlacement, level: Level, now: bool) {
         let Some(mut isl) = self.make_island() else {
             return;
         };
@@ -994,8 +1190,14 @@ impl IslandWorld {
             }
         ));
         isl.set_position(Vector3::new(p.center[0] as f32, 0.0, p.center[1] as f32));
+        // The inspector shows a world's island read-only (see `inspector_plugin.gd`).
+        isl.set_meta("island_world_cell", &cell_vector(p.cell).to_variant());
         self.base_mut().add_child(&isl);
-        isl.bind_mut().regenerate_async();
+        if now {
+            isl.bind_mut().regenerate();
+        } else {
+            isl.bind_mut().regenerate_async();
+        }
         let e = self.entries.entry(p.cell).or_insert_with(|| Entry {
             placement: p.clone(),
             coarse: None,
@@ -1013,6 +1215,31 @@ impl IslandWorld {
                 e.coarse = Some(isl);
                 e.coarse_ready = false;
             }
+        }
+    }
+
+    /// Keep four splat map pixel arrays (two islands' worth) for each full-detail resolution
+    /// the islands will have (up to 2049²: 84 MB with the default sizes, in use by the islands
+    /// once they load), made while the scene loads, so that the
+    /// first islands do not make them in a game frame (see `splat_maps::Pending`). Not on a
+    /// headless server, whose islands make no splat maps.
+    fn warm_splat_pool(&self) {
+        let headless = DisplayServer::singleton().get_name() == "headless";
+        let key = "procedural_island/server_mode_when_headless";
+        let settings = godot::classes::ProjectSettings::singleton();
+        if headless && (!settings.has_setting(key) || settings.get_setting(key).booleanize()) {
+            return;
+        }
+        let p = self.params();
+        if p.validate().is_err() {
+            return;
+        }
+        let lo = placement::resolution_for(p.island_size_min, p.samples_per_metre);
+        let hi = placement::resolution_for(p.island_size_max, p.samples_per_metre);
+        let mut n = lo;
+        while n <= hi.min(2049) {
+            crate::island::splat_maps::warm_pool(n, 4);
+            n = (n - 1) * 2 + 1;
         }
     }
 

@@ -112,9 +112,9 @@ impl INode3D for ProceduralIsland {
         };
         let busy = running || building || scattering || self.is_generating();
         if running && !building && self.frame_watch.elapsed_ms() < 1.0 && !self.server_active() {
-            // A quiet frame while the worker generates: the splat maps' spare arrays, so the
-            // install frame only copies.
-            self.splat.prepare_spare();
+            // A quiet frame while the worker generates: the splat maps' spare arrays (and for a
+            // new size the maps themselves, a piece a frame), so the install frame only copies.
+            self.splat.prepare_spare(self.resolution as usize);
         }
         self.frame_watch.end(busy, phase);
         if Engine::singleton().is_editor_hint() {
@@ -379,6 +379,14 @@ impl ProceduralIsland {
     #[func]
     pub fn is_generating(&self) -> bool {
         self.parts.job.is_running() || self.parts.scatter.is_pending()
+    }
+
+    /// Wall and main-thread CPU milliseconds of the node's last `_process` and what it did
+    /// (`"idle"`, `"worker"`, `"chunks"`, `"install"`, `"scatter"`): `IslandWorld` adds its
+    /// islands' frames to its own.
+    pub(crate) fn last_process(&self) -> (f64, f64, &'static str) {
+        let w = &self.frame_watch;
+        (w.last_ms, w.last_cpu_ms, w.last_phase)
     }
 
     /// An `IslandStamp` or `IslandPath` child changed (in a game: regenerate in the background
