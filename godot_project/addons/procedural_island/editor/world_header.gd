@@ -90,7 +90,7 @@ func map_centre() -> Vector2:
 
 ## Redraw the map and the numbers.
 func refresh() -> void:
-	if not is_instance_valid(world):
+	if not is_instance_valid(world) or not world.is_inside_tree():
 		return
 	var c := map_centre()
 	var r := float(world.get("view_distance")) * MAP_EXTENT
