@@ -50,12 +50,6 @@ unsafe impl ExtensionLibrary for ProceduralIslandExtension {
             // Every regenerate() allocates the same map-sized buffers: keep freed ones for reuse
             // instead of page-faulting them in again (glibc; bounded, see island_core::memory).
             island_core::memory::reuse_freed_memory();
-            // In a game the generator's threads yield to the main thread (see the module).
-            if !<godot::classes::Engine as godot::obj::Singleton>::singleton().is_editor_hint()
-                && std::env::var_os("ISLAND_NO_NICE").is_none()
-            {
-                island::thread_priority::lower_generator_priority();
-            }
             // The island registers the navigation parser when it first enters the tree.
             island::node_hooks::on_island_ready(island::navigation::register_parser);
             // BACKEND_AUTO keeps its GPU-versus-CPU measurements in the user data folder.

@@ -24,5 +24,4 @@ pub mod splat_maps;
 pub mod stats;
 pub mod surface;
 pub mod terrain_layer;
-pub mod thread_priority;
 pub mod worker;

@@ -324,7 +324,6 @@ impl Worker {
         let handle = std::thread::Builder::new()
             .name("procedural_island".into())
             .spawn(move || {
-                crate::island::thread_priority::on_generator_thread();
                 let progress_tx = tx.clone();
                 let mut progress = |f: f32, stage: &str| {
                     let _ = progress_tx.send(Msg::Progress(f, stage.to_string()));
