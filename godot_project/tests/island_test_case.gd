@@ -108,3 +108,33 @@ func _add_warn_logger() -> Object:
 	var logger: Object = script.new()
 	OS.call("add_logger", logger)
 	return logger
+
+
+## A small, quick world: 2048 m cells, islands of 512..1024 m at 1 sample per 4 m (129..257²),
+## rings 3000 / 900 / 400 m.
+func _world(props: Dictionary = {}) -> IslandWorld:
+	var w := IslandWorld.new()
+	w.world_seed = 42
+	w.cell_size = 2048.0
+	w.island_size_min = 512.0
+	w.island_size_max = 1024.0
+	w.samples_per_metre = 0.25
+	w.view_distance = 3000.0
+	w.detail_distance = 900.0
+	w.collision_distance = 400.0
+	w.coarse_resolution = 65
+	w.build_budget_ms = 50.0
+	for k in props:
+		w.set(k, props[k])
+	return w
+
+
+## The first cell (scanning out from the origin) with an island.
+func _first_island(w: IslandWorld) -> Dictionary:
+	for r in 6:
+		for j in range(-r, r + 1):
+			for i in range(-r, r + 1):
+				var info := w.get_island_info(Vector2i(i, j))
+				if info.exists:
+					return info
+	return {}

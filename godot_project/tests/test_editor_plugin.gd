@@ -308,26 +308,10 @@ func test_paint_toolbar_modes_match_the_brush_modes() -> void:
 ## The IslandWorld header: a map of the cells around the first target, the world's numbers, and
 ## a click on an island picks that island (in the editor the inspector then shows it read-only).
 func test_world_header_maps_the_world_and_picks_islands() -> void:
-	var w := IslandWorld.new()
-	w.world_seed = 42
-	w.cell_size = 2048.0
-	w.island_size_min = 512.0
-	w.island_size_max = 1024.0
-	w.samples_per_metre = 0.25
-	w.view_distance = 3000.0
-	w.detail_distance = 900.0
-	w.collision_distance = 400.0
-	w.coarse_resolution = 65
-	w.build_budget_ms = 50.0
+	var w := _world()
 	check(WorldHeader.handles(w), "handles IslandWorld")
 	check(not WorldHeader.handles(Node3D.new()), "not a plain Node3D")
-	var info := {}
-	for r in 6:
-		for j in range(-r, r + 1):
-			for i in range(-r, r + 1):
-				var inf := w.get_island_info(Vector2i(i, j))
-				if info.is_empty() and inf.exists:
-					info = inf
+	var info := _first_island(w)
 	var c: Vector3 = info.center
 	var target := Node3D.new()
 	add_child(target)

@@ -510,14 +510,9 @@ impl IslandWorld {
             godot_error!("IslandWorld.load_now: the world is not in the scene tree yet (call it from _ready or later)");
             return 0;
         }
-        let Some(params) = self.params_or_report() else {
+        let Some(params) = self.settings_or_report() else {
             return 0;
         };
-        let problems = self.problems();
-        if !problems.is_empty() {
-            self.report(problems.join("; "));
-            return 0;
-        }
         let targets = self.targets_now();
         let mut cells: Vec<IslandPlacement> = Vec::new();
         let reach = self.collision_distance as f64;
@@ -862,6 +857,18 @@ impl IslandWorld {
         }
     }
 
+    /// The placement parameters when every setting is usable (placement, distances,
+    /// template); otherwise the problems are reported and nothing may stream.
+    fn settings_or_report(&mut self) -> Option<WorldParams> {
+        let params = self.params_or_report()?;
+        let problems = self.problems();
+        if !problems.is_empty() {
+            self.report(problems.join("; "));
+            return None;
+        }
+        Some(params)
+    }
+
     fn report(&mut self, msg: String) {
         if msg != self.reported {
             godot_error!("{msg}");
@@ -992,15 +999,9 @@ impl IslandWorld {
 
     /// One frame of streaming.
     fn stream(&mut self) {
-        let Some(params) = self.params_or_report() else {
+        let Some(params) = self.settings_or_report() else {
             return;
         };
-        let problems = self.problems();
-        if !problems.is_empty() {
-            // Distances or template wrong: reported, nothing streams.
-            self.report(problems.join("; "));
-            return;
-        }
         self.sea_depth = self.template_sea_depth();
         let targets = self.targets_now();
         self.update_ocean(&targets);
@@ -1224,10 +1225,7 @@ impl IslandWorld {
     /// first islands do not make them in a game frame (see `splat_maps::Pending`). Not on a
     /// headless server, whose islands make no splat maps.
     fn warm_splat_pool(&self) {
-        let headless = DisplayServer::singleton().get_name() == "headless";
-        let key = "procedural_island/server_mode_when_headless";
-        let settings = godot::classes::ProjectSettings::singleton();
-        if headless && (!settings.has_setting(key) || settings.get_setting(key).booleanize()) {
+        if crate::island::procedural_island::auto_server_mode() {
             return;
         }
         let p = self.params();

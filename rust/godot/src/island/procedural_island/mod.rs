@@ -19,6 +19,7 @@
 
 mod build;
 mod edits;
+pub(crate) use edits::auto_server_mode;
 mod net;
 mod queries;
 #[macro_use]
