@@ -20,6 +20,7 @@ pub mod procedural_island;
 pub mod properties;
 pub mod runtime_maps;
 pub mod runtime_queries;
+pub mod server_mode;
 pub mod splat_maps;
 pub mod stats;
 pub mod surface;

@@ -1225,7 +1225,7 @@ impl IslandWorld {
     /// first islands do not make them in a game frame (see `splat_maps::Pending`). Not on a
     /// headless server, whose islands make no splat maps.
     fn warm_splat_pool(&self) {
-        if crate::island::procedural_island::auto_server_mode() {
+        if crate::island::server_mode::auto_server_mode() {
             return;
         }
         let p = self.params();

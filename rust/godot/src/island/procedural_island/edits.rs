@@ -79,7 +79,7 @@ impl ProceduralIsland {
         match self.server_mode {
             Self::SERVER_MODE_ON => true,
             Self::SERVER_MODE_OFF => false,
-            _ => auto_server_mode(),
+            _ => crate::island::server_mode::auto_server_mode(),
         }
     }
 
@@ -240,18 +240,4 @@ impl ProceduralIsland {
         self.splat
             .update(island, self.splat_paint.as_ref(), rect, &mats, None);
     }
-}
-
-/// What [constant ProceduralIsland.SERVER_MODE_AUTO] means here: a game (not the editor) under
-/// the headless display server, unless the project setting
-/// `procedural_island/server_mode_when_headless` is off.
-pub(crate) fn auto_server_mode() -> bool {
-    if Engine::singleton().is_editor_hint()
-        || godot::classes::DisplayServer::singleton().get_name() != "headless"
-    {
-        return false;
-    }
-    let key = "procedural_island/server_mode_when_headless";
-    let settings = godot::classes::ProjectSettings::singleton();
-    !settings.has_setting(key) || settings.get_setting(key).booleanize()
 }

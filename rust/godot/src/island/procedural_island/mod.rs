@@ -19,7 +19,6 @@
 
 mod build;
 mod edits;
-pub(crate) use edits::auto_server_mode;
 mod net;
 mod queries;
 #[macro_use]
