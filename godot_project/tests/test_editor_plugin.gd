@@ -341,6 +341,18 @@ func test_world_header_maps_the_world_and_picks_islands() -> void:
 	for d in [Vector2(300, -200), Vector2(-1800, 2500), Vector2(3000, 3000)]:
 		var at: Vector2 = map.size * 0.5 + d / metres * side
 		check(header.island_at_map(at) == w.get_island_at(c.x + d.x, c.z + d.y), "a click %s m off the target picks what is there" % d)
+	# The inspector's "Pin this island" (outside the editor it pins directly): the pinned island
+	# is the scene's, marked as such, and a click on the map picks it; "Unpin" gives it back.
+	var pinned: Node = InspectorPlugin.pin_from_inspector(isl)
+	if check(pinned != null and InspectorPlugin.is_pinned_island(pinned), "the Pin button's action pins the island"):
+		check(not InspectorPlugin.is_world_island(pinned), "a pinned island is edited, not read-only")
+		check(InspectorPlugin.world_of(pinned) == w, "its world is found")
+		check(InspectorPlugin.pinned_island_text(pinned).contains("(%d, %d)" % [info.cell.x, info.cell.y]), "the pinned line names its cell")
+		await wait_until(func(): return not pinned.is_generating(), 3000)
+		check(header.island_at_map(map.size * 0.5) == pinned, "the map picks the pinned island")
+		check(InspectorPlugin.unpin_from_inspector(pinned), "the Unpin dialog's action unpins it")
+		await wait_frames(2)
+		check(not is_instance_valid(pinned) and w.get_pinned_cells().is_empty(), "the pinned island is gone")
 	# Wrong settings: the header says why nothing streams (and raises no error itself).
 	w.island_size_max = 4096.0
 	header.refresh()

@@ -445,3 +445,111 @@ func test_map_image_shows_loaded_islands_outlines_and_targets() -> void:
 	check(w.get_map_image(Rect2(0, 0, 0, 100), 64) == null, "an empty rectangle is refused")
 	w.queue_free()
 	target.queue_free()
+
+
+## Pinning: a world island becomes a node of the scene (saved with it, every property its own),
+## taking the cell's paint; the world stops streaming that cell and answers queries with the
+## pinned island; unpinning gives the cell and its paint back.
+func test_a_pinned_island_is_the_scenes_own_and_the_world_leaves_its_cell() -> void:
+	var w := _world()
+	var target := Node3D.new()
+	add_child(target)
+	var info := _first_island(w)
+	var cell: Vector2i = info.cell
+	var centre: Vector3 = info.center
+	target.position = centre
+	add_child(w)
+	w.targets = [w.get_path_to(target)]
+	if not check(w.load_now() >= 1, "the island under the target loaded"):
+		return
+	var streamed := w.get_island_at(centre.x, centre.z)
+	var brush := TerrainBrush.new()
+	streamed.add_child(brush)
+	brush.layer = 5
+	brush.radius = 30.0
+	brush.strength = 1.0
+	check(brush.paint_at(centre) > 0, "painted on the streamed island")
+	var painted: PackedByteArray = streamed.splat_paint.data
+	var probe := centre + Vector3(37.0, 0.0, -21.0)
+	var h_streamed := w.get_height_at(probe.x, probe.z)
+	var unloaded := []
+	w.island_unloaded.connect(func(c: Vector2i): unloaded.append(c))
+
+	var pinned := w.pin_island(cell)
+	if not check(pinned != null, "pin_island made the pinned island"):
+		return
+	check(pinned.get_parent() == w and pinned.owner == w, "a child of the world, owned so it saves with the scene")
+	check(pinned.has_meta(&"island_world_pin") and pinned.get_meta(&"island_world_pin") == cell, "marked with its cell")
+	check(not pinned.has_meta(&"island_world_cell"), "not marked as a streamed (read-only) island")
+	check_eq(pinned.seed, info.seed, "the cell's seed")
+	check_eq(pinned.world_size, info.world_size, "the cell's size")
+	check_eq(pinned.resolution, info.resolution, "the cell's resolution")
+	check_eq(pinned.position, Vector3(centre.x, 0.0, centre.z), "at the cell's island position")
+	check(pinned.splat_paint != null and pinned.splat_paint.data == painted, "the paint moved over, byte for byte")
+	check(not w.get_edited_cells().has(cell), "the world keeps no edits of its own for the cell")
+	check(unloaded.has(cell), "the streamed island of the cell unloaded (%s)" % [unloaded])
+	check_eq(w.pin_island(cell), pinned, "pinning again returns the same island")
+	check_eq(w.get_pinned_cells(), [cell], "get_pinned_cells")
+	if not check(await wait_until(func(): return not pinned.is_generating() and pinned.get_heightmap_image() != null, 3000), "the pinned island generated"):
+		return
+	await wait_frames(30)
+	check(w.get_island_at(probe.x, probe.z) == pinned, "get_island_at answers with the pinned island")
+	check_eq(w.get_height_at(probe.x, probe.z), h_streamed, "the pinned island is the streamed island, bit for bit")
+	for n in w.get_children():
+		check(not String(n.name).begins_with("Island_%d_%d_" % [cell.x, cell.y]), "the world streams nothing into the pinned cell (%s)" % n.name)
+	check_eq(w.get_world_stats().pinned, 1, "the stats count it")
+
+	# Customised: its own settings, the world's queries follow it.
+	pinned.max_height = pinned.max_height * 1.5
+	check(pinned.regenerate(), "the customised island regenerates")
+	var own := pinned.get_height_at(probe.x - centre.x, probe.z - centre.z)
+	var h_pinned := w.get_height_at(probe.x, probe.z)
+	check(h_pinned == own and h_pinned != h_streamed, "get_height_at follows the customised island (%.3f, was %.3f)" % [h_pinned, h_streamed])
+	var map := w.get_map_image(Rect2(centre.x - 600.0, centre.z - 600.0, 1200.0, 1200.0), 64)
+	# 150 m east of the centre (8 px; the target's dot covers the middle) against the open sea
+	# 570 m west (past the largest island's half size).
+	check(pinned.get_height_at(150.0, 0.0) > 0.0, "land 150 m east of the centre")
+	var land := map.get_pixel(40, 32) if map != null else Color.BLACK
+	var sea := map.get_pixel(2, 32) if map != null else Color.BLACK
+	check(map != null and land != sea and sea.b > sea.r, "the map draws the pinned island (%s) on the sea (%s)" % [land, sea])
+
+	# Saved with the scene.
+	var scene := PackedScene.new()
+	check_eq(scene.pack(w), OK, "the world packs")
+	var copy := scene.instantiate()
+	var saved: Node = null
+	for n in copy.get_children():
+		if n.has_meta(&"island_world_pin"):
+			saved = n
+	check(saved != null and saved.max_height == pinned.max_height, "the pinned island and its own settings are in the saved scene")
+	check(saved != null and saved.splat_paint != null and saved.splat_paint.data == painted, "with its paint")
+	copy.free()
+
+	# Far away every streamed island unloads; the pinned one is the scene's and stays.
+	target.position = centre + Vector3(100000.0, 0.0, 0.0)
+	await wait_frames(20)
+	check(is_instance_valid(pinned) and pinned.is_inside_tree(), "the pinned island stays loaded")
+
+	# Unpinned: the cell and its paint go back to the world.
+	check(w.unpin_island(cell), "unpin_island")
+	await wait_frames(2)
+	check(not is_instance_valid(pinned), "the pinned island is freed")
+	check(w.get_pinned_cells().is_empty(), "no pinned cell left")
+	check(w.get_edited_cells().has(cell), "the world keeps the cell's paint again")
+	target.position = centre
+	check(w.load_now() >= 1, "the world makes the cell's island again")
+	var back := w.get_island_at(centre.x, centre.z)
+	check(back != null and back.has_meta(&"island_world_cell"), "a streamed island again")
+	check(back != null and back.splat_paint != null and back.splat_paint.data == painted, "with the paint, byte for byte")
+	check_eq(w.get_height_at(probe.x, probe.z), h_streamed, "and the template's heights")
+	# Bad input: errors, nothing changes.
+	expect_error("not pinned")
+	check(not w.unpin_island(cell), "unpinning a cell that is not pinned fails")
+	var empty := Vector2i(cell.x + 1000, cell.y)
+	while w.get_island_info(empty).exists:
+		empty.x += 1
+	expect_error("has no island")
+	check(w.pin_island(empty) == null, "pinning a cell without an island fails")
+	check(w.get_pinned_cells().is_empty(), "nothing pinned by the failures")
+	w.queue_free()
+	target.queue_free()

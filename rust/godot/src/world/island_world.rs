@@ -21,6 +21,11 @@ use std::time::Instant;
 
 /// Samples per side of the far, coarse generation of an island (at most).
 const DEFAULT_COARSE_RESOLUTION: i32 = placement::DEFAULT_COARSE_SIDE as i32;
+/// Meta of an island the world streams: its cell (`Vector2i`).
+pub const CELL_META: &str = "island_world_cell";
+/// Meta of a pinned island (a child the scene owns, see `IslandWorld.pin_island`): the cell it
+/// stands for (`Vector2i`).
+pub const PIN_META: &str = "island_world_pin";
 /// Largest area `find_islands` answers for, in cells.
 const MAX_FIND_CELLS: usize = 1 << 20;
 
@@ -66,6 +71,13 @@ impl Entry {
 /// for bit. Paint and sculpt edits made on a loaded island (with a [TerrainBrush]) are kept per
 /// cell when it unloads and come back when it reloads; they are saved with the scene and with
 /// [method save_edits].
+///
+/// One island can be customised: [method pin_island] turns a cell's island into a
+/// [ProceduralIsland] child of the world that the scene owns and saves (every property
+/// editable, its paint moved over); the world then leaves that cell to it. A pinned island is
+/// an ordinary node: it is always loaded at full detail (it generates when the scene loads, in
+/// a game before the first frame), and [method unpin_island] (or deleting the node) hands the
+/// cell back to the world.
 #[derive(GodotClass)]
 #[class(tool, base=Node3D)]
 pub struct IslandWorld {
@@ -387,6 +399,9 @@ impl IslandWorld {
     /// its coarse mesh; null where none is loaded.
     #[func]
     pub fn get_island_at(&self, x: f64, z: f64) -> Option<Gd<ProceduralIsland>> {
+        if let Some((isl, _)) = self.pinned_at(x, z) {
+            return done(&isl).then_some(isl);
+        }
         let e = self.entry_at(x, z)?;
         if e.detail_ready {
             e.detail.clone()
@@ -410,7 +425,19 @@ impl IslandWorld {
         if params.validate().is_err() {
             return f32::NAN;
         }
+        if let Some((isl, p)) = self.pinned_at(x, z) {
+            if !done(&isl) {
+                return f32::NAN;
+            }
+            return isl
+                .bind()
+                .get_height_at((x - p.center[0]) as f32, (z - p.center[1]) as f32);
+        }
         let cell = placement::cell_at(&params, x, z);
+        if self.pinned().contains_key(&cell) {
+            // The cell's own island is not there: its pinned island moved off it.
+            return -self.sea_depth;
+        }
         let Some(p) = placement::island_at(&params, cell) else {
             return -self.sea_depth;
         };
@@ -436,7 +463,8 @@ impl IslandWorld {
     /// CPU time: without the time the OS gave the generator's threads meanwhile),
     /// `stream_ms_max` (this node's own streaming alone), `generator_threads` (the threads
     /// the islands generate with: one per core, or `RAYON_NUM_THREADS`), `memory_bytes`
-    /// (estimate of the loaded islands' maps and meshes).
+    /// (estimate of the streamed islands' maps and meshes), `pinned` (pinned islands; they are
+    /// not counted in the others).
     #[func]
     pub fn get_world_stats(&self) -> VarDictionary {
         let mut d = VarDictionary::new();
@@ -477,6 +505,7 @@ impl IslandWorld {
         d.set("generator_threads", rayon::current_num_threads() as i64);
         d.set("stream_ms_max", self.stream_ms_max);
         d.set("memory_bytes", memory as i64);
+        d.set("pinned", self.pinned().len() as i64);
         d
     }
 
@@ -528,6 +557,8 @@ impl IslandWorld {
                 }
             }
         }
+        let pinned = self.pinned();
+        cells.retain(|p| !pinned.contains_key(&p.cell));
         cells.sort_by_key(|p| p.cell);
         let mut made = 0;
         for p in cells {
@@ -587,7 +618,21 @@ impl IslandWorld {
         let mut map = WorldMap::new(side(w), side(h), b, px_per_m);
         map.draw_grid(&params);
         const NOT_LOADED: [f32; 3] = [170.0, 180.0, 190.0];
+        let pinned = self.pinned();
+        for (c, isl) in &pinned {
+            let p = self.pinned_placement(*c, isl);
+            let g = isl.bind();
+            let drawn = g
+                .island()
+                .is_some_and(|island| map.draw_island(&p, island).is_ok());
+            if !drawn {
+                map.draw_outline(p.bounds(), NOT_LOADED);
+            }
+        }
         for c in placement::cells_in_rect(&params, b[0], b[1], b[2], b[3]) {
+            if pinned.contains_key(&c) {
+                continue;
+            }
             let Some(p) = placement::island_at(&params, c) else {
                 continue;
             };
@@ -705,6 +750,84 @@ impl IslandWorld {
             }
         }
         self.edits = edits;
+    }
+
+    /// Customise the island of `cell`: a [ProceduralIsland] child of this world, made from
+    /// [member island_scene] with the cell's seed, size, resolution and position, that the scene
+    /// owns (saved with it; every property editable in the inspector) and that takes over the
+    /// cell's kept edits (paint, sculpt, scatter erasures). The world no longer streams that
+    /// cell: it frees its own island there, and queries ([method get_island_at], [method
+    /// get_height_at], the map) answer with the pinned one. It is always loaded at full
+    /// detail. Returns the island (the one already there when the cell is pinned); null with
+    /// an error when the cell has no island or the settings are wrong.
+    #[func]
+    pub fn pin_island(&mut self, cell: Vector2i) -> Option<Gd<ProceduralIsland>> {
+        let params = self.params_or_report()?;
+        let c = [cell.x as i64, cell.y as i64];
+        if let Some(isl) = self.pinned().remove(&c) {
+            return Some(isl);
+        }
+        let Some(p) = placement::island_at(&params, c) else {
+            godot_error!("IslandWorld.pin_island: cell {cell} has no island");
+            return None;
+        };
+        // The streamed island goes (its paint is kept in `edits`), and the paint moves over.
+        self.unload(c);
+        let mut isl = self.make_island()?;
+        self.configure(&mut isl, &p, Level::Detail);
+        self.edits.remove(&c);
+        isl.set_name(&format!("PinnedIsland_{}_{}", c[0], c[1]));
+        isl.set_meta(PIN_META, &cell.to_variant());
+        // In the background now (a game's `_ready` would generate it blocking); saved with
+        // generate_on_ready on, so the scene makes it when it loads.
+        isl.set("generate_on_ready", &false.to_variant());
+        self.base_mut().add_child(&isl);
+        isl.set("generate_on_ready", &true.to_variant());
+        // Saved with the scene that holds the world (the world itself when it is the root).
+        let owner = self
+            .base()
+            .get_owner()
+            .unwrap_or_else(|| self.to_gd().upcast());
+        isl.set_owner(&owner);
+        isl.bind_mut().regenerate_async();
+        Some(isl)
+    }
+
+    /// Hand the cell back to the world: free its pinned island (its own settings go with it).
+    /// Its paint and sculpt come back to the world's kept edits when its `world_size` and
+    /// `resolution` are still the cell's; otherwise they are dropped with a warning (they were
+    /// made for another grid). Returns false with an error when the cell is not pinned.
+    #[func]
+    pub fn unpin_island(&mut self, cell: Vector2i) -> bool {
+        let c = [cell.x as i64, cell.y as i64];
+        let Some(mut isl) = self.pinned().remove(&c) else {
+            godot_error!("IslandWorld.unpin_island: cell {cell} is not pinned");
+            return false;
+        };
+        let paint = isl.bind().splat_paint_ref().cloned();
+        if let Some(paint) = paint {
+            let params = self.params();
+            let fits = params.validate().is_ok()
+                && placement::island_at(&params, c).is_some_and(|p| {
+                    isl.get("resolution").try_to::<i64>().ok() == Some(p.resolution as i64)
+                        && isl.get("world_size").try_to::<f32>().ok() == Some(p.world_size)
+                });
+            if fits {
+                self.edits.insert(c, paint);
+            } else {
+                godot_warn!("IslandWorld.unpin_island: the pinned island of cell {cell} has another size or resolution than the cell's island; its paint and sculpt are dropped with it");
+            }
+        }
+        isl.queue_free();
+        true
+    }
+
+    /// The pinned cells, sorted.
+    #[func]
+    pub fn get_pinned_cells(&self) -> Array<Vector2i> {
+        let mut cells: Vec<[i64; 2]> = self.pinned().into_keys().collect();
+        cells.sort();
+        cells.into_iter().map(cell_vector).collect()
     }
 
     /// Free every island and generate what the targets need again (after changing the
@@ -1010,12 +1133,15 @@ impl IslandWorld {
             detail: self.detail_distance as f64,
             collision: self.collision_distance as f64,
         };
-        let wants = {
+        let pinned = self.pinned();
+        let mut wants = {
             let entries = &self.entries;
             plan::plan(&params, &targets, &rings, |c| {
                 entries.get(&c).map_or(Level::None, Entry::level)
             })
         };
+        // A pinned cell is its pinned island's.
+        wants.retain(|w| !pinned.contains_key(&w.placement.cell));
         // Unload what is no longer wanted.
         let keep: std::collections::HashSet<[i64; 2]> =
             wants.iter().map(|w| w.placement.cell).collect();
@@ -1142,12 +1268,55 @@ impl IslandWorld {
         let Some(mut isl) = self.make_island() else {
             return;
         };
-        let res = match level {
-            Level::Detail => p.resolution,
-            _ => self.coarse_side(&p),
-        };
+        self.configure(&mut isl, &p, level);
         isl.set("generate_on_ready", &false.to_variant());
         isl.set("auto_regenerate", &false.to_variant());
+        isl.set_name(&format!(
+            "Island_{}_{}_{}",
+            p.cell[0],
+            p.cell[1],
+            if level == Level::Detail {
+                "detail"
+            } else {
+                "coarse"
+            }
+        ));
+        // The inspector shows a world's island read-only (see `inspector_plugin.gd`).
+        isl.set_meta(CELL_META, &cell_vector(p.cell).to_variant());
+        self.base_mut().add_child(&isl);
+        if now {
+            isl.bind_mut().regenerate();
+        } else {
+            isl.bind_mut().regenerate_async();
+        }
+        let e = self.entries.entry(p.cell).or_insert_with(|| Entry {
+            placement: p.clone(),
+            coarse: None,
+            detail: None,
+            coarse_ready: false,
+            detail_ready: false,
+            shown: Level::None,
+        });
+        match level {
+            Level::Detail => {
+                e.detail = Some(isl);
+                e.detail_ready = false;
+            }
+            _ => {
+                e.coarse = Some(isl);
+                e.coarse_ready = false;
+            }
+        }
+    }
+
+    /// Give `isl` (made from the template) the cell's seed, size, resolution and position, and
+    /// what `level` needs (detail: colliders and the cell's edits; coarse: no colliders,
+    /// scatter, inland water or edits).
+    fn configure(&self, isl: &mut Gd<ProceduralIsland>, p: &IslandPlacement, level: Level) {
+        let res = match level {
+            Level::Detail => p.resolution,
+            _ => self.coarse_side(p),
+        };
         isl.set("sea_enabled", &false.to_variant());
         isl.set("build_budget_ms", &self.build_budget_ms.to_variant());
         isl.set("seed", &(p.seed as i64).to_variant());
@@ -1180,43 +1349,51 @@ impl IslandWorld {
             );
             isl.set("splat_paint", &Variant::nil());
         }
-        isl.set_name(&format!(
-            "Island_{}_{}_{}",
-            p.cell[0],
-            p.cell[1],
-            if level == Level::Detail {
-                "detail"
-            } else {
-                "coarse"
-            }
-        ));
         isl.set_position(Vector3::new(p.center[0] as f32, 0.0, p.center[1] as f32));
-        // The inspector shows a world's island read-only (see `inspector_plugin.gd`).
-        isl.set_meta("island_world_cell", &cell_vector(p.cell).to_variant());
-        self.base_mut().add_child(&isl);
-        if now {
-            isl.bind_mut().regenerate();
-        } else {
-            isl.bind_mut().regenerate_async();
-        }
-        let e = self.entries.entry(p.cell).or_insert_with(|| Entry {
-            placement: p.clone(),
-            coarse: None,
-            detail: None,
-            coarse_ready: false,
-            detail_ready: false,
-            shown: Level::None,
-        });
-        match level {
-            Level::Detail => {
-                e.detail = Some(isl);
-                e.detail_ready = false;
+    }
+
+    /// The pinned islands (children carrying [`PIN_META`]) by cell.
+    fn pinned(&self) -> HashMap<[i64; 2], Gd<ProceduralIsland>> {
+        let mut out = HashMap::new();
+        for n in self.base().get_children().iter_shared() {
+            if !n.has_meta(PIN_META) || n.is_queued_for_deletion() {
+                continue;
             }
-            _ => {
-                e.coarse = Some(isl);
-                e.coarse_ready = false;
+            let Ok(c) = n.get_meta(PIN_META).try_to::<Vector2i>() else {
+                continue;
+            };
+            if let Ok(isl) = n.try_cast::<ProceduralIsland>() {
+                out.insert([c.x as i64, c.y as i64], isl);
             }
         }
+        out
+    }
+
+    /// Where a pinned island lies now (its own position and size).
+    fn pinned_placement(&self, cell: [i64; 2], isl: &Gd<ProceduralIsland>) -> IslandPlacement {
+        let pos = isl.get_position();
+        let g = isl.bind();
+        IslandPlacement {
+            cell,
+            center: [pos.x as f64, pos.z as f64],
+            seed: isl.get("seed").try_to::<i64>().unwrap_or(0) as u64,
+            world_size: g.island().map_or_else(
+                || isl.get("world_size").try_to::<f32>().unwrap_or(0.0),
+                |i| i.params.world_size,
+            ),
+            resolution: isl.get("resolution").try_to::<i64>().unwrap_or(0) as usize,
+        }
+    }
+
+    /// The pinned island covering `(x, z)` (node-local metres), with its placement.
+    fn pinned_at(&self, x: f64, z: f64) -> Option<(Gd<ProceduralIsland>, IslandPlacement)> {
+        if !(x.is_finite() && z.is_finite()) {
+            return None;
+        }
+        self.pinned().into_iter().find_map(|(c, isl)| {
+            let p = self.pinned_placement(c, &isl);
+            (plan::distance_to_square(x, z, p.bounds()) == 0.0).then_some((isl, p))
+        })
     }
 
     /// Keep four splat map pixel arrays (two islands' worth) for each full-detail resolution
