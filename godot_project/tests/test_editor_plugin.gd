@@ -324,6 +324,8 @@ func test_world_header_maps_the_world_and_picks_islands() -> void:
 	check(InspectorPlugin.is_world_island(isl), "a world island is marked for the read-only inspector")
 	check(InspectorPlugin.world_island_text(isl).contains("(%d, %d)" % [info.cell.x, info.cell.y]), "and names its cell")
 	check(not InspectorPlugin.is_world_island(_island(33, 32)), "a lone island is not")
+	check(_usage(isl, "seed") & PROPERTY_USAGE_READ_ONLY, "a world island's properties are read-only in the inspector")
+	check(_usage(isl, "max_height") & PROPERTY_USAGE_READ_ONLY, "all of them")
 	var header := WorldHeader.create_for(w)
 	add_child(header)
 	await wait_frames(2)
@@ -347,6 +349,7 @@ func test_world_header_maps_the_world_and_picks_islands() -> void:
 	if check(pinned != null and InspectorPlugin.is_pinned_island(pinned), "the Pin button's action pins the island"):
 		check(not InspectorPlugin.is_world_island(pinned), "a pinned island is edited, not read-only")
 		check(InspectorPlugin.world_of(pinned) == w, "its world is found")
+		check(not (_usage(pinned, "seed") & PROPERTY_USAGE_READ_ONLY), "a pinned island's properties are editable")
 		check(InspectorPlugin.pinned_island_text(pinned).contains("(%d, %d)" % [info.cell.x, info.cell.y]), "the pinned line names its cell")
 		await wait_until(func(): return not pinned.is_generating(), 3000)
 		check(header.island_at_map(map.size * 0.5) == pinned, "the map picks the pinned island")
@@ -360,3 +363,11 @@ func test_world_header_maps_the_world_and_picks_islands() -> void:
 	header.queue_free()
 	w.queue_free()
 	target.queue_free()
+
+
+## The usage flags of `object`'s property `prop` (0 when it has none).
+func _usage(object: Object, prop: String) -> int:
+	for p in object.get_property_list():
+		if p.name == prop:
+			return p.usage
+	return 0

@@ -34,6 +34,9 @@ extends EditorPlugin
 ##      (`ResourceLoader.load_threaded_request`) and ask for the previews again;
 ##   6. run a scene from the editor (Run Custom Scene, as F6 does) and wait for the game
 ##      process to write a file: the editor must be able to launch its own executable;
+##   6b. add an IslandWorld of small islands (streams around the editor camera), click the
+##      island nearest the middle of its inspector map: the island's properties show read-only;
+##      press "Pin this island": the pinned island is the scene's, selected, editable; undo it;
 ##   7. print `SESSION quit` and quit.
 ## Prints `SESSION ...` lines; the check fails on any panic, error, leak or crash in the output
 ## and on an exit that takes longer than a few seconds after `SESSION quit`.
@@ -441,6 +444,34 @@ func _step_once() -> void:
 				print("SESSION FAIL the game started from the editor did not run (editor executable %s)" % OS.get_executable_path())
 			if EditorInterface.is_playing_scene():
 				EditorInterface.stop_playing_scene()
+			_step = 140
+			_wait = 10
+		140:
+			_add_world()
+			_step = 141
+		141:
+			if not _world_step_pick():
+				return
+			_step = 142
+			_wait = 10
+		142:
+			if not _world_step_pin():
+				return
+			_step = 143
+			_wait = 10
+		143:
+			_world_step_undo_pin()
+			_step = 144
+			_wait = 5
+		144:
+			var left: Array = _world.call("get_pinned_cells")
+			if not left.is_empty():
+				print("SESSION FAIL undoing the pin left pinned cells %s" % [left])
+			else:
+				print("SESSION world pin undone: no pinned cell")
+			_world.queue_free()
+			_world = null
+			EditorInterface.set_main_screen_editor("3D")
 			_step = 14
 			_wait = 10
 		14:
@@ -863,6 +894,100 @@ func _mouse_button(pressed: bool) -> void:
 	if pressed:
 		ev.button_mask = MOUSE_BUTTON_MASK_LEFT
 	_surface().gui_input.emit(ev)
+
+
+var _world: Node3D = null
+var _world_deadline := 0
+
+
+## Step 6b: an IslandWorld (small islands) added to the scene; it streams around the editor
+## camera with the Script screen in front (lavapipe does not draw the 3D view meanwhile).
+func _add_world() -> void:
+	var root := EditorInterface.get_edited_scene_root()
+	_world = ClassDB.instantiate("IslandWorld")
+	_world.name = "World"
+	for kv in [["world_seed", 42], ["cell_size", 2048.0], ["island_size_min", 512.0],
+			["island_size_max", 1024.0], ["samples_per_metre", 0.25], ["view_distance", 3000.0],
+			["detail_distance", 1500.0], ["collision_distance", 400.0], ["coarse_resolution", 65]]:
+		_world.set(kv[0], kv[1])
+	root.add_child(_world)
+	_world.owner = root
+	EditorInterface.set_main_screen_editor("Script")
+	_select(_world)
+	_world_deadline = Time.get_ticks_msec() + 240000
+	print("SESSION world added")
+
+
+## Once an island is detailed: click the island nearest the middle of the inspector's map
+## (as the mouse does). False while waiting.
+func _world_step_pick() -> bool:
+	var s: Dictionary = _world.call("get_world_stats")
+	var header := EditorInterface.get_inspector().find_child("IslandWorldHeader", true, false)
+	if (int(s.detailed) < 1 or header == null) and Time.get_ticks_msec() < _world_deadline:
+		return false
+	if header == null:
+		print("SESSION FAIL no IslandWorld header in the inspector (stats %s)" % s)
+		return true
+	var map := header.find_child("Map", true, false) as TextureRect
+	var isl: Node = null
+	var at := Vector2.ZERO
+	for r in range(0, int(map.size.x * 0.5), 4):
+		for a in 16:
+			var p := map.size * 0.5 + Vector2.from_angle(a * TAU / 16.0) * r
+			if isl == null:
+				var found: Node = header.call("island_at_map", p)
+				if found != null and found.has_meta(&"island_world_cell") and found.name.ends_with("detail"):
+					isl = found
+					at = p
+	print("SESSION world stats %s, picked %s" % [s, isl])
+	if isl == null:
+		print("SESSION FAIL no detailed world island on the inspector's map")
+		return true
+	var ev := InputEventMouseButton.new()
+	ev.button_index = MOUSE_BUTTON_LEFT
+	ev.pressed = true
+	ev.position = at
+	map.gui_input.emit(ev)
+	return true
+
+
+## The picked world island shows read-only with a Pin button: press it.
+func _world_step_pin() -> bool:
+	var edited := EditorInterface.get_inspector().get_edited_object()
+	var props := EditorInterface.get_inspector().find_children("*", "EditorProperty", true, false)
+	var ro := 0
+	for p in props:
+		if (p as EditorProperty).read_only:
+			ro += 1
+	var is_world_island := edited != null and edited.has_meta(&"island_world_cell")
+	print("SESSION world island inspected: %s, %d properties, %d read-only" % [is_world_island, props.size(), ro])
+	if not is_world_island or ro == 0 or ro < props.size() / 2:
+		print("SESSION FAIL the picked world island is not shown read-only")
+		return true
+	var pin := EditorInterface.get_inspector().find_child("Pin", true, false) as Button
+	if pin == null:
+		print("SESSION FAIL no Pin button")
+		return true
+	pin.pressed.emit()
+	return true
+
+
+## The pinned island is the scene's, selected and editable; then Ctrl+Z.
+func _world_step_undo_pin() -> void:
+	var edited := EditorInterface.get_inspector().get_edited_object()
+	var pinned := edited != null and edited.has_meta(&"island_world_pin")
+	var props := EditorInterface.get_inspector().find_children("*", "EditorProperty", true, false)
+	var ro := 0
+	for p in props:
+		if (p as EditorProperty).read_only:
+			ro += 1
+	var cells: Array = _world.call("get_pinned_cells")
+	var owned := pinned and (edited as Node).owner == EditorInterface.get_edited_scene_root()
+	print("SESSION world island pinned: %s (cells %s, owned by the scene %s), %d properties, %d read-only" % [pinned, cells, owned, props.size(), ro])
+	if not pinned or cells.size() != 1 or not owned or ro > 0:
+		print("SESSION FAIL the pinned island is not the scene's editable island")
+	var ur := EditorInterface.get_editor_undo_redo()
+	ur.get_history_undo_redo(ur.get_object_history_id(_world)).undo()
 
 
 func _select(n: Node) -> void:

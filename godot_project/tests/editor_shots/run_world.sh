@@ -24,7 +24,7 @@ printf '\n[editor_plugins]\n\nenabled=PackedStringArray("res://addons/procedural
 godot_cmd="${GODOT:-$(cd "$project/.." && cargo xtask godot-path 2>/dev/null | tail -1)}"
 export VK_ICD_FILENAMES="${VK_ICD_FILENAMES:-$(ls /usr/share/vulkan/icd.d/lvp_icd*.json | head -1)}"
 # Import once headless (icons, scripts), then run the editor on a virtual screen.
-$godot_cmd --headless --editor --path "$tmp" --quit-after 200 >/dev/null 2>&1 || true
+timeout 300 $godot_cmd --headless --path "$tmp" --import >/dev/null 2>&1 || true
 xvfb-run -a -s "-screen 0 1600x900x24" $godot_cmd --editor --path "$tmp" \
   --rendering-driver vulkan --resolution 1600x900 --position 0,0 -- --outdir="$outdir" 2>&1 \
   | grep --line-buffered -E "SHOT|ERROR|SCRIPT ERROR|Procedural Island" || true

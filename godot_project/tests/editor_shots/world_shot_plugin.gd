@@ -4,7 +4,9 @@ extends EditorPlugin
 ## res://world_shot_scene.tscn, selects the world and waits for islands to stream in around the
 ## editor camera, saves the inspector with the world's map (DIR/inspector_world.png), clicks the
 ## island in the middle of the map and reports how the inspector shows it (read-only properties)
-## -> DIR/inspector_world_island.png. Prints `SHOT ...` lines and quits.
+## -> DIR/inspector_world_island.png, presses its "Pin this island" button and reports the
+## pinned island (a node of the scene, editable) -> DIR/inspector_pinned_island.png, then undoes
+## the pin. Prints `SHOT ...` lines and quits.
 
 var _outdir := ""
 var _frames := 0
@@ -97,6 +99,41 @@ func _process(_delta: float) -> void:
 					ro += 1
 			print("SHOT inspector properties: %d, read-only: %d" % [props.size(), ro])
 			_save("inspector_world_island.png", _inspector_rect())
+			# Press "Pin this island" as the mouse would.
+			var pin := EditorInterface.get_inspector().find_child("Pin", true, false) as Button
+			print("SHOT pin button: ", pin, " text: ", pin.text if pin else "none")
+			if pin == null:
+				_finish("SHOT FAIL no Pin button")
+				return
+			pin.pressed.emit()
+			_step = 5
+			_wait = 60
+		5:
+			var edited := EditorInterface.get_inspector().get_edited_object()
+			var pinned := edited != null and edited.has_meta(&"island_world_pin")
+			var root := EditorInterface.get_edited_scene_root()
+			var node: Node = null
+			for n in _world.get_children():
+				if n.has_meta(&"island_world_pin"):
+					node = n
+			print("SHOT after Pin: inspector edits ", edited, " pinned: ", pinned, " node: ", node,
+				" owner is the scene root: ", node != null and node.owner == root)
+			var props := EditorInterface.get_inspector().find_children("*", "EditorProperty", true, false)
+			var ro := 0
+			for p in props:
+				if (p as EditorProperty).read_only:
+					ro += 1
+			print("SHOT pinned inspector properties: %d, read-only: %d" % [props.size(), ro])
+			print("SHOT world stats after Pin: ", _world.call("get_world_stats"))
+			_save("inspector_pinned_island.png", _inspector_rect())
+			# Ctrl+Z: the pin is undone.
+			var ur := EditorInterface.get_editor_undo_redo()
+			var undone := ur.get_history_undo_redo(ur.get_object_history_id(_world)).undo()
+			print("SHOT undo: ", undone)
+			_step = 6
+			_wait = 30
+		6:
+			print("SHOT after undo: pinned cells ", _world.call("get_pinned_cells"))
 			_finish("SHOT done")
 
 

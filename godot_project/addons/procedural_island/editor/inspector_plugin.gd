@@ -9,8 +9,8 @@ extends EditorInspectorPlugin
 ## `island_header.gd` and `world_header.gd`.
 ##
 ## An island of an IslandWorld (it carries the meta `island_world_cell`) shows its properties
-## read-only: the world sets them from its template and its cell, and makes the island again
-## whenever it streams back in. Its "Pin this island" button customises it: the world's
+## read-only (the node marks them so itself, `PROPERTY_USAGE_READ_ONLY`): the world sets them
+## from its template and its cell, and makes the island again whenever it streams back in. Its "Pin this island" button customises it: the world's
 ## `pin_island` makes it a node of the scene (undoable), selected at once. A pinned island
 ## (meta `island_world_pin`) is edited as any island, with an "Unpin" button (confirmed, not
 ## undoable: its own settings are dropped) that gives the cell back to the world.
@@ -132,10 +132,4 @@ func _parse_property(object: Object, type: Variant.Type, name: String, hint: Pro
 		label.add_theme_color_override("font_color", Color(0.7, 0.8, 1.0))
 		label.autowrap_mode = TextServer.AUTOWRAP_WORD_SMART
 		add_custom_control(label)
-	if is_world_island(object) and usage & PROPERTY_USAGE_EDITOR:
-		var ed := EditorInspector.instantiate_property_editor(object, type, name, hint, hint_string, usage, wide)
-		if ed != null:
-			ed.read_only = true
-			add_property_editor(name, ed)
-			return true
 	return false

@@ -76,6 +76,9 @@ pub struct GenerationJob {
     /// The chunk cost estimate a finished build ended with: the next build's first frame starts
     /// from it instead of knowing nothing (0 before the first build).
     chunk_cost_hint: JobCost,
+    /// The last [`Self::continue_build`] call that built chunks: chunks visited, the dearest
+    /// chunk's milliseconds, the estimate it started with and the budget (diagnostics).
+    pub last_call: Option<(usize, f64, f64, f64)>,
 }
 
 impl GenerationJob {
@@ -208,6 +211,7 @@ impl GenerationJob {
         // surface is still computed and compared) but count against the budget too: with a
         // whole island unchanged they would otherwise all run in one frame.
         let mut visited = 0usize;
+        let (est0, mut dearest) = (b.est_chunk.ms(), 0.0f64);
         while b.next < b.prep.chunks.len() {
             let elapsed = t.elapsed().as_secs_f64() * 1e3;
             if visited > 0 && !b.est_chunk.fits(elapsed, budget) {
@@ -224,11 +228,14 @@ impl GenerationJob {
             b.next += 1;
             visited += 1;
             if built {
-                b.est_chunk.record(c.elapsed().as_secs_f64() * 1e3);
+                let ms = c.elapsed().as_secs_f64() * 1e3;
+                dearest = dearest.max(ms);
+                b.est_chunk.record(ms);
             } else {
                 b.kept += 1;
             }
         }
+        self.last_call = Some((visited, dearest, est0, budget));
         b.build_ms += t.elapsed().as_secs_f64() * 1e3;
         let f = b.next as f64 / b.prep.chunks.len() as f64;
         self.building = Some(b);

@@ -247,6 +247,9 @@ impl INode3D for IslandWorld {
                 }
             }
         }
+        if frame_log_threshold().is_some_and(|t| total > t) {
+            self.log_frame(total, cpu);
+        }
         if total > self.frame_ms_max {
             self.frame_ms_max = total;
             self.frame_phase = phase;
@@ -262,6 +265,15 @@ impl INode3D for IslandWorld {
         };
         self.prev_stream_ms = (ms, c);
         self.stream_ms_max = self.stream_ms_max.max(ms);
+        // One budget per frame for the whole world: the islands that install nodes this frame
+        // (they process after this node) get what the streaming left of it.
+        for e in self.entries.values_mut() {
+            for isl in [&mut e.coarse, &mut e.detail].into_iter().flatten() {
+                if isl.is_instance_valid() && isl.bind().is_generating() {
+                    isl.bind_mut().set_frame_spent_elsewhere(ms);
+                }
+            }
+        }
     }
 
     fn get_configuration_warnings(&self) -> PackedStringArray {
@@ -1511,6 +1523,50 @@ impl IslandWorld {
                 self.signals().island_unloaded().emit(cell);
             }
         }
+    }
+}
+
+/// `ISLAND_WORLD_FRAME_LOG=MS`: print every world frame over MS milliseconds, part by part
+/// (a diagnostic for the frame budget; off when unset).
+fn frame_log_threshold() -> Option<f64> {
+    static T: std::sync::OnceLock<Option<f64>> = std::sync::OnceLock::new();
+    *T.get_or_init(|| {
+        std::env::var("ISLAND_WORLD_FRAME_LOG")
+            .ok()
+            .and_then(|v| v.parse().ok())
+    })
+}
+
+impl IslandWorld {
+    /// One line for a frame over the log threshold: the world's streaming, then each island
+    /// that did something (wall ms, phase; for chunk frames the chunks built, the dearest, the
+    /// estimate and the budget).
+    fn log_frame(&self, total: f64, cpu: f64) {
+        let mut parts = format!(
+            "stream {:.2}/{:.2}",
+            self.prev_stream_ms.0, self.prev_stream_ms.1
+        );
+        for (c, e) in &self.entries {
+            for isl in [&e.coarse, &e.detail].into_iter().flatten() {
+                if !isl.is_instance_valid() {
+                    continue;
+                }
+                let b = isl.bind();
+                let (ms, cms, p) = b.last_process();
+                if ms < 0.2 {
+                    continue;
+                }
+                parts += &format!(" | {:?} {p} {ms:.2}/{cms:.2}", c);
+                if p == "chunks" {
+                    if let Some((n, dear, est, budget)) = b.last_build_call() {
+                        parts += &format!(
+                            " ({n} chunks, dearest {dear:.2}, est {est:.2}, budget {budget:.1})"
+                        );
+                    }
+                }
+            }
+        }
+        godot_print!("world_frame {total:.2}/{cpu:.2} ms: {parts}");
     }
 }
 

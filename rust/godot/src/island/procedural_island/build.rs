@@ -376,7 +376,8 @@ impl ProceduralIsland {
     /// What is left of [member build_budget_ms] in this frame's `_process` (the chunks, their
     /// installation and the scatter nodes share one budget per frame), less
     /// [`FRAME_RESERVE`] of it for the bookkeeping after the build loops and a job that runs
-    /// a little over its estimate.
+    /// a little over its estimate, and less what an `IslandWorld` spent of the same frame
+    /// before (its streaming: one budget for the whole world).
     pub(super) fn frame_budget_left(&self) -> f32 {
         // In the editor only: a running game keeps exactly the budget it was given.
         let b = if Engine::singleton().is_editor_hint() {
@@ -388,7 +389,10 @@ impl ProceduralIsland {
             self.build_budget_ms as f64
         };
         if b.is_finite() {
-            (b * (1.0 - FRAME_RESERVE) - self.frame_watch.elapsed_ms()).max(0.0) as f32
+            (b * (1.0 - FRAME_RESERVE)
+                - self.frame_watch.elapsed_ms()
+                - self.frame_spent_elsewhere_ms)
+                .max(0.0) as f32
         } else {
             b as f32
         }

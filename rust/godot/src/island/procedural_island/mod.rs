@@ -67,6 +67,15 @@ impl INode3D for ProceduralIsland {
         Self::with_defaults(base)
     }
 
+    /// An island an `IslandWorld` streams (meta `island_world_cell`) shows its properties
+    /// read-only: the world makes it again from its template each time it streams in (pin it
+    /// to customise it).
+    fn on_validate_property(&self, property: &mut godot::register::info::PropertyInfo) {
+        if self.base().has_meta(crate::world::island_world::CELL_META) {
+            property.usage = property.usage | godot::register::info::PropertyUsageFlags::READ_ONLY;
+        }
+    }
+
     fn ready(&mut self) {
         crate::island::node_hooks::island_ready();
         let editor = Engine::singleton().is_editor_hint();
@@ -117,6 +126,7 @@ impl INode3D for ProceduralIsland {
             self.splat.prepare_spare(self.resolution as usize);
         }
         self.frame_watch.end(busy, phase);
+        self.frame_spent_elsewhere_ms = 0.0;
         if Engine::singleton().is_editor_hint() {
             // The advice follows `resolution` / `lod_enabled` also without auto-regenerate.
             let advice = self.mesh_advice().is_some();
@@ -387,6 +397,17 @@ impl ProceduralIsland {
     pub(crate) fn last_process(&self) -> (f64, f64, &'static str) {
         let w = &self.frame_watch;
         (w.last_ms, w.last_cpu_ms, w.last_phase)
+    }
+
+    /// The last chunk-building call (see `GenerationJob::last_call`), for the world's frame log.
+    pub(crate) fn last_build_call(&self) -> Option<(usize, f64, f64, f64)> {
+        self.parts.job.last_call
+    }
+
+    /// This frame, `ms` of the budget went elsewhere before this node's `_process` (its world's
+    /// streaming): its build loops get that much less (this frame only).
+    pub(crate) fn set_frame_spent_elsewhere(&mut self, ms: f64) {
+        self.frame_spent_elsewhere_ms = ms.max(0.0);
     }
 
     /// An `IslandStamp` or `IslandPath` child changed (in a game: regenerate in the background

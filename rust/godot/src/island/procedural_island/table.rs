@@ -495,6 +495,9 @@ island_node! {
             scatter_deferred: bool = false,
             /// Per-frame time of `_process` while a background generation is installed.
             frame_watch: FrameWatch = FrameWatch::default(),
+            /// Milliseconds of this frame's budget already spent by others before this node's
+            /// `_process` (the `IslandWorld` streaming its islands); used once, then 0.
+            frame_spent_elsewhere_ms: f64 = 0.0,
             /// Maps behind `find_points` / `get_surface_at` (see `runtime_queries`).
             runtime: crate::island::runtime_maps::Runtime = Default::default(),
             /// Generation parameters received from an `IslandSync` authority: they replace
