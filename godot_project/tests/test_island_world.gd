@@ -312,7 +312,7 @@ func _world_settings() -> String:
 ## Sail a target from `from` to `to` in steps of `step` m a frame until the island of `cell` is
 ## loaded at full detail; the cells in the order they were loaded, and that island's digests.
 func _approach(cell: Vector2i, from: Vector3, to: Vector3, step: float) -> Dictionary:
-	var w := _world()
+	var w := _world({"generator_threads": 2})
 	var target := Node3D.new()
 	add_child(target)
 	target.position = from
@@ -374,8 +374,13 @@ func test_an_island_is_the_same_whatever_the_approach_and_thread_count() -> void
 	if not check(rc == 0 and parts.size() == 5, "the one-thread process printed its digests (rc %d, %s)" % [rc, line]):
 		return
 	check_eq(int(parts[1]), 1, "that process generated with one thread")
-	if OS.get_processor_count() > 1:
-		check(west.threads > 1, "this process generates with more than one (%d)" % west.threads)
+	check_eq(west.threads, 2, "this process generates with two (generator_threads = 2)")
+	# Automatic: a core left to the main thread (RAYON_NUM_THREADS, when set, decides).
+	var auto := _world()
+	var n: int = auto.get_world_stats().generator_threads
+	auto.free()
+	if OS.get_environment("RAYON_NUM_THREADS").is_empty():
+		check(n >= 1 and n <= maxi(1, OS.get_processor_count() - 1), "automatic generator threads leave the main thread a core (%d of %d)" % [n, OS.get_processor_count()])
 	check_eq([parts[2], parts[3], parts[4]], west.digest, "heights, water and splat with one thread (load_now) and with %d (streamed)" % west.threads)
 
 

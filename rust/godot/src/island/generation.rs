@@ -79,6 +79,8 @@ pub struct GenerationJob {
     /// The last [`Self::continue_build`] call that built chunks: chunks visited, the dearest
     /// chunk's milliseconds, the estimate it started with and the budget (diagnostics).
     pub last_call: Option<(usize, f64, f64, f64)>,
+    /// The thread pool the workers' parallel stages run on (None: rayon's global pool).
+    pub pool: Option<Arc<rayon::ThreadPool>>,
 }
 
 impl GenerationJob {
@@ -106,7 +108,7 @@ impl GenerationJob {
         self.building = None;
         let first = !self.series_active;
         self.series_active = true;
-        self.worker = Some(Worker::spawn(request)?);
+        self.worker = Some(Worker::spawn_in(request, self.pool.clone())?);
         Ok(first)
     }
 
@@ -146,7 +148,7 @@ impl GenerationJob {
             WorkerPolled::Done(progress, result) => {
                 self.worker = None;
                 if let Some(request) = self.pending.take() {
-                    return match Worker::spawn(request) {
+                    return match Worker::spawn_in(request, self.pool.clone()) {
                         Ok(w) => {
                             self.worker = Some(w);
                             Polled::Idle
@@ -177,6 +179,11 @@ impl GenerationJob {
             est_chunk: self.chunk_cost_hint,
             kept: 0,
         });
+    }
+
+    /// Put a finished build back (its install waits for a later frame).
+    pub fn put_back(&mut self, b: Build) {
+        self.building = Some(b);
     }
 
     /// Whether chunks of a generated island are waiting to be built.

@@ -32,7 +32,14 @@ pub struct SplatMaps {
     /// Map 0's image, texture and spare pixel array for the resolution a running generation
     /// will install, made in quiet frames before it finishes (see [`SplatMaps::prepare_spare`]).
     pending: Option<Pending>,
+    /// Map 0's next pixels copied ahead (see [`SplatMaps::precopy`]): source address, bytes
+    /// copied so far, and the address of the array they went into.
+    precopied: Option<(usize, usize, usize)>,
 }
+
+/// Bytes [`SplatMaps::precopy`] copies per call: 8 MiB, about 1.5 ms on the 2-core VM of
+/// docs/benchmarks.md (a 2049² map takes two frames).
+const PRECOPY_STEP_BYTES: usize = 8 << 20;
 
 /// Map 0 made ahead for a new resolution: creating a 2049² texture and its pixel arrays in the
 /// install frame took 15–17 ms (an `IslandWorld` island installs at a size it never had), most
@@ -188,12 +195,19 @@ fn rgba_image(w: usize, h: usize, bytes: &[u8]) -> Option<Gd<Image>> {
 }
 
 impl Maps {
-    /// Write `bytes` (the texels of `r`) into map `k` and update its texture.
-    fn write(&mut self, k: usize, r: Rect, bytes: &[u8]) {
+    /// Write `bytes` (the texels of `r`) into map `k` and update its texture. `precopied`: the
+    /// address of a spare array that already holds `bytes` (see [`SplatMaps::precopy`]).
+    fn write(&mut self, k: usize, r: Rect, bytes: &[u8], precopied: Option<usize>) {
         let n = self.resolution;
         if r == Rect::full(n) {
             // Same size and format: replace the pixels and update the texture in place.
             let pba = match self.spare[k].take() {
+                Some(s)
+                    if s.len() == bytes.len()
+                        && precopied == Some(s.as_slice().as_ptr() as usize) =>
+                {
+                    s
+                }
                 Some(mut s) if s.len() == bytes.len() => {
                     // Not shared (the image let go of it): written in place, no copy on write.
                     s.as_mut_slice().copy_from_slice(bytes);
@@ -233,6 +247,48 @@ impl Maps {
 }
 
 impl SplatMaps {
+    /// Copy part of `island`'s generated splat (map 0 of an unpainted island whose weights
+    /// need no requantisation, `plain`) into the array the install's full update of map 0 will
+    /// take, [`PRECOPY_STEP_BYTES`] per call, so that the install frame does not copy it (3 ms
+    /// at 2049²). Returns whether it copied something (the caller installs in a later frame);
+    /// false when all is copied or nothing can be copied ahead (no array of that size ready).
+    /// Called in the frames between the last chunk and the install.
+    pub fn precopy(&mut self, island: &Island, plain: bool) -> bool {
+        if !plain {
+            return false;
+        }
+        let n = island.field.resolution;
+        let src: &[u8] = bytemuck::cast_slice(&island.splat);
+        let target = match (self.pending.as_mut(), self.maps.as_mut()) {
+            (Some(p), _) if p.resolution == n && p.texture.is_some() => &mut p.arrays[1],
+            (_, Some(m)) if m.resolution == n => match m.spare[0].as_mut() {
+                Some(a) => a,
+                None => return false,
+            },
+            _ => return false,
+        };
+        if target.len() != src.len() {
+            return false;
+        }
+        let dst = target.as_slice().as_ptr() as usize;
+        let from = match self.precopied {
+            Some((s, done, d)) if s == src.as_ptr() as usize && d == dst => done,
+            _ => 0,
+        };
+        if from == src.len() {
+            return false;
+        }
+        let to = (from + PRECOPY_STEP_BYTES).min(src.len());
+        target.as_mut_slice()[from..to].copy_from_slice(&src[from..to]);
+        self.precopied = Some((src.as_ptr() as usize, to, dst));
+        true
+    }
+
+    /// Forget a copy made ahead (a new build starts: its island may reuse the old one's memory).
+    pub fn forget_precopy(&mut self) {
+        self.precopied = None;
+    }
+
     /// Make the spare pixel arrays of the maps in use (see `Maps::spare`) if they are missing,
     /// and when the running generation (`resolution` samples per side) will install maps of
     /// another size, map 0's image, texture and spare array for it, one of them per call:
@@ -361,6 +417,11 @@ impl SplatMaps {
                 return;
             }
         };
+        // Map 0 copied ahead in full from exactly these bytes: the array it went into.
+        let pre = match self.precopied.take() {
+            Some((src, done, dst)) if src == a.as_ptr() as usize && done == a.len() => Some(dst),
+            _ => None,
+        };
         // Map 1 (the user layers 4..7) is a 1×1 black image while it is all zeros (an unpainted
         // island): a full one would hold `resolution²` zero texels twice (image and texture),
         // 537 MB at 8193². The shader samples it clamped, so it reads zeros everywhere.
@@ -394,7 +455,7 @@ impl SplatMaps {
                     zero_map_1: zero_b,
                     spare: [Some(spare), None],
                 };
-                m.write(0, full, &a);
+                m.write(0, full, &a, pre);
                 self.maps = Some(m);
             } else {
                 let Some(ia) = rgba_image(n, n, &a) else {
@@ -412,7 +473,7 @@ impl SplatMaps {
                 });
             }
         } else if let Some(m) = self.maps.as_mut() {
-            m.write(0, r, &a);
+            m.write(0, r, &a, pre);
             match (m.zero_map_1, zero_b) {
                 // Still all zeros: nothing to upload.
                 (true, true) => {}
@@ -430,7 +491,7 @@ impl SplatMaps {
                             &zeros
                         }
                     };
-                    m.write(1, r, b);
+                    m.write(1, r, b, None);
                 }
             }
         }

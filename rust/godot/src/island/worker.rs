@@ -299,6 +299,20 @@ pub(crate) fn track(cancel: Arc<AtomicBool>, handle: JoinHandle<()>) {
     }
 }
 
+/// Free `value` on a short-lived thread of its own (tracked like the generators): memory the
+/// worker allocated, freed last on the main thread, can make the allocator give the worker's
+/// whole free heap back to the OS in that frame (measured: freeing a 0.5 MB water summary took
+/// 10 ms of an install frame after a 2049² generation). Freed here at once when no thread can
+/// be started.
+pub(crate) fn free_in_background<T: Send + 'static>(value: T) {
+    if let Ok(h) = std::thread::Builder::new()
+        .name("procedural_island_free".into())
+        .spawn(move || drop(value))
+    {
+        track(Arc::new(AtomicBool::new(false)), h);
+    }
+}
+
 /// Cancel and join every background thread (called when the extension unloads, so no thread
 /// keeps running code of an unloaded library; generation threads stop at the next stage
 /// boundary).
@@ -316,8 +330,17 @@ pub fn join_all() {
 }
 
 impl Worker {
-    /// Start a job on a new thread.
+    /// Start a job on a new thread (its parallel stages on rayon's global pool).
     pub fn spawn(request: Request) -> Result<Worker, String> {
+        Self::spawn_in(request, None)
+    }
+
+    /// Start a job on a new thread, its parallel stages on `pool` (None: rayon's global pool).
+    /// The output does not depend on the pool's size.
+    pub fn spawn_in(
+        request: Request,
+        pool: Option<Arc<rayon::ThreadPool>>,
+    ) -> Result<Worker, String> {
         let (tx, rx) = channel();
         let cancel = Arc::new(AtomicBool::new(false));
         let flag = cancel.clone();
@@ -328,7 +351,10 @@ impl Worker {
                 let mut progress = |f: f32, stage: &str| {
                     let _ = progress_tx.send(Msg::Progress(f, stage.to_string()));
                 };
-                let result = run_job(request, &mut progress, &flag);
+                let result = match &pool {
+                    Some(p) => p.install(|| run_job(request, &mut progress, &flag)),
+                    None => run_job(request, &mut progress, &flag),
+                };
                 // The receiver may be gone (node freed): ignore.
                 let _ = tx.send(Msg::Done(result.map(Box::new)));
             })

@@ -144,6 +144,12 @@ pub struct IslandWorld {
     /// Draw the one ocean (a sea surface and a sea floor following the targets).
     #[export]
     sea_enabled: bool,
+    /// Threads the islands generate with. 0: automatic, one per core less one (at least one;
+    /// `RAYON_NUM_THREADS` when set), so the main thread keeps a core to itself and the
+    /// frames stay smooth while islands generate. The islands are the same bit for bit
+    /// whatever the count.
+    #[export(range = (0.0, 256.0, 1.0))]
+    generator_threads: i32,
     /// Edits per cell, as saved (storage only).
     #[allow(dead_code)]
     #[export(storage)]
@@ -171,6 +177,8 @@ pub struct IslandWorld {
     /// process after it, so a frame's total is known one frame later).
     prev_stream_ms: (f64, f64),
     cpu_clock: CpuClock,
+    /// The islands' generator threads (see `generator_threads`).
+    pool: Option<std::sync::Arc<rayon::ThreadPool>>,
     queued: usize,
     sea_depth: f32,
     /// A backend every island is generated with (`IslandSync`: the CPU path), else the
@@ -198,6 +206,8 @@ impl INode3D for IslandWorld {
             build_budget_ms: 4.0,
             coarse_resolution: DEFAULT_COARSE_RESOLUTION,
             sea_enabled: true,
+            generator_threads: 0,
+            pool: None,
             stored_edits: VarDictionary::new(),
             entries: HashMap::new(),
             edits: HashMap::new(),
@@ -514,7 +524,7 @@ impl IslandWorld {
         d.set("frame_ms_max", self.frame_ms_max);
         d.set("frame_phase", self.frame_phase);
         d.set("frame_cpu_ms_max", self.frame_cpu_ms_max);
-        d.set("generator_threads", rayon::current_num_threads() as i64);
+        d.set("generator_threads", self.generator_thread_count() as i64);
         d.set("stream_ms_max", self.stream_ms_max);
         d.set("memory_bytes", memory as i64);
         d.set("pinned", self.pinned().len() as i64);
@@ -1295,6 +1305,8 @@ impl IslandWorld {
         ));
         // The inspector shows a world's island read-only (see `inspector_plugin.gd`).
         isl.set_meta(CELL_META, &cell_vector(p.cell).to_variant());
+        let pool = self.generator_pool();
+        isl.bind_mut().set_generator_pool(pool);
         self.base_mut().add_child(&isl);
         if now {
             isl.bind_mut().regenerate();
@@ -1362,6 +1374,50 @@ impl IslandWorld {
             isl.set("splat_paint", &Variant::nil());
         }
         isl.set_position(Vector3::new(p.center[0] as f32, 0.0, p.center[1] as f32));
+    }
+
+    /// How many threads the islands generate with (see `generator_threads`).
+    fn generator_thread_count(&self) -> usize {
+        if self.generator_threads > 0 {
+            return self.generator_threads as usize;
+        }
+        if let Some(n) = std::env::var("RAYON_NUM_THREADS")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .filter(|n| *n > 0)
+        {
+            return n;
+        }
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .saturating_sub(1)
+            .max(1)
+    }
+
+    /// The islands' thread pool, made (again) for the current `generator_threads`; None (the
+    /// global pool) when it cannot be made.
+    fn generator_pool(&mut self) -> Option<std::sync::Arc<rayon::ThreadPool>> {
+        let n = self.generator_thread_count();
+        if let Some(p) = &self.pool {
+            if p.current_num_threads() == n {
+                return Some(p.clone());
+            }
+        }
+        match rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .thread_name(|i| format!("island_world_{i}"))
+            .build()
+        {
+            Ok(p) => {
+                let p = std::sync::Arc::new(p);
+                self.pool = Some(p.clone());
+                Some(p)
+            }
+            Err(e) => {
+                godot_warn!("IslandWorld: cannot start {n} generator threads ({e}); the islands use the shared pool");
+                None
+            }
+        }
     }
 
     /// The pinned islands (children carrying [`PIN_META`]) by cell.
@@ -1528,7 +1584,7 @@ impl IslandWorld {
 
 /// `ISLAND_WORLD_FRAME_LOG=MS`: print every world frame over MS milliseconds, part by part
 /// (a diagnostic for the frame budget; off when unset).
-fn frame_log_threshold() -> Option<f64> {
+pub(crate) fn frame_log_threshold() -> Option<f64> {
     static T: std::sync::OnceLock<Option<f64>> = std::sync::OnceLock::new();
     *T.get_or_init(|| {
         std::env::var("ISLAND_WORLD_FRAME_LOG")

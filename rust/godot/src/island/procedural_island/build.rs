@@ -191,6 +191,7 @@ impl ProceduralIsland {
                             self.with_chunks(|pool, parent| pool.retire(parent));
                         }
                         let counts = self.parts.chunks.surface_counts();
+                        self.splat.forget_precopy();
                         self.parts.job.start_build(prep, counts);
                     }
                     Err(msg) => self.report_failure(&msg),
@@ -248,6 +249,13 @@ impl ProceduralIsland {
                 self.signals().generation_progress().emit(f, "chunks")
             }
             Step::Finished(b) => {
+                // Map 0's pixels copied in a frame (or two) of their own first, so the install
+                // frame does not copy them.
+                let plain = self.splat_paint.is_none() && b.prep.splat_plain == Some(true);
+                if !self.server_active() && self.splat.precopy(&b.prep.island, plain) {
+                    self.parts.job.put_back(b);
+                    return;
+                }
                 self.scatter_deferred = true;
                 self.finish(b);
             }
@@ -301,15 +309,7 @@ impl ProceduralIsland {
         if let Some(old) = self.island.replace(Arc::new(island)) {
             // A large island takes milliseconds to free: do it off the main thread.
             if old.field.heights.len() >= 1 << 20 {
-                if let Ok(h) = std::thread::Builder::new()
-                    .name("procedural_island_free".into())
-                    .spawn(move || drop(old))
-                {
-                    crate::island::worker::track(
-                        std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
-                        h,
-                    );
-                }
+                crate::island::worker::free_in_background(old);
             }
         }
         self.parts.job.end_series();
@@ -320,8 +320,18 @@ impl ProceduralIsland {
             self.sync_layers();
         }
         self.last_stats.maps_ms = Some(t.elapsed().as_secs_f64() * 1e3);
+        let t_water = Instant::now();
         self.water_island_changed(water);
         self.parts.lod.invalidate();
+        if crate::world::island_world::frame_log_threshold().is_some() {
+            // The world's frame log (ISLAND_WORLD_FRAME_LOG): what an install frame spent.
+            godot_print!(
+                "install: before maps {:.2} ms, maps {:.2} ms, water+lod {:.2} ms",
+                self.frame_watch.elapsed_ms() - t.elapsed().as_secs_f64() * 1e3,
+                self.last_stats.maps_ms.unwrap_or(0.0),
+                t_water.elapsed().as_secs_f64() * 1e3
+            );
+        }
         if server {
             // A server builds no scatter nodes (see `server_mode`).
             std::mem::take(&mut self.scatter_deferred);
@@ -460,6 +470,10 @@ impl ProceduralIsland {
             sea: sea_n,
             chunks: self.parts.water.visible_chunks(),
         });
+        if island.field.heights.len() >= 1 << 20 {
+            // Made on the worker: freed there too (see `free_in_background`).
+            crate::island::worker::free_in_background(summary);
+        }
     }
 
     /// Follow `sea_enabled` and `water_material` (every frame; cheap when unchanged).

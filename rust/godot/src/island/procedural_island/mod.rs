@@ -72,7 +72,7 @@ impl INode3D for ProceduralIsland {
     /// to customise it).
     fn on_validate_property(&self, property: &mut godot::register::info::PropertyInfo) {
         if self.base().has_meta(crate::world::island_world::CELL_META) {
-            property.usage = property.usage | godot::register::info::PropertyUsageFlags::READ_ONLY;
+            property.usage |= godot::register::info::PropertyUsageFlags::READ_ONLY;
         }
     }
 
@@ -402,6 +402,11 @@ impl ProceduralIsland {
     /// The last chunk-building call (see `GenerationJob::last_call`), for the world's frame log.
     pub(crate) fn last_build_call(&self) -> Option<(usize, f64, f64, f64)> {
         self.parts.job.last_call
+    }
+
+    /// Generate on `pool` (an `IslandWorld`'s generator threads) instead of rayon's global pool.
+    pub(crate) fn set_generator_pool(&mut self, pool: Option<std::sync::Arc<rayon::ThreadPool>>) {
+        self.parts.job.pool = pool;
     }
 
     /// This frame, `ms` of the budget went elsewhere before this node's `_process` (its world's
