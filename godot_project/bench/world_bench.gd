@@ -97,6 +97,7 @@ func _step() -> bool:
 				var isl := _world.get_island_at(ctr.x, ctr.z)
 				if isl == null or not _world.get_world_stats().detailed > 0 or isl.name.ends_with("coarse"):
 					_late[c] = true
+					print("world_bench_late\tcell %s\tframe %d\t%.0f m from its coast\tloaded as %s\tstats %s" % [c, _frames, d, isl.name if isl != null else "nothing", _world.get_world_stats()])
 		if missing > 0:
 			_missing_frames += 1
 			_max_missing = maxi(_max_missing, missing)

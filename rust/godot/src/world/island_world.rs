@@ -594,7 +594,11 @@ impl IslandWorld {
                     d.queue_free();
                 }
             }
+            let cell = p.cell;
             self.start_with(p, Level::Detail, true);
+            if let Some(mut isl) = self.entries.get(&cell).and_then(|e| e.detail.clone()) {
+                isl.bind_mut().settle();
+            }
             made += 1;
         }
         self.poll_finished();

@@ -404,6 +404,18 @@ impl ProceduralIsland {
         self.parts.job.last_call
     }
 
+    /// What the first `_process` after a synchronous generation does once (material, layers,
+    /// water, LOD bookkeeping; 3 ms at 2049²), done now: `IslandWorld.load_now` calls it behind
+    /// the loading screen so the first game frame does not pay for it.
+    pub(crate) fn settle(&mut self) {
+        if !self.server_active() {
+            self.sync_material();
+            self.sync_layers();
+            self.sync_water();
+            self.lod_process();
+        }
+    }
+
     /// Generate on `pool` (an `IslandWorld`'s generator threads) instead of rayon's global pool.
     pub(crate) fn set_generator_pool(&mut self, pool: Option<std::sync::Arc<rayon::ThreadPool>>) {
         self.parts.job.pool = pool;
