@@ -26,3 +26,4 @@ pub mod stats;
 pub mod surface;
 pub mod terrain_layer;
 pub mod worker;
+pub mod world_meta;

@@ -21,11 +21,7 @@ use std::time::Instant;
 
 /// Samples per side of the far, coarse generation of an island (at most).
 const DEFAULT_COARSE_RESOLUTION: i32 = placement::DEFAULT_COARSE_SIDE as i32;
-/// Meta of an island the world streams: its cell (`Vector2i`).
-pub const CELL_META: &str = "island_world_cell";
-/// Meta of a pinned island (a child the scene owns, see `IslandWorld.pin_island`): the cell it
-/// stands for (`Vector2i`).
-pub const PIN_META: &str = "island_world_pin";
+pub use crate::island::world_meta::{frame_log_threshold, CELL_META, PIN_META};
 /// Largest area `find_islands` answers for, in cells.
 const MAX_FIND_CELLS: usize = 1 << 20;
 
@@ -1584,17 +1580,6 @@ impl IslandWorld {
             }
         }
     }
-}
-
-/// `ISLAND_WORLD_FRAME_LOG=MS`: print every world frame over MS milliseconds, part by part
-/// (a diagnostic for the frame budget; off when unset).
-pub(crate) fn frame_log_threshold() -> Option<f64> {
-    static T: std::sync::OnceLock<Option<f64>> = std::sync::OnceLock::new();
-    *T.get_or_init(|| {
-        std::env::var("ISLAND_WORLD_FRAME_LOG")
-            .ok()
-            .and_then(|v| v.parse().ok())
-    })
 }
 
 impl IslandWorld {

@@ -323,7 +323,7 @@ impl ProceduralIsland {
         let t_water = Instant::now();
         self.water_island_changed(water);
         self.parts.lod.invalidate();
-        if crate::world::island_world::frame_log_threshold().is_some() {
+        if crate::island::world_meta::frame_log_threshold().is_some() {
             // The world's frame log (ISLAND_WORLD_FRAME_LOG): what an install frame spent.
             godot_print!(
                 "install: before maps {:.2} ms, maps {:.2} ms, water+lod {:.2} ms",

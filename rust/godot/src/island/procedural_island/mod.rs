@@ -71,7 +71,7 @@ impl INode3D for ProceduralIsland {
     /// read-only: the world makes it again from its template each time it streams in (pin it
     /// to customise it).
     fn on_validate_property(&self, property: &mut godot::register::info::PropertyInfo) {
-        if self.base().has_meta(crate::world::island_world::CELL_META) {
+        if self.base().has_meta(crate::island::world_meta::CELL_META) {
             property.usage |= godot::register::info::PropertyUsageFlags::READ_ONLY;
         }
     }
