@@ -310,7 +310,9 @@ func test_paint_toolbar_modes_match_the_brush_modes() -> void:
 func test_world_header_maps_the_world_and_picks_islands() -> void:
 	var w := _world()
 	check(WorldHeader.handles(w), "handles IslandWorld")
-	check(not WorldHeader.handles(Node3D.new()), "not a plain Node3D")
+	var plain := Node3D.new()
+	check(not WorldHeader.handles(plain), "not a plain Node3D")
+	plain.free()
 	var info := _first_island(w)
 	var c: Vector3 = info.center
 	var target := Node3D.new()
