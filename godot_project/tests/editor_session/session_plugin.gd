@@ -955,10 +955,7 @@ func _world_step_pick() -> bool:
 func _world_step_pin() -> bool:
 	var edited := EditorInterface.get_inspector().get_edited_object()
 	var props := EditorInterface.get_inspector().find_children("*", "EditorProperty", true, false)
-	var ro := 0
-	for p in props:
-		if (p as EditorProperty).read_only:
-			ro += 1
+	var ro := _read_only_count(props)
 	var is_world_island := edited != null and edited.has_meta(&"island_world_cell")
 	print("SESSION world island inspected: %s, %d properties, %d read-only" % [is_world_island, props.size(), ro])
 	if not is_world_island or ro == 0 or ro < props.size() / 2:
@@ -977,10 +974,7 @@ func _world_step_undo_pin() -> void:
 	var edited := EditorInterface.get_inspector().get_edited_object()
 	var pinned := edited != null and edited.has_meta(&"island_world_pin")
 	var props := EditorInterface.get_inspector().find_children("*", "EditorProperty", true, false)
-	var ro := 0
-	for p in props:
-		if (p as EditorProperty).read_only:
-			ro += 1
+	var ro := _read_only_count(props)
 	var cells: Array = _world.call("get_pinned_cells")
 	var owned := pinned and (edited as Node).owner == EditorInterface.get_edited_scene_root()
 	print("SESSION world island pinned: %s (cells %s, owned by the scene %s), %d properties, %d read-only" % [pinned, cells, owned, props.size(), ro])
@@ -1009,3 +1003,12 @@ func _finish(msg: String) -> void:
 	print(msg)
 	set_process(false)
 	EditorInterface.get_base_control().get_tree().quit()
+
+
+## How many of the inspector's property editors `props` are read-only.
+func _read_only_count(props: Array[Node]) -> int:
+	var ro := 0
+	for p in props:
+		if (p as EditorProperty).read_only:
+			ro += 1
+	return ro

@@ -93,10 +93,7 @@ func _process(_delta: float) -> void:
 			var edited := EditorInterface.get_inspector().get_edited_object()
 			print("SHOT inspector edits: ", edited, " world island: ", edited != null and edited.has_meta(&"island_world_cell"))
 			var props := EditorInterface.get_inspector().find_children("*", "EditorProperty", true, false)
-			var ro := 0
-			for p in props:
-				if (p as EditorProperty).read_only:
-					ro += 1
+			var ro := _read_only_count(props)
 			print("SHOT inspector properties: %d, read-only: %d" % [props.size(), ro])
 			_save("inspector_world_island.png", _inspector_rect())
 			# Press "Pin this island" as the mouse would.
@@ -119,10 +116,7 @@ func _process(_delta: float) -> void:
 			print("SHOT after Pin: inspector edits ", edited, " pinned: ", pinned, " node: ", node,
 				" owner is the scene root: ", node != null and node.owner == root)
 			var props := EditorInterface.get_inspector().find_children("*", "EditorProperty", true, false)
-			var ro := 0
-			for p in props:
-				if (p as EditorProperty).read_only:
-					ro += 1
+			var ro := _read_only_count(props)
 			print("SHOT pinned inspector properties: %d, read-only: %d" % [props.size(), ro])
 			print("SHOT world stats after Pin: ", _world.call("get_world_stats"))
 			_save("inspector_pinned_island.png", _inspector_rect())
@@ -164,3 +158,12 @@ func _finish(msg: String) -> void:
 	_outdir = ""
 	set_process(false)
 	EditorInterface.get_base_control().get_tree().quit()
+
+
+## How many of the inspector's property editors `props` are read-only.
+func _read_only_count(props: Array[Node]) -> int:
+	var ro := 0
+	for p in props:
+		if (p as EditorProperty).read_only:
+			ro += 1
+	return ro

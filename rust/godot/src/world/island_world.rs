@@ -417,7 +417,7 @@ impl IslandWorld {
     /// its coarse mesh; null where none is loaded.
     #[func]
     pub fn get_island_at(&self, x: f64, z: f64) -> Option<Gd<ProceduralIsland>> {
-        if let Some((isl, _)) = self.pinned_at(x, z) {
+        if let Some((isl, _)) = self.pinned_at(&self.pinned(), x, z) {
             return done(&isl).then_some(isl);
         }
         let e = self.entry_at(x, z)?;
@@ -443,7 +443,9 @@ impl IslandWorld {
         if params.validate().is_err() {
             return f32::NAN;
         }
-        if let Some((isl, p)) = self.pinned_at(x, z) {
+        // One look at the children serves both questions below.
+        let pinned = self.pinned();
+        if let Some((isl, p)) = self.pinned_at(&pinned, x, z) {
             if !done(&isl) {
                 return f32::NAN;
             }
@@ -452,7 +454,7 @@ impl IslandWorld {
                 .get_height_at((x - p.center[0]) as f32, (z - p.center[1]) as f32);
         }
         let cell = placement::cell_at(&params, x, z);
-        if self.pinned().contains_key(&cell) {
+        if pinned.contains_key(&cell) {
             // The cell's own island is not there: its pinned island moved off it.
             return -self.sea_depth;
         }
@@ -1453,14 +1455,20 @@ impl IslandWorld {
         }
     }
 
-    /// The pinned island covering `(x, z)` (node-local metres), with its placement.
-    fn pinned_at(&self, x: f64, z: f64) -> Option<(Gd<ProceduralIsland>, IslandPlacement)> {
+    /// The island of `pinned` (see [`Self::pinned`]) covering `(x, z)` (node-local metres),
+    /// with its placement.
+    fn pinned_at(
+        &self,
+        pinned: &HashMap<[i64; 2], Gd<ProceduralIsland>>,
+        x: f64,
+        z: f64,
+    ) -> Option<(Gd<ProceduralIsland>, IslandPlacement)> {
         if !(x.is_finite() && z.is_finite()) {
             return None;
         }
-        self.pinned().into_iter().find_map(|(c, isl)| {
-            let p = self.pinned_placement(c, &isl);
-            (plan::distance_to_square(x, z, p.bounds()) == 0.0).then_some((isl, p))
+        pinned.iter().find_map(|(c, isl)| {
+            let p = self.pinned_placement(*c, isl);
+            (plan::distance_to_square(x, z, p.bounds()) == 0.0).then_some((isl.clone(), p))
         })
     }
 

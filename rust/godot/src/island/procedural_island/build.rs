@@ -326,8 +326,7 @@ impl ProceduralIsland {
         if crate::island::world_meta::frame_log_threshold().is_some() {
             // The world's frame log (ISLAND_WORLD_FRAME_LOG): what an install frame spent.
             godot_print!(
-                "install: before maps {:.2} ms, maps {:.2} ms, water+lod {:.2} ms",
-                self.frame_watch.elapsed_ms() - t.elapsed().as_secs_f64() * 1e3,
+                "install: maps {:.2} ms, water+lod {:.2} ms",
                 self.last_stats.maps_ms.unwrap_or(0.0),
                 t_water.elapsed().as_secs_f64() * 1e3
             );
