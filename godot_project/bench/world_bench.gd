@@ -95,7 +95,7 @@ func _step() -> bool:
 				missing += 1
 			if d <= _world.collision_distance * 0.5 and not _late.has(c):
 				var isl := _world.get_island_at(ctr.x, ctr.z)
-				if isl == null or not _world.get_world_stats().detailed > 0 or isl.name.ends_with("coarse"):
+				if isl == null or isl.name.ends_with("coarse") or not isl.is_collision_ready():
 					_late[c] = true
 					print("world_bench_late\tcell %s\tframe %d\t%.0f m from its coast\tloaded as %s\tstats %s" % [c, _frames, d, isl.name if isl != null else "nothing", _world.get_world_stats()])
 		if missing > 0:

@@ -326,6 +326,88 @@ func test_world_edits_reach_a_peer_that_streams_its_own_islands() -> void:
 	_free_branches([a, b])
 
 
+## A pinned (customised) island takes its cell's edits: both sides' scenes pin the same cell
+## with the same customisation (as a saved scene does); the server's edits land on its pinned
+## island, reach the client's pinned island, and the fingerprints agree.
+func test_world_edits_reach_a_pinned_island() -> void:
+	var probe := _sync_world(42)
+	add_child(probe)
+	var info := {}
+	for r in 6:
+		for j in range(-r, r + 1):
+			for i in range(-r, r + 1):
+				var inf := probe.get_island_info(Vector2i(i, j))
+				if info.is_empty() and inf.exists:
+					info = inf
+	probe.free()
+	if not check(not info.is_empty(), "the world has an island"):
+		return
+	var centre: Vector3 = info.center
+	var cell: Vector2i = info.cell
+	var a := _world_branch("SyncServer", 42, centre)
+	var b := _world_branch("SyncClient", 42, centre)
+	var wa: IslandWorld = a.get_node("World")
+	var wb: IslandWorld = b.get_node("World")
+	var sa: IslandSync = a.get_node("World/Sync")
+	var sb: IslandSync = b.get_node("World/Sync")
+	var brush: TerrainBrush = a.get_node("Brush")
+	var pins: Array[ProceduralIsland] = []
+	for w in [wa, wb]:
+		var pinned: ProceduralIsland = w.pin_island(cell)
+		if not check(pinned != null, "pinned"):
+			_free_branches([a, b])
+			return
+		pinned.max_height = pinned.max_height * 1.25
+		pinned.regenerate()
+		pins.append(pinned)
+	var ok := await _wait_for(func() -> bool: return sa.is_idle() and not pins[0].is_generating(), 120.0)
+	if not check(ok, "server's pinned island ready"):
+		_free_branches([a, b])
+		return
+	var before := pins[0].get_heightmap_image().get_data()
+	var rng := RandomNumberGenerator.new()
+	rng.seed = 9
+	for i in 6:
+		var p := centre + Vector3(rng.randf_range(-120, 120), 0, rng.randf_range(-120, 120))
+		brush.radius = 25.0
+		brush.mode = TerrainBrush.MODE_SCULPT_RAISE if i % 2 == 0 else TerrainBrush.MODE_PAINT
+		brush.sculpt_height = 4.0
+		brush.layer = 5
+		check(sa.edit_dab(brush, p), "edit %d on the pinned island accepted" % i)
+	ok = await _wait_for(func() -> bool: return sa.is_idle() and sa.get_applied_count() == 6 and not pins[0].is_generating(), 120.0)
+	check(ok, "server applied the edits")
+	check(pins[0].get_heightmap_image().get_data() != before, "the edits changed the server's pinned island")
+	check(pins[0].splat_paint != null and pins[0].splat_paint.data.size() > 0, "and painted it")
+	var server_fp := sa.get_cell_fingerprint(cell)
+	check(server_fp != "", "a fingerprint for the pinned cell")
+	var server_peer := ENetMultiplayerPeer.new()
+	server_peer.set_bind_ip("127.0.0.1")
+	var port := 0
+	for attempt in 20:
+		var p := 20000 + randi() % 40000
+		if server_peer.create_server(p, 2) == OK:
+			port = p
+			break
+	get_tree().get_multiplayer(a.get_path()).multiplayer_peer = server_peer
+	var verified := []
+	sa.peer_verified.connect(func(id: int, hex: String) -> void: verified.append([id, hex]))
+	var mismatches := []
+	sa.peer_mismatch.connect(func(id: int, reason: String) -> void: mismatches.append(reason))
+	var client_peer := ENetMultiplayerPeer.new()
+	client_peer.create_client("127.0.0.1", port)
+	get_tree().get_multiplayer(b.get_path()).multiplayer_peer = client_peer
+	ok = await _wait_for(func() -> bool: return verified.size() > 0 or mismatches.size() > 0, 180.0)
+	check(ok, "the client's pinned cell was compared")
+	check_eq(mismatches, [], "no mismatch")
+	if verified.size() > 0:
+		check_eq(verified[0][1], server_fp, "the client's pinned island equals the server's")
+	ok = await _wait_for(func() -> bool: return sb.get_applied_count() == 6 and not pins[1].is_generating(), 60.0)
+	check(ok, "the client applied the 6 edits to its pinned island")
+	check(pins[1].get_heightmap_image().get_data() == pins[0].get_heightmap_image().get_data(), "same heights on both pinned islands")
+	check(pins[1].splat_paint != null and pins[1].splat_paint.data == pins[0].splat_paint.data, "same paint")
+	_free_branches([a, b])
+
+
 func _free_branches(branches: Array) -> void:
 	for br in branches:
 		var mp := get_tree().get_multiplayer(br.get_path())

@@ -130,6 +130,69 @@ func test_streams_islands_around_a_target() -> void:
 			check(not c.collision_enabled, "without colliders")
 
 
+## Colliders follow collision_distance: a detailed island farther than it has none (the
+## physics space holds nothing of it), coming within it the island gets them from its own
+## heights without regenerating, and leaving past 1.1 × it drops them again.
+func test_colliders_follow_the_collision_ring() -> void:
+	var w := _world({"view_distance": 3000.0, "detail_distance": 1500.0, "collision_distance": 300.0})
+	var target := Node3D.new()
+	add_child(target)
+	add_child(w)
+	w.targets = [w.get_path_to(target)]
+	var info := _first_island(w)
+	if not check(not info.is_empty(), "an island near the origin"):
+		return
+	var centre: Vector3 = info.center
+	var half: float = info.world_size * 0.5
+	# 600 m off the island's east edge: in the detail ring, outside the collision ring.
+	target.position = centre + Vector3(half + 600.0, 0.0, 0.0)
+	var ok := await wait_until(func(): return _detailed_at(w, centre.x, centre.z), 3000)
+	if not check(ok, "the island is detailed from 600 m (%s)" % w.get_world_stats()):
+		return
+	var isl := w.get_island_at(centre.x, centre.z)
+	check(not isl.collision_enabled, "without colliders outside collision_distance")
+	check(not isl.is_collision_ready(), "not collision-ready")
+	for c in _mesh_instances(isl):
+		check(_shape_node(c) == null, "no collider body on chunk %s" % c.name)
+	await wait_frames(2)
+	var space := w.get_world_3d().direct_space_state
+	var probe := centre + Vector3(10.0, 0.0, 10.0)
+	var q := PhysicsRayQueryParameters3D.create(probe + Vector3(0, 500, 0), probe + Vector3(0, -500, 0))
+	check(space.intersect_ray(q).is_empty(), "a ray falls through the island (no colliders)")
+	check(not is_nan(w.get_height_at(probe.x, probe.z)), "get_height_at still answers on it")
+	check_eq(w.get_world_stats().with_colliders, 0, "the stats count no island with colliders")
+	var started := [0]
+	isl.generation_started.connect(func(): started[0] += 1)
+	# 200 m off the edge: inside the collision ring.
+	target.position = centre + Vector3(half + 200.0, 0.0, 0.0)
+	ok = await wait_until(func(): return isl.is_collision_ready(), 3000)
+	if not check(ok, "the island gets its colliders within collision_distance (%s)" % w.get_world_stats()):
+		return
+	check(w.get_island_at(centre.x, centre.z) == isl, "the same island node")
+	check_eq(started[0], 0, "without regenerating")
+	var off := _chunks_off_the_heightmap(isl, isl.chunk_size)
+	check_eq(off.y, 0.0, "every collider is at the heightmap's heights")
+	check_eq(w.get_world_stats().with_colliders, 1, "the stats count it")
+	await wait_frames(2)
+	var hit := space.intersect_ray(q)
+	if check(not hit.is_empty(), "a ray hits the island now"):
+		check_near(hit.position.y, w.get_height_at(probe.x, probe.z), 0.05, "at get_height_at")
+	# 320 m: past the ring but within its 10 % hysteresis, the colliders stay.
+	target.position = centre + Vector3(half + 320.0, 0.0, 0.0)
+	await wait_frames(5)
+	check(isl.is_collision_ready(), "kept within 1.1 × collision_distance")
+	# 500 m: dropped, the island stays detailed.
+	target.position = centre + Vector3(half + 500.0, 0.0, 0.0)
+	ok = await wait_until(func():
+		for c in _mesh_instances(isl):
+			if _shape_node(c) != null:
+				return false
+		return true, 3000)
+	check(ok, "the colliders are dropped beyond 1.1 × collision_distance")
+	check(w.get_island_at(centre.x, centre.z) == isl, "the island stays detailed")
+	check_eq(started[0], 0, "still without regenerating")
+
+
 ## Far away the island unloads (its paint kept), back near it reloads with the paint.
 func test_islands_unload_far_away_and_edits_come_back() -> void:
 	var w := _world({"view_distance": 1500.0, "detail_distance": 900.0})

@@ -271,6 +271,61 @@ func test_flat_shading_and_collision_toggle() -> void:
 	check_eq(verts.size(), 33 * 33, "smooth again")
 
 
+## Turning collision_enabled on or off on a generated island adds or removes the colliders over
+## the next frames, within the frame budget, without regenerating: the new colliders are the
+## island's heights.
+func test_collision_toggle_follows_without_regenerating() -> void:
+	var isl := _island(513, 32, {"collision_enabled": false, "build_budget_ms": 0.5})
+	var started := [0]
+	isl.generation_started.connect(func(): started[0] += 1)
+	var chunks := _mesh_instances(isl)
+	check_eq(chunks.size(), 256, "chunks")
+	check(not isl.is_collision_ready(), "not collision-ready while collision is off")
+	for c in chunks:
+		check(_shape_node(c) == null, "no collider when generated without")
+	var before := isl.get_heightmap_image().get_data()
+	isl.collision_enabled = true
+	# `process_frame` comes before the nodes' `_process`: two awaits are one island frame.
+	await wait_frames(2)
+	var after_one := 0
+	for c in _mesh_instances(isl):
+		if _shape_node(c) != null:
+			after_one += 1
+	check(after_one >= 1 and after_one < 256, "a few colliders a frame within a 0.5 ms budget (%d after one frame)" % after_one)
+	var ok := await wait_until(func(): return isl.is_collision_ready(), 600)
+	check(ok, "every chunk gets its collider")
+	var off := _chunks_off_the_heightmap(isl, 32)
+	check_eq(off.y, 0.0, "the added colliders are the heightmap's heights")
+	check_eq(started[0], 0, "no regeneration")
+	check(isl.get_heightmap_image().get_data() == before, "the island is unchanged")
+	# A ray through the physics space hits the added collider at get_height_at.
+	await wait_frames(2)
+	var p := Vector3(13.0, 0.0, -21.0)
+	var q := PhysicsRayQueryParameters3D.create(p + Vector3(0, 500, 0), p + Vector3(0, -500, 0))
+	var hit := isl.get_world_3d().direct_space_state.intersect_ray(q)
+	if check(not hit.is_empty(), "a ray hits an added collider"):
+		check_near(hit.position.y, isl.get_height_at(p.x, p.z), 0.05, "at get_height_at")
+	# Off again: every collider goes, still without regenerating.
+	isl.collision_enabled = false
+	ok = await wait_until(func():
+		for c in _mesh_instances(isl):
+			if _shape_node(c) != null:
+				return false
+		return true, 600)
+	check(ok, "every collider removed")
+	check(not isl.is_collision_ready(), "not collision-ready")
+	check_eq(started[0], 0, "still no regeneration")
+	# A regeneration while it is off builds none; turned on in the middle of a background
+	# generation, the new island has them all.
+	isl.seed += 1
+	isl.regenerate_async()
+	isl.collision_enabled = true
+	ok = await wait_until(func(): return not isl.is_generating() and isl.is_collision_ready(), 1200)
+	check(ok, "colliders after a generation during which collision was turned on")
+	off = _chunks_off_the_heightmap(isl, 32)
+	check_eq(off.y, 0.0, "at the new island's heights")
+
+
 func test_chunk_nodes_are_pooled() -> void:
 	var isl := _island(65, 16)
 	var ids := _mesh_instances(isl).map(func(c: Node) -> int: return c.get_instance_id())

@@ -3,7 +3,9 @@ extends SceneTree
 ## ones detailed, the far ones as coarse meshes), the one ocean between them. Needs a display
 ## (`xvfb-run -a`); not part of the headless suite.
 ##
-## After `--`: `--out=PATH` (PNG), `--seed=N` (world seed, default 7), `--size=WxH`.
+## After `--`: `--out=PATH` (PNG), `--seed=N` (world seed, default 7), `--size=WxH`,
+## `--low` (a low view from a boat's mast height off the first island's coast, at 0.5 samples
+## per metre, looking across it to the islands beyond: docs/world_low.png).
 
 var _out := "world.png"
 var _world: IslandWorld
@@ -15,11 +17,14 @@ var _stable := 0
 func _initialize() -> void:
 	var size := Vector2i(1280, 720)
 	var seed := 7
+	var low := false
 	for a in OS.get_cmdline_user_args():
 		if a.begins_with("--out="):
 			_out = a.substr(6)
 		elif a.begins_with("--seed="):
 			seed = int(a.substr(7))
+		elif a == "--low":
+			low = true
 		elif a.begins_with("--size="):
 			var p := a.substr(7).split("x")
 			size = Vector2i(int(p[0]), int(p[1]))
@@ -42,7 +47,7 @@ func _initialize() -> void:
 	root.add_child(sun)
 	_world = IslandWorld.new()
 	_world.world_seed = seed
-	_world.samples_per_metre = 0.25
+	_world.samples_per_metre = 0.5 if low else 0.25
 	_world.detail_distance = 2500.0
 	_world.collision_distance = 800.0
 	_world.view_distance = 12000.0
@@ -60,7 +65,12 @@ func _initialize() -> void:
 			var info := _world.get_island_info(Vector2i(i, j))
 			if info.exists and c == Vector3.ZERO:
 				c = info.center
-	_cam.look_at_from_position(c + Vector3(-1800, 1100, -1800), c + Vector3(2500, -200, 2500))
+	if low:
+		var info := _world.get_island_info(_world.cell_at(c.x, c.z))
+		var half: float = info.world_size * 0.5
+		_cam.look_at_from_position(c + Vector3(-half - 350.0, 140.0, -half * 0.4), c + Vector3(half, 0.0, half * 0.5))
+	else:
+		_cam.look_at_from_position(c + Vector3(-1800, 1100, -1800), c + Vector3(2500, -200, 2500))
 
 
 func _process(_delta: float) -> bool:

@@ -303,6 +303,15 @@ impl ChunkPool {
         }
     }
 
+    /// Whether chunk `i` has a collider (enabled or not).
+    pub fn has_collider(&self, i: usize) -> bool {
+        self.nodes.get(i).is_some_and(|c| {
+            c.collider
+                .as_ref()
+                .is_some_and(|col| col.body.is_instance_valid())
+        })
+    }
+
     /// Enable or disable chunk `i`'s collider (if it has one).
     pub fn set_collider_enabled(&mut self, i: usize, enabled: bool) {
         if let Some(col) = self.nodes[i]

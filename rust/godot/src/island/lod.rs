@@ -582,6 +582,15 @@ impl LodRuntime {
         self.apply_colliders(sc, s);
     }
 
+    /// Colliders were added outside the LOD (the island's `collision_enabled` turned on):
+    /// enable or disable each again as the shown leaves want.
+    pub fn reapply_colliders(&mut self, sc: &mut LodScene, s: &LodSettings) {
+        if self.active {
+            self.colliders.clear();
+            self.apply_colliders(sc, s);
+        }
+    }
+
     /// Enable the colliders of every chunk (ALL) or only under finest-level leaves (NEAR).
     fn apply_colliders(&mut self, sc: &mut LodScene, s: &LodSettings) {
         let Some(layout) = self.layout else {

@@ -57,7 +57,7 @@ impl Entry {
 /// [member targets]; none: the current camera, in the editor the editor's camera) the islands
 /// within [member view_distance] are shown as a coarse mesh (a low-resolution generation of the
 /// same island, same outline), those within [member detail_distance] at full resolution with
-/// water, scatter and colliders; islands beyond 1.2 × [member view_distance] are freed. One
+/// water and scatter, and those within [member collision_distance] also with colliders; islands beyond 1.2 × [member view_distance] are freed. One
 /// generation runs at a time, nearest first (and ahead of a moving target first), in the
 /// background; each island installs within [member build_budget_ms] per frame.
 ///
@@ -118,13 +118,16 @@ pub struct IslandWorld {
     #[export(range = (100.0, 50000.0, 10.0, or_greater, suffix = "m"))]
     #[var(set = set_view_distance)]
     view_distance: f32,
-    /// Islands within this distance of a target are at full resolution with water, scatter and
-    /// colliders, metres.
+    /// Islands within this distance of a target are at full resolution with water and
+    /// scatter, metres (colliders: [member collision_distance]).
     #[export(range = (100.0, 20000.0, 10.0, or_greater, suffix = "m"))]
     #[var(set = set_detail_distance)]
     detail_distance: f32,
     /// Islands within this distance of a target have colliders, metres (at most
-    /// [member detail_distance]; detailed islands always have them).
+    /// [member detail_distance]). A detailed island that comes within it gets its colliders
+    /// from its heights, a few chunks a frame within [member build_budget_ms] (no
+    /// regeneration); beyond 1.1 × this distance it drops them again. [method load_now]
+    /// generates the islands within it with their colliders.
     #[export(range = (10.0, 20000.0, 10.0, or_greater, suffix = "m"))]
     #[var(set = set_collision_distance)]
     collision_distance: f32,
@@ -475,7 +478,8 @@ impl IslandWorld {
     }
 
     /// Counts and costs: `loaded` (islands shown at any level), `detailed` (at full detail),
-    /// `with_colliders`, `generating` (0 or 1), `queued` (islands waiting for their level),
+    /// `with_colliders` (detailed islands whose every chunk has its collider: those within
+    /// [member collision_distance]), `generating` (0 or 1), `queued` (islands waiting for their level),
     /// `frame_ms_max` (the most one frame of this node and its islands together took on the
     /// main thread, ms: streaming plus each island's `_process`, where islands install their
     /// nodes), `frame_phase` (what that frame's largest part did: `stream`, or an island's
@@ -494,6 +498,16 @@ impl IslandWorld {
             .filter(|e| e.coarse_ready || e.detail_ready)
             .count();
         let detailed = self.entries.values().filter(|e| e.detail_ready).count();
+        let with_colliders = self
+            .entries
+            .values()
+            .filter(|e| {
+                e.detail_ready
+                    && e.detail
+                        .as_ref()
+                        .is_some_and(|i| i.bind().is_collision_ready())
+            })
+            .count();
         let generating = self
             .entries
             .values()
@@ -516,7 +530,7 @@ impl IslandWorld {
         }
         d.set("loaded", loaded as i64);
         d.set("detailed", detailed as i64);
-        d.set("with_colliders", detailed as i64);
+        d.set("with_colliders", with_colliders as i64);
         d.set("generating", generating as i64);
         d.set("queued", self.queued as i64);
         d.set("frame_ms_max", self.frame_ms_max);
@@ -593,7 +607,7 @@ impl IslandWorld {
                 }
             }
             let cell = p.cell;
-            self.start_with(p, Level::Detail, true);
+            self.start_with(p, Level::Detail, true, true);
             if let Some(mut isl) = self.entries.get(&cell).and_then(|e| e.detail.clone()) {
                 isl.bind_mut().settle();
             }
@@ -798,7 +812,7 @@ impl IslandWorld {
         // The streamed island goes (its paint is kept in `edits`), and the paint moves over.
         self.unload(c);
         let mut isl = self.make_island()?;
-        self.configure(&mut isl, &p, Level::Detail);
+        self.configure(&mut isl, &p, Level::Detail, true);
         self.edits.remove(&c);
         isl.set_name(&format!("PinnedIsland_{}_{}", c[0], c[1]));
         isl.set_meta(PIN_META, &cell.to_variant());
@@ -875,8 +889,13 @@ fn cell_vector(c: [i64; 2]) -> Vector2i {
 /// For `IslandSync`.
 impl IslandWorld {
     /// The detailed island of `cell` once it is generated (null while it generates or is not
-    /// loaded at full detail).
+    /// loaded at full detail): the cell's pinned island when it is pinned (edits of the cell
+    /// go to it), else the streamed one.
     pub fn detail_island(&self, cell: [i64; 2]) -> Option<Gd<ProceduralIsland>> {
+        if let Some(p) = self.pinned().remove(&cell) {
+            let generated = p.bind().island().is_some();
+            return generated.then_some(p);
+        }
         let e = self.entries.get(&cell)?;
         if e.detail_ready {
             e.detail.clone().filter(|i| i.is_instance_valid())
@@ -885,13 +904,20 @@ impl IslandWorld {
         }
     }
 
-    /// Every cell with its generated detailed island, in cell order.
+    /// Every cell with its generated detailed island (pinned ones included), in cell order.
     pub fn detail_cells(&self) -> Vec<([i64; 2], Gd<ProceduralIsland>)> {
+        let pinned = self.pinned();
         let mut v: Vec<([i64; 2], Gd<ProceduralIsland>)> = self
             .entries
             .keys()
+            .filter(|c| !pinned.contains_key(*c))
             .filter_map(|c| self.detail_island(*c).map(|i| (*c, i)))
             .collect();
+        v.extend(
+            pinned
+                .into_iter()
+                .filter(|(_, i)| i.bind().island().is_some()),
+        );
         v.sort_by_key(|e| e.0);
         v
     }
@@ -1202,7 +1228,7 @@ impl IslandWorld {
             });
             if let Some(w) = bare {
                 started = true;
-                self.start(w.placement.clone(), Level::Coarse);
+                self.start(w.placement.clone(), Level::Coarse, false);
             }
         }
         for w in &wants {
@@ -1210,13 +1236,21 @@ impl IslandWorld {
             let has = self.entries.get(&c);
             match w.level {
                 Level::Detail => {
-                    if has.is_some_and(|e| e.detail.is_some()) {
+                    if let Some(mut isl) = has.and_then(|e| e.detail.clone()) {
+                        // Colliders within the collision ring (added or dropped by the
+                        // island a few chunks a frame; see `collision_distance`).
+                        let on = isl.bind().collision_on();
+                        let want = plan::colliders_for(w.distance, &rings, on);
+                        if want != on {
+                            isl.bind_mut().set_collision_enabled(want);
+                        }
                         continue;
                     }
                     queued += 1;
                     if !started {
                         started = true;
-                        self.start(w.placement.clone(), Level::Detail);
+                        let colliders = plan::colliders_for(w.distance, &rings, false);
+                        self.start(w.placement.clone(), Level::Detail, colliders);
                     }
                 }
                 Level::Coarse => {
@@ -1228,7 +1262,7 @@ impl IslandWorld {
                         queued += 1;
                         if !started {
                             started = true;
-                            self.start(w.placement.clone(), Level::Coarse);
+                            self.start(w.placement.clone(), Level::Coarse, false);
                         }
                     } else if e.is_some_and(|e| e.coarse_ready && e.detail.is_some()) {
                         self.drop_detail(c);
@@ -1283,16 +1317,17 @@ impl IslandWorld {
     }
 
     /// Make and start generating the island of `p` at `level`.
-    fn start(&mut self, p: IslandPlacement, level: Level) {
-        self.start_with(p, level, false);
+    /// `colliders`: a detailed island builds its colliders (see `collision_distance`).
+    fn start(&mut self, p: IslandPlacement, level: Level, colliders: bool) {
+        self.start_with(p, level, false, colliders);
     }
 
     /// [`Self::start`]; `now`: generate synchronously (the island is complete on return).
-    fn start_with(&mut self, p: IslandPlacement, level: Level, now: bool) {
+    fn start_with(&mut self, p: IslandPlacement, level: Level, now: bool, colliders: bool) {
         let Some(mut isl) = self.make_island() else {
             return;
         };
-        self.configure(&mut isl, &p, level);
+        self.configure(&mut isl, &p, level, colliders);
         isl.set("generate_on_ready", &false.to_variant());
         isl.set("auto_regenerate", &false.to_variant());
         isl.set_name(&format!(
@@ -1336,9 +1371,15 @@ impl IslandWorld {
     }
 
     /// Give `isl` (made from the template) the cell's seed, size, resolution and position, and
-    /// what `level` needs (detail: colliders and the cell's edits; coarse: no colliders,
-    /// scatter, inland water or edits).
-    fn configure(&self, isl: &mut Gd<ProceduralIsland>, p: &IslandPlacement, level: Level) {
+    /// what `level` needs (detail: the cell's edits, and colliders when `colliders`; coarse: no
+    /// colliders, scatter, inland water or edits).
+    fn configure(
+        &self,
+        isl: &mut Gd<ProceduralIsland>,
+        p: &IslandPlacement,
+        level: Level,
+        colliders: bool,
+    ) {
         let res = match level {
             Level::Detail => p.resolution,
             _ => self.coarse_side(p),
@@ -1359,7 +1400,7 @@ impl IslandWorld {
             isl.set("lod_enabled", &true.to_variant());
         }
         if level == Level::Detail {
-            isl.set("collision_enabled", &true.to_variant());
+            isl.set("collision_enabled", &colliders.to_variant());
             if let Some(paint) = self.edits.get(&p.cell) {
                 isl.set("splat_paint", &paint.to_variant());
             }

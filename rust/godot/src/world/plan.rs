@@ -3,7 +3,8 @@
 //!
 //! Levels, by the distance from the nearest target to the island's map square (0 inside it):
 //! [`Level::Coarse`] within the view distance (a low-resolution generation of the same island),
-//! [`Level::Detail`] within the detail distance (full resolution, water, scatter, colliders).
+//! [`Level::Detail`] within the detail distance (full resolution, water, scatter), with
+//! colliders within the collision distance ([`colliders_for`]).
 //! An island already loaded keeps its level until the distance passes the ring by
 //! [`HYSTERESIS`] (so a target on a ring's edge does not make it flicker), and is freed beyond
 //! [`FREE_FACTOR`] × the view distance.
@@ -82,6 +83,12 @@ pub fn level_for(distance: f64, rings: &Rings, current: Level) -> Level {
     } else {
         Level::None
     }
+}
+
+/// Whether a detailed island at `distance` should have colliders, given whether it has them
+/// (`current`): within the collision ring, kept until the ring is passed by [`HYSTERESIS`].
+pub fn colliders_for(distance: f64, rings: &Rings, current: bool) -> bool {
+    distance <= rings.collision || (current && distance <= rings.collision * (1.0 + HYSTERESIS))
 }
 
 /// Every island within [`FREE_FACTOR`] × the view distance of a target, with the level it
@@ -177,6 +184,20 @@ mod tests {
         assert_eq!(level_for(8500.0, &r, Level::Coarse), Level::Coarse);
         assert_eq!(level_for(9500.0, &r, Level::Coarse), Level::Coarse);
         assert_eq!(level_for(9700.0, &r, Level::Coarse), Level::None);
+    }
+
+    #[test]
+    fn colliders_follow_the_collision_ring_with_hysteresis() {
+        let r = rings();
+        assert!(colliders_for(0.0, &r, false));
+        assert!(colliders_for(800.0, &r, false));
+        assert!(!colliders_for(801.0, &r, false));
+        assert!(
+            colliders_for(870.0, &r, true),
+            "kept within 10 % past the ring"
+        );
+        assert!(!colliders_for(890.0, &r, true), "dropped beyond it");
+        assert!(!colliders_for(1500.0, &r, false));
     }
 
     #[test]

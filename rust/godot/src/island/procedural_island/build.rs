@@ -313,6 +313,9 @@ impl ProceduralIsland {
             }
         }
         self.parts.job.end_series();
+        // `collision_enabled` may have changed while the worker ran: check the colliders.
+        self.collider_sync = true;
+        self.collider_cursor = 0;
         let server = self.server_active();
         let t = Instant::now();
         if !server {

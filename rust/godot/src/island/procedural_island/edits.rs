@@ -226,6 +226,89 @@ impl ProceduralIsland {
         });
     }
 
+    /// Bring the chunks' colliders in line with `collision_enabled` (see `collider_sync`):
+    /// from `collider_cursor` on, add each missing collider (from the island's heights, as the
+    /// worker makes them) or remove each unwanted one, until the frame's budget is spent.
+    /// Nothing while a generation installs its chunks (the install builds them as asked).
+    /// Returns whether it changed a collider this frame.
+    pub(super) fn sync_colliders(&mut self) -> bool {
+        if !self.collider_sync || self.parts.job.is_building() {
+            return false;
+        }
+        let Some(island) = self.island.clone() else {
+            self.collider_sync = false;
+            return false;
+        };
+        let cs = island.params.chunk_size as usize;
+        let per_side = (island.field.resolution - 1) / cs;
+        let total = per_side * per_side;
+        if self.parts.chunks.len() != total {
+            self.collider_sync = false;
+            return false;
+        }
+        let on = self.collision_enabled;
+        let budget = self.frame_budget_left() as f64;
+        let start = Instant::now();
+        let mut cursor = self.collider_cursor.min(total);
+        let mut changed = false;
+        let settings = self.lod_settings();
+        self.with_chunk_parts(|p, parent| {
+            let mut dearest = 0.0f64;
+            while cursor < total {
+                if p.chunks.has_collider(cursor) == on {
+                    cursor += 1;
+                    continue;
+                }
+                // At least one a frame, so a zero budget still gets there.
+                if changed && start.elapsed().as_secs_f64() * 1e3 + dearest > budget {
+                    break;
+                }
+                let t = Instant::now();
+                if on {
+                    let col = island
+                        .field
+                        .chunk_collider(cursor % per_side, cursor / per_side, cs);
+                    p.chunks.set_collider(parent, cursor, Some(&col));
+                } else {
+                    p.chunks.set_collider(parent, cursor, None);
+                }
+                dearest = dearest.max(t.elapsed().as_secs_f64() * 1e3);
+                changed = true;
+                cursor += 1;
+            }
+            if cursor == total && on && changed {
+                // LOD with `collision_mode` NEAR disables those away from the camera again.
+                let mut scene = LodScene {
+                    parent,
+                    island: &island,
+                    chunks: &mut p.chunks,
+                };
+                p.lod.reapply_colliders(&mut scene, &settings);
+            }
+        });
+        self.collider_cursor = cursor;
+        if cursor == total {
+            self.collider_sync = false;
+            self.collider_cursor = 0;
+        }
+        changed
+    }
+
+    /// Whether every chunk of the generated island has its collider: `collision_enabled`, no
+    /// generation installing and the colliders all built (see [`Self::sync_colliders`]).
+    pub fn colliders_ready(&self) -> bool {
+        let Some(island) = self.island.as_deref() else {
+            return false;
+        };
+        if !self.collision_enabled || self.parts.job.is_building() {
+            return false;
+        }
+        let cs = island.params.chunk_size as usize;
+        let per_side = (island.field.resolution - 1) / cs;
+        self.parts.chunks.len() == per_side * per_side
+            && (0..per_side * per_side).all(|i| self.parts.chunks.has_collider(i))
+    }
+
     /// Recompose the splat maps in `rect` (None: everything) after the paint changed there.
     pub fn update_splat_maps(&mut self, rect: Option<Rect>) {
         if self.server_active() {

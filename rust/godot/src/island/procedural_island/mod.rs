@@ -110,16 +110,19 @@ impl INode3D for ProceduralIsland {
         // The generation's node work last, with what is left of the frame's budget.
         self.continue_build();
         self.scatter_process();
+        let colliders = self.sync_colliders();
         let phase = if building && !self.parts.job.is_building() {
             "install"
         } else if building {
             "chunks"
         } else if scattering || self.parts.scatter.is_pending() {
             "scatter"
+        } else if colliders {
+            "colliders"
         } else {
             "worker"
         };
-        let busy = running || building || scattering || self.is_generating();
+        let busy = running || building || scattering || colliders || self.is_generating();
         if running && !building && self.frame_watch.elapsed_ms() < 1.0 && !self.server_active() {
             // A quiet frame while the worker generates: the splat maps' spare arrays (and for a
             // new size the maps themselves, a piece a frame), so the install frame only copies.
@@ -419,6 +422,32 @@ impl ProceduralIsland {
     /// Generate on `pool` (an `IslandWorld`'s generator threads) instead of rayon's global pool.
     pub(crate) fn set_generator_pool(&mut self, pool: Option<std::sync::Arc<rayon::ThreadPool>>) {
         self.parts.job.pool = pool;
+    }
+
+    /// Set [member collision_enabled]: on a generated island the colliders follow in the next
+    /// frames (added from the island's heights or removed, within [member build_budget_ms] per
+    /// frame), without regenerating.
+    #[func]
+    pub fn set_collision_enabled(&mut self, on: bool) {
+        if on != self.collision_enabled {
+            self.collider_sync = true;
+            self.collider_cursor = 0;
+        }
+        self.collision_enabled = on;
+    }
+
+    /// The value of `collision_enabled` (for the world, which sets it by distance).
+    pub(crate) fn collision_on(&self) -> bool {
+        self.collision_enabled
+    }
+
+    /// Whether every chunk of the generated island has its collider now: [member
+    /// collision_enabled] is on and its colliders are built (after a change of [member
+    /// collision_enabled] they follow over a few frames; during a regeneration the new island's
+    /// chunks are built with theirs). False before the first generation.
+    #[func]
+    pub fn is_collision_ready(&self) -> bool {
+        self.colliders_ready()
     }
 
     /// This frame, `ms` of the budget went elsewhere before this node's `_process` (its world's

@@ -334,9 +334,13 @@ island_node! {
             #[export(range = (0.0, 1.0, 0.01))]
             splat_wetness: f32 = core(splat.wetness),
 
-            /// Build a StaticBody3D with a HeightMapShape3D per chunk.
+            /// Build a StaticBody3D with a HeightMapShape3D per chunk. Changed on a generated
+            /// island, the colliders are added (from the island's heights) or removed a few
+            /// chunks a frame within [member build_budget_ms], without regenerating; [method
+            /// is_collision_ready] tells when every chunk has its collider.
             #[export_group(name = "Output")]
             #[export]
+            #[var(set = set_collision_enabled)]
             collision_enabled: bool = node(true),
             /// Flat-shaded (faceted) meshes instead of smooth normals.
             #[export]
@@ -503,6 +507,11 @@ island_node! {
             /// Generation parameters received from an `IslandSync` authority: they replace
             /// the properties' (see `net.rs`).
             net_params: Option<island_core::IslandParams> = None,
+            /// The chunks' colliders may not match `collision_enabled` (it changed, or a new
+            /// island was installed): `sync_colliders` adds or removes them from
+            /// `collider_cursor` on, within the frame's budget.
+            collider_sync: bool = false,
+            collider_cursor: usize = 0,
         }
     }
 }
