@@ -3,6 +3,10 @@ extends Node3D
 ## W/S: throttle, A/D: steer, F: boat / plane, R: new world seed, Esc: quit.
 ## The islands near you are detailed (with colliders), the far ones coarse meshes; the HUD shows
 ## the world's stats.
+##
+## Autopilot (to fly it without a keyboard, e.g. under Xvfb): after `--`, `--autopilot=SECONDS`
+## goes straight ahead at full throttle for that long, `--fly` as the plane, `--shot=PATH` saves
+## the view as a PNG at the end; it then prints the world's stats and quits.
 
 const BOAT_SPEED := 30.0
 const PLANE_SPEED := 120.0
@@ -14,9 +18,20 @@ var hud: Label
 var heading := 0.0
 var throttle := 1.0
 var flying := false
+var autopilot_s := 0.0
+var shot_path := ""
+var elapsed := 0.0
+var aground_s := 0.0
 
 
 func _ready() -> void:
+	for a in OS.get_cmdline_user_args():
+		if a.begins_with("--autopilot="):
+			autopilot_s = float(a.substr(12))
+		elif a == "--fly":
+			flying = true
+		elif a.begins_with("--shot="):
+			shot_path = a.substr(7)
 	var env := WorldEnvironment.new()
 	var e := Environment.new()
 	e.background_mode = Environment.BG_SKY
@@ -66,6 +81,8 @@ func _unhandled_input(event: InputEvent) -> void:
 
 
 func _process(delta: float) -> void:
+	if autopilot_s > 0.0:
+		_autopilot(delta)
 	if Input.is_key_pressed(KEY_A):
 		heading += delta * (0.6 if flying else 0.4)
 	if Input.is_key_pressed(KEY_D):
@@ -84,6 +101,7 @@ func _process(delta: float) -> void:
 		# Aground: stop at the beach.
 		p = craft.position
 		p.y = 1.0
+		aground_s += delta
 	else:
 		p.y = 1.0
 	craft.position = p
@@ -95,3 +113,19 @@ func _process(delta: float) -> void:
 	hud.text = "%s  %.0f m/s  world seed %d  cell %s\nislands loaded %d, detailed %d, generating %d, queued %d, world frame max %.2f ms\nW/S throttle, A/D steer, F boat/plane, R new world, Esc quit" % [
 		"plane" if flying else "boat", speed, world.world_seed, world.cell_at(p.x, p.z),
 		s.loaded, s.detailed, s.generating, s.queued, s.frame_ms_max]
+
+
+## `--autopilot`: straight ahead; at the end the picture and the stats, then quit.
+func _autopilot(delta: float) -> void:
+	elapsed += delta
+	if elapsed < autopilot_s:
+		return
+	autopilot_s = 0.0
+	var s := world.get_world_stats()
+	print("world_demo autopilot: %s, %.0f s, at %s (cell %s), %.1f s aground, stats %s" % [
+		"plane" if flying else "boat", elapsed, craft.position, world.cell_at(craft.position.x, craft.position.z), aground_s, s])
+	if shot_path != "":
+		await RenderingServer.frame_post_draw
+		var img := get_viewport().get_texture().get_image()
+		print("world_demo autopilot: saved %s %s" % [shot_path, error_string(img.save_png(shot_path))])
+	get_tree().quit()

@@ -37,6 +37,8 @@ extends EditorPlugin
 ##   6b. add an IslandWorld of small islands (streams around the editor camera), click the
 ##      island nearest the middle of its inspector map: the island's properties show read-only;
 ##      press "Pin this island": the pinned island is the scene's, selected, editable; undo it;
+##      pin it again (redo), press "Unpin" on the pinned island and OK in its confirmation
+##      dialog: the cell is the world's again;
 ##   7. print `SESSION quit` and quit.
 ## Prints `SESSION ...` lines; the check fails on any panic, error, leak or crash in the output
 ## and on an exit that takes longer than a few seconds after `SESSION quit`.
@@ -469,6 +471,23 @@ func _step_once() -> void:
 				print("SESSION FAIL undoing the pin left pinned cells %s" % [left])
 			else:
 				print("SESSION world pin undone: no pinned cell")
+			_world_step_redo_pin()
+			_step = 145
+			_wait = 10
+		145:
+			_world_step_unpin()
+			_step = 146
+			_wait = 10
+		146:
+			_world_step_confirm_unpin()
+			_step = 147
+			_wait = 10
+		147:
+			var pinned_left: Array = _world.call("get_pinned_cells")
+			if not pinned_left.is_empty():
+				print("SESSION FAIL Unpin + OK left pinned cells %s" % [pinned_left])
+			else:
+				print("SESSION world island unpinned through the dialog: no pinned cell")
 			_world.queue_free()
 			_world = null
 			EditorInterface.set_main_screen_editor("3D")
@@ -982,6 +1001,42 @@ func _world_step_undo_pin() -> void:
 		print("SESSION FAIL the pinned island is not the scene's editable island")
 	var ur := EditorInterface.get_editor_undo_redo()
 	ur.get_history_undo_redo(ur.get_object_history_id(_world)).undo()
+
+
+## Pin the cell again (redo) and show the pinned island in the inspector.
+func _world_step_redo_pin() -> void:
+	var ur := EditorInterface.get_editor_undo_redo()
+	ur.get_history_undo_redo(ur.get_object_history_id(_world)).redo()
+	var cells: Array = _world.call("get_pinned_cells")
+	if cells.size() != 1:
+		print("SESSION FAIL redoing the pin gave pinned cells %s" % [cells])
+		return
+	var pinned: Node = _world.call("pin_island", cells[0])
+	_select(pinned)
+
+
+## The pinned island's inspector has an Unpin button: press it (a confirmation dialog opens).
+func _world_step_unpin() -> void:
+	var unpin := EditorInterface.get_inspector().find_child("Unpin", true, false) as Button
+	if unpin == null:
+		print("SESSION FAIL no Unpin button on the pinned island")
+		return
+	unpin.pressed.emit()
+
+
+## The Unpin confirmation dialog is up: press its OK button.
+func _world_step_confirm_unpin() -> void:
+	var unpin := EditorInterface.get_inspector().find_child("Unpin", true, false) as Button
+	var dialog: ConfirmationDialog = null
+	if unpin != null:
+		for c in unpin.get_children(true):
+			if c is ConfirmationDialog:
+				dialog = c
+	if dialog == null or not dialog.visible:
+		print("SESSION FAIL no Unpin confirmation dialog showing")
+		return
+	print("SESSION Unpin dialog: %s" % dialog.dialog_text.get_slice("\n", 0))
+	dialog.get_ok_button().pressed.emit()
 
 
 func _select(n: Node) -> void:

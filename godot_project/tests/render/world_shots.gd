@@ -68,7 +68,7 @@ func _initialize() -> void:
 	if low:
 		var info := _world.get_island_info(_world.cell_at(c.x, c.z))
 		var half: float = info.world_size * 0.5
-		_cam.look_at_from_position(c + Vector3(-half - 350.0, 140.0, -half * 0.4), c + Vector3(half, 0.0, half * 0.5))
+		_cam.look_at_from_position(c + Vector3(-half - 200.0, 75.0, -half * 0.3), c + Vector3(half * 0.3, 0.0, half * 0.2))
 	else:
 		_cam.look_at_from_position(c + Vector3(-1800, 1100, -1800), c + Vector3(2500, -200, 2500))
 

@@ -12,6 +12,9 @@ const SNAP: f64 = 256.0;
 /// The sea floor lies this much below the islands' border depth, so it never fights with an
 /// island's own floor where they overlap (invisible under metres of water).
 pub const FLOOR_GAP: f32 = 0.05;
+/// The world sea's `ripple_scale` (the water shader's default, 0.035, suits lakes and an
+/// island's own sea): waves of about 60 m and shorter.
+const OPEN_SEA_RIPPLE_SCALE: f32 = 0.1;
 
 /// The two internal surfaces.
 pub struct Ocean {
@@ -39,6 +42,9 @@ impl Ocean {
         // depth (the per-pixel shoreline fade still follows the islands' beaches).
         m.set_shader_parameter("map_rect", &Vector3::new(1.0e9, 1.0e9, 1.0).to_variant());
         m.set_shader_parameter("outside_depth", &depth.to_variant());
+        // Open-sea waves: shorter than an island's sheltered ripples (60 m down to 10 m: the
+        // default 180 m swell read as regular bands from a boat), fading out with distance.
+        m.set_shader_parameter("ripple_scale", &OPEN_SEA_RIPPLE_SCALE.to_variant());
         sea.set_material_override(&m);
         let mut floor = MeshInstance3D::new_alloc();
         floor.set_name("WorldSeaFloor");
