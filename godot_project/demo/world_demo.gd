@@ -48,12 +48,8 @@ func _ready() -> void:
 	sun.shadow_enabled = true
 	sun.directional_shadow_max_distance = 1500.0
 	add_child(sun)
-	craft = MeshInstance3D.new()
-	var box := BoxMesh.new()
-	box.size = Vector3(4, 2, 10)
-	(craft as MeshInstance3D).mesh = box
+	craft = _make_boat()
 	add_child(craft)
-	craft.position = Vector3(2048, 1, 2048)
 	cam = Camera3D.new()
 	cam.far = 20000.0
 	add_child(cam)
@@ -61,6 +57,7 @@ func _ready() -> void:
 	world = IslandWorld.new()
 	world.world_seed = 1
 	add_child(world)
+	_start_near_an_island()
 	world.targets = [world.get_path_to(craft)]
 	hud = Label.new()
 	hud.position = Vector2(12, 12)
@@ -74,6 +71,7 @@ func _unhandled_input(event: InputEvent) -> void:
 		match event.keycode:
 			KEY_R:
 				world.world_seed = randi()
+				_start_near_an_island()
 			KEY_F:
 				flying = not flying
 			KEY_ESCAPE:
@@ -113,6 +111,67 @@ func _process(delta: float) -> void:
 	hud.text = "%s  %.0f m/s  world seed %d  cell %s\nislands loaded %d, detailed %d, generating %d, queued %d, world frame max %.2f ms\nW/S throttle, A/D steer, F boat/plane, R new world, Esc quit" % [
 		"plane" if flying else "boat", speed, world.world_seed, world.cell_at(p.x, p.z),
 		s.loaded, s.detailed, s.generating, s.queued, s.frame_ms_max]
+
+
+## A small boat: a hull, a cabin and a mast with a sail (built-in meshes, no assets).
+func _make_boat() -> Node3D:
+	var boat := Node3D.new()
+	var white := StandardMaterial3D.new()
+	white.albedo_color = Color(0.93, 0.93, 0.9)
+	var red := StandardMaterial3D.new()
+	red.albedo_color = Color(0.62, 0.12, 0.1)
+	var wood := StandardMaterial3D.new()
+	wood.albedo_color = Color(0.45, 0.3, 0.18)
+	var parts := [
+		[BoxMesh.new(), Vector3(3.2, 1.2, 9.0), Vector3(0, 0.2, 0), red],
+		[PrismMesh.new(), Vector3(3.2, 3.0, 1.2), Vector3(0, 0.2, 5.1), red],
+		[BoxMesh.new(), Vector3(2.0, 1.2, 2.6), Vector3(0, 1.4, -1.8), white],
+		[CylinderMesh.new(), Vector3(0.15, 7.0, 0.15), Vector3(0, 4.3, 0.9), wood],
+		[PrismMesh.new(), Vector3(0.08, 6.0, 3.4), Vector3(0, 4.6, 0.1), white],
+	]
+	for p in parts:
+		var m := MeshInstance3D.new()
+		var mesh: PrimitiveMesh = p[0]
+		if mesh is BoxMesh:
+			mesh.size = p[1]
+		elif mesh is PrismMesh:
+			mesh.size = p[1]
+			mesh.left_to_right = 0.0 if p[3] == white else 0.5
+		elif mesh is CylinderMesh:
+			mesh.top_radius = p[1].x
+			mesh.bottom_radius = p[1].x
+			mesh.height = p[1].y
+		mesh.material = p[3]
+		m.mesh = mesh
+		m.position = p[2]
+		if mesh is PrismMesh and p[3] == red:
+			# The bow: the prism on its side, pointing ahead.
+			m.rotation_degrees = Vector3(90, 0, 0)
+		elif mesh is PrismMesh:
+			# The sail, sheeted out a little (not edge-on from astern).
+			m.rotation_degrees = Vector3(0, 25, 0)
+		boat.add_child(m)
+	return boat
+
+
+## Put the craft south-west of the island nearest the origin, heading north to pass 250 m off
+## its west coast: the first minute shows the island ahead, and its neighbours beyond.
+func _start_near_an_island() -> void:
+	var best := {}
+	for r in 4:
+		for j in range(-r, r + 1):
+			for i in range(-r, r + 1):
+				var info := world.get_island_info(Vector2i(i, j))
+				if best.is_empty() and info.get("exists", false):
+					best = info
+	if best.is_empty():
+		craft.position = Vector3(2048, 1, 2048)
+		return
+	var c: Vector3 = best.center
+	var half: float = best.world_size * 0.5
+	craft.position = Vector3(c.x - half - 250.0, 1.0, c.z - half - 1200.0)
+	heading = 0.0
+	cam.position = craft.position + Vector3(0, 15, -40)
 
 
 ## `--autopilot`: straight ahead; at the end the picture and the stats, then quit.
