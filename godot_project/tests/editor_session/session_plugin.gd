@@ -1026,12 +1026,7 @@ func _world_step_unpin() -> void:
 
 ## The Unpin confirmation dialog is up: press its OK button.
 func _world_step_confirm_unpin() -> void:
-	var unpin := EditorInterface.get_inspector().find_child("Unpin", true, false) as Button
-	var dialog: ConfirmationDialog = null
-	if unpin != null:
-		for c in unpin.get_children(true):
-			if c is ConfirmationDialog:
-				dialog = c
+	var dialog := EditorInterface.get_base_control().find_child("UnpinIslandDialog*", false, false) as ConfirmationDialog
 	if dialog == null or not dialog.visible:
 		print("SESSION FAIL no Unpin confirmation dialog showing")
 		return

@@ -109,13 +109,21 @@ static func unpin_from_inspector(island: Object) -> bool:
 	return world.call(&"unpin_island", cell)
 
 
+## The confirmation dialog lives under the editor's base control, not under the button: the
+## unpin re-targets the inspector, which frees the button (and anything under it) while the
+## dialog's OK is still emitting (found driving the real editor). The unpin itself is deferred
+## for the same reason.
 func _confirm_unpin(island: Object, from: Control) -> void:
 	var dialog := ConfirmationDialog.new()
+	dialog.name = "UnpinIslandDialog"
 	dialog.title = "Unpin island"
 	dialog.dialog_text = "Give this cell back to the IslandWorld?\nThis island's own settings are dropped (not undoable); its paint and sculpt go back to the world if its size and resolution are unchanged."
-	dialog.confirmed.connect(func(): unpin_from_inspector(island))
+	dialog.confirmed.connect(func(): unpin_from_inspector(island), CONNECT_DEFERRED)
 	dialog.visibility_changed.connect(func(): if not dialog.visible: dialog.queue_free())
-	from.add_child(dialog)
+	var parent: Node = from
+	if Engine.is_editor_hint():
+		parent = EditorInterface.get_base_control()
+	parent.add_child(dialog, true)
 	dialog.popup_centered()
 
 
