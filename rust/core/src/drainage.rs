@@ -939,47 +939,92 @@ pub fn receivers_with_flats(filled: &[f32], n: usize, sea_level: f32, heights: &
 /// itself) on an `n × n` grid: every non-outlet sample (`rcv[i] != i`), each after its
 /// receiver (downstream first). The stack order of Braun & Willett 2013: depth-first up each
 /// drainage tree, the trees taken in the index order of their first sample (the one draining
-/// into the outlet), donors in index order. Sequential and deterministic; consecutive samples
-/// are mostly neighbours, which keeps the passes over the order cache-friendly. Samples on a
-/// receiver cycle (none for [`receivers`]) are left out.
+/// into the outlet), donors in index order. Deterministic: groups of consecutive trees are
+/// walked in parallel and joined in order, which is the sequence of one sequential walk
+/// whatever the thread count. Consecutive samples are mostly neighbours, which keeps the passes
+/// over the order cache-friendly. Samples on a receiver cycle (none for [`receivers`]) are
+/// left out.
 pub fn flow_order(rcv: &[u32], n: usize) -> Vec<u32> {
     let len = rcv.len();
     assert_eq!(len, n * n, "rcv must hold n² samples");
-    let offs = offsets(n);
-    let mut order = Vec::with_capacity(len);
-    let mut stack: Vec<u32> = Vec::new();
-    for i in 0..len {
-        let r = rcv[i] as usize;
-        if r == i || rcv[r] as usize != r {
-            continue;
-        }
-        stack.push(i as u32);
-        while let Some(c) = stack.pop() {
-            order.push(c);
-            let c = c as usize;
-            let (x, z) = (c % n, c / n);
-            // Donors pushed in reverse index order: popped in index order.
-            if x > 0 && z > 0 && x + 1 < n && z + 1 < n {
-                for &o in offs.iter().rev() {
-                    let j = (c as isize + o) as usize;
-                    if rcv[j] as usize == c {
-                        stack.push(j as u32);
-                    }
+    // Each tree is walked whole before the next, in the index order of their first samples, so
+    // the order is the trees' walks one after another: the trees starting in each range of
+    // indices are walked in parallel and the ranges joined in order (the same sequence as one
+    // sequential walk).
+    let span = (len / (16 * rayon::current_num_threads().max(1))).max(FLOW_ORDER_MIN_SPAN);
+    let groups: Vec<Vec<u32>> = (0..len.div_ceil(span))
+        .into_par_iter()
+        .map(|g| {
+            let mut out = Vec::new();
+            let mut stack: Vec<u32> = Vec::new();
+            for i in g * span..((g + 1) * span).min(len) {
+                if is_tree_root(rcv, i) {
+                    walk_tree(rcv, n, i as u32, &mut stack, &mut out);
                 }
-            } else {
-                let mut d = [0u32; 8];
-                let mut k = 0;
-                for_neighbours(c, n, |j, _| {
-                    if rcv[j] as usize == c {
-                        d[k] = j as u32;
-                        k += 1;
-                    }
-                });
-                stack.extend(d[..k].iter().rev());
             }
+            out
+        })
+        .collect();
+    join_in_order(groups)
+}
+
+/// Fewest sample indices whose trees one parallel task of [`flow_order`] walks.
+const FLOW_ORDER_MIN_SPAN: usize = 1 << 14;
+
+/// Whether sample `i` starts a drainage tree: it drains into an outlet (a sample that is its
+/// own receiver) other than itself.
+#[inline(always)]
+fn is_tree_root(rcv: &[u32], i: usize) -> bool {
+    let r = rcv[i] as usize;
+    r != i && rcv[r] as usize == r
+}
+
+/// Depth-first walk of the tree of `root` (donors in index order), appended to `out`.
+fn walk_tree(rcv: &[u32], n: usize, root: u32, stack: &mut Vec<u32>, out: &mut Vec<u32>) {
+    let offs = offsets(n);
+    stack.push(root);
+    while let Some(c) = stack.pop() {
+        out.push(c);
+        let c = c as usize;
+        let (x, z) = (c % n, c / n);
+        // Donors pushed in reverse index order: popped in index order.
+        if x > 0 && z > 0 && x + 1 < n && z + 1 < n {
+            for &o in offs.iter().rev() {
+                let j = (c as isize + o) as usize;
+                if rcv[j] as usize == c {
+                    stack.push(j as u32);
+                }
+            }
+        } else {
+            let mut d = [0u32; 8];
+            let mut k = 0;
+            for_neighbours(c, n, |j, _| {
+                if rcv[j] as usize == c {
+                    d[k] = j as u32;
+                    k += 1;
+                }
+            });
+            stack.extend(d[..k].iter().rev());
         }
     }
-    order
+}
+
+/// The parts one after another, copied in parallel (each into its own slice of the result).
+fn join_in_order(parts: Vec<Vec<u32>>) -> Vec<u32> {
+    let total: usize = parts.iter().map(Vec::len).sum();
+    let mut out = vec![0u32; total];
+    let mut slices: Vec<&mut [u32]> = Vec::with_capacity(parts.len());
+    let mut rest: &mut [u32] = &mut out;
+    for p in &parts {
+        let (head, tail) = rest.split_at_mut(p.len());
+        slices.push(head);
+        rest = tail;
+    }
+    slices
+        .into_par_iter()
+        .zip(parts.par_iter())
+        .for_each(|(dst, src)| dst.copy_from_slice(src));
+    out
 }
 
 /// Drainage area (m²) by accumulating `cell_area` down the receivers, upstream first.
@@ -998,15 +1043,54 @@ pub fn accumulate(order: &[u32], rcv: &[u32], len: usize, cell_area: f32) -> Vec
 /// upstream first over `order` ([`flow_order`]). Integer sums do not depend on the order in
 /// which donors are added, so the GPU twin (`accumulate` in `shaders/drainage.wgsl`, which walks
 /// the receivers with atomic adds in no fixed order) gives the same counts.
+///
+/// The trees of [`flow_order`] lie one after another in `order` and share no sample (their
+/// outlets are not in `order`): groups of trees are summed in parallel, each touching only its
+/// own samples, then each tree's total is added to its outlet.
 pub fn accumulate_counts(order: &[u32], rcv: &[u32], len: usize) -> Vec<u32> {
-    let mut count = vec![1u32; len];
-    for &c in order.iter().rev() {
-        let r = rcv[c as usize] as usize;
-        if r != c as usize {
-            count[r] += count[c as usize];
+    use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+    // Where each tree starts in `order` (its first sample drains into an outlet).
+    let starts: Vec<usize> = (0..order.len())
+        .into_par_iter()
+        .filter(|&k| {
+            let c = order[k] as usize;
+            let r = rcv[c] as usize;
+            r == c || rcv[r] as usize == r
+        })
+        .collect();
+    // Relaxed loads and stores: every sample is written by the one task that owns its tree
+    // (no two tasks touch a sample), so these are plain moves that rayon's join orders.
+    let count: Vec<AtomicU32> = (0..len)
+        .into_par_iter()
+        .map(|_| AtomicU32::new(1))
+        .collect();
+    let group_len = (order.len() / (8 * rayon::current_num_threads().max(1))).max(1 << 12);
+    let mut bounds = vec![0usize];
+    for &k in &starts {
+        if k - bounds[bounds.len() - 1] >= group_len {
+            bounds.push(k);
         }
     }
-    count
+    bounds.push(order.len());
+    bounds.dedup();
+    bounds.par_windows(2).for_each(|w| {
+        for &c in order[w[0]..w[1]].iter().rev() {
+            let c = c as usize;
+            let r = rcv[c] as usize;
+            if r != c && rcv[r] as usize != r {
+                count[r].store(count[r].load(Relaxed) + count[c].load(Relaxed), Relaxed);
+            }
+        }
+    });
+    // The trees into their outlets (several trees may share one), after every tree is summed.
+    for &k in &starts {
+        let c = order[k] as usize;
+        let r = rcv[c] as usize;
+        if r != c {
+            count[r].store(count[r].load(Relaxed) + count[c].load(Relaxed), Relaxed);
+        }
+    }
+    count.into_iter().map(AtomicU32::into_inner).collect()
 }
 
 /// Drainage areas (m²) of upstream sample counts: `count · cell_area`, one rounding each (the
@@ -1285,6 +1369,93 @@ pub(crate) fn drainage_lean(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The sequential walk [`flow_order`] was before it walked groups of trees in parallel.
+    fn flow_order_sequential(rcv: &[u32], n: usize) -> Vec<u32> {
+        let mut order = Vec::new();
+        let mut stack = Vec::new();
+        for i in 0..rcv.len() {
+            if is_tree_root(rcv, i) {
+                walk_tree(rcv, n, i as u32, &mut stack, &mut order);
+            }
+        }
+        order
+    }
+
+    /// The sequential sum [`accumulate_counts`] was before it summed groups of trees in
+    /// parallel.
+    fn accumulate_counts_sequential(order: &[u32], rcv: &[u32], len: usize) -> Vec<u32> {
+        let mut count = vec![1u32; len];
+        for &c in order.iter().rev() {
+            let r = rcv[c as usize] as usize;
+            if r != c as usize {
+                count[r] += count[c as usize];
+            }
+        }
+        count
+    }
+
+    /// Receivers of a random forest on an n × n grid: each sample drains to a random
+    /// neighbour lower in a random potential, or is an outlet (the border and some inner
+    /// samples), so trees of every size, shared outlets and long chains occur.
+    fn random_receivers(n: usize, seed: u64) -> Vec<u32> {
+        let mut s = seed | 1;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let pot: Vec<u64> = (0..n * n).map(|_| next()).collect();
+        (0..n * n)
+            .map(|i| {
+                let (x, z) = (i % n, i / n);
+                if x == 0 || z == 0 || x + 1 == n || z + 1 == n || next() % 97 == 0 {
+                    return i as u32;
+                }
+                let mut best = i;
+                for_neighbours(i, n, |j, _| {
+                    if pot[j] < pot[best] {
+                        best = j;
+                    }
+                });
+                best as u32
+            })
+            .collect()
+    }
+
+    #[test]
+    fn parallel_flow_order_and_counts_equal_the_sequential_walk() {
+        let mut cases: Vec<(Vec<u32>, usize)> = (0..6)
+            .map(|k| {
+                let n = [3, 17, 64, 129, 300, 513][k];
+                (random_receivers(n, 0x9e37_79b9 + k as u64), n)
+            })
+            .collect();
+        // A real island's receivers (erosion, lakes and flats included).
+        let p = crate::IslandParams {
+            resolution: 257,
+            ..Default::default()
+        };
+        let island = crate::generate(&p).unwrap();
+        let h = &island.field.heights;
+        let filled = depression_fill(h, 257, 0.0);
+        cases.push((receivers_with_flats(&filled, 257, 0.0, h), 257));
+        for threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            for (rcv, n) in &cases {
+                let want = flow_order_sequential(rcv, *n);
+                let got = pool.install(|| flow_order(rcv, *n));
+                assert_eq!(got, want, "flow order, n = {n}, {threads} threads");
+                let want = accumulate_counts_sequential(&want, rcv, n * n);
+                let got = pool.install(|| accumulate_counts(&got, rcv, n * n));
+                assert_eq!(got, want, "upstream counts, n = {n}, {threads} threads");
+            }
+        }
+    }
 
     /// Two bowls (one deeper, one shallow) joined by a saddle exactly at the spill level of
     /// both, in a plateau sloping to a notch on the border.
