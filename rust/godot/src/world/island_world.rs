@@ -230,6 +230,10 @@ impl INode3D for IslandWorld {
         // The islands' shared terrain shader now, while the scene loads, not in the first
         // streaming frame (6-7 ms: the first island node parsed it).
         crate::island::material::warm_up();
+        // The one ocean now too (its water shader parsed while the scene loads): made in the
+        // first streaming frame it took most of that frame's 52 ms under Vulkan (lavapipe).
+        self.sea_depth = self.template_sea_depth();
+        self.update_ocean(&[]);
         self.warm_splat_pool();
         self.base_mut().set_process(true);
     }
