@@ -253,16 +253,7 @@ func _world_branch(branch: String, seed: int, at: Vector3) -> Node:
 
 func test_world_edits_reach_a_peer_that_streams_its_own_islands() -> void:
 	# Where the server's world (seed 42) has an island: both targets stand on it.
-	var probe := _sync_world(42)
-	add_child(probe)
-	var info := {}
-	for r in 6:
-		for j in range(-r, r + 1):
-			for i in range(-r, r + 1):
-				var inf := probe.get_island_info(Vector2i(i, j))
-				if info.is_empty() and inf.exists:
-					info = inf
-	probe.free()
+	var info := _first_world_island(42)
 	if not check(not info.is_empty(), "the world has an island"):
 		return
 	var centre: Vector3 = info.center
@@ -298,22 +289,9 @@ func test_world_edits_reach_a_peer_that_streams_its_own_islands() -> void:
 	expect_error("no detailed island loaded")
 	check(not sa.edit_dab(brush, centre + Vector3(2048.0 * 3, 0, 0)), "edit far away refused")
 	# The client joins over ENet on 127.0.0.1.
-	var server_peer := ENetMultiplayerPeer.new()
-	server_peer.set_bind_ip("127.0.0.1")
-	var port := 0
-	for attempt in 20:
-		var p := 20000 + randi() % 40000
-		if server_peer.create_server(p, 2) == OK:
-			port = p
-			break
-	get_tree().get_multiplayer(a.get_path()).multiplayer_peer = server_peer
 	var verified := []
-	sa.peer_verified.connect(func(id: int, hex: String) -> void: verified.append([id, hex]))
 	var mismatches := []
-	sa.peer_mismatch.connect(func(id: int, reason: String) -> void: mismatches.append(reason))
-	var client_peer := ENetMultiplayerPeer.new()
-	client_peer.create_client("127.0.0.1", port)
-	get_tree().get_multiplayer(b.get_path()).multiplayer_peer = client_peer
+	_join_over_enet(a, b, sa, verified, mismatches)
 	ok = await _wait_for(func() -> bool: return verified.size() > 0 or mismatches.size() > 0, 180.0)
 	check(ok, "the client's cell was compared")
 	check_eq(mismatches, [], "no mismatch")
@@ -330,16 +308,7 @@ func test_world_edits_reach_a_peer_that_streams_its_own_islands() -> void:
 ## with the same customisation (as a saved scene does); the server's edits land on its pinned
 ## island, reach the client's pinned island, and the fingerprints agree.
 func test_world_edits_reach_a_pinned_island() -> void:
-	var probe := _sync_world(42)
-	add_child(probe)
-	var info := {}
-	for r in 6:
-		for j in range(-r, r + 1):
-			for i in range(-r, r + 1):
-				var inf := probe.get_island_info(Vector2i(i, j))
-				if info.is_empty() and inf.exists:
-					info = inf
-	probe.free()
+	var info := _first_world_island(42)
 	if not check(not info.is_empty(), "the world has an island"):
 		return
 	var centre: Vector3 = info.center
@@ -380,22 +349,9 @@ func test_world_edits_reach_a_pinned_island() -> void:
 	check(pins[0].splat_paint != null and pins[0].splat_paint.data.size() > 0, "and painted it")
 	var server_fp := sa.get_cell_fingerprint(cell)
 	check(server_fp != "", "a fingerprint for the pinned cell")
-	var server_peer := ENetMultiplayerPeer.new()
-	server_peer.set_bind_ip("127.0.0.1")
-	var port := 0
-	for attempt in 20:
-		var p := 20000 + randi() % 40000
-		if server_peer.create_server(p, 2) == OK:
-			port = p
-			break
-	get_tree().get_multiplayer(a.get_path()).multiplayer_peer = server_peer
 	var verified := []
-	sa.peer_verified.connect(func(id: int, hex: String) -> void: verified.append([id, hex]))
 	var mismatches := []
-	sa.peer_mismatch.connect(func(id: int, reason: String) -> void: mismatches.append(reason))
-	var client_peer := ENetMultiplayerPeer.new()
-	client_peer.create_client("127.0.0.1", port)
-	get_tree().get_multiplayer(b.get_path()).multiplayer_peer = client_peer
+	_join_over_enet(a, b, sa, verified, mismatches)
 	ok = await _wait_for(func() -> bool: return verified.size() > 0 or mismatches.size() > 0, 180.0)
 	check(ok, "the client's pinned cell was compared")
 	check_eq(mismatches, [], "no mismatch")
@@ -406,6 +362,41 @@ func test_world_edits_reach_a_pinned_island() -> void:
 	check(pins[1].get_heightmap_image().get_data() == pins[0].get_heightmap_image().get_data(), "same heights on both pinned islands")
 	check(pins[1].splat_paint != null and pins[1].splat_paint.data == pins[0].splat_paint.data, "same paint")
 	_free_branches([a, b])
+
+
+## The first cell (scanning out from the origin) where the sync test world of `seed` has an
+## island: get_island_info's dictionary, or empty.
+func _first_world_island(seed: int) -> Dictionary:
+	var probe := _sync_world(seed)
+	add_child(probe)
+	var info := {}
+	for r in 6:
+		for j in range(-r, r + 1):
+			for i in range(-r, r + 1):
+				var inf := probe.get_island_info(Vector2i(i, j))
+				if info.is_empty() and inf.exists:
+					info = inf
+	probe.free()
+	return info
+
+
+## Branch `a` hosts over ENet on 127.0.0.1 (a free port), branch `b` joins; the authority's
+## verdicts on the client land in `verified` ([peer, fingerprint hex]) and `mismatches`.
+func _join_over_enet(a: Node, b: Node, sa: IslandSync, verified: Array, mismatches: Array) -> void:
+	var server_peer := ENetMultiplayerPeer.new()
+	server_peer.set_bind_ip("127.0.0.1")
+	var port := 0
+	for attempt in 20:
+		var p := 20000 + randi() % 40000
+		if server_peer.create_server(p, 2) == OK:
+			port = p
+			break
+	get_tree().get_multiplayer(a.get_path()).multiplayer_peer = server_peer
+	sa.peer_verified.connect(func(id: int, hex: String) -> void: verified.append([id, hex]))
+	sa.peer_mismatch.connect(func(id: int, reason: String) -> void: mismatches.append(reason))
+	var client_peer := ENetMultiplayerPeer.new()
+	client_peer.create_client("127.0.0.1", port)
+	get_tree().get_multiplayer(b.get_path()).multiplayer_peer = client_peer
 
 
 func _free_branches(branches: Array) -> void:
