@@ -55,6 +55,15 @@ func _chunks_off_the_heightmap(isl: ProceduralIsland, cs: int) -> Vector2:
 	return worst
 
 
+## How many of `isl`'s chunks have a collider (a CollisionShape3D under a StaticBody3D).
+func _collider_count(isl: Node) -> int:
+	var n := 0
+	for c in _mesh_instances(isl):
+		if _shape_node(c) != null:
+			n += 1
+	return n
+
+
 ## The CollisionShape3D under a chunk's StaticBody3D, or null.
 func _shape_node(chunk: Node) -> CollisionShape3D:
 	for b in chunk.get_children():

@@ -287,10 +287,7 @@ func test_collision_toggle_follows_without_regenerating() -> void:
 	isl.collision_enabled = true
 	# `process_frame` comes before the nodes' `_process`: two awaits are one island frame.
 	await wait_frames(2)
-	var after_one := 0
-	for c in _mesh_instances(isl):
-		if _shape_node(c) != null:
-			after_one += 1
+	var after_one := _collider_count(isl)
 	check(after_one >= 1 and after_one < 256, "a few colliders a frame within a 0.5 ms budget (%d after one frame)" % after_one)
 	var ok := await wait_until(func(): return isl.is_collision_ready(), 600)
 	check(ok, "every chunk gets its collider")
@@ -307,11 +304,7 @@ func test_collision_toggle_follows_without_regenerating() -> void:
 		check_near(hit.position.y, isl.get_height_at(p.x, p.z), 0.05, "at get_height_at")
 	# Off again: every collider goes, still without regenerating.
 	isl.collision_enabled = false
-	ok = await wait_until(func():
-		for c in _mesh_instances(isl):
-			if _shape_node(c) != null:
-				return false
-		return true, 600)
+	ok = await wait_until(func(): return _collider_count(isl) == 0, 600)
 	check(ok, "every collider removed")
 	check(not isl.is_collision_ready(), "not collision-ready")
 	check_eq(started[0], 0, "still no regeneration")

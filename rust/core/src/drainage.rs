@@ -1052,11 +1052,7 @@ pub fn accumulate_counts(order: &[u32], rcv: &[u32], len: usize) -> Vec<u32> {
     // Where each tree starts in `order` (its first sample drains into an outlet).
     let starts: Vec<usize> = (0..order.len())
         .into_par_iter()
-        .filter(|&k| {
-            let c = order[k] as usize;
-            let r = rcv[c] as usize;
-            r == c || rcv[r] as usize == r
-        })
+        .filter(|&k| is_tree_root(rcv, order[k] as usize))
         .collect();
     // Relaxed loads and stores: every sample is written by the one task that owns its tree
     // (no two tasks touch a sample), so these are plain moves that rayon's join orders.
@@ -1077,7 +1073,7 @@ pub fn accumulate_counts(order: &[u32], rcv: &[u32], len: usize) -> Vec<u32> {
         for &c in order[w[0]..w[1]].iter().rev() {
             let c = c as usize;
             let r = rcv[c] as usize;
-            if r != c && rcv[r] as usize != r {
+            if r != c && !is_tree_root(rcv, c) {
                 count[r].store(count[r].load(Relaxed) + count[c].load(Relaxed), Relaxed);
             }
         }
@@ -1086,9 +1082,7 @@ pub fn accumulate_counts(order: &[u32], rcv: &[u32], len: usize) -> Vec<u32> {
     for &k in &starts {
         let c = order[k] as usize;
         let r = rcv[c] as usize;
-        if r != c {
-            count[r].store(count[r].load(Relaxed) + count[c].load(Relaxed), Relaxed);
-        }
+        count[r].store(count[r].load(Relaxed) + count[c].load(Relaxed), Relaxed);
     }
     count.into_iter().map(AtomicU32::into_inner).collect()
 }

@@ -232,7 +232,6 @@ impl INode3D for IslandWorld {
         crate::island::material::warm_up();
         // The one ocean now too (its water shader parsed while the scene loads): made in the
         // first streaming frame it took most of that frame's 52 ms under Vulkan (lavapipe).
-        self.sea_depth = self.template_sea_depth();
         self.update_ocean(&[]);
         self.warm_splat_pool();
         self.base_mut().set_process(true);
@@ -900,6 +899,11 @@ impl IslandWorld {
             let generated = p.bind().island().is_some();
             return generated.then_some(p);
         }
+        self.streamed_detail(cell)
+    }
+
+    /// The streamed detailed island of `cell` once it is generated (pinned islands aside).
+    fn streamed_detail(&self, cell: [i64; 2]) -> Option<Gd<ProceduralIsland>> {
         let e = self.entries.get(&cell)?;
         if e.detail_ready {
             e.detail.clone().filter(|i| i.is_instance_valid())
@@ -915,7 +919,7 @@ impl IslandWorld {
             .entries
             .keys()
             .filter(|c| !pinned.contains_key(*c))
-            .filter_map(|c| self.detail_island(*c).map(|i| (*c, i)))
+            .filter_map(|c| self.streamed_detail(*c).map(|i| (*c, i)))
             .collect();
         v.extend(
             pinned
@@ -1179,7 +1183,6 @@ impl IslandWorld {
         let Some(params) = self.settings_or_report() else {
             return;
         };
-        self.sea_depth = self.template_sea_depth();
         let targets = self.targets_now();
         self.update_ocean(&targets);
         let rings = Rings {
@@ -1293,7 +1296,10 @@ impl IslandWorld {
         island_core::params::CoastParams::DEFAULT_SEA_DEPTH
     }
 
+    /// The one ocean at the template's border depth, made when missing and following the first
+    /// of `targets` (none: it stays where it is).
     fn update_ocean(&mut self, targets: &[Target]) {
+        self.sea_depth = self.template_sea_depth();
         let headless = DisplayServer::singleton().get_name() == "headless";
         if !self.sea_enabled || headless {
             if let Some(o) = self.ocean.take() {

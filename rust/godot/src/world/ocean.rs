@@ -42,8 +42,9 @@ impl Ocean {
         // depth (the per-pixel shoreline fade still follows the islands' beaches).
         m.set_shader_parameter("map_rect", &Vector3::new(1.0e9, 1.0e9, 1.0).to_variant());
         m.set_shader_parameter("outside_depth", &depth.to_variant());
-        // Open-sea waves: shorter than an island's sheltered ripples (60 m down to 10 m: the
-        // default 180 m swell read as regular bands from a boat), fading out with distance.
+        // Open-sea waves: shorter than an island's sheltered ripples (about 60 m down to 7 m:
+        // the default's 180 m waves read as regular bands from a boat), fading out with
+        // distance.
         m.set_shader_parameter("ripple_scale", &OPEN_SEA_RIPPLE_SCALE.to_variant());
         sea.set_material_override(&m);
         let mut floor = MeshInstance3D::new_alloc();

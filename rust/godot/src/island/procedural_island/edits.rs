@@ -212,8 +212,7 @@ impl ProceduralIsland {
         let Some(island) = self.island.clone() else {
             return;
         };
-        let cs = island.params.chunk_size as usize;
-        let per_side = (island.field.resolution - 1) / cs;
+        let (cs, per_side) = chunk_grid(&island);
         if !self.collision_enabled || self.parts.chunks.len() != per_side * per_side {
             return;
         }
@@ -239,8 +238,7 @@ impl ProceduralIsland {
             self.collider_sync = false;
             return false;
         };
-        let cs = island.params.chunk_size as usize;
-        let per_side = (island.field.resolution - 1) / cs;
+        let (cs, per_side) = chunk_grid(&island);
         let total = per_side * per_side;
         if self.parts.chunks.len() != total {
             self.collider_sync = false;
@@ -303,8 +301,7 @@ impl ProceduralIsland {
         if !self.collision_enabled || self.parts.job.is_building() {
             return false;
         }
-        let cs = island.params.chunk_size as usize;
-        let per_side = (island.field.resolution - 1) / cs;
+        let (_, per_side) = chunk_grid(island);
         self.parts.chunks.len() == per_side * per_side
             && (0..per_side * per_side).all(|i| self.parts.chunks.has_collider(i))
     }
@@ -323,4 +320,10 @@ impl ProceduralIsland {
         self.splat
             .update(island, self.splat_paint.as_ref(), rect, &mats, None);
     }
+}
+
+/// The chunk size and the chunks per side of `island`'s chunk grid.
+fn chunk_grid(island: &Island) -> (usize, usize) {
+    let cs = island.params.chunk_size as usize;
+    (cs, (island.field.resolution - 1) / cs)
 }
