@@ -1,7 +1,7 @@
 //! Hash every output of a few islands (heights, normals, biomes, splat, water, statistics), to
 //! check that an optimisation keeps the bits: `cargo run --release -p island_core --example
 //! fingerprint` before and after, with any `RAYON_NUM_THREADS` (or `ISLAND_FORCE_SCALAR=1`), and
-//! compare the lines. The checked-in reference is `tests/golden.rs` (small islands, every output).
+//! compare the lines (`-- --large` adds the default island at 4097²). The checked-in reference is `tests/golden.rs` (small islands, every output).
 use island_core::{generate, Algorithm, IslandParams};
 
 fn fnv(h: &mut u64, bytes: &[u8]) {
@@ -27,6 +27,32 @@ fn main() {
             p.seed = s;
         }
         cases.push(p);
+    }
+    // Every outline (an atoll's lagoon, the archipelago's closed basins, the volcano's crater
+    // lake), and one large map.
+    for (k, shape) in [
+        island_core::IslandShape::Atoll,
+        island_core::IslandShape::Archipelago,
+        island_core::IslandShape::Volcanic,
+        island_core::IslandShape::Crescent,
+        island_core::IslandShape::Elongated,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut p = IslandParams {
+            resolution: 513,
+            seed: 40 + k as u64,
+            ..Default::default()
+        };
+        p.shape.shape = shape;
+        cases.push(p);
+    }
+    if std::env::args().any(|a| a == "--large") {
+        cases.push(IslandParams {
+            resolution: 4097,
+            ..Default::default()
+        });
     }
     for a in ["value_noise", "diamond_square", "gaussian_islands"] {
         cases.push(IslandParams {

@@ -32,10 +32,12 @@
 //!   rivers run on to a lake or the sea and never end in a dry pit.
 
 use crate::det_math;
+use crate::runs::Runs;
 use crate::schema::{check_all, Check, ParamSpec, Slider, Value};
 use rayon::prelude::*;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
+use std::mem::MaybeUninit;
 
 /// Default [`DrainageSettings::lake_min_depth`], metres.
 pub const DEFAULT_LAKE_MIN_DEPTH: f32 = 1.5;
@@ -1105,36 +1107,27 @@ fn submerged(heights: &[f32], filled: &[f32], i: usize) -> bool {
 /// Neighbouring submerged samples `a`, `b` have the same filled height (`filled_a` is the least
 /// filled height of `a`'s neighbours, so `filled_a <= filled_b`, and the other way round), so
 /// every component is one flat water surface. The labels depend on nothing but the component,
-/// so any evaluation order gives them: the GPU twin (`lake_labels` in `shaders/drainage.wgsl`)
-/// is a lock-free union-find whose roots are only ever linked below smaller indices.
+/// so any evaluation order gives them: the CPU finds them by row runs ([`crate::runs`]), the GPU
+/// twin (`lake_labels` in `shaders/drainage.wgsl`) by a lock-free union-find whose roots are
+/// only ever linked below smaller indices.
 pub fn lake_labels(heights: &[f32], filled: &[f32], n: usize) -> Vec<u32> {
     let len = n * n;
     assert_eq!(heights.len(), len, "heights must hold n² samples");
     assert_eq!(filled.len(), len, "filled must hold n² samples");
-    let mut label = vec![NONE; len];
-    let mut stack: Vec<u32> = Vec::new();
-    // Ascending (rayon's collect keeps the order).
-    let submerged_samples: Vec<u32> = (0..len as u32)
-        .into_par_iter()
-        .filter(|&i| submerged(heights, filled, i as usize))
-        .collect();
-    // Index order: the first sample reached of a component is its smallest.
-    for &i in &submerged_samples {
-        let i = i as usize;
-        if label[i] != NONE {
-            continue;
-        }
-        label[i] = i as u32;
-        stack.push(i as u32);
-        while let Some(c) = stack.pop() {
-            for_neighbours(c as usize, n, |j, _| {
-                if label[j] == NONE && submerged(heights, filled, j) {
-                    label[j] = i as u32;
-                    stack.push(j as u32);
-                }
-            });
-        }
-    }
+    let runs = Runs::new(n, |i| submerged(heights, filled, i));
+    let mut label: Vec<u32> = crate::memory::with_capacity(len);
+    label.spare_capacity_mut()[..len]
+        .par_chunks_mut(n)
+        .enumerate()
+        .for_each(|(z, row)| {
+            row.fill(MaybeUninit::new(NONE));
+            for r in runs.row(z) {
+                let (x0, x1) = runs.span(r);
+                row[x0..x1].fill(MaybeUninit::new(runs.label(r)));
+            }
+        });
+    // SAFETY: every element below `len` was written just above (capacity >= len).
+    unsafe { label.set_len(len) };
     label
 }
 
@@ -1158,47 +1151,71 @@ pub fn lakes_of(
     settings: &DrainageSettings,
 ) -> (Vec<Lake>, Vec<u32>) {
     let len = labels.len();
-    // Labelled samples and component labels, ascending (rayon's collect keeps the order).
-    let labelled: Vec<u32> = (0..len as u32)
+    let n = len.isqrt();
+    assert_eq!(n * n, len, "labels must hold n² samples");
+    // The labelled samples' components are the labels' (neighbouring submerged samples share
+    // one), and a receiver outside a lake is unlabelled.
+    let inside = |i: usize| labels[i] != NONE;
+    let runs = Runs::new(n, inside);
+    lakes_in(heights, filled, rcv, &runs, inside, cell_area, settings)
+}
+
+/// [`lakes_of`] of the components `runs` of the submerged samples (`inside`).
+fn lakes_in(
+    heights: &[f32],
+    filled: &[f32],
+    rcv: &[u32],
+    runs: &Runs,
+    inside: impl Fn(usize) -> bool + Sync,
+    cell_area: f32,
+    settings: &DrainageSettings,
+) -> (Vec<Lake>, Vec<u32>) {
+    let n = runs.n();
+    let len = n * n;
+    // Per run, rows in parallel: (samples, lowest height, its least sample, least outlet).
+    let per_run: Vec<(u32, f32, u32, u32)> = (0..n)
         .into_par_iter()
-        .filter(|&i| labels[i as usize] != NONE)
+        .flat_map_iter(|z| {
+            let inside = &inside;
+            runs.row(z).map(move |r| {
+                let (x0, x1) = runs.span(r);
+                let (mut low, mut deepest, mut outlet) = (f32::INFINITY, NONE, NONE);
+                for i in z * n + x0..z * n + x1 {
+                    if heights[i] < low {
+                        low = heights[i];
+                        deepest = i as u32;
+                    }
+                    if !inside(rcv[i] as usize) {
+                        outlet = outlet.min(rcv[i]);
+                    }
+                }
+                ((x1 - x0) as u32, low, deepest, outlet)
+            })
+        })
         .collect();
-    let roots: Vec<u32> = labelled
-        .iter()
-        .copied()
-        .filter(|&i| labels[i as usize] == i)
-        .collect();
-    // Component of each root, at the root's index (zero-initialised: only the pages holding
-    // roots are touched).
-    let mut slot = vec![0u32; len];
-    for (k, &l) in roots.iter().enumerate() {
-        slot[l as usize] = k as u32;
-    }
-    // Per component: (samples, lowest height, deepest sample, outlet).
-    let mut stats = vec![(0u32, f32::INFINITY, NONE, NONE); roots.len()];
-    for &i in &labelled {
-        let i = i as usize;
-        let l = labels[i];
-        let e = &mut stats[slot[l as usize] as usize];
-        e.0 += 1;
-        if heights[i] < e.1 {
-            e.1 = heights[i];
-            e.2 = i as u32;
+    // Per component, at its least run; runs in sample order, so the first lowest sample wins.
+    let mut stats = vec![(0u32, f32::INFINITY, NONE, NONE); runs.len()];
+    for (r, &(samples, low, deepest, outlet)) in per_run.iter().enumerate() {
+        let e = &mut stats[runs.root(r)];
+        e.0 += samples;
+        if low < e.1 {
+            e.1 = low;
+            e.2 = deepest;
         }
-        let r = rcv[i];
-        if labels[r as usize] != l {
-            e.3 = e.3.min(r);
-        }
+        e.3 = e.3.min(outlet);
     }
-    // Lake of each component (NONE: too small or too shallow).
-    let mut lake_of = vec![NONE; roots.len()];
+    // Lake of each component (NONE: too small or too shallow), by ascending label.
+    let mut lake_of = vec![NONE; runs.len()];
     let mut lakes = Vec::new();
-    for (k, (&l, &(samples, low, deepest, outlet))) in roots.iter().zip(&stats).enumerate() {
-        let level = filled[l as usize];
+    for (r, &(samples, low, deepest, outlet)) in stats.iter().enumerate() {
+        if runs.root(r) != r {
+            continue;
+        }
+        let level = filled[runs.label(r) as usize];
         let depth = level - low;
         if depth >= settings.lake_min_depth && samples as f32 * cell_area >= settings.lake_min_area
         {
-            lake_of[k] = lakes.len() as u32;
+            lake_of[r] = lakes.len() as u32;
             lakes.push(Lake {
                 level,
                 outlet,
@@ -1208,10 +1225,19 @@ pub fn lakes_of(
             });
         }
     }
-    let mut lake_id = vec![NONE; len];
-    for &i in &labelled {
-        lake_id[i as usize] = lake_of[slot[labels[i as usize] as usize] as usize];
-    }
+    let mut lake_id: Vec<u32> = crate::memory::with_capacity(len);
+    lake_id.spare_capacity_mut()[..len]
+        .par_chunks_mut(n)
+        .enumerate()
+        .for_each(|(z, row)| {
+            row.fill(MaybeUninit::new(NONE));
+            for r in runs.row(z) {
+                let (x0, x1) = runs.span(r);
+                row[x0..x1].fill(MaybeUninit::new(lake_of[runs.root(r)]));
+            }
+        });
+    // SAFETY: every element below `len` was written just above (capacity >= len).
+    unsafe { lake_id.set_len(len) };
     (lakes, lake_id)
 }
 
@@ -1295,7 +1321,7 @@ pub fn drainage(
     }
 }
 
-/// [`lakes_of`] of the [`lake_labels`], which are freed on return.
+/// [`lakes_of`] of the [`lake_labels`], from the submerged samples' row runs (no label map).
 fn lakes(
     heights: &[f32],
     filled: &[f32],
@@ -1304,8 +1330,11 @@ fn lakes(
     cell_area: f32,
     settings: &DrainageSettings,
 ) -> (Vec<Lake>, Vec<u32>) {
-    let labels = lake_labels(heights, filled, n);
-    lakes_of(heights, filled, receivers, &labels, cell_area, settings)
+    let inside = |i: usize| submerged(heights, filled, i);
+    let runs = Runs::new(n, inside);
+    lakes_in(
+        heights, filled, receivers, &runs, inside, cell_area, settings,
+    )
 }
 
 /// [`drainage`] for the pipeline's drainage stage, which reads only `filled`, `receivers`,

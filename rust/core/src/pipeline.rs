@@ -895,58 +895,81 @@ fn water_map(
     let n = d.n;
     let len = n * n;
     let cell = d.spacing * d.spacing;
-    let mut kind = vec![DRY; len];
-    let mut level = vec![f32::NAN; len];
-    // Sea: below sea level and connected to the map border.
+    // Sea: below sea level and connected to the map border (8-connected components by row
+    // runs, `crate::runs`); an atoll's lagoon (closed by the reef) is sea too, at sea level.
     let below = |i: usize| heights[i] < 0.0 || heights[i].is_nan();
-    // An atoll's lagoon (closed by the reef) is sea too, at sea level.
-    let mut queue: std::collections::VecDeque<usize> = (0..n)
-        .flat_map(|k| [k, (n - 1) * n + k, k * n, k * n + n - 1])
-        .chain(lagoon)
-        .filter(|&i| below(i))
-        .collect();
-    for &i in &queue {
-        kind[i] = SEA;
+    let sea = crate::runs::Runs::new(n, below);
+    let mut is_sea = vec![false; sea.len()];
+    for r in sea.border_roots() {
+        is_sea[r] = true;
     }
-    while let Some(i) = queue.pop_front() {
-        crate::drainage::for_neighbours(i, n, |j, _| {
-            if kind[j] == DRY && below(j) {
-                kind[j] = SEA;
-                queue.push_back(j);
-            }
-        });
+    if let Some(r) = lagoon.and_then(|l| sea.run_of(l)) {
+        is_sea[sea.root(r)] = true;
     }
-    let mut lake_samples = 0usize;
-    let mut basins = 0u32;
-    for i in 0..len {
-        if kind[i] == SEA {
-            level[i] = 0.0;
-        } else if d.lake_id[i] != NONE {
-            kind[i] = LAKE;
-            level[i] = d.lakes[d.lake_id[i] as usize].level;
-            lake_samples += 1;
-        } else if kind[i] == DRY && below(i) {
-            // A closed basin below sea level: water at sea level; counted as a lake when it
-            // is as large as a lake must be (smaller ones are shore puddles).
-            let mut stack = vec![i];
-            kind[i] = LAKE;
-            let mut size = 0usize;
-            while let Some(c) = stack.pop() {
-                level[c] = 0.0;
-                size += 1;
-                crate::drainage::for_neighbours(c, n, |j, _| {
-                    if kind[j] == DRY && d.lake_id[j] == NONE && below(j) {
-                        kind[j] = LAKE;
-                        stack.push(j);
-                    }
-                });
+    // The sea at level 0, the drainage's lakes at theirs, the rest dry: rows in parallel.
+    let mut kind: Vec<u8> = crate::memory::with_capacity(len);
+    let mut level: Vec<f32> = crate::memory::with_capacity(len);
+    let lake_samples: usize = kind.spare_capacity_mut()[..len]
+        .par_chunks_mut(n)
+        .zip(level.spare_capacity_mut()[..len].par_chunks_mut(n))
+        .enumerate()
+        .map(|(z, (krow, lrow))| {
+            let mut lakes = 0;
+            for (x, (k, l)) in krow.iter_mut().zip(lrow.iter_mut()).enumerate() {
+                let id = d.lake_id[z * n + x];
+                if id != NONE {
+                    k.write(LAKE);
+                    l.write(d.lakes[id as usize].level);
+                    lakes += 1;
+                } else {
+                    k.write(DRY);
+                    l.write(f32::NAN);
+                }
             }
-            if size as f32 * cell >= min_lake_area {
-                basins += 1;
-                lake_samples += size;
+            for r in sea.row(z) {
+                if is_sea[sea.root(r)] {
+                    let (x0, x1) = sea.span(r);
+                    krow[x0..x1].fill(std::mem::MaybeUninit::new(SEA));
+                    lrow[x0..x1].fill(std::mem::MaybeUninit::new(0.0));
+                }
             }
+            lakes
+        })
+        .sum();
+    // SAFETY: every element below `len` of both was written just above (capacity >= len).
+    unsafe {
+        kind.set_len(len);
+        level.set_len(len);
+    }
+    drop(sea);
+    // Closed basins below sea level (dry, outside the sea and the lakes): water at sea level;
+    // counted as a lake when as large as a lake must be (smaller ones are shore puddles).
+    let closed = crate::runs::Runs::new(n, |i| kind[i] == DRY && below(i));
+    let mut size = vec![0usize; closed.len()];
+    for z in 0..n {
+        for r in closed.row(z) {
+            let (x0, x1) = closed.span(r);
+            size[closed.root(r)] += x1 - x0;
         }
     }
+    let (mut basins, mut lake_samples) = (0u32, lake_samples);
+    for (r, &s) in size.iter().enumerate() {
+        if closed.root(r) == r && s as f32 * cell >= min_lake_area {
+            basins += 1;
+            lake_samples += s;
+        }
+    }
+    kind.par_chunks_mut(n)
+        .zip(level.par_chunks_mut(n))
+        .enumerate()
+        .for_each(|(z, (krow, lrow))| {
+            for r in closed.row(z) {
+                let (x0, x1) = closed.span(r);
+                krow[x0..x1].fill(LAKE);
+                lrow[x0..x1].fill(0.0);
+            }
+        });
+    drop(closed);
     let mut stats = HydroStats {
         lake_count: d.lakes.len() as u32 + basins,
         lake_area_m2: lake_samples as f32 * cell,
