@@ -73,6 +73,9 @@ pub struct CarveReport {
     pub max_cut: f32,
 }
 
+/// Rows of `heights` one parallel task of [`carve_rivers`] stamps.
+const STAMP_BAND_ROWS: usize = 32;
+
 /// Fill the shallow pits of `heights` and carve the rivers of `drainage` into it (see the
 /// [module documentation](self)). `drainage` must have been computed from these `heights`.
 pub fn carve_rivers(
@@ -137,51 +140,95 @@ pub fn carve_rivers(
     // of radius `width/2 + bank_width`; the lowest stamp wins. A stamped sample always has a
     // neighbour one step towards the stamping river sample that is at least as low.
     let (slope, sp) = (settings.bank_slope, d.spacing);
-    // Height before carving of every sample carved, for the report.
-    let mut before: HashMap<usize, f32> = HashMap::new();
+    // Disk radius in samples of each river sample.
+    let radius: Vec<isize> = d
+        .rivers
+        .iter()
+        .map(|r| ((0.5 * r.width + settings.bank_width) / sp).floor() as isize)
+        .collect();
+    let max_radius = radius.iter().copied().max().unwrap_or(0).max(0) as usize;
+    // River samples by row (ascending `k` within a row).
+    let mut by_row: Vec<Vec<u32>> = vec![Vec::new(); n];
     for (k, r) in d.rivers.iter().enumerate() {
-        let c = r.index as usize;
-        let (kx, kz) = ((c % n) as isize, (c / n) as isize);
-        let half_w = 0.5 * r.width;
-        let reach = half_w + settings.bank_width;
-        let rc = (reach / sp).floor() as isize;
-        let b = bed[k];
-        for dz in -rc..=rc {
-            let z = kz + dz;
-            if z < 0 || z >= n as isize {
-                continue;
-            }
-            for dx in -rc..=rc {
-                let x = kx + dx;
-                if x < 0 || x >= n as isize {
-                    continue;
-                }
-                let dist = ((dx * dx + dz * dz) as f32).sqrt() * sp;
-                if dist > reach {
-                    continue;
-                }
-                let v = b + slope * (dist - half_w).max(0.0);
-                let i = z as usize * n + x as usize;
-                if v < heights[i] && d.lake_id[i] == NONE {
-                    before.entry(i).or_insert(heights[i]);
-                    heights[i] = v;
-                }
-            }
-        }
+        by_row[r.index as usize / n].push(k as u32);
     }
+    // Samples carved (by the stamps, then by the last pass), with their height before.
+    // Zero-initialised: only the pages near rivers are touched.
+    let mut carved = vec![false; n * n];
+    // Bands of rows in parallel, each stamped by the river samples whose disks reach it: the
+    // lowest stamp wins whatever the order, so the result is the sequential one.
+    let band = STAMP_BAND_ROWS.min(n).max(1);
+    let mut before: Vec<(u32, f32)> = heights
+        .par_chunks_mut(band * n)
+        .zip(carved.par_chunks_mut(band * n))
+        .enumerate()
+        .flat_map_iter(|(bi, (rows, marks))| {
+            let z0 = bi * band;
+            let z1 = z0 + rows.len() / n;
+            let mut first = Vec::new();
+            let rows_near = z0.saturating_sub(max_radius)..(z1 + max_radius).min(n);
+            for (kz, ks) in by_row[rows_near.clone()].iter().enumerate() {
+                let kz = kz + rows_near.start;
+                for &k in ks {
+                    let k = k as usize;
+                    let r = &d.rivers[k];
+                    let rc = radius[k];
+                    let (kx, kz) = ((r.index as usize % n) as isize, kz as isize);
+                    let half_w = 0.5 * r.width;
+                    let reach = half_w + settings.bank_width;
+                    let b = bed[k];
+                    let zs = (kz - rc).max(z0 as isize);
+                    let ze = (kz + rc).min(z1 as isize - 1);
+                    for z in zs..=ze {
+                        let dz = z - kz;
+                        let row = (z as usize - z0) * n;
+                        for dx in -rc..=rc {
+                            let x = kx + dx;
+                            if x < 0 || x >= n as isize {
+                                continue;
+                            }
+                            let li = row + x as usize;
+                            let h = rows[li];
+                            // A stamp is never below its bed (slope ≥ 0): nothing to lower.
+                            if slope >= 0.0 && h <= b {
+                                continue;
+                            }
+                            let dist = ((dx * dx + dz * dz) as f32).sqrt() * sp;
+                            if dist > reach {
+                                continue;
+                            }
+                            let v = b + slope * (dist - half_w).max(0.0);
+                            let i = z as usize * n + x as usize;
+                            if v < h && d.lake_id[i] == NONE {
+                                if !marks[li] {
+                                    marks[li] = true;
+                                    first.push((i as u32, h));
+                                }
+                                rows[li] = v;
+                            }
+                        }
+                    }
+                }
+            }
+            first
+        })
+        .collect();
     // Beds never rise downstream, even where a larger river's banks cut below a tributary.
     for k in (0..d.rivers.len()).rev() {
         let i = d.rivers[k].index as usize;
         let rc = d.receivers[i] as usize;
         if pos.contains_key(&(rc as u32)) && heights[rc] > heights[i] && d.lake_id[rc] == NONE {
-            before.entry(rc).or_insert(heights[rc]);
+            if !carved[rc] {
+                carved[rc] = true;
+                before.push((rc as u32, heights[rc]));
+            }
             heights[rc] = heights[i];
         }
     }
     report.carved_samples = before.len();
     report.max_cut = before
         .iter()
-        .map(|(&i, &h)| h - heights[i])
+        .map(|&(i, h)| h - heights[i as usize])
         .fold(0.0, f32::max);
     report
 }

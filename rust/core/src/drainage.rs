@@ -635,20 +635,22 @@ fn fill(h: &[f32], n: usize, sea_level: f32) -> Filled {
             }
             stack.clear();
         };
-    let mut rims: Vec<u64> = Vec::new();
-    ascend(&mut stack, &mut known, &mut rims, &mut maybe_pit);
-    let mut heap: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
-    for &k in &rims {
+    // The first ascending search, from the seeds, is most of the work on a drained island: the
+    // seeds' groups are searched in parallel (`ascend_shared`), then the rims still open go to
+    // the priority queue in key order, as the sequential search would leave them.
+    let mut rims = ascend_shared(h, n, &stack, &mut known, &mut maybe_pit);
+    stack.clear();
+    rims.retain(|&k| {
         let t = k as u32 as usize;
         let mut open = false;
         each_neighbour!(t, |j| {
             open |= known[j] == 0;
         });
-        if open {
-            heap.push(Reverse(k));
-        }
-    }
-    rims.clear();
+        open
+    });
+    rims.sort_unstable();
+    rims.dedup();
+    let mut heap: BinaryHeap<Reverse<u64>> = rims.drain(..).map(Reverse).collect();
     // Priority-Flood over what is left: a rim at level `lv` floods its unknown neighbours (all
     // lower when it was queued) and everything connected to them at or below `lv`; higher
     // samples reached become known and are expanded by the ascending search.
@@ -690,6 +692,83 @@ fn fill(h: &[f32], n: usize, sea_level: f32) -> Filled {
         kind: known,
         maybe_pit,
     }
+}
+
+/// Seeds per parallel task of [`ascend_shared`].
+const ASCEND_SEEDS_PER_TASK: usize = 256;
+
+/// The ascending search of `fill` from `seeds` (known samples), in parallel: groups of seeds are
+/// expanded by concurrent tasks over the shared `known` map. Returns the rims found (keys of
+/// expanded samples that had an unknown lower neighbour; possibly repeated) and appends the
+/// samples it marks 3 to `maybe_pit`.
+///
+/// The set of samples made known is the samples reachable from the seeds by non-descending
+/// steps, whatever the order; so is the set of rims still open afterwards (known samples with
+/// an unknown neighbour, which is lower). Only the 1-or-3 marks of `known` (read by the tests'
+/// `flood`) depend on which task reaches a sample first, and either mark is right: a sample is
+/// marked 1 only from a lower neighbour, so it is no pit sample. Two tasks may both claim a
+/// sample (relaxed loads and stores, no read-modify-write): it is then expanded twice, which
+/// changes nothing.
+fn ascend_shared(
+    h: &[f32],
+    n: usize,
+    seeds: &[u32],
+    known: &mut [u8],
+    maybe_pit: &mut Vec<u32>,
+) -> Vec<u64> {
+    use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+    // SAFETY: `AtomicU8` has the size, alignment and bit validity of `u8`, and `known` is
+    // borrowed mutably for the whole search, so only these atomics access it meanwhile.
+    let shared: &[AtomicU8] = unsafe { &*(known as *mut [u8] as *const [AtomicU8]) };
+    let offs = offsets(n);
+    let parts: Vec<(Vec<u64>, Vec<u32>)> = seeds
+        .par_chunks(ASCEND_SEEDS_PER_TASK)
+        .map(|group| {
+            let (mut rims, mut pits) = (Vec::new(), Vec::new());
+            // Breadth-first (a queue that keeps what it served): fewer rims than depth-first.
+            let mut queue: Vec<u32> = group.to_vec();
+            let mut head = 0;
+            while head < queue.len() {
+                let t = queue[head] as usize;
+                head += 1;
+                let ht = h[t];
+                let mut rim = false;
+                let mut visit = |j: usize| {
+                    if shared[j].load(Relaxed) == 0 {
+                        let hj = h[j];
+                        if hj > ht {
+                            shared[j].store(1, Relaxed);
+                            queue.push(j as u32);
+                        } else if hj == ht {
+                            shared[j].store(3, Relaxed);
+                            pits.push(j as u32);
+                            queue.push(j as u32);
+                        } else {
+                            rim = true;
+                        }
+                    }
+                };
+                let (x, z) = (t % n, t / n);
+                if x > 0 && z > 0 && x + 1 < n && z + 1 < n {
+                    for &o in &offs {
+                        visit((t as isize + o) as usize);
+                    }
+                } else {
+                    for_neighbours(t, n, |j, _| visit(j));
+                }
+                if rim {
+                    rims.push(key(ht, t as u32));
+                }
+            }
+            (rims, pits)
+        })
+        .collect();
+    let mut rims = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
+    for (r, p) in parts {
+        rims.extend(r);
+        maybe_pit.extend(p);
+    }
+    rims
 }
 
 /// Whether sample `i` is an outlet: sea (at or below `sea_level`, or NaN) or the map border.
@@ -958,7 +1037,7 @@ pub fn flow_order(rcv: &[u32], n: usize) -> Vec<u32> {
         .into_par_iter()
         .map(|g| {
             let mut out = Vec::new();
-            let mut stack: Vec<u32> = Vec::new();
+            let mut stack = Vec::new();
             for i in g * span..((g + 1) * span).min(len) {
                 if is_tree_root(rcv, i) {
                     walk_tree(rcv, n, i as u32, &mut stack, &mut out);
@@ -982,11 +1061,27 @@ fn is_tree_root(rcv: &[u32], i: usize) -> bool {
 }
 
 /// Depth-first walk of the tree of `root` (donors in index order), appended to `out`.
-fn walk_tree(rcv: &[u32], n: usize, root: u32, stack: &mut Vec<u32>, out: &mut Vec<u32>) {
+fn walk_tree(rcv: &[u32], n: usize, root: u32, stack: &mut Vec<(u32, u32)>, out: &mut Vec<u32>) {
+    walk_tree_with(rcv, n, root, stack, |c, _| out.push(c));
+}
+
+/// Depth-first walk of the tree of `root` (donors in index order): `visit(sample, k)` in walk
+/// order, `k` the number of the visit of the sample's receiver (counted from 0 for `root`, whose
+/// `k` is [`NONE`]).
+fn walk_tree_with(
+    rcv: &[u32],
+    n: usize,
+    root: u32,
+    stack: &mut Vec<(u32, u32)>,
+    mut visit: impl FnMut(u32, u32),
+) {
     let offs = offsets(n);
-    stack.push(root);
-    while let Some(c) = stack.pop() {
-        out.push(c);
+    let mut visits = 0u32;
+    stack.push((root, NONE));
+    while let Some((c, parent)) = stack.pop() {
+        visit(c, parent);
+        let me = visits;
+        visits += 1;
         let c = c as usize;
         let (x, z) = (c % n, c / n);
         // Donors pushed in reverse index order: popped in index order.
@@ -994,7 +1089,7 @@ fn walk_tree(rcv: &[u32], n: usize, root: u32, stack: &mut Vec<u32>, out: &mut V
             for &o in offs.iter().rev() {
                 let j = (c as isize + o) as usize;
                 if rcv[j] as usize == c {
-                    stack.push(j as u32);
+                    stack.push((j as u32, me));
                 }
             }
         } else {
@@ -1006,9 +1101,49 @@ fn walk_tree(rcv: &[u32], n: usize, root: u32, stack: &mut Vec<u32>, out: &mut V
                     k += 1;
                 }
             });
-            stack.extend(d[..k].iter().rev());
+            stack.extend(d[..k].iter().rev().map(|&j| (j, me)));
         }
     }
+}
+
+/// The samples of [`flow_order`] (downstream first) whose upstream count
+/// ([`accumulate_counts`]) times `cell_area` is at least `min_area`, with that area ([`areas`]'
+/// value): the river candidates of a drainage, without the full-size order and count maps.
+/// Each group of trees is walked, summed (counts by walk position) and filtered in one task.
+pub fn river_candidates(rcv: &[u32], n: usize, cell_area: f32, min_area: f32) -> Vec<(u32, f32)> {
+    let len = rcv.len();
+    assert_eq!(len, n * n, "rcv must hold n² samples");
+    let span = (len / (16 * rayon::current_num_threads().max(1))).max(FLOW_ORDER_MIN_SPAN);
+    let groups: Vec<Vec<(u32, f32)>> = (0..len.div_ceil(span))
+        .into_par_iter()
+        .map(|g| {
+            let (mut order, mut parent) = (Vec::new(), Vec::new());
+            let mut stack = Vec::new();
+            let mut out = Vec::new();
+            for i in g * span..((g + 1) * span).min(len) {
+                if !is_tree_root(rcv, i) {
+                    continue;
+                }
+                order.clear();
+                parent.clear();
+                walk_tree_with(rcv, n, i as u32, &mut stack, |c, k| {
+                    order.push(c);
+                    parent.push(k);
+                });
+                // Upstream counts by walk position: donors come after their receiver.
+                let mut count = vec![1u32; order.len()];
+                for k in (1..order.len()).rev() {
+                    count[parent[k] as usize] += count[k];
+                }
+                out.extend(order.iter().zip(&count).filter_map(|(&c, &k)| {
+                    let area = k as f32 * cell_area;
+                    (area >= min_area).then_some((c, area))
+                }));
+            }
+            out
+        })
+        .collect();
+    groups.concat()
 }
 
 /// The parts one after another, copied in parallel (each into its own slice of the result).
@@ -1340,9 +1475,10 @@ fn lakes(
 /// [`drainage`] for the pipeline's drainage stage, which reads only `filled`, `receivers`,
 /// `lake_id`, `lakes` and `rivers` afterwards: `order`, `area` and `water_level` are left
 /// empty. Every other field has the same bits as [`drainage`]'s. Fewer full-size maps are
-/// alive at once (at most four of 4 bytes per sample: `filled`, `receivers`, then the flow
-/// order and upstream counts, freed once the river candidates are picked, or the lake labels
-/// and `lake_id`), which bounds the peak memory of the documented maximum resolution.
+/// made and alive at once (at most three of 4 bytes per sample: `filled`, `receivers` and
+/// `lake_id`; the river candidates come from [`river_candidates`] and the lakes from row runs,
+/// without order, count or label maps), which bounds the peak memory of the documented maximum
+/// resolution.
 pub(crate) fn drainage_lean(
     heights: &[f32],
     n: usize,
@@ -1351,23 +1487,12 @@ pub(crate) fn drainage_lean(
     settings: &DrainageSettings,
 ) -> Drainage {
     assert_eq!(heights.len(), n * n, "heights must hold n² samples");
-    let len = n * n;
     let cell_area = spacing * spacing;
     let filled = depression_fill(heights, n, sea_level);
     let receivers = receivers_with_flats(&filled, n, sea_level, heights);
     // `river_samples` before the lake test: the samples draining at least `river_area` (with
     // `areas`' value), downstream first.
-    let candidates: Vec<(u32, f32)> = {
-        let order = flow_order(&receivers, n);
-        let counts = accumulate_counts(&order, &receivers, len);
-        order
-            .iter()
-            .filter_map(|&c| {
-                let area = counts[c as usize] as f32 * cell_area;
-                (area >= settings.river_area).then_some((c, area))
-            })
-            .collect()
-    };
+    let candidates = river_candidates(&receivers, n, cell_area, settings.river_area);
     let (lakes, lake_id) = lakes(heights, &filled, &receivers, n, cell_area, settings);
     let rivers = candidates
         .into_iter()
@@ -1476,6 +1601,17 @@ mod tests {
                 let want = accumulate_counts_sequential(&want, rcv, n * n);
                 let got = pool.install(|| accumulate_counts(&got, rcv, n * n));
                 assert_eq!(got, want, "upstream counts, n = {n}, {threads} threads");
+                // The river candidates: the order filtered by area, without the full maps.
+                let order = flow_order_sequential(rcv, *n);
+                for (cell, min) in [(1.0f32, 1.0f32), (0.25, 3.0), (4.0, 40.0)] {
+                    let want: Vec<(u32, f32)> = order
+                        .iter()
+                        .map(|&c| (c, want[c as usize] as f32 * cell))
+                        .filter(|&(_, a)| a >= min)
+                        .collect();
+                    let got = pool.install(|| river_candidates(rcv, *n, cell, min));
+                    assert_eq!(got, want, "river candidates, n = {n}, {threads} threads");
+                }
             }
         }
     }
