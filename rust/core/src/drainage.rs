@@ -858,16 +858,23 @@ pub(crate) fn route_flats(
     let mut class = vec![0u8; len];
     let mut routed = Vec::with_capacity(candidates.len());
     let mut flats = Vec::new();
-    for &c in candidates {
+    let spills: Vec<u32> = candidates
+        .par_iter()
+        .map(|&c| {
+            let c = c as usize;
+            let hc = filled[c];
+            let mut spill = NONE;
+            for_neighbours(c, n, |j, _| {
+                // An outlet at or below `hc` (`is_sea` is "not above", NaN included).
+                if spill == NONE && is_sea(filled[j], hc) && is_outlet(heights, sea_level, n, j) {
+                    spill = j as u32;
+                }
+            });
+            spill
+        })
+        .collect();
+    for (&c, &spill) in candidates.iter().zip(&spills) {
         let c = c as usize;
-        let hc = filled[c];
-        let mut spill = NONE;
-        for_neighbours(c, n, |j, _| {
-            // An outlet at or below `hc` (`is_sea` is "not above", NaN included).
-            if spill == NONE && is_sea(filled[j], hc) && is_outlet(heights, sea_level, n, j) {
-                spill = j as u32;
-            }
-        });
         if spill != NONE {
             class[c] = SPILL;
             routed.push((c as u32, spill));
@@ -883,7 +890,7 @@ pub(crate) fn route_flats(
     let drains = |j: usize| class[j] != FLAT && !is_outlet(heights, sea_level, n, j);
     // Breadth-first distances over the flat samples (equal-height neighbours only), 0 = not
     // reached. Zero-initialised: only the pages holding flats are touched.
-    let bfs = |seed: &dyn Fn(usize, f32) -> bool| -> Vec<u32> {
+    let bfs = |seed: &(dyn Fn(usize, f32) -> bool + Sync)| -> Vec<u32> {
         let mut dist = vec![0u32; len];
         let mut queue: VecDeque<u32> = VecDeque::new();
         for &c in &flats {
@@ -905,18 +912,24 @@ pub(crate) fn route_flats(
         }
         dist
     };
-    // Towards lower terrain: seeded next to equal-height non-flat samples.
-    let lo = bfs(&|c, hc| {
-        let mut s = false;
-        for_neighbours(c, n, |j, _| s |= filled[j] == hc && drains(j));
-        s
-    });
-    // Away from higher terrain: seeded next to higher samples.
-    let hi = bfs(&|c, hc| {
-        let mut s = false;
-        for_neighbours(c, n, |j, _| s |= filled[j] > hc);
-        s
-    });
+    // Towards lower terrain: seeded next to equal-height non-flat samples; away from higher
+    // terrain: seeded next to higher samples. The two searches are independent: concurrent.
+    let (lo, hi) = rayon::join(
+        || {
+            bfs(&|c, hc| {
+                let mut s = false;
+                for_neighbours(c, n, |j, _| s |= filled[j] == hc && drains(j));
+                s
+            })
+        },
+        || {
+            bfs(&|c, hc| {
+                let mut s = false;
+                for_neighbours(c, n, |j, _| s |= filled[j] > hc);
+                s
+            })
+        },
+    );
     let recv: Vec<(u32, u32)> = flats
         .par_iter()
         .map(|&c| {
@@ -974,8 +987,8 @@ pub fn receivers(
 /// D8 receivers over `filled`, [`NONE`] for the samples without a lower neighbour, and those
 /// samples (in index order).
 fn d8(filled: &[f32], n: usize, sea_level: f32, heights: &[f32]) -> (Vec<u32>, Vec<u32>) {
-    let mut rcv = vec![0u32; n * n];
-    let cand: Vec<Vec<u32>> = rcv
+    let mut rcv: Vec<u32> = crate::memory::with_capacity(n * n);
+    let cand: Vec<Vec<u32>> = rcv.spare_capacity_mut()[..n * n]
         .par_chunks_mut(n)
         .enumerate()
         .map(|(z, row)| {
@@ -984,7 +997,7 @@ fn d8(filled: &[f32], n: usize, sea_level: f32, heights: &[f32]) -> (Vec<u32>, V
                 let i = z * n + x;
                 let border = x == 0 || z == 0 || x + 1 == n || z + 1 == n;
                 if is_sea(heights[i], sea_level) || border {
-                    *r = i as u32;
+                    r.write(i as u32);
                     continue;
                 }
                 let hi = filled[i];
@@ -999,11 +1012,13 @@ fn d8(filled: &[f32], n: usize, sea_level: f32, heights: &[f32]) -> (Vec<u32>, V
                 if best == NONE {
                     cand.push(i as u32);
                 }
-                *r = best;
+                r.write(best);
             }
             cand
         })
         .collect();
+    // SAFETY: every element below n² was written just above (capacity >= n²).
+    unsafe { rcv.set_len(n * n) };
     (rcv, cand.concat())
 }
 
