@@ -314,17 +314,18 @@ func _step_once() -> void:
 				return
 			var ms := Time.get_ticks_msec() - _layout_t0
 			_timing_ms.append(ms)
-			print("SESSION layout timing 1025: crater moved, island updated %d ms after the edit (%d editor frames, the slowest %.0f ms)" % [
-				ms, _layout_frames, _layout_frame_max])
+			print("SESSION layout timing 1025: %s, island updated %d ms after the edit (%d editor frames, the slowest %.0f ms)" % [
+				_timing_kind, ms, _layout_frames, _layout_frame_max])
 			var st: Dictionary = _island.call("get_last_stats")
 			print("SESSION layout timing 1025: generating from %d ms (frame %d) to %d ms (frame %d)" % [
 				_gen_seen_ms, _gen_seen_frames, _gen_done_ms, _gen_done_frames])
-			var keys := ["total_ms", "mesh_ms", "build_ms", "maps_ms", "regenerate_ms", "chunks", "kept_chunks", "encoded_surfaces", "node_frame_ms_max", "node_frame_phase", "scatter_ms", "scatter_place_ms", "scatter_frame_ms_max"]
+			var keys := ["total_ms", "mesh_ms", "build_ms", "maps_ms", "regenerate_ms", "chunks", "kept_chunks", "encoded_surfaces", "node_frame_ms_max", "node_frame_cpu_ms_max", "node_frame_phase", "scatter_ms", "scatter_place_ms", "scatter_frame_ms_max"]
 			var parts := []
 			for k in keys:
 				parts.append("%s %s" % [k, str(st.get(k, "-"))])
 			print("SESSION layout timing 1025: the island's stats: %s" % ", ".join(parts))
 			print("SESSION layout timing 1025: stages first seen (ms after the edit): %s" % str(_stage_ms))
+			_timing_node_frames.append(Vector2(float(st.get("node_frame_ms_max", 0.0)), float(st.get("node_frame_cpu_ms_max", 0.0))))
 			if _timing_ms.size() < maxi(4, int(OS.get_environment("ISLAND_SESSION_TIMING"))):
 				_timing_edit(_timing_ms.size())
 				return
@@ -332,6 +333,12 @@ func _step_once() -> void:
 			sorted.sort()
 			print("SESSION layout timing 1025: median %d ms, max %d ms over %d edits" % [
 				sorted[sorted.size() / 2], sorted[sorted.size() - 1], sorted.size()])
+			# The node's worst frame per edit (wall / main-thread CPU) against build_budget_ms.
+			var frames := []
+			for f in _timing_node_frames:
+				frames.append("%.2f / %.2f" % [f.x, f.y])
+			print("SESSION layout timing 1025: the node's worst frame per edit, wall / CPU ms (build_budget_ms %s): %s" % [
+				str(_island.get("build_budget_ms")), ", ".join(frames)])
 			# Kept chunks and rebuilt ones must show the island exactly.
 			var worst := _chunks_off_the_island()
 			print("SESSION layout timing 1025: chunk meshes against the island: worst %s m, AABBs hold their vertices: %s" % [worst.x, worst.y == 0.0])
@@ -567,17 +574,31 @@ func _layout_edit(k: int) -> void:
 
 var _timing_res := 0
 var _timing_ms: Array = []
+var _timing_node_frames: Array[Vector2] = []
+var _timing_kind := ""
 
 
-## Timing edit `k` (step 4d): the crater 60 m south (even k) or back (odd k), as the gizmo moves
-## it (an undoable "Move").
+## Timing edit `k` (step 4d): in turns of two, the crater 60 m south and back, as the gizmo
+## moves it (an undoable "Move"), and the road's middle point 40 m north and back, as the curve
+## editor drags it (an undoable "Set Curve Point Position").
 func _timing_edit(k: int) -> void:
 	var ur := get_undo_redo()
-	var to := _stamp.position + Vector3(0, 0, 60.0 if k % 2 == 0 else -60.0)
-	ur.create_action("Move")
-	ur.add_do_property(_stamp, "position", to)
-	ur.add_undo_property(_stamp, "position", _stamp.position)
-	ur.commit_action()
+	var back := k % 2 == 1
+	if (k / 2) % 2 == 0:
+		_timing_kind = "crater moved"
+		var to := _stamp.position + Vector3(0, 0, -60.0 if back else 60.0)
+		ur.create_action("Move")
+		ur.add_do_property(_stamp, "position", to)
+		ur.add_undo_property(_stamp, "position", _stamp.position)
+		ur.commit_action()
+	else:
+		_timing_kind = "road point moved"
+		var curve: Curve3D = _path.get("curve")
+		var at := curve.get_point_position(1)
+		ur.create_action("Set Curve Point Position")
+		ur.add_do_method(curve, "set_point_position", 1, at + Vector3(0, 0, 40.0 if back else -40.0))
+		ur.add_undo_method(curve, "set_point_position", 1, at)
+		ur.commit_action()
 	_layout_started()
 	_gen_seen_ms = -1
 	_gen_done_ms = -1

@@ -1,8 +1,9 @@
 //! Editor auto-regenerate: the island regenerates in the background at once when a change comes
-//! after a quiet time (a value typed, a stamp moved, a curve point dropped, an undo: the island
-//! follows without waiting), and while changes keep coming (a slider or a gizmo dragged) once
-//! they have stopped for [`DEBOUNCE`] (a running generation is cancelled by the next one, so
-//! only the last request is completed). Invalid values are reported once they have stood for the
+//! after a quiet time or when the island of the previous change is already done (a value typed,
+//! a stamp moved, a curve point dropped, an undo: the island follows without waiting, also for
+//! quick successive edits), and while changes keep coming during a generation (a slider or a
+//! gizmo dragged) once they have stopped for [`DEBOUNCE`] or that generation is done (a running
+//! generation is cancelled by the next one, so only the last request is completed). Invalid values are reported once they have stood for the
 //! same quiet time (not while the user is still typing), once per distinct problem.
 
 use crate::island::worker::Request;
@@ -48,8 +49,9 @@ impl AutoRegenerate {
         self.watched = now.map(island_request);
     }
 
-    /// Called every frame with the current request (`Err`: the problem with the values).
-    pub fn poll(&mut self, now: Result<Request, String>) -> Action {
+    /// Called every frame with the current request (`Err`: the problem with the values);
+    /// `idle`: no generation is running (the island of the last request is done).
+    pub fn poll(&mut self, now: Result<Request, String>, idle: bool) -> Action {
         let mut action = Action::default();
         let now = match now {
             Err(msg) => {
@@ -69,7 +71,7 @@ impl AutoRegenerate {
         action.validity_changed = self.invalid.take().is_some();
         self.reported = None;
         if self.watched.as_ref() != Some(&now) {
-            let quiet = self.last_change.is_none_or(|t| t.elapsed() >= DEBOUNCE);
+            let quiet = idle || self.last_change.is_none_or(|t| t.elapsed() >= DEBOUNCE);
             self.watched = Some(now);
             self.last_change = Some(Instant::now());
             if quiet {
@@ -81,7 +83,10 @@ impl AutoRegenerate {
             // One of a run of changes: once they stop.
             self.dirty_since = Some(Instant::now());
         }
-        if self.dirty_since.is_some_and(|t| t.elapsed() >= DEBOUNCE) {
+        if self
+            .dirty_since
+            .is_some_and(|t| idle || t.elapsed() >= DEBOUNCE)
+        {
             self.dirty_since = None;
             action.regenerate = true;
         }
@@ -109,53 +114,74 @@ mod tests {
         };
         let mut w = AutoRegenerate::default();
         w.reset(Some(req(1)));
-        assert!(!w.poll(Ok(req(1))).regenerate, "unchanged: nothing to do");
         assert!(
-            w.poll(Ok(req(2))).regenerate,
+            !w.poll(Ok(req(1)), false).regenerate,
+            "unchanged: nothing to do"
+        );
+        assert!(
+            w.poll(Ok(req(2)), false).regenerate,
             "a change after a quiet time: at once"
         );
-        assert!(!w.poll(Ok(req(2))).regenerate, "only once");
+        assert!(!w.poll(Ok(req(2)), false).regenerate, "only once");
         // A run of changes (a slider dragged): once, after they stop.
         assert!(
-            !w.poll(Ok(req(3))).regenerate,
+            !w.poll(Ok(req(3)), false).regenerate,
             "within the quiet time: wait"
         );
-        assert!(!w.poll(Ok(req(4))).regenerate, "still changing: wait");
-        assert!(!w.poll(Ok(req(4))).regenerate, "not quiet yet");
-        let a = w.poll(Err("typing".into()));
+        assert!(
+            !w.poll(Ok(req(4)), false).regenerate,
+            "still changing: wait"
+        );
+        assert!(!w.poll(Ok(req(4)), false).regenerate, "not quiet yet");
+        let a = w.poll(Err("typing".into()), false);
         assert!(!a.regenerate && a.report.is_none() && a.validity_changed);
         std::thread::sleep(DEBOUNCE);
-        let a = w.poll(Ok(req(2)));
+        let a = w.poll(Ok(req(2)), false);
         assert!(a.regenerate && a.validity_changed);
-        assert!(!w.poll(Ok(req(2))).regenerate, "only once");
+        assert!(!w.poll(Ok(req(2)), false).regenerate, "only once");
         // Switching LOD (the chunk surfaces) needs no new island.
         let bare = Request {
             meshes: false,
             ..req(2)
         };
-        assert!(!w.poll(Ok(bare.clone())).regenerate);
+        assert!(!w.poll(Ok(bare.clone()), false).regenerate);
         std::thread::sleep(DEBOUNCE);
         assert!(
-            !w.poll(Ok(bare)).regenerate,
+            !w.poll(Ok(bare), false).regenerate,
             "lod_enabled alone regenerates nothing"
         );
+        // Quick successive edits: a change within the quiet time regenerates at once when the
+        // previous island is already done; while one is generating it waits, then follows as
+        // soon as that one is done.
+        assert!(w.poll(Ok(req(5)), true).regenerate, "after a quiet time");
+        assert!(
+            w.poll(Ok(req(6)), true).regenerate,
+            "previous one done: at once"
+        );
+        assert!(!w.poll(Ok(req(7)), false).regenerate, "generating: wait");
+        assert!(!w.poll(Ok(req(7)), false).regenerate, "still generating");
+        assert!(
+            w.poll(Ok(req(7)), true).regenerate,
+            "done: the last change follows"
+        );
+        assert!(!w.poll(Ok(req(7)), true).regenerate, "only once");
     }
 
     #[test]
     fn invalid_values_are_reported_once_after_the_quiet_time() {
         let mut w = AutoRegenerate::default();
         let bad = || Err::<Request, String>("invalid parameter `world_size`".into());
-        let a = w.poll(bad());
+        let a = w.poll(bad(), false);
         assert!(a.validity_changed && a.report.is_none(), "not while typing");
         std::thread::sleep(DEBOUNCE);
-        let a = w.poll(bad());
+        let a = w.poll(bad(), false);
         assert_eq!(a.report.as_deref(), Some("invalid parameter `world_size`"));
         assert!(!a.validity_changed);
-        assert_eq!(w.poll(bad()), Action::default(), "reported once");
+        assert_eq!(w.poll(bad(), false), Action::default(), "reported once");
         // Another problem is reported again, after its own quiet time.
         let other = || Err::<Request, String>("invalid parameter `seed`".into());
-        assert!(w.poll(other()).report.is_none());
+        assert!(w.poll(other(), false).report.is_none());
         std::thread::sleep(DEBOUNCE);
-        assert!(w.poll(other()).report.is_some());
+        assert!(w.poll(other(), false).report.is_some());
     }
 }

@@ -64,6 +64,9 @@ pub struct FrameWatch {
     /// Wall milliseconds between the last two `_process` calls (the whole frame: rendering and
     /// everything else); 0 until two frames were seen.
     pub frame_interval_ms: f64,
+    /// The last [`RECENT_FRAMES`] frame intervals (ms), newest at `recent_at`.
+    recent: [f64; RECENT_FRAMES],
+    recent_at: usize,
     /// Wall milliseconds of the last finished `_process`, busy or not (an `IslandWorld` adds its
     /// islands' frames to its own).
     pub last_ms: f64,
@@ -74,19 +77,29 @@ pub struct FrameWatch {
     pub last_phase: &'static str,
 }
 
-/// Share of a slow frame the build loops may use: when frames already take longer than the
-/// budget allows for (a software renderer, a frame of seconds), work handed to the main thread
-/// gets this share of the frame time instead of the fixed budget, so it still finishes in a few
-/// frames. At 60 fps (16.7 ms) this is 4.2 ms, about the default budget.
+/// Share of a slow frame the build loops may use: when the editor's frames are already slow
+/// (longer than [`SLOW_FRAME_MS`]: a software renderer, a frame of seconds), work handed to the
+/// main thread gets this share of the frame time instead of the fixed budget, so it still
+/// finishes in a few frames.
 pub const SLOW_FRAME_SHARE: f64 = 0.25;
+/// Frame intervals [`FrameWatch::steady_interval_ms`] looks back over.
+pub const RECENT_FRAMES: usize = 4;
+/// Frames up to this long (milliseconds; 20 fps) keep the fixed budget exactly: an editor that
+/// renders at 20 fps or more gets no more than `build_budget_ms` from the node in any frame.
+pub const SLOW_FRAME_MS: f64 = 50.0;
 /// The most milliseconds per frame [`SLOW_FRAME_SHARE`] may grant (the editor stays responsive).
 pub const SLOW_FRAME_CAP_MS: f64 = 250.0;
 
-/// Milliseconds the build loops may spend this frame: `budget_ms`, or [`SLOW_FRAME_SHARE`] of
-/// the previous frame's length when that is more (at most [`SLOW_FRAME_CAP_MS`]). Non-finite
-/// budgets (NaN: one job per frame; infinity: everything now) are kept as they are.
+/// Milliseconds the build loops may spend this frame: `budget_ms`, or, when the frames are
+/// longer than [`SLOW_FRAME_MS`] (the node passes [`FrameWatch::steady_interval_ms`]),
+/// [`SLOW_FRAME_SHARE`] of the previous frame's length when that is more
+/// (at most [`SLOW_FRAME_CAP_MS`]). Non-finite budgets (NaN: one job per frame; infinity:
+/// everything now) are kept as they are.
 pub fn adaptive_budget_ms(budget_ms: f64, frame_interval_ms: f64) -> f64 {
-    if !budget_ms.is_finite() || !frame_interval_ms.is_finite() {
+    if !budget_ms.is_finite()
+        || !frame_interval_ms.is_finite()
+        || frame_interval_ms <= SLOW_FRAME_MS
+    {
         return budget_ms;
     }
     budget_ms.max((SLOW_FRAME_SHARE * frame_interval_ms).min(SLOW_FRAME_CAP_MS))
@@ -106,10 +119,23 @@ impl FrameWatch {
     pub fn begin(&mut self) {
         let now = Instant::now();
         if let Some(p) = self.prev_begin {
-            self.frame_interval_ms = (now - p).as_secs_f64() * 1e3;
+            self.note_interval((now - p).as_secs_f64() * 1e3);
         }
         self.prev_begin = Some(now);
         self.start = Some((now, self.clock.now_us()));
+    }
+
+    /// Record the interval (ms) between the last two frames.
+    fn note_interval(&mut self, ms: f64) {
+        self.frame_interval_ms = ms;
+        self.recent_at = (self.recent_at + 1) % RECENT_FRAMES;
+        self.recent[self.recent_at] = ms;
+    }
+
+    /// The shortest of the last [`RECENT_FRAMES`] frame intervals (ms): slow only when every
+    /// recent frame was, so one long editor frame (a hitch) does not widen the budget.
+    pub fn steady_interval_ms(&self) -> f64 {
+        self.recent.iter().copied().fold(f64::INFINITY, f64::min)
     }
 
     /// Milliseconds since [`Self::begin`] of this frame (0 outside a frame).
@@ -161,9 +187,13 @@ mod tests {
 
     #[test]
     fn budget_follows_slow_frames_only() {
-        // 60 fps: the fixed budget.
-        assert!((adaptive_budget_ms(4.0, 16.7) - 4.175).abs() < 1e-9);
+        // 60 fps, 30 fps, 20 fps: exactly the fixed budget.
+        assert_eq!(adaptive_budget_ms(4.0, 16.7), 4.0);
+        assert_eq!(adaptive_budget_ms(4.0, 33.4), 4.0);
+        assert_eq!(adaptive_budget_ms(4.0, SLOW_FRAME_MS), 4.0);
         assert_eq!(adaptive_budget_ms(4.0, 10.0), 4.0);
+        // Lavapipe's 60 ms editor frames: a quarter of the frame.
+        assert_eq!(adaptive_budget_ms(4.0, 60.0), 15.0);
         // A software renderer's 2-second frame: a quarter of it, capped.
         assert_eq!(adaptive_budget_ms(4.0, 400.0), 100.0);
         assert_eq!(adaptive_budget_ms(4.0, 2000.0), SLOW_FRAME_CAP_MS);
@@ -171,6 +201,28 @@ mod tests {
         assert_eq!(adaptive_budget_ms(300.0, 2000.0), 300.0);
         assert!(adaptive_budget_ms(f64::NAN, 2000.0).is_nan());
         assert_eq!(adaptive_budget_ms(f64::INFINITY, 10.0), f64::INFINITY);
+    }
+
+    #[test]
+    fn one_long_frame_does_not_make_the_frames_slow() {
+        let mut w = FrameWatch::default();
+        assert_eq!(
+            w.steady_interval_ms(),
+            0.0,
+            "nothing seen yet: fixed budget"
+        );
+        for ms in [30.0, 28.0, 31.0, 29.0] {
+            w.note_interval(ms);
+        }
+        w.note_interval(57.0);
+        assert_eq!(w.steady_interval_ms(), 28.0);
+        assert_eq!(adaptive_budget_ms(4.0, w.steady_interval_ms()), 4.0);
+        // A software renderer's steady 60-70 ms frames.
+        for ms in [66.0, 61.0, 70.0, 64.0] {
+            w.note_interval(ms);
+        }
+        assert_eq!(w.steady_interval_ms(), 61.0);
+        assert_eq!(adaptive_budget_ms(4.0, w.steady_interval_ms()), 15.25);
     }
 }
 

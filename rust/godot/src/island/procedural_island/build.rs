@@ -395,7 +395,7 @@ impl ProceduralIsland {
         let b = if Engine::singleton().is_editor_hint() {
             crate::island::frame_watch::adaptive_budget_ms(
                 self.build_budget_ms as f64,
-                self.frame_watch.frame_interval_ms,
+                self.frame_watch.steady_interval_ms(),
             )
         } else {
             self.build_budget_ms as f64

@@ -140,7 +140,8 @@ impl INode3D for ProceduralIsland {
         }
         if Engine::singleton().is_editor_hint() && self.auto_regenerate {
             let now = self.make_request();
-            let action = self.watcher.poll(now);
+            let idle = !self.is_generating();
+            let action = self.watcher.poll(now, idle);
             if action.validity_changed {
                 self.base_mut().update_configuration_warnings();
             }

@@ -384,8 +384,9 @@ island_node! {
             #[export]
             #[var(hint = ENUM, hint_string = BACKEND_HINT)]
             backend: i32 = node(Self::BACKEND_AUTO),
-            /// In the editor: regenerate in the background at once after a change (a run of changes,
-            /// such as a dragged slider: 0.3 s after the last one).
+            /// In the editor: regenerate in the background at once after a change (a run of changes
+            /// while a generation runs, such as a dragged slider: when that one is done or 0.3 s
+            /// after the last change).
             #[export]
             auto_regenerate: bool = node(true),
             /// Generate when the node enters the scene (synchronously in a running game, in the
