@@ -37,7 +37,6 @@ use crate::schema::{check_all, Check, ParamSpec, Slider, Value};
 use rayon::prelude::*;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
-use std::mem::MaybeUninit;
 
 /// Default [`DrainageSettings::lake_min_depth`], metres.
 pub const DEFAULT_LAKE_MIN_DEPTH: f32 = 1.5;
@@ -1265,20 +1264,7 @@ pub fn lake_labels(heights: &[f32], filled: &[f32], n: usize) -> Vec<u32> {
     assert_eq!(heights.len(), len, "heights must hold n² samples");
     assert_eq!(filled.len(), len, "filled must hold n² samples");
     let runs = Runs::new(n, |i| submerged(heights, filled, i));
-    let mut label: Vec<u32> = crate::memory::with_capacity(len);
-    label.spare_capacity_mut()[..len]
-        .par_chunks_mut(n)
-        .enumerate()
-        .for_each(|(z, row)| {
-            row.fill(MaybeUninit::new(NONE));
-            for r in runs.row(z) {
-                let (x0, x1) = runs.span(r);
-                row[x0..x1].fill(MaybeUninit::new(runs.label(r)));
-            }
-        });
-    // SAFETY: every element below `len` was written just above (capacity >= len).
-    unsafe { label.set_len(len) };
-    label
+    runs.map(NONE, |r| runs.label(r))
 }
 
 /// The lakes of the [`lake_labels`] `labels` and the lake of each sample ([`NONE`] where
@@ -1321,7 +1307,6 @@ fn lakes_in(
     settings: &DrainageSettings,
 ) -> (Vec<Lake>, Vec<u32>) {
     let n = runs.n();
-    let len = n * n;
     // Per run, rows in parallel: (samples, lowest height, its least sample, least outlet).
     let per_run: Vec<(u32, f32, u32, u32)> = (0..n)
         .into_par_iter()
@@ -1375,19 +1360,7 @@ fn lakes_in(
             });
         }
     }
-    let mut lake_id: Vec<u32> = crate::memory::with_capacity(len);
-    lake_id.spare_capacity_mut()[..len]
-        .par_chunks_mut(n)
-        .enumerate()
-        .for_each(|(z, row)| {
-            row.fill(MaybeUninit::new(NONE));
-            for r in runs.row(z) {
-                let (x0, x1) = runs.span(r);
-                row[x0..x1].fill(MaybeUninit::new(lake_of[runs.root(r)]));
-            }
-        });
-    // SAFETY: every element below `len` was written just above (capacity >= len).
-    unsafe { lake_id.set_len(len) };
+    let lake_id = runs.map(NONE, |r| lake_of[runs.root(r)]);
     (lakes, lake_id)
 }
 

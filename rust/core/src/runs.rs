@@ -147,6 +147,31 @@ impl Runs {
         (k < row.end && self.span[k].0 <= x).then_some(k)
     }
 
+    /// A map of the grid: `value(run)` on the samples of each run, `outside` elsewhere (rows in
+    /// parallel, written once).
+    pub fn map<T: Copy + Send + Sync>(
+        &self,
+        outside: T,
+        value: impl Fn(usize) -> T + Sync,
+    ) -> Vec<T> {
+        use std::mem::MaybeUninit;
+        let n = self.n;
+        let mut out: Vec<T> = crate::memory::with_capacity(n * n);
+        out.spare_capacity_mut()[..n * n]
+            .par_chunks_mut(n.max(1))
+            .enumerate()
+            .for_each(|(z, row)| {
+                row.fill(MaybeUninit::new(outside));
+                for r in self.row(z) {
+                    let (x0, x1) = self.span(r);
+                    row[x0..x1].fill(MaybeUninit::new(value(r)));
+                }
+            });
+        // SAFETY: every element below n² was written just above (capacity >= n²).
+        unsafe { out.set_len(n * n) };
+        out
+    }
+
     /// The components (least runs) of the mask's samples on the map border.
     pub fn border_roots(&self) -> Vec<usize> {
         let n = self.n;
@@ -216,17 +241,8 @@ mod tests {
         label
     }
 
-    fn run_labels(runs: &Runs, n: usize) -> Vec<u32> {
-        let mut label = vec![u32::MAX; n * n];
-        for z in 0..n {
-            for r in runs.row(z) {
-                let (x0, x1) = runs.span(r);
-                for x in x0..x1 {
-                    label[z * n + x] = runs.label(r);
-                }
-            }
-        }
-        label
+    fn run_labels(runs: &Runs, _n: usize) -> Vec<u32> {
+        runs.map(u32::MAX, |r| runs.label(r))
     }
 
     fn random_mask(n: usize, seed: u64, density: u64) -> Vec<bool> {

@@ -226,6 +226,34 @@ mod tests {
     }
 }
 
+/// Time of one budgeted job for its [`JobCost`]: the main thread's CPU time where the thread
+/// clock is known, else wall time. The CPU time is the job's own work: a job during which the
+/// OS ran another thread on the core (a software renderer's threads, the worker) does not look
+/// dearer than it is, which would keep the next frames to one job each while the estimate
+/// decays.
+pub struct JobTimer {
+    wall: Instant,
+    cpu_us: Option<f64>,
+}
+
+impl JobTimer {
+    /// Start timing a job.
+    pub fn start() -> JobTimer {
+        JobTimer {
+            wall: Instant::now(),
+            cpu_us: CpuClock.now_us(),
+        }
+    }
+
+    /// Milliseconds of the job so far: CPU time, or wall time without a thread clock.
+    pub fn ms(&self) -> f64 {
+        match (self.cpu_us, CpuClock.now_us()) {
+            (Some(a), Some(b)) => (b - a) / 1e3,
+            _ => self.wall.elapsed().as_secs_f64() * 1e3,
+        }
+    }
+}
+
 /// Running estimate of one job's main-thread milliseconds (a chunk's nodes, a scatter chunk's
 /// MultiMesh) for the budgeted build loops: a decaying maximum that rises at once and falls 5 %
 /// per job, so the dearer jobs that come in runs (coast, water) keep the next frames careful.

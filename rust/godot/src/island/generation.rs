@@ -8,7 +8,7 @@
 
 use crate::island::chunk_data::{ChunkData, ChunkOptions};
 use crate::island::chunk_pool::ChunkPool;
-use crate::island::frame_watch::{budget_ms as budget_ms_of, JobCost};
+use crate::island::frame_watch::{budget_ms as budget_ms_of, JobCost, JobTimer};
 use crate::island::worker::{
     finish_job, JobError, Polled as WorkerPolled, Prepared, Request, Worker,
 };
@@ -225,7 +225,7 @@ impl GenerationJob {
                 break;
             }
             let i = b.next;
-            let c = Instant::now();
+            let c = JobTimer::start();
             // Take the data so it is freed chunk by chunk inside the budget (freeing all chunk
             // arrays at once costs ~20 ms at 1025²).
             let data = std::mem::take(&mut b.prep.chunks[i]);
@@ -235,7 +235,7 @@ impl GenerationJob {
             b.next += 1;
             visited += 1;
             if built {
-                let ms = c.elapsed().as_secs_f64() * 1e3;
+                let ms = c.ms();
                 dearest = dearest.max(ms);
                 b.est_chunk.record(ms);
             } else {

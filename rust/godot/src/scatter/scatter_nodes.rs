@@ -554,7 +554,7 @@ impl ScatterNodes {
             {
                 break;
             }
-            let job_start = Instant::now();
+            let job_start = crate::island::frame_watch::JobTimer::start();
             let Some(job) = self.queue.pop_front() else {
                 break;
             };
@@ -603,7 +603,7 @@ impl ScatterNodes {
                 layer.build_chunk(parent, job.layer, job.chunk, look);
             }
             done += 1;
-            self.est_job.record(job_start.elapsed().as_secs_f64() * 1e3);
+            self.est_job.record(job_start.ms());
         }
         self.frame_ms = t.elapsed().as_secs_f64() * 1e3;
         self.worst_frame_ms = self.worst_frame_ms.max(self.frame_ms);
