@@ -603,50 +603,20 @@ fn fill(h: &[f32], n: usize, sea_level: f32) -> Filled {
         }};
     }
     let mut maybe_pit: Vec<u32> = Vec::new();
-    // Expand the known samples on `stack` (ascending search); those left with an unknown
-    // lower neighbour go to `rims`.
-    let ascend =
-        |stack: &mut Vec<u32>, known: &mut [u8], rims: &mut Vec<u64>, maybe_pit: &mut Vec<u32>| {
-            let mut head = 0;
-            while head < stack.len() {
-                let t = stack[head] as usize;
-                head += 1;
-                let ht = h[t];
-                let mut rim = false;
-                each_neighbour!(t, |j| {
-                    if known[j] == 0 {
-                        let hj = h[j];
-                        if hj > ht {
-                            known[j] = 1;
-                            stack.push(j as u32);
-                        } else if hj == ht {
-                            known[j] = 3;
-                            maybe_pit.push(j as u32);
-                            stack.push(j as u32);
-                        } else {
-                            rim = true;
-                        }
-                    }
-                });
-                if rim {
-                    rims.push(key(ht, t as u32));
-                }
-            }
-            stack.clear();
-        };
-    // The first ascending search, from the seeds, is most of the work on a drained island: the
-    // seeds' groups are searched in parallel (`ascend_shared`), then the rims still open go to
-    // the priority queue in key order, as the sequential search would leave them.
-    let mut rims = ascend_shared(h, n, &stack, &mut known, &mut maybe_pit);
-    stack.clear();
-    rims.retain(|&k| {
-        let t = k as u32 as usize;
+    // Whether known sample `t` still has an unknown neighbour (a rim to queue).
+    let open = |known: &[u8], t: usize| {
         let mut open = false;
         each_neighbour!(t, |j| {
             open |= known[j] == 0;
         });
         open
-    });
+    };
+    // The first ascending search, from the seeds, is most of the work on a drained island: the
+    // seeds' groups are searched in parallel (`ascend_shared`), then the rims still open go to
+    // the priority queue in key order, as the sequential search would leave them.
+    let mut rims = ascend_shared(h, n, &stack, &mut known, &mut maybe_pit);
+    stack.clear();
+    rims.retain(|&k| open(&known, k as u32 as usize));
     rims.sort_unstable();
     rims.dedup();
     let mut heap: BinaryHeap<Reverse<u64>> = rims.drain(..).map(Reverse).collect();
@@ -673,14 +643,16 @@ fn fill(h: &[f32], n: usize, sea_level: f32) -> Filled {
                 }
             });
         }
-        ascend(&mut stack, &mut known, &mut rims, &mut maybe_pit);
+        ascend(
+            h,
+            n,
+            as_atomic(&mut known),
+            &mut stack,
+            &mut rims,
+            &mut maybe_pit,
+        );
         for &r in &rims {
-            let t = r as u32 as usize;
-            let mut open = false;
-            each_neighbour!(t, |j| {
-                open |= known[j] == 0;
-            });
-            if open {
+            if open(&known, r as u32 as usize) {
                 heap.push(Reverse(r));
             }
         }
@@ -715,50 +687,12 @@ fn ascend_shared(
     known: &mut [u8],
     maybe_pit: &mut Vec<u32>,
 ) -> Vec<u64> {
-    use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
-    // SAFETY: `AtomicU8` has the size, alignment and bit validity of `u8`, and `known` is
-    // borrowed mutably for the whole search, so only these atomics access it meanwhile.
-    let shared: &[AtomicU8] = unsafe { &*(known as *mut [u8] as *const [AtomicU8]) };
-    let offs = offsets(n);
+    let shared = as_atomic(known);
     let parts: Vec<(Vec<u64>, Vec<u32>)> = seeds
         .par_chunks(ASCEND_SEEDS_PER_TASK)
         .map(|group| {
             let (mut rims, mut pits) = (Vec::new(), Vec::new());
-            // Breadth-first (a queue that keeps what it served): fewer rims than depth-first.
-            let mut queue: Vec<u32> = group.to_vec();
-            let mut head = 0;
-            while head < queue.len() {
-                let t = queue[head] as usize;
-                head += 1;
-                let ht = h[t];
-                let mut rim = false;
-                let mut visit = |j: usize| {
-                    if shared[j].load(Relaxed) == 0 {
-                        let hj = h[j];
-                        if hj > ht {
-                            shared[j].store(1, Relaxed);
-                            queue.push(j as u32);
-                        } else if hj == ht {
-                            shared[j].store(3, Relaxed);
-                            pits.push(j as u32);
-                            queue.push(j as u32);
-                        } else {
-                            rim = true;
-                        }
-                    }
-                };
-                let (x, z) = (t % n, t / n);
-                if x > 0 && z > 0 && x + 1 < n && z + 1 < n {
-                    for &o in &offs {
-                        visit((t as isize + o) as usize);
-                    }
-                } else {
-                    for_neighbours(t, n, |j, _| visit(j));
-                }
-                if rim {
-                    rims.push(key(ht, t as u32));
-                }
-            }
+            ascend(h, n, shared, &mut group.to_vec(), &mut rims, &mut pits);
             (rims, pits)
         })
         .collect();
@@ -768,6 +702,65 @@ fn ascend_shared(
         maybe_pit.extend(p);
     }
     rims
+}
+
+/// The ascending search of `fill`: expand the known samples on `queue` breadth-first (the queue
+/// keeps what it served, so rims are few; it is left empty). An unknown neighbour `j` of an
+/// expanded sample `t` becomes known — 1 when higher, 3 (and into `pits`) when level — and is
+/// expanded in turn; `t` goes to `rims` (its key) when an unknown neighbour is lower. Relaxed
+/// loads and stores: concurrent searches ([`ascend_shared`]) may both claim a sample, which
+/// only expands it twice.
+fn ascend(
+    h: &[f32],
+    n: usize,
+    known: &[std::sync::atomic::AtomicU8],
+    queue: &mut Vec<u32>,
+    rims: &mut Vec<u64>,
+    pits: &mut Vec<u32>,
+) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let offs = offsets(n);
+    let mut head = 0;
+    while head < queue.len() {
+        let t = queue[head] as usize;
+        head += 1;
+        let ht = h[t];
+        let mut rim = false;
+        let mut visit = |j: usize| {
+            if known[j].load(Relaxed) == 0 {
+                let hj = h[j];
+                if hj > ht {
+                    known[j].store(1, Relaxed);
+                    queue.push(j as u32);
+                } else if hj == ht {
+                    known[j].store(3, Relaxed);
+                    pits.push(j as u32);
+                    queue.push(j as u32);
+                } else {
+                    rim = true;
+                }
+            }
+        };
+        let (x, z) = (t % n, t / n);
+        if x > 0 && z > 0 && x + 1 < n && z + 1 < n {
+            for &o in &offs {
+                visit((t as isize + o) as usize);
+            }
+        } else {
+            for_neighbours(t, n, |j, _| visit(j));
+        }
+        if rim {
+            rims.push(key(ht, t as u32));
+        }
+    }
+    queue.clear();
+}
+
+/// `known` as atomics, for [`ascend`].
+fn as_atomic(known: &mut [u8]) -> &[std::sync::atomic::AtomicU8] {
+    // SAFETY: `AtomicU8` has the size, alignment and bit validity of `u8`, and `known` stays
+    // borrowed mutably while the atomics live, so nothing else accesses it meanwhile.
+    unsafe { &*(known as *mut [u8] as *const [std::sync::atomic::AtomicU8]) }
 }
 
 /// Whether sample `i` is an outlet: sea (at or below `sea_level`, or NaN) or the map border.
@@ -1046,13 +1039,11 @@ pub fn flow_order(rcv: &[u32], n: usize) -> Vec<u32> {
     // the order is the trees' walks one after another: the trees starting in each range of
     // indices are walked in parallel and the ranges joined in order (the same sequence as one
     // sequential walk).
-    let span = (len / (16 * rayon::current_num_threads().max(1))).max(FLOW_ORDER_MIN_SPAN);
-    let groups: Vec<Vec<u32>> = (0..len.div_ceil(span))
-        .into_par_iter()
-        .map(|g| {
+    let groups: Vec<Vec<u32>> = tree_groups(len)
+        .map(|roots| {
             let mut out = Vec::new();
             let mut stack = Vec::new();
-            for i in g * span..((g + 1) * span).min(len) {
+            for i in roots {
                 if is_tree_root(rcv, i) {
                     walk_tree(rcv, n, i as u32, &mut stack, &mut out);
                 }
@@ -1065,6 +1056,15 @@ pub fn flow_order(rcv: &[u32], n: usize) -> Vec<u32> {
 
 /// Fewest sample indices whose trees one parallel task of [`flow_order`] walks.
 const FLOW_ORDER_MIN_SPAN: usize = 1 << 14;
+
+/// The ranges of sample indices whose trees (those whose first sample lies in the range) one
+/// parallel task of [`flow_order`] or [`river_candidates`] walks, in index order.
+fn tree_groups(len: usize) -> impl IndexedParallelIterator<Item = std::ops::Range<usize>> {
+    let span = (len / (16 * rayon::current_num_threads().max(1))).max(FLOW_ORDER_MIN_SPAN);
+    (0..len.div_ceil(span))
+        .into_par_iter()
+        .map(move |g| g * span..((g + 1) * span).min(len))
+}
 
 /// Whether sample `i` starts a drainage tree: it drains into an outlet (a sample that is its
 /// own receiver) other than itself.
@@ -1127,14 +1127,12 @@ fn walk_tree_with(
 pub fn river_candidates(rcv: &[u32], n: usize, cell_area: f32, min_area: f32) -> Vec<(u32, f32)> {
     let len = rcv.len();
     assert_eq!(len, n * n, "rcv must hold n² samples");
-    let span = (len / (16 * rayon::current_num_threads().max(1))).max(FLOW_ORDER_MIN_SPAN);
-    let groups: Vec<Vec<(u32, f32)>> = (0..len.div_ceil(span))
-        .into_par_iter()
-        .map(|g| {
+    let groups: Vec<Vec<(u32, f32)>> = tree_groups(len)
+        .map(|roots| {
             let (mut order, mut parent) = (Vec::new(), Vec::new());
             let mut stack = Vec::new();
             let mut out = Vec::new();
-            for i in g * span..((g + 1) * span).min(len) {
+            for i in roots {
                 if !is_tree_root(rcv, i) {
                     continue;
                 }

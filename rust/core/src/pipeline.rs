@@ -16,6 +16,7 @@ use crate::heightfield::Heightfield;
 use crate::params::{Algorithm, IslandParams, ParamError, RiverMode};
 use crate::paths::PathKind;
 use crate::river::carve_river;
+use crate::runs::Runs;
 use crate::shaping::apply_shaping_curve;
 use crate::splat::auto_splat_from_heights;
 use crate::value_noise::value_noise;
@@ -898,7 +899,7 @@ fn water_map(
     // Sea: below sea level and connected to the map border (8-connected components by row
     // runs, `crate::runs`); an atoll's lagoon (closed by the reef) is sea too, at sea level.
     let below = |i: usize| heights[i] < 0.0 || heights[i].is_nan();
-    let sea = crate::runs::Runs::new(n, below);
+    let sea = Runs::new(n, below);
     let mut is_sea = vec![false; sea.len()];
     for r in sea.border_roots() {
         is_sea[r] = true;
@@ -944,7 +945,7 @@ fn water_map(
     drop(sea);
     // Closed basins below sea level (dry, outside the sea and the lakes): water at sea level;
     // counted as a lake when as large as a lake must be (smaller ones are shore puddles).
-    let closed = crate::runs::Runs::new(n, |i| kind[i] == DRY && below(i));
+    let closed = Runs::new(n, |i| kind[i] == DRY && below(i));
     let mut size = vec![0usize; closed.len()];
     for z in 0..n {
         for r in closed.row(z) {

@@ -241,7 +241,7 @@ mod tests {
         label
     }
 
-    fn run_labels(runs: &Runs, _n: usize) -> Vec<u32> {
+    fn run_labels(runs: &Runs) -> Vec<u32> {
         runs.map(u32::MAX, |r| runs.label(r))
     }
 
@@ -271,7 +271,7 @@ mod tests {
             let mask = random_mask(n, seed, density);
             let runs = Runs::new(n, |i| mask[i]);
             assert_eq!(
-                run_labels(&runs, n),
+                run_labels(&runs),
                 flood_labels(&mask, n),
                 "n {n} seed {seed}"
             );
@@ -297,7 +297,7 @@ mod tests {
         assert!((0..n).all(|r| runs.root(r) == 0 && runs.label(r) == 0));
         let cols: Vec<bool> = (0..n * n).map(|i| i % n == 1 || i % n == 3).collect();
         let runs = Runs::new(n, |i| cols[i]);
-        let labels = run_labels(&runs, n);
+        let labels = run_labels(&runs);
         assert_eq!(labels[n + 1], 1);
         assert_eq!(labels[4 * n + 3], 3);
         assert_eq!(runs.border_roots(), vec![0, 1]);

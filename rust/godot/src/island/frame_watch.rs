@@ -59,12 +59,10 @@ pub struct FrameWatch {
     pub max_phase: &'static str,
     /// Frames measured since [`Self::reset`].
     pub frames: u32,
-    /// Start of the previous frame's `_process`, for [`Self::frame_interval_ms`].
+    /// Start of the previous frame's `_process`, for the frame intervals.
     prev_begin: Option<Instant>,
-    /// Wall milliseconds between the last two `_process` calls (the whole frame: rendering and
-    /// everything else); 0 until two frames were seen.
-    pub frame_interval_ms: f64,
-    /// The last [`RECENT_FRAMES`] frame intervals (ms), newest at `recent_at`.
+    /// The last [`RECENT_FRAMES`] wall milliseconds between two `_process` calls (the whole
+    /// frame: rendering and everything else), newest at `recent_at`; 0 until seen.
     recent: [f64; RECENT_FRAMES],
     recent_at: usize,
     /// Wall milliseconds of the last finished `_process`, busy or not (an `IslandWorld` adds its
@@ -91,9 +89,9 @@ pub const SLOW_FRAME_MS: f64 = 50.0;
 pub const SLOW_FRAME_CAP_MS: f64 = 250.0;
 
 /// Milliseconds the build loops may spend this frame: `budget_ms`, or, when the frames are
-/// longer than [`SLOW_FRAME_MS`] (the node passes [`FrameWatch::steady_interval_ms`]),
-/// [`SLOW_FRAME_SHARE`] of the previous frame's length when that is more
-/// (at most [`SLOW_FRAME_CAP_MS`]). Non-finite budgets (NaN: one job per frame; infinity:
+/// longer than [`SLOW_FRAME_MS`] (the node passes [`FrameWatch::steady_interval_ms`] as
+/// `frame_interval_ms`), [`SLOW_FRAME_SHARE`] of that length when that is more (at most
+/// [`SLOW_FRAME_CAP_MS`]). Non-finite budgets (NaN: one job per frame; infinity:
 /// everything now) are kept as they are.
 pub fn adaptive_budget_ms(budget_ms: f64, frame_interval_ms: f64) -> f64 {
     if !budget_ms.is_finite()
@@ -127,7 +125,6 @@ impl FrameWatch {
 
     /// Record the interval (ms) between the last two frames.
     fn note_interval(&mut self, ms: f64) {
-        self.frame_interval_ms = ms;
         self.recent_at = (self.recent_at + 1) % RECENT_FRAMES;
         self.recent[self.recent_at] = ms;
     }
