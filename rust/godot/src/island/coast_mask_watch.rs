@@ -9,7 +9,7 @@ use godot::prelude::*;
 
 /// Internal helper of `ProceduralIsland.coast_mask` (one per cached texture).
 #[derive(GodotClass)]
-#[class(internal, init, base=RefCounted)]
+#[class(tool, internal, init, base=RefCounted)]
 pub struct CoastMaskWatch {
     /// The texture emitted `changed` since the mask was made.
     stale: bool,
