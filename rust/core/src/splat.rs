@@ -635,15 +635,19 @@ fn splat_strip_body(c: &Ctx<'_>, scr: &mut Scratch, a: usize, out: &mut [MaybeUn
 /// above `rock_slope + 14` saturate every smoothstep of [`splat_weights`], so there the `acos`
 /// is skipped (decided on the normal's y with a safety margin) and a slope on the same side is
 /// returned, which gives identical weights.
-struct SlopeSkip {
+pub(crate) struct SlopeSkip {
     flat_above: f32,
     steep_below: f32,
 }
 
 impl SlopeSkip {
     fn new(p: &SplatParams) -> SlopeSkip {
-        let lo = p.rock_slope - ROCK_BAND;
-        let hi = p.rock_slope + SNOW_SLOPE_FADE[1];
+        SlopeSkip::between(p.rock_slope - ROCK_BAND, p.rock_slope + SNOW_SLOPE_FADE[1])
+    }
+
+    /// For rules that saturate below `lo` and above `hi` degrees: [`SlopeSkip::slope`] gives 0
+    /// for slopes surely below `lo` and 90 for slopes surely above `hi`.
+    pub(crate) fn between(lo: f32, hi: f32) -> SlopeSkip {
         let flat_above = if lo > 0.5 && lo < 89.5 {
             det_math::cos(lo.to_radians()) + 1e-4
         } else {
@@ -657,6 +661,19 @@ impl SlopeSkip {
         SlopeSkip {
             flat_above,
             steep_below,
+        }
+    }
+
+    /// The slope (degrees) of a unit normal whose y component is `ny`, or a stand-in on the
+    /// same saturated side (see [`SlopeSkip::between`]).
+    #[inline(always)]
+    pub(crate) fn slope(&self, ny: f32) -> f32 {
+        if ny > self.flat_above {
+            0.0
+        } else if ny < self.steep_below {
+            90.0
+        } else {
+            det_math::acos(ny.clamp(-1.0, 1.0)).to_degrees()
         }
     }
 

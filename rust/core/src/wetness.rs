@@ -22,7 +22,7 @@ use crate::det_math;
 use crate::distance::distance_to_coast_within;
 use crate::grid::smoothstep;
 use crate::params::SplatParams;
-use crate::splat::{quantize_weights, GRASS, ROCK, SAND, SNOW};
+use crate::splat::{quantize_weights, SlopeSkip, GRASS, ROCK, SAND, SNOW};
 use crate::water::{Water, LAKE, RIVER};
 use rayon::prelude::*;
 
@@ -103,6 +103,7 @@ fn wetness(
     let dist = distance_to_coast_within(&inland, n, spacing, DRY_FULL);
     let beach = 2.0 * p.sand_height;
     let dry_slope = p.rock_slope - DRY_SLOPE_BAND;
+    let slopes = SlopeSkip::between(dry_slope, p.rock_slope);
     splat.par_iter_mut().enumerate().for_each(|(i, s)| {
         let h = heights[i];
         if h < 0.0 && inland[i] == 0 {
@@ -131,15 +132,17 @@ fn wetness(
                 w[SAND] -= from_sand;
                 w[ROCK] -= from_rock;
                 w[GRASS] += from_sand + from_rock;
-                let ny = normal_y(i).clamp(-1.0, 1.0);
-                let slope = det_math::acos(ny).to_degrees();
-                let dry = smoothstep(DRY_FROM, DRY_FULL, e)
-                    * smoothstep(dry_slope, p.rock_slope, slope)
-                    * 0.5
-                    * strength;
-                let to_rock = w[GRASS] * dry;
-                w[GRASS] -= to_rock;
-                w[ROCK] += to_rock;
+                // Near the water (`e` up to DRY_FROM) and on gentle slopes `dry` is 0 and
+                // nothing moves, so the normal and its `acos` are only computed beyond
+                // DRY_FROM, and only where the slope rule does not saturate (the same bits).
+                let far = smoothstep(DRY_FROM, DRY_FULL, e);
+                if far > 0.0 {
+                    let slope = slopes.slope(normal_y(i));
+                    let dry = far * smoothstep(dry_slope, p.rock_slope, slope) * 0.5 * strength;
+                    let to_rock = w[GRASS] * dry;
+                    w[GRASS] -= to_rock;
+                    w[ROCK] += to_rock;
+                }
             }
         }
         if w != w0 {
