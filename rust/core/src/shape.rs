@@ -203,55 +203,126 @@ enum Geometry {
     },
 }
 
-impl Geometry {
-    /// Signed distance, positive inside.
-    #[inline(always)]
-    fn inside(&self, x: f32, z: f32) -> f32 {
-        match self {
-            Geometry::Ellipse { a, b, c, s, bend } => {
-                let (ia, ib) = (1.0 / a, 1.0 / b);
-                let u = x * c + z * s;
-                let v0 = -x * s + z * c;
-                let t = u * ia;
-                let v = v0 - bend * t * t;
-                // Approximate ellipse distance k0 (k0 - 1) / k1.
-                let (pa, pb) = (t, v * ib);
-                let k0 = (pa * pa + pb * pb).sqrt();
-                let (qa, qb) = (pa * ia, pb * ib);
-                let k1 = (qa * qa + qb * qb).sqrt();
-                if k1 < 1e-12 {
-                    a.min(*b)
-                } else {
-                    -k0 * (k0 - 1.0) / k1
-                }
-            }
-            Geometry::Crescent { r, bx, bz, rb } => {
-                let disc = r - (x * x + z * z).sqrt();
-                let (dx, dz) = (x - bx, z - bz);
-                let bay = (dx * dx + dz * dz).sqrt() - rb;
-                disc.min(bay)
-            }
-            Geometry::Discs(d) => {
-                // max over discs of r - |p - c|; the square root only where a disc can win
-                // (|p - c| < r - best).
-                let mut best = f32::NEG_INFINITY;
-                for &[cx, cz, r] in d {
-                    let (dx, dz) = (x - cx, z - cz);
-                    let d2 = dx * dx + dz * dz;
-                    let reach = r - best;
-                    if best == f32::NEG_INFINITY || d2 < reach * reach {
-                        best = best.max(r - d2.sqrt());
-                    }
-                }
-                best
-            }
-            Geometry::Ring { r, w, e, c, s } => {
-                let u = (x * c + z * s) / (1.0 + e);
-                let v = (-x * s + z * c) / (1.0 - e);
-                w - ((u * u + v * v).sqrt() - r).abs()
-            }
+/// The signed distance (positive inside) of an [`Geometry::Ellipse`].
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn ellipse(x: f32, z: f32, a: f32, b: f32, c: f32, s: f32, bend: f32) -> f32 {
+    let (ia, ib) = (1.0 / a, 1.0 / b);
+    let u = x * c + z * s;
+    let v0 = -x * s + z * c;
+    let t = u * ia;
+    let v = v0 - bend * t * t;
+    // Approximate ellipse distance k0 (k0 - 1) / k1.
+    let (pa, pb) = (t, v * ib);
+    let k0 = (pa * pa + pb * pb).sqrt();
+    let (qa, qb) = (pa * ia, pb * ib);
+    let k1 = (qa * qa + qb * qb).sqrt();
+    if k1 < 1e-12 {
+        a.min(b)
+    } else {
+        -k0 * (k0 - 1.0) / k1
+    }
+}
+
+/// The signed distance (positive inside) of a [`Geometry::Crescent`].
+#[inline(always)]
+fn crescent(x: f32, z: f32, r: f32, bx: f32, bz: f32, rb: f32) -> f32 {
+    let disc = r - (x * x + z * z).sqrt();
+    let (dx, dz) = (x - bx, z - bz);
+    let bay = (dx * dx + dz * dz).sqrt() - rb;
+    disc.min(bay)
+}
+
+/// The signed distance (positive inside) of [`Geometry::Discs`].
+#[inline(always)]
+fn discs(x: f32, z: f32, d: &[[f32; 3]]) -> f32 {
+    // max over discs of r - |p - c|; the square root only where a disc can win
+    // (|p - c| < r - best).
+    let mut best = f32::NEG_INFINITY;
+    for &[cx, cz, r] in d {
+        let (dx, dz) = (x - cx, z - cz);
+        let d2 = dx * dx + dz * dz;
+        let reach = r - best;
+        if best == f32::NEG_INFINITY || d2 < reach * reach {
+            best = best.max(r - d2.sqrt());
         }
     }
+    best
+}
+
+/// The signed distance (positive inside) of a [`Geometry::Ring`].
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn ring(x: f32, z: f32, r: f32, w: f32, e: f32, c: f32, s: f32) -> f32 {
+    let u = (x * c + z * s) / (1.0 + e);
+    let v = (-x * s + z * c) / (1.0 - e);
+    w - ((u * u + v * v).sqrt() - r).abs()
+}
+
+/// What one row of [`generated_field`] needs besides its buffers.
+struct FieldRow {
+    spacing: f32,
+    half: f32,
+    margin: f32,
+    /// The row's distance to the nearer z border, metres.
+    bz: f32,
+    /// The row's z in half-map units (-1..1).
+    v: f32,
+    detail: f32,
+}
+
+/// `out[x] = inside(u + dx[x], v + dz[x]) + detail · noise[x]`, `-inf` in the border ring:
+/// [`generated_field`]'s arithmetic, branch-free so that it vectorises.
+#[inline(always)]
+fn field_row_with(
+    out: &mut [f32],
+    dx: &[f32],
+    dz: &[f32],
+    noise: &[f32],
+    r: &FieldRow,
+    inside: impl Fn(f32, f32) -> f32,
+) {
+    let n = out.len().min(dx.len()).min(dz.len()).min(noise.len());
+    for x in 0..n {
+        let px = x as f32 * r.spacing;
+        let border = (r.half - (px - r.half).abs()).min(r.bz);
+        let u = px / r.half - 1.0;
+        let value = inside(u + dx[x], r.v + dz[x]) + r.detail * noise[x];
+        out[x] = if border <= r.margin {
+            f32::NEG_INFINITY
+        } else {
+            value
+        };
+    }
+}
+
+/// [`field_row_with`] for `geo`, the shape chosen once per row.
+#[inline(always)]
+fn field_row_body(
+    out: &mut [f32],
+    dx: &[f32],
+    dz: &[f32],
+    noise: &[f32],
+    r: &FieldRow,
+    geo: &Geometry,
+) {
+    match geo {
+        &Geometry::Ellipse { a, b, c, s, bend } => {
+            field_row_with(out, dx, dz, noise, r, |x, z| ellipse(x, z, a, b, c, s, bend))
+        }
+        &Geometry::Crescent { r: cr, bx, bz, rb } => {
+            field_row_with(out, dx, dz, noise, r, |x, z| crescent(x, z, cr, bx, bz, rb))
+        }
+        Geometry::Discs(d) => field_row_with(out, dx, dz, noise, r, |x, z| discs(x, z, d)),
+        &Geometry::Ring { r: rr, w, e, c, s } => {
+            field_row_with(out, dx, dz, noise, r, |x, z| ring(x, z, rr, w, e, c, s))
+        }
+    }
+}
+
+crate::simd::dispatch! {
+    /// One row of [`generated_field`] (AVX2 copy when available; no FMA, identical results).
+    fn field_row(out: &mut [f32], dx: &[f32], dz: &[f32], noise: &[f32], r: &FieldRow, geo: &Geometry) => field_row_body
 }
 
 /// Noise amplitudes (half-map units) of a generated shape: large warp, medium warp, coast
@@ -483,6 +554,7 @@ fn generated_field(p: &IslandParams, r: &Resolved) -> Option<Vec<f32>> {
     let mut field = vec![0.0f32; n * n];
     par_rows(&mut field, n, |z, row| {
         let mut detail = vec![0.0f32; n];
+        let (mut wx, mut wz) = (vec![0.0f32; n], vec![0.0f32; n]);
         let pz = z as f32 * spacing;
         let ns = DETAIL_SCALE * world;
         noises
@@ -497,25 +569,26 @@ fn generated_field(p: &IslandParams, r: &Resolved) -> Option<Vec<f32>> {
             &warp[zc0 * nc..(zc0 + 1) * nc],
             &warp[zc1 * nc..(zc1 + 1) * nc],
         );
-        for (x, out) in row.iter_mut().enumerate() {
-            let px = x as f32 * spacing;
-            let border = (half - (px - half).abs()).min(bz);
-            if border <= margin {
-                *out = f32::NEG_INFINITY;
-                continue;
-            }
+        // The warps of the row (bilinear in the coarse grid), then the outline.
+        for x in 0..n {
             let xc0 = (x >> shift).min(nc - 1);
             let xc1 = (xc0 + 1).min(nc - 1);
             let tx = (x - xc0 * stride) as f32 * inv;
-            let mut d = [0.0f32; 2];
-            for (k, dk) in d.iter_mut().enumerate() {
+            for (k, dk) in [&mut wx[x], &mut wz[x]].into_iter().enumerate() {
                 let a = w0[xc0][k] + (w0[xc1][k] - w0[xc0][k]) * tx;
                 let b = w1[xc0][k] + (w1[xc1][k] - w1[xc0][k]) * tx;
                 *dk = a + (b - a) * tz;
             }
-            let u = px / half - 1.0;
-            *out = geo.inside(u + d[0], v + d[1]) + rough.detail * detail[x];
         }
+        let r = FieldRow {
+            spacing,
+            half,
+            margin,
+            bz,
+            v,
+            detail: rough.detail,
+        };
+        field_row(row, &wx, &wz, &detail, &r, &geo);
     });
     Some(field)
 }
@@ -656,7 +729,7 @@ fn outline_mask(p: &IslandParams) -> Result<Vec<u8>, ParamError> {
 fn threshold_mask(field: &[f32], land_fraction: f32) -> Vec<u8> {
     let t = select_threshold(field, land_fraction);
     field
-        .iter()
+        .par_iter()
         .map(|&v| (v.is_finite() && v >= t) as u8)
         .collect()
 }
