@@ -108,6 +108,12 @@ func _process(_delta: float) -> bool:
 
 
 func _finish(s: Dictionary) -> void:
+	if s.meshes_built == 0:
+		# The node did no LOD work (e.g. server mode under the headless display server): the
+		# timings would all read 0.
+		printerr("lod_bench: the island built no LOD meshes during the flight (server mode active?)")
+		quit(1)
+		return
 	var sorted := _samples.duplicate()
 	sorted.sort()
 	var n := sorted.size()

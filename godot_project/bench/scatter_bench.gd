@@ -83,7 +83,15 @@ func _run_place() -> void:
 	var count := 0
 	for r in reps:
 		_isl.regenerate()
-		ms.append(_isl.get_last_stats().scatter_place_ms)
+		var st := _isl.get_last_stats()
+		if not st.has("scatter_place_ms"):
+			# No placement happened (e.g. the island is in server mode: a headless project
+			# without `procedural_island/server_mode_when_headless = false`). Stop rather than
+			# wait for a scatter phase that never comes.
+			printerr("scatter_bench: regenerate() placed no scatter (server_mode %d: in a headless game AUTO is server mode unless procedural_island/server_mode_when_headless is false)" % _isl.server_mode)
+			quit(1)
+			return
+		ms.append(st.scatter_place_ms)
 		count = 0
 		for i in 5:
 			count += _isl.get_scatter_count(i)

@@ -454,8 +454,14 @@ mod tests {
             let (mut a, mut b) = (exact.clone(), exact.clone());
             smooth(&mut a, n, sp, cw, 60.0, false);
             smooth(&mut b, n, sp, cw, 60.0, true);
-            assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()), "{n}");
-            assert!(a.iter().zip(&exact).any(|(x, y)| x != y), "{n}: nothing smoothed");
+            assert!(
+                a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
+                "{n}"
+            );
+            assert!(
+                a.iter().zip(&exact).any(|(x, y)| x != y),
+                "{n}: nothing smoothed"
+            );
         }
     }
 

@@ -307,9 +307,9 @@ fn field_row_body(
     geo: &Geometry,
 ) {
     match geo {
-        &Geometry::Ellipse { a, b, c, s, bend } => {
-            field_row_with(out, dx, dz, noise, r, |x, z| ellipse(x, z, a, b, c, s, bend))
-        }
+        &Geometry::Ellipse { a, b, c, s, bend } => field_row_with(out, dx, dz, noise, r, |x, z| {
+            ellipse(x, z, a, b, c, s, bend)
+        }),
         &Geometry::Crescent { r: cr, bx, bz, rb } => {
             field_row_with(out, dx, dz, noise, r, |x, z| crescent(x, z, cr, bx, bz, rb))
         }
