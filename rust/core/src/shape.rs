@@ -569,16 +569,24 @@ fn generated_field(p: &IslandParams, r: &Resolved) -> Option<Vec<f32>> {
             &warp[zc0 * nc..(zc0 + 1) * nc],
             &warp[zc1 * nc..(zc1 + 1) * nc],
         );
-        // The warps of the row (bilinear in the coarse grid), then the outline.
-        for x in 0..n {
+        // The warps of the row (bilinear in the coarse grid, a run of samples per coarse
+        // cell: the cell's corner values and differences once), then the outline.
+        let mut x = 0;
+        while x < n {
             let xc0 = (x >> shift).min(nc - 1);
             let xc1 = (xc0 + 1).min(nc - 1);
-            let tx = (x - xc0 * stride) as f32 * inv;
-            for (k, dk) in [&mut wx[x], &mut wz[x]].into_iter().enumerate() {
-                let a = w0[xc0][k] + (w0[xc1][k] - w0[xc0][k]) * tx;
-                let b = w1[xc0][k] + (w1[xc1][k] - w1[xc0][k]) * tx;
-                *dk = a + (b - a) * tz;
+            let end = if xc0 == nc - 1 { n } else { (xc0 + 1) << shift };
+            for (k, out) in [&mut wx[x..end], &mut wz[x..end]].into_iter().enumerate() {
+                let (c0, e0) = (w0[xc0][k], w0[xc1][k] - w0[xc0][k]);
+                let (c1, e1) = (w1[xc0][k], w1[xc1][k] - w1[xc0][k]);
+                for (j, dk) in out.iter_mut().enumerate() {
+                    let tx = (x + j - xc0 * stride) as f32 * inv;
+                    let a = c0 + e0 * tx;
+                    let b = c1 + e1 * tx;
+                    *dk = a + (b - a) * tz;
+                }
             }
+            x = end;
         }
         let r = FieldRow {
             spacing,
@@ -638,44 +646,57 @@ pub fn select_threshold(field: &[f32], land_fraction: f32) -> f32 {
             b | 0x8000_0000
         }
     };
-    // Per-chunk histograms summed: integer counts, the same for any thread count.
-    let hist = field
-        .par_chunks(1 << 18)
-        .map(|c| {
-            let mut h = vec![0u32; 1 << 16];
-            for &v in c.iter().filter(|v| v.is_finite()) {
-                h[(key(v) >> 16) as usize] += 1;
-            }
-            h
-        })
-        .reduce(
-            || vec![0u32; 1 << 16],
-            |mut a, b| {
-                a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
-                a
-            },
-        );
+    // Per-chunk histograms summed: integer counts, the same for any thread count. Level 1:
+    // the top 16 bits of every finite value's key; level 2: the low 16 bits of the keys in the
+    // level-1 bucket that holds the k-th largest. Together they give its exact key.
+    let histogram = |bucket: Option<u32>| {
+        field
+            .par_chunks(1 << 18)
+            .map(|c| {
+                let mut h = vec![0u32; 1 << 16];
+                for &v in c {
+                    if !v.is_finite() {
+                        continue;
+                    }
+                    let k = key(v);
+                    match bucket {
+                        None => h[(k >> 16) as usize] += 1,
+                        Some(b) if k >> 16 == b => h[(k & 0xffff) as usize] += 1,
+                        Some(_) => {}
+                    }
+                }
+                h
+            })
+            .reduce(
+                || vec![0u32; 1 << 16],
+                |mut a, b| {
+                    a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+                    a
+                },
+            )
+    };
+    // From the top: the bin where the count of larger-or-equal values reaches `k`; that bin
+    // and the count above it.
+    let from_top = |hist: &[u32], k: usize| {
+        let mut above = 0usize;
+        let mut b = hist.len() - 1;
+        while above + (hist[b] as usize) < k && b > 0 {
+            above += hist[b] as usize;
+            b -= 1;
+        }
+        (b as u32, above)
+    };
+    let hist = histogram(None);
     let count: usize = hist.iter().map(|&c| c as usize).sum();
     if count == 0 {
         return f32::INFINITY;
     }
     let k = ((land_fraction as f64 * field.len() as f64).round() as usize).clamp(1, count);
-    // From the top: the bucket where the count of larger-or-equal values reaches k.
-    let mut above = 0usize;
-    let mut b = hist.len() - 1;
-    while above + (hist[b] as usize) < k && b > 0 {
-        above += hist[b] as usize;
-        b -= 1;
-    }
-    let mut in_bucket: Vec<f32> = field
-        .par_iter()
-        .copied()
-        .filter(|&v| v.is_finite() && (key(v) >> 16) as usize == b)
-        .collect();
-    // The (k - above)-th largest of the bucket.
-    let idx = in_bucket.len() - (k - above);
-    let (_, v, _) = in_bucket.select_nth_unstable_by(idx, |a, b| a.total_cmp(b));
-    *v
+    let (hi, above) = from_top(&hist, k);
+    let (lo, _) = from_top(&histogram(Some(hi)), k - above);
+    // The value of that key (the inverse of `key`).
+    let k = hi << 16 | lo;
+    f32::from_bits(if k >> 31 == 1 { k & 0x7fff_ffff } else { !k })
 }
 
 /// Land (1) / sea (0) mask of the island outline of `p` (the mask stage): see the module
@@ -1038,6 +1059,24 @@ mod tests {
             sorted.sort_by(|a, b| b.total_cmp(a));
             let k = (lf as f64 * f.len() as f64).round() as usize;
             assert_eq!(select_threshold(&f, lf), sorted[k - 1], "{lf}");
+        }
+    }
+
+    /// Ties, both zeros, NaN and values that share their top 16 key bits (one level-1
+    /// bucket): the same bits as a full sort's k-th largest.
+    #[test]
+    fn threshold_matches_a_full_sort_in_one_bucket_with_ties() {
+        let mut f: Vec<f32> = (0..50_000u32)
+            .map(|i| f32::from_bits(0x3f00_0000 + (hash_u32(i) % 3000)))
+            .collect();
+        f.extend([0.0, -0.0, -0.0, 0.0, f32::NAN, -1.5, -1.5, f32::INFINITY]);
+        f.extend(std::iter::repeat_n(0.5f32, 5000));
+        for lf in [0.0001f32, 0.05, 0.3, 0.6, 0.9, 0.99991, 0.99993, 0.99995, 1.0] {
+            let mut sorted: Vec<f32> = f.iter().copied().filter(|v| v.is_finite()).collect();
+            sorted.sort_by(|a, b| b.total_cmp(a));
+            let k = ((lf as f64 * f.len() as f64).round() as usize).clamp(1, sorted.len());
+            let t = select_threshold(&f, lf);
+            assert_eq!(t.to_bits(), sorted[k - 1].to_bits(), "{lf}");
         }
     }
 
