@@ -538,6 +538,21 @@ fn quantize_planar(w: &[f32], stride: usize, out: &mut [MaybeUninit<[u8; 4]>]) {
     }
 }
 
+/// [`quantize_planar`] into initialised bytes.
+#[inline(always)]
+fn quantize_planar_into(w: &[f32], stride: usize, out: &mut [[u8; 4]]) {
+    // SAFETY: `MaybeUninit<T>` has the layout of `T`, and `quantize_planar` only writes
+    // initialised values through the view (it never reads it or writes uninit).
+    let out = unsafe { &mut *(out as *mut [[u8; 4]] as *mut [MaybeUninit<[u8; 4]>]) };
+    quantize_planar(w, stride, out);
+}
+
+crate::simd::dispatch! {
+    /// [`quantize_weights`] of `out.len()` samples of planar weights (channel k at
+    /// `k * stride..`) into `out`, compiled for AVX2 when the CPU has it (same bits).
+    pub(crate) fn quantize_planar_rows(w: &[f32], stride: usize, out: &mut [[u8; 4]]) => quantize_planar_into
+}
+
 crate::simd::dispatch! {
     /// Rows `a..` of [`auto_splat`] into `out` (whole rows), compiled for AVX2 when the CPU
     /// has it (no FMA, no reassociation: same bits as the baseline copy).
