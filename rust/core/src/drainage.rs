@@ -37,6 +37,7 @@ use crate::schema::{check_all, Check, ParamSpec, Slider, Value};
 use rayon::prelude::*;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
+use std::mem::MaybeUninit;
 
 /// Default [`DrainageSettings::lake_min_depth`], metres.
 pub const DEFAULT_LAKE_MIN_DEPTH: f32 = 1.5;
@@ -984,34 +985,95 @@ fn d8(filled: &[f32], n: usize, sea_level: f32, heights: &[f32]) -> (Vec<u32>, V
         .par_chunks_mut(n)
         .enumerate()
         .map(|(z, row)| {
-            let mut cand = Vec::new();
-            for (x, r) in row.iter_mut().enumerate() {
-                let i = z * n + x;
-                let border = x == 0 || z == 0 || x + 1 == n || z + 1 == n;
-                if is_sea(heights[i], sea_level) || border {
-                    r.write(i as u32);
-                    continue;
+            let i0 = z * n;
+            if z == 0 || z + 1 == n || n < 3 {
+                // The border: outlets.
+                for (x, r) in row.iter_mut().enumerate() {
+                    r.write((i0 + x) as u32);
                 }
-                let hi = filled[i];
-                let (mut best, mut best_s) = (NONE, 0.0f32);
-                for_neighbours(i, n, |j, d| {
-                    let s = (hi - filled[j]) / d;
-                    if s > best_s {
-                        best_s = s;
-                        best = j as u32;
-                    }
-                });
-                if best == NONE {
-                    cand.push(i as u32);
-                }
-                r.write(best);
+                return Vec::new();
             }
-            cand
+            d8_row(
+                [
+                    &filled[i0 - n..i0],
+                    &filled[i0..i0 + n],
+                    &filled[i0 + n..i0 + 2 * n],
+                ],
+                &heights[i0..i0 + n],
+                i0 as u32,
+                n as u32,
+                sea_level,
+                row,
+            );
+            // SAFETY: d8_row wrote every element of the row.
+            let row = unsafe { &*(row as *const [MaybeUninit<u32>] as *const [u32]) };
+            (0..n)
+                .filter(|&x| row[x] == NONE)
+                .map(|x| (i0 + x) as u32)
+                .collect()
         })
         .collect();
     // SAFETY: every element below n² was written just above (capacity >= n²).
     unsafe { rcv.set_len(n * n) };
     (rcv, cand.concat())
+}
+
+/// One inner row of [`d8`] (`n >= 3`): `rows` are the filled rows above, at and below it, `i0`
+/// the index of its first sample. Branch-free over the samples (the neighbours in
+/// [`NEIGHBOURS`] order, strictly steeper wins, so ties go to the smallest index), so it
+/// vectorises.
+#[inline(always)]
+fn d8_row_body(
+    rows: [&[f32]; 3],
+    heights: &[f32],
+    i0: u32,
+    n: u32,
+    sea_level: f32,
+    out: &mut [MaybeUninit<u32>],
+) {
+    let m = n as usize;
+    let [up, mid, down] = rows;
+    let (up, mid, down, heights, out) = (
+        &up[..m],
+        &mid[..m],
+        &down[..m],
+        &heights[..m],
+        &mut out[..m],
+    );
+    out[0].write(i0);
+    out[m - 1].write(i0 + n - 1);
+    const D: f32 = std::f32::consts::SQRT_2;
+    for x in 1..m - 1 {
+        let i = i0 + x as u32;
+        let hi = mid[x];
+        let (mut best, mut best_s) = (NONE, 0.0f32);
+        for (v, d, j) in [
+            (up[x - 1], D, i - n - 1),
+            (up[x], 1.0, i - n),
+            (up[x + 1], D, i - n + 1),
+            (mid[x - 1], 1.0, i - 1),
+            (mid[x + 1], 1.0, i + 1),
+            (down[x - 1], D, i + n - 1),
+            (down[x], 1.0, i + n),
+            (down[x + 1], D, i + n + 1),
+        ] {
+            let s = (hi - v) / d;
+            if s > best_s {
+                best_s = s;
+                best = j;
+            }
+        }
+        out[x].write(if is_sea(heights[x], sea_level) {
+            i
+        } else {
+            best
+        });
+    }
+}
+
+crate::simd::dispatch! {
+    /// [`d8_row_body`], compiled for AVX2 when the CPU has it (no FMA: the same bits).
+    fn d8_row(rows: [&[f32]; 3], heights: &[f32], i0: u32, n: u32, sea_level: f32, out: &mut [MaybeUninit<u32>]) => d8_row_body
 }
 
 /// [`receivers`] with the flats routed here ([`route_flats`] on the samples D8 leaves).

@@ -1071,7 +1071,9 @@ mod tests {
             .collect();
         f.extend([0.0, -0.0, -0.0, 0.0, f32::NAN, -1.5, -1.5, f32::INFINITY]);
         f.extend(std::iter::repeat_n(0.5f32, 5000));
-        for lf in [0.0001f32, 0.05, 0.3, 0.6, 0.9, 0.99991, 0.99993, 0.99995, 1.0] {
+        for lf in [
+            0.0001f32, 0.05, 0.3, 0.6, 0.9, 0.99991, 0.99993, 0.99995, 1.0,
+        ] {
             let mut sorted: Vec<f32> = f.iter().copied().filter(|v| v.is_finite()).collect();
             sorted.sort_by(|a, b| b.total_cmp(a));
             let k = ((lf as f64 * f.len() as f64).round() as usize).clamp(1, sorted.len());

@@ -107,7 +107,13 @@ fn wetness(
     // Row by row: the new weights of the samples that change, gathered planar, then
     // re-quantised together (vectorised) and written back.
     splat.par_chunks_mut(n).enumerate().for_each_init(
-        || (vec![0.0f32; 4 * n], Vec::with_capacity(n), vec![[0u8; 4]; n]),
+        || {
+            (
+                vec![0.0f32; 4 * n],
+                Vec::with_capacity(n),
+                vec![[0u8; 4]; n],
+            )
+        },
         |(planar, at, bytes), (z, row)| {
             at.clear();
             for (x, s) in row.iter().enumerate() {
