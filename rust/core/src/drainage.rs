@@ -1540,8 +1540,12 @@ pub(crate) fn drainage_lean(
     let receivers = receivers_with_flats(&filled, n, sea_level, heights);
     // `river_samples` before the lake test: the samples draining at least `river_area` (with
     // `areas`' value), downstream first.
-    let candidates = river_candidates(&receivers, n, cell_area, settings.river_area);
-    let (lakes, lake_id) = lakes(heights, &filled, &receivers, n, cell_area, settings);
+    // Independent of each other: concurrently (each is parallel inside; together they fill the
+    // cores during either one's serial parts).
+    let (candidates, (lakes, lake_id)) = rayon::join(
+        || river_candidates(&receivers, n, cell_area, settings.river_area),
+        || lakes(heights, &filled, &receivers, n, cell_area, settings),
+    );
     let rivers = candidates
         .into_iter()
         .filter(|&(c, _)| lake_id[c as usize] == NONE)
