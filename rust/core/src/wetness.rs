@@ -267,6 +267,113 @@ mod tests {
         assert_eq!(got, want);
     }
 
+    /// The definition [`wetness`] is pinned to: every sample on its own, the normal and its
+    /// `acos` always computed, each changed sample quantised by `quantize_weights`.
+    fn wetness_reference(
+        splat: &mut [[u8; 4]],
+        heights: &[f32],
+        normals: &[[f32; 3]],
+        water: &Water,
+        spacing: f32,
+        p: &SplatParams,
+    ) {
+        let n = water.resolution;
+        let strength = p.wetness.clamp(0.0, 1.0);
+        let inland: Vec<u8> = water
+            .kind
+            .iter()
+            .map(|&k| (k == RIVER || k == LAKE) as u8)
+            .collect();
+        if strength == 0.0 || !inland.iter().any(|&w| w != 0) {
+            return;
+        }
+        let dist = distance_to_coast_within(&inland, n, spacing, DRY_FULL);
+        let (beach, dry_slope) = (2.0 * p.sand_height, p.rock_slope - DRY_SLOPE_BAND);
+        for (i, s) in splat.iter_mut().enumerate() {
+            let h = heights[i];
+            if h < 0.0 && inland[i] == 0 {
+                continue;
+            }
+            let w0 = s.map(|b| b as f32 * (1.0 / 255.0));
+            let mut w = w0;
+            if inland[i] != 0 {
+                let t = BED_SAND * strength;
+                for (k, v) in w.iter_mut().enumerate() {
+                    *v = *v * (1.0 - t) + if k == SAND { t } else { 0.0 };
+                }
+            } else {
+                let e = -dist[i];
+                let wet = det_math::exp(-e / WET_SCALE) * strength;
+                if h < beach {
+                    let t = wet * (1.0 - w[SNOW]);
+                    let moved = (w[GRASS] + w[ROCK] * 0.5) * t;
+                    w[GRASS] -= w[GRASS] * t;
+                    w[ROCK] -= w[ROCK] * 0.5 * t;
+                    w[SAND] += moved;
+                } else {
+                    let from_sand = w[SAND] * wet;
+                    let from_rock = w[ROCK] * 0.5 * wet;
+                    w[SAND] -= from_sand;
+                    w[ROCK] -= from_rock;
+                    w[GRASS] += from_sand + from_rock;
+                    let slope = det_math::acos(normals[i][1].clamp(-1.0, 1.0)).to_degrees();
+                    let dry = smoothstep(DRY_FROM, DRY_FULL, e)
+                        * smoothstep(dry_slope, p.rock_slope, slope)
+                        * 0.5
+                        * strength;
+                    let to_rock = w[GRASS] * dry;
+                    w[GRASS] -= to_rock;
+                    w[ROCK] += to_rock;
+                }
+            }
+            if w != w0 {
+                *s = crate::splat::quantize_weights(w);
+            }
+        }
+    }
+
+    /// Row by row, with the skipped normals and the vectorised quantiser: the definition's
+    /// bytes, on ground of every slope, near and far from the water, beaches and beds, with
+    /// mixed splat weights (AVX2 and baseline copies both).
+    #[test]
+    fn rows_equal_the_per_sample_definition() {
+        use crate::hash::{hash_u32, unit};
+        let n = 300;
+        let (_, mut heights, _, water) = scene(n);
+        for (i, h) in heights.iter_mut().enumerate() {
+            if *h > 0.0 {
+                // Plains, beaches, hills and cliffs: every slope band and height band.
+                let x = (i % n) as f32;
+                *h = 1.0 + unit(hash_u32(i as u32)) * 3.0 + (x * 0.07).sin().abs() * x * 0.6;
+            }
+        }
+        let splat: Vec<[u8; 4]> = (0..n * n)
+            .map(|i| {
+                let a = (hash_u32(i as u32 ^ 0x5bd1) % 256) as u8;
+                let b = (hash_u32(i as u32 ^ 0x1234) % (256 - a as u32)) as u8;
+                [a, b, 255 - a - b, 0]
+            })
+            .collect();
+        let spacing = 1.3;
+        let normals = crate::normals::compute_normals(&heights, n, spacing);
+        for wetness in [1.0, 0.4] {
+            let p = SplatParams {
+                wetness,
+                ..Default::default()
+            };
+            let mut want = splat.clone();
+            wetness_reference(&mut want, &heights, &normals, &water, 1.0, &p);
+            assert_ne!(want, splat);
+            for scalar in [false, true] {
+                crate::simd::set_force_scalar(scalar);
+                let mut got = splat.clone();
+                apply_wetness_from_heights(&mut got, &heights, spacing, &water, 1.0, &p);
+                crate::simd::set_force_scalar(false);
+                assert_eq!(got, want, "wetness {wetness}, scalar {scalar}");
+            }
+        }
+    }
+
     #[test]
     fn river_mouths_get_sandy_banks() {
         let n = 129;
