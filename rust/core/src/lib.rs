@@ -59,6 +59,7 @@ pub mod paths;
 pub mod pipeline;
 pub mod preview;
 pub mod river;
+pub mod river_spread;
 pub mod runs;
 pub mod scatter;
 pub mod scatter_meshes;

@@ -1003,7 +1003,7 @@ fn water_map(
             }
         }
         if carved {
-            spread_rivers(heights, d, &mut kind, &mut level);
+            crate::river_spread::spread_rivers(heights, d, &mut kind, &mut level);
         }
         stats.river_count = mouths;
         stats.river_length_m = length as f32;
@@ -1020,72 +1020,3 @@ fn water_map(
 
 /// Share of a carved channel's depth that holds water (the rest is freeboard below the banks).
 pub const RIVER_FILL: f32 = 0.7;
-
-/// Spread each river's water sideways across its channel: from every river sample, a flood
-/// over the dry samples within half its width plus its banks whose ground lies below the
-/// river's surface and never falls going outwards (so the water fills the channel up to the
-/// banks, follows the valley's contours and stays on its side of a ridge). A sample reached by
-/// several rivers takes the lowest surface. Every spread sample has a neighbour at most as
-/// high, ground and water, that leads back to its river sample: the water still never runs
-/// uphill.
-fn spread_rivers(heights: &[f32], d: &Drainage, kind: &mut [u8], level: &mut [f32]) {
-    let n = d.n;
-    // Samples this river has visited (generation stamp per river sample: `k + 1` for
-    // `d.rivers[k]`, 0 for none). Zero-initialised: only the pages near rivers are touched.
-    let mut stamp = vec![0u32; n * n];
-    let mut centre = vec![false; n * n];
-    for r in &d.rivers {
-        centre[r.index as usize] = true;
-    }
-    let mut stack: Vec<usize> = Vec::new();
-    for (k, r) in d.rivers.iter().enumerate() {
-        let c = r.index as usize;
-        if kind[c] != RIVER {
-            continue;
-        }
-        let surface = level[c];
-        // Half the channel, the banks up to the surface (at the steepest default bank, 2 m per
-        // metre of depth) and one sample.
-        let reach = 0.5 * r.width + 2.0 * r.depth + d.spacing;
-        let reach2 = {
-            let r = reach / d.spacing;
-            r * r
-        };
-        let (cx, cz) = ((c % n) as i64, (c / n) as i64);
-        let k = k as u32 + 1;
-        stamp[c] = k;
-        stack.clear();
-        stack.push(c);
-        while let Some(i) = stack.pop() {
-            let hi = heights[i];
-            crate::drainage::for_neighbours(i, n, |j, _| {
-                if stamp[j] == k {
-                    return;
-                }
-                let (jx, jz) = ((j % n) as i64 - cx, (j / n) as i64 - cz);
-                if ((jx * jx + jz * jz) as f32) > reach2 {
-                    return;
-                }
-                let hj = heights[j];
-                if hj < hi || hj >= surface {
-                    return;
-                }
-                match kind[j] {
-                    DRY => {
-                        kind[j] = RIVER;
-                        level[j] = surface;
-                    }
-                    RIVER if !centre[j] && level[j] > surface => {
-                        level[j] = surface;
-                    }
-                    // Through another river's water only where it is not higher (its
-                    // neighbours reached from here need a way down at most as high).
-                    RIVER if level[j] <= surface => {}
-                    _ => return,
-                }
-                stamp[j] = k;
-                stack.push(j);
-            });
-        }
-    }
-}
