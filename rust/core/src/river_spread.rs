@@ -277,7 +277,7 @@ mod tests {
                 }
             }
             assert!(spread > 20, "seed {seed}: only {spread} spread samples");
-            assert!(kind0.iter().any(|&k| k == SEA));
+            assert!(kind0.contains(&SEA));
             let (mut ks, mut ls) = (kind0.clone(), level0.clone());
             spread_sequential(&h, &d, &mut ks, &mut ls);
             for threads in [1, 2, 3] {
