@@ -620,39 +620,104 @@ fn random_receivers(
         .par_chunks_mut(n)
         .enumerate()
         .map(|(z, row)| {
-            let mut flats = Vec::new();
-            for (x, r) in row.iter_mut().enumerate() {
-                let i = z * n + x;
-                if is_sea(heights[i], sea) || x == 0 || z == 0 || x + 1 == n || z + 1 == n {
-                    *r = i as u32;
-                    continue;
+            let i0 = z * n;
+            if z == 0 || z + 1 == n || n < 3 {
+                // The border: outlets.
+                for (x, r) in row.iter_mut().enumerate() {
+                    *r = (i0 + x) as u32;
                 }
-                let hi = filled[i];
-                let mut cand = [(0u32, 0.0f32); 8];
-                let (mut k, mut total) = (0usize, 0.0f32);
-                for_neighbours(i, n, |j, d| {
-                    let s = (hi - filled[j]) / d;
-                    if s > 0.0 {
-                        total += s;
-                        cand[k] = (j as u32, total);
-                        k += 1;
-                    }
-                });
-                *r = if k == 0 {
-                    flats.push(i as u32);
-                    NONE
-                } else {
-                    let pick = unit(hash_u32(i as u32 ^ seed)) * total;
-                    cand[..k]
-                        .iter()
-                        .find(|c| pick < c.1)
-                        .map_or(cand[k - 1].0, |c| c.0)
-                };
+                return Vec::new();
             }
-            flats
+            random_row(
+                [
+                    &filled[i0 - n..i0],
+                    &filled[i0..i0 + n],
+                    &filled[i0 + n..i0 + 2 * n],
+                ],
+                &heights[i0..i0 + n],
+                i0 as u32,
+                n as u32,
+                sea,
+                seed,
+                row,
+            );
+            (0..n)
+                .filter(|&x| row[x] == NONE)
+                .map(|x| (i0 + x) as u32)
+                .collect()
         })
         .collect();
     (rcv, cand.concat())
+}
+
+/// One inner row of [`random_receivers`] (`n >= 3`): `rows` are the filled rows above, at and
+/// below it, `i0` the index of its first sample. Per sample: the downhill neighbours (in
+/// [`NEIGHBOURS`] order) with their running sum of slopes, and the first whose running sum
+/// exceeds the hashed pick (the last one if none does); [`NONE`] without a downhill neighbour.
+/// Branch-free over the samples, so it vectorises.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn random_row_body(
+    rows: [&[f32]; 3],
+    heights: &[f32],
+    i0: u32,
+    n: u32,
+    sea: f32,
+    seed: u32,
+    out: &mut [u32],
+) {
+    let m = n as usize;
+    let [up, mid, down] = rows;
+    let (up, mid, down, heights, out) = (
+        &up[..m],
+        &mid[..m],
+        &down[..m],
+        &heights[..m],
+        &mut out[..m],
+    );
+    out[0] = i0;
+    out[m - 1] = i0 + n - 1;
+    const D: f32 = std::f32::consts::SQRT_2;
+    for x in 1..m - 1 {
+        let i = i0 + x as u32;
+        let hi = mid[x];
+        let nb = [
+            (up[x - 1], D, i - n - 1),
+            (up[x], 1.0, i - n),
+            (up[x + 1], D, i - n + 1),
+            (mid[x - 1], 1.0, i - 1),
+            (mid[x + 1], 1.0, i + 1),
+            (down[x - 1], D, i + n - 1),
+            (down[x], 1.0, i + n),
+            (down[x + 1], D, i + n + 1),
+        ];
+        // Running sums over the downhill neighbours only (adding +0.0 elsewhere changes
+        // nothing: the sum starts at +0.0 and only grows).
+        let mut cum = [0.0f32; 8];
+        let mut down_k = [false; 8];
+        let mut total = 0.0f32;
+        for (k, &(v, d, _)) in nb.iter().enumerate() {
+            let s = (hi - v) / d;
+            down_k[k] = s > 0.0;
+            total += if down_k[k] { s } else { 0.0 };
+            cum[k] = total;
+        }
+        let pick = unit(hash_u32(i ^ seed)) * total;
+        let (mut r, mut found, mut last) = (NONE, false, NONE);
+        for (k, &(_, _, j)) in nb.iter().enumerate() {
+            let take = down_k[k] && !found && pick < cum[k];
+            r = if take { j } else { r };
+            found |= take;
+            last = if down_k[k] { j } else { last };
+        }
+        let r = if found { r } else { last };
+        out[x] = if is_sea(heights[x], sea) { i } else { r };
+    }
+}
+
+crate::simd::dispatch! {
+    /// [`random_row_body`], compiled for AVX2 when the CPU has it (no FMA: the same bits).
+    fn random_row(rows: [&[f32]; 3], heights: &[f32], i0: u32, n: u32, sea: f32, seed: u32, out: &mut [u32]) => random_row_body
 }
 
 /// Distance between neighbours `a` and `b`, in cells (1 or √2).
