@@ -980,6 +980,22 @@ pub fn receivers(
 /// D8 receivers over `filled`, [`NONE`] for the samples without a lower neighbour, and those
 /// samples (in index order).
 fn d8(filled: &[f32], n: usize, sea_level: f32, heights: &[f32]) -> (Vec<u32>, Vec<u32>) {
+    receivers_by_rows(filled, n, heights, |rows, h, i0, out| {
+        d8_row(rows, h, i0, n as u32, sea_level, out)
+    })
+}
+
+/// Receivers row by row, in parallel ([`d8`], and the erosion's random receivers): the border
+/// rows are outlets, and `inner(rows, heights, i0, out)` writes every sample of an inner row
+/// (`rows`: the `filled` rows above, at and below it; `heights` and `out` the row's; `i0` the
+/// index of its first sample). Returns the receivers and, in index order, the samples left
+/// [`NONE`] (no lower neighbour).
+pub(crate) fn receivers_by_rows(
+    filled: &[f32],
+    n: usize,
+    heights: &[f32],
+    inner: impl Fn([&[f32]; 3], &[f32], u32, &mut [MaybeUninit<u32>]) + Sync,
+) -> (Vec<u32>, Vec<u32>) {
     let mut rcv: Vec<u32> = crate::memory::with_capacity(n * n);
     let cand: Vec<Vec<u32>> = rcv.spare_capacity_mut()[..n * n]
         .par_chunks_mut(n)
@@ -993,19 +1009,13 @@ fn d8(filled: &[f32], n: usize, sea_level: f32, heights: &[f32]) -> (Vec<u32>, V
                 }
                 return Vec::new();
             }
-            d8_row(
-                [
-                    &filled[i0 - n..i0],
-                    &filled[i0..i0 + n],
-                    &filled[i0 + n..i0 + 2 * n],
-                ],
-                &heights[i0..i0 + n],
-                i0 as u32,
-                n as u32,
-                sea_level,
-                row,
-            );
-            // SAFETY: d8_row wrote every element of the row.
+            let rows = [
+                &filled[i0 - n..i0],
+                &filled[i0..i0 + n],
+                &filled[i0 + n..i0 + 2 * n],
+            ];
+            inner(rows, &heights[i0..i0 + n], i0 as u32, row);
+            // SAFETY: `inner` wrote every element of the row.
             let row = unsafe { &*(row as *const [MaybeUninit<u32>] as *const [u32]) };
             (0..n)
                 .filter(|&x| row[x] == NONE)
@@ -1016,6 +1026,25 @@ fn d8(filled: &[f32], n: usize, sea_level: f32, heights: &[f32]) -> (Vec<u32>, V
     // SAFETY: every element below n² was written just above (capacity >= n²).
     unsafe { rcv.set_len(n * n) };
     (rcv, cand.concat())
+}
+
+/// The eight neighbours of inner sample `x` (index `i`) of a row of an `n`-wide grid, in
+/// [`NEIGHBOURS`] order: their height on `rows` (above, at and below the row), their distance
+/// in cells and their index.
+#[inline(always)]
+pub(crate) fn row_neighbours(rows: [&[f32]; 3], x: usize, i: u32, n: u32) -> [(f32, f32, u32); 8] {
+    const D: f32 = std::f32::consts::SQRT_2;
+    let [up, mid, down] = rows;
+    [
+        (up[x - 1], D, i - n - 1),
+        (up[x], 1.0, i - n),
+        (up[x + 1], D, i - n + 1),
+        (mid[x - 1], 1.0, i - 1),
+        (mid[x + 1], 1.0, i + 1),
+        (down[x - 1], D, i + n - 1),
+        (down[x], 1.0, i + n),
+        (down[x + 1], D, i + n + 1),
+    ]
 }
 
 /// One inner row of [`d8`] (`n >= 3`): `rows` are the filled rows above, at and below it, `i0`
@@ -1042,21 +1071,11 @@ fn d8_row_body(
     );
     out[0].write(i0);
     out[m - 1].write(i0 + n - 1);
-    const D: f32 = std::f32::consts::SQRT_2;
     for x in 1..m - 1 {
         let i = i0 + x as u32;
         let hi = mid[x];
         let (mut best, mut best_s) = (NONE, 0.0f32);
-        for (v, d, j) in [
-            (up[x - 1], D, i - n - 1),
-            (up[x], 1.0, i - n),
-            (up[x + 1], D, i - n + 1),
-            (mid[x - 1], 1.0, i - 1),
-            (mid[x + 1], 1.0, i + 1),
-            (down[x - 1], D, i + n - 1),
-            (down[x], 1.0, i + n),
-            (down[x + 1], D, i + n + 1),
-        ] {
+        for (v, d, j) in row_neighbours([up, mid, down], x, i, n) {
             let s = (hi - v) / d;
             if s > best_s {
                 best_s = s;

@@ -53,10 +53,14 @@
 //! resolution on the result.
 
 use crate::det_math;
-use crate::drainage::{accumulate, for_neighbours, is_sea, route_flats, NEIGHBOURS, NONE};
+use crate::drainage::{
+    accumulate, for_neighbours, is_sea, receivers_by_rows, route_flats, row_neighbours, NEIGHBOURS,
+    NONE,
+};
 pub use crate::drainage::{depression_fill, flat_routing, flow_order};
 use crate::hash::{hash_u32, stage_seed, unit};
 use rayon::prelude::*;
+use std::mem::MaybeUninit;
 
 use crate::schema::{check_all, Check, ParamSpec, Slider, Value};
 
@@ -615,39 +619,9 @@ fn random_receivers(
     heights: &[f32],
     seed: u32,
 ) -> (Vec<u32>, Vec<u32>) {
-    let mut rcv = vec![0u32; n * n];
-    let cand: Vec<Vec<u32>> = rcv
-        .par_chunks_mut(n)
-        .enumerate()
-        .map(|(z, row)| {
-            let i0 = z * n;
-            if z == 0 || z + 1 == n || n < 3 {
-                // The border: outlets.
-                for (x, r) in row.iter_mut().enumerate() {
-                    *r = (i0 + x) as u32;
-                }
-                return Vec::new();
-            }
-            random_row(
-                [
-                    &filled[i0 - n..i0],
-                    &filled[i0..i0 + n],
-                    &filled[i0 + n..i0 + 2 * n],
-                ],
-                &heights[i0..i0 + n],
-                i0 as u32,
-                n as u32,
-                sea,
-                seed,
-                row,
-            );
-            (0..n)
-                .filter(|&x| row[x] == NONE)
-                .map(|x| (i0 + x) as u32)
-                .collect()
-        })
-        .collect();
-    (rcv, cand.concat())
+    receivers_by_rows(filled, n, heights, |rows, h, i0, out| {
+        random_row(rows, h, i0, n as u32, sea, seed, out)
+    })
 }
 
 /// One inner row of [`random_receivers`] (`n >= 3`): `rows` are the filled rows above, at and
@@ -664,7 +638,7 @@ fn random_row_body(
     n: u32,
     sea: f32,
     seed: u32,
-    out: &mut [u32],
+    out: &mut [MaybeUninit<u32>],
 ) {
     let m = n as usize;
     let [up, mid, down] = rows;
@@ -675,22 +649,12 @@ fn random_row_body(
         &heights[..m],
         &mut out[..m],
     );
-    out[0] = i0;
-    out[m - 1] = i0 + n - 1;
-    const D: f32 = std::f32::consts::SQRT_2;
+    out[0].write(i0);
+    out[m - 1].write(i0 + n - 1);
     for x in 1..m - 1 {
         let i = i0 + x as u32;
         let hi = mid[x];
-        let nb = [
-            (up[x - 1], D, i - n - 1),
-            (up[x], 1.0, i - n),
-            (up[x + 1], D, i - n + 1),
-            (mid[x - 1], 1.0, i - 1),
-            (mid[x + 1], 1.0, i + 1),
-            (down[x - 1], D, i + n - 1),
-            (down[x], 1.0, i + n),
-            (down[x + 1], D, i + n + 1),
-        ];
+        let nb = row_neighbours([up, mid, down], x, i, n);
         // Running sums over the downhill neighbours only (adding +0.0 elsewhere changes
         // nothing: the sum starts at +0.0 and only grows).
         let mut cum = [0.0f32; 8];
@@ -711,13 +675,13 @@ fn random_row_body(
             last = if down_k[k] { j } else { last };
         }
         let r = if found { r } else { last };
-        out[x] = if is_sea(heights[x], sea) { i } else { r };
+        out[x].write(if is_sea(heights[x], sea) { i } else { r });
     }
 }
 
 crate::simd::dispatch! {
     /// [`random_row_body`], compiled for AVX2 when the CPU has it (no FMA: the same bits).
-    fn random_row(rows: [&[f32]; 3], heights: &[f32], i0: u32, n: u32, sea: f32, seed: u32, out: &mut [u32]) => random_row_body
+    fn random_row(rows: [&[f32]; 3], heights: &[f32], i0: u32, n: u32, sea: f32, seed: u32, out: &mut [MaybeUninit<u32>]) => random_row_body
 }
 
 /// Distance between neighbours `a` and `b`, in cells (1 or √2).
