@@ -237,6 +237,34 @@ mod tests {
         }
     }
 
+    /// The window and the set (reaches too large for a window) remember the same samples.
+    #[test]
+    fn visited_window_and_set_agree() {
+        let marks = [(0i64, 0i64), (3, -2), (-7, 7), (7, -7), (1, 0)];
+        let huge = ((Visited::MAX_WINDOW as f32).sqrt() * 0.6).powi(2);
+        for (reach2, windowed) in [(49.0f32, true), (huge, false), (f32::INFINITY, false)] {
+            let mut v = Visited::default();
+            // Two floods: the second starts from nothing, whatever the first left.
+            for flood in 0..2 {
+                v.start(reach2);
+                assert_eq!(v.windowed, windowed, "{reach2}");
+                for (k, &(dx, dz)) in marks.iter().enumerate() {
+                    assert_eq!(v.contains(dx, dz), k == 0, "{reach2}");
+                    if (k + flood) % 2 == 0 {
+                        v.insert(dx, dz);
+                    }
+                }
+                for (k, &(dx, dz)) in marks.iter().enumerate() {
+                    assert_eq!(
+                        v.contains(dx, dz),
+                        k == 0 || (k + flood) % 2 == 0,
+                        "{reach2}"
+                    );
+                }
+            }
+        }
+    }
+
     /// The drainage stage of `p` by hand: the carved heights, their drainage and water map.
     fn island(p: &IslandParams) -> (Vec<f32>, Drainage, Water) {
         let mut h = crate::pipeline::raw_heights(p).unwrap();

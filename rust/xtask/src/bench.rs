@@ -776,7 +776,8 @@ fn run_scene(root: &Path, tmp: &Path, scene: &mut Scene) -> Result<(), String> {
                 tail(&out.text, 20)
             ));
         }
-        Ok((out.text.clone(), out.success()))
+        let ok = out.success();
+        Ok((out.text, ok))
     };
     let nums = |f: &[&str]| -> Vec<f64> {
         f.iter()
