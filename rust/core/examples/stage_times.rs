@@ -1,6 +1,8 @@
 //! Print per-stage timings of the default island (release build): `cargo run --release -p island_core --example stage_times [resolution] [seed] [algorithm] [dump.raw]`.
 use island_core::{generate, Algorithm, IslandParams};
 fn main() {
+    // As the extension, the CLI and the benchmarks do: freed map-sized blocks are reused.
+    island_core::memory::reuse_freed_memory();
     let a: Vec<String> = std::env::args().collect();
     let mut p = IslandParams::default();
     if let Some(r) = a.get(1) {

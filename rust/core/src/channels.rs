@@ -86,8 +86,21 @@ pub fn carve_rivers(
     let d = drainage;
     let n = d.n;
     assert_eq!(heights.len(), n * n, "heights must hold n² samples");
-    let mut report = CarveReport {
-        filled_samples: heights
+    // The pits filled outside lakes: where `filled` is above the ground (only the samples the
+    // drainage raised, when it lists them).
+    let filled_samples = match &d.raised {
+        Some(raised) => {
+            let mut count = 0;
+            for &i in raised {
+                let i = i as usize;
+                if d.lake_id[i] == NONE && d.filled[i] > heights[i] {
+                    heights[i] = d.filled[i];
+                    count += 1;
+                }
+            }
+            count
+        }
+        None => heights
             .par_iter_mut()
             .enumerate()
             .map(|(i, h)| {
@@ -98,6 +111,9 @@ pub fn carve_rivers(
                 raise as usize
             })
             .sum(),
+    };
+    let mut report = CarveReport {
+        filled_samples,
         ..Default::default()
     };
     if !settings.enabled || d.rivers.is_empty() {
@@ -152,6 +168,15 @@ pub fn carve_rivers(
     for (k, r) in d.rivers.iter().enumerate() {
         by_row[r.index as usize / n].push(k as u32);
     }
+    // Distance (metres) of a sample `dx`, `dz` cells from the stamping one: `dist[|dz| ·
+    // stride + |dx|]` (the same rounding as computing it per sample).
+    let stride = max_radius + 1;
+    let dist: Vec<f32> = (0..stride * stride)
+        .map(|k| {
+            let (dx, dz) = ((k % stride) as isize, (k / stride) as isize);
+            ((dx * dx + dz * dz) as f32).sqrt() * sp
+        })
+        .collect();
     // Samples carved (by the stamps, then by the last pass), with their height before.
     // Zero-initialised: only the pages near rivers are touched.
     let mut carved = vec![false; n * n];
@@ -173,6 +198,9 @@ pub fn carve_rivers(
                     let k = k as usize;
                     let r = &d.rivers[k];
                     let rc = radius[k];
+                    if rc < 0 {
+                        continue;
+                    }
                     let (kx, kz) = ((r.index as usize % n) as isize, kz as isize);
                     let half_w = 0.5 * r.width;
                     let reach = half_w + settings.bank_width;
@@ -182,21 +210,21 @@ pub fn carve_rivers(
                     for z in zs..=ze {
                         let dz = z - kz;
                         let row = (z as usize - z0) * n;
-                        for dx in -rc..=rc {
-                            let x = kx + dx;
-                            if x < 0 || x >= n as isize {
-                                continue;
-                            }
+                        // The disk's half chord on this row: the distances grow with |dx|.
+                        let tab = &dist[dz.unsigned_abs() * stride..][..=rc as usize];
+                        let Some(xr) = tab.iter().rposition(|&d| d <= reach) else {
+                            continue;
+                        };
+                        let xr = xr as isize;
+                        let (xs, xe) = ((kx - xr).max(0), (kx + xr).min(n as isize - 1));
+                        for x in xs..=xe {
                             let li = row + x as usize;
                             let h = rows[li];
                             // A stamp is never below its bed (slope ≥ 0): nothing to lower.
                             if slope >= 0.0 && h <= b {
                                 continue;
                             }
-                            let dist = ((dx * dx + dz * dz) as f32).sqrt() * sp;
-                            if dist > reach {
-                                continue;
-                            }
+                            let dist = tab[(x - kx).unsigned_abs()];
                             let v = b + slope * (dist - half_w).max(0.0);
                             let i = z as usize * n + x as usize;
                             if v < h && d.lake_id[i] == NONE {

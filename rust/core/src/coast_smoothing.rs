@@ -99,7 +99,7 @@ fn smooth(dist: &mut [f32], n: usize, spacing: f32, coast_width: f32, shelf: f32
     dist.par_chunks_mut(n).enumerate().for_each(|(z, row)| {
         for (x0, d) in (0..n).step_by(m).zip(row.chunks_mut(m)) {
             let w = d.len();
-            let strip = &strips[x0 / m][z * w..(z + 1) * w];
+            let strip = &strips[x0 * n + z * w..x0 * n + (z + 1) * w];
             for (d, &q) in d.iter_mut().zip(strip) {
                 let s = (q - bias) as f32 * (1.0 / QUANT);
                 let t = smoothstep(0.0, keep, d.abs());
@@ -243,7 +243,8 @@ const COLUMN_STRIP: usize = 64;
 
 /// Quantise `dist` and blur it: the three passes along x row by row (`rows`), then the three
 /// along z (`column`, borders replicating the edge row) per strip of [`COLUMN_STRIP`] columns:
-/// strip `s` holds columns `s · COLUMN_STRIP ..` row by row.
+/// strip `s` holds columns `s · COLUMN_STRIP ..` row by row, from `s · COLUMN_STRIP · n` on in the
+/// one buffer returned.
 fn blur<S: Copy + Default + Send + Sync>(
     dist: &[f32],
     n: usize,
@@ -252,7 +253,7 @@ fn blur<S: Copy + Default + Send + Sync>(
     bias: i32,
     rows: impl Fn(&mut [i32], &mut [i32]) + Sync,
     column: impl Fn(&[i32], &mut [i32], &mut [S], usize) + Sync,
-) -> Vec<Vec<i32>> {
+) -> Vec<i32> {
     let mut a: Vec<i32> = crate::memory::with_capacity(n * n);
     a.spare_capacity_mut()[..n * n]
         .par_chunks_mut(n)
@@ -270,24 +271,29 @@ fn blur<S: Copy + Default + Send + Sync>(
     // SAFETY: every element below n² was written just above (capacity >= n²).
     unsafe { a.set_len(n * n) };
     let src = &a;
-    (0..n.div_ceil(COLUMN_STRIP))
-        .into_par_iter()
-        .map(|s| {
-            let x0 = s * COLUMN_STRIP;
-            let m = COLUMN_STRIP.min(n - x0);
-            let mut a = vec![0i32; m * n];
-            for (z, r) in a.chunks_mut(m).enumerate() {
-                r.copy_from_slice(&src[z * n + x0..z * n + x0 + m]);
-            }
-            let mut b = vec![0i32; m * n];
-            let mut sum = vec![S::default(); m];
-            for _ in 0..3 {
-                column(&a, &mut b, &mut sum, m);
-                std::mem::swap(&mut a, &mut b);
-            }
-            a
-        })
-        .collect()
+    // The strips one after another (strip `s` from `s · COLUMN_STRIP · n` on), in one buffer
+    // first written by the strips' own passes (huge pages at large sizes); each task's scratch
+    // strip is reused for the strips it takes.
+    let mut out: Vec<i32> = crate::memory::zeros(n * n);
+    out.par_chunks_mut(COLUMN_STRIP * n)
+        .enumerate()
+        .for_each_init(
+            || (Vec::new(), Vec::new()),
+            |(t, sum), (s, o)| {
+                let x0 = s * COLUMN_STRIP;
+                let m = COLUMN_STRIP.min(n - x0);
+                t.resize(m * n, 0i32);
+                sum.resize(m, S::default());
+                for (z, r) in t.chunks_mut(m).enumerate() {
+                    r.copy_from_slice(&src[z * n + x0..z * n + x0 + m]);
+                }
+                // Three passes: t → o → t → o.
+                column(t, o, sum, m);
+                column(o, t, sum, m);
+                column(t, o, sum, m);
+            },
+        );
+    out
 }
 
 /// One box pass along z of a strip of `m` columns (`a` row by row) into `b`.

@@ -223,6 +223,10 @@ pub struct Drainage {
     pub lakes: Vec<Lake>,
     /// River samples, downstream first.
     pub rivers: Vec<RiverSample>,
+    /// Every sample whose `filled` height is above the input height (in no particular order),
+    /// when the drainage knows them (the CPU's fill does); `None` when not, and
+    /// [`crate::channels::carve_rivers`] then compares the whole map.
+    pub raised: Option<Vec<u32>>,
 }
 
 impl Drainage {
@@ -332,6 +336,7 @@ pub(crate) fn flood(h: &[f32], n: usize, sea_level: f32) -> Flood {
         filled,
         mut kind,
         mut maybe_pit,
+        ..
     } = fill(h, n, sea_level);
     // The pit samples: no neighbour's filled level below their height.
     maybe_pit.retain(|&c| {
@@ -509,10 +514,21 @@ pub fn depression_fill(heights: &[f32], n: usize, sea_level: f32) -> Vec<f32> {
     fill(heights, n, sea_level).filled
 }
 
+/// [`depression_fill`], and the samples it raised (filled above their height; in no particular
+/// order): [`Drainage::raised`].
+fn fill_raised(heights: &[f32], n: usize, sea_level: f32) -> (Vec<f32>, Vec<u32>) {
+    assert_eq!(heights.len(), n * n, "heights must hold n² samples");
+    let f = fill(heights, n, sea_level);
+    (f.filled, f.raised)
+}
+
 /// What [`fill`] computes.
 struct Filled {
     /// The filled surface.
     filled: Vec<f32>,
+    /// The samples whose filled level is above their height (the floods of the priority
+    /// queue's loop raise them; nothing else changes `filled`), in no particular order.
+    raised: Vec<u32>,
     /// `Flood::kind`, except that some samples marked 3 are not pit samples (see `maybe_pit`).
     /// Read by the tests only (through `flood`); the bookkeeping costs little.
     #[cfg_attr(not(test), allow(dead_code))]
@@ -551,34 +567,14 @@ fn fill(h: &[f32], n: usize, sea_level: f32) -> Filled {
         .par_chunks_mut(n)
         .zip(known.spare_capacity_mut()[..len].par_chunks_mut(n))
         .enumerate()
-        .map(|(z, (frow, krow))| {
-            let mut seeds = Vec::new();
-            let row = &h[z * n..(z + 1) * n];
-            for (x, ((f, k), &v)) in frow.iter_mut().zip(krow.iter_mut()).zip(row).enumerate() {
-                f.write(v);
-                let i = z * n + x;
-                let seed = if is_sea(v, sea_level) {
-                    false
-                } else if x == 0 || z == 0 || x + 1 == n || z + 1 == n {
-                    true
-                } else {
-                    let mut next_to_sea = false;
-                    for_neighbours(i, n, |j, _| next_to_sea |= is_sea(h[j], sea_level));
-                    next_to_sea
-                };
-                k.write(if !seed {
-                    is_sea(v, sea_level) as u8
-                } else if x == 0 || z == 0 || x + 1 == n || z + 1 == n {
-                    2
-                } else {
-                    1
-                });
-                if seed {
-                    seeds.push(i as u32);
-                }
-            }
-            seeds
-        })
+        .map_init(
+            || vec![0u8; n],
+            |wet, (z, (frow, krow))| {
+                let mut seeds = Vec::new();
+                seed_row(h, n, sea_level, z, frow, krow, wet, &mut seeds);
+                seeds
+            },
+        )
         .collect();
     // SAFETY: every element below `len` of both was written just above (capacity >= len).
     unsafe {
@@ -625,6 +621,7 @@ fn fill(h: &[f32], n: usize, sea_level: f32) -> Filled {
     // lower when it was queued) and everything connected to them at or below `lv`; higher
     // samples reached become known and are expanded by the ascending search.
     let mut pit: Vec<u32> = Vec::new();
+    let mut raised: Vec<u32> = Vec::new();
     while let Some(Reverse(k)) = heap.pop() {
         let c = k as u32 as usize;
         let lv = filled[c];
@@ -635,6 +632,9 @@ fn fill(h: &[f32], n: usize, sea_level: f32) -> Filled {
                     if h[j] <= lv {
                         known[j] = 3;
                         maybe_pit.push(j as u32);
+                        if h[j] < lv {
+                            raised.push(j as u32);
+                        }
                         filled[j] = lv;
                         pit.push(j as u32);
                     } else {
@@ -661,8 +661,68 @@ fn fill(h: &[f32], n: usize, sea_level: f32) -> Filled {
     }
     Filled {
         filled,
+        raised,
         kind: known,
         maybe_pit,
+    }
+}
+
+/// Row `z` of `fill`'s first pass: `frow` a copy of the heights; `krow` 1 on the sea and on the
+/// land next to the sea (8 neighbours), 2 on the land on the map border, else 0; the land
+/// samples marked 1 or 2 (the seeds) appended to `seeds` in index order. `wet` is scratch of
+/// `n` bytes: the sea flags of the three rows OR'ed per column, then OR'ed over three columns
+/// (branch-free but for the seeds themselves).
+#[allow(clippy::too_many_arguments)]
+fn seed_row(
+    h: &[f32],
+    n: usize,
+    sea_level: f32,
+    z: usize,
+    frow: &mut [std::mem::MaybeUninit<f32>],
+    krow: &mut [std::mem::MaybeUninit<u8>],
+    wet: &mut [u8],
+    seeds: &mut Vec<u32>,
+) {
+    let row = &h[z * n..(z + 1) * n];
+    for (f, &v) in frow.iter_mut().zip(row) {
+        f.write(v);
+    }
+    let base = (z * n) as u32;
+    if z == 0 || z + 1 == n || n < 3 {
+        // A border row: every land sample is a seed (2).
+        for (x, (k, &v)) in krow.iter_mut().zip(row).enumerate() {
+            let sea = is_sea(v, sea_level);
+            k.write(if sea { 1 } else { 2 });
+            if !sea {
+                seeds.push(base + x as u32);
+            }
+        }
+        return;
+    }
+    let (up, down) = (&h[(z - 1) * n..z * n], &h[(z + 1) * n..(z + 2) * n]);
+    for (((w, &a), &b), &c) in wet.iter_mut().zip(up).zip(row).zip(down) {
+        *w = is_sea(a, sea_level) as u8 | is_sea(b, sea_level) as u8 | is_sea(c, sea_level) as u8;
+    }
+    // Interior columns: 1 where sea or land next to the sea (a seed), else 0.
+    let inner = &row[1..n - 1];
+    for ((k, w), &v) in krow[1..n - 1].iter_mut().zip(wet.windows(3)).zip(inner) {
+        k.write(is_sea(v, sea_level) as u8 | w[0] | w[1] | w[2]);
+    }
+    let edge = |x: usize, k: &mut std::mem::MaybeUninit<u8>| {
+        let sea = is_sea(row[x], sea_level);
+        k.write(if sea { 1 } else { 2 });
+        !sea
+    };
+    if edge(0, &mut krow[0]) {
+        seeds.push(base);
+    }
+    for (x, (w, &v)) in wet.windows(3).zip(inner).enumerate() {
+        if !is_sea(v, sea_level) && (w[0] | w[1] | w[2]) != 0 {
+            seeds.push(base + x as u32 + 1);
+        }
+    }
+    if edge(n - 1, &mut krow[n - 1]) {
+        seeds.push(base + (n - 1) as u32);
     }
 }
 
@@ -1500,7 +1560,7 @@ pub fn drainage(
     assert_eq!(heights.len(), n * n, "heights must hold n² samples");
     let len = n * n;
     let cell_area = spacing * spacing;
-    let filled = depression_fill(heights, n, sea_level);
+    let (filled, raised) = fill_raised(heights, n, sea_level);
     let receivers = receivers_with_flats(&filled, n, sea_level, heights);
     let order = flow_order(&receivers, n);
     let area = areas(&accumulate_counts(&order, &receivers, len), cell_area);
@@ -1520,6 +1580,7 @@ pub fn drainage(
         lake_id,
         lakes,
         rivers,
+        raised: Some(raised),
     }
 }
 
@@ -1555,7 +1616,7 @@ pub(crate) fn drainage_lean(
 ) -> Drainage {
     assert_eq!(heights.len(), n * n, "heights must hold n² samples");
     let cell_area = spacing * spacing;
-    let filled = depression_fill(heights, n, sea_level);
+    let (filled, raised) = fill_raised(heights, n, sea_level);
     let receivers = receivers_with_flats(&filled, n, sea_level, heights);
     // `river_samples` before the lake test: the samples draining at least `river_area` (with
     // `areas`' value), downstream first.
@@ -1582,6 +1643,7 @@ pub(crate) fn drainage_lean(
         lake_id,
         lakes,
         rivers,
+        raised: Some(raised),
     }
 }
 

@@ -65,6 +65,32 @@ pub fn zeroed<T: Copy + Default + Send + Sync>(len: usize) -> Vec<T> {
     v
 }
 
+/// A vector of `len` zeros that nothing has touched yet: the allocator's zeroed memory
+/// (`calloc`; a fresh mapping for large buffers, whose pages the kernel zeroes when first
+/// written), with transparent huge pages requested for buffers of [`HUGE_PAGE_MIN`] bytes or
+/// more, like [`with_capacity`]. For maps written once in parallel by their own pass, where
+/// [`zeroed`]'s zeroing pass would be a second write.
+pub fn zeros<T: bytemuck::Zeroable + Clone>(len: usize) -> Vec<T> {
+    let bytes = len * std::mem::size_of::<T>();
+    if bytes == 0 {
+        return Vec::new();
+    }
+    let layout = std::alloc::Layout::array::<T>(len).expect("buffer too large");
+    // SAFETY: the layout has a non-zero size; the allocation is checked for null; `T` is
+    // `Zeroable`, so `len` zeroed values are valid `T`s, and the vector takes ownership of the
+    // memory with the layout (alignment and size) the global allocator gave it.
+    unsafe {
+        let p = std::alloc::alloc_zeroed(layout) as *mut T;
+        if p.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        if bytes >= HUGE_PAGE_MIN {
+            advise_huge_pages(p as usize, bytes);
+        }
+        Vec::from_raw_parts(p, len, len)
+    }
+}
+
 /// An empty vector with room for `len` values, for a map-sized output that is written once
 /// through `spare_capacity_mut`: buffers of [`HUGE_PAGE_MIN`] bytes or more ask the kernel for
 /// transparent huge pages, like [`zeroed`].
@@ -108,6 +134,20 @@ mod tests {
         }
         let v: Vec<[u8; 4]> = super::zeroed(77);
         assert!(v.iter().all(|&x| x == [0; 4]));
+    }
+
+    #[test]
+    fn zeros_are_zero_and_usable_small_and_huge() {
+        for len in [0usize, 1, 1000, (super::HUGE_PAGE_MIN / 4) + 12345] {
+            let mut v: Vec<f32> = super::zeros(len);
+            assert_eq!(v.len(), len);
+            assert!(v.iter().all(|&x| x.to_bits() == 0));
+            // Grows and frees like any vector.
+            v.push(1.5);
+            assert_eq!(v[len], 1.5);
+        }
+        let v: Vec<u8> = super::zeros(3);
+        assert_eq!(v, [0, 0, 0]);
     }
 
     #[test]

@@ -551,7 +551,7 @@ fn generated_field(p: &IslandParams, r: &Resolved) -> Option<Vec<f32>> {
         }
     });
     let inv = 1.0 / stride as f32;
-    let mut field = vec![0.0f32; n * n];
+    let mut field: Vec<f32> = crate::memory::zeros(n * n);
     par_rows(&mut field, n, |z, row| {
         let mut detail = vec![0.0f32; n];
         let (mut wx, mut wz) = (vec![0.0f32; n], vec![0.0f32; n]);
@@ -769,7 +769,7 @@ fn round_field(p: &IslandParams) -> Vec<f32> {
     let r = m.radius * half;
     let amp = MASK_DEFORMATION * (1.0 - m.roundness);
     let ns = m.noise_scale;
-    let mut field = vec![0.0f32; n * n];
+    let mut field: Vec<f32> = crate::memory::zeros(n * n);
     par_rows(&mut field, n, |z, row| {
         let pz = z as f32 * spacing - half;
         let mut noise = vec![0.0f32; n];

@@ -738,3 +738,51 @@ fn fill_and_flat_routing_follow_their_order_free_definitions() {
         "the fields have flats ({flats_seen} samples)"
     );
 }
+
+/// The fill lists the samples it raised (`Drainage::raised`): exactly those whose filled
+/// height is above the input height, each once; and `carve_rivers` gives the same heights and
+/// report with the list as with a scan of the whole map (the GPU's drainage has no list).
+#[test]
+fn the_raised_list_is_the_raised_samples_and_carving_with_it_equals_the_scan() {
+    for seed in SEEDS {
+        let r = run(seed);
+        let mut listed =
+            r.d.raised
+                .clone()
+                .expect("the CPU drainage lists its raised samples");
+        listed.sort_unstable();
+        let len = listed.len();
+        listed.dedup();
+        assert_eq!(listed.len(), len, "seed {seed}: a sample listed twice");
+        let want: Vec<u32> = (0..r.n * r.n)
+            .filter(|&i| r.d.filled[i] > r.eroded[i])
+            .map(|i| i as u32)
+            .collect();
+        assert!(
+            !want.is_empty(),
+            "seed {seed}: no pit filled, the test proves nothing"
+        );
+        assert_eq!(listed, want, "seed {seed}");
+        let scan = Drainage {
+            raised: None,
+            ..r.d.clone()
+        };
+        for settings in [
+            CarveSettings::default(),
+            CarveSettings {
+                enabled: false,
+                ..Default::default()
+            },
+        ] {
+            let (mut a, mut b) = (r.eroded.clone(), r.eroded.clone());
+            let ra = carve_rivers(&mut a, &r.d, &settings);
+            let rb = carve_rivers(&mut b, &scan, &settings);
+            assert_eq!(ra, rb, "seed {seed}");
+            assert!(ra.filled_samples > 0, "seed {seed}");
+            assert!(
+                a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
+                "seed {seed}: carved heights differ"
+            );
+        }
+    }
+}

@@ -625,6 +625,7 @@ impl Planes {
             lake_id,
             lakes,
             rivers,
+            raised: None,
         }
     }
 }
