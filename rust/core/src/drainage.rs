@@ -223,9 +223,10 @@ pub struct Drainage {
     pub lakes: Vec<Lake>,
     /// River samples, downstream first.
     pub rivers: Vec<RiverSample>,
-    /// Every sample whose `filled` height is above the input height (in no particular order),
-    /// when the drainage knows them (the CPU's fill does); `None` when not, and
-    /// [`crate::channels::carve_rivers`] then compares the whole map.
+    /// Samples among which is every one whose `filled` height is above the input height (in no
+    /// particular order; others and repeats may be there too), when the drainage knows them
+    /// (the CPU's fill does); `None` when not, and [`crate::channels::carve_rivers`] then
+    /// compares the whole map.
     pub raised: Option<Vec<u32>>,
 }
 
@@ -514,28 +515,26 @@ pub fn depression_fill(heights: &[f32], n: usize, sea_level: f32) -> Vec<f32> {
     fill(heights, n, sea_level).filled
 }
 
-/// [`depression_fill`], and the samples it raised (filled above their height; in no particular
-/// order): [`Drainage::raised`].
+/// [`depression_fill`], and samples among which is every one it raised (filled above its
+/// height): [`Drainage::raised`]. Only the floods of the priority queue's loop raise samples,
+/// and each sample they reach is marked 3 and listed in `maybe_pit`.
 fn fill_raised(heights: &[f32], n: usize, sea_level: f32) -> (Vec<f32>, Vec<u32>) {
     assert_eq!(heights.len(), n * n, "heights must hold n² samples");
     let f = fill(heights, n, sea_level);
-    (f.filled, f.raised)
+    (f.filled, f.maybe_pit)
 }
 
 /// What [`fill`] computes.
 struct Filled {
     /// The filled surface.
     filled: Vec<f32>,
-    /// The samples whose filled level is above their height (the floods of the priority
-    /// queue's loop raise them; nothing else changes `filled`), in no particular order.
-    raised: Vec<u32>,
     /// `Flood::kind`, except that some samples marked 3 are not pit samples (see `maybe_pit`).
     /// Read by the tests only (through `flood`); the bookkeeping costs little.
     #[cfg_attr(not(test), allow(dead_code))]
     kind: Vec<u8>,
-    /// The samples marked 3 in `kind`: every pit sample of `flood` is among them; the others
-    /// have a neighbour whose filled level is below their height.
-    #[cfg_attr(not(test), allow(dead_code))]
+    /// The samples marked 3 in `kind` (some maybe twice): every pit sample of `flood` is among
+    /// them, and so is every sample the fill raised; the others have a neighbour whose filled
+    /// level is below their height.
     maybe_pit: Vec<u32>,
 }
 
@@ -611,17 +610,19 @@ fn fill(h: &[f32], n: usize, sea_level: f32) -> Filled {
     // The first ascending search, from the seeds, is most of the work on a drained island: the
     // seeds' groups are searched in parallel (`ascend_shared`), then the rims still open go to
     // the priority queue in key order, as the sequential search would leave them.
-    let mut rims = ascend_shared(h, n, &stack, &mut known, &mut maybe_pit);
+    let rims = ascend_shared(h, n, &stack, &mut known, &mut maybe_pit);
     stack.clear();
-    rims.retain(|&k| open(&known, k as u32 as usize));
-    rims.sort_unstable();
+    let mut rims: Vec<u64> = rims
+        .into_par_iter()
+        .filter(|&k| open(&known, k as u32 as usize))
+        .collect();
+    rims.par_sort_unstable();
     rims.dedup();
     let mut heap: BinaryHeap<Reverse<u64>> = rims.drain(..).map(Reverse).collect();
     // Priority-Flood over what is left: a rim at level `lv` floods its unknown neighbours (all
     // lower when it was queued) and everything connected to them at or below `lv`; higher
     // samples reached become known and are expanded by the ascending search.
     let mut pit: Vec<u32> = Vec::new();
-    let mut raised: Vec<u32> = Vec::new();
     while let Some(Reverse(k)) = heap.pop() {
         let c = k as u32 as usize;
         let lv = filled[c];
@@ -632,9 +633,6 @@ fn fill(h: &[f32], n: usize, sea_level: f32) -> Filled {
                     if h[j] <= lv {
                         known[j] = 3;
                         maybe_pit.push(j as u32);
-                        if h[j] < lv {
-                            raised.push(j as u32);
-                        }
                         filled[j] = lv;
                         pit.push(j as u32);
                     } else {
@@ -661,7 +659,6 @@ fn fill(h: &[f32], n: usize, sea_level: f32) -> Filled {
     }
     Filled {
         filled,
-        raised,
         kind: known,
         maybe_pit,
     }

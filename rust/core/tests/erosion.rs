@@ -739,21 +739,20 @@ fn fill_and_flat_routing_follow_their_order_free_definitions() {
     );
 }
 
-/// The fill lists the samples it raised (`Drainage::raised`): exactly those whose filled
-/// height is above the input height, each once; and `carve_rivers` gives the same heights and
-/// report with the list as with a scan of the whole map (the GPU's drainage has no list).
+/// The fill lists the samples it may have raised (`Drainage::raised`): every sample whose
+/// filled height is above the input height is among them; and `carve_rivers` gives the same
+/// heights and report with the list as with a scan of the whole map (the GPU's drainage has no
+/// list).
 #[test]
-fn the_raised_list_is_the_raised_samples_and_carving_with_it_equals_the_scan() {
+fn the_raised_list_holds_the_raised_samples_and_carving_with_it_equals_the_scan() {
     for seed in SEEDS {
         let r = run(seed);
         let mut listed =
             r.d.raised
                 .clone()
-                .expect("the CPU drainage lists its raised samples");
+                .expect("the CPU drainage lists its samples");
         listed.sort_unstable();
-        let len = listed.len();
         listed.dedup();
-        assert_eq!(listed.len(), len, "seed {seed}: a sample listed twice");
         let want: Vec<u32> = (0..r.n * r.n)
             .filter(|&i| r.d.filled[i] > r.eroded[i])
             .map(|i| i as u32)
@@ -762,7 +761,14 @@ fn the_raised_list_is_the_raised_samples_and_carving_with_it_equals_the_scan() {
             !want.is_empty(),
             "seed {seed}: no pit filled, the test proves nothing"
         );
-        assert_eq!(listed, want, "seed {seed}");
+        let missing: Vec<&u32> = want
+            .iter()
+            .filter(|i| listed.binary_search(i).is_err())
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "seed {seed}: raised but not listed: {missing:?}"
+        );
         let scan = Drainage {
             raised: None,
             ..r.d.clone()
