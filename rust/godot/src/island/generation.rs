@@ -12,6 +12,8 @@ use crate::island::frame_watch::{budget_ms as budget_ms_of, JobCost, JobTimer};
 use crate::island::worker::{
     finish_job, JobError, Polled as WorkerPolled, Prepared, Request, Worker,
 };
+use crate::water::water_nodes::WaterMesh;
+use crate::water::water_summary::WaterSummary;
 use godot::classes::Node3D;
 use godot::prelude::*;
 use island_core::{ChunkCollider, Island};
@@ -312,6 +314,7 @@ pub fn build_streaming(
     request: Request,
     staged: Staged,
     mut warning: Option<String>,
+    water_meshes: bool,
 ) -> Result<Build, JobError> {
     let cs = request.params.chunk_size as usize;
     let (n, world) = (
@@ -344,8 +347,12 @@ pub fn build_streaming(
         /// stages (the CPU's island then has heights of its own).
         Island(Arc<Island>, Option<String>),
         Chunk(usize, ChunkData),
+        /// The water summary, the plain-splat test and (when asked for) every chunk's
+        /// river/lake surface, made on the pool while the main thread sets the chunk surfaces.
+        Extras(WaterSummary, bool, Option<Vec<WaterMesh>>),
         Failed(JobError),
     }
+    let mut extras = None;
     let mut shared: Option<Arc<Island>> = None;
     let mut failure: Option<JobError> = None;
     let mut missing = count;
@@ -373,12 +380,29 @@ pub fn build_streaming(
                 let _ = tx.send(Msg::Island(island.clone(), late));
                 use rayon::prelude::*;
                 let (f, sp) = (&island.field, &island.splat);
-                (0..count).into_par_iter().for_each_with(tx, |tx, i| {
-                    let _ = tx.send(Msg::Chunk(
-                        i,
-                        crate::island::chunk_data::chunk_data(f, sp, options, i),
-                    ));
-                });
+                let chunks_tx = tx.clone();
+                let ((), (water, plain, meshes)) = rayon::join(
+                    || {
+                        (0..count)
+                            .into_par_iter()
+                            .for_each_with(chunks_tx, |tx, i| {
+                                let _ = tx.send(Msg::Chunk(
+                                    i,
+                                    crate::island::chunk_data::chunk_data(f, sp, options, i),
+                                ));
+                            })
+                    },
+                    || {
+                        let plain = crate::island::splat_maps::unpainted_is_splat(
+                            island.base_splat(),
+                            island.field.resolution,
+                        );
+                        let meshes = water_meshes
+                            .then(|| crate::water::water_nodes::chunk_water_meshes(&island, cs));
+                        (WaterSummary::of(&island), plain, meshes)
+                    },
+                );
+                let _ = tx.send(Msg::Extras(water, plain, meshes));
             });
             for (i, col) in colliders.iter().enumerate() {
                 let tb = Instant::now();
@@ -414,6 +438,7 @@ pub fn build_streaming(
                         build_after += dt;
                         missing -= 1;
                     }
+                    Msg::Extras(water, plain, meshes) => extras = Some((water, plain, meshes)),
                     Msg::Failed(e) => failure = Some(e),
                 }
             }
@@ -434,14 +459,19 @@ pub fn build_streaming(
     let waited = t_island.map_or(0.0, |t| {
         (t.elapsed().saturating_sub(build_after)).as_secs_f64() * 1e3
     });
+    let (water, splat_plain, water_meshes) = match extras {
+        Some((w, p, m)) => (Some(w), Some(p), m),
+        None => (None, None, None),
+    };
     let prep = Box::new(Prepared {
         island,
         chunks: Vec::new(),
         mesh_ms: waited,
         request,
         warning,
-        water: None,
-        splat_plain: None,
+        water,
+        splat_plain,
+        water_meshes,
     });
     Ok(Build {
         prep,

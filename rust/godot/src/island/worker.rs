@@ -99,6 +99,9 @@ pub struct Prepared {
     /// Whether the splat is map 0 as it is (`SplatMaps::island_changed`'s `plain`), found on the
     /// worker (`None`: found when installed).
     pub splat_plain: Option<bool>,
+    /// The river and lake surface of every chunk, row-major, made on worker threads (`None`:
+    /// made when installed, or chunk by chunk in the budgeted build).
+    pub water_meshes: Option<Vec<crate::water::water_nodes::WaterMesh>>,
 }
 
 /// Why a job produced no island.
@@ -197,6 +200,7 @@ pub fn run_job(
             warning,
             water: Some(water),
             splat_plain,
+            water_meshes: None,
         })
     }));
     result.unwrap_or_else(|payload| Err(JobError::Panicked(panic_message(payload))))
@@ -260,6 +264,7 @@ pub fn import_job(request: Request, heights: Vec<f32>) -> Result<Prepared, JobEr
         warning: None,
         water: Some(water),
         splat_plain: None,
+        water_meshes: None,
     })
 }
 

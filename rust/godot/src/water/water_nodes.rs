@@ -116,6 +116,20 @@ pub fn chunk_water_mesh(
     m
 }
 
+/// [`chunk_water_mesh`] of every chunk (`cs` cells per side) of `island`, row-major, on the
+/// rayon pool (plain data, for worker threads).
+pub fn chunk_water_meshes(island: &Island, cs: usize) -> Vec<WaterMesh> {
+    use rayon::prelude::*;
+    let per_side = (island.field.resolution - 1).checked_div(cs).unwrap_or(0);
+    (0..per_side * per_side)
+        .into_par_iter()
+        .map(|i| {
+            let (cx, cz) = (i % per_side, i / per_side);
+            chunk_water_mesh(&island.water, island.field.world_size, cx, cz, cs)
+        })
+        .collect()
+}
+
 /// Water surface height at node-local `(x, z)` metres: NaN where the nearest sample is dry (or
 /// outside the map), the sea level over the sea, and on river/lake samples the height of the
 /// drawn river/lake surface there.
@@ -325,13 +339,16 @@ impl WaterNodes {
     }
 
     /// After a (re)generation: the depth texture, the river/lake chunk meshes when
-    /// `inland_enabled` (reusing pooled nodes; unless the budgeted chunk build already made them)
-    /// and the sea when enabled.
+    /// `inland_enabled` (reusing pooled nodes; unless the budgeted chunk build already made them;
+    /// `meshes`: every chunk's, made on worker threads by [`chunk_water_meshes`], else made
+    /// here) and the sea when enabled.
+    #[allow(clippy::too_many_arguments)]
     pub fn island_changed(
         &mut self,
         parent: &mut Gd<Node3D>,
         island: &Island,
         summary: &WaterSummary,
+        meshes: Option<Vec<WaterMesh>>,
         sea_enabled: bool,
         inland_enabled: bool,
         user: Option<&Gd<Material>>,
@@ -367,7 +384,11 @@ impl WaterNodes {
             }
         } else if !std::mem::take(&mut self.chunks_ready) {
             let count = self.prepare_pool(parent, island);
-            if island.water.kind.iter().any(|&k| inland(k)) {
+            if let Some(meshes) = meshes.filter(|m| m.len() == count) {
+                for (i, m) in meshes.iter().enumerate() {
+                    self.set_chunk(parent, island, i, m, user);
+                }
+            } else if island.water.kind.iter().any(|&k| inland(k)) {
                 for i in 0..count {
                     self.build_chunk(parent, island, i, user);
                 }
@@ -415,15 +436,34 @@ impl WaterNodes {
         let per_side = (island.field.resolution - 1).checked_div(cs).unwrap_or(1);
         let (cx, cz) = (i % per_side, i / per_side);
         let m = chunk_water_mesh(&island.water, island.field.world_size, cx, cz, cs);
+        self.set_chunk(parent, island, i, &m, user);
+    }
+
+    /// Give chunk `i` of `island` the river/lake surface `m` (its pooled node, a new one when it
+    /// has water and none, nothing when it has neither).
+    fn set_chunk(
+        &mut self,
+        parent: &mut Gd<Node3D>,
+        island: &Island,
+        i: usize,
+        m: &WaterMesh,
+        user: Option<&Gd<Material>>,
+    ) {
+        if i >= self.chunks.len() {
+            return;
+        }
+        let cs = island.params.chunk_size as usize;
+        let per_side = (island.field.resolution - 1).checked_div(cs).unwrap_or(1);
+        let (cx, cz) = (i % per_side, i / per_side);
         if self.chunks[i].as_ref().is_some_and(|c| !c.valid()) {
             self.chunks[i] = None;
         }
         match &mut self.chunks[i] {
-            Some(node) => node.set(&m),
+            Some(node) => node.set(m),
             None if !m.is_empty() => {
                 let mat = self.material(user);
                 let mut node = WaterNode::new(parent, &format!("Water_{cx}_{cz}"), &mat);
-                node.set(&m);
+                node.set(m);
                 self.chunks[i] = Some(node);
             }
             None => {}

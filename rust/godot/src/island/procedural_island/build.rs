@@ -281,6 +281,7 @@ impl ProceduralIsland {
             request,
             water,
             splat_plain,
+            water_meshes,
             ..
         } = *prep;
         let prep_params = request.params;
@@ -324,7 +325,7 @@ impl ProceduralIsland {
         }
         self.last_stats.maps_ms = Some(t.elapsed().as_secs_f64() * 1e3);
         let t_water = Instant::now();
-        self.water_island_changed(water);
+        self.water_island_changed(water, water_meshes);
         self.parts.lod.invalidate();
         if crate::island::world_meta::frame_log_threshold().is_some() {
             // The world's frame log (ISLAND_WORLD_FRAME_LOG): what an install frame spent.
@@ -452,7 +453,11 @@ impl ProceduralIsland {
     }
 
     /// After a (re)generation: rebuild the river/lake meshes and the sea; water statistics.
-    pub(super) fn water_island_changed(&mut self, summary: Option<WaterSummary>) {
+    pub(super) fn water_island_changed(
+        &mut self,
+        summary: Option<WaterSummary>,
+        meshes: Option<Vec<crate::water::water_nodes::WaterMesh>>,
+    ) {
         let Some(island) = self.island.clone() else {
             return;
         };
@@ -462,8 +467,15 @@ impl ProceduralIsland {
         let (sea, user) = (self.sea_enabled && !server, self.water_material.clone());
         let inland = self.inland_water_enabled && !server;
         self.with_parts(|p, parent| {
-            p.water
-                .island_changed(parent, &island, &summary, sea, inland, user.as_ref())
+            p.water.island_changed(
+                parent,
+                &island,
+                &summary,
+                meshes,
+                sea,
+                inland,
+                user.as_ref(),
+            )
         });
         let [_, river, lake, sea_n] = summary.counts;
         self.last_stats.water = Some(WaterStats {

@@ -332,10 +332,19 @@ impl ProceduralIsland {
         let t = Instant::now();
         self.signals().generation_started().emit();
         let cancel = AtomicBool::new(false);
+        // The river and lake surfaces are made on worker threads when they will be shown.
+        let water_meshes = self.inland_water_enabled && !self.server_active();
         let built =
             generate_job(&request, &mut |_, _| {}, &cancel).and_then(|(staged, warning)| {
                 self.with_chunks(|pool, parent| {
-                    generation::build_streaming(pool, parent, request, staged, warning)
+                    generation::build_streaming(
+                        pool,
+                        parent,
+                        request,
+                        staged,
+                        warning,
+                        water_meshes,
+                    )
                 })
             });
         match built {
