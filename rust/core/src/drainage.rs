@@ -612,11 +612,20 @@ fn fill(h: &[f32], n: usize, sea_level: f32) -> Filled {
     // the priority queue in key order, as the sequential search would leave them.
     let rims = ascend_shared(h, n, &stack, &mut known, &mut maybe_pit);
     stack.clear();
-    let mut rims: Vec<u64> = rims
-        .into_par_iter()
-        .filter(|&k| open(&known, k as u32 as usize))
-        .collect();
-    rims.par_sort_unstable();
+    // In parallel where there are enough of them (the erosion fills small grids many times).
+    let mut rims: Vec<u64> = if rims.len() >= PARALLEL_RIMS {
+        let mut r: Vec<u64> = rims
+            .into_par_iter()
+            .filter(|&k| open(&known, k as u32 as usize))
+            .collect();
+        r.par_sort_unstable();
+        r
+    } else {
+        let mut r = rims;
+        r.retain(|&k| open(&known, k as u32 as usize));
+        r.sort_unstable();
+        r
+    };
     rims.dedup();
     let mut heap: BinaryHeap<Reverse<u64>> = rims.drain(..).map(Reverse).collect();
     // Priority-Flood over what is left: a rim at level `lv` floods its unknown neighbours (all
@@ -722,6 +731,9 @@ fn seed_row(
         seeds.push(base + (n - 1) as u32);
     }
 }
+
+/// Fewest rims left by [`ascend_shared`] that `fill` filters and sorts in parallel.
+const PARALLEL_RIMS: usize = 1 << 15;
 
 /// Seeds per parallel task of [`ascend_shared`].
 const ASCEND_SEEDS_PER_TASK: usize = 256;
