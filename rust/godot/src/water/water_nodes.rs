@@ -98,8 +98,18 @@ pub fn chunk_water_mesh(
     let s = world_size / (n - 1) as f32;
     let h = world_size * 0.5;
     let (x0, z0) = (cx * cs, cz * cs);
+    let x1 = (x0 + cs).min(n - 1);
+    if x0 >= x1 {
+        return m;
+    }
     for iz in z0..(z0 + cs).min(n - 1) {
-        for ix in x0..(x0 + cs).min(n - 1) {
+        // Most rows of a chunk hold no river or lake corner: skip them by a scan of the two
+        // rows' kinds (the cells' corners).
+        let row = |z: usize| &water.kind[z * n + x0..=z * n + x1];
+        if !row(iz).iter().chain(row(iz + 1)).any(|&k| inland(k)) {
+            continue;
+        }
+        for ix in x0..x1 {
             let Some(l) = cell_levels(water, ix, iz) else {
                 continue;
             };
@@ -611,6 +621,60 @@ mod tests {
             .map(|i| chunk_water_mesh(&w, 4.0, i % 2, i / 2, 2).indices.len() / 6)
             .sum();
         assert_eq!(total, cells);
+    }
+
+    /// [`chunk_water_mesh`] without its row skip: every cell asked.
+    fn mesh_by_cells(water: &Water, world_size: f32, cx: usize, cz: usize, cs: usize) -> WaterMesh {
+        let n = water.resolution;
+        let (s, h) = (world_size / (n - 1) as f32, world_size * 0.5);
+        let mut m = WaterMesh::default();
+        for iz in cz * cs..(cz * cs + cs).min(n - 1) {
+            for ix in cx * cs..(cx * cs + cs).min(n - 1) {
+                if let Some(l) = cell_levels(water, ix, iz) {
+                    let base = m.positions.len() as u32;
+                    for (k, (dx, dz)) in [(0, 0), (1, 0), (0, 1), (1, 1)].into_iter().enumerate() {
+                        m.positions.push([
+                            (ix + dx) as f32 * s - h,
+                            l[k],
+                            (iz + dz) as f32 * s - h,
+                        ]);
+                    }
+                    m.indices.extend_from_slice(&[
+                        base,
+                        base + 1,
+                        base + 2,
+                        base + 1,
+                        base + 3,
+                        base + 2,
+                    ]);
+                }
+            }
+        }
+        m
+    }
+
+    #[test]
+    fn chunk_meshes_of_an_island_equal_the_cell_by_cell_meshes() {
+        let p = island_core::IslandParams {
+            resolution: 257,
+            chunk_size: 32,
+            ..Default::default()
+        };
+        let island = island_core::generate(&p).unwrap();
+        let meshes = chunk_water_meshes(&island, 32);
+        assert_eq!(meshes.len(), 64);
+        let mut cells = 0;
+        for (i, m) in meshes.iter().enumerate() {
+            let want = mesh_by_cells(&island.water, p.world_size, i % 8, i / 8, 32);
+            assert_eq!(*m, want, "chunk {i}");
+            cells += m.indices.len() / 6;
+        }
+        assert!(
+            cells > 0,
+            "no river or lake on the test island: the test proves nothing"
+        );
+        // Out-of-range chunks are empty, not a panic.
+        assert!(chunk_water_mesh(&island.water, p.world_size, 8, 0, 32).is_empty());
     }
 
     #[test]
