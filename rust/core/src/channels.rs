@@ -191,6 +191,7 @@ pub fn carve_rivers(
             let z0 = bi * band;
             let z1 = z0 + rows.len() / n;
             let mut first = Vec::new();
+            let (mut prof, mut chord) = (Vec::new(), Vec::new());
             let rows_near = z0.saturating_sub(max_radius)..(z1 + max_radius).min(n);
             for (kz, ks) in by_row[rows_near.clone()].iter().enumerate() {
                 let kz = kz + rows_near.start;
@@ -217,22 +218,36 @@ pub fn carve_rivers(
                         };
                         let xr = xr as isize;
                         let (xs, xe) = ((kx - xr).max(0), (kx + xr).min(n as isize - 1));
-                        for x in xs..=xe {
-                            let li = row + x as usize;
-                            let h = rows[li];
-                            // A stamp is never below its bed (slope ≥ 0): nothing to lower.
-                            if slope >= 0.0 && h <= b {
+                        // The stamp along the chord (`prof[|dx|]`, the same arithmetic as per
+                        // sample), laid out over xs..=xe. A stamp is never below its bed when
+                        // the slope is not negative, so ground at or below the bed stays.
+                        prof.clear();
+                        prof.extend(
+                            tab[..=xr as usize]
+                                .iter()
+                                .map(|&dd| b + slope * (dd - half_w).max(0.0)),
+                        );
+                        let (left, right) = ((kx - xs) as usize, (xe - kx) as usize);
+                        chord.clear();
+                        chord.extend(prof[1..=left].iter().rev());
+                        chord.extend(&prof[..=right]);
+                        let seg = &mut rows[row + xs as usize..=row + xe as usize];
+                        // Eight samples at a time: most are already at or below this stamp.
+                        for (c, (hs, vs)) in seg.chunks_mut(8).zip(chord.chunks(8)).enumerate() {
+                            if !hs.iter().zip(vs).fold(false, |a, (&h, &v)| a | (v < h)) {
                                 continue;
                             }
-                            let dist = tab[(x - kx).unsigned_abs()];
-                            let v = b + slope * (dist - half_w).max(0.0);
-                            let i = z as usize * n + x as usize;
-                            if v < h && d.lake_id[i] == NONE {
-                                if !marks[li] {
-                                    marks[li] = true;
-                                    first.push((i as u32, h));
+                            for (j, (h, &v)) in hs.iter_mut().zip(vs).enumerate() {
+                                let x = xs as usize + c * 8 + j;
+                                let i = z as usize * n + x;
+                                if v < *h && d.lake_id[i] == NONE {
+                                    let li = row + x;
+                                    if !marks[li] {
+                                        marks[li] = true;
+                                        first.push((i as u32, *h));
+                                    }
+                                    *h = v;
                                 }
-                                rows[li] = v;
                             }
                         }
                     }
