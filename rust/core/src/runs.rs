@@ -38,10 +38,20 @@ impl Runs {
                 let base = z * n;
                 let mut out = Vec::new();
                 let mut x = 0;
+                // Eight samples at a time through long stretches outside or inside (the sea,
+                // dry land), one at a time near their ends.
+                let eight =
+                    |x: usize| (0..8).fold(0u32, |m, k| m | (inside(base + x + k) as u32) << k);
                 while x < n {
-                    if inside(base + x) {
+                    while x + 8 <= n && eight(x) == 0 {
+                        x += 8;
+                    }
+                    if x < n && inside(base + x) {
                         let x0 = x;
                         x += 1;
+                        while x + 8 <= n && eight(x) == 0xff {
+                            x += 8;
+                        }
                         while x < n && inside(base + x) {
                             x += 1;
                         }
@@ -281,6 +291,33 @@ mod tests {
                 if let Some(r) = r {
                     let (x0, x1) = runs.span(r);
                     assert!(runs.row(i / n).contains(&r) && (x0..x1).contains(&(i % n)));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn long_stretches_inside_and_outside_equal_a_flood() {
+        // Runs and gaps of every length around the eight-sample steps of the row scan: long
+        // diagonal stripes, all inside, all outside, and long runs with single gaps.
+        for n in [8usize, 9, 16, 31, 100, 257] {
+            let masks: [Vec<bool>; 4] = [
+                (0..n * n)
+                    .map(|i| (i % n * 7 + i / n * 3) % 40 < 23)
+                    .collect(),
+                vec![true; n * n],
+                vec![false; n * n],
+                (0..n * n).map(|i| (i % n + i / n) % 17 != 0).collect(),
+            ];
+            for (k, mask) in masks.iter().enumerate() {
+                let runs = Runs::new(n, |i| mask[i]);
+                assert_eq!(run_labels(&runs), flood_labels(mask, n), "n {n} mask {k}");
+                for (i, &inside) in mask.iter().enumerate() {
+                    assert_eq!(
+                        runs.run_of(i).is_some(),
+                        inside,
+                        "n {n} mask {k} run_of({i})"
+                    );
                 }
             }
         }
