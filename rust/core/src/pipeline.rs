@@ -916,15 +916,20 @@ fn water_map(
         .enumerate()
         .map(|(z, (krow, lrow))| {
             let mut lakes = 0;
-            for (x, (k, l)) in krow.iter_mut().zip(lrow.iter_mut()).enumerate() {
-                let id = d.lake_id[z * n + x];
-                if id != NONE {
-                    k.write(LAKE);
-                    l.write(d.lakes[id as usize].level);
-                    lakes += 1;
-                } else {
-                    k.write(DRY);
-                    l.write(f32::NAN);
+            krow.fill(std::mem::MaybeUninit::new(DRY));
+            lrow.fill(std::mem::MaybeUninit::new(f32::NAN));
+            // The lake samples, eight at a time past stretches without any.
+            let ids = &d.lake_id[z * n..(z + 1) * n];
+            for (c, chunk) in ids.chunks(8).enumerate() {
+                if chunk.iter().all(|&id| id == NONE) {
+                    continue;
+                }
+                for (j, &id) in chunk.iter().enumerate() {
+                    if id != NONE {
+                        krow[c * 8 + j].write(LAKE);
+                        lrow[c * 8 + j].write(d.lakes[id as usize].level);
+                        lakes += 1;
+                    }
                 }
             }
             for r in sea.row(z) {
