@@ -912,6 +912,30 @@ pub(crate) fn route_flats(
     heights: &[f32],
     candidates: &[u32],
 ) -> Vec<(u32, u32)> {
+    if candidates.len() >= (n * n) / DENSE_FLATS_SHARE {
+        route_flats_with::<true>(filled, n, sea_level, heights, candidates)
+    } else {
+        route_flats_with::<false>(filled, n, sea_level, heights, candidates)
+    }
+}
+
+/// Below one candidate in this many samples, [`route_flats`] keeps the flats' distances per
+/// flat (found by a search among the flats of their row) instead of in two map-sized buffers,
+/// whose scattered pages cost more to touch than the searches on an eroded island's few lake
+/// surfaces (47 706 flats at 4097²); many flats (an uneroded island's large lakes) take the
+/// maps.
+const DENSE_FLATS_SHARE: usize = 64;
+
+/// [`route_flats`] with the flats' distances in map-sized buffers (`DENSE`) or per flat: the
+/// same receivers either way.
+fn route_flats_with<const DENSE: bool>(
+    filled: &[f32],
+    n: usize,
+    sea_level: f32,
+    heights: &[f32],
+    candidates: &[u32],
+) -> Vec<(u32, u32)> {
+    let dense = DENSE;
     const FLAT: u8 = 1;
     const SPILL: u8 = 2;
     let len = n * n;
@@ -950,26 +974,70 @@ pub(crate) fn route_flats(
     }
     // Non-flat, non-outlet: the flats drain into these (equal height ones).
     let drains = |j: usize| class[j] != FLAT && !is_outlet(heights, sea_level, n, j);
+    debug_assert!(
+        flats.windows(2).all(|w| w[0] < w[1]),
+        "candidates in index order"
+    );
+    // Per flat: the position of flat sample `j` in `flats` (index order), by a search among
+    // its row's flats.
+    let row_start: Vec<u32> = if dense {
+        Vec::new()
+    } else {
+        (0..=n)
+            .map(|z| flats.partition_point(|&c| (c as usize) < z * n) as u32)
+            .collect()
+    };
+    // Where flat sample `j` (the `k`-th flat when known) keeps its distances.
+    let at = |j: usize| -> usize {
+        if dense {
+            return j;
+        }
+        let z = j / n;
+        let (a, b) = (row_start[z] as usize, row_start[z + 1] as usize);
+        a + flats[a..b].partition_point(|&c| (c as usize) < j)
+    };
+    let slot = |j: usize, k: usize| if dense { j } else { k };
     // Breadth-first distances over the flat samples (equal-height neighbours only), 0 = not
-    // reached. Zero-initialised: only the pages holding flats are touched.
+    // reached.
     let bfs = |seed: &(dyn Fn(usize, f32) -> bool + Sync)| -> Vec<u32> {
-        let mut dist = vec![0u32; len];
+        // Zero-initialised: when map-sized, only the pages holding flats are touched.
+        let mut dist = vec![0u32; if dense { len } else { flats.len() }];
+        // The slots of the flats to expand.
         let mut queue: VecDeque<u32> = VecDeque::new();
-        for &c in &flats {
+        for (k, &c) in flats.iter().enumerate() {
             let c = c as usize;
             if seed(c, filled[c]) {
-                dist[c] = 1;
-                queue.push_back(c as u32);
+                let k = slot(c, k);
+                dist[k] = 1;
+                queue.push_back(k as u32);
             }
         }
-        while let Some(c) = queue.pop_front() {
-            let c = c as usize;
-            let (hc, dc) = (filled[c], dist[c]);
+        while let Some(k) = queue.pop_front() {
+            let k = k as usize;
+            let c = if dense { k } else { flats[k] as usize };
+            let (hc, dc) = (filled[c], dist[k]);
             for_neighbours(c, n, |j, _| {
-                if class[j] == FLAT && dist[j] == 0 && filled[j] == hc {
-                    dist[j] = dc + 1;
-                    queue.push_back(j as u32);
+                if class[j] != FLAT {
+                    return;
                 }
+                // Cheapest test first: the search for `j`'s slot comes last per flat.
+                let kj = if DENSE {
+                    if dist[j] != 0 || filled[j] != hc {
+                        return;
+                    }
+                    j
+                } else {
+                    if filled[j] != hc {
+                        return;
+                    }
+                    let kj = at(j);
+                    if dist[kj] != 0 {
+                        return;
+                    }
+                    kj
+                };
+                dist[kj] = dc + 1;
+                queue.push_back(kj as u32);
             });
         }
         dist
@@ -994,16 +1062,19 @@ pub(crate) fn route_flats(
     );
     let recv: Vec<(u32, u32)> = flats
         .par_iter()
-        .map(|&c| {
+        .enumerate()
+        .map(|(kc, &c)| {
             let c = c as usize;
             let hc = filled[c];
-            let (mut best, mut best_k) = (NONE, flat_key(lo[c], hi[c]));
+            let kc = slot(c, kc);
+            let (mut best, mut best_k) = (NONE, flat_key(lo[kc], hi[kc]));
             for_neighbours(c, n, |j, _| {
                 if filled[j] != hc {
                     return;
                 }
                 let k = if class[j] == FLAT {
-                    flat_key(lo[j], hi[j])
+                    let kj = at(j);
+                    flat_key(lo[kj], hi[kj])
                 } else if drains(j) {
                     i64::MIN
                 } else {
@@ -1712,6 +1783,33 @@ mod tests {
                 best as u32
             })
             .collect()
+    }
+
+    #[test]
+    fn flat_routing_is_the_same_with_distances_per_flat_or_in_maps() {
+        // An uneroded round island (large flat lakes) and the default one (few lake surfaces).
+        for (round, erosion) in [(true, false), (false, true)] {
+            let mut p = crate::IslandParams {
+                resolution: 257,
+                ..Default::default()
+            };
+            if round {
+                p.shape.shape = crate::IslandShape::Round;
+            }
+            p.erosion.enabled = erosion;
+            let h = crate::generate(&p).unwrap().field.heights;
+            let filled = depression_fill(&h, 257, 0.0);
+            let (_, cand) = d8(&filled, 257, 0.0, &h);
+            let maps = route_flats_with::<true>(&filled, 257, 0.0, &h, &cand);
+            let per_flat = route_flats_with::<false>(&filled, 257, 0.0, &h, &cand);
+            let least = if round { 500 } else { 10 };
+            assert!(
+                maps.len() > least,
+                "round {round}: {} flat samples",
+                maps.len()
+            );
+            assert_eq!(maps, per_flat, "round {round}");
+        }
     }
 
     #[test]
