@@ -935,12 +935,11 @@ fn route_flats_with<const DENSE: bool>(
     heights: &[f32],
     candidates: &[u32],
 ) -> Vec<(u32, u32)> {
-    let dense = DENSE;
     const FLAT: u8 = 1;
     const SPILL: u8 = 2;
     let len = n * n;
     // Samples spilling into an outlet at their height, the rest are flat. Zero-initialised
-    // (calloc): only the pages holding candidates are touched.
+    // (calloc: a fresh mapping has only the pages holding candidates touched).
     let mut class = vec![0u8; len];
     let mut routed = Vec::with_capacity(candidates.len());
     let mut flats = Vec::new();
@@ -980,7 +979,7 @@ fn route_flats_with<const DENSE: bool>(
     );
     // Per flat: the position of flat sample `j` in `flats` (index order), by a search among
     // its row's flats.
-    let row_start: Vec<u32> = if dense {
+    let row_start: Vec<u32> = if DENSE {
         Vec::new()
     } else {
         (0..=n)
@@ -989,19 +988,19 @@ fn route_flats_with<const DENSE: bool>(
     };
     // Where flat sample `j` (the `k`-th flat when known) keeps its distances.
     let at = |j: usize| -> usize {
-        if dense {
+        if DENSE {
             return j;
         }
         let z = j / n;
         let (a, b) = (row_start[z] as usize, row_start[z + 1] as usize);
         a + flats[a..b].partition_point(|&c| (c as usize) < j)
     };
-    let slot = |j: usize, k: usize| if dense { j } else { k };
+    let slot = |j: usize, k: usize| if DENSE { j } else { k };
     // Breadth-first distances over the flat samples (equal-height neighbours only), 0 = not
     // reached.
     let bfs = |seed: &(dyn Fn(usize, f32) -> bool + Sync)| -> Vec<u32> {
         // Zero-initialised: when map-sized, only the pages holding flats are touched.
-        let mut dist = vec![0u32; if dense { len } else { flats.len() }];
+        let mut dist = vec![0u32; if DENSE { len } else { flats.len() }];
         // The slots of the flats to expand.
         let mut queue: VecDeque<u32> = VecDeque::new();
         for (k, &c) in flats.iter().enumerate() {
@@ -1014,7 +1013,7 @@ fn route_flats_with<const DENSE: bool>(
         }
         while let Some(k) = queue.pop_front() {
             let k = k as usize;
-            let c = if dense { k } else { flats[k] as usize };
+            let c = if DENSE { k } else { flats[k] as usize };
             let (hc, dc) = (filled[c], dist[k]);
             for_neighbours(c, n, |j, _| {
                 if class[j] != FLAT {
