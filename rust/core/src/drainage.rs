@@ -999,8 +999,12 @@ fn route_flats_with<const DENSE: bool>(
     // Breadth-first distances over the flat samples (equal-height neighbours only), 0 = not
     // reached.
     let bfs = |seed: &(dyn Fn(usize, f32) -> bool + Sync)| -> Vec<u32> {
-        // Zero-initialised: when map-sized, only the pages holding flats are touched.
-        let mut dist = vec![0u32; if DENSE { len } else { flats.len() }];
+        // Zero-initialised; map-sized, in huge pages (most of its pages get flats).
+        let mut dist: Vec<u32> = if DENSE {
+            crate::memory::zeros(len)
+        } else {
+            vec![0; flats.len()]
+        };
         // The slots of the flats to expand.
         let mut queue: VecDeque<u32> = VecDeque::new();
         for (k, &c) in flats.iter().enumerate() {
