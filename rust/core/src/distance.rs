@@ -155,24 +155,27 @@ fn signed_distance(mask: &[u8], resolution: usize, spacing: f32, cap: Option<f32
         .map(|c| ((c / spacing).max(0.0).ceil() as i64 + 2).min(inf as i64) as i32);
     const STRIP: usize = 64;
     let starts: Vec<usize> = (0..n).step_by(STRIP).collect();
-    let strips: Vec<Vec<u16>> = starts
-        .par_iter()
-        .map(|&x0| {
+    // The strips one after another (the one from column x0 at x0·n) in one buffer, each first
+    // touched by its own task (huge pages at large sizes).
+    let mut strips: Vec<u16> = crate::memory::zeros(n * n);
+    strips
+        .par_chunks_mut(STRIP * n)
+        .zip(starts.par_iter())
+        .for_each(|(g, &x0)| {
             let w = (x0 + STRIP).min(n) - x0;
-            let mut g = vec![inf; w * n];
-            column_sweeps(&mut g, mask, n, x0, w, inf);
-            g
-        })
-        .collect();
+            g.fill(inf);
+            column_sweeps(g, mask, n, x0, w, inf);
+        });
     let far = (2 * n) as f32 * spacing;
     let mut out = crate::memory::zeroed(n * n);
     out.par_chunks_mut(n).enumerate().for_each_init(
         || (vec![0i32; n], vec![0u32; n], vec![0i32; n], vec![0i32; n]),
         |(g, d, sv, tv), (y, row)| {
             let m = &mask[y * n..(y + 1) * n];
-            for (k, &x0) in starts.iter().enumerate() {
+            for &x0 in &starts {
                 let w = (x0 + STRIP).min(n) - x0;
-                for (dst, &src) in g[x0..x0 + w].iter_mut().zip(&strips[k][y * w..(y + 1) * w]) {
+                let strip = &strips[x0 * n + y * w..x0 * n + (y + 1) * w];
+                for (dst, &src) in g[x0..x0 + w].iter_mut().zip(strip) {
                     *dst = src as i32;
                 }
             }
