@@ -938,11 +938,8 @@ fn route_flats_with<const DENSE: bool>(
     const FLAT: u8 = 1;
     const SPILL: u8 = 2;
     let len = n * n;
-    // Samples spilling into an outlet at their height, the rest are flat. Zero-initialised
-    // (calloc: a fresh mapping has only the pages holding candidates touched).
-    let mut class = vec![0u8; len];
-    let mut routed = Vec::with_capacity(candidates.len());
-    let mut flats = Vec::new();
+    // Samples spilling into an outlet at their height, the rest are flat (zeroed in parallel).
+    let mut class: Vec<u8> = crate::memory::zeroed(len);
     let spills: Vec<u32> = candidates
         .par_iter()
         .map(|&c| {
@@ -958,16 +955,28 @@ fn route_flats_with<const DENSE: bool>(
             spill
         })
         .collect();
-    for (&c, &spill) in candidates.iter().zip(&spills) {
-        let c = c as usize;
-        if spill != NONE {
-            class[c] = SPILL;
-            routed.push((c as u32, spill));
-        } else {
-            class[c] = FLAT;
-            flats.push(c as u32);
-        }
+    {
+        use std::sync::atomic::Ordering::Relaxed;
+        // Each candidate's own entry: relaxed stores to distinct samples.
+        let cls = as_atomic(&mut class);
+        candidates.par_iter().zip(&spills).for_each(|(&c, &s)| {
+            cls[c as usize].store(if s != NONE { SPILL } else { FLAT }, Relaxed)
+        });
     }
+    // Both in index order.
+    let mut routed: Vec<(u32, u32)> = candidates
+        .par_iter()
+        .zip(&spills)
+        .filter(|&(_, &s)| s != NONE)
+        .map(|(&c, &s)| (c, s))
+        .collect();
+    let flats: Vec<u32> = candidates
+        .par_iter()
+        .zip(&spills)
+        .filter(|&(_, &s)| s == NONE)
+        .map(|(&c, _)| c)
+        .collect();
+    drop(spills);
     if flats.is_empty() {
         return routed;
     }
