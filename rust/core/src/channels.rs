@@ -88,28 +88,22 @@ pub fn carve_rivers(
     assert_eq!(heights.len(), n * n, "heights must hold n² samples");
     // The pits filled outside lakes: where `filled` is above the ground (only the samples the
     // drainage raised, when it lists them).
-    let filled_samples = match &d.raised {
-        Some(raised) => {
-            let mut count = 0;
-            for &i in raised {
-                let i = i as usize;
-                if d.lake_id[i] == NONE && d.filled[i] > heights[i] {
-                    heights[i] = d.filled[i];
-                    count += 1;
-                }
-            }
-            count
+    let raise = |i: usize, h: &mut f32| {
+        let raised = d.lake_id[i] == NONE && d.filled[i] > *h;
+        if raised {
+            *h = d.filled[i];
         }
+        raised as usize
+    };
+    let filled_samples = match &d.raised {
+        Some(raised) => raised
+            .iter()
+            .map(|&i| raise(i as usize, &mut heights[i as usize]))
+            .sum(),
         None => heights
             .par_iter_mut()
             .enumerate()
-            .map(|(i, h)| {
-                let raise = d.lake_id[i] == NONE && d.filled[i] > *h;
-                if raise {
-                    *h = d.filled[i];
-                }
-                raise as usize
-            })
+            .map(|(i, h)| raise(i, h))
             .sum(),
     };
     let mut report = CarveReport {

@@ -1438,16 +1438,8 @@ pub fn accumulate_counts(order: &[u32], rcv: &[u32], len: usize) -> Vec<u32> {
         .collect();
     // Relaxed loads and stores: every sample is written by the one task that owns its tree
     // (no two tasks touch a sample), so these are plain moves that rayon's join orders.
-    let count: Vec<AtomicU32> = {
-        // Huge pages at large sizes, first touched in parallel.
-        let mut c: Vec<AtomicU32> = crate::memory::with_capacity(len);
-        c.spare_capacity_mut()[..len]
-            .par_chunks_mut(1 << 16)
-            .for_each(|s| s.iter_mut().for_each(|v| _ = v.write(AtomicU32::new(1))));
-        // SAFETY: every element below `len` was written just above (capacity >= len).
-        unsafe { c.set_len(len) };
-        c
-    };
+    // Huge pages at large sizes, first touched in parallel.
+    let count: Vec<AtomicU32> = crate::memory::filled_with(len, || AtomicU32::new(1));
     let group_len = (order.len() / (8 * rayon::current_num_threads().max(1))).max(1 << 12);
     let mut bounds = vec![0usize];
     for &k in &starts {

@@ -51,13 +51,19 @@ pub const HUGE_PAGE_MIN: usize = REUSE_BLOCK_LIMIT;
 /// [`HUGE_PAGE_MIN`] bytes or more ask the kernel for transparent huge pages (Linux
 /// `madvise(MADV_HUGEPAGE)`; only a hint, ignored where unsupported).
 pub fn zeroed<T: Copy + Default + Send + Sync>(len: usize) -> Vec<T> {
+    filled_with(len, T::default)
+}
+
+/// A vector of `len` values `make()`, first touched in parallel, with huge pages requested like
+/// [`zeroed`].
+pub fn filled_with<T: Send>(len: usize, make: impl Fn() -> T + Sync) -> Vec<T> {
     use rayon::prelude::*;
     let mut v: Vec<T> = with_capacity(len);
     v.spare_capacity_mut()[..len]
         .par_chunks_mut(1 << 16)
         .for_each(|c| {
             for x in c {
-                x.write(T::default());
+                x.write(make());
             }
         });
     // SAFETY: the first `len` elements were initialised just above (capacity >= len).

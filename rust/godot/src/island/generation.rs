@@ -381,7 +381,7 @@ pub fn build_streaming(
                 use rayon::prelude::*;
                 let (f, sp) = (&island.field, &island.splat);
                 let chunks_tx = tx.clone();
-                let ((), (water, plain, meshes)) = rayon::join(
+                let ((), ((water, plain), meshes)) = rayon::join(
                     || {
                         (0..count)
                             .into_par_iter()
@@ -393,13 +393,9 @@ pub fn build_streaming(
                             })
                     },
                     || {
-                        let plain = crate::island::splat_maps::unpainted_is_splat(
-                            island.base_splat(),
-                            island.field.resolution,
-                        );
                         let meshes = water_meshes
                             .then(|| crate::water::water_nodes::chunk_water_meshes(&island, cs));
-                        (WaterSummary::of(&island), plain, meshes)
+                        (crate::island::worker::install_data(&island), meshes)
                     },
                 );
                 let _ = tx.send(Msg::Extras(water, plain, meshes));

@@ -186,12 +186,7 @@ pub fn run_job(
         if cancel.load(Ordering::Relaxed) {
             return Err(JobError::Cancelled);
         }
-        let water = WaterSummary::of(&island);
-        let n = island.field.resolution;
-        let splat_plain = Some(crate::island::splat_maps::unpainted_is_splat(
-            island.base_splat(),
-            n,
-        ));
+        let (water, splat_plain) = install_data(&island);
         Ok(Prepared {
             island,
             chunks,
@@ -199,11 +194,20 @@ pub fn run_job(
             request,
             warning,
             water: Some(water),
-            splat_plain,
+            splat_plain: Some(splat_plain),
             water_meshes: None,
         })
     }));
     result.unwrap_or_else(|payload| Err(JobError::Panicked(panic_message(payload))))
+}
+
+/// What installing `island` needs besides its chunks, made off the main thread: the water
+/// summary and whether the splat is map 0 as it is ([`Prepared::water`],
+/// [`Prepared::splat_plain`]).
+pub fn install_data(island: &Island) -> (WaterSummary, bool) {
+    let plain =
+        crate::island::splat_maps::unpainted_is_splat(island.base_splat(), island.field.resolution);
+    (WaterSummary::of(island), plain)
 }
 
 /// Build a [`Prepared`] island from imported heights (metres, `resolution²`, row-major) with the
