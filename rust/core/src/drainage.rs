@@ -937,6 +937,8 @@ fn route_flats_with<const DENSE: bool>(
 ) -> Vec<(u32, u32)> {
     const FLAT: u8 = 1;
     const SPILL: u8 = 2;
+    // Fewest candidates one parallel task of the split below takes.
+    const SPLIT_MIN: usize = 1 << 13;
     let len = n * n;
     // Samples spilling into an outlet at their height, the rest are flat (zeroed in parallel).
     let mut class: Vec<u8> = crate::memory::zeroed(len);
@@ -959,20 +961,26 @@ fn route_flats_with<const DENSE: bool>(
         use std::sync::atomic::Ordering::Relaxed;
         // Each candidate's own entry: relaxed stores to distinct samples.
         let cls = as_atomic(&mut class);
-        candidates.par_iter().zip(&spills).for_each(|(&c, &s)| {
-            cls[c as usize].store(if s != NONE { SPILL } else { FLAT }, Relaxed)
-        });
+        candidates
+            .par_iter()
+            .zip(&spills)
+            .with_min_len(SPLIT_MIN)
+            .for_each(|(&c, &s)| {
+                cls[c as usize].store(if s != NONE { SPILL } else { FLAT }, Relaxed)
+            });
     }
-    // Both in index order.
+    // Both in index order; few candidates (the erosion's small grids) stay on this thread.
     let mut routed: Vec<(u32, u32)> = candidates
         .par_iter()
         .zip(&spills)
+        .with_min_len(SPLIT_MIN)
         .filter(|&(_, &s)| s != NONE)
         .map(|(&c, &s)| (c, s))
         .collect();
     let flats: Vec<u32> = candidates
         .par_iter()
         .zip(&spills)
+        .with_min_len(SPLIT_MIN)
         .filter(|&(_, &s)| s == NONE)
         .map(|(&c, _)| c)
         .collect();
