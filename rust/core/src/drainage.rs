@@ -1188,6 +1188,26 @@ pub(crate) fn receivers_by_rows(
     (rcv, cand.concat())
 }
 
+/// The start of an inner-row receiver kernel ([`d8`]'s, the erosion's random one): `rows`,
+/// `heights` and `out` cut to the row's `n` samples (so the kernel's loop has no bounds checks
+/// left), and the row's two border samples written as outlets.
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+pub(crate) fn inner_row<'a>(
+    rows: [&'a [f32]; 3],
+    heights: &'a [f32],
+    i0: u32,
+    n: u32,
+    out: &'a mut [MaybeUninit<u32>],
+) -> ([&'a [f32]; 3], &'a [f32], &'a mut [MaybeUninit<u32>]) {
+    let m = n as usize;
+    let [up, mid, down] = rows;
+    let out = &mut out[..m];
+    out[0].write(i0);
+    out[m - 1].write(i0 + n - 1);
+    ([&up[..m], &mid[..m], &down[..m]], &heights[..m], out)
+}
+
 /// The eight neighbours of inner sample `x` (index `i`) of a row of an `n`-wide grid, in
 /// [`NEIGHBOURS`] order: their height on `rows` (above, at and below the row), their distance
 /// in cells and their index.
@@ -1221,16 +1241,7 @@ fn d8_row_body(
     out: &mut [MaybeUninit<u32>],
 ) {
     let m = n as usize;
-    let [up, mid, down] = rows;
-    let (up, mid, down, heights, out) = (
-        &up[..m],
-        &mid[..m],
-        &down[..m],
-        &heights[..m],
-        &mut out[..m],
-    );
-    out[0].write(i0);
-    out[m - 1].write(i0 + n - 1);
+    let ([up, mid, down], heights, out) = inner_row(rows, heights, i0, n, out);
     for x in 1..m - 1 {
         let i = i0 + x as u32;
         let hi = mid[x];

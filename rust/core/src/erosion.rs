@@ -641,16 +641,7 @@ fn random_row_body(
     out: &mut [MaybeUninit<u32>],
 ) {
     let m = n as usize;
-    let [up, mid, down] = rows;
-    let (up, mid, down, heights, out) = (
-        &up[..m],
-        &mid[..m],
-        &down[..m],
-        &heights[..m],
-        &mut out[..m],
-    );
-    out[0].write(i0);
-    out[m - 1].write(i0 + n - 1);
+    let ([up, mid, down], heights, out) = crate::drainage::inner_row(rows, heights, i0, n, out);
     for x in 1..m - 1 {
         let i = i0 + x as u32;
         let hi = mid[x];
