@@ -2,30 +2,24 @@
 //! `drain_parts [resolution] [reps]`.
 use island_core::{drainage as d, generate, IslandParams};
 use std::time::Instant;
-fn t<T>(name: &str, reps: usize, mut f: impl FnMut() -> T) -> T {
-    let mut v = Vec::new();
-    let mut out = None;
-    for _ in 0..reps {
-        let s = Instant::now();
-        let o = f();
-        v.push(s.elapsed().as_secs_f64() * 1e3);
-        out = Some(o);
-    }
-    v.sort_by(f64::total_cmp);
-    println!("{name:>22} min {:8.2} med {:8.2} ms", v[0], v[v.len() / 2]);
-    out.unwrap()
-}
-fn ts<S, T>(name: &str, reps: usize, mut setup: impl FnMut() -> S, mut f: impl FnMut(S) -> T) {
-    let mut v = Vec::new();
+/// `f` timed `reps` times, each on a fresh untimed `setup()`: prints the best and the median,
+/// returns the last output (the previous ones are dropped outside the timing).
+fn ts<S, T>(name: &str, reps: usize, mut setup: impl FnMut() -> S, mut f: impl FnMut(S) -> T) -> T {
+    let (mut v, mut out) = (Vec::new(), None);
     for _ in 0..reps {
         let x = setup();
         let s = Instant::now();
         let o = f(x);
         v.push(s.elapsed().as_secs_f64() * 1e3);
-        drop(o);
+        out = Some(o);
     }
     v.sort_by(f64::total_cmp);
     println!("{name:>22} min {:8.2} med {:8.2} ms", v[0], v[v.len() / 2]);
+    out.expect("reps >= 1")
+}
+/// [`ts`] without a setup.
+fn t<T>(name: &str, reps: usize, mut f: impl FnMut() -> T) -> T {
+    ts(name, reps, || (), |()| f())
 }
 fn main() {
     island_core::memory::reuse_freed_memory();
