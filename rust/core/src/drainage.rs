@@ -1447,41 +1447,50 @@ pub fn accumulate(order: &[u32], rcv: &[u32], len: usize, cell_area: f32) -> Vec
 ///
 /// The trees of [`flow_order`] lie one after another in `order` and share no sample (their
 /// outlets are not in `order`): groups of trees are summed in parallel, each touching only its
-/// own samples, then each tree's total is added to its outlet.
+/// own samples, then each tree's total is added to its outlet. A group starts at the first tree
+/// root of its share of `order` (found by a scan within the share, so the scans read each sample
+/// at most once); a share without a root joins the group before it.
 pub fn accumulate_counts(order: &[u32], rcv: &[u32], len: usize) -> Vec<u32> {
     use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
-    // Where each tree starts in `order` (its first sample drains into an outlet).
-    let starts: Vec<usize> = (0..order.len())
+    let share = (order.len() / (8 * rayon::current_num_threads().max(1))).max(1 << 12);
+    let firsts: Vec<Option<usize>> = (1..order.len().div_ceil(share))
         .into_par_iter()
-        .filter(|&k| is_tree_root(rcv, order[k] as usize))
+        .map(|g| {
+            (g * share..((g + 1) * share).min(order.len()))
+                .find(|&k| is_tree_root(rcv, order[k] as usize))
+        })
         .collect();
+    let mut bounds = vec![0usize];
+    bounds.extend(firsts.into_iter().flatten());
+    bounds.push(order.len());
+    bounds.dedup();
     // Relaxed loads and stores: every sample is written by the one task that owns its tree
     // (no two tasks touch a sample), so these are plain moves that rayon's join orders.
     // Huge pages at large sizes, first touched in parallel.
     let count: Vec<AtomicU32> = crate::memory::filled_with(len, || AtomicU32::new(1));
-    let group_len = (order.len() / (8 * rayon::current_num_threads().max(1))).max(1 << 12);
-    let mut bounds = vec![0usize];
-    for &k in &starts {
-        if k - bounds[bounds.len() - 1] >= group_len {
-            bounds.push(k);
-        }
-    }
-    bounds.push(order.len());
-    bounds.dedup();
-    bounds.par_windows(2).for_each(|w| {
-        for &c in order[w[0]..w[1]].iter().rev() {
-            let c = c as usize;
-            let r = rcv[c] as usize;
-            if r != c && !is_tree_root(rcv, c) {
-                count[r].store(count[r].load(Relaxed) + count[c].load(Relaxed), Relaxed);
-            }
-        }
-    });
-    // The trees into their outlets (several trees may share one), after every tree is summed.
-    for &k in &starts {
-        let c = order[k] as usize;
-        let r = rcv[c] as usize;
+    let add = |c: usize, r: usize| {
         count[r].store(count[r].load(Relaxed) + count[c].load(Relaxed), Relaxed);
+    };
+    // Each group's tree roots (their receiver is an outlet, which trees of other groups may
+    // share) are kept for the end.
+    let roots: Vec<Vec<u32>> = bounds
+        .par_windows(2)
+        .map(|w| {
+            let mut roots = Vec::new();
+            for &c in order[w[0]..w[1]].iter().rev() {
+                let (c, r) = (c as usize, rcv[c as usize] as usize);
+                if rcv[r] as usize == r {
+                    roots.push(c as u32);
+                } else {
+                    add(c, r);
+                }
+            }
+            roots
+        })
+        .collect();
+    // The trees into their outlets (several trees may share one), after every tree is summed.
+    for &c in roots.iter().flatten() {
+        add(c as usize, rcv[c as usize] as usize);
     }
     count.into_iter().map(AtomicU32::into_inner).collect()
 }
@@ -1849,6 +1858,17 @@ mod tests {
                 (random_receivers(n, 0x9e37_79b9 + k as u64), n)
             })
             .collect();
+        // A comb: one tree holds almost every sample (the column at x = 0 drains up into the
+        // outlet at 0, each row drains left into it), so most shares of the order hold no root.
+        let n = 300;
+        let comb = (0..n * n)
+            .map(|i| match (i % n, i / n) {
+                (0, 0) => 0,
+                (0, _) => (i - n) as u32,
+                _ => (i - 1) as u32,
+            })
+            .collect();
+        cases.push((comb, n));
         // A real island's receivers (erosion, lakes and flats included).
         let p = crate::IslandParams {
             resolution: 257,

@@ -15,7 +15,7 @@
 //! the island and the chunk nodes keep their colliders. [`ChunkPool::meshless`] lists the chunks
 //! whose surface must be built before they are drawn again.
 
-use crate::island::chunk_data::{chunk_data, ChunkData, ChunkOptions};
+use crate::island::chunk_data::{chunk_data_undigested, ChunkData, ChunkOptions};
 use crate::island::surface::SurfaceCache;
 use godot::classes::node::InternalMode;
 use godot::classes::{
@@ -216,7 +216,7 @@ impl ChunkPool {
             }
             let data: Vec<ChunkData> = batch
                 .par_iter()
-                .map(|&i| chunk_data(&island.field, &island.splat, options, i))
+                .map(|&i| chunk_data_undigested(&island.field, &island.splat, options, i))
                 .collect();
             for (&i, d) in batch.iter().zip(&data) {
                 self.set_surface(parent, i, d, island, cs, flat);

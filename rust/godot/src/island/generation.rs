@@ -388,7 +388,9 @@ pub fn build_streaming(
                             .for_each_with(chunks_tx, |tx, i| {
                                 let _ = tx.send(Msg::Chunk(
                                     i,
-                                    crate::island::chunk_data::chunk_data(f, sp, options, i),
+                                    crate::island::chunk_data::chunk_data_undigested(
+                                        f, sp, options, i,
+                                    ),
                                 ));
                             })
                     },
