@@ -247,15 +247,20 @@ mod timing {
                 .fold(f64::INFINITY, f64::min)
         };
         pool.install(|| {
+            let o = super::ChunkOptions {
+                chunk_size: 64,
+                flat: false,
+                collision: false,
+                meshes: true,
+            };
             let t_enc = best(&mut || {
                 for i in 0..256 {
-                    let o = super::ChunkOptions {
-                        chunk_size: 64,
-                        flat: false,
-                        collision: false,
-                        meshes: true,
-                    };
-                    let d = super::chunk_data(&island.field, &island.splat, o, i);
+                    std::hint::black_box(super::chunk_data(&island.field, &island.splat, o, i));
+                }
+            });
+            let t_bare = best(&mut || {
+                for i in 0..256 {
+                    let d = super::chunk_data_undigested(&island.field, &island.splat, o, i);
                     std::hint::black_box(d);
                 }
             });
@@ -264,21 +269,27 @@ mod timing {
                     std::hint::black_box(island.field.chunk_collider(i % 16, i / 16, 64));
                 }
             });
-            let t_bare = best(&mut || {
-                for i in 0..256 {
-                    let o = super::ChunkOptions {
-                        chunk_size: 64,
-                        flat: false,
-                        collision: false,
-                        meshes: true,
-                    };
-                    let d = super::chunk_data_undigested(&island.field, &island.splat, o, i);
-                    std::hint::black_box(d);
-                }
+            // What regenerate()'s stream makes on the pool besides the chunks.
+            use crate::water::{water_nodes, water_summary};
+            let t_depth = best(&mut || {
+                std::hint::black_box(water_summary::depth_bytes(&island));
+            });
+            let t_kinds = best(&mut || {
+                std::hint::black_box(water_summary::kind_counts(&island.water));
+            });
+            let t_water = best(&mut || {
+                std::hint::black_box(water_nodes::chunk_water_meshes(&island, 64));
+            });
+            let t_plain = best(&mut || {
+                let n = island.field.resolution;
+                let plain = crate::island::splat_maps::unpainted_is_splat(island.base_splat(), n);
+                std::hint::black_box(plain);
             });
             eprintln!(
                 "1 thread wall, best of 10: surfaces {t_enc:.2} ms ({t_bare:.2} without the \
-                 digests), colliders {t_col:.2} ms"
+                 digests), colliders {t_col:.2} ms; water depth bytes {t_depth:.2} ms, kind \
+                 counts {t_kinds:.2} ms, river/lake meshes {t_water:.2} ms, plain-splat test \
+                 {t_plain:.2} ms"
             );
         });
     }
