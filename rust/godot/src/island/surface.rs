@@ -24,6 +24,7 @@ use godot::obj::EngineEnum;
 use godot::obj::Gd;
 use godot::prelude::{PackedColorArray, PackedInt32Array, PackedVector2Array, PackedVector3Array};
 use island_core::{ChunkMesh, Heightfield};
+use std::mem::MaybeUninit;
 
 /// The storage property of `ArrayMesh` (an Array of one Dictionary per surface).
 const SURFACES: &str = "_surfaces";
@@ -407,8 +408,9 @@ pub fn encode_grid(g: &Grid, heights: Option<&[f32]>) -> SurfaceBytes {
     let s = f.spacing();
     let h = f.world_size * 0.5;
     let inv = 1.0 / (n - 1) as f32;
-    let mut vertex = vec![0u8; nv * 20];
-    let mut attribute = vec![0u8; nv * 12];
+    // Not zeroed first: every byte is written below (the rows cover both buffers exactly).
+    let mut vertex: Vec<u8> = Vec::with_capacity(nv * 20);
+    let mut attribute: Vec<u8> = Vec::with_capacity(nv * 12);
     let index_count = v.saturating_sub(1) * v.saturating_sub(1) * 6;
     if nv == 0 {
         return SurfaceBytes {
@@ -432,12 +434,12 @@ pub fn encode_grid(g: &Grid, heights: Option<&[f32]>) -> SurfaceBytes {
     } else {
         vec![[0f32; 3]; v]
     };
-    let (pos, nt) = vertex.split_at_mut(nv * 12);
+    let (pos, nt) = vertex.spare_capacity_mut()[..nv * 20].split_at_mut(nv * 12);
     let (mut ylo, mut yhi) = (f32::INFINITY, f32::NEG_INFINITY);
     let rows = pos
         .chunks_exact_mut(v * 12)
         .zip(nt.chunks_exact_mut(v * 8))
-        .zip(attribute.chunks_exact_mut(v * 12));
+        .zip(attribute.spare_capacity_mut()[..nv * 12].chunks_exact_mut(v * 12));
     for (j, ((prow, nrow), arow)) in rows.enumerate() {
         let z = g.z0 + j * g.step;
         let pz = z as f32 * s - h;
@@ -468,12 +470,12 @@ pub fn encode_grid(g: &Grid, heights: Option<&[f32]>) -> SurfaceBytes {
             yhi = yhi.max(y);
         }
         for ((p, &x), &y) in prow.chunks_exact_mut(12).zip(&px).zip(yr) {
-            p.copy_from_slice(bytemuck::bytes_of(&[x, y, pz]));
+            p.write_copy_of_slice(bytemuck::bytes_of(&[x, y, pz]));
         }
-        nrow.copy_from_slice(bytemuck::cast_slice(tr));
-        let uv = |a: &mut [u8], c: [u8; 4], u: f32| {
-            a[..4].copy_from_slice(&c);
-            a[4..].copy_from_slice(bytemuck::bytes_of(&[u, uz]));
+        nrow.write_copy_of_slice(bytemuck::cast_slice(tr));
+        let uv = |a: &mut [MaybeUninit<u8>], c: [u8; 4], u: f32| {
+            a[..4].write_copy_of_slice(&c);
+            a[4..].write_copy_of_slice(bytemuck::bytes_of(&[u, uz]));
         };
         match cr {
             Some(cr) => {
@@ -496,6 +498,14 @@ pub fn encode_grid(g: &Grid, heights: Option<&[f32]>) -> SurfaceBytes {
                 }
             }
         }
+    }
+    // SAFETY: the loop above initialised all `nv · 20` vertex bytes (`v` rows of `v · 12`
+    // position bytes, then `v` rows of `v · 8` normal/tangent bytes) and all `nv · 12`
+    // attribute bytes (`v` rows of `v` twelve-byte colour/UV entries): every row slice was
+    // written whole.
+    unsafe {
+        vertex.set_len(nv * 20);
+        attribute.set_len(nv * 12);
     }
     // Positions grow with the sample index, so x and z span the first to the last column/row.
     let (xlo, xhi) = (px[0], px[v - 1]);
