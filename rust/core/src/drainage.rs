@@ -913,11 +913,16 @@ pub(crate) fn route_flats(
     candidates: &[u32],
 ) -> Vec<(u32, u32)> {
     if candidates.len() >= (n * n) / DENSE_FLATS_SHARE {
-        route_flats_with::<true>(filled, n, sea_level, heights, candidates)
+        route_flats_with::<true>(filled, n, sea_level, heights, candidates, SEED_PASS_MIN)
     } else {
-        route_flats_with::<false>(filled, n, sea_level, heights, candidates)
+        route_flats_with::<false>(filled, n, sea_level, heights, candidates, SEED_PASS_MIN)
     }
 }
+
+/// From this many flats on, [`route_flats`] finds the seeds of its two breadth-first searches
+/// in one parallel pass before them; with fewer (the erosion's small grids) each search finds
+/// its own, concurrently. The same seeds either way (a test runs both).
+const SEED_PASS_MIN: usize = 1 << 13;
 
 /// Below one candidate in this many samples, [`route_flats`] keeps the flats' distances per
 /// flat (found by a search among the flats of their row) instead of in two map-sized buffers,
@@ -934,6 +939,7 @@ fn route_flats_with<const DENSE: bool>(
     sea_level: f32,
     heights: &[f32],
     candidates: &[u32],
+    seed_pass_min: usize,
 ) -> Vec<(u32, u32)> {
     const FLAT: u8 = 1;
     const SPILL: u8 = 2;
@@ -1013,9 +1019,38 @@ fn route_flats_with<const DENSE: bool>(
         a + flats[a..b].partition_point(|&c| (c as usize) < j)
     };
     let slot = |j: usize, k: usize| if DENSE { j } else { k };
+    // The seeds of the two searches: bit `LOW` next to an equal-height sample it can drain
+    // into (towards lower terrain), bit `HIGH` next to a higher sample (away from higher
+    // terrain); only the bits in `want` are looked for.
+    const LOW: u8 = 1;
+    const HIGH: u8 = 2;
+    let seed_bits = |c: usize, want: u8| -> u8 {
+        let hc = filled[c];
+        let mut bits = 0;
+        for_neighbours(c, n, |j, _| {
+            let hj = filled[j];
+            if want & LOW != 0 && hj == hc && drains(j) {
+                bits |= LOW;
+            }
+            if want & HIGH != 0 && hj > hc {
+                bits |= HIGH;
+            }
+        });
+        bits
+    };
+    // Many flats: both bits in one parallel pass before the searches (which run one per
+    // thread; seeding inside them took 35–60 % of their time at 4097²). Few (the erosion's
+    // small grids): each search finds its own seeds, concurrently.
+    let seeds: Option<Vec<u8>> = (flats.len() >= seed_pass_min).then(|| {
+        flats
+            .par_iter()
+            .with_min_len(SPLIT_MIN)
+            .map(|&c| seed_bits(c as usize, LOW | HIGH))
+            .collect()
+    });
     // Breadth-first distances over the flat samples (equal-height neighbours only), 0 = not
-    // reached.
-    let bfs = |seed: &(dyn Fn(usize, f32) -> bool + Sync)| -> Vec<u32> {
+    // reached, from the flats whose seed bits hold `bit`.
+    let bfs = |bit: u8| -> Vec<u32> {
         // Zero-initialised; map-sized, in huge pages (most of its pages get flats).
         let mut dist: Vec<u32> = if DENSE {
             crate::memory::zeros(len)
@@ -1025,9 +1060,12 @@ fn route_flats_with<const DENSE: bool>(
         // The slots of the flats to expand.
         let mut queue: VecDeque<u32> = VecDeque::new();
         for (k, &c) in flats.iter().enumerate() {
-            let c = c as usize;
-            if seed(c, filled[c]) {
-                let k = slot(c, k);
+            let s = match &seeds {
+                Some(s) => s[k],
+                None => seed_bits(c as usize, bit),
+            };
+            if s & bit != 0 {
+                let k = slot(c as usize, k);
                 dist[k] = 1;
                 queue.push_back(k as u32);
             }
@@ -1062,24 +1100,10 @@ fn route_flats_with<const DENSE: bool>(
         }
         dist
     };
-    // Towards lower terrain: seeded next to equal-height non-flat samples; away from higher
-    // terrain: seeded next to higher samples. The two searches are independent: concurrent.
-    let (lo, hi) = rayon::join(
-        || {
-            bfs(&|c, hc| {
-                let mut s = false;
-                for_neighbours(c, n, |j, _| s |= filled[j] == hc && drains(j));
-                s
-            })
-        },
-        || {
-            bfs(&|c, hc| {
-                let mut s = false;
-                for_neighbours(c, n, |j, _| s |= filled[j] > hc);
-                s
-            })
-        },
-    );
+    // Towards lower terrain and away from higher terrain: the two searches are independent,
+    // concurrent.
+    let (lo, hi) = rayon::join(|| bfs(LOW), || bfs(HIGH));
+    drop(seeds);
     let recv: Vec<(u32, u32)> = flats
         .par_iter()
         .enumerate()
@@ -1824,7 +1848,7 @@ mod tests {
     }
 
     #[test]
-    fn flat_routing_is_the_same_with_distances_per_flat_or_in_maps() {
+    fn flat_routing_is_the_same_with_distances_per_flat_or_in_maps_and_seeds_either_way() {
         // An uneroded round island (large flat lakes) and the default one (few lake surfaces).
         for (round, erosion) in [(true, false), (false, true)] {
             let mut p = crate::IslandParams {
@@ -1838,8 +1862,13 @@ mod tests {
             let h = crate::generate(&p).unwrap().field.heights;
             let filled = depression_fill(&h, 257, 0.0);
             let (_, cand) = d8(&filled, 257, 0.0, &h);
-            let maps = route_flats_with::<true>(&filled, 257, 0.0, &h, &cand);
-            let per_flat = route_flats_with::<false>(&filled, 257, 0.0, &h, &cand);
+            let maps = route_flats_with::<true>(&filled, 257, 0.0, &h, &cand, usize::MAX);
+            let per_flat = route_flats_with::<false>(&filled, 257, 0.0, &h, &cand, usize::MAX);
+            // The seeds found in one pass before the searches (above by each search).
+            let pass = route_flats_with::<true>(&filled, 257, 0.0, &h, &cand, 0);
+            assert_eq!(maps, pass, "round {round}, maps, seed pass");
+            let pass = route_flats_with::<false>(&filled, 257, 0.0, &h, &cand, 0);
+            assert_eq!(maps, pass, "round {round}, per flat, seed pass");
             let least = if round { 500 } else { 10 };
             assert!(
                 maps.len() > least,
