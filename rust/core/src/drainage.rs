@@ -631,26 +631,21 @@ fn fill(h: &[f32], n: usize, sea_level: f32) -> Filled {
     // Priority-Flood over what is left: a rim at level `lv` floods its unknown neighbours (all
     // lower when it was queued) and everything connected to them at or below `lv`; higher
     // samples reached become known and are expanded by the ascending search.
-    let mut pit: Vec<u32> = Vec::new();
+    let mut spans: Vec<(u32, u32, u32)> = Vec::new();
     while let Some(Reverse(k)) = heap.pop() {
         let c = k as u32 as usize;
         let lv = filled[c];
-        pit.push(c as u32);
-        while let Some(p) = pit.pop() {
-            each_neighbour!(p as usize, |j| {
-                if known[j] == 0 {
-                    if h[j] <= lv {
-                        known[j] = 3;
-                        maybe_pit.push(j as u32);
-                        filled[j] = lv;
-                        pit.push(j as u32);
-                    } else {
-                        known[j] = 1;
-                        stack.push(j as u32);
-                    }
-                }
-            });
-        }
+        let mut flood = Flood8 {
+            h,
+            n,
+            lv,
+            filled: &mut filled,
+            known: &mut known,
+            maybe_pit: &mut maybe_pit,
+            stack: &mut stack,
+            spans: &mut spans,
+        };
+        flood.from(c);
         ascend(
             h,
             n,
@@ -670,6 +665,86 @@ fn fill(h: &[f32], n: usize, sea_level: f32) -> Filled {
         filled,
         kind: known,
         maybe_pit,
+    }
+}
+
+/// One flood of `fill`'s priority queue, by row spans: every unknown sample 8-connected to the
+/// rim through unknown samples at or below `lv` is raised to `lv` (marked 3 and listed in
+/// `maybe_pit`); every unknown neighbour above `lv` of these and of the rim becomes known
+/// (marked 1) and goes on `stack` for the ascending search. A span is extended along its row
+/// (its unknown higher ends marked on the way), then the rows above and below are scanned over
+/// the span widened by one sample each side: the same samples as a flood that visits the 8
+/// neighbours of each sample, read row by row.
+struct Flood8<'a> {
+    h: &'a [f32],
+    n: usize,
+    lv: f32,
+    filled: &'a mut [f32],
+    known: &'a mut [u8],
+    maybe_pit: &'a mut Vec<u32>,
+    stack: &'a mut Vec<u32>,
+    /// Spans `(row, first, last)` whose neighbour rows are still to scan.
+    spans: &'a mut Vec<(u32, u32, u32)>,
+}
+
+impl Flood8<'_> {
+    /// Flood from rim sample `c` (known).
+    fn from(&mut self, c: usize) {
+        let n = self.n;
+        let (x, z) = (c % n, c / n);
+        let (lo, hi) = (x.saturating_sub(1), (x + 1).min(n - 1));
+        for zz in z.saturating_sub(1)..=(z + 1).min(n - 1) {
+            self.scan(zz, lo, hi);
+        }
+        while let Some((z, a, b)) = self.spans.pop() {
+            let (z, a, b) = (z as usize, a as usize, b as usize);
+            let (lo, hi) = (a.saturating_sub(1), (b + 1).min(n - 1));
+            if z > 0 {
+                self.scan(z - 1, lo, hi);
+            }
+            if z + 1 < n {
+                self.scan(z + 1, lo, hi);
+            }
+        }
+    }
+
+    /// The unknown samples of row `z` from `lo` to `hi`: at or below the level, the span
+    /// around them is flooded; above it, they become known.
+    fn scan(&mut self, z: usize, lo: usize, hi: usize) {
+        let (n, lv, row) = (self.n, self.lv, z * self.n);
+        let floods = |known: &[u8], x: usize| known[row + x] == 0 && self.h[row + x] <= lv;
+        let mut x = lo;
+        while x <= hi {
+            let j = row + x;
+            if self.known[j] == 0 {
+                if self.h[j] <= lv {
+                    let (mut a, mut b) = (x, x);
+                    while a > 0 && floods(self.known, a - 1) {
+                        a -= 1;
+                    }
+                    while b + 1 < n && floods(self.known, b + 1) {
+                        b += 1;
+                    }
+                    self.known[row + a..=row + b].fill(3);
+                    self.filled[row + a..=row + b].fill(lv);
+                    self.maybe_pit
+                        .extend(row as u32 + a as u32..=row as u32 + b as u32);
+                    // The span's ends, when unknown, are above the level.
+                    for e in [a.wrapping_sub(1), b + 1] {
+                        if e < n && self.known[row + e] == 0 {
+                            self.known[row + e] = 1;
+                            self.stack.push((row + e) as u32);
+                        }
+                    }
+                    self.spans.push((z as u32, a as u32, b as u32));
+                    x = b + 2;
+                    continue;
+                }
+                self.known[j] = 1;
+                self.stack.push(j as u32);
+            }
+            x += 1;
+        }
     }
 }
 
