@@ -126,11 +126,22 @@ pub fn chunk_water_mesh(
     m
 }
 
+/// Chunks per side of `island` in chunks of `cs` cells (0 when `cs` is 0).
+fn chunks_per_side(island: &Island, cs: usize) -> usize {
+    (island.field.resolution - 1).checked_div(cs).unwrap_or(0)
+}
+
+/// Column and row of chunk `i` (row-major) of `island`'s chunks (`params.chunk_size` cells).
+fn chunk_column_row(island: &Island, i: usize) -> (usize, usize) {
+    let per_side = chunks_per_side(island, island.params.chunk_size as usize).max(1);
+    (i % per_side, i / per_side)
+}
+
 /// [`chunk_water_mesh`] of every chunk (`cs` cells per side) of `island`, row-major, on the
 /// rayon pool (plain data, for worker threads).
 pub fn chunk_water_meshes(island: &Island, cs: usize) -> Vec<WaterMesh> {
     use rayon::prelude::*;
-    let per_side = (island.field.resolution - 1).checked_div(cs).unwrap_or(0);
+    let per_side = chunks_per_side(island, cs);
     (0..per_side * per_side)
         .into_par_iter()
         .map(|i| {
@@ -415,8 +426,7 @@ impl WaterNodes {
     /// Size the pool for `island`'s chunk count (freeing it when the count changed or a node
     /// was freed by someone else); the chunk count.
     fn prepare_pool(&mut self, parent: &mut Gd<Node3D>, island: &Island) -> usize {
-        let cs = island.params.chunk_size as usize;
-        let per_side = (island.field.resolution - 1).checked_div(cs).unwrap_or(0);
+        let per_side = chunks_per_side(island, island.params.chunk_size as usize);
         let count = per_side * per_side;
         if self.chunks.len() != count || self.chunks.iter().flatten().any(|c| !c.valid()) {
             for c in std::mem::take(&mut self.chunks).into_iter().flatten() {
@@ -442,9 +452,8 @@ impl WaterNodes {
         if i >= self.chunks.len() {
             return;
         }
+        let (cx, cz) = chunk_column_row(island, i);
         let cs = island.params.chunk_size as usize;
-        let per_side = (island.field.resolution - 1).checked_div(cs).unwrap_or(1);
-        let (cx, cz) = (i % per_side, i / per_side);
         let m = chunk_water_mesh(&island.water, island.field.world_size, cx, cz, cs);
         self.set_chunk(parent, island, i, &m, user);
     }
@@ -462,9 +471,6 @@ impl WaterNodes {
         if i >= self.chunks.len() {
             return;
         }
-        let cs = island.params.chunk_size as usize;
-        let per_side = (island.field.resolution - 1).checked_div(cs).unwrap_or(1);
-        let (cx, cz) = (i % per_side, i / per_side);
         if self.chunks[i].as_ref().is_some_and(|c| !c.valid()) {
             self.chunks[i] = None;
         }
@@ -472,6 +478,7 @@ impl WaterNodes {
             Some(node) => node.set(m),
             None if !m.is_empty() => {
                 let mat = self.material(user);
+                let (cx, cz) = chunk_column_row(island, i);
                 let mut node = WaterNode::new(parent, &format!("Water_{cx}_{cz}"), &mat);
                 node.set(m);
                 self.chunks[i] = Some(node);
