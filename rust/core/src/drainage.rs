@@ -1567,21 +1567,31 @@ pub fn accumulate_counts(order: &[u32], rcv: &[u32], len: usize) -> Vec<u32> {
     // (no two tasks touch a sample), so these are plain moves that rayon's join orders.
     // Huge pages at large sizes, first touched in parallel.
     let count: Vec<AtomicU32> = crate::memory::filled_with(len, || AtomicU32::new(1));
-    let add = |c: usize, r: usize| {
-        count[r].store(count[r].load(Relaxed) + count[c].load(Relaxed), Relaxed);
-    };
+    let add = |r: usize, v: u32| count[r].store(count[r].load(Relaxed) + v, Relaxed);
     // Each group's tree roots (their receiver is an outlet, which trees of other groups may
     // share) are kept for the end.
     let roots: Vec<Vec<u32>> = bounds
         .par_windows(2)
         .map(|w| {
             let mut roots = Vec::new();
-            for &c in order[w[0]..w[1]].iter().rev() {
-                let (c, r) = (c as usize, rcv[c as usize] as usize);
+            let group = &order[w[0]..w[1]];
+            // A sample's count passes to its receiver in a register when the receiver comes
+            // just before it in the order (the sample is the receiver's first donor: 94 % of
+            // the samples on issue 39's heightfield), instead of being added to the receiver's
+            // count in memory, which the next step would load back at once.
+            let mut carry = 0;
+            for k in (0..group.len()).rev() {
+                let c = group[k] as usize;
+                let r = rcv[c] as usize;
+                let v = count[c].load(Relaxed) + carry;
+                count[c].store(v, Relaxed);
+                carry = 0;
                 if rcv[r] as usize == r {
                     roots.push(c as u32);
+                } else if k > 0 && group[k - 1] as usize == r {
+                    carry = v;
                 } else {
-                    add(c, r);
+                    add(r, v);
                 }
             }
             roots
@@ -1589,7 +1599,7 @@ pub fn accumulate_counts(order: &[u32], rcv: &[u32], len: usize) -> Vec<u32> {
         .collect();
     // The trees into their outlets (several trees may share one), after every tree is summed.
     for &c in roots.iter().flatten() {
-        add(c as usize, rcv[c as usize] as usize);
+        add(rcv[c as usize] as usize, count[c as usize].load(Relaxed));
     }
     count.into_iter().map(AtomicU32::into_inner).collect()
 }
