@@ -334,19 +334,14 @@ impl ProceduralIsland {
         let cancel = AtomicBool::new(false);
         // The river and lake surfaces are made on worker threads when they will be shown.
         let water_meshes = self.inland_water_enabled && !self.server_active();
-        let built =
-            generate_job(&request, &mut |_, _| {}, &cancel).and_then(|(staged, warning)| {
-                self.with_chunks(|pool, parent| {
-                    generation::build_streaming(
-                        pool,
-                        parent,
-                        request,
-                        staged,
-                        warning,
-                        water_meshes,
-                    )
-                })
-            });
+        // The generator runs on one of the pool's threads (this thread waits for it): its
+        // parallel stages then start without handing each one over from outside the pool.
+        let generated = rayon::scope(|_| generate_job(&request, &mut |_, _| {}, &cancel));
+        let built = generated.and_then(|(staged, warning)| {
+            self.with_chunks(|pool, parent| {
+                generation::build_streaming(pool, parent, request, staged, warning, water_meshes)
+            })
+        });
         match built {
             Ok(b) => {
                 // `regenerate_ms` goes into the stats before generation_finished carries them.
