@@ -73,6 +73,15 @@ func _save_island_scene() -> Dictionary:
 
 
 func _load_threaded(path: String) -> PackedScene:
+	# Headless Godot draws with its dummy renderer, whose mesh RID allocator has no lock in 4.6.3
+	# (godotengine/godot#121949, fixed upstream by #121958): the loader thread allocates the RID of
+	# the scene's BoxMesh, and a main thread freeing meshes in the same moment can lose one count
+	# of the allocator; the last mesh freed later then writes outside it (signal 11 in
+	# RendererDummy::MeshStorage::mesh_free). So let every queued free run first
+	# (`_save_island_scene`'s island, nodes its regenerate replaced), and free or create nothing on
+	# the main thread until the load is done.
+	await get_tree().process_frame
+	await get_tree().process_frame
 	check_eq(ResourceLoader.load_threaded_request(path, "", false, ResourceLoader.CACHE_MODE_IGNORE), OK, "request")
 	var deadline := Time.get_ticks_msec() + 20000
 	while ResourceLoader.load_threaded_get_status(path) == ResourceLoader.THREAD_LOAD_IN_PROGRESS:
