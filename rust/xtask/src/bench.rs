@@ -785,7 +785,7 @@ fn run_scene(root: &Path, tmp: &Path, scene: &mut Scene) -> Result<(), String> {
             .collect()
     };
     // 15 calls, each a new seed: the islands differ (lakes, rivers, land) and so do their
-    // times (70-100 ms on the 2-core VM), so the median of 5 depended on which five.
+    // times (65-106 ms in one run on the 2-core VM), so the median of 5 depended on which five.
     let (out, _) = run("res://bench/regenerate_bench.gd", &["1025", "64", "15"])?;
     for line in out.lines() {
         let f: Vec<&str> = line.split('\t').collect();
