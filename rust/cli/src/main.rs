@@ -16,6 +16,11 @@
 mod images;
 mod world;
 
+// Freed map-sized blocks (4097² maps and larger) are kept for the next generation: see
+// island_core::memory::BlockCache.
+#[global_allocator]
+static ALLOC: island_core::memory::BlockCache = island_core::memory::BlockCache;
+
 use clap::{Parser, Subcommand, ValueEnum};
 use island_core::params::{CoastMask, IslandShape, RiverMode};
 use island_core::{Algorithm, Island, IslandParams};

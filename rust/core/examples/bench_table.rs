@@ -35,6 +35,11 @@ use rayon::prelude::*;
 use std::hint::black_box;
 use std::time::Instant;
 
+// Freed map-sized blocks (4097² maps and larger) are kept for the next generation: see
+// island_core::memory::BlockCache.
+#[global_allocator]
+static ALLOC: island_core::memory::BlockCache = island_core::memory::BlockCache;
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let m = v.len() / 2;

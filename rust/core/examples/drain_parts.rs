@@ -2,6 +2,11 @@
 //! `drain_parts [resolution] [reps]`.
 use island_core::{drainage as d, generate, IslandParams};
 use std::time::Instant;
+// Freed map-sized blocks (4097² maps and larger) are kept for the next generation: see
+// island_core::memory::BlockCache.
+#[global_allocator]
+static ALLOC: island_core::memory::BlockCache = island_core::memory::BlockCache;
+
 /// `f` timed `reps` times, each on a fresh untimed `setup()`: prints the best and the median,
 /// returns the last output (the previous ones are dropped outside the timing).
 fn ts<S, T>(name: &str, reps: usize, mut setup: impl FnMut() -> S, mut f: impl FnMut(S) -> T) -> T {

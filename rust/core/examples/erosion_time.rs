@@ -7,6 +7,11 @@ use island_core::erosion::{erode, ErosionSettings};
 use island_core::{generate, IslandParams};
 use std::time::Instant;
 
+// Freed map-sized blocks (4097² maps and larger) are kept for the next generation: see
+// island_core::memory::BlockCache.
+#[global_allocator]
+static ALLOC: island_core::memory::BlockCache = island_core::memory::BlockCache;
+
 fn main() {
     island_core::memory::reuse_freed_memory();
     let args: Vec<String> = std::env::args().collect();

@@ -4,6 +4,11 @@
 //! compare the lines (`-- --large` adds the default island at 4097²). The checked-in reference is `tests/golden.rs` (small islands, every output).
 use island_core::{generate, Algorithm, IslandParams};
 
+// As the extension: freed map-sized blocks are reused, so the 4097² islands below also check
+// that no output depends on fresh (zeroed) memory.
+#[global_allocator]
+static ALLOC: island_core::memory::BlockCache = island_core::memory::BlockCache;
+
 fn fnv(h: &mut u64, bytes: &[u8]) {
     for &b in bytes {
         *h ^= b as u64;
@@ -49,10 +54,14 @@ fn main() {
         cases.push(p);
     }
     if std::env::args().any(|a| a == "--large") {
-        cases.push(IslandParams {
+        // Twice: the second island is made in the first one's freed (stale) blocks, and its
+        // line must repeat the first.
+        let large = IslandParams {
             resolution: 4097,
             ..Default::default()
-        });
+        };
+        cases.push(large.clone());
+        cases.push(large);
     }
     for a in ["value_noise", "diamond_square", "gaussian_islands"] {
         cases.push(IslandParams {

@@ -3,6 +3,11 @@
 //! `cargo run --release -p island_core --example stage_cpu -- [resolution] [runs]`;
 //! `DEFAULT_MALLOC=1` skips `memory::reuse_freed_memory`.
 use std::sync::atomic::AtomicBool;
+// Freed map-sized blocks (4097² maps and larger) are kept for the next generation: see
+// island_core::memory::BlockCache.
+#[global_allocator]
+static ALLOC: island_core::memory::BlockCache = island_core::memory::BlockCache;
+
 fn cpu_ns() -> u64 {
     let mut t = 0;
     for e in std::fs::read_dir("/proc/self/task").unwrap() {

@@ -8,6 +8,11 @@ use island_core::pipeline::{erosion_stage, raw_heights, smooth_coast_distance};
 use island_core::IslandParams;
 use std::time::Instant;
 
+// Freed map-sized blocks (4097² maps and larger) are kept for the next generation: see
+// island_core::memory::BlockCache.
+#[global_allocator]
+static ALLOC: island_core::memory::BlockCache = island_core::memory::BlockCache;
+
 /// CPU time of the whole process (all threads), ms: robust to other processes on the machine
 /// (0 where `clock_gettime` is not available).
 fn cpu_ms() -> f64 {

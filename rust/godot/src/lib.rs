@@ -24,6 +24,11 @@
 
 use godot::init::{gdextension, ExtensionLibrary, InitStage};
 
+// Freed map-sized blocks (4097² maps and larger) are kept for the next generation: see
+// island_core::memory::BlockCache.
+#[global_allocator]
+static ALLOC: island_core::memory::BlockCache = island_core::memory::BlockCache;
+
 pub mod brush;
 pub mod editor;
 pub mod io;
