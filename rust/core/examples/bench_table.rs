@@ -335,11 +335,13 @@ fn bench_resolution(
     // round outline and no erosion, its final heights), the same file the Python peers read
     // (`tests/bench/drainage_peers.py`, `height_<n>.f32` below). Made only when a drainage row
     // or the dump asks for it: one more generation per size.
-    const DRAINAGE_ROWS: [&str; 6] = [
+    const DRAINAGE_ROWS: [&str; 8] = [
         "drainage_fill",
         "drainage_receivers",
         "drainage_flow_order",
         "drainage_accumulate",
+        "drainage_flow_order_linked",
+        "drainage_accumulate_linked",
         "drainage_lakes",
         "drainage_whole",
     ];
@@ -359,6 +361,7 @@ fn bench_resolution(
         let filled = d::depression_fill(&dheights, n, sea);
         let rcv = d::receivers_with_flats(&filled, n, sea, &dheights);
         let order = d::flow_order(&rcv, n);
+        let linked = d::flow_order_linked(&rcv, n);
         measure("drainage_fill", &mut || {
             time_with(reps, || (), |_| d::depression_fill(&dheights, n, sea))
         });
@@ -374,6 +377,18 @@ fn bench_resolution(
         });
         measure("drainage_accumulate", &mut || {
             time_with(reps, || (), |_| d::accumulate_counts(&order, &rcv, n * n))
+        });
+        // The same two with each sample's receiver located in the order by the walk: the
+        // counts sum along the order's positions (`LinkedOrder`).
+        measure("drainage_flow_order_linked", &mut || {
+            time_with(reps, || (), |_| d::flow_order_linked(&rcv, n))
+        });
+        measure("drainage_accumulate_linked", &mut || {
+            time_with(
+                reps,
+                || (),
+                |_| d::accumulate_counts_linked(&linked, &rcv, n * n),
+            )
         });
         measure("drainage_lakes", &mut || {
             time_with(

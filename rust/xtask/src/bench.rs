@@ -1162,7 +1162,7 @@ fn render(
             cpu: f64::NAN,
         })
     };
-    let kernels: [(&str, &[&str], &str); 6] = [
+    let kernels: [(&str, &[&str], &str); 8] = [
         (
             "fill (`depression_fill`)",
             &["drainage_fill"],
@@ -1182,6 +1182,16 @@ fn render(
             "upstream counts (`accumulate_counts`)",
             &["drainage_accumulate"],
             "over the flow order",
+        ),
+        (
+            "flow order with receiver positions (`flow_order_linked`)",
+            &["drainage_flow_order_linked"],
+            "the same walk, each receiver's position recorded",
+        ),
+        (
+            "upstream counts along the positions (`accumulate_counts_linked`)",
+            &["drainage_accumulate_linked"],
+            "over the linked order; the same counts",
         ),
         (
             "lakes (`lake_labels` + `lakes_of`)",
@@ -1214,10 +1224,10 @@ fn render(
     // (peer key, our keys doing the same job, label, what is compared)
     let drainage_peers: [(&str, &[&str], &str, &str); 7] = [
         ("richdem_fill", &["drainage_fill"], "peer: richdem `FillDepressions(epsilon=True)`", "vs our fill; richdem2 2.4.3, one thread"),
-        ("richdem_d8_accumulation", &["drainage_receivers", "drainage_flow_order", "drainage_accumulate"], "peer: richdem `FlowAccumulation(D8)` on the filled DEM", "vs our receivers + flow order + counts (it makes its directions and order too)"),
+        ("richdem_d8_accumulation", &["drainage_receivers", "drainage_flow_order_linked", "drainage_accumulate_linked"], "peer: richdem `FlowAccumulation(D8)` on the filled DEM", "vs our receivers + linked flow order + counts along it (it makes its directions and order too)"),
         ("fastscape_update_routes_pflood", &["drainage_fill", "drainage_receivers", "drainage_flow_order"], "peer: fastscapelib `FlowGraph(PFloodSinkResolver, SingleFlowRouter).update_routes`", "vs our fill + receivers + flow order; fastscapelib 0.3.0, float64"),
         ("fastscape_update_routes", &["drainage_fill", "drainage_receivers", "drainage_flow_order"], "peer: fastscapelib `FlowGraph(SingleFlowRouter, MSTSinkResolver).update_routes`", "same comparison"),
-        ("fastscape_accumulate", &["drainage_accumulate"], "peer: fastscapelib `accumulate`", "vs our counts"),
+        ("fastscape_accumulate", &["drainage_accumulate_linked"], "peer: fastscapelib `accumulate`", "vs our counts along the linked order (its graph, like our linked order, is made beforehand: `update_routes` against our routers above)"),
         ("fastscape_spl_step", &[], "peer: fastscapelib `SPLEroder` one step", "no counterpart here (our erosion steps run on the 257² evolution grid, see `pipeline stage erosion`)"),
         ("fastnoisesimd_fbm8", &["fbm8"], "peer: FastNoiseSIMD (`pyfastnoisesimd`) Perlin fBm 8 oct, 1 worker", "vs our fBm (2 threads); 3-D Perlin, AVX2"),
     ];
