@@ -893,6 +893,20 @@ fn water_map(
     min_lake_area: f32,
     lagoon: Option<usize>,
 ) -> Hydrology {
+    water_map_with(heights, d, rivers, carved, min_lake_area, lagoon, false)
+}
+
+/// [`water_map`]; `components` finds the closed basins as components of their own even where
+/// the sea's components give them (the tests compare both).
+fn water_map_with(
+    heights: &[f32],
+    d: &Drainage,
+    rivers: bool,
+    carved: bool,
+    min_lake_area: f32,
+    lagoon: Option<usize>,
+    components: bool,
+) -> Hydrology {
     let n = d.n;
     let len = n * n;
     let cell = d.spacing * d.spacing;
@@ -947,35 +961,40 @@ fn water_map(
         kind.set_len(len);
         level.set_len(len);
     }
-    drop(sea);
     // Closed basins below sea level (dry, outside the sea and the lakes): water at sea level;
     // counted as a lake when as large as a lake must be (smaller ones are shore puddles).
-    let closed = Runs::new(n, |i| kind[i] == DRY && below(i));
-    let mut size = vec![0usize; closed.len()];
-    for z in 0..n {
-        for r in closed.row(z) {
-            let (x0, x1) = closed.span(r);
-            size[closed.root(r)] += x1 - x0;
-        }
-    }
-    let (mut basins, mut lake_samples) = (0u32, lake_samples);
-    for (r, &s) in size.iter().enumerate() {
-        if closed.root(r) == r && s as f32 * cell >= min_lake_area {
-            basins += 1;
-            lake_samples += s;
-        }
-    }
-    kind.par_chunks_mut(n)
-        .zip(level.par_chunks_mut(n))
-        .enumerate()
-        .for_each(|(z, (krow, lrow))| {
-            for r in closed.row(z) {
-                let (x0, x1) = closed.span(r);
-                krow[x0..x1].fill(LAKE);
-                lrow[x0..x1].fill(0.0);
-            }
+    // When no lake sample lies in them (the drainage takes every sample below sea level as an
+    // outlet, which is never raised; only the river carving could lower a lake sample there),
+    // they are exactly `sea`'s components that are not sea: sized from its runs, without
+    // finding the components of the whole map again.
+    let lake_in_basin = !components
+        && (0..n).into_par_iter().any(|z| {
+            sea.row(z).any(|r| {
+                let (x0, x1) = sea.span(r);
+                !is_sea[sea.root(r)]
+                    && d.lake_id[z * n + x0..z * n + x1]
+                        .iter()
+                        .any(|&id| id != NONE)
+            })
         });
-    drop(closed);
+    let (basins, lake_samples) = if lake_in_basin || components {
+        drop(sea);
+        closed_basins(
+            &mut kind,
+            &mut level,
+            n,
+            cell,
+            min_lake_area,
+            lake_samples,
+            below,
+        )
+    } else {
+        let basin = |r: usize| !is_sea[sea.root(r)];
+        let (basins, samples) = basin_sizes(&sea, basin, cell, min_lake_area);
+        fill_basins(&mut kind, &mut level, &sea, basin);
+        drop(sea);
+        (basins, lake_samples + samples)
+    };
     let mut stats = HydroStats {
         lake_count: d.lakes.len() as u32 + basins,
         lake_area_m2: lake_samples as f32 * cell,
@@ -1023,5 +1042,136 @@ fn water_map(
     }
 }
 
+/// [`water_map`]'s closed basins found as the components of the dry samples below sea level:
+/// marked as lakes at level 0; returns the number of basins as large as a lake and the lake
+/// sample count `lake_samples` plus their samples.
+fn closed_basins(
+    kind: &mut [u8],
+    level: &mut [f32],
+    n: usize,
+    cell: f32,
+    min_lake_area: f32,
+    lake_samples: usize,
+    below: impl Fn(usize) -> bool + Sync,
+) -> (u32, usize) {
+    let closed = Runs::new(n, |i| kind[i] == DRY && below(i));
+    let (basins, samples) = basin_sizes(&closed, |_| true, cell, min_lake_area);
+    fill_basins(kind, level, &closed, |_| true);
+    (basins, lake_samples + samples)
+}
+
+/// The components of `runs` whose runs are `basin`: how many are at least `min_lake_area`
+/// (`cell` m² per sample) and their samples.
+fn basin_sizes(
+    runs: &Runs,
+    basin: impl Fn(usize) -> bool,
+    cell: f32,
+    min_lake_area: f32,
+) -> (u32, usize) {
+    let mut size = vec![0usize; runs.len()];
+    for z in 0..runs.n() {
+        for r in runs.row(z) {
+            if basin(r) {
+                let (x0, x1) = runs.span(r);
+                size[runs.root(r)] += x1 - x0;
+            }
+        }
+    }
+    let (mut basins, mut samples) = (0u32, 0usize);
+    for (r, &s) in size.iter().enumerate() {
+        if runs.root(r) == r && basin(r) && s as f32 * cell >= min_lake_area {
+            basins += 1;
+            samples += s;
+        }
+    }
+    (basins, samples)
+}
+
+/// Mark the runs of `runs` that are `basin` as lakes at level 0.
+fn fill_basins(
+    kind: &mut [u8],
+    level: &mut [f32],
+    runs: &Runs,
+    basin: impl Fn(usize) -> bool + Sync,
+) {
+    let n = runs.n();
+    kind.par_chunks_mut(n)
+        .zip(level.par_chunks_mut(n))
+        .enumerate()
+        .for_each(|(z, (krow, lrow))| {
+            for r in runs.row(z) {
+                if basin(r) {
+                    let (x0, x1) = runs.span(r);
+                    krow[x0..x1].fill(LAKE);
+                    lrow[x0..x1].fill(0.0);
+                }
+            }
+        });
+}
+
 /// Share of a carved channel's depth that holds water (the rest is freeboard below the banks).
 pub const RIVER_FILL: f32 = 0.7;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The closed basins below sea level taken from the sea's components give the water map and
+    /// statistics of finding them as components of their own, on islands of every shape (the
+    /// default ones have shore puddles below sea level, the atoll its lagoon), and islands
+    /// with basins as large as lakes are among them.
+    #[test]
+    fn closed_basins_from_the_sea_components_equal_their_own_components() {
+        let mut with_basins = 0;
+        for (k, &shape) in crate::params::IslandShape::ALL.iter().enumerate() {
+            for seed in [1u64, 7] {
+                let mut p = IslandParams {
+                    resolution: 257,
+                    seed: seed + k as u64,
+                    ..Default::default()
+                };
+                p.shape.shape = shape;
+                p.drainage.lake_min_area = 4.0 * p.spacing() * p.spacing();
+                let mut h = raw_heights(&p).unwrap();
+                erosion_stage(&p, &mut h);
+                let n = p.resolution as usize;
+                // A pit below sea level around the highest sample (closed by the land around
+                // it) on one island of two.
+                if seed == 7 {
+                    let top = (0..n * n).max_by(|&a, &b| h[a].total_cmp(&h[b])).unwrap();
+                    let (x, z) = (top % n, top / n);
+                    for zz in z.saturating_sub(3)..(z + 4).min(n) {
+                        for xx in x.saturating_sub(3)..(x + 4).min(n) {
+                            h[zz * n + xx] = -2.0;
+                        }
+                    }
+                }
+                crate::basins::dig_lake_basins(&mut h, n, p.spacing(), 0.0, &p.basins, p.seed);
+                let d = drainage_lean(&h, n, p.spacing(), 0.0, &p.drainage);
+                carve_rivers(&mut h, &d, &carve_settings(&p));
+                let lagoon = crate::shape::lagoon_sample(&p);
+                let run = |components| {
+                    water_map_with(
+                        &h,
+                        &d,
+                        true,
+                        true,
+                        p.drainage.lake_min_area,
+                        lagoon,
+                        components,
+                    )
+                };
+                let (fast, own) = (run(false), run(true));
+                assert_eq!(fast.water.kind, own.water.kind, "{shape:?} seed {seed}");
+                let bits = |w: &Water| w.level.iter().map(|l| l.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&fast.water), bits(&own.water), "{shape:?} seed {seed}");
+                assert_eq!(fast.stats, own.stats, "{shape:?} seed {seed}");
+                with_basins += (own.stats.lake_count > d.lakes.len() as u32) as u32;
+            }
+        }
+        assert!(
+            with_basins > 0,
+            "no island had a closed basin as large as a lake"
+        );
+    }
+}

@@ -17,7 +17,7 @@
 //! the bits of the floods run one after another in river order (pinned by a test against that
 //! sequential definition on real islands).
 
-use crate::drainage::{for_neighbours, Drainage};
+use crate::drainage::{Drainage, NEIGHBOURS};
 use crate::water::{DRY, RIVER};
 use rayon::prelude::*;
 
@@ -58,17 +58,26 @@ pub(crate) fn spread_rivers(heights: &[f32], d: &Drainage, kind: &mut [u8], leve
                 let (cx, cz) = ((c % n) as i64, (c / n) as i64);
                 seen.start(reach2);
                 stack.clear();
-                stack.push(c);
-                while let Some(i) = stack.pop() {
+                // Samples travel with their offset from the centre: the neighbours' offsets
+                // and indices follow without a division (the neighbours in `for_neighbours`'
+                // order, those outside the map left out).
+                let nn = n as i64;
+                stack.push((c, 0i64, 0i64));
+                while let Some((i, ix, iz)) = stack.pop() {
                     let hi = heights[i];
-                    for_neighbours(i, n, |j, _| {
-                        let (jx, jz) = ((j % n) as i64 - cx, (j / n) as i64 - cz);
-                        if ((jx * jx + jz * jz) as f32) > reach2 || seen.contains(jx, jz) {
-                            return;
+                    for &(dx, dz, _) in &NEIGHBOURS {
+                        let (jx, jz) = (ix + dx as i64, iz + dz as i64);
+                        let (ax, az) = (cx + jx, cz + jz);
+                        if ax < 0 || az < 0 || ax >= nn || az >= nn {
+                            continue;
                         }
+                        if ((jx * jx + jz * jz) as f32) > reach2 || seen.contains(jx, jz) {
+                            continue;
+                        }
+                        let j = (az * nn + ax) as usize;
                         let hj = heights[j];
                         if hj < hi || hj >= surface {
-                            return;
+                            continue;
                         }
                         match kind_at[j] {
                             DRY => out.push((j as u32, surface)),
@@ -77,11 +86,11 @@ pub(crate) fn spread_rivers(heights: &[f32], d: &Drainage, kind: &mut [u8], leve
                             // higher (its neighbours reached from here need a way down at
                             // most as high).
                             RIVER if level_at[j] <= surface => {}
-                            _ => return,
+                            _ => continue,
                         }
                         seen.insert(jx, jz);
-                        stack.push(j);
-                    });
+                        stack.push((j, jx, jz));
+                    }
                 }
             }
             out
@@ -176,6 +185,7 @@ impl Visited {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::drainage::for_neighbours;
     use crate::water::{Water, SEA};
     use crate::IslandParams;
 
