@@ -1,4 +1,4 @@
-//! Repeat one stage for profiling: `erosion_time <generate|erode|drainage|carve> [reps] [n]`.
+//! Repeat one stage for profiling: `erosion_time <generate|erode|drainage|stage|carve> [reps] [n]` (`stage`: the pipeline's drainage stage).
 //! Run under `perf stat` (CPU time is meaningful on a busy machine where wall time is not).
 
 use island_core::channels::{carve_rivers, CarveSettings};
@@ -41,6 +41,10 @@ fn main() {
             }
             "drainage" => {
                 std::hint::black_box(drainage(&eroded, n, sp, 0.0, &DrainageSettings::default()));
+            }
+            "stage" => {
+                let mut h = eroded.clone();
+                std::hint::black_box(island_core::pipeline::drainage_stage(&p, &mut h));
             }
             "carve" => {
                 let mut h = eroded.clone();
