@@ -881,24 +881,14 @@ pub fn hydrology(p: &IslandParams, heights: &[f32], d: &Drainage) -> Hydrology {
         carve_settings(p).enabled,
         p.drainage.lake_min_area,
         crate::shape::lagoon_sample(p),
+        false,
     )
 }
 
 /// Water map and statistics of carved `heights` with drainage `d` (see [`drainage_stage`]).
+/// `components` finds the closed basins below sea level as components of their own even where
+/// the sea's components give them (the tests compare both; the pipeline passes `false`).
 fn water_map(
-    heights: &[f32],
-    d: &Drainage,
-    rivers: bool,
-    carved: bool,
-    min_lake_area: f32,
-    lagoon: Option<usize>,
-) -> Hydrology {
-    water_map_with(heights, d, rivers, carved, min_lake_area, lagoon, false)
-}
-
-/// [`water_map`]; `components` finds the closed basins as components of their own even where
-/// the sea's components give them (the tests compare both).
-fn water_map_with(
     heights: &[f32],
     d: &Drainage,
     rivers: bool,
@@ -1151,7 +1141,7 @@ mod tests {
                 carve_rivers(&mut h, &d, &carve_settings(&p));
                 let lagoon = crate::shape::lagoon_sample(&p);
                 let run = |components| {
-                    water_map_with(
+                    water_map(
                         &h,
                         &d,
                         true,
