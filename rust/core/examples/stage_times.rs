@@ -26,7 +26,17 @@ fn main() {
     let mut best = f64::MAX;
     let mut island = None;
     for _ in 0..5 {
+        let before = island_core::memory::block_cache_counts();
         let i = generate(&p).unwrap();
+        if std::env::var_os("BLOCK_CACHE_COUNTS").is_some() {
+            let c = island_core::memory::block_cache_counts();
+            eprintln!(
+                "blocks: {} reused, {} cut to size, {} mapped",
+                c.reused - before.reused,
+                c.cut - before.cut,
+                c.mapped - before.mapped
+            );
+        }
         if i.stats.total_ms < best {
             best = i.stats.total_ms;
             island = Some(i);

@@ -190,6 +190,35 @@ pub fn cached_block_bytes() -> usize {
     lock_kept().bytes
 }
 
+/// How [`BlockCache`] has served its blocks since the process started: kept blocks of the
+/// same size, kept larger blocks cut to size, fresh mappings.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BlockCacheCounts {
+    pub reused: usize,
+    pub cut: usize,
+    pub mapped: usize,
+}
+
+static COUNTS: [std::sync::atomic::AtomicUsize; 3] = [
+    std::sync::atomic::AtomicUsize::new(0),
+    std::sync::atomic::AtomicUsize::new(0),
+    std::sync::atomic::AtomicUsize::new(0),
+];
+
+/// [`BlockCacheCounts`] so far.
+pub fn block_cache_counts() -> BlockCacheCounts {
+    let c = |k: usize| COUNTS[k].load(std::sync::atomic::Ordering::Relaxed);
+    BlockCacheCounts {
+        reused: c(0),
+        cut: c(1),
+        mapped: c(2),
+    }
+}
+
+fn count(k: usize) {
+    COUNTS[k].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
 fn lock_kept() -> std::sync::MutexGuard<'static, Kept> {
     // A panic never happens while the lock is held; recover the data if it ever did.
     KEPT.lock().unwrap_or_else(|e| e.into_inner())
@@ -234,16 +263,53 @@ fn mapped_len(size: usize) -> usize {
 impl BlockCache {
     /// A block of `len` mapped bytes: a kept one (`true`: its contents are stale) or a fresh,
     /// zeroed mapping (`false`); null if the system has no memory.
+    ///
+    /// A kept block of exactly `len` bytes is taken first, else the smallest larger one, whose
+    /// tail is unmapped (its head's pages are in place already). Before a fresh mapping, kept
+    /// blocks of at least `len` bytes in all (or all of them) are
+    /// returned to the system, so the process never holds more than it would without the
+    /// cache: kept blocks stand only for memory that was in use before (a block is kept when
+    /// freed, and leaves the cache when reused or when a new mapping takes its place), and the
+    /// peak resident memory stays that of the live blocks.
     fn take(len: usize) -> (*mut u8, bool) {
+        let mut evicted = [(0usize, 0usize); BLOCK_CACHE_SLOTS];
         {
             let mut k = lock_kept();
-            if let Some(slot) = k.blocks.iter().position(|&(_, l)| l == len) {
-                let (addr, _) = k.blocks[slot];
+            // The same size, else the smallest larger block with its tail handed back.
+            let fit = (k.blocks.iter().enumerate())
+                .filter(|&(_, &(_, l))| l >= len)
+                .min_by_key(|&(_, &(_, l))| l)
+                .map(|(slot, _)| slot);
+            if let Some(slot) = fit {
+                let (addr, l) = k.blocks[slot];
                 k.blocks[slot] = (0, 0);
-                k.bytes -= len;
+                k.bytes -= l;
+                drop(k);
+                if l > len {
+                    sys::unmap(addr + len, l - len);
+                }
+                count(if l > len { 1 } else { 0 });
                 return (addr as *mut u8, true);
             }
+            let mut freed = 0;
+            let k = &mut *k;
+            for (kept, out) in k.blocks.iter_mut().zip(evicted.iter_mut()) {
+                if freed >= len {
+                    break;
+                }
+                if kept.1 != 0 {
+                    *out = std::mem::take(kept);
+                    k.bytes -= out.1;
+                    freed += out.1;
+                }
+            }
         }
+        for &(addr, l) in &evicted {
+            if l != 0 {
+                sys::unmap(addr, l);
+            }
+        }
+        count(2);
         (sys::map(len), false)
     }
 }
@@ -428,6 +494,7 @@ mod tests {
         let a = BlockCache;
         let big = Layout::from_size_align(BLOCK_CACHE_MIN + 12345, 16).unwrap();
         let len = mapped_len(big.size());
+        let counts = block_cache_counts();
         assert_eq!(len % (2 << 20), 0);
         assert!(len >= big.size());
         unsafe {
@@ -459,6 +526,27 @@ mod tests {
             let h = a.realloc(g, grown, len + 1);
             assert_eq!(*h.add(5), 9);
             a.dealloc(h, Layout::from_size_align(len + 1, 16).unwrap());
+            // A block of another size is mapped afresh, and the kept one makes room for it.
+            release_cached_blocks();
+            let r = a.alloc(big);
+            a.dealloc(r, big);
+            assert_eq!(cached_block_bytes(), len);
+            let other = Layout::from_size_align(2 * len, 16).unwrap();
+            let o = a.alloc(other);
+            assert_eq!(cached_block_bytes(), 0, "the kept block made room");
+            a.dealloc(o, other);
+            assert_eq!(cached_block_bytes(), mapped_len(other.size()));
+            // A smaller block comes from the larger kept one, its tail handed back.
+            let s = a.alloc(big);
+            assert_eq!(s, o);
+            assert_eq!(cached_block_bytes(), 0);
+            a.dealloc(s, big);
+            assert_eq!(cached_block_bytes(), len);
+            release_cached_blocks();
+            let now = block_cache_counts();
+            assert!(now.reused >= counts.reused + 2, "{now:?}");
+            assert!(now.cut > counts.cut, "{now:?}");
+            assert!(now.mapped >= counts.mapped + 3, "{now:?}");
             // A limit of 0 keeps nothing: blocks go straight back to the system.
             set_block_cache_limit(0);
             assert_eq!(cached_block_bytes(), 0);
