@@ -133,8 +133,8 @@ fn advise_huge_pages(addr: usize, bytes: usize) {
 /// a fresh block ([`REUSE_BLOCK_LIMIT`]); smaller blocks stay with the system allocator.
 pub const BLOCK_CACHE_MIN: usize = REUSE_BLOCK_LIMIT;
 
-/// Default of [`set_block_cache_limit`]: freed large blocks kept for reuse, in bytes (1 GiB;
-/// a 4097² generation frees about that much in maps of 32–200 MB).
+/// Default of [`set_block_cache_limit`]: freed large blocks kept for reuse, in bytes (1 GiB; a
+/// 4097² generation leaves about 390 MB kept, and fresh mappings push kept blocks out anyway).
 pub const DEFAULT_BLOCK_CACHE_LIMIT: usize = 1 << 30;
 
 /// Most blocks [`BlockCache`] keeps at once.
@@ -150,7 +150,12 @@ const HUGE_PAGE: usize = 2 << 20;
 /// mapping again when it is first written. A 4097² generation allocates about 1.25 GB of such
 /// maps; on the benchmark VM a fresh 64 MiB block costs about 9 ms to fault in (36 ms in 4 KiB
 /// pages), a reused one 2.7 ms to overwrite. Reuse works within one generation (maps freed
-/// after the coast pass serve the erosion and drainage) and across generations.
+/// after the coast pass serve the erosion and drainage) and across generations: per 4097²
+/// island about 10 blocks reused, 3 cut from larger kept ones, 4 mapped afresh.
+///
+/// The process never holds more than it would without the cache: a kept block stands for
+/// memory that was in use before, and leaves when reused or when a fresh mapping takes its
+/// place (see `take`), so the peak resident memory is that of the live blocks.
 ///
 /// Everything else goes to [`std::alloc::System`]; so does everything on systems other than
 /// Linux. Install it in the binary (`#[global_allocator] static A: BlockCache = BlockCache;`):
