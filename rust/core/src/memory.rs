@@ -158,8 +158,9 @@ const HUGE_PAGE: usize = 2 << 20;
 /// place (see `take`), so the peak resident memory is that of the live blocks.
 ///
 /// Everything else goes to [`std::alloc::System`]; so does everything on systems other than
-/// Linux. Install it in the binary (`#[global_allocator] static A: BlockCache = BlockCache;`):
-/// the Godot extension, the CLI and the benchmarks do. [`release_cached_blocks`] returns the
+/// 64-bit Linux on x86_64 or aarch64. Install it in the binary
+/// (`#[global_allocator] static A: BlockCache = BlockCache;`): the Godot extension, the CLI
+/// and the benchmarks do. [`release_cached_blocks`] returns the
 /// kept blocks to the system.
 pub struct BlockCache;
 
@@ -386,7 +387,12 @@ unsafe impl std::alloc::GlobalAlloc for BlockCache {
 }
 
 /// The memory mappings behind [`BlockCache`].
-#[cfg(target_os = "linux")]
+// 64-bit Linux on x86_64 and aarch64 (the addon's Linux builds): the `mmap` signature and flag
+// values below are theirs. Elsewhere every block goes to the system allocator.
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 mod sys {
     use super::HUGE_PAGE;
     use std::ffi::c_void;
@@ -453,7 +459,10 @@ mod sys {
     }
 }
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+)))]
 mod sys {
     pub const SUPPORTED: bool = false;
     pub fn map(_len: usize) -> *mut u8 {
@@ -492,7 +501,10 @@ mod tests {
     /// Freed large blocks are kept and handed out again (same address), zeroed when asked for
     /// zeros; the limit and the release return them; small and over-aligned layouts pass by.
     #[test]
-    #[cfg(target_os = "linux")]
+    #[cfg(all(
+        target_os = "linux",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    ))]
     fn block_cache_reuses_large_blocks() {
         use super::*;
         use std::alloc::{GlobalAlloc, Layout};
