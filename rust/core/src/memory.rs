@@ -232,23 +232,32 @@ fn lock_kept() -> std::sync::MutexGuard<'static, Kept> {
 
 /// Unmap kept blocks until at most `limit` bytes stay; returns the bytes released.
 fn trim_kept(limit: usize) -> usize {
-    let mut released = Vec::new();
-    {
-        let mut k = lock_kept();
-        for slot in 0..BLOCK_CACHE_SLOTS {
-            if k.bytes <= limit {
-                break;
-            }
-            let (addr, len) = k.blocks[slot];
-            if len != 0 {
-                k.blocks[slot] = (0, 0);
-                k.bytes -= len;
-                released.push((addr, len));
-            }
+    let mut k = lock_kept();
+    let out = take_out(&mut k, limit);
+    drop(k);
+    unmap_all(&out)
+}
+
+/// Take kept blocks out of `k` (in slot order) until at most `limit` bytes stay; returns them
+/// for [`unmap_all`] once the lock is released (no allocation: this runs inside the allocator).
+fn take_out(k: &mut Kept, limit: usize) -> [(usize, usize); BLOCK_CACHE_SLOTS] {
+    let mut out = [(0usize, 0usize); BLOCK_CACHE_SLOTS];
+    for (kept, o) in k.blocks.iter_mut().zip(out.iter_mut()) {
+        if k.bytes <= limit {
+            break;
+        }
+        if kept.1 != 0 {
+            *o = std::mem::take(kept);
+            k.bytes -= o.1;
         }
     }
+    out
+}
+
+/// Unmap the blocks [`take_out`] returned; returns their bytes.
+fn unmap_all(blocks: &[(usize, usize)]) -> usize {
     let mut total = 0;
-    for (addr, len) in released {
+    for &(addr, len) in blocks.iter().filter(|b| b.1 != 0) {
         sys::unmap(addr, len);
         total += len;
     }
@@ -278,43 +287,27 @@ impl BlockCache {
     /// freed, and leaves the cache when reused or when a new mapping takes its place), and the
     /// peak resident memory stays that of the live blocks.
     fn take(len: usize) -> (*mut u8, bool) {
-        let mut evicted = [(0usize, 0usize); BLOCK_CACHE_SLOTS];
-        {
-            let mut k = lock_kept();
-            // The same size, else the smallest larger block with its tail handed back.
-            let fit = (k.blocks.iter().enumerate())
-                .filter(|&(_, &(_, l))| l >= len)
-                .min_by_key(|&(_, &(_, l))| l)
-                .map(|(slot, _)| slot);
-            if let Some(slot) = fit {
-                let (addr, l) = k.blocks[slot];
-                k.blocks[slot] = (0, 0);
-                k.bytes -= l;
-                drop(k);
-                if l > len {
-                    sys::unmap(addr + len, l - len);
-                }
-                count(if l > len { 1 } else { 0 });
-                return (addr as *mut u8, true);
+        let mut k = lock_kept();
+        // The same size, else the smallest larger block with its tail handed back.
+        let fit = (k.blocks.iter().enumerate())
+            .filter(|&(_, &(_, l))| l >= len)
+            .min_by_key(|&(_, &(_, l))| l)
+            .map(|(slot, _)| slot);
+        if let Some(slot) = fit {
+            let (addr, l) = std::mem::take(&mut k.blocks[slot]);
+            k.bytes -= l;
+            drop(k);
+            if l > len {
+                sys::unmap(addr + len, l - len);
             }
-            let mut freed = 0;
-            let k = &mut *k;
-            for (kept, out) in k.blocks.iter_mut().zip(evicted.iter_mut()) {
-                if freed >= len {
-                    break;
-                }
-                if kept.1 != 0 {
-                    *out = std::mem::take(kept);
-                    k.bytes -= out.1;
-                    freed += out.1;
-                }
-            }
+            count(if l > len { 1 } else { 0 });
+            return (addr as *mut u8, true);
         }
-        for &(addr, l) in &evicted {
-            if l != 0 {
-                sys::unmap(addr, l);
-            }
-        }
+        // Room for the fresh mapping: kept blocks of at least `len` bytes (or all) go.
+        let limit = k.bytes.saturating_sub(len);
+        let out = take_out(&mut k, limit);
+        drop(k);
+        unmap_all(&out);
         count(2);
         (sys::map(len), false)
     }
