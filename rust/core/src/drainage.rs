@@ -1477,16 +1477,7 @@ pub fn accumulate_counts_linked(linked: &LinkedOrder, rcv: &[u32], len: usize) -
         at.len(),
         "a linked order holds one position per sample"
     );
-    let m = order.len();
-    let share = (m / (8 * rayon::current_num_threads().max(1))).max(1 << 12);
-    let firsts: Vec<Option<usize>> = (1..m.div_ceil(share))
-        .into_par_iter()
-        .map(|g| (g * share..((g + 1) * share).min(m)).find(|&k| at[k] == NONE))
-        .collect();
-    let mut bounds = vec![0usize];
-    bounds.extend(firsts.into_iter().flatten());
-    bounds.push(m);
-    bounds.dedup();
+    let bounds = group_bounds(order.len(), |k| at[k] == NONE);
     // Relaxed stores: each sample is written once, by the task owning its tree; rayon's join
     // orders them before the outlets' sums below.
     let mut counts: Vec<u32> = crate::memory::filled_with(len, || 1);
@@ -1682,18 +1673,7 @@ pub fn accumulate(order: &[u32], rcv: &[u32], len: usize, cell_area: f32) -> Vec
 /// at most once); a share without a root joins the group before it.
 pub fn accumulate_counts(order: &[u32], rcv: &[u32], len: usize) -> Vec<u32> {
     use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
-    let share = (order.len() / (8 * rayon::current_num_threads().max(1))).max(1 << 12);
-    let firsts: Vec<Option<usize>> = (1..order.len().div_ceil(share))
-        .into_par_iter()
-        .map(|g| {
-            (g * share..((g + 1) * share).min(order.len()))
-                .find(|&k| is_tree_root(rcv, order[k] as usize))
-        })
-        .collect();
-    let mut bounds = vec![0usize];
-    bounds.extend(firsts.into_iter().flatten());
-    bounds.push(order.len());
-    bounds.dedup();
+    let bounds = group_bounds(order.len(), |k| is_tree_root(rcv, order[k] as usize));
     // Relaxed loads and stores: every sample is written by the one task that owns its tree
     // (no two tasks touch a sample), so these are plain moves that rayon's join orders.
     // Huge pages at large sizes, first touched in parallel.
@@ -1733,6 +1713,24 @@ pub fn accumulate_counts(order: &[u32], rcv: &[u32], len: usize) -> Vec<u32> {
         add(rcv[c as usize] as usize, count[c as usize].load(Relaxed));
     }
     count.into_iter().map(AtomicU32::into_inner).collect()
+}
+
+/// Where the groups of trees that [`accumulate_counts`] and [`accumulate_counts_linked`] sum
+/// in parallel begin in an order of `m` samples (`tree_start(k)`: position `k` starts a tree),
+/// with `m` last: each group starts at the first tree start of its share of the order (found
+/// by a scan within the share, so the scans read each position at most once); a share without
+/// one joins the group before it.
+fn group_bounds(m: usize, tree_start: impl Fn(usize) -> bool + Sync) -> Vec<usize> {
+    let share = (m / (8 * rayon::current_num_threads().max(1))).max(1 << 12);
+    let firsts: Vec<Option<usize>> = (1..m.div_ceil(share))
+        .into_par_iter()
+        .map(|g| (g * share..((g + 1) * share).min(m)).find(|&k| tree_start(k)))
+        .collect();
+    let mut bounds = vec![0usize];
+    bounds.extend(firsts.into_iter().flatten());
+    bounds.push(m);
+    bounds.dedup();
+    bounds
 }
 
 /// Drainage areas (m²) of upstream sample counts: `count · cell_area`, one rounding each (the

@@ -957,8 +957,8 @@ fn water_map(
     // outlet, which is never raised; only the river carving could lower a lake sample there),
     // they are exactly `sea`'s components that are not sea: sized from its runs, without
     // finding the components of the whole map again.
-    let lake_in_basin = !components
-        && (0..n).into_par_iter().any(|z| {
+    let own_components = components
+        || (0..n).into_par_iter().any(|z| {
             sea.row(z).any(|r| {
                 let (x0, x1) = sea.span(r);
                 !is_sea[sea.root(r)]
@@ -967,7 +967,7 @@ fn water_map(
                         .any(|&id| id != NONE)
             })
         });
-    let (basins, lake_samples) = if lake_in_basin || components {
+    let (basins, lake_samples) = if own_components {
         drop(sea);
         closed_basins(
             &mut kind,
