@@ -36,7 +36,9 @@ use crate::runs::Runs;
 use crate::schema::{check_all, Check, ParamSpec, Slider, Value};
 use rayon::prelude::*;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
+#[cfg(test)]
+use std::collections::VecDeque;
 use std::mem::MaybeUninit;
 
 /// Default [`DrainageSettings::lake_min_depth`], metres.
@@ -918,33 +920,11 @@ fn as_atomic_u32(counts: &mut [u32]) -> &[std::sync::atomic::AtomicU32] {
     unsafe { &*(counts as *mut [u32] as *const [std::sync::atomic::AtomicU32]) }
 }
 
-/// Whether sample `i` is an outlet: sea (at or below `sea_level`, or NaN) or the map border.
-#[inline(always)]
-fn is_outlet(heights: &[f32], sea_level: f32, n: usize, i: usize) -> bool {
-    let (x, z) = (i % n, i / n);
-    is_sea(heights[i], sea_level) || x == 0 || z == 0 || x + 1 == n || z + 1 == n
-}
-
 /// Neighbour offsets of an interior sample, in [`NEIGHBOURS`] order.
 #[inline(always)]
 fn offsets(n: usize) -> [isize; 8] {
     let ni = n as isize;
     [-ni - 1, -ni, -ni + 1, -1, 1, ni - 1, ni, ni + 1]
-}
-
-/// Whether sample `i` (not on the border) has a neighbour lower than `hi` on `filled`.
-#[inline(always)]
-fn has_lower(filled: &[f32], n: usize, i: usize, hi: f32) -> bool {
-    let (x, z) = (i % n, i / n);
-    if x > 0 && z > 0 && x + 1 < n && z + 1 < n {
-        offsets(n)
-            .iter()
-            .any(|&o| filled[(i as isize + o) as usize] < hi)
-    } else {
-        let mut lower = false;
-        for_neighbours(i, n, |j, _| lower |= filled[j] < hi);
-        lower
-    }
 }
 
 /// Flow directions across the flats of the filled surface, independent of any visiting order
@@ -972,260 +952,13 @@ pub fn flat_routing(filled: &[f32], n: usize, sea_level: f32, heights: &[f32]) -
     let len = n * n;
     assert_eq!(filled.len(), len, "filled must hold n² samples");
     assert_eq!(heights.len(), len, "heights must hold n² samples");
-    let candidates: Vec<u32> = (0..n)
-        .into_par_iter()
-        .flat_map_iter(|z| {
-            (z * n..(z + 1) * n).filter(|&i| {
-                !is_outlet(heights, sea_level, n, i) && !has_lower(filled, n, i, filled[i])
-            })
-        })
-        .map(|i| i as u32)
-        .collect();
+    let (mut rcv, candidates) = d8(filled, n, sea_level, heights);
+    crate::flats::route_flats(filled, n, &mut rcv, &candidates);
     let mut out = vec![NONE; len];
-    for (c, r) in route_flats(filled, n, sea_level, heights, &candidates) {
-        out[c as usize] = r;
+    for &c in &candidates {
+        out[c as usize] = rcv[c as usize];
     }
     out
-}
-
-/// [`flat_routing`] of the `candidates`, the non-outlet samples without a lower neighbour (in
-/// index order): `(sample, receiver)` for each.
-pub(crate) fn route_flats(
-    filled: &[f32],
-    n: usize,
-    sea_level: f32,
-    heights: &[f32],
-    candidates: &[u32],
-) -> Vec<(u32, u32)> {
-    if candidates.len() >= (n * n) / DENSE_FLATS_SHARE {
-        route_flats_with::<true>(filled, n, sea_level, heights, candidates, SEED_PASS_MIN)
-    } else {
-        route_flats_with::<false>(filled, n, sea_level, heights, candidates, SEED_PASS_MIN)
-    }
-}
-
-/// From this many flats on, [`route_flats`] finds the seeds of its two breadth-first searches
-/// in one parallel pass before them; with fewer (the erosion's small grids) each search finds
-/// its own, concurrently. The same seeds either way (a test runs both).
-const SEED_PASS_MIN: usize = 1 << 13;
-
-/// Below one candidate in this many samples, [`route_flats`] keeps the flats' distances per
-/// flat (found by a search among the flats of their row) instead of in two map-sized buffers,
-/// whose scattered pages cost more to touch than the searches on an eroded island's few lake
-/// surfaces (47 706 flats at 4097²); many flats (an uneroded island's large lakes) take the
-/// maps.
-const DENSE_FLATS_SHARE: usize = 64;
-
-/// [`route_flats`] with the flats' distances in map-sized buffers (`DENSE`) or per flat: the
-/// same receivers either way.
-fn route_flats_with<const DENSE: bool>(
-    filled: &[f32],
-    n: usize,
-    sea_level: f32,
-    heights: &[f32],
-    candidates: &[u32],
-    seed_pass_min: usize,
-) -> Vec<(u32, u32)> {
-    const FLAT: u8 = 1;
-    const SPILL: u8 = 2;
-    // Fewest candidates one parallel task of the split below takes.
-    const SPLIT_MIN: usize = 1 << 13;
-    let len = n * n;
-    // Samples spilling into an outlet at their height, the rest are flat (zeroed in parallel).
-    let mut class: Vec<u8> = crate::memory::zeroed(len);
-    let spills: Vec<u32> = candidates
-        .par_iter()
-        .map(|&c| {
-            let c = c as usize;
-            let hc = filled[c];
-            let mut spill = NONE;
-            for_neighbours(c, n, |j, _| {
-                // An outlet at or below `hc` (`is_sea` is "not above", NaN included).
-                if spill == NONE && is_sea(filled[j], hc) && is_outlet(heights, sea_level, n, j) {
-                    spill = j as u32;
-                }
-            });
-            spill
-        })
-        .collect();
-    {
-        use std::sync::atomic::Ordering::Relaxed;
-        // Each candidate's own entry: relaxed stores to distinct samples.
-        let cls = as_atomic(&mut class);
-        candidates
-            .par_iter()
-            .zip(&spills)
-            .with_min_len(SPLIT_MIN)
-            .for_each(|(&c, &s)| {
-                cls[c as usize].store(if s != NONE { SPILL } else { FLAT }, Relaxed)
-            });
-    }
-    // Both in index order; few candidates (the erosion's small grids) stay on this thread.
-    let mut routed: Vec<(u32, u32)> = candidates
-        .par_iter()
-        .zip(&spills)
-        .with_min_len(SPLIT_MIN)
-        .filter(|&(_, &s)| s != NONE)
-        .map(|(&c, &s)| (c, s))
-        .collect();
-    let flats: Vec<u32> = candidates
-        .par_iter()
-        .zip(&spills)
-        .with_min_len(SPLIT_MIN)
-        .filter(|&(_, &s)| s == NONE)
-        .map(|(&c, _)| c)
-        .collect();
-    drop(spills);
-    if flats.is_empty() {
-        return routed;
-    }
-    // Non-flat, non-outlet: the flats drain into these (equal height ones).
-    let drains = |j: usize| class[j] != FLAT && !is_outlet(heights, sea_level, n, j);
-    debug_assert!(
-        flats.windows(2).all(|w| w[0] < w[1]),
-        "candidates in index order"
-    );
-    // Per flat: the position of flat sample `j` in `flats` (index order), by a search among
-    // its row's flats.
-    let row_start: Vec<u32> = if DENSE {
-        Vec::new()
-    } else {
-        (0..=n)
-            .map(|z| flats.partition_point(|&c| (c as usize) < z * n) as u32)
-            .collect()
-    };
-    // Where flat sample `j` (the `k`-th flat when known) keeps its distances.
-    let at = |j: usize| -> usize {
-        if DENSE {
-            return j;
-        }
-        let z = j / n;
-        let (a, b) = (row_start[z] as usize, row_start[z + 1] as usize);
-        a + flats[a..b].partition_point(|&c| (c as usize) < j)
-    };
-    let slot = |j: usize, k: usize| if DENSE { j } else { k };
-    // The seeds of the two searches: bit `LOW` next to an equal-height sample it can drain
-    // into (towards lower terrain), bit `HIGH` next to a higher sample (away from higher
-    // terrain); only the bits in `want` are looked for.
-    const LOW: u8 = 1;
-    const HIGH: u8 = 2;
-    let seed_bits = |c: usize, want: u8| -> u8 {
-        let hc = filled[c];
-        let mut bits = 0;
-        for_neighbours(c, n, |j, _| {
-            let hj = filled[j];
-            if want & LOW != 0 && hj == hc && drains(j) {
-                bits |= LOW;
-            }
-            if want & HIGH != 0 && hj > hc {
-                bits |= HIGH;
-            }
-        });
-        bits
-    };
-    // Many flats: both bits in one parallel pass before the searches (which run one per
-    // thread; seeding inside them took 35–60 % of their time at 4097²). Few (the erosion's
-    // small grids): each search finds its own seeds, concurrently.
-    let seeds: Option<Vec<u8>> = (flats.len() >= seed_pass_min).then(|| {
-        flats
-            .par_iter()
-            .with_min_len(SPLIT_MIN)
-            .map(|&c| seed_bits(c as usize, LOW | HIGH))
-            .collect()
-    });
-    // Breadth-first distances over the flat samples (equal-height neighbours only), 0 = not
-    // reached, from the flats whose seed bits hold `bit`.
-    let bfs = |bit: u8| -> Vec<u32> {
-        // Zero-initialised; map-sized, in huge pages (most of its pages get flats).
-        let mut dist: Vec<u32> = if DENSE {
-            crate::memory::zeros(len)
-        } else {
-            vec![0; flats.len()]
-        };
-        // The slots of the flats to expand.
-        let mut queue: VecDeque<u32> = VecDeque::new();
-        for (k, &c) in flats.iter().enumerate() {
-            let s = match &seeds {
-                Some(s) => s[k],
-                None => seed_bits(c as usize, bit),
-            };
-            if s & bit != 0 {
-                let k = slot(c as usize, k);
-                dist[k] = 1;
-                queue.push_back(k as u32);
-            }
-        }
-        while let Some(k) = queue.pop_front() {
-            let k = k as usize;
-            let c = if DENSE { k } else { flats[k] as usize };
-            let (hc, dc) = (filled[c], dist[k]);
-            for_neighbours(c, n, |j, _| {
-                if class[j] != FLAT {
-                    return;
-                }
-                // Cheapest test first: the search for `j`'s slot comes last per flat.
-                let kj = if DENSE {
-                    if dist[j] != 0 || filled[j] != hc {
-                        return;
-                    }
-                    j
-                } else {
-                    if filled[j] != hc {
-                        return;
-                    }
-                    let kj = at(j);
-                    if dist[kj] != 0 {
-                        return;
-                    }
-                    kj
-                };
-                dist[kj] = dc + 1;
-                queue.push_back(kj as u32);
-            });
-        }
-        dist
-    };
-    // Towards lower terrain and away from higher terrain: the two searches are independent,
-    // concurrent.
-    let (lo, hi) = rayon::join(|| bfs(LOW), || bfs(HIGH));
-    drop(seeds);
-    let recv: Vec<(u32, u32)> = flats
-        .par_iter()
-        .enumerate()
-        .map(|(kc, &c)| {
-            let c = c as usize;
-            let hc = filled[c];
-            let kc = slot(c, kc);
-            let (mut best, mut best_k) = (NONE, flat_key(lo[kc], hi[kc]));
-            for_neighbours(c, n, |j, _| {
-                if filled[j] != hc {
-                    return;
-                }
-                let k = if class[j] == FLAT {
-                    let kj = at(j);
-                    flat_key(lo[kj], hi[kj])
-                } else if drains(j) {
-                    i64::MIN
-                } else {
-                    return;
-                };
-                if k < best_k {
-                    best_k = k;
-                    best = j as u32;
-                }
-            });
-            debug_assert!(best != NONE, "flat sample {c} has no way down");
-            (c as u32, best)
-        })
-        .collect();
-    routed.extend(recv);
-    routed
-}
-
-/// The value a flat sample's receiver minimises: `2·L − H`.
-#[inline(always)]
-fn flat_key(lo: u32, hi: u32) -> i64 {
-    2 * lo as i64 - hi as i64
 }
 
 /// Steepest-descent receivers over `filled` (D8, ties to the smallest index); samples without a
@@ -1375,12 +1108,11 @@ crate::simd::dispatch! {
     fn d8_row(rows: [&[f32]; 3], heights: &[f32], i0: u32, n: u32, sea_level: f32, out: &mut [MaybeUninit<u32>]) => d8_row_body
 }
 
-/// [`receivers`] with the flats routed here ([`route_flats`] on the samples D8 leaves).
+/// [`receivers`] with the flats routed here ([`flat_routing`]'s receivers of the samples D8
+/// leaves, found in place).
 pub fn receivers_with_flats(filled: &[f32], n: usize, sea_level: f32, heights: &[f32]) -> Vec<u32> {
     let (mut rcv, cand) = d8(filled, n, sea_level, heights);
-    for (c, r) in route_flats(filled, n, sea_level, heights, &cand) {
-        rcv[c as usize] = r;
-    }
+    crate::flats::route_flats(filled, n, &mut rcv, &cand);
     rcv
 }
 
@@ -2061,8 +1793,88 @@ mod tests {
             .collect()
     }
 
+    /// [`flat_routing`] by its definition, sequentially, with map-sized classes and distances,
+    /// the outlets and lower neighbours found from the heights (what
+    /// [`crate::flats::route_flats`] reads from the receivers instead).
+    fn flat_routing_reference(filled: &[f32], n: usize, sea: f32, heights: &[f32]) -> Vec<u32> {
+        let len = n * n;
+        let is_outlet = |i: usize| {
+            let (x, z) = (i % n, i / n);
+            is_sea(heights[i], sea) || x == 0 || z == 0 || x + 1 == n || z + 1 == n
+        };
+        let mut out = vec![NONE; len];
+        let mut flat = vec![false; len];
+        for i in (0..len).filter(|&i| !is_outlet(i)) {
+            let hi = filled[i];
+            let mut lower = false;
+            for_neighbours(i, n, |j, _| lower |= filled[j] < hi);
+            if lower {
+                continue;
+            }
+            let mut spill = NONE;
+            for_neighbours(i, n, |j, _| {
+                if spill == NONE && is_sea(filled[j], hi) && is_outlet(j) {
+                    spill = j as u32;
+                }
+            });
+            if spill != NONE {
+                out[i] = spill;
+            } else {
+                flat[i] = true;
+            }
+        }
+        let drains = |j: usize| !flat[j] && !is_outlet(j);
+        let bfs = |seed: &dyn Fn(usize) -> bool| -> Vec<u32> {
+            let mut dist = vec![0u32; len];
+            let mut queue = VecDeque::new();
+            for c in (0..len).filter(|&c| flat[c] && seed(c)) {
+                dist[c] = 1;
+                queue.push_back(c);
+            }
+            while let Some(c) = queue.pop_front() {
+                let (hc, dc) = (filled[c], dist[c]);
+                for_neighbours(c, n, |j, _| {
+                    if flat[j] && dist[j] == 0 && filled[j] == hc {
+                        dist[j] = dc + 1;
+                        queue.push_back(j);
+                    }
+                });
+            }
+            dist
+        };
+        let any = |c: usize, f: &dyn Fn(usize) -> bool| {
+            let mut b = false;
+            for_neighbours(c, n, |j, _| b |= f(j));
+            b
+        };
+        let lo = bfs(&|c| any(c, &|j| filled[j] == filled[c] && drains(j)));
+        let hi = bfs(&|c| any(c, &|j| filled[j] > filled[c]));
+        for c in (0..len).filter(|&c| flat[c]) {
+            let (mut best, mut best_k) = (NONE, 2 * lo[c] as i64 - hi[c] as i64);
+            for_neighbours(c, n, |j, _| {
+                if filled[j] != filled[c] {
+                    return;
+                }
+                let k = if flat[j] {
+                    2 * lo[j] as i64 - hi[j] as i64
+                } else if drains(j) {
+                    i64::MIN
+                } else {
+                    return;
+                };
+                if k < best_k {
+                    best_k = k;
+                    best = j as u32;
+                }
+            });
+            out[c] = best;
+        }
+        out
+    }
+
     #[test]
-    fn flat_routing_is_the_same_with_distances_per_flat_or_in_maps_and_seeds_either_way() {
+    fn flat_routing_follows_its_definition() {
+        let mut cases: Vec<(Vec<f32>, usize, &str, usize)> = Vec::new();
         // An uneroded round island (large flat lakes) and the default one (few lake surfaces).
         for (round, erosion) in [(true, false), (false, true)] {
             let mut p = crate::IslandParams {
@@ -2074,22 +1886,42 @@ mod tests {
             }
             p.erosion.enabled = erosion;
             let h = crate::generate(&p).unwrap().field.heights;
-            let filled = depression_fill(&h, 257, 0.0);
-            let (_, cand) = d8(&filled, 257, 0.0, &h);
-            let maps = route_flats_with::<true>(&filled, 257, 0.0, &h, &cand, usize::MAX);
-            let per_flat = route_flats_with::<false>(&filled, 257, 0.0, &h, &cand, usize::MAX);
-            // The seeds found in one pass before the searches (above by each search).
-            let pass = route_flats_with::<true>(&filled, 257, 0.0, &h, &cand, 0);
-            assert_eq!(maps, pass, "round {round}, maps, seed pass");
-            let pass = route_flats_with::<false>(&filled, 257, 0.0, &h, &cand, 0);
-            assert_eq!(maps, pass, "round {round}, per flat, seed pass");
             let least = if round { 500 } else { 10 };
-            assert!(
-                maps.len() > least,
-                "round {round}: {} flat samples",
-                maps.len()
-            );
-            assert_eq!(maps, per_flat, "round {round}");
+            cases.push((h, 257, if round { "round" } else { "default" }, least));
+        }
+        // Terraces of whole metres with pits of sea and NaN: flats on the map border, flats
+        // spilling into the sea or the border at their height, flats inside flats.
+        let n = 61;
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let terraces: Vec<f32> = (0..n * n)
+            .map(|i| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let (x, z) = ((i % n) as f32, (i / n) as f32);
+                match state % 211 {
+                    0 => f32::NAN,
+                    1..=3 => -1.0,
+                    _ => ((x * 0.21).sin() * 3.0 + (z * 0.17).cos() * 3.0 + 4.0).floor(),
+                }
+            })
+            .collect();
+        cases.push((terraces, n, "terraces", 200));
+        for (h, n, name, least) in &cases {
+            let n = *n;
+            let filled = depression_fill(h, n, 0.0);
+            let want = flat_routing_reference(&filled, n, 0.0, h);
+            let routed = want.iter().filter(|&&r| r != NONE).count();
+            assert!(routed > *least, "{name}: {routed} routed samples");
+            assert_eq!(flat_routing(&filled, n, 0.0, h), want, "{name}");
+            // In place, after D8: the routed samples get their receivers, the others keep D8's.
+            let (mut rcv, cand) = d8(&filled, n, 0.0, h);
+            let (d8_rcv, _) = d8(&filled, n, 0.0, h);
+            crate::flats::route_flats(&filled, n, &mut rcv, &cand);
+            for i in 0..n * n {
+                let expect = if want[i] != NONE { want[i] } else { d8_rcv[i] };
+                assert_eq!(rcv[i], expect, "{name}, sample {i}");
+            }
         }
     }
 

@@ -54,8 +54,7 @@
 
 use crate::det_math;
 use crate::drainage::{
-    accumulate, for_neighbours, is_sea, receivers_by_rows, route_flats, row_neighbours, NEIGHBOURS,
-    NONE,
+    accumulate, for_neighbours, is_sea, receivers_by_rows, row_neighbours, NEIGHBOURS, NONE,
 };
 pub use crate::drainage::{depression_fill, flat_routing, flow_order};
 use crate::hash::{hash_u32, stage_seed, unit};
@@ -604,9 +603,7 @@ fn flow_receivers_with_flats(
     seed: u32,
 ) -> Vec<u32> {
     let (mut rcv, cand) = random_receivers(filled, n, sea, heights, seed);
-    for (c, r) in route_flats(filled, n, sea, heights, &cand) {
-        rcv[c as usize] = r;
-    }
+    crate::flats::route_flats(filled, n, &mut rcv, &cand);
     rcv
 }
 

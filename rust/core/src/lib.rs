@@ -42,6 +42,7 @@ pub mod diamond_square;
 pub mod distance;
 pub mod drainage;
 pub mod erosion;
+mod flats;
 pub mod gaussian_islands;
 pub mod gradient_noise;
 pub mod grid;

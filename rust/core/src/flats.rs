@@ -1,0 +1,393 @@
+//! Receivers across the flats of a filled surface: [`crate::drainage::flat_routing`]'s
+//! definition (Garbrecht & Martz 1997; Barnes, Lehman & Mulla 2014), computed with one bit
+//! per sample.
+//!
+//! Two neighbouring flat samples always have the same filled height (neither has a lower
+//! neighbour), so the flats are just the set bits of a row-major bit mask, and their two
+//! breadth-first searches are bit-parallel: each step dilates the previous step's words
+//! (shifts within a word, the carry into the next, the rows above and below) and keeps the
+//! flat samples not reached yet, 64 samples per operation. A sample's distances live at its
+//! position among the flats in index order, its *slot*: the flats before its word (a prefix
+//! sum per word) plus those before it in the word (a population count). Only the samples on
+//! a flat's edge (a neighbour that is not flat) are looked at one by one for spilling and for
+//! the searches' seeds; a lake's inside is words.
+//!
+//! The distances are the unique shortest-path lengths and every other step is per sample, so
+//! the receivers are exactly the definition's, whatever the thread count (pinned by a test
+//! against a sequential implementation of the definition).
+
+use crate::drainage::{is_sea, NONE};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+
+/// Rows per parallel task of the per-row passes.
+const ROWS_PER_TASK: usize = 32;
+
+/// Routes the flats in place: `rcv` holds downhill receivers in which every outlet (sea, map
+/// border) is its own receiver and every other sample a neighbour, except the `candidates`
+/// (in index order): the non-outlet samples without a lower neighbour on `filled`, [`NONE`].
+/// Each candidate gets its receiver: the first outlet neighbour at or below its height if it
+/// has one, else (a flat sample) its way across the flat; a candidate whose filled height is
+/// not a number and that spills nowhere stays [`NONE`] (the definition finds it no way out).
+pub(crate) fn route_flats(filled: &[f32], n: usize, rcv: &mut [u32], candidates: &[u32]) {
+    let len = n * n;
+    assert!(
+        filled.len() == len && rcv.len() == len,
+        "route_flats: n² samples"
+    );
+    if candidates.is_empty() {
+        return;
+    }
+    let g = Grid {
+        n,
+        w: n.div_ceil(64),
+    };
+    // The candidates with a filled height (NaN ones only ever spill: no flat neighbour has
+    // their height), and those without.
+    let mut cand = vec![0u64; n * g.w];
+    let nan: Vec<u32> = cand
+        .par_chunks_mut(ROWS_PER_TASK * g.w)
+        .enumerate()
+        .flat_map_iter(|(t, words)| {
+            let z0 = t * ROWS_PER_TASK;
+            let from = candidates.partition_point(|&c| (c as usize) < z0 * n);
+            let to = candidates.partition_point(|&c| (c as usize) < (z0 + ROWS_PER_TASK) * n);
+            let mut nan = Vec::new();
+            let mut z = z0;
+            for &c in &candidates[from..to] {
+                let c = c as usize;
+                while c >= (z + 1) * n {
+                    z += 1;
+                }
+                let x = c - z * n;
+                if filled[c].is_nan() {
+                    nan.push(c as u32);
+                } else {
+                    words[(z - z0) * g.w + x / 64] |= 1 << (x % 64);
+                }
+            }
+            nan
+        })
+        .collect();
+    // The first outlet neighbour at or below `c`'s height (`is_sea` is "not above", NaN
+    // included): only candidates on the edge of the candidates can have one.
+    let spill_of = |c: usize, rcv: &[u32]| -> u32 {
+        let hc = filled[c];
+        g.around(c)
+            .into_iter()
+            .find(|&j| is_sea(filled[j], hc) && rcv[j] as usize == j)
+            .map_or(NONE, |j| j as u32)
+    };
+    // The flats: the candidates with a height that spill nowhere, and the spilling ones.
+    let mut flat = vec![0u64; n * g.w];
+    let spills: Vec<(u32, u32)> = {
+        let rcv = &*rcv;
+        let mut spills: Vec<(u32, u32)> = flat
+            .par_chunks_mut(ROWS_PER_TASK * g.w)
+            .enumerate()
+            .flat_map_iter(|(t, words)| {
+                let mut out = Vec::new();
+                for (r, row) in words.chunks_mut(g.w).enumerate() {
+                    let z = t * ROWS_PER_TASK + r;
+                    for (wi, f) in row.iter_mut().enumerate() {
+                        let own = cand[z * g.w + wi];
+                        let mut flats = own;
+                        for b in Bits(own & !g.inner(&cand, z, wi)) {
+                            let c = z * n + wi * 64 + b;
+                            let s = spill_of(c, rcv);
+                            if s != NONE {
+                                flats &= !(1 << b);
+                                out.push((c as u32, s));
+                            }
+                        }
+                        *f = flats;
+                    }
+                }
+                out
+            })
+            .collect();
+        spills.extend(nan.iter().map(|&c| (c, spill_of(c as usize, rcv))));
+        spills
+    };
+    drop(cand);
+    for (c, s) in spills {
+        rcv[c as usize] = s;
+    }
+    // Each word's first slot (the flats before it).
+    let mut base = Vec::with_capacity(flat.len());
+    let mut count = 0u32;
+    for &f in &flat {
+        base.push(count);
+        count += f.count_ones();
+    }
+    if count == 0 {
+        return;
+    }
+    let slot = |z: usize, x: usize| -> usize {
+        let i = z * g.w + x / 64;
+        (base[i] + (flat[i] & ((1u64 << (x % 64)) - 1)).count_ones()) as usize
+    };
+    let is_flat = |z: usize, x: usize| flat[z * g.w + x / 64] >> (x % 64) & 1 != 0;
+    // The seeds of the two searches, among the flats on a flat's edge: next to an
+    // equal-height sample they can drain into (not flat, not an outlet: towards lower
+    // terrain), and next to a higher sample (away from higher terrain).
+    let (low, high): (Vec<Word>, Vec<Word>) = {
+        let rcv = &*rcv;
+        let parts: Vec<(Vec<Word>, Vec<Word>)> = (0..n.div_ceil(ROWS_PER_TASK))
+            .into_par_iter()
+            .map(|t| {
+                let (mut low, mut high) = (Vec::new(), Vec::new());
+                for z in t * ROWS_PER_TASK..((t + 1) * ROWS_PER_TASK).min(n) {
+                    for wi in 0..g.w {
+                        let f = flat[z * g.w + wi];
+                        let (mut lo, mut hi) = (0u64, 0u64);
+                        for b in Bits(f & !g.inner(&flat, z, wi)) {
+                            let x = wi * 64 + b;
+                            let c = z * n + x;
+                            let hc = filled[c];
+                            for (k, j) in g.around(c).into_iter().enumerate() {
+                                let (zj, xj) = g.step(z, x, k);
+                                let hj = filled[j];
+                                if hj == hc && !is_flat(zj, xj) && rcv[j] as usize != j {
+                                    lo |= 1 << b;
+                                }
+                                if hj > hc {
+                                    hi |= 1 << b;
+                                }
+                            }
+                        }
+                        if lo != 0 {
+                            low.push(Word::new(z, wi, lo));
+                        }
+                        if hi != 0 {
+                            high.push(Word::new(z, wi, hi));
+                        }
+                    }
+                }
+                (low, high)
+            })
+            .collect();
+        let (low, high): (Vec<_>, Vec<_>) = parts.into_iter().unzip();
+        (low.concat(), high.concat())
+    };
+    // Towards lower terrain and away from higher terrain: the two searches are independent,
+    // concurrent.
+    let (lo, hi) = rayon::join(
+        || g.distances(&flat, &base, count as usize, low),
+        || g.distances(&flat, &base, count as usize, high),
+    );
+    // What a flat sample's receiver minimises: `2·L − H`.
+    let key: Vec<i64> = lo
+        .par_iter()
+        .zip(&hi)
+        .with_min_len(1 << 14)
+        .map(|(&l, &h)| 2 * l as i64 - h as i64)
+        .collect();
+    drop((lo, hi));
+    // Each flat sample drains to its equal-height neighbour of least key (samples that drain,
+    // not flat and not outlets, first; ties to the smallest neighbour index). Relaxed atomics:
+    // the flats' entries are written, only the others' read.
+    let at: &[AtomicU32] = as_atomic_u32(rcv);
+    (0..n.div_ceil(ROWS_PER_TASK))
+        .into_par_iter()
+        .for_each(|t| {
+            for z in t * ROWS_PER_TASK..((t + 1) * ROWS_PER_TASK).min(n) {
+                for wi in 0..g.w {
+                    for b in Bits(flat[z * g.w + wi]) {
+                        let x = wi * 64 + b;
+                        let c = z * n + x;
+                        let hc = filled[c];
+                        let (mut best, mut best_k) = (NONE, key[slot(z, x)]);
+                        for (k, j) in g.around(c).into_iter().enumerate() {
+                            let (zj, xj) = g.step(z, x, k);
+                            let kj = if is_flat(zj, xj) {
+                                key[slot(zj, xj)]
+                            } else if filled[j] == hc && at[j].load(Relaxed) as usize != j {
+                                i64::MIN
+                            } else {
+                                continue;
+                            };
+                            if kj < best_k {
+                                best_k = kj;
+                                best = j as u32;
+                            }
+                        }
+                        debug_assert!(best != NONE, "flat sample {c} has no way down");
+                        at[c].store(best, Relaxed);
+                    }
+                }
+            }
+        });
+}
+
+/// `rcv` as atomics (for relaxed loads and stores to distinct samples from several threads).
+fn as_atomic_u32(rcv: &mut [u32]) -> &[AtomicU32] {
+    const _: () = assert!(std::mem::align_of::<u32>() == std::mem::align_of::<AtomicU32>());
+    // SAFETY: `AtomicU32` has the size and bit validity of `u32`, and the same alignment here
+    // (checked above); `rcv` stays borrowed mutably while the atomics live.
+    unsafe { &*(rcv as *mut [u32] as *const [AtomicU32]) }
+}
+
+/// An `n × n` grid's rows as `w` words of 64 samples each (bit `b` of word `wi` is sample
+/// `64·wi + b`; the bits past `n` stay clear).
+#[derive(Clone, Copy)]
+struct Grid {
+    n: usize,
+    w: usize,
+}
+
+/// Some set bits of row `z`'s word `wi`.
+#[derive(Clone, Copy)]
+struct Word {
+    z: u32,
+    wi: u32,
+    bits: u64,
+}
+
+impl Word {
+    fn new(z: usize, wi: usize, bits: u64) -> Self {
+        Word {
+            z: z as u32,
+            wi: wi as u32,
+            bits,
+        }
+    }
+}
+
+/// The set bits of a word, lowest first.
+struct Bits(u64);
+
+impl Iterator for Bits {
+    type Item = usize;
+    #[inline(always)]
+    fn next(&mut self) -> Option<usize> {
+        (self.0 != 0).then(|| {
+            let b = self.0.trailing_zeros() as usize;
+            self.0 &= self.0 - 1;
+            b
+        })
+    }
+}
+
+/// Neighbour steps `(dx, dz)` in [`crate::drainage::NEIGHBOURS`] order.
+const STEPS: [(isize, isize); 8] = [
+    (-1, -1),
+    (0, -1),
+    (1, -1),
+    (-1, 0),
+    (1, 0),
+    (-1, 1),
+    (0, 1),
+    (1, 1),
+];
+
+impl Grid {
+    /// The eight neighbours of sample `c`, not on the map border, in index order.
+    #[inline(always)]
+    fn around(self, c: usize) -> [usize; 8] {
+        let n = self.n as isize;
+        STEPS.map(|(dx, dz)| (c as isize + dz * n + dx) as usize)
+    }
+
+    /// Row and column of neighbour `k` of the sample at row `z`, column `x`.
+    #[inline(always)]
+    fn step(self, z: usize, x: usize, k: usize) -> (usize, usize) {
+        let (dx, dz) = STEPS[k];
+        ((z as isize + dz) as usize, (x as isize + dx) as usize)
+    }
+
+    /// The bits of row `z`'s word `wi` of `m` whose eight neighbours are all set in `m` (rows
+    /// outside the grid count as clear).
+    #[inline(always)]
+    fn inner(self, m: &[u64], z: usize, wi: usize) -> u64 {
+        let row = |z: usize| &m[z * self.w..(z + 1) * self.w];
+        let three = |r: &[u64]| r[wi] & self.left(r, wi) & self.right(r, wi);
+        let own = row(z);
+        let mut inner = own[wi] & self.left(own, wi) & self.right(own, wi);
+        inner &= if z > 0 { three(row(z - 1)) } else { 0 };
+        inner &= if z + 1 < self.n { three(row(z + 1)) } else { 0 };
+        inner
+    }
+
+    /// Bit `b` set where sample `64·wi + b − 1` of `row` is.
+    #[inline(always)]
+    fn left(self, row: &[u64], wi: usize) -> u64 {
+        (row[wi] << 1) | if wi > 0 { row[wi - 1] >> 63 } else { 0 }
+    }
+
+    /// Bit `b` set where sample `64·wi + b + 1` of `row` is.
+    #[inline(always)]
+    fn right(self, row: &[u64], wi: usize) -> u64 {
+        (row[wi] >> 1)
+            | if wi + 1 < self.w {
+                row[wi + 1] << 63
+            } else {
+                0
+            }
+    }
+
+    /// Breadth-first distances over the 8-connected `flat` samples, by slot (`base`: each
+    /// word's first slot; `count` flats): 1 at the `seeds`, one more per step, 0 where no
+    /// seed's search arrives. Each step dilates the last step's words into the rows above, at
+    /// and below them, keeping the flats not reached before.
+    fn distances(self, flat: &[u64], base: &[u32], count: usize, seeds: Vec<Word>) -> Vec<u32> {
+        let mut dist = vec![0u32; count];
+        let mut reached = vec![0u64; flat.len()];
+        // The dilation of the last step, and the words it touched.
+        let mut grown = vec![0u64; flat.len()];
+        let mut touched: Vec<(u32, u32)> = Vec::new();
+        let assign = |dist: &mut [u32], i: usize, bits: u64, d: u32| {
+            for b in Bits(bits) {
+                let below = flat[i] & ((1u64 << b) - 1);
+                dist[(base[i] + below.count_ones()) as usize] = d;
+            }
+        };
+        for s in &seeds {
+            let i = s.z as usize * self.w + s.wi as usize;
+            reached[i] |= s.bits;
+            assign(&mut dist, i, s.bits, 1);
+        }
+        let (mut front, mut next) = (seeds, Vec::new());
+        let mut d = 1u32;
+        while !front.is_empty() {
+            d += 1;
+            for s in &front {
+                let (z, wi, bits) = (s.z as usize, s.wi as usize, s.bits);
+                let wide = bits | (bits << 1) | (bits >> 1);
+                // Sample 64·wi − 1 and sample 64·wi + 64, in the neighbouring words.
+                let before = bits & 1 != 0 && wi > 0;
+                let after = bits >> 63 != 0 && wi + 1 < self.w;
+                for zz in z.saturating_sub(1)..(z + 2).min(self.n) {
+                    let mut grow = |wj: usize, b: u64| {
+                        let i = zz * self.w + wj;
+                        if grown[i] == 0 {
+                            touched.push((zz as u32, wj as u32));
+                        }
+                        grown[i] |= b;
+                    };
+                    grow(wi, wide);
+                    if before {
+                        grow(wi - 1, 1 << 63);
+                    }
+                    if after {
+                        grow(wi + 1, 1);
+                    }
+                }
+            }
+            next.clear();
+            for &(z, wi) in &touched {
+                let i = z as usize * self.w + wi as usize;
+                let new = grown[i] & flat[i] & !reached[i];
+                grown[i] = 0;
+                if new != 0 {
+                    reached[i] |= new;
+                    assign(&mut dist, i, new, d);
+                    next.push(Word { z, wi, bits: new });
+                }
+            }
+            touched.clear();
+            std::mem::swap(&mut front, &mut next);
+        }
+        dist
+    }
+}
