@@ -18,6 +18,7 @@
 
 use crate::drainage::{is_sea, NONE};
 use rayon::prelude::*;
+use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 /// Rows per parallel task of the per-row passes.
@@ -123,11 +124,11 @@ pub(crate) fn route_flats(filled: &[f32], n: usize, rcv: &mut [u32], candidates:
     if count == 0 {
         return;
     }
-    let slot = |z: usize, x: usize| -> usize {
-        let i = z * g.w + x / 64;
-        (base[i] + (flat[i] & ((1u64 << (x % 64)) - 1)).count_ones()) as usize
+    let f = Flats {
+        g,
+        bits: &flat,
+        base: &base,
     };
-    let is_flat = |z: usize, x: usize| flat[z * g.w + x / 64] >> (x % 64) & 1 != 0;
     // The seeds of the two searches, among the flats on a flat's edge: next to an
     // equal-height sample they can drain into (not flat, not an outlet: towards lower
     // terrain), and next to a higher sample (away from higher terrain).
@@ -139,16 +140,16 @@ pub(crate) fn route_flats(filled: &[f32], n: usize, rcv: &mut [u32], candidates:
                 let (mut low, mut high) = (Vec::new(), Vec::new());
                 for z in t * ROWS_PER_TASK..((t + 1) * ROWS_PER_TASK).min(n) {
                     for wi in 0..g.w {
-                        let f = flat[z * g.w + wi];
+                        let word = flat[z * g.w + wi];
                         let (mut lo, mut hi) = (0u64, 0u64);
-                        for b in Bits(f & !g.inner(&flat, z, wi)) {
+                        for b in Bits(word & !g.inner(&flat, z, wi)) {
                             let x = wi * 64 + b;
                             let c = z * n + x;
                             let hc = filled[c];
                             for (k, j) in g.around(c).into_iter().enumerate() {
                                 let (zj, xj) = g.step(z, x, k);
                                 let hj = filled[j];
-                                if hj == hc && !is_flat(zj, xj) && rcv[j] as usize != j {
+                                if hj == hc && !f.has(zj, xj) && rcv[j] as usize != j {
                                     lo |= 1 << b;
                                 }
                                 if hj > hc {
@@ -173,8 +174,8 @@ pub(crate) fn route_flats(filled: &[f32], n: usize, rcv: &mut [u32], candidates:
     // Towards lower terrain and away from higher terrain: the two searches are independent,
     // concurrent.
     let (lo, hi) = rayon::join(
-        || g.distances(&flat, &base, count as usize, low),
-        || g.distances(&flat, &base, count as usize, high),
+        || f.distances(count as usize, low),
+        || f.distances(count as usize, high),
     );
     // What a flat sample's receiver minimises: `2·L − H`.
     let key: Vec<i64> = lo
@@ -191,32 +192,8 @@ pub(crate) fn route_flats(filled: &[f32], n: usize, rcv: &mut [u32], candidates:
     (0..n.div_ceil(ROWS_PER_TASK))
         .into_par_iter()
         .for_each(|t| {
-            for z in t * ROWS_PER_TASK..((t + 1) * ROWS_PER_TASK).min(n) {
-                for wi in 0..g.w {
-                    for b in Bits(flat[z * g.w + wi]) {
-                        let x = wi * 64 + b;
-                        let c = z * n + x;
-                        let hc = filled[c];
-                        let (mut best, mut best_k) = (NONE, key[slot(z, x)]);
-                        for (k, j) in g.around(c).into_iter().enumerate() {
-                            let (zj, xj) = g.step(z, x, k);
-                            let kj = if is_flat(zj, xj) {
-                                key[slot(zj, xj)]
-                            } else if filled[j] == hc && at[j].load(Relaxed) as usize != j {
-                                i64::MIN
-                            } else {
-                                continue;
-                            };
-                            if kj < best_k {
-                                best_k = kj;
-                                best = j as u32;
-                            }
-                        }
-                        debug_assert!(best != NONE, "flat sample {c} has no way down");
-                        at[c].store(best, Relaxed);
-                    }
-                }
-            }
+            let rows = t * ROWS_PER_TASK..((t + 1) * ROWS_PER_TASK).min(n);
+            f.receivers(rows, filled, &key, at)
         });
 }
 
@@ -325,12 +302,54 @@ impl Grid {
                 0
             }
     }
+}
 
-    /// Breadth-first distances over the 8-connected `flat` samples, by slot (`base`: each
-    /// word's first slot; `count` flats): 1 at the `seeds`, one more per step, 0 where no
+/// The flats of a [`Grid`] as words, with each word's first slot (the flats before it in index
+/// order).
+#[derive(Clone, Copy)]
+struct Flats<'a> {
+    g: Grid,
+    bits: &'a [u64],
+    base: &'a [u32],
+}
+
+impl Flats<'_> {
+    /// Whether the sample at row `z`, column `x` is flat.
+    #[inline(always)]
+    fn has(self, z: usize, x: usize) -> bool {
+        self.bits[z * self.g.w + x / 64] >> (x % 64) & 1 != 0
+    }
+
+    /// The slot of the flat sample at row `z`, column `x`: its position among the flats.
+    #[inline(always)]
+    fn slot(self, z: usize, x: usize) -> usize {
+        let i = z * self.g.w + x / 64;
+        (self.base[i] + (self.bits[i] & ((1u64 << (x % 64)) - 1)).count_ones()) as usize
+    }
+
+    /// [`Self::distances_body`], with the POPCNT instruction where the CPU has it (the same
+    /// counts either way).
+    fn distances(self, count: usize, seeds: Vec<Word>) -> Vec<u32> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[target_feature(enable = "popcnt")]
+            unsafe fn fast(f: Flats, count: usize, seeds: Vec<Word>) -> Vec<u32> {
+                f.distances_body(count, seeds)
+            }
+            if std::arch::is_x86_feature_detected!("popcnt") {
+                // SAFETY: the CPU has POPCNT (checked just above).
+                return unsafe { fast(self, count, seeds) };
+            }
+        }
+        self.distances_body(count, seeds)
+    }
+
+    /// Breadth-first distances over the 8-connected flat samples, by slot (`count` flats): 1 at the `seeds`, one more per step, 0 where no
     /// seed's search arrives. Each step dilates the last step's words into the rows above, at
     /// and below them, keeping the flats not reached before.
-    fn distances(self, flat: &[u64], base: &[u32], count: usize, seeds: Vec<Word>) -> Vec<u32> {
+    #[inline(always)]
+    fn distances_body(self, count: usize, seeds: Vec<Word>) -> Vec<u32> {
+        let (g, flat, base) = (self.g, self.bits, self.base);
         let mut dist = vec![0u32; count];
         let mut reached = vec![0u64; flat.len()];
         // The dilation of the last step, and the words it touched.
@@ -343,7 +362,7 @@ impl Grid {
             }
         };
         for s in &seeds {
-            let i = s.z as usize * self.w + s.wi as usize;
+            let i = s.z as usize * g.w + s.wi as usize;
             reached[i] |= s.bits;
             assign(&mut dist, i, s.bits, 1);
         }
@@ -356,10 +375,10 @@ impl Grid {
                 let wide = bits | (bits << 1) | (bits >> 1);
                 // Sample 64·wi − 1 and sample 64·wi + 64, in the neighbouring words.
                 let before = bits & 1 != 0 && wi > 0;
-                let after = bits >> 63 != 0 && wi + 1 < self.w;
-                for zz in z.saturating_sub(1)..(z + 2).min(self.n) {
+                let after = bits >> 63 != 0 && wi + 1 < g.w;
+                for zz in z.saturating_sub(1)..(z + 2).min(g.n) {
                     let mut grow = |wj: usize, b: u64| {
-                        let i = zz * self.w + wj;
+                        let i = zz * g.w + wj;
                         if grown[i] == 0 {
                             touched.push((zz as u32, wj as u32));
                         }
@@ -376,7 +395,7 @@ impl Grid {
             }
             next.clear();
             for &(z, wi) in &touched {
-                let i = z as usize * self.w + wi as usize;
+                let i = z as usize * g.w + wi as usize;
                 let new = grown[i] & flat[i] & !reached[i];
                 grown[i] = 0;
                 if new != 0 {
@@ -389,5 +408,102 @@ impl Grid {
             std::mem::swap(&mut front, &mut next);
         }
         dist
+    }
+
+    /// [`Self::receivers_body`], with the POPCNT instruction where the CPU has it.
+    fn receivers(self, rows: Range<usize>, filled: &[f32], key: &[i64], at: &[AtomicU32]) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[target_feature(enable = "popcnt")]
+            unsafe fn fast(
+                f: Flats,
+                rows: Range<usize>,
+                filled: &[f32],
+                key: &[i64],
+                at: &[AtomicU32],
+            ) {
+                f.receivers_body(rows, filled, key, at)
+            }
+            if std::arch::is_x86_feature_detected!("popcnt") {
+                // SAFETY: the CPU has POPCNT (checked just above).
+                return unsafe { fast(self, rows, filled, key, at) };
+            }
+        }
+        self.receivers_body(rows, filled, key, at)
+    }
+
+    /// The receivers of the flat samples of `rows` (`key`: `2·L − H` by slot), stored into
+    /// `at`: each drains to its equal-height neighbour of least key (samples that drain, not
+    /// flat and not outlets, first; ties to the smallest neighbour index), or stays put
+    /// (`NONE`) if none is less than its own. Relaxed atomics: the flats' entries are
+    /// written, only the others' read. A flat inside a flat (eight flat neighbours) reads its
+    /// neighbours' keys at consecutive slots: one before and after its own, three from the
+    /// upper-left one's and three from the lower-left one's, which go up by one along a run.
+    #[inline(always)]
+    fn receivers_body(self, rows: Range<usize>, filled: &[f32], key: &[i64], at: &[AtomicU32]) {
+        let g = self.g;
+        for z in rows {
+            for wi in 0..g.w {
+                let i = z * g.w + wi;
+                let word = self.bits[i];
+                if word == 0 {
+                    continue;
+                }
+                let inner = g.inner(self.bits, z, wi);
+                // The current flat's slot, and the last inner flat's column with the slots of
+                // its upper-left and lower-left neighbours.
+                let mut s = self.base[i] as usize;
+                let mut last = (usize::MAX, 0, 0);
+                for b in Bits(word) {
+                    let x = wi * 64 + b;
+                    let c = z * g.n + x;
+                    let around = g.around(c);
+                    let (mut best, mut best_k) = (NONE, key[s]);
+                    if inner >> b & 1 != 0 {
+                        let (su, sd) = if last.0.wrapping_add(1) == x {
+                            (last.1 + 1, last.2 + 1)
+                        } else {
+                            (self.slot(z - 1, x - 1), self.slot(z + 1, x - 1))
+                        };
+                        last = (x, su, sd);
+                        let keys = [
+                            key[su],
+                            key[su + 1],
+                            key[su + 2],
+                            key[s - 1],
+                            key[s + 1],
+                            key[sd],
+                            key[sd + 1],
+                            key[sd + 2],
+                        ];
+                        for (k, j) in keys.into_iter().zip(around) {
+                            if k < best_k {
+                                best_k = k;
+                                best = j as u32;
+                            }
+                        }
+                    } else {
+                        let hc = filled[c];
+                        for (k, j) in around.into_iter().enumerate() {
+                            let (zj, xj) = g.step(z, x, k);
+                            let kj = if self.has(zj, xj) {
+                                key[self.slot(zj, xj)]
+                            } else if filled[j] == hc && at[j].load(Relaxed) as usize != j {
+                                i64::MIN
+                            } else {
+                                continue;
+                            };
+                            if kj < best_k {
+                                best_k = kj;
+                                best = j as u32;
+                            }
+                        }
+                    }
+                    debug_assert!(best != NONE, "flat sample {c} has no way down");
+                    at[c].store(best, Relaxed);
+                    s += 1;
+                }
+            }
+        }
     }
 }
