@@ -32,6 +32,7 @@
 //!   rivers run on to a lake or the sea and never end in a dry pit.
 
 use crate::det_math;
+use crate::flats::Candidates;
 use crate::runs::Runs;
 use crate::schema::{check_all, Check, ParamSpec, Slider, Value};
 use rayon::prelude::*;
@@ -952,13 +953,14 @@ pub fn flat_routing(filled: &[f32], n: usize, sea_level: f32, heights: &[f32]) -
     let len = n * n;
     assert_eq!(filled.len(), len, "filled must hold n² samples");
     assert_eq!(heights.len(), len, "heights must hold n² samples");
-    let (mut rcv, candidates) = d8(filled, n, sea_level, heights);
-    crate::flats::route_flats(filled, n, &mut rcv, &candidates);
-    let mut out = vec![NONE; len];
-    for &c in &candidates {
-        out[c as usize] = rcv[c as usize];
-    }
-    out
+    let (d8_rcv, candidates) = d8(filled, n, sea_level, heights);
+    let mut rcv = d8_rcv.clone();
+    crate::flats::route_flats(filled, n, &mut rcv, candidates);
+    // The candidates are the samples D8 left without a receiver.
+    rcv.iter()
+        .zip(&d8_rcv)
+        .map(|(&r, &d)| if d == NONE { r } else { NONE })
+        .collect()
 }
 
 /// Steepest-descent receivers over `filled` (D8, ties to the smallest index); samples without a
@@ -980,8 +982,8 @@ pub fn receivers(
 }
 
 /// D8 receivers over `filled`, [`NONE`] for the samples without a lower neighbour, and those
-/// samples (in index order).
-fn d8(filled: &[f32], n: usize, sea_level: f32, heights: &[f32]) -> (Vec<u32>, Vec<u32>) {
+/// samples.
+fn d8(filled: &[f32], n: usize, sea_level: f32, heights: &[f32]) -> (Vec<u32>, Candidates) {
     receivers_by_rows(filled, n, heights, |rows, h, i0, out| {
         d8_row(rows, h, i0, n as u32, sea_level, out)
     })
@@ -990,26 +992,30 @@ fn d8(filled: &[f32], n: usize, sea_level: f32, heights: &[f32]) -> (Vec<u32>, V
 /// Receivers row by row, in parallel ([`d8`], and the erosion's random receivers): the border
 /// rows are outlets, and `inner(rows, heights, i0, out)` writes every sample of an inner row
 /// (`rows`: the `filled` rows above, at and below it; `heights` and `out` the row's; `i0` the
-/// index of its first sample). Returns the receivers and, in index order, the samples left
-/// [`NONE`] (no lower neighbour).
+/// index of its first sample). Returns the receivers and the samples left [`NONE`] (no lower
+/// neighbour).
 pub(crate) fn receivers_by_rows(
     filled: &[f32],
     n: usize,
     heights: &[f32],
     inner: impl Fn([&[f32]; 3], &[f32], u32, &mut [MaybeUninit<u32>]) + Sync,
-) -> (Vec<u32>, Vec<u32>) {
+) -> (Vec<u32>, Candidates) {
     let mut rcv: Vec<u32> = crate::memory::with_capacity(n * n);
-    let cand: Vec<Vec<u32>> = rcv.spare_capacity_mut()[..n * n]
+    let w = Candidates::words_per_row(n);
+    let mut words = vec![0u64; n * w];
+    let nan: Vec<u32> = rcv.spare_capacity_mut()[..n * n]
         .par_chunks_mut(n)
+        .zip(words.par_chunks_mut(w))
         .enumerate()
-        .map(|(z, row)| {
+        .flat_map_iter(|(z, (row, row_words))| {
             let i0 = z * n;
+            let mut nan = Vec::new();
             if z == 0 || z + 1 == n || n < 3 {
                 // The border: outlets.
                 for (x, r) in row.iter_mut().enumerate() {
                     r.write((i0 + x) as u32);
                 }
-                return Vec::new();
+                return nan;
             }
             let rows = [
                 &filled[i0 - n..i0],
@@ -1019,15 +1025,13 @@ pub(crate) fn receivers_by_rows(
             inner(rows, &heights[i0..i0 + n], i0 as u32, row);
             // SAFETY: `inner` wrote every element of the row.
             let row = unsafe { &*(row as *const [MaybeUninit<u32>] as *const [u32]) };
-            (0..n)
-                .filter(|&x| row[x] == NONE)
-                .map(|x| (i0 + x) as u32)
-                .collect()
+            Candidates::record_row(row, rows[1], i0, row_words, &mut nan);
+            nan
         })
         .collect();
     // SAFETY: every element below n² was written just above (capacity >= n²).
     unsafe { rcv.set_len(n * n) };
-    (rcv, cand.concat())
+    (rcv, Candidates { words, nan })
 }
 
 /// The start of an inner-row receiver kernel ([`d8`]'s, the erosion's random one): `rows`,
@@ -1112,7 +1116,7 @@ crate::simd::dispatch! {
 /// leaves, found in place).
 pub fn receivers_with_flats(filled: &[f32], n: usize, sea_level: f32, heights: &[f32]) -> Vec<u32> {
     let (mut rcv, cand) = d8(filled, n, sea_level, heights);
-    crate::flats::route_flats(filled, n, &mut rcv, &cand);
+    crate::flats::route_flats(filled, n, &mut rcv, cand);
     rcv
 }
 
@@ -1917,7 +1921,7 @@ mod tests {
             // In place, after D8: the routed samples get their receivers, the others keep D8's.
             let (mut rcv, cand) = d8(&filled, n, 0.0, h);
             let (d8_rcv, _) = d8(&filled, n, 0.0, h);
-            crate::flats::route_flats(&filled, n, &mut rcv, &cand);
+            crate::flats::route_flats(&filled, n, &mut rcv, cand);
             for i in 0..n * n {
                 let expect = if want[i] != NONE { want[i] } else { d8_rcv[i] };
                 assert_eq!(rcv[i], expect, "{name}, sample {i}");

@@ -603,19 +603,19 @@ fn flow_receivers_with_flats(
     seed: u32,
 ) -> Vec<u32> {
     let (mut rcv, cand) = random_receivers(filled, n, sea, heights, seed);
-    crate::flats::route_flats(filled, n, &mut rcv, &cand);
+    crate::flats::route_flats(filled, n, &mut rcv, cand);
     rcv
 }
 
 /// The random downhill receivers of [`flow_receivers`], [`NONE`] where there is no lower
-/// neighbour, and those samples in index order.
+/// neighbour, and those samples.
 fn random_receivers(
     filled: &[f32],
     n: usize,
     sea: f32,
     heights: &[f32],
     seed: u32,
-) -> (Vec<u32>, Vec<u32>) {
+) -> (Vec<u32>, crate::flats::Candidates) {
     receivers_by_rows(filled, n, heights, |rows, h, i0, out| {
         random_row(rows, h, i0, n as u32, sea, seed, out)
     })

@@ -24,52 +24,78 @@ use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 /// Rows per parallel task of the per-row passes.
 const ROWS_PER_TASK: usize = 32;
 
+/// The samples of an `n × n` grid without a receiver yet ([`route_flats`]' candidates), as
+/// [`receivers_by_rows`](crate::drainage::receivers_by_rows) finds them.
+pub(crate) struct Candidates {
+    /// Row-major bits, `n.div_ceil(64)` words per row (bit `b` of word `wi` is sample
+    /// `64·wi + b`): the candidates whose filled height is a number.
+    pub words: Vec<u64>,
+    /// The candidates whose filled height is not a number, in index order.
+    pub nan: Vec<u32>,
+}
+
+impl Candidates {
+    /// Words per row of an `n`-wide grid.
+    pub fn words_per_row(n: usize) -> usize {
+        n.div_ceil(64)
+    }
+
+    /// Records row `i0 / n`'s candidates (`rcv` is [`NONE`]) into its `words`, and into `nan`
+    /// those whose `filled` height is not a number.
+    #[inline(always)]
+    pub fn record_row(
+        rcv: &[u32],
+        filled: &[f32],
+        i0: usize,
+        words: &mut [u64],
+        nan: &mut Vec<u32>,
+    ) {
+        for (wi, (r, f)) in rcv.chunks(64).zip(filled.chunks(64)).enumerate() {
+            // Most words have none (a fold without early exit, which vectorises).
+            if !r.iter().fold(false, |any, &r| any | (r == NONE)) {
+                words[wi] = 0;
+                continue;
+            }
+            let (mut bits, mut nans) = (0u64, 0u64);
+            for (b, (&r, &h)) in r.iter().zip(f).enumerate() {
+                let c = (r == NONE) as u64;
+                let is_nan = h.is_nan() as u64;
+                bits |= (c & !is_nan & 1) << b;
+                nans |= (c & is_nan) << b;
+            }
+            words[wi] = bits;
+            for b in Bits(nans) {
+                nan.push((i0 + wi * 64 + b) as u32);
+            }
+        }
+    }
+}
+
 /// Routes the flats in place: `rcv` holds downhill receivers in which every outlet (sea, map
 /// border) is its own receiver and every other sample a neighbour, except the `candidates`
 /// (in index order): the non-outlet samples without a lower neighbour on `filled`, [`NONE`].
 /// Each candidate gets its receiver: the first outlet neighbour at or below its height if it
 /// has one, else (a flat sample) its way across the flat; a candidate whose filled height is
 /// not a number and that spills nowhere stays [`NONE`] (the definition finds it no way out).
-pub(crate) fn route_flats(filled: &[f32], n: usize, rcv: &mut [u32], candidates: &[u32]) {
+pub(crate) fn route_flats(filled: &[f32], n: usize, rcv: &mut [u32], candidates: Candidates) {
     let len = n * n;
     assert!(
         filled.len() == len && rcv.len() == len,
         "route_flats: n² samples"
     );
-    if candidates.is_empty() {
-        return;
-    }
     let g = Grid {
         n,
         w: n.div_ceil(64),
     };
-    // The candidates with a filled height (NaN ones only ever spill: no flat neighbour has
-    // their height), and those without.
-    let mut cand = vec![0u64; n * g.w];
-    let nan: Vec<u32> = cand
-        .par_chunks_mut(ROWS_PER_TASK * g.w)
-        .enumerate()
-        .flat_map_iter(|(t, words)| {
-            let z0 = t * ROWS_PER_TASK;
-            let from = candidates.partition_point(|&c| (c as usize) < z0 * n);
-            let to = candidates.partition_point(|&c| (c as usize) < (z0 + ROWS_PER_TASK) * n);
-            let mut nan = Vec::new();
-            let mut z = z0;
-            for &c in &candidates[from..to] {
-                let c = c as usize;
-                while c >= (z + 1) * n {
-                    z += 1;
-                }
-                let x = c - z * n;
-                if filled[c].is_nan() {
-                    nan.push(c as u32);
-                } else {
-                    words[(z - z0) * g.w + x / 64] |= 1 << (x % 64);
-                }
-            }
-            nan
-        })
-        .collect();
+    let Candidates { words: cand, nan } = candidates;
+    assert_eq!(
+        cand.len(),
+        n * g.w,
+        "route_flats: one word per 64 samples of a row"
+    );
+    if nan.is_empty() && cand.iter().all(|&c| c == 0) {
+        return;
+    }
     // The first outlet neighbour at or below `c`'s height (`is_sea` is "not above", NaN
     // included): only candidates on the edge of the candidates can have one.
     let spill_of = |c: usize, rcv: &[u32]| -> u32 {

@@ -1204,9 +1204,14 @@ fn render(
             "",
         ),
     ];
-    if o.res.iter().any(|&n| get("drainage_whole", n).is_some()) {
+    // Shown when any kernel was measured (`--only` may pick a few).
+    let measured = |keys: &[&str]| {
+        keys.iter()
+            .any(|k| o.res.iter().any(|&n| get(k, n).is_some()))
+    };
+    if kernels.iter().any(|(_, keys, _)| measured(keys)) {
         s.push_str("| **drainage kernels** (island of seed 3, round outline, no erosion: its final heights) | | | |\n");
-        for (label, keys, note) in kernels {
+        for (label, keys, note) in kernels.into_iter().filter(|(_, keys, _)| measured(keys)) {
             let cells: Vec<String> = o
                 .res
                 .iter()
