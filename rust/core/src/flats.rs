@@ -150,10 +150,14 @@ pub(crate) fn route_flats(filled: &[f32], n: usize, rcv: &mut [u32], candidates:
     if count == 0 {
         return;
     }
+    let t = n.div_ceil(8);
+    let tiles = tiles_of(g, &flat, t);
     let f = Flats {
         g,
         bits: &flat,
         base: &base,
+        t,
+        tiles: &tiles,
     };
     // The seeds of the two searches, among the flats on a flat's edge: next to an
     // equal-height sample they can drain into (not flat, not an outlet: towards lower
@@ -337,6 +341,56 @@ struct Flats<'a> {
     g: Grid,
     bits: &'a [u64],
     base: &'a [u32],
+    /// Tiles per side.
+    t: usize,
+    /// The flats again as 8 × 8 tiles, row-major (bit `8·r + c` of tile (`tz`, `tx`) is the
+    /// sample at row `8·tz + r`, column `8·tx + c`), for the searches.
+    tiles: &'a [u64],
+}
+
+/// One step's dilation in tiles (`t` per side), and the tiles it touched.
+struct Growth {
+    t: usize,
+    bits: Vec<u64>,
+    touched: Vec<(u32, u32)>,
+}
+
+impl Growth {
+    /// Adds the samples `b` (not none) of tile (`tz`, `tx`).
+    #[inline(always)]
+    fn add(&mut self, tz: usize, tx: usize, b: u64) {
+        let k = tz * self.t + tx;
+        if self.bits[k] == 0 {
+            self.touched.push((tz as u32, tx as u32));
+        }
+        self.bits[k] |= b;
+    }
+}
+
+/// The samples of column 0 of a tile, and of column 7.
+const COLUMN_0: u64 = 0x0101_0101_0101_0101;
+const COLUMN_7: u64 = 0x8080_8080_8080_8080;
+
+/// The row words `flat` of `g` as `t × t` tiles of 8 × 8 samples (see [`Flats::tiles`]).
+fn tiles_of(g: Grid, flat: &[u64], t: usize) -> Vec<u64> {
+    let mut tiles = vec![0u64; t * t];
+    tiles.par_chunks_mut(t).enumerate().for_each(|(tz, row)| {
+        for r in 0..8 {
+            let z = tz * 8 + r;
+            if z >= g.n {
+                break;
+            }
+            for (wi, &word) in flat[z * g.w..(z + 1) * g.w].iter().enumerate() {
+                if word == 0 {
+                    continue;
+                }
+                for (k, tile) in row[wi * 8..].iter_mut().take(8).enumerate() {
+                    *tile |= (word >> (8 * k) & 0xFF) << (8 * r);
+                }
+            }
+        }
+    });
+    tiles
 }
 
 impl Flats<'_> {
@@ -370,70 +424,105 @@ impl Flats<'_> {
         self.distances_body(count, seeds)
     }
 
-    /// Breadth-first distances over the 8-connected flat samples, by slot (`count` flats): 1 at the `seeds`, one more per step, 0 where no
-    /// seed's search arrives. Each step dilates the last step's words into the rows above, at
-    /// and below them, keeping the flats not reached before.
+    /// Breadth-first distances over the 8-connected flat samples, by slot (`count` flats): 1 at
+    /// the `seeds`, one more per step, 0 where no seed's search arrives. Each step dilates the
+    /// tiles the last step reached (within the tile, and across its sides and corners) and
+    /// keeps the flats not reached before: a front along a column takes one tile per eight
+    /// rows, not a word per row.
     #[inline(always)]
     fn distances_body(self, count: usize, seeds: Vec<Word>) -> Vec<u32> {
-        let (g, flat, base) = (self.g, self.bits, self.base);
+        let (t, tiles) = (self.t, self.tiles);
         let mut dist = vec![0u32; count];
-        let mut reached = vec![0u64; flat.len()];
-        // The dilation of the last step, and the words it touched.
-        let mut grown = vec![0u64; flat.len()];
-        let mut touched: Vec<(u32, u32)> = Vec::new();
-        let assign = |dist: &mut [u32], i: usize, bits: u64, d: u32| {
-            for b in Bits(bits) {
-                let below = flat[i] & ((1u64 << b) - 1);
-                dist[(base[i] + below.count_ones()) as usize] = d;
-            }
+        let mut reached = vec![0u64; tiles.len()];
+        let mut grown = Growth {
+            t,
+            bits: vec![0u64; tiles.len()],
+            touched: Vec::new(),
         };
+        // The seeds, a byte of a row word in each tile row.
         for s in &seeds {
-            let i = s.z as usize * g.w + s.wi as usize;
-            reached[i] |= s.bits;
-            assign(&mut dist, i, s.bits, 1);
+            let (z, wi) = (s.z as usize, s.wi as usize);
+            for k in 0..8 {
+                let byte = s.bits >> (8 * k) & 0xFF;
+                if byte != 0 {
+                    grown.add(z / 8, wi * 8 + k, byte << (8 * (z % 8)));
+                }
+            }
         }
-        let (mut front, mut next) = (seeds, Vec::new());
+        drop(seeds);
+        let (mut front, mut next): (Vec<(u32, u32, u64)>, _) = (Vec::new(), Vec::new());
         let mut d = 1u32;
-        while !front.is_empty() {
-            d += 1;
-            for s in &front {
-                let (z, wi, bits) = (s.z as usize, s.wi as usize, s.bits);
-                let wide = bits | (bits << 1) | (bits >> 1);
-                // Sample 64·wi − 1 and sample 64·wi + 64, in the neighbouring words.
-                let before = bits & 1 != 0 && wi > 0;
-                let after = bits >> 63 != 0 && wi + 1 < g.w;
-                for zz in z.saturating_sub(1)..(z + 2).min(g.n) {
-                    let mut grow = |wj: usize, b: u64| {
-                        let i = zz * g.w + wj;
-                        if grown[i] == 0 {
-                            touched.push((zz as u32, wj as u32));
-                        }
-                        grown[i] |= b;
-                    };
-                    grow(wi, wide);
-                    if before {
-                        grow(wi - 1, 1 << 63);
-                    }
-                    if after {
-                        grow(wi + 1, 1);
-                    }
-                }
-            }
+        loop {
+            // The flats first reached at step `d`.
             next.clear();
-            for &(z, wi) in &touched {
-                let i = z as usize * g.w + wi as usize;
-                let new = grown[i] & flat[i] & !reached[i];
-                grown[i] = 0;
+            for &(tz, tx) in &grown.touched {
+                let k = tz as usize * t + tx as usize;
+                let new = grown.bits[k] & tiles[k] & !reached[k];
+                grown.bits[k] = 0;
                 if new != 0 {
-                    reached[i] |= new;
-                    assign(&mut dist, i, new, d);
-                    next.push(Word { z, wi, bits: new });
+                    reached[k] |= new;
+                    self.assign(&mut dist, tz as usize, tx as usize, new, d);
+                    next.push((tz, tx, new));
                 }
             }
-            touched.clear();
+            grown.touched.clear();
+            if next.is_empty() {
+                break;
+            }
             std::mem::swap(&mut front, &mut next);
+            d += 1;
+            // Their neighbours: within the tile, then across its sides and corners.
+            for &(tz, tx, bits) in &front {
+                let (tz, tx) = (tz as usize, tx as usize);
+                let wide = bits | (bits << 1 & !COLUMN_0) | (bits >> 1 & !COLUMN_7);
+                grown.add(tz, tx, wide | wide << 8 | wide >> 8);
+                let tall = |b: u64| b | b << 8 | b >> 8;
+                if tx > 0 && bits & COLUMN_0 != 0 {
+                    grown.add(tz, tx - 1, tall((bits & COLUMN_0) << 7));
+                }
+                if tx + 1 < t && bits & COLUMN_7 != 0 {
+                    grown.add(tz, tx + 1, tall((bits & COLUMN_7) >> 7));
+                }
+                if tz > 0 && bits & 0xFF != 0 {
+                    grown.add(tz - 1, tx, (wide & 0xFF) << 56);
+                    if tx > 0 && bits & 1 != 0 {
+                        grown.add(tz - 1, tx - 1, 1 << 63);
+                    }
+                    if tx + 1 < t && bits & 1 << 7 != 0 {
+                        grown.add(tz - 1, tx + 1, 1 << 56);
+                    }
+                }
+                if tz + 1 < t && bits >> 56 != 0 {
+                    grown.add(tz + 1, tx, wide >> 56);
+                    if tx > 0 && bits & 1 << 56 != 0 {
+                        grown.add(tz + 1, tx - 1, 1 << 7);
+                    }
+                    if tx + 1 < t && bits & 1 << 63 != 0 {
+                        grown.add(tz + 1, tx + 1, 1);
+                    }
+                }
+            }
         }
         dist
+    }
+
+    /// `dist[slot] = d` for the samples of `bits` in tile (`tz`, `tx`).
+    #[inline(always)]
+    fn assign(self, dist: &mut [u32], tz: usize, tx: usize, bits: u64, d: u32) {
+        let g = self.g;
+        let x0 = tx * 8;
+        for r in 0..8 {
+            let byte = bits >> (8 * r) & 0xFF;
+            if byte == 0 {
+                continue;
+            }
+            let i = (tz * 8 + r) * g.w + x0 / 64;
+            let (word, first) = (self.bits[i], self.base[i]);
+            for c in Bits(byte) {
+                let below = word & ((1u64 << (x0 % 64 + c)) - 1);
+                dist[(first + below.count_ones()) as usize] = d;
+            }
+        }
     }
 
     /// [`Self::receivers_body`], with the POPCNT instruction where the CPU has it.
