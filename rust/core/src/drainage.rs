@@ -1911,6 +1911,24 @@ mod tests {
             })
             .collect();
         cases.push((terraces, n, "terraces", 200));
+        // Four flats one sample wide along diagonals, each draining at a map corner, on a flat
+        // plateau: their searches cross 8 × 8 tile corners in all four directions.
+        let n = 64;
+        let mut diagonals = vec![10.0f32; n * n];
+        for i in 1..=28 {
+            for (x, z) in [
+                (i, i),
+                (n - 1 - i, i),
+                (n - 1 - i, n - 1 - i),
+                (i, n - 1 - i),
+            ] {
+                diagonals[z * n + x] = 5.0;
+            }
+        }
+        for corner in [0, n - 1, n * n - n, n * n - 1] {
+            diagonals[corner] = 0.0;
+        }
+        cases.push((diagonals, n, "diagonals", 3000));
         for (h, n, name, least) in &cases {
             let n = *n;
             let filled = depression_fill(h, n, 0.0);

@@ -4,13 +4,13 @@
 //!
 //! Two neighbouring flat samples always have the same filled height (neither has a lower
 //! neighbour), so the flats are just the set bits of a row-major bit mask, and their two
-//! breadth-first searches are bit-parallel: each step dilates the previous step's words
-//! (shifts within a word, the carry into the next, the rows above and below) and keeps the
-//! flat samples not reached yet, 64 samples per operation. A sample's distances live at its
-//! position among the flats in index order, its *slot*: the flats before its word (a prefix
-//! sum per word) plus those before it in the word (a population count). Only the samples on
-//! a flat's edge (a neighbour that is not flat) are looked at one by one for spilling and for
-//! the searches' seeds; a lake's inside is words.
+//! breadth-first searches are bit-parallel over 8 × 8 tiles of it: each step dilates the
+//! tiles the previous step reached (shifts within the tile, carries across its sides and
+//! corners) and keeps the flat samples not reached yet, 64 samples per operation. Every tile
+//! with flats has 64 entries for the distances and the keys, a sample's entry its place in
+//! the tile: no search through the flats. Only the samples on a flat's edge (a neighbour that
+//! is not flat) are looked at one by one for spilling and for the searches' seeds; a lake's
+//! inside is words.
 //!
 //! The distances are the unique shortest-path lengths and every other step is per sample, so
 //! the receivers are exactly the definition's, whatever the thread count (pinned by a test
@@ -140,24 +140,25 @@ pub(crate) fn route_flats(filled: &[f32], n: usize, rcv: &mut [u32], candidates:
     for (c, s) in spills {
         rcv[c as usize] = s;
     }
-    // Each word's first slot (the flats before it).
-    let mut base = Vec::with_capacity(flat.len());
-    let mut count = 0u32;
-    for &f in &flat {
-        base.push(count);
-        count += f.count_ones();
-    }
-    if count == 0 {
-        return;
-    }
     let t = n.div_ceil(8);
     let tiles = tiles_of(g, &flat, t);
+    // Each tile with flats gets 64 entries of the searches' distances and the keys, in the
+    // order of the tiles.
+    let mut slots = Vec::with_capacity(tiles.len());
+    let mut used = 0u32;
+    for &tile in &tiles {
+        slots.push(if tile == 0 { NONE } else { used });
+        used += (tile != 0) as u32;
+    }
+    if used == 0 {
+        return;
+    }
     let f = Flats {
         g,
         bits: &flat,
-        base: &base,
         t,
         tiles: &tiles,
+        slots: &slots,
     };
     // The seeds of the two searches, among the flats on a flat's edge: next to an
     // equal-height sample they can drain into (not flat, not an outlet: towards lower
@@ -203,10 +204,8 @@ pub(crate) fn route_flats(filled: &[f32], n: usize, rcv: &mut [u32], candidates:
     };
     // Towards lower terrain and away from higher terrain: the two searches are independent,
     // concurrent.
-    let (lo, hi) = rayon::join(
-        || f.distances(count as usize, low),
-        || f.distances(count as usize, high),
-    );
+    let entries = used as usize * 64;
+    let (lo, hi) = rayon::join(|| f.distances(entries, low), || f.distances(entries, high));
     // What a flat sample's receiver minimises: `2·L − H`.
     let key: Vec<i64> = lo
         .par_iter()
@@ -334,18 +333,19 @@ impl Grid {
     }
 }
 
-/// The flats of a [`Grid`] as words, with each word's first slot (the flats before it in index
-/// order).
+/// The flats of a [`Grid`] as row words and as tiles, with where each flat sample's entry is
+/// (its tile's 64 entries, by its place in the tile).
 #[derive(Clone, Copy)]
 struct Flats<'a> {
     g: Grid,
     bits: &'a [u64],
-    base: &'a [u32],
     /// Tiles per side.
     t: usize,
     /// The flats again as 8 × 8 tiles, row-major (bit `8·r + c` of tile (`tz`, `tx`) is the
     /// sample at row `8·tz + r`, column `8·tx + c`), for the searches.
     tiles: &'a [u64],
+    /// Per tile, where its 64 entries start, over 64 ([`NONE`] for tiles without flats).
+    slots: &'a [u32],
 }
 
 /// One step's dilation in tiles (`t` per side), and the tiles it touched.
@@ -400,37 +400,18 @@ impl Flats<'_> {
         self.bits[z * self.g.w + x / 64] >> (x % 64) & 1 != 0
     }
 
-    /// The slot of the flat sample at row `z`, column `x`: its position among the flats.
+    /// The entry of the flat sample at row `z`, column `x`.
     #[inline(always)]
-    fn slot(self, z: usize, x: usize) -> usize {
-        let i = z * self.g.w + x / 64;
-        (self.base[i] + (self.bits[i] & ((1u64 << (x % 64)) - 1)).count_ones()) as usize
+    fn entry(self, z: usize, x: usize) -> usize {
+        self.slots[(z / 8) * self.t + x / 8] as usize * 64 + (z % 8) * 8 + x % 8
     }
 
-    /// [`Self::distances_body`], with the POPCNT instruction where the CPU has it (the same
-    /// counts either way).
-    fn distances(self, count: usize, seeds: Vec<Word>) -> Vec<u32> {
-        #[cfg(target_arch = "x86_64")]
-        {
-            #[target_feature(enable = "popcnt")]
-            unsafe fn fast(f: Flats, count: usize, seeds: Vec<Word>) -> Vec<u32> {
-                f.distances_body(count, seeds)
-            }
-            if std::arch::is_x86_feature_detected!("popcnt") {
-                // SAFETY: the CPU has POPCNT (checked just above).
-                return unsafe { fast(self, count, seeds) };
-            }
-        }
-        self.distances_body(count, seeds)
-    }
-
-    /// Breadth-first distances over the 8-connected flat samples, by slot (`count` flats): 1 at
-    /// the `seeds`, one more per step, 0 where no seed's search arrives. Each step dilates the
+    /// Breadth-first distances over the 8-connected flat samples, by entry (`count` entries):
+    /// 1 at the `seeds`, one more per step, 0 where no seed's search arrives. Each step dilates the
     /// tiles the last step reached (within the tile, and across its sides and corners) and
     /// keeps the flats not reached before: a front along a column takes one tile per eight
     /// rows, not a word per row.
-    #[inline(always)]
-    fn distances_body(self, count: usize, seeds: Vec<Word>) -> Vec<u32> {
+    fn distances(self, count: usize, seeds: Vec<Word>) -> Vec<u32> {
         let (t, tiles) = (self.t, self.tiles);
         let mut dist = vec![0u32; count];
         let mut reached = vec![0u64; tiles.len()];
@@ -461,7 +442,10 @@ impl Flats<'_> {
                 grown.bits[k] = 0;
                 if new != 0 {
                     reached[k] |= new;
-                    self.assign(&mut dist, tz as usize, tx as usize, new, d);
+                    let first = self.slots[k] as usize * 64;
+                    for b in Bits(new) {
+                        dist[first + b] = d;
+                    }
                     next.push((tz, tx, new));
                 }
             }
@@ -506,56 +490,13 @@ impl Flats<'_> {
         dist
     }
 
-    /// `dist[slot] = d` for the samples of `bits` in tile (`tz`, `tx`).
-    #[inline(always)]
-    fn assign(self, dist: &mut [u32], tz: usize, tx: usize, bits: u64, d: u32) {
-        let g = self.g;
-        let x0 = tx * 8;
-        for r in 0..8 {
-            let byte = bits >> (8 * r) & 0xFF;
-            if byte == 0 {
-                continue;
-            }
-            let i = (tz * 8 + r) * g.w + x0 / 64;
-            let (word, first) = (self.bits[i], self.base[i]);
-            for c in Bits(byte) {
-                let below = word & ((1u64 << (x0 % 64 + c)) - 1);
-                dist[(first + below.count_ones()) as usize] = d;
-            }
-        }
-    }
-
-    /// [`Self::receivers_body`], with the POPCNT instruction where the CPU has it.
-    fn receivers(self, rows: Range<usize>, filled: &[f32], key: &[i64], at: &[AtomicU32]) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            #[target_feature(enable = "popcnt")]
-            unsafe fn fast(
-                f: Flats,
-                rows: Range<usize>,
-                filled: &[f32],
-                key: &[i64],
-                at: &[AtomicU32],
-            ) {
-                f.receivers_body(rows, filled, key, at)
-            }
-            if std::arch::is_x86_feature_detected!("popcnt") {
-                // SAFETY: the CPU has POPCNT (checked just above).
-                return unsafe { fast(self, rows, filled, key, at) };
-            }
-        }
-        self.receivers_body(rows, filled, key, at)
-    }
-
-    /// The receivers of the flat samples of `rows` (`key`: `2·L − H` by slot), stored into
+    /// The receivers of the flat samples of `rows` (`key`: `2·L − H` by entry), stored into
     /// `at`: each drains to its equal-height neighbour of least key (samples that drain, not
     /// flat and not outlets, first; ties to the smallest neighbour index), or stays put
     /// (`NONE`) if none is less than its own. Relaxed atomics: the flats' entries are
-    /// written, only the others' read. A flat inside a flat (eight flat neighbours) reads its
-    /// neighbours' keys at consecutive slots: one before and after its own, three from the
-    /// upper-left one's and three from the lower-left one's, which go up by one along a run.
-    #[inline(always)]
-    fn receivers_body(self, rows: Range<usize>, filled: &[f32], key: &[i64], at: &[AtomicU32]) {
+    /// written, only the others' read. A flat inside a flat (eight flat neighbours) only
+    /// compares their keys.
+    fn receivers(self, rows: Range<usize>, filled: &[f32], key: &[i64], at: &[AtomicU32]) {
         let g = self.g;
         for z in rows {
             for wi in 0..g.w {
@@ -565,35 +506,18 @@ impl Flats<'_> {
                     continue;
                 }
                 let inner = g.inner(self.bits, z, wi);
-                // The current flat's slot, and the last inner flat's column with the slots of
-                // its upper-left and lower-left neighbours.
-                let mut s = self.base[i] as usize;
-                let mut last = (usize::MAX, 0, 0);
                 for b in Bits(word) {
                     let x = wi * 64 + b;
                     let c = z * g.n + x;
                     let around = g.around(c);
-                    let (mut best, mut best_k) = (NONE, key[s]);
+                    let (mut best, mut best_k) = (NONE, key[self.entry(z, x)]);
                     if inner >> b & 1 != 0 {
-                        let (su, sd) = if last.0.wrapping_add(1) == x {
-                            (last.1 + 1, last.2 + 1)
-                        } else {
-                            (self.slot(z - 1, x - 1), self.slot(z + 1, x - 1))
-                        };
-                        last = (x, su, sd);
-                        let keys = [
-                            key[su],
-                            key[su + 1],
-                            key[su + 2],
-                            key[s - 1],
-                            key[s + 1],
-                            key[sd],
-                            key[sd + 1],
-                            key[sd + 2],
-                        ];
-                        for (k, j) in keys.into_iter().zip(around) {
-                            if k < best_k {
-                                best_k = k;
+                        // Eight flat neighbours.
+                        for (k, j) in around.into_iter().enumerate() {
+                            let (zj, xj) = g.step(z, x, k);
+                            let kj = key[self.entry(zj, xj)];
+                            if kj < best_k {
+                                best_k = kj;
                                 best = j as u32;
                             }
                         }
@@ -602,7 +526,7 @@ impl Flats<'_> {
                         for (k, j) in around.into_iter().enumerate() {
                             let (zj, xj) = g.step(z, x, k);
                             let kj = if self.has(zj, xj) {
-                                key[self.slot(zj, xj)]
+                                key[self.entry(zj, xj)]
                             } else if filled[j] == hc && at[j].load(Relaxed) as usize != j {
                                 i64::MIN
                             } else {
@@ -616,7 +540,6 @@ impl Flats<'_> {
                     }
                     debug_assert!(best != NONE, "flat sample {c} has no way down");
                     at[c].store(best, Relaxed);
-                    s += 1;
                 }
             }
         }
