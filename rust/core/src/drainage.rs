@@ -56,7 +56,7 @@ pub const DEFAULT_WIDTH_COEFFICIENT: f32 = 8.0;
 pub const DEFAULT_DEPTH_COEFFICIENT: f32 = 1.2;
 
 /// Marks "no lake" in [`Drainage::lake_id`] and "no receiver" in [`flat_routing`].
-pub const NONE: u32 = u32::MAX;
+pub const NONE: u32 = crate::flats::NONE;
 
 /// Settings of [`drainage`].
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -255,7 +255,7 @@ impl Drainage {
 
 #[inline(always)]
 pub(crate) fn is_sea(h: f32, sea_level: f32) -> bool {
-    h.partial_cmp(&sea_level) != Some(std::cmp::Ordering::Greater)
+    crate::flats::not_above(h, sea_level)
 }
 
 /// Total order of `f32` as an unsigned key (NaN never reaches here: it is sea).

@@ -16,10 +16,20 @@
 //! the receivers are exactly the definition's, whatever the thread count (pinned by a test
 //! against a sequential implementation of the definition).
 
-use crate::drainage::{is_sea, NONE};
 use rayon::prelude::*;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+
+/// No receiver (the value of [`crate::drainage::NONE`], which is defined by it: this module
+/// sits below `drainage`).
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// Whether `h` is not above `level`, NaN included (the drainage's sea test,
+/// [`crate::drainage`]'s `is_sea`, is this).
+#[inline(always)]
+pub(crate) fn not_above(h: f32, level: f32) -> bool {
+    h.partial_cmp(&level) != Some(std::cmp::Ordering::Greater)
+}
 
 /// Rows per parallel task of the per-row passes.
 const ROWS_PER_TASK: usize = 32;
@@ -96,13 +106,12 @@ pub(crate) fn route_flats(filled: &[f32], n: usize, rcv: &mut [u32], candidates:
     if nan.is_empty() && cand.iter().all(|&c| c == 0) {
         return;
     }
-    // The first outlet neighbour at or below `c`'s height (`is_sea` is "not above", NaN
-    // included): only candidates on the edge of the candidates can have one.
+    // The first outlet neighbour at or below `c`'s height (not above it, NaN included): only candidates on the edge of the candidates can have one.
     let spill_of = |c: usize, rcv: &[u32]| -> u32 {
         let hc = filled[c];
         g.around(c)
             .into_iter()
-            .find(|&j| is_sea(filled[j], hc) && rcv[j] as usize == j)
+            .find(|&j| not_above(filled[j], hc) && rcv[j] as usize == j)
             .map_or(NONE, |j| j as u32)
     };
     // The flats: the candidates with a height that spill nowhere, and the spilling ones.
