@@ -32,7 +32,7 @@
 //!   rivers run on to a lake or the sea and never end in a dry pit.
 
 use crate::det_math;
-use crate::flats::Candidates;
+use crate::flats::{as_atomic_u32, Candidates};
 use crate::runs::Runs;
 use crate::schema::{check_all, Check, ParamSpec, Slider, Value};
 use rayon::prelude::*;
@@ -909,16 +909,6 @@ fn as_atomic(known: &mut [u8]) -> &[std::sync::atomic::AtomicU8] {
     // SAFETY: `AtomicU8` has the size, alignment and bit validity of `u8`, and `known` stays
     // borrowed mutably while the atomics live, so nothing else accesses it meanwhile.
     unsafe { &*(known as *mut [u8] as *const [std::sync::atomic::AtomicU8]) }
-}
-
-/// `counts` as atomics, for the parallel sums of [`accumulate_counts_linked`].
-fn as_atomic_u32(counts: &mut [u32]) -> &[std::sync::atomic::AtomicU32] {
-    const _: () = assert!(
-        std::mem::align_of::<u32>() == std::mem::align_of::<std::sync::atomic::AtomicU32>()
-    );
-    // SAFETY: `AtomicU32` has the size and bit validity of `u32`, and the same alignment here
-    // (checked above); `counts` stays borrowed mutably while the atomics live.
-    unsafe { &*(counts as *mut [u32] as *const [std::sync::atomic::AtomicU32]) }
 }
 
 /// Neighbour offsets of an interior sample, in [`NEIGHBOURS`] order.
@@ -1937,8 +1927,8 @@ mod tests {
             assert!(routed > *least, "{name}: {routed} routed samples");
             assert_eq!(flat_routing(&filled, n, 0.0, h), want, "{name}");
             // In place, after D8: the routed samples get their receivers, the others keep D8's.
-            let (mut rcv, cand) = d8(&filled, n, 0.0, h);
-            let (d8_rcv, _) = d8(&filled, n, 0.0, h);
+            let (d8_rcv, cand) = d8(&filled, n, 0.0, h);
+            let mut rcv = d8_rcv.clone();
             crate::flats::route_flats(&filled, n, &mut rcv, cand);
             for i in 0..n * n {
                 let expect = if want[i] != NONE { want[i] } else { d8_rcv[i] };

@@ -82,8 +82,8 @@ impl Candidates {
 }
 
 /// Routes the flats in place: `rcv` holds downhill receivers in which every outlet (sea, map
-/// border) is its own receiver and every other sample a neighbour, except the `candidates`
-/// (in index order): the non-outlet samples without a lower neighbour on `filled`, [`NONE`].
+/// border) is its own receiver and every other sample a neighbour, except the `candidates`:
+/// the non-outlet samples without a lower neighbour on `filled`, [`NONE`].
 /// Each candidate gets its receiver: the first outlet neighbour at or below its height if it
 /// has one, else (a flat sample) its way across the flat; a candidate whose filled height is
 /// not a number and that spills nowhere stays [`NONE`] (the definition finds it no way out).
@@ -95,7 +95,7 @@ pub(crate) fn route_flats(filled: &[f32], n: usize, rcv: &mut [u32], candidates:
     );
     let g = Grid {
         n,
-        w: n.div_ceil(64),
+        w: Candidates::words_per_row(n),
     };
     let Candidates { words: cand, nan } = candidates;
     assert_eq!(
@@ -106,7 +106,8 @@ pub(crate) fn route_flats(filled: &[f32], n: usize, rcv: &mut [u32], candidates:
     if nan.is_empty() && cand.iter().all(|&c| c == 0) {
         return;
     }
-    // The first outlet neighbour at or below `c`'s height (not above it, NaN included): only candidates on the edge of the candidates can have one.
+    // The first outlet neighbour at or below `c`'s height (not above it, NaN included): only
+    // candidates on the edge of the candidates can have one.
     let spill_of = |c: usize, rcv: &[u32]| -> u32 {
         let hc = filled[c];
         g.around(c)
@@ -235,12 +236,13 @@ pub(crate) fn route_flats(filled: &[f32], n: usize, rcv: &mut [u32], candidates:
         });
 }
 
-/// `rcv` as atomics (for relaxed loads and stores to distinct samples from several threads).
-fn as_atomic_u32(rcv: &mut [u32]) -> &[AtomicU32] {
+/// `map` as atomics, for relaxed loads and stores to distinct samples from several threads
+/// (here and in [`crate::drainage`]'s parallel sums).
+pub(crate) fn as_atomic_u32(map: &mut [u32]) -> &[AtomicU32] {
     const _: () = assert!(std::mem::align_of::<u32>() == std::mem::align_of::<AtomicU32>());
     // SAFETY: `AtomicU32` has the size and bit validity of `u32`, and the same alignment here
-    // (checked above); `rcv` stays borrowed mutably while the atomics live.
-    unsafe { &*(rcv as *mut [u32] as *const [AtomicU32]) }
+    // (checked above); `map` stays borrowed mutably while the atomics live.
+    unsafe { &*(map as *mut [u32] as *const [AtomicU32]) }
 }
 
 /// An `n × n` grid's rows as `w` words of 64 samples each (bit `b` of word `wi` is sample
@@ -416,10 +418,10 @@ impl Flats<'_> {
     }
 
     /// Breadth-first distances over the 8-connected flat samples, by entry (`count` entries):
-    /// 1 at the `seeds`, one more per step, 0 where no seed's search arrives. Each step dilates the
-    /// tiles the last step reached (within the tile, and across its sides and corners) and
-    /// keeps the flats not reached before: a front along a column takes one tile per eight
-    /// rows, not a word per row.
+    /// 1 at the `seeds`, one more per step, 0 where no seed's search arrives. Each step
+    /// dilates the tiles the last step reached (within the tile, and across its sides and
+    /// corners) and keeps the flats not reached before: a front along a column takes one tile
+    /// per eight rows, not a word per row.
     fn distances(self, count: usize, seeds: Vec<Word>) -> Vec<u32> {
         let (t, tiles) = (self.t, self.tiles);
         let mut dist = vec![0u32; count];
