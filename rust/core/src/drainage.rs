@@ -1162,16 +1162,7 @@ pub fn flow_order_linked(rcv: &[u32], n: usize) -> LinkedOrder {
     let groups: Vec<(Vec<u32>, Vec<u32>)> = tree_groups(len)
         .map(|roots| {
             let (mut out, mut at) = (Vec::new(), Vec::new());
-            let mut stack = Vec::new();
-            for i in roots {
-                if is_tree_root(rcv, i) {
-                    let base = out.len() as u32;
-                    walk_tree_with(rcv, n, i as u32, &mut stack, |c, k| {
-                        out.push(c);
-                        at.push(if k == NONE { NONE } else { base + k });
-                    });
-                }
-            }
+            walk_trees_linked(rcv, n, roots, &mut Vec::new(), &mut out, &mut at);
             (out, at)
         })
         .collect();
@@ -1240,6 +1231,29 @@ pub fn accumulate_counts_linked(linked: &LinkedOrder, rcv: &[u32], len: usize) -
         counts[o as usize] += v;
     }
     counts
+}
+
+/// The trees whose first sample lies in `roots` (an index range), walked one after another in
+/// index order as [`flow_order`] walks them, appended to `out`; `at` gets, for each, the
+/// position of its receiver in `out` ([`NONE`] for a tree's first sample, whose receiver is an
+/// outlet), as in [`LinkedOrder::receiver_at`]. `stack` is scratch.
+pub(crate) fn walk_trees_linked(
+    rcv: &[u32],
+    n: usize,
+    roots: std::ops::Range<usize>,
+    stack: &mut Vec<(u32, u32)>,
+    out: &mut Vec<u32>,
+    at: &mut Vec<u32>,
+) {
+    for i in roots {
+        if is_tree_root(rcv, i) {
+            let base = out.len() as u32;
+            walk_tree_with(rcv, n, i as u32, stack, |c, k| {
+                out.push(c);
+                at.push(if k == NONE { NONE } else { base + k });
+            });
+        }
+    }
 }
 
 /// Fewest sample indices whose trees one parallel task of [`flow_order`] walks.

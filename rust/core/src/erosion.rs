@@ -373,15 +373,11 @@ fn step(
     k: u32,
     report: &mut ErosionReport,
 ) {
-    let len = n * n;
     let filled = depression_fill(h, n, p.sea);
     let rcv = flow_receivers_with_flats(&filled, n, p.sea, h, p.step_seed(k));
-    let order = flow_order(&rcv, n);
-    let area = flow_accumulation(&order, &rcv, len, p.dx * p.dx);
     let old = &mut *scratch;
     old.copy_from_slice(h);
-    stream_power(h, &order, &rcv, &area, n, p);
-    let b = deposition(h, old, &filled, &order, &rcv, &area, p);
+    let b = fluvial(h, old, &filled, &rcv, n, p);
     report.eroded_volume += b.eroded;
     report.deposited_volume += b.deposited;
     report.exported_volume += b.exported;
@@ -389,6 +385,100 @@ fn step(
         scratch.copy_from_slice(h);
         thermal(h, scratch, n, p);
     }
+}
+
+/// Root-index span of the groups of drainage trees [`fluvial`] handles as one task: fixed (not
+/// derived from the thread count), so the volumes it sums per group are the same on any number
+/// of threads.
+const FLUVIAL_SPAN: usize = 1 << 13;
+
+/// [`flow_order`], [`flow_accumulation`], [`stream_power`] and [`deposition`] of one step, with
+/// the same heights bit for bit: `old` holds the heights before the step. The drainage trees
+/// share no sample (their outlets, which none of these kernels changes, are outside them), and
+/// each kernel only combines a sample with its receiver and donors, so groups of trees (those
+/// whose first sample lies in one span of [`FLUVIAL_SPAN`] indices) go through all four in one
+/// parallel task, in the order the sequential kernels visit their samples. Areas and sediment
+/// are held by walk position within the group. The volumes are summed per group, then over the
+/// groups in index order: a different rounding of the same sums than [`deposition`]'s.
+fn fluvial(
+    h: &mut [f32],
+    old: &[f32],
+    filled: &[f32],
+    rcv: &[u32],
+    n: usize,
+    p: &StepParams,
+) -> SedimentBudget {
+    use std::sync::atomic::Ordering::Relaxed;
+    let len = n * n;
+    let ca = p.dx * p.dx;
+    // Each sample is written only by the task owning its tree and read only by that task (as a
+    // receiver) or as an outlet, which no task writes: relaxed loads and stores are plain moves.
+    let hs = crate::flats::as_atomic_u32(bytemuck::cast_slice_mut(h));
+    let get = |i: usize| f32::from_bits(hs[i].load(Relaxed));
+    let set = |i: usize, v: f32| hs[i].store(v.to_bits(), Relaxed);
+    let budgets: Vec<SedimentBudget> = (0..len.div_ceil(FLUVIAL_SPAN))
+        .into_par_iter()
+        .map(|g| {
+            let roots = g * FLUVIAL_SPAN..((g + 1) * FLUVIAL_SPAN).min(len);
+            let (mut order, mut at) = (Vec::new(), Vec::new());
+            crate::drainage::walk_trees_linked(rcv, n, roots, &mut Vec::new(), &mut order, &mut at);
+            // flow_accumulation: donors after their receiver, so upstream first is backwards.
+            let mut area = vec![ca; order.len()];
+            for k in (0..order.len()).rev() {
+                if at[k] != NONE {
+                    area[at[k] as usize] += area[k];
+                }
+            }
+            // stream_power, receivers first.
+            for (k, &c) in order.iter().enumerate() {
+                let (c, r) = (c as usize, rcv[c as usize] as usize);
+                let (hc, hr) = (get(c), get(r));
+                let hr = if is_sea(hr, p.sea) { p.sea } else { hr };
+                if hc > hr {
+                    let f = p.kdt * p.pow_area(area[k]) / (p.dx * dist_cells(c, r, n));
+                    set(c, (hc + f * hr) / (1.0 + f));
+                }
+            }
+            // deposition, upstream first; an outlet's sediment is never read.
+            let mut qs = vec![0.0f32; order.len()];
+            let mut b = SedimentBudget::default();
+            for k in (0..order.len()).rev() {
+                let c = order[k] as usize;
+                let hc = get(c);
+                let e = (old[c] - hc) * ca;
+                b.eroded += e as f64;
+                let q = qs[k] + e;
+                if q <= 0.0 {
+                    continue;
+                }
+                let room = filled[c] - old[c];
+                let d = if room > 0.0 {
+                    (q / ca).min(room)
+                } else {
+                    (p.g * q / (area[k] + p.g * ca)).min(q / ca)
+                };
+                set(c, hc + d);
+                b.deposited += (d * ca) as f64;
+                let out = q - d * ca;
+                if out <= 0.0 {
+                    continue;
+                }
+                if is_sea(get(rcv[c] as usize), p.sea) {
+                    b.exported += out as f64;
+                } else if at[k] != NONE {
+                    qs[at[k] as usize] += out;
+                }
+            }
+            b
+        })
+        .collect();
+    budgets
+        .iter()
+        .fold(SedimentBudget::default(), |s, b| SedimentBudget {
+            eroded: s.eroded + b.eroded,
+            deposited: s.deposited + b.deposited,
+            exported: s.exported + b.exported,
+        })
 }
 
 /// Drainage area (m²) of every sample: `cell_area` accumulated down the receivers `rcv`,
@@ -785,6 +875,65 @@ mod tests {
                 lap += diff / (d * d);
             });
             *v = hi + THERMAL_RATE * dh + p.smooth * lap;
+        }
+    }
+
+    /// [`fluvial`] gives the heights of the sequential kernels it stands for ([`flow_order`],
+    /// [`flow_accumulation`], [`stream_power`], [`deposition`]) bit for bit, and their volumes up
+    /// to rounding, over several steps of a rough island with pits, sea and lakes: one group of
+    /// trees (65²) and many (257², trees crossing the groups' spans).
+    #[test]
+    fn fluvial_equals_the_sequential_kernels() {
+        for n in [65usize, 257] {
+            let plan = erosion_plan(n, 1024.0 / (n - 1) as f32, &ErosionSettings::default(), 9)
+                .expect("erosion enabled");
+            let p = &plan.params;
+            let fbm = crate::gradient_noise::Fbm::classic(6, 77);
+            let noise = crate::gradient_noise::FbmRows::field(6.0 / n as f32, [0.0, 0.0], fbm);
+            let mut h = vec![0.0f32; n * n];
+            let mut row = vec![0.0f32; n];
+            for z in 0..n {
+                noise.row(z, &mut row);
+                for (x, v) in row.iter().enumerate() {
+                    let (dx, dz) = (x as f32 / n as f32 - 0.5, z as f32 / n as f32 - 0.5);
+                    let r = (dx * dx + dz * dz).sqrt();
+                    h[z * n + x] = 60.0 * (0.4 - r) + 25.0 * v;
+                }
+            }
+            for k in 0..4 {
+                let filled = depression_fill(&h, n, p.sea);
+                assert!(
+                    filled.iter().zip(&h).filter(|(f, h)| f > h).count() > 10,
+                    "n {n} step {k}: the test wants depressions"
+                );
+                let rcv = flow_receivers_with_flats(&filled, n, p.sea, &h, p.step_seed(k));
+                let old = h.clone();
+                let mut want = h.clone();
+                let order = flow_order(&rcv, n);
+                let area = flow_accumulation(&order, &rcv, n * n, p.dx * p.dx);
+                stream_power(&mut want, &order, &rcv, &area, n, p);
+                let bw = deposition(&mut want, &old, &filled, &order, &rcv, &area, p);
+                let bg = fluvial(&mut h, &old, &filled, &rcv, n, p);
+                for (i, (g, w)) in h.iter().zip(&want).enumerate() {
+                    assert_eq!(g.to_bits(), w.to_bits(), "n {n} step {k} sample {i}");
+                }
+                assert!(bw.eroded > 0.0 && bw.deposited > 0.0 && bw.exported > 0.0);
+                for (g, w) in [
+                    (bg.eroded, bw.eroded),
+                    (bg.deposited, bw.deposited),
+                    (bg.exported, bw.exported),
+                ] {
+                    assert!(
+                        (g - w).abs() <= 1e-9 * w.abs(),
+                        "n {n} step {k}: {g} vs {w}"
+                    );
+                }
+                let mut scratch = vec![0.0f32; n * n];
+                for _ in 0..THERMAL_PASSES {
+                    scratch.copy_from_slice(&h);
+                    thermal(&mut h, &scratch, n, p);
+                }
+            }
         }
     }
 
