@@ -353,30 +353,62 @@ impl Carved {
         } = self;
         let p = &params;
         let n = p.resolution as usize;
-        // The splat stage runs before the normals stage (both are reported in pipeline
-        // order): it computes the normals it needs from the heights (the same bits as the
-        // field's), so the normal map (12 bytes per sample) and the sandiness are never alive
-        // at the same time, which bounds the peak memory at the largest resolutions.
         let normal_spacing = Heightfield::spacing_of(n, p.world_size);
+        // Up to [`NORMAL_MAP_FIRST_MAX`] the normal map is made first and the splat and wetness
+        // read their slopes from it. Above, the splat stage runs before the normals stage: it
+        // computes the normals it needs from the heights (the same bits as the field's), so
+        // the normal map (12 bytes per sample) and the sandiness are never alive at the same
+        // time, which bounds the peak memory at the largest resolutions. Both stages are
+        // reported in pipeline order either way.
+        let first = n <= NORMAL_MAP_FIRST_MAX;
         let t = Instant::now();
-        let mut splat = auto_splat_from_heights(
-            &heights,
-            normal_spacing,
-            &sandiness,
-            &p.grid(),
-            p.max_height,
-            &p.splat,
-            tag::SPLAT,
-        );
+        let (mut field, mut heights) = if first {
+            (Some(Heightfield::new(n, p.world_size, heights)), Vec::new())
+        } else {
+            (None, heights)
+        };
+        let normals_first_ms = t.elapsed().as_secs_f64() * 1e3;
+        let t = Instant::now();
+        let hs = field.as_ref().map_or(&heights[..], |f| &f.heights[..]);
+        let mut splat = match &field {
+            Some(f) => crate::splat::auto_splat(
+                hs,
+                &f.normals,
+                &sandiness,
+                &p.grid(),
+                p.max_height,
+                &p.splat,
+                tag::SPLAT,
+            ),
+            None => auto_splat_from_heights(
+                hs,
+                normal_spacing,
+                &sandiness,
+                &p.grid(),
+                p.max_height,
+                &p.splat,
+                tag::SPLAT,
+            ),
+        };
         drop(sandiness);
-        crate::wetness::apply_wetness_from_heights(
-            &mut splat,
-            &heights,
-            normal_spacing,
-            &hydro.water,
-            p.spacing(),
-            &p.splat,
-        );
+        match &field {
+            Some(f) => crate::wetness::apply_wetness(
+                &mut splat,
+                hs,
+                &f.normals,
+                &hydro.water,
+                p.spacing(),
+                &p.splat,
+            ),
+            None => crate::wetness::apply_wetness_from_heights(
+                &mut splat,
+                hs,
+                normal_spacing,
+                &hydro.water,
+                p.spacing(),
+                &p.splat,
+            ),
+        }
         let splat_upper = p.paths.as_deref().and_then(|set| {
             crate::paths::paint_roads(set, &mut splat, &hydro.water, n, p.world_size)
         });
@@ -385,12 +417,14 @@ impl Carved {
             return Err(GenerateError::Cancelled);
         }
         let t = Instant::now();
-        let field = Heightfield::new(n, p.world_size, heights);
+        let field = field
+            .take()
+            .unwrap_or_else(|| Heightfield::new(n, p.world_size, std::mem::take(&mut heights)));
         record(
             &mut stage_ms,
             progress,
             Stage::Normals,
-            t.elapsed().as_secs_f64() * 1e3,
+            normals_first_ms + t.elapsed().as_secs_f64() * 1e3,
         );
         record(&mut stage_ms, progress, Stage::Splat, splat_ms);
         let mut clock = StageClock::new();
@@ -457,6 +491,12 @@ impl StageClock {
         }
     }
 }
+
+/// Largest resolution whose finishing stages make the normal map first and read the splat's
+/// and the wetness's slopes from it (the same bits as computing them from the heights, without
+/// computing them twice). Larger maps compute them from the heights, so that the normal map
+/// and the sandiness are never alive together (the peak memory at 8193²).
+pub const NORMAL_MAP_FIRST_MAX: usize = 2049;
 
 /// Record `stage`'s time, and report it done.
 fn record(
