@@ -168,60 +168,63 @@ fn signed_distance(mask: &[u8], resolution: usize, spacing: f32, cap: Option<f32
         });
     let far = (2 * n) as f32 * spacing;
     let mut out = crate::memory::zeroed(n * n);
-    out.par_chunks_mut(n).enumerate().for_each_init(
-        || (vec![0i32; n], vec![0u32; n], vec![0i32; n], vec![0i32; n]),
-        |(g, d, sv, tv), (y, row)| {
-            let m = &mask[y * n..(y + 1) * n];
-            for &x0 in &starts {
-                let w = (x0 + STRIP).min(n) - x0;
-                let strip = &strips[x0 * n + y * w..x0 * n + (y + 1) * w];
-                for (dst, &src) in g[x0..x0 + w].iter_mut().zip(strip) {
-                    *dst = src as i32;
+    out.par_chunks_mut(n)
+        .enumerate()
+        .with_max_len(crate::grid::MAX_ROWS_PER_TASK)
+        .for_each_init(
+            || (vec![0i32; n], vec![0u32; n], vec![0i32; n], vec![0i32; n]),
+            |(g, d, sv, tv), (y, row)| {
+                let m = &mask[y * n..(y + 1) * n];
+                for &x0 in &starts {
+                    let w = (x0 + STRIP).min(n) - x0;
+                    let strip = &strips[x0 * n + y * w..x0 * n + (y + 1) * w];
+                    for (dst, &src) in g[x0..x0 + w].iter_mut().zip(strip) {
+                        *dst = src as i32;
+                    }
                 }
-            }
-            // Runs of one class. For a sample of a run [a, b] only the columns a-1 ..= b+1
-            // matter: the neighbours a-1 and b+1 are of the other class (column distance 0)
-            // and nearer than anything beyond them. So each run gets its own lower envelope
-            // over those columns, with the run's column distances and 0 at its two ends.
-            let mut a = 0;
-            while a < n {
-                let land = m[a] != 0;
-                let b = run_end(m, a);
-                let other = if land { any_water } else { any_land };
-                if other {
-                    let (lo, hi) = (a.saturating_sub(1), (b + 1).min(n - 1));
-                    let saved = (g[lo], g[hi]);
-                    if lo < a {
-                        g[lo] = 0;
-                    }
-                    if hi > b {
-                        g[hi] = 0;
-                    }
-                    match near {
-                        None => envelope_i32(&g[lo..=hi], &mut d[lo..=hi], sv, tv),
-                        Some(c) => envelope_i32_within(&g[lo..=hi], &mut d[lo..=hi], sv, tv, c),
-                    }
-                    (g[lo], g[hi]) = saved;
-                    // `d < 2^31`, so converting through i32 is exact (and vectorises).
-                    let dist = |v: u32| ((v as i32 as f32).sqrt() - 0.5) * spacing;
-                    if land {
-                        row[a..=b]
-                            .iter_mut()
-                            .zip(&d[a..=b])
-                            .for_each(|(o, &v)| *o = dist(v));
+                // Runs of one class. For a sample of a run [a, b] only the columns a-1 ..= b+1
+                // matter: the neighbours a-1 and b+1 are of the other class (column distance 0)
+                // and nearer than anything beyond them. So each run gets its own lower envelope
+                // over those columns, with the run's column distances and 0 at its two ends.
+                let mut a = 0;
+                while a < n {
+                    let land = m[a] != 0;
+                    let b = run_end(m, a);
+                    let other = if land { any_water } else { any_land };
+                    if other {
+                        let (lo, hi) = (a.saturating_sub(1), (b + 1).min(n - 1));
+                        let saved = (g[lo], g[hi]);
+                        if lo < a {
+                            g[lo] = 0;
+                        }
+                        if hi > b {
+                            g[hi] = 0;
+                        }
+                        match near {
+                            None => envelope_i32(&g[lo..=hi], &mut d[lo..=hi], sv, tv),
+                            Some(c) => envelope_i32_within(&g[lo..=hi], &mut d[lo..=hi], sv, tv, c),
+                        }
+                        (g[lo], g[hi]) = saved;
+                        // `d < 2^31`, so converting through i32 is exact (and vectorises).
+                        let dist = |v: u32| ((v as i32 as f32).sqrt() - 0.5) * spacing;
+                        if land {
+                            row[a..=b]
+                                .iter_mut()
+                                .zip(&d[a..=b])
+                                .for_each(|(o, &v)| *o = dist(v));
+                        } else {
+                            row[a..=b]
+                                .iter_mut()
+                                .zip(&d[a..=b])
+                                .for_each(|(o, &v)| *o = -dist(v));
+                        }
                     } else {
-                        row[a..=b]
-                            .iter_mut()
-                            .zip(&d[a..=b])
-                            .for_each(|(o, &v)| *o = -dist(v));
+                        row[a..=b].fill(if land { far } else { -far });
                     }
-                } else {
-                    row[a..=b].fill(if land { far } else { -far });
+                    a = b + 1;
                 }
-                a = b + 1;
-            }
-        },
-    );
+            },
+        );
     out
 }
 

@@ -569,6 +569,7 @@ fn fill(h: &[f32], n: usize, sea_level: f32) -> Filled {
         .par_chunks_mut(n)
         .zip(known.spare_capacity_mut()[..len].par_chunks_mut(n))
         .enumerate()
+        .with_max_len(crate::grid::MAX_ROWS_PER_TASK)
         .map_init(
             || vec![0u8; n],
             |wet, (z, (frow, krow))| {
@@ -997,6 +998,7 @@ pub(crate) fn receivers_by_rows(
         .par_chunks_mut(n)
         .zip(words.par_chunks_mut(w))
         .enumerate()
+        .with_max_len(crate::grid::MAX_ROWS_PER_TASK)
         .flat_map_iter(|(z, (row, row_words))| {
             let i0 = z * n;
             let mut nan = Vec::new();

@@ -569,6 +569,7 @@ pub fn deposition(
 pub fn thermal(h: &mut [f32], src: &[f32], n: usize, p: &StepParams) {
     h.par_chunks_mut(n)
         .enumerate()
+        .with_max_len(crate::grid::MAX_ROWS_PER_TASK)
         .for_each(|(z, row)| thermal_row(src, n, z, p.talus * p.dx, p.smooth, p.sea, row));
 }
 
@@ -788,12 +789,15 @@ fn bilinear(g: &[f32], n: usize, u: f32, v: f32) -> f32 {
 pub fn resample(g: &[f32], n: usize, m: usize) -> Vec<f32> {
     let scale = (n - 1) as f32 / (m - 1) as f32;
     let mut out = vec![0.0f32; m * m];
-    out.par_chunks_mut(m).enumerate().for_each(|(z, row)| {
-        let v = z as f32 * scale;
-        for (x, o) in row.iter_mut().enumerate() {
-            *o = bilinear(g, n, x as f32 * scale, v);
-        }
-    });
+    out.par_chunks_mut(m)
+        .enumerate()
+        .with_max_len(crate::grid::MAX_ROWS_PER_TASK)
+        .for_each(|(z, row)| {
+            let v = z as f32 * scale;
+            for (x, o) in row.iter_mut().enumerate() {
+                *o = bilinear(g, n, x as f32 * scale, v);
+            }
+        });
     out
 }
 
@@ -825,29 +829,32 @@ pub fn upsample_delta(g: &mut [f32], n: usize, delta: &[f32], m: usize, sea: f32
             ([tap(x0 - 1), tap(x0), tap(x0 + 1), tap(x0 + 2)], w)
         })
         .collect();
-    g.par_chunks_mut(n).enumerate().for_each_init(
-        || vec![0.0f32; m],
-        |line, (z, row)| {
-            let v = z as f32 * scale;
-            let z0 = (v.floor() as isize).min(m as isize - 2);
-            let w = catmull_rom(v - z0 as f32);
-            let rows = [tap(z0 - 1), tap(z0), tap(z0 + 1), tap(z0 + 2)];
-            for (x, l) in line.iter_mut().enumerate() {
-                *l = w[0] * delta[rows[0] * m + x]
-                    + w[1] * delta[rows[1] * m + x]
-                    + w[2] * delta[rows[2] * m + x]
-                    + w[3] * delta[rows[3] * m + x];
-            }
-            for (o, (t, cw)) in row.iter_mut().zip(&cols) {
-                if !is_sea(*o, sea) {
-                    *o += cw[0] * line[t[0]]
-                        + cw[1] * line[t[1]]
-                        + cw[2] * line[t[2]]
-                        + cw[3] * line[t[3]];
+    g.par_chunks_mut(n)
+        .enumerate()
+        .with_max_len(crate::grid::MAX_ROWS_PER_TASK)
+        .for_each_init(
+            || vec![0.0f32; m],
+            |line, (z, row)| {
+                let v = z as f32 * scale;
+                let z0 = (v.floor() as isize).min(m as isize - 2);
+                let w = catmull_rom(v - z0 as f32);
+                let rows = [tap(z0 - 1), tap(z0), tap(z0 + 1), tap(z0 + 2)];
+                for (x, l) in line.iter_mut().enumerate() {
+                    *l = w[0] * delta[rows[0] * m + x]
+                        + w[1] * delta[rows[1] * m + x]
+                        + w[2] * delta[rows[2] * m + x]
+                        + w[3] * delta[rows[3] * m + x];
                 }
-            }
-        },
-    );
+                for (o, (t, cw)) in row.iter_mut().zip(&cols) {
+                    if !is_sea(*o, sea) {
+                        *o += cw[0] * line[t[0]]
+                            + cw[1] * line[t[1]]
+                            + cw[2] * line[t[2]]
+                            + cw[3] * line[t[3]];
+                    }
+                }
+            },
+        );
 }
 
 #[cfg(test)]

@@ -46,10 +46,17 @@ impl Grid {
 /// any grouping (min and max are exact).
 pub const NORM_PER_GROUP: usize = 4096;
 
+/// Most rows one parallel task of a row loop takes, where rows cost very different amounts (land
+/// and sea, near and far from the coast): without a cap, rayon's adaptive split leaves each
+/// thread a quarter of the map in one piece, and the thread left with the costly quarter runs on
+/// alone at the end.
+pub const MAX_ROWS_PER_TASK: usize = 16;
+
 /// Run `f(row_index, row)` over every row of a row-major `width`-wide grid, rows in parallel.
 pub fn par_rows<T: Send>(data: &mut [T], width: usize, f: impl Fn(usize, &mut [T]) + Sync + Send) {
     data.par_chunks_mut(width)
         .enumerate()
+        .with_max_len(MAX_ROWS_PER_TASK)
         .for_each(|(z, row)| f(z, row));
 }
 

@@ -21,6 +21,7 @@ pub fn compute_normals(heights: &[f32], resolution: usize, spacing: f32) -> Vec<
     out.spare_capacity_mut()[..n * n]
         .par_chunks_mut(n)
         .enumerate()
+        .with_max_len(crate::grid::MAX_ROWS_PER_TASK)
         .for_each(|(z, row)| normals_row(heights, n, spacing, z, row));
     // SAFETY: every row chunk of the first n² slots was fully written by `normals_row`
     // (border columns and the interior span cover 0..n; narrow maps write every sample).

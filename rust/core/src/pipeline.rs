@@ -621,20 +621,24 @@ pub fn generate_heights_with(
         c: &p.coast,
     };
     let mut heights = crate::memory::zeroed(n * n);
-    heights.par_chunks_mut(n).enumerate().for_each_init(
-        || vec![0.0f32; n],
-        |buf, (z, row)| {
-            fine.row(z, buf);
-            let i0 = z * n;
-            shaped_coast.row(
-                row,
-                &base[i0..i0 + n],
-                &dist[i0..i0 + n],
-                buf,
-                &roughness[i0..i0 + n],
-            );
-        },
-    );
+    heights
+        .par_chunks_mut(n)
+        .enumerate()
+        .with_max_len(crate::grid::MAX_ROWS_PER_TASK)
+        .for_each_init(
+            || vec![0.0f32; n],
+            |buf, (z, row)| {
+                fine.row(z, buf);
+                let i0 = z * n;
+                shaped_coast.row(
+                    row,
+                    &base[i0..i0 + n],
+                    &dist[i0..i0 + n],
+                    buf,
+                    &roughness[i0..i0 + n],
+                );
+            },
+        );
     // Only the heights, biomes and sandiness go on: the rest is freed before the erosion and
     // drainage stages allocate their own maps.
     drop((base, dist, roughness, fine));
@@ -958,6 +962,7 @@ fn water_map(
         .par_chunks_mut(n)
         .zip(level.spare_capacity_mut()[..len].par_chunks_mut(n))
         .enumerate()
+        .with_max_len(crate::grid::MAX_ROWS_PER_TASK)
         .map(|(z, (krow, lrow))| {
             let mut lakes = 0;
             krow.fill(std::mem::MaybeUninit::new(DRY));
@@ -1128,6 +1133,7 @@ fn fill_basins(
     kind.par_chunks_mut(n)
         .zip(level.par_chunks_mut(n))
         .enumerate()
+        .with_max_len(crate::grid::MAX_ROWS_PER_TASK)
         .for_each(|(z, (krow, lrow))| {
             for r in runs.row(z) {
                 if basin(r) {

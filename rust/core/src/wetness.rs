@@ -20,7 +20,7 @@
 
 use crate::det_math;
 use crate::distance::distance_to_coast_within;
-use crate::grid::smoothstep;
+use crate::grid::{smoothstep, MAX_ROWS_PER_TASK};
 use crate::params::SplatParams;
 use crate::splat::{quantize_planar_rows, SlopeSkip, GRASS, ROCK, SAND, SNOW};
 use crate::water::{Water, LAKE, RIVER};
@@ -106,75 +106,81 @@ fn wetness(
     let slopes = SlopeSkip::between(dry_slope, p.rock_slope);
     // Row by row: the new weights of the samples that change, gathered planar, then
     // re-quantised together (vectorised) and written back.
-    splat.par_chunks_mut(n).enumerate().for_each_init(
-        || {
-            (
-                vec![0.0f32; 4 * n],
-                Vec::with_capacity(n),
-                vec![[0u8; 4]; n],
-            )
-        },
-        |(planar, at, bytes), (z, row)| {
-            at.clear();
-            for (x, s) in row.iter().enumerate() {
-                let i = z * n + x;
-                let h = heights[i];
-                if h < 0.0 && inland[i] == 0 {
-                    continue; // sea floor
-                }
-                let w0 = s.map(|b| b as f32 * (1.0 / 255.0));
-                let mut w = w0;
-                if inland[i] != 0 {
-                    let t = BED_SAND * strength;
-                    for (k, v) in w.iter_mut().enumerate() {
-                        *v = *v * (1.0 - t) + if k == SAND { t } else { 0.0 };
+    splat
+        .par_chunks_mut(n)
+        .enumerate()
+        .with_max_len(MAX_ROWS_PER_TASK)
+        .for_each_init(
+            || {
+                (
+                    vec![0.0f32; 4 * n],
+                    Vec::with_capacity(n),
+                    vec![[0u8; 4]; n],
+                )
+            },
+            |(planar, at, bytes), (z, row)| {
+                at.clear();
+                for (x, s) in row.iter().enumerate() {
+                    let i = z * n + x;
+                    let h = heights[i];
+                    if h < 0.0 && inland[i] == 0 {
+                        continue; // sea floor
                     }
-                } else {
-                    let e = -dist[i];
-                    let wet = det_math::exp(-e / WET_SCALE) * strength;
-                    if h < beach {
-                        // River mouths: sandy banks.
-                        let t = wet * (1.0 - w[SNOW]);
-                        let moved = (w[GRASS] + w[ROCK] * 0.5) * t;
-                        w[GRASS] -= w[GRASS] * t;
-                        w[ROCK] -= w[ROCK] * 0.5 * t;
-                        w[SAND] += moved;
+                    let w0 = s.map(|b| b as f32 * (1.0 / 255.0));
+                    let mut w = w0;
+                    if inland[i] != 0 {
+                        let t = BED_SAND * strength;
+                        for (k, v) in w.iter_mut().enumerate() {
+                            *v = *v * (1.0 - t) + if k == SAND { t } else { 0.0 };
+                        }
                     } else {
-                        let from_sand = w[SAND] * wet;
-                        let from_rock = w[ROCK] * 0.5 * wet;
-                        w[SAND] -= from_sand;
-                        w[ROCK] -= from_rock;
-                        w[GRASS] += from_sand + from_rock;
-                        // Near the water (`e` up to DRY_FROM) and on gentle slopes `dry` is 0
-                        // and nothing moves, so the normal and its `acos` are only computed
-                        // beyond DRY_FROM, and only where the slope rule does not saturate
-                        // (the same bits).
-                        let far = smoothstep(DRY_FROM, DRY_FULL, e);
-                        if far > 0.0 {
-                            let slope = slopes.slope(normal_y(i));
-                            let dry =
-                                far * smoothstep(dry_slope, p.rock_slope, slope) * 0.5 * strength;
-                            let to_rock = w[GRASS] * dry;
-                            w[GRASS] -= to_rock;
-                            w[ROCK] += to_rock;
+                        let e = -dist[i];
+                        let wet = det_math::exp(-e / WET_SCALE) * strength;
+                        if h < beach {
+                            // River mouths: sandy banks.
+                            let t = wet * (1.0 - w[SNOW]);
+                            let moved = (w[GRASS] + w[ROCK] * 0.5) * t;
+                            w[GRASS] -= w[GRASS] * t;
+                            w[ROCK] -= w[ROCK] * 0.5 * t;
+                            w[SAND] += moved;
+                        } else {
+                            let from_sand = w[SAND] * wet;
+                            let from_rock = w[ROCK] * 0.5 * wet;
+                            w[SAND] -= from_sand;
+                            w[ROCK] -= from_rock;
+                            w[GRASS] += from_sand + from_rock;
+                            // Near the water (`e` up to DRY_FROM) and on gentle slopes `dry` is 0
+                            // and nothing moves, so the normal and its `acos` are only computed
+                            // beyond DRY_FROM, and only where the slope rule does not saturate
+                            // (the same bits).
+                            let far = smoothstep(DRY_FROM, DRY_FULL, e);
+                            if far > 0.0 {
+                                let slope = slopes.slope(normal_y(i));
+                                let dry = far
+                                    * smoothstep(dry_slope, p.rock_slope, slope)
+                                    * 0.5
+                                    * strength;
+                                let to_rock = w[GRASS] * dry;
+                                w[GRASS] -= to_rock;
+                                w[ROCK] += to_rock;
+                            }
                         }
                     }
-                }
-                if w != w0 {
-                    let j = at.len();
-                    for (k, &v) in w.iter().enumerate() {
-                        planar[k * n + j] = v;
+                    if w != w0 {
+                        let j = at.len();
+                        for (k, &v) in w.iter().enumerate() {
+                            planar[k * n + j] = v;
+                        }
+                        at.push(x);
                     }
-                    at.push(x);
                 }
-            }
-            let m = at.len();
-            quantize_planar_rows(planar, n, &mut bytes[..m]);
-            for (&x, &q) in at.iter().zip(bytes.iter()) {
-                row[x] = q;
-            }
-        },
-    );
+                let m = at.len();
+                quantize_planar_rows(planar, n, &mut bytes[..m]);
+                for (&x, &q) in at.iter().zip(bytes.iter()) {
+                    row[x] = q;
+                }
+            },
+        );
 }
 
 #[cfg(test)]
