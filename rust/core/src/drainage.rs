@@ -571,7 +571,7 @@ fn fill(h: &[f32], n: usize, sea_level: f32) -> Filled {
         .enumerate()
         .with_max_len(crate::grid::MAX_ROWS_PER_TASK)
         .map_init(
-            || vec![0u8; n],
+            || vec![0u8; 2 * n],
             |wet, (z, (frow, krow))| {
                 let mut seeds = Vec::new();
                 seed_row(h, n, sea_level, z, frow, krow, wet, &mut seeds);
@@ -755,8 +755,8 @@ impl Flood8<'_> {
 /// Row `z` of `fill`'s first pass: `frow` a copy of the heights; `krow` 1 on the sea and on the
 /// land next to the sea (8 neighbours), 2 on the land on the map border, else 0; the land
 /// samples marked 1 or 2 (the seeds) appended to `seeds` in index order. `wet` is scratch of
-/// `n` bytes: the sea flags of the three rows OR'ed per column, then OR'ed over three columns
-/// (branch-free but for the seeds themselves).
+/// `2n` bytes: the sea flags of the three rows OR'ed per column, then OR'ed over three columns,
+/// and the seed flags (branch-free but for the seeds themselves).
 #[allow(clippy::too_many_arguments)]
 fn seed_row(
     h: &[f32],
@@ -788,10 +788,19 @@ fn seed_row(
     for (((w, &a), &b), &c) in wet.iter_mut().zip(up).zip(row).zip(down) {
         *w = is_sea(a, sea_level) as u8 | is_sea(b, sea_level) as u8 | is_sea(c, sea_level) as u8;
     }
-    // Interior columns: 1 where sea or land next to the sea (a seed), else 0.
+    // Interior columns: 1 where sea or land next to the sea, else 0; `seed` flags the land next
+    // to the sea (the seeds).
+    let (wet, seed) = wet.split_at_mut(n);
     let inner = &row[1..n - 1];
-    for ((k, w), &v) in krow[1..n - 1].iter_mut().zip(wet.windows(3)).zip(inner) {
-        k.write(is_sea(v, sea_level) as u8 | w[0] | w[1] | w[2]);
+    for (((k, s), w), &v) in krow[1..n - 1]
+        .iter_mut()
+        .zip(&mut seed[..n - 2])
+        .zip(wet.windows(3))
+        .zip(inner)
+    {
+        let (sea, near) = (is_sea(v, sea_level) as u8, w[0] | w[1] | w[2]);
+        k.write(sea | near);
+        *s = near & (sea ^ 1);
     }
     let edge = |x: usize, k: &mut std::mem::MaybeUninit<u8>| {
         let sea = is_sea(row[x], sea_level);
@@ -801,9 +810,24 @@ fn seed_row(
     if edge(0, &mut krow[0]) {
         seeds.push(base);
     }
-    for (x, (w, &v)) in wet.windows(3).zip(inner).enumerate() {
-        if !is_sea(v, sea_level) && (w[0] | w[1] | w[2]) != 0 {
-            seeds.push(base + x as u32 + 1);
+    // Blocks of flags at once: away from the coast they are all 0.
+    const BLOCK: usize = 32;
+    let flags = &seed[..n - 2];
+    let blocks = flags.chunks_exact(BLOCK);
+    let tail = blocks.remainder();
+    for (b, block) in blocks.enumerate() {
+        if block.iter().fold(0, |a, &f| a | f) != 0 {
+            for (i, &f) in block.iter().enumerate() {
+                if f != 0 {
+                    seeds.push(base + (b * BLOCK + i) as u32 + 1);
+                }
+            }
+        }
+    }
+    let x0 = flags.len() - tail.len();
+    for (i, &f) in tail.iter().enumerate() {
+        if f != 0 {
+            seeds.push(base + (x0 + i) as u32 + 1);
         }
     }
     if edge(n - 1, &mut krow[n - 1]) {
