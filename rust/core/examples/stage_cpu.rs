@@ -1,5 +1,8 @@
 //! Per-stage CPU time of the default pipeline (all threads, ns resolution from
 //! /proc/self/task/*/schedstat), median over runs: robust to a loaded machine, unlike wall time.
+//! Stages that run together are reported together: the first one's line holds their whole
+//! phase and the others read 0 (base with detail, biomes, mask and distance; normals with
+//! splat). CPU time includes rayon's threads spinning while they wait for work.
 //! `cargo run --release -p island_core --example stage_cpu -- [resolution] [runs]`;
 //! `DEFAULT_MALLOC=1` skips `memory::reuse_freed_memory`.
 use std::sync::atomic::AtomicBool;
