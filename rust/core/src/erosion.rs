@@ -451,12 +451,7 @@ fn fluvial(
                 if q <= 0.0 {
                     continue;
                 }
-                let room = filled[c] - old[c];
-                let d = if room > 0.0 {
-                    (q / ca).min(room)
-                } else {
-                    (p.g * q / (area[k] + p.g * ca)).min(q / ca)
-                };
+                let d = deposit(q, filled[c] - old[c], area[k], p.g, ca);
                 set(c, hc + d);
                 b.deposited += (d * ca) as f64;
                 let out = q - d * ca;
@@ -536,12 +531,7 @@ pub fn deposition(
         if q <= 0.0 {
             continue;
         }
-        let room = filled[c] - old[c];
-        let d = if room > 0.0 {
-            (q / ca).min(room)
-        } else {
-            (p.g * q / (area[c] + p.g * ca)).min(q / ca)
-        };
+        let d = deposit(q, filled[c] - old[c], area[c], p.g, ca);
         h[c] += d;
         deposited += (d * ca) as f64;
         let out = q - d * ca;
@@ -559,6 +549,18 @@ pub fn deposition(
         eroded,
         deposited,
         exported,
+    }
+}
+
+/// What a sample keeps (metres) of the `q` m³ of sediment it holds ([`deposition`]): all it can
+/// hold below the filled surface (`room` metres) in a depression, else `G·Q / (A + G·a)`; never
+/// more than `q` spread over its area `ca`.
+#[inline(always)]
+fn deposit(q: f32, room: f32, area: f32, g: f32, ca: f32) -> f32 {
+    if room > 0.0 {
+        (q / ca).min(room)
+    } else {
+        (g * q / (area + g * ca)).min(q / ca)
     }
 }
 
