@@ -812,22 +812,13 @@ fn seed_row(
     }
     // Blocks of flags at once: away from the coast they are all 0.
     const BLOCK: usize = 32;
-    let flags = &seed[..n - 2];
-    let blocks = flags.chunks_exact(BLOCK);
-    let tail = blocks.remainder();
-    for (b, block) in blocks.enumerate() {
+    for (b, block) in seed[..n - 2].chunks(BLOCK).enumerate() {
         if block.iter().fold(0, |a, &f| a | f) != 0 {
             for (i, &f) in block.iter().enumerate() {
                 if f != 0 {
                     seeds.push(base + (b * BLOCK + i) as u32 + 1);
                 }
             }
-        }
-    }
-    let x0 = flags.len() - tail.len();
-    for (i, &f) in tail.iter().enumerate() {
-        if f != 0 {
-            seeds.push(base + (x0 + i) as u32 + 1);
         }
     }
     if edge(n - 1, &mut krow[n - 1]) {

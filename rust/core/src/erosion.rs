@@ -432,11 +432,8 @@ fn fluvial(
             // stream_power, receivers first.
             for (k, &c) in order.iter().enumerate() {
                 let (c, r) = (c as usize, rcv[c as usize] as usize);
-                let (hc, hr) = (get(c), get(r));
-                let hr = if is_sea(hr, p.sea) { p.sea } else { hr };
-                if hc > hr {
-                    let f = p.kdt * p.pow_area(area[k]) / (p.dx * dist_cells(c, r, n));
-                    set(c, (hc + f * hr) / (1.0 + f));
+                if let Some(v) = incised(get(c), get(r), area[k], c, r, n, p) {
+                    set(c, v);
                 }
             }
             // deposition, upstream first; an outlet's sediment is never read.
@@ -499,12 +496,30 @@ pub fn stream_power(
         if r == c {
             continue;
         }
-        let hr = if is_sea(h[r], p.sea) { p.sea } else { h[r] };
-        if h[c] > hr {
-            let f = p.kdt * p.pow_area(area[c]) / (p.dx * dist_cells(c, r, n));
-            h[c] = (h[c] + f * hr) / (1.0 + f);
+        if let Some(v) = incised(h[c], h[r], area[c], c, r, n, p) {
+            h[c] = v;
         }
     }
+}
+
+/// Sample `c`'s height after [`stream_power`]'s implicit step towards its receiver `r` (height
+/// `hr`; the sea counts at sea level), `area` its drainage area; `None` where it is not above
+/// the receiver (unchanged).
+#[inline(always)]
+fn incised(
+    hc: f32,
+    hr: f32,
+    area: f32,
+    c: usize,
+    r: usize,
+    n: usize,
+    p: &StepParams,
+) -> Option<f32> {
+    let hr = if is_sea(hr, p.sea) { p.sea } else { hr };
+    (hc > hr).then(|| {
+        let f = p.kdt * p.pow_area(area) / (p.dx * dist_cells(c, r, n));
+        (hc + f * hr) / (1.0 + f)
+    })
 }
 
 /// Sediment deposition, upstream first (Yuan et al. 2019): each sample receives what its donors

@@ -18,7 +18,7 @@ use crate::paths::PathKind;
 use crate::river::carve_river;
 use crate::runs::Runs;
 use crate::shaping::apply_shaping_curve;
-use crate::splat::auto_splat_from_heights;
+use crate::splat::{auto_splat_with, Normals};
 use crate::value_noise::value_noise;
 use crate::water::{Water, DRY, LAKE, RIVER, SEA};
 use rayon::prelude::*;
@@ -360,55 +360,41 @@ impl Carved {
         // the normal map (12 bytes per sample) and the sandiness are never alive at the same
         // time, which bounds the peak memory at the largest resolutions. Both stages are
         // reported in pipeline order either way.
-        let first = n <= NORMAL_MAP_FIRST_MAX;
         let t = Instant::now();
-        let (mut field, mut heights) = if first {
+        let (field, heights) = if n <= NORMAL_MAP_FIRST_MAX {
             (Some(Heightfield::new(n, p.world_size, heights)), Vec::new())
         } else {
             (None, heights)
         };
         let normals_first_ms = t.elapsed().as_secs_f64() * 1e3;
         let t = Instant::now();
-        let hs = field.as_ref().map_or(&heights[..], |f| &f.heights[..]);
-        let mut splat = match &field {
-            Some(f) => crate::splat::auto_splat(
-                hs,
-                &f.normals,
-                &sandiness,
-                &p.grid(),
-                p.max_height,
-                &p.splat,
-                tag::SPLAT,
-            ),
-            None => auto_splat_from_heights(
-                hs,
-                normal_spacing,
-                &sandiness,
-                &p.grid(),
-                p.max_height,
-                &p.splat,
-                tag::SPLAT,
+        let (hs, normals) = match &field {
+            Some(f) => (&f.heights[..], Normals::Map(&f.normals)),
+            None => (
+                &heights[..],
+                Normals::FromHeights {
+                    spacing: normal_spacing,
+                },
             ),
         };
+        let mut splat = auto_splat_with(
+            hs,
+            normals,
+            &sandiness,
+            &p.grid(),
+            p.max_height,
+            &p.splat,
+            tag::SPLAT,
+        );
         drop(sandiness);
-        match &field {
-            Some(f) => crate::wetness::apply_wetness(
-                &mut splat,
-                hs,
-                &f.normals,
-                &hydro.water,
-                p.spacing(),
-                &p.splat,
-            ),
-            None => crate::wetness::apply_wetness_from_heights(
-                &mut splat,
-                hs,
-                normal_spacing,
-                &hydro.water,
-                p.spacing(),
-                &p.splat,
-            ),
-        }
+        crate::wetness::apply_wetness_with(
+            &mut splat,
+            hs,
+            normals,
+            &hydro.water,
+            p.spacing(),
+            &p.splat,
+        );
         let splat_upper = p.paths.as_deref().and_then(|set| {
             crate::paths::paint_roads(set, &mut splat, &hydro.water, n, p.world_size)
         });
@@ -417,9 +403,7 @@ impl Carved {
             return Err(GenerateError::Cancelled);
         }
         let t = Instant::now();
-        let field = field
-            .take()
-            .unwrap_or_else(|| Heightfield::new(n, p.world_size, std::mem::take(&mut heights)));
+        let field = field.unwrap_or_else(|| Heightfield::new(n, p.world_size, heights));
         record(
             &mut stage_ms,
             progress,

@@ -201,7 +201,10 @@ pub fn auto_splat(
 
 /// [`auto_splat`] with the normals [`crate::normals::compute_normals`] gives for `heights`
 /// (`normal_spacing` metres apart), computed row by row where the slopes are needed instead
-/// of read from a map: the same bits, without the normal map (12 bytes per sample) alive.
+/// of read from a map: the same bits, without the normal map (12 bytes per sample) alive. The
+/// pipeline passes [`Normals::FromHeights`] to [`auto_splat_with`] itself; the tests pin this
+/// path to [`auto_splat`].
+#[cfg(test)]
 pub(crate) fn auto_splat_from_heights(
     heights: &[f32],
     normal_spacing: f32,
@@ -218,7 +221,7 @@ pub(crate) fn auto_splat_from_heights(
 }
 
 /// [`auto_splat`] with the slopes from `normals`; inputs too short give the all-grass splat.
-fn auto_splat_with(
+pub(crate) fn auto_splat_with(
     heights: &[f32],
     normals: Normals,
     sandiness: &[f32],
@@ -293,9 +296,10 @@ fn auto_splat_strips(c: &Ctx, strip: usize) -> Vec<[u8; 4]> {
     out
 }
 
-/// Where [`auto_splat`] takes its normals from.
+/// Where [`auto_splat`] (and the wetness, [`crate::wetness::apply_wetness_with`]) takes its
+/// normals from.
 #[derive(Clone, Copy)]
-enum Normals<'a> {
+pub(crate) enum Normals<'a> {
     /// A whole map of them.
     Map(&'a [[f32; 3]]),
     /// [`crate::normals::compute_normals`] of the heights, `spacing` metres apart, row by row.

@@ -71,6 +71,24 @@ pub(crate) fn apply_wetness_from_heights(
     });
 }
 
+/// [`apply_wetness`] or [`apply_wetness_from_heights`], as `normals` says (the splat's choice
+/// of normals, [`crate::splat::Normals`]).
+pub(crate) fn apply_wetness_with(
+    splat: &mut [[u8; 4]],
+    heights: &[f32],
+    normals: crate::splat::Normals,
+    water: &Water,
+    spacing: f32,
+    p: &SplatParams,
+) {
+    match normals {
+        crate::splat::Normals::Map(m) => apply_wetness(splat, heights, m, water, spacing, p),
+        crate::splat::Normals::FromHeights { spacing: ns } => {
+            apply_wetness_from_heights(splat, heights, ns, water, spacing, p)
+        }
+    }
+}
+
 /// [`apply_wetness`] with the normal's y component at sample `i` given by `normal_y(i)`.
 fn wetness(
     splat: &mut [[u8; 4]],
