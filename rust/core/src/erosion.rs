@@ -584,10 +584,9 @@ fn deposit(q: f32, room: f32, area: f32, g: f32, ca: f32) -> f32 {
 /// excess) plus linear creep (`p.smooth` × the 8-neighbour Laplacian); between land samples
 /// only, the sea floor stays as it is.
 pub fn thermal(h: &mut [f32], src: &[f32], n: usize, p: &StepParams) {
-    h.par_chunks_mut(n)
-        .enumerate()
-        .with_max_len(crate::grid::MAX_ROWS_PER_TASK)
-        .for_each(|(z, row)| thermal_row(src, n, z, p.talus * p.dx, p.smooth, p.sea, row));
+    crate::grid::par_rows(h, n, |z, row| {
+        thermal_row(src, n, z, p.talus * p.dx, p.smooth, p.sea, row)
+    });
 }
 
 /// Row `z` of [`thermal`]: interior samples in a branch-free loop (vectorised), the two edge
@@ -806,15 +805,12 @@ fn bilinear(g: &[f32], n: usize, u: f32, v: f32) -> f32 {
 pub fn resample(g: &[f32], n: usize, m: usize) -> Vec<f32> {
     let scale = (n - 1) as f32 / (m - 1) as f32;
     let mut out = vec![0.0f32; m * m];
-    out.par_chunks_mut(m)
-        .enumerate()
-        .with_max_len(crate::grid::MAX_ROWS_PER_TASK)
-        .for_each(|(z, row)| {
-            let v = z as f32 * scale;
-            for (x, o) in row.iter_mut().enumerate() {
-                *o = bilinear(g, n, x as f32 * scale, v);
-            }
-        });
+    crate::grid::par_rows(&mut out, m, |z, row| {
+        let v = z as f32 * scale;
+        for (x, o) in row.iter_mut().enumerate() {
+            *o = bilinear(g, n, x as f32 * scale, v);
+        }
+    });
     out
 }
 

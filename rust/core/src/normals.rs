@@ -1,7 +1,6 @@
 //! Smooth normals and slopes from the global heightfield (central differences in metres).
 
 use crate::det_math;
-use rayon::prelude::*;
 use std::mem::MaybeUninit;
 
 /// Unit normal at every sample (+Y up), from central differences (one-sided at the border).
@@ -18,11 +17,9 @@ pub fn compute_normals(heights: &[f32], resolution: usize, spacing: f32) -> Vec<
     // Written once, row by row in parallel, without zero-filling first (a 12 MB memset on one
     // thread cost as much as the kernel).
     let mut out: Vec<[f32; 3]> = crate::memory::with_capacity(n * n);
-    out.spare_capacity_mut()[..n * n]
-        .par_chunks_mut(n)
-        .enumerate()
-        .with_max_len(crate::grid::MAX_ROWS_PER_TASK)
-        .for_each(|(z, row)| normals_row(heights, n, spacing, z, row));
+    crate::grid::par_rows(&mut out.spare_capacity_mut()[..n * n], n, |z, row| {
+        normals_row(heights, n, spacing, z, row)
+    });
     // SAFETY: every row chunk of the first n² slots was fully written by `normals_row`
     // (border columns and the interior span cover 0..n; narrow maps write every sample).
     unsafe { out.set_len(n * n) };
