@@ -9,10 +9,16 @@
 ## itself. The node's get_last_stats() splits it: `total_ms` (core generator), `mesh_ms` (chunk
 ## surfaces and collider heights on worker threads); the rest of the wall time is the scene side on
 ## the main thread (`scene_ms`: chunk meshes and colliders = `build_ms`, splat maps = `maps_ms`,
-## signals). Prints one line per call:
-##     regen  i  wall_ms  generator_ms  chunk_data_ms  scene_ms  chunks  build_ms  maps_ms
+## signals).
+##
+## Each call is paired with the peer of the performance goal, Godot's `FastNoiseLite.get_image`
+## (Perlin fBm, 8 octaves, the same N x N and settings as `fastnoise_bench.gd`), timed right after
+## it in the same process: on a shared VM whose speed drifts by tens of percent within minutes,
+## the ratio of two timings taken a few hundred milliseconds apart is what can be compared across
+## runs (the median of the per-call ratios). Prints one line per call:
+##     regen  i  wall_ms  generator_ms  chunk_data_ms  scene_ms  chunks  build_ms  maps_ms  fastnoise_ms
 ## then the medians over the reused-node calls:
-##     regenerate_bench  N  chunk  reps  wall_ms  generator_ms  chunk_data_ms  scene_ms  first_wall_ms
+##     regenerate_bench  N  chunk  reps  wall_ms  generator_ms  chunk_data_ms  scene_ms  first_wall_ms  fastnoise_ms  ratio
 ## and exits with 1 when the median wall time exceeds 100 ms.
 extends SceneTree
 
@@ -21,6 +27,20 @@ func _median(a: PackedFloat64Array) -> float:
 	var s := a.duplicate()
 	s.sort()
 	return s[s.size() / 2] if s.size() > 0 else 0.0
+
+
+## The peer: configured as in `fastnoise_bench.gd` (first-octave wavelength 400 m on the
+## island's 1024 m map).
+func _fastnoise(n: int) -> FastNoiseLite:
+	var noise := FastNoiseLite.new()
+	noise.noise_type = FastNoiseLite.TYPE_PERLIN
+	noise.fractal_type = FastNoiseLite.FRACTAL_FBM
+	noise.fractal_octaves = 8
+	noise.fractal_lacunarity = 2.0
+	noise.fractal_gain = 0.5
+	noise.seed = 7
+	noise.frequency = (1024.0 / float(n - 1)) / 400.0
+	return noise
 
 
 func _initialize() -> void:
@@ -43,6 +63,10 @@ func _initialize() -> void:
 	var gen := PackedFloat64Array()
 	var data := PackedFloat64Array()
 	var scene := PackedFloat64Array()
+	var peer := PackedFloat64Array()
+	var ratio := PackedFloat64Array()
+	var noise := _fastnoise(res)
+	noise.get_image(res, res)  # warm-up
 	var first := 0.0
 	for i in reps + 1:
 		isl.seed = 1000 + i
@@ -55,7 +79,14 @@ func _initialize() -> void:
 			return
 		var s := isl.get_last_stats()
 		var scene_ms: float = ms - s.total_ms - s.mesh_ms
-		print("regen\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t%.2f\t%.2f" % [i, ms, s.total_ms, s.mesh_ms, scene_ms, s.chunks, s.build_ms, s.get("maps_ms", 0.0)])
+		t = Time.get_ticks_usec()
+		var img := noise.get_image(res, res)
+		var peer_ms := (Time.get_ticks_usec() - t) / 1000.0
+		if img == null or img.get_width() != res:
+			printerr("regenerate_bench: FastNoiseLite.get_image failed")
+			quit(2)
+			return
+		print("regen\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t%.2f\t%.2f\t%.2f" % [i, ms, s.total_ms, s.mesh_ms, scene_ms, s.chunks, s.build_ms, s.get("maps_ms", 0.0), peer_ms])
 		if i == 0:
 			first = ms
 			continue
@@ -63,8 +94,10 @@ func _initialize() -> void:
 		gen.append(s.total_ms)
 		data.append(s.mesh_ms)
 		scene.append(scene_ms)
+		peer.append(peer_ms)
+		ratio.append(ms / peer_ms)
 	var w := _median(wall)
-	print("regenerate_bench\t%d\t%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f" % [res, chunk, reps, w, _median(gen), _median(data), _median(scene), first])
+	print("regenerate_bench\t%d\t%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.4f" % [res, chunk, reps, w, _median(gen), _median(data), _median(scene), first, _median(peer), _median(ratio)])
 	isl.free()
 	if w > 100.0:
 		printerr("regenerate_bench: median %.2f ms exceeds the 100 ms goal" % w)

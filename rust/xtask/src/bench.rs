@@ -674,6 +674,9 @@ struct Scene {
     /// Medians over the regenerate() calls that reuse the chunk nodes: wall, generator, chunk
     /// data, scene nodes (wall minus the two), and the first call (creates the nodes); reps.
     regen: Option<([f64; 5], usize)>,
+    /// Godot's `FastNoiseLite.get_image` at 1025² timed right after each of those calls in the
+    /// same process: its median ms and the median of the per-call ratios `regenerate() / it`.
+    regen_peer: Option<(f64, f64)>,
     /// LOD fly-over: frames, max, p99, mean wall ms; CPU max and p99 ms of the main thread.
     lod: Option<(usize, [f64; 5])>,
     /// Scatter placement of the demo's five layers at 1025²: median and min ms, reps, instances.
@@ -789,11 +792,15 @@ fn run_scene(root: &Path, tmp: &Path, scene: &mut Scene) -> Result<(), String> {
     let (out, _) = run("res://bench/regenerate_bench.gd", &["1025", "64", "15"])?;
     for line in out.lines() {
         let f: Vec<&str> = line.split('\t').collect();
-        // regenerate_bench N chunk reps wall gen data scene first
+        // regenerate_bench N chunk reps wall gen data scene first fastnoise ratio
         if f.first() == Some(&"regenerate_bench") && f.len() >= 9 {
             let v = nums(&f[4..9]);
             let reps = f[3].parse().unwrap_or(0);
             scene.regen = Some(([v[0], v[1], v[2], v[3], v[4]], reps));
+            if f.len() >= 11 {
+                let p = nums(&f[9..11]);
+                scene.regen_peer = p.iter().all(|x| x.is_finite()).then_some((p[0], p[1]));
+            }
         }
     }
     if scene.regen.is_none() {
@@ -1296,6 +1303,20 @@ fn render(
             let t = Timing { median: v, min: v, reps, cpu: f64::NAN };
             scene_row(&mut s, label, fmt_ms(Some(&t)), note);
         }
+        if let Some((fnl, r)) = scene.regen_peer {
+            let t = Timing {
+                median: fnl,
+                min: fnl,
+                reps,
+                cpu: f64::NAN,
+            };
+            scene_row(
+                &mut s,
+                "peer: Godot `FastNoiseLite.get_image` 1025², paired with each call",
+                format!("{} [{reps}] ({r:.2}×)", fmt_ms(Some(&t))),
+                "timed right after each `regenerate()` in the same process; the ratio is the median of the per-call `regenerate() / get_image`, robust to a VM whose speed drifts between the runs",
+            );
+        }
     }
     if let Some((frames, [mx, p99, mean, cmax, cp99])) = scene.lod {
         scene_row(
@@ -1471,6 +1492,72 @@ fn render(
             "- default 1025² island built in the scene within 150 ms of `regenerate()`: {wall:.1} ms — {}\n",
             status(Some(wall <= 150.0))
         ));
+    }
+    // The goals of the drainage-and-peers issue: the pipeline at 4097² within 0.6× Godot's
+    // FastNoiseLite at 4097², drainage at most a quarter of it, `regenerate()` within 0.8× the
+    // FastNoiseLite at 1025² timed beside it, each drainage kernel ≥ 10× its peers.
+    if let (Some(t), Some(p)) = (get("pipeline", 4097), peer("fastnoise", 4097)) {
+        let r = t.median / p.median;
+        s.push_str(&format!(
+            "- default pipeline at 4097² ≤ 0.6× `FastNoiseLite.get_image` at 4097²: {r:.2}× ({:.0} / {:.0} ms) — {}\n",
+            t.median,
+            p.median,
+            status(Some(r <= 0.6))
+        ));
+    }
+    if let (Some(d), Some(t)) = (get("pipeline.drainage", 4097), get("pipeline", 4097)) {
+        let share = d.median / t.median;
+        s.push_str(&format!(
+            "- drainage ≤ 25 % of the pipeline at 4097²: {:.0} % — {}\n",
+            share * 100.0,
+            status(Some(share <= 0.25))
+        ));
+    }
+    if let Some((fnl, r)) = scene.regen_peer {
+        s.push_str(&format!(
+            "- `regenerate()` at 1025² ≤ 0.8× `FastNoiseLite.get_image` at 1025² (paired in one process): {r:.2}× (FastNoiseLite {fnl:.1} ms) — {}\n",
+            status(Some(r <= 0.8))
+        ));
+    }
+    for (pkey, okeys, what) in [
+        (
+            "richdem_fill",
+            &["drainage_fill"][..],
+            "fill ≥ 10× richdem `FillDepressions`",
+        ),
+        (
+            "richdem_d8_accumulation",
+            &[
+                "drainage_receivers",
+                "drainage_flow_order_linked",
+                "drainage_accumulate_linked",
+            ][..],
+            "receivers + order + counts ≥ 10× richdem `FlowAccumulation(D8)`",
+        ),
+        (
+            "fastscape_update_routes_pflood",
+            &["drainage_fill", "drainage_receivers", "drainage_flow_order"][..],
+            "fill + receivers + order ≥ 10× fastscapelib `update_routes` (PFlood)",
+        ),
+        (
+            "fastscape_update_routes",
+            &["drainage_fill", "drainage_receivers", "drainage_flow_order"][..],
+            "fill + receivers + order ≥ 10× fastscapelib `update_routes` (MST)",
+        ),
+        (
+            "fastscape_accumulate",
+            &["drainage_accumulate_linked"][..],
+            "counts ≥ 10× fastscapelib `accumulate`",
+        ),
+    ] {
+        for &n in &o.res {
+            if let Some(r) = ratio(sum(okeys, n).as_ref(), peer(pkey, n)) {
+                s.push_str(&format!(
+                    "- {what} at {n}²: {r:.1}× — {}\n",
+                    status(Some(r >= 10.0))
+                ));
+            }
+        }
     }
     if let Some((_, [mx, _, _, cmax, _])) = scene.lod {
         s.push_str(&format!(
