@@ -634,7 +634,8 @@ fn fill(h: &[f32], n: usize, sea_level: f32) -> Filled {
     let mut heap: BinaryHeap<Reverse<u64>> = rims.drain(..).map(Reverse).collect();
     // Priority-Flood over what is left: a rim at level `lv` floods its unknown neighbours (all
     // lower when it was queued) and everything connected to them at or below `lv`; higher
-    // samples reached become known and are expanded by the ascending search.
+    // samples reached become known and are expanded by the ascending search (spread over the
+    // pool when it grows large: behind a dam, one search may climb a whole mountain).
     let mut spans: Vec<(u32, u32, u32)> = Vec::new();
     while let Some(Reverse(k)) = heap.pop() {
         let c = k as u32 as usize;
@@ -650,7 +651,7 @@ fn fill(h: &[f32], n: usize, sea_level: f32) -> Filled {
             spans: &mut spans,
         };
         flood.from(c);
-        ascend(
+        ascend_adaptive(
             h,
             n,
             as_atomic(&mut known),
@@ -872,8 +873,8 @@ fn ascend_shared(
 /// keeps what it served, so rims are few; it is left empty). An unknown neighbour `j` of an
 /// expanded sample `t` becomes known — 1 when higher, 3 (and into `pits`) when level — and is
 /// expanded in turn; `t` goes to `rims` (its key) when an unknown neighbour is lower. Relaxed
-/// loads and stores: concurrent searches ([`ascend_shared`]) may both claim a sample, which
-/// only expands it twice.
+/// loads and stores: concurrent searches ([`ascend_shared`], [`ascend_adaptive`]) may both
+/// claim a sample, which only expands it twice.
 fn ascend(
     h: &[f32],
     n: usize,
@@ -882,12 +883,31 @@ fn ascend(
     rims: &mut Vec<u64>,
     pits: &mut Vec<u32>,
 ) {
+    let mut head = 0;
+    ascend_some(h, n, known, queue, &mut head, usize::MAX, rims, pits);
+    queue.clear();
+}
+
+/// [`ascend`]'s loop from `queue[*head]` for at most `limit` expansions (`*head` advanced past
+/// them); returns whether the queue ran out.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn ascend_some(
+    h: &[f32],
+    n: usize,
+    known: &[std::sync::atomic::AtomicU8],
+    queue: &mut Vec<u32>,
+    head: &mut usize,
+    limit: usize,
+    rims: &mut Vec<u64>,
+    pits: &mut Vec<u32>,
+) -> bool {
     use std::sync::atomic::Ordering::Relaxed;
     let offs = offsets(n);
-    let mut head = 0;
-    while head < queue.len() {
-        let t = queue[head] as usize;
-        head += 1;
+    let end = head.saturating_add(limit);
+    while *head < queue.len() && *head < end {
+        let t = queue[*head] as usize;
+        *head += 1;
         let ht = h[t];
         let mut rim = false;
         let mut visit = |j: usize| {
@@ -917,7 +937,108 @@ fn ascend(
             rims.push(key(ht, t as u32));
         }
     }
+    *head >= queue.len()
+}
+
+/// Expansions an [`ascend_adaptive`] search makes between two looks at the work left.
+const ASCEND_BATCH: usize = 1024;
+
+/// Fewest samples waiting in a search's queue for it to hand half of them to an idle thread.
+const ASCEND_SPLIT: usize = 32;
+
+/// [`ascend`] that spreads a large search over the pool: it runs alone for [`ASCEND_BATCH`]
+/// expansions (most searches of `fill`'s priority queue end there), then, every batch, hands
+/// half of the samples waiting in its queue to a new task while fewer tasks than threads are
+/// searching; each task does the same. The samples made known and the rims still open
+/// afterwards are those of [`ascend`] (see [`ascend_shared`]); `rims` and `pits` get them in
+/// another order.
+fn ascend_adaptive(
+    h: &[f32],
+    n: usize,
+    known: &[std::sync::atomic::AtomicU8],
+    queue: &mut Vec<u32>,
+    rims: &mut Vec<u64>,
+    pits: &mut Vec<u32>,
+) {
+    let mut head = 0;
+    let threads = rayon::current_num_threads();
+    let limit = if threads > 1 {
+        ASCEND_BATCH
+    } else {
+        usize::MAX
+    };
+    if ascend_some(h, n, known, queue, &mut head, limit, rims, pits) {
+        queue.clear();
+        return;
+    }
+    let rest = queue.split_off(head);
     queue.clear();
+    let search = AdaptiveAscend {
+        h,
+        n,
+        known,
+        threads,
+        busy: std::sync::atomic::AtomicUsize::new(1),
+        found: std::sync::Mutex::new(Vec::new()),
+    };
+    rayon::in_place_scope(|s| search.run(s, rest, rims, pits));
+    for (r, p) in search.found.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        rims.extend(r);
+        pits.extend(p);
+    }
+}
+
+/// The shared state of one [`ascend_adaptive`] search.
+struct AdaptiveAscend<'a> {
+    h: &'a [f32],
+    n: usize,
+    known: &'a [std::sync::atomic::AtomicU8],
+    threads: usize,
+    /// Tasks searching now.
+    busy: std::sync::atomic::AtomicUsize,
+    /// The rims and pits of the tasks handed work.
+    found: std::sync::Mutex<Vec<(Vec<u64>, Vec<u32>)>>,
+}
+
+impl<'a> AdaptiveAscend<'a> {
+    /// Search from `queue`, splitting off work while threads are idle (counted in `busy`
+    /// from before the call to its end).
+    fn run<'s>(
+        &'s self,
+        s: &rayon::Scope<'s>,
+        mut queue: Vec<u32>,
+        rims: &mut Vec<u64>,
+        pits: &mut Vec<u32>,
+    ) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let mut head = 0;
+        while !ascend_some(
+            self.h,
+            self.n,
+            self.known,
+            &mut queue,
+            &mut head,
+            ASCEND_BATCH,
+            rims,
+            pits,
+        ) {
+            let waiting = queue.len() - head;
+            if waiting >= ASCEND_SPLIT && self.busy.load(Relaxed) < self.threads {
+                self.busy.fetch_add(1, Relaxed);
+                let half = queue.split_off(head + waiting / 2);
+                s.spawn(move |s| {
+                    let (mut r, mut p) = (Vec::new(), Vec::new());
+                    self.run(s, half, &mut r, &mut p);
+                    if !r.is_empty() || !p.is_empty() {
+                        let mut found = self.found.lock().unwrap_or_else(|e| e.into_inner());
+                        found.push((r, p));
+                    }
+                });
+            }
+        }
+        // This task is done: its thread may take work split off by another.
+        self.busy.fetch_sub(1, Relaxed);
+    }
 }
 
 /// `known` as atomics, for [`ascend`].
@@ -2218,6 +2339,87 @@ mod tests {
             let bits =
                 |p: &[(f32, u32)]| p.iter().map(|&(l, s)| (l.to_bits(), s)).collect::<Vec<_>>();
             assert_eq!(bits(&got.pits), bits(&want.pits), "n {n} sea {sea}");
+        }
+    }
+
+    /// A walled island whose inner mountain is reached only through the priority queue: the
+    /// flood of the moat behind the wall leaves an ascending search of thousands of samples,
+    /// which [`ascend_adaptive`] splits between threads, with craters on the mountain whose
+    /// rims only the split-off searches find. On 1 to 4 threads the fill equals the classic
+    /// Priority-Flood bit for bit, and every raised sample is among those `fill_raised` lists.
+    #[test]
+    fn fill_splitting_a_large_ascending_search_equals_the_classic_flood() {
+        let n = 257usize;
+        let c = (n / 2) as f32;
+        let mut s = 0x2545_f491u32;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            s as f32 / u32::MAX as f32
+        };
+        let craters: Vec<(f32, f32)> = (0..24)
+            .map(|k| {
+                let a = k as f32 * 0.9;
+                let r = 12.0 + (k % 5) as f32 * 9.0;
+                (c + r * det_math::cos(a), c + r * det_math::sin(a))
+            })
+            .collect();
+        let h: Vec<f32> = (0..n * n)
+            .map(|i| {
+                let (x, z) = ((i % n) as f32, (i / n) as f32);
+                let d = ((x - c) * (x - c) + (z - c) * (z - c)).sqrt();
+                // Sea beyond 120 samples, a wall at 100-106, a moat at 1 m inside it, then a
+                // cone rising to 70 m at the centre.
+                let mut v = if d > 120.0 {
+                    -5.0
+                } else if d > 106.0 {
+                    (120.0 - d) * 0.5
+                } else if d > 100.0 {
+                    12.0
+                } else if d > 80.0 {
+                    1.0
+                } else {
+                    1.0 + (80.0 - d) * 0.9
+                };
+                for &(cx, cz) in &craters {
+                    let e = ((x - cx) * (x - cx) + (z - cz) * (z - cz)).sqrt();
+                    if e < 3.5 {
+                        v -= 4.0 - e;
+                    }
+                }
+                // Quantised jitter: ties and small pits everywhere.
+                v + (next() * 4.0).round() * 0.25 + 0.0
+            })
+            .collect();
+        let want = flood_classic(&h, n, 0.0);
+        let raised_count = want.filled.iter().zip(&h).filter(|(f, h)| f > h).count();
+        assert!(
+            raised_count > 1000,
+            "the moat and the craters are filled: {raised_count}"
+        );
+        for threads in 1..=4 {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let (filled, raised) = pool.install(|| fill_raised(&h, n, 0.0));
+            for (i, w) in want.filled.iter().enumerate() {
+                assert_eq!(
+                    filled[i].to_bits(),
+                    w.to_bits(),
+                    "{threads} threads, sample {i}"
+                );
+            }
+            let mut listed = vec![false; n * n];
+            for &i in &raised {
+                listed[i as usize] = true;
+            }
+            for i in 0..n * n {
+                if filled[i] > h[i] {
+                    assert!(listed[i], "{threads} threads: raised sample {i} not listed");
+                }
+            }
         }
     }
 }
