@@ -858,6 +858,10 @@ fn ascend_shared(
         .map(|group| {
             let (mut rims, mut pits) = (Vec::new(), Vec::new());
             ascend(h, n, shared, &mut group.to_vec(), &mut rims, &mut pits);
+            // Most rims are closed by the time their search ends (their lower neighbour was
+            // reached from elsewhere): drop those here, in parallel. A rim only closes, so
+            // `fill` still filters what is left.
+            rims.retain(|&k| has_unknown_neighbour(shared, n, k as u32 as usize));
             (rims, pits)
         })
         .collect();
@@ -1038,6 +1042,21 @@ impl<'a> AdaptiveAscend<'a> {
         }
         // This task is done: its thread may take work split off by another.
         self.busy.fetch_sub(1, Relaxed);
+    }
+}
+
+/// Whether sample `t` has a neighbour not yet known (`known` 0).
+fn has_unknown_neighbour(known: &[std::sync::atomic::AtomicU8], n: usize, t: usize) -> bool {
+    use std::sync::atomic::Ordering::Relaxed;
+    let (x, z) = (t % n, t / n);
+    if x > 0 && z > 0 && x + 1 < n && z + 1 < n {
+        offsets(n)
+            .iter()
+            .any(|&o| known[(t as isize + o) as usize].load(Relaxed) == 0)
+    } else {
+        let mut open = false;
+        for_neighbours(t, n, |j, _| open |= known[j].load(Relaxed) == 0);
+        open
     }
 }
 
