@@ -1904,6 +1904,16 @@ pub(crate) fn drainage_lean(
 mod tests {
     use super::*;
 
+    /// Pseudo-random numbers in [0, 1] (xorshift32 from `seed`).
+    fn uniform(mut s: u32) -> impl FnMut() -> f32 {
+        move || {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            s as f32 / u32::MAX as f32
+        }
+    }
+
     /// The sequential walk [`flow_order`] was before it walked groups of trees in parallel.
     fn flow_order_sequential(rcv: &[u32], n: usize) -> Vec<u32> {
         let mut order = Vec::new();
@@ -2316,13 +2326,7 @@ mod tests {
     /// island before its drainage stage (dammed lakes, pits along the rivers).
     #[test]
     fn fill_equals_the_classic_priority_flood() {
-        let mut s = 0x9e37_79b9u32;
-        let mut next = || {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            s as f32 / u32::MAX as f32
-        };
+        let mut next = uniform(0x9e37_79b9u32);
         let mut fields: Vec<(Vec<f32>, usize, f32)> = Vec::new();
         for n in [1usize, 2, 3, 7, 33, 100] {
             for sea in [0.0f32, -3.0, 50.0] {
@@ -2370,13 +2374,7 @@ mod tests {
     fn fill_splitting_a_large_ascending_search_equals_the_classic_flood() {
         let n = 257usize;
         let c = (n / 2) as f32;
-        let mut s = 0x2545_f491u32;
-        let mut next = || {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            s as f32 / u32::MAX as f32
-        };
+        let mut next = uniform(0x2545_f491u32);
         let craters: Vec<(f32, f32)> = (0..24)
             .map(|k| {
                 let a = k as f32 * 0.9;
