@@ -586,47 +586,25 @@ fn fill(h: &[f32], n: usize, sea_level: f32) -> Filled {
     }
     // Known samples not yet expanded.
     let mut stack: Vec<u32> = seeds.concat();
-    let offs = offsets(n);
-    // Visit the neighbours `j` of `c` (bounds-checked only on the map border).
-    macro_rules! each_neighbour {
-        ($c:expr, |$j:ident| $body:block) => {{
-            let c: usize = $c;
-            let (x, z) = (c % n, c / n);
-            if x > 0 && z > 0 && x + 1 < n && z + 1 < n {
-                for &o in &offs {
-                    let $j = (c as isize + o) as usize;
-                    $body
-                }
-            } else {
-                for_neighbours(c, n, |$j, _| $body);
-            }
-        }};
-    }
     let mut maybe_pit: Vec<u32> = Vec::new();
-    // Whether known sample `t` still has an unknown neighbour (a rim to queue).
-    let open = |known: &[u8], t: usize| {
-        let mut open = false;
-        each_neighbour!(t, |j| {
-            open |= known[j] == 0;
-        });
-        open
-    };
     // The first ascending search, from the seeds, is most of the work on a drained island: the
     // seeds' groups are searched in parallel (`ascend_shared`), then the rims still open go to
     // the priority queue in key order, as the sequential search would leave them.
     let rims = ascend_shared(h, n, &stack, &mut known, &mut maybe_pit);
     stack.clear();
     // In parallel where there are enough of them (the erosion fills small grids many times).
+    // Only the rims still open (an unknown neighbour left) are queued.
+    let shared = as_atomic(&mut known);
     let mut rims: Vec<u64> = if rims.len() >= PARALLEL_RIMS {
         let mut r: Vec<u64> = rims
             .into_par_iter()
-            .filter(|&k| open(&known, k as u32 as usize))
+            .filter(|&k| has_unknown_neighbour(shared, n, k as u32 as usize))
             .collect();
         r.par_sort_unstable();
         r
     } else {
         let mut r = rims;
-        r.retain(|&k| open(&known, k as u32 as usize));
+        r.retain(|&k| has_unknown_neighbour(shared, n, k as u32 as usize));
         r.sort_unstable();
         r
     };
@@ -659,8 +637,10 @@ fn fill(h: &[f32], n: usize, sea_level: f32) -> Filled {
             &mut rims,
             &mut maybe_pit,
         );
+        // The rims still open (an unknown neighbour left) are queued.
+        let shared = as_atomic(&mut known);
         for &r in &rims {
-            if open(&known, r as u32 as usize) {
+            if has_unknown_neighbour(shared, n, r as u32 as usize) {
                 heap.push(Reverse(r));
             }
         }
