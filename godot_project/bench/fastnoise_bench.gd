@@ -7,6 +7,9 @@
 ##     fastnoise  N  median_ms  min_ms  reps
 extends SceneTree
 
+## The noise configuration (also timed by `regenerate_bench.gd`).
+const Peer := preload("fastnoise_peer.gd")
+
 
 func _init() -> void:
 	var args := OS.get_cmdline_user_args()
@@ -23,15 +26,7 @@ func _init() -> void:
 	if args.size() > 1:
 		reps = maxi(1, args[1].to_int())
 	for n in sizes:
-		var noise := FastNoiseLite.new()
-		noise.noise_type = FastNoiseLite.TYPE_PERLIN
-		noise.fractal_type = FastNoiseLite.FRACTAL_FBM
-		noise.fractal_octaves = 8
-		noise.fractal_lacunarity = 2.0
-		noise.fractal_gain = 0.5
-		noise.seed = 7
-		# One pixel is 1024 / (n - 1) metres; the first octave's wavelength is 400 m.
-		noise.frequency = (1024.0 / float(n - 1)) / 400.0
+		var noise := Peer.make(n)
 		var img := noise.get_image(n, n)  # warm-up
 		if img == null or img.get_width() != n:
 			push_error("fastnoise_bench: get_image failed at %d" % n)

@@ -12,7 +12,7 @@
 ## signals).
 ##
 ## Each call is paired with the peer of the performance goal, Godot's `FastNoiseLite.get_image`
-## (Perlin fBm, 8 octaves, the same N x N and settings as `fastnoise_bench.gd`), timed right after
+## (Perlin fBm, 8 octaves, N x N, `fastnoise_peer.gd`: the settings of `fastnoise_bench.gd`), timed right after
 ## it in the same process: on a shared VM whose speed drifts by tens of percent within minutes,
 ## the ratio of two timings taken a few hundred milliseconds apart is what can be compared across
 ## runs (the median of the per-call ratios). Prints one line per call:
@@ -22,25 +22,14 @@
 ## and exits with 1 when the median wall time exceeds 100 ms.
 extends SceneTree
 
+## The goal's peer, configured as in `fastnoise_bench.gd`.
+const Peer := preload("fastnoise_peer.gd")
+
 
 func _median(a: PackedFloat64Array) -> float:
 	var s := a.duplicate()
 	s.sort()
 	return s[s.size() / 2] if s.size() > 0 else 0.0
-
-
-## The peer: configured as in `fastnoise_bench.gd` (first-octave wavelength 400 m on the
-## island's 1024 m map).
-func _fastnoise(n: int) -> FastNoiseLite:
-	var noise := FastNoiseLite.new()
-	noise.noise_type = FastNoiseLite.TYPE_PERLIN
-	noise.fractal_type = FastNoiseLite.FRACTAL_FBM
-	noise.fractal_octaves = 8
-	noise.fractal_lacunarity = 2.0
-	noise.fractal_gain = 0.5
-	noise.seed = 7
-	noise.frequency = (1024.0 / float(n - 1)) / 400.0
-	return noise
 
 
 func _initialize() -> void:
@@ -65,7 +54,7 @@ func _initialize() -> void:
 	var scene := PackedFloat64Array()
 	var peer := PackedFloat64Array()
 	var ratio := PackedFloat64Array()
-	var noise := _fastnoise(res)
+	var noise := Peer.make(res)
 	noise.get_image(res, res)  # warm-up
 	var first := 0.0
 	for i in reps + 1:

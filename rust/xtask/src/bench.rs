@@ -124,45 +124,87 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
     Ok(o)
 }
 
-/// The drainage kernels' goals (issue 39): (peer key, our kernels doing the same job, what is
-/// compared). Each must be at least 10× faster than its peer.
-const DRAINAGE_GOALS: [(&str, &[&str], &str); 5] = [
-    (
-        "richdem_fill",
-        &["drainage_fill"],
-        "fill ≥ 10× richdem `FillDepressions`",
-    ),
-    (
-        "richdem_d8_accumulation",
-        &[
+/// A peer measured on the drainage kernels' heightfield (`tests/bench/drainage_peers.py`).
+struct DrainagePeer {
+    /// Its key in the peers' output.
+    key: &'static str,
+    /// Our measurements doing the same job (summed; none: no counterpart).
+    ours: &'static [&'static str],
+    /// Its row in the table, and the row's note.
+    label: &'static str,
+    note: &'static str,
+    /// Issue 39's goal against it (ours at least 10× faster), as the goal check words it.
+    goal: Option<&'static str>,
+}
+
+/// The drainage peers, in table order.
+const DRAINAGE_PEERS: [DrainagePeer; 7] = [
+    DrainagePeer {
+        key: "richdem_fill",
+        ours: &["drainage_fill"],
+        label: "peer: richdem `FillDepressions(epsilon=True)`",
+        note: "vs our fill; richdem2 2.4.3, one thread",
+        goal: Some("fill ≥ 10× richdem `FillDepressions`"),
+    },
+    DrainagePeer {
+        key: "richdem_d8_accumulation",
+        ours: &[
             "drainage_receivers",
             "drainage_flow_order_linked",
             "drainage_accumulate_linked",
         ],
-        "receivers + order + counts ≥ 10× richdem `FlowAccumulation(D8)`",
-    ),
-    (
-        "fastscape_update_routes_pflood",
-        &["drainage_fill", "drainage_receivers", "drainage_flow_order"],
-        "fill + receivers + order ≥ 10× fastscapelib `update_routes` (PFlood)",
-    ),
-    (
-        "fastscape_update_routes",
-        &["drainage_fill", "drainage_receivers", "drainage_flow_order"],
-        "fill + receivers + order ≥ 10× fastscapelib `update_routes` (MST)",
-    ),
-    (
-        "fastscape_accumulate",
-        &["drainage_accumulate_linked"],
-        "counts ≥ 10× fastscapelib `accumulate`",
-    ),
+        label: "peer: richdem `FlowAccumulation(D8)` on the filled DEM",
+        note: "vs our receivers + linked flow order + counts along it (it makes its directions and order too)",
+        goal: Some("receivers + order + counts ≥ 10× richdem `FlowAccumulation(D8)`"),
+    },
+    DrainagePeer {
+        key: "fastscape_update_routes_pflood",
+        ours: &["drainage_fill", "drainage_receivers", "drainage_flow_order"],
+        label: "peer: fastscapelib `FlowGraph(PFloodSinkResolver, SingleFlowRouter).update_routes`",
+        note: "vs our fill + receivers + flow order; fastscapelib 0.3.0, float64",
+        goal: Some("fill + receivers + order ≥ 10× fastscapelib `update_routes` (PFlood)"),
+    },
+    DrainagePeer {
+        key: "fastscape_update_routes",
+        ours: &["drainage_fill", "drainage_receivers", "drainage_flow_order"],
+        label: "peer: fastscapelib `FlowGraph(SingleFlowRouter, MSTSinkResolver).update_routes`",
+        note: "same comparison",
+        goal: Some("fill + receivers + order ≥ 10× fastscapelib `update_routes` (MST)"),
+    },
+    DrainagePeer {
+        key: "fastscape_accumulate",
+        ours: &["drainage_accumulate_linked"],
+        label: "peer: fastscapelib `accumulate`",
+        note: "vs our counts along the linked order (its graph, like our linked order, is made beforehand: `update_routes` against our routers above)",
+        goal: Some("counts ≥ 10× fastscapelib `accumulate`"),
+    },
+    DrainagePeer {
+        key: "fastscape_spl_step",
+        ours: &[],
+        label: "peer: fastscapelib `SPLEroder` one step",
+        note: "no counterpart here (our erosion steps run on the 257² evolution grid, see `pipeline stage erosion`)",
+        goal: None,
+    },
+    DrainagePeer {
+        key: "fastnoisesimd_fbm8",
+        ours: &["fbm8"],
+        label: "peer: FastNoiseSIMD (`pyfastnoisesimd`) Perlin fBm 8 oct, 1 worker",
+        note: "vs our fBm (2 threads); 3-D Perlin, AVX2",
+        goal: None,
+    },
 ];
+
+/// The peers of [`DRAINAGE_PEERS`] with a goal: (peer, goal).
+fn drainage_goals() -> impl Iterator<Item = (&'static DrainagePeer, &'static str)> {
+    DRAINAGE_PEERS.iter().filter_map(|p| Some((p, p.goal?)))
+}
 
 /// Rounds of [`paired_drainage_rounds`].
 const PAIRED_ROUNDS: usize = 3;
 
 /// Our drainage kernels (`bench_table`, 9 runs each) and then their peers (3 runs each), one
-/// after the other, [`PAIRED_ROUNDS`] times at `n`²: per peer of [`DRAINAGE_GOALS`], the ratio
+/// after the other, [`PAIRED_ROUNDS`] times at `n`²: per peer with a goal ([`drainage_goals`]),
+/// the ratio
 /// `peer / ours` of each round. Our kernels use both cores and the peers one; on a VM whose
 /// second core other tenants share, both sides' speed drifts by tens of percent within minutes,
 /// and the two timings of one round, taken seconds apart, are what can be compared.
@@ -172,9 +214,8 @@ fn paired_drainage_rounds(
     py: &Path,
     n: usize,
 ) -> Result<BTreeMap<String, Vec<f64>>, String> {
-    let mut keys: Vec<&str> = DRAINAGE_GOALS
-        .iter()
-        .flat_map(|g| g.1.iter().copied())
+    let mut keys: Vec<&str> = drainage_goals()
+        .flat_map(|(p, _)| p.ours.iter().copied())
         .collect();
     keys.sort_unstable();
     keys.dedup();
@@ -185,33 +226,38 @@ fn paired_drainage_rounds(
             .args(["run", "--release", "--quiet", "-p", "island_core"])
             .args(["--example", "bench_table", "--", "--res", &n.to_string()])
             .args(["--reps", "9", "--only", &keys.join(",")]);
-        let mut ours: BTreeMap<String, f64> = BTreeMap::new();
-        for line in run_capture(c, "bench_table")?.lines() {
-            let f: Vec<&str> = line.split('\t').collect();
-            if f.len() >= 6 && f[0] == "time" {
-                if let Some((_, t)) = parse_time_line(&f[2..]) {
-                    ours.insert(f[1].to_string(), t.median);
-                }
-            }
-        }
+        let ours = parse_timings(&run_capture(c, "bench_table")?);
         let rows = crate::peers::run_drainage_peers(py, tmp, &[n], 3)?;
-        for (pkey, okeys, _) in DRAINAGE_GOALS {
-            let peer = rows.iter().find(|r| {
-                r.name == pkey
-                    && r.reps > 0
-                    && r.median_ms.is_finite()
-                    && !r.note.starts_with("CHECK FAILED")
-            });
-            let sum: Option<f64> = okeys.iter().map(|k| ours.get(*k).copied()).sum();
+        for (dp, _) in drainage_goals() {
+            let peer = rows.iter().find(|r| r.name == dp.key && r.usable());
+            let sum: Option<f64> = dp
+                .ours
+                .iter()
+                .map(|k| ours.get(&(k.to_string(), n)).map(|t| t.median))
+                .sum();
             if let (Some(p), Some(sum)) = (peer, sum) {
                 ratios
-                    .entry(pkey.to_string())
+                    .entry(dp.key.to_string())
                     .or_default()
                     .push(p.median_ms / sum);
             }
         }
     }
     Ok(ratios)
+}
+
+/// Our timings from `bench_table`'s `time\t<name>\t<n>\t<median>\t<min>\t<reps>[\t<cpu>]` lines.
+fn parse_timings(out: &str) -> BTreeMap<(String, usize), Timing> {
+    let mut ours = BTreeMap::new();
+    for line in out.lines() {
+        let f: Vec<&str> = line.split('\t').collect();
+        if f.len() >= 6 && f[0] == "time" {
+            if let Some((n, t)) = parse_time_line(&f[2..]) {
+                ours.insert((f[1].to_string(), n), t);
+            }
+        }
+    }
+    ours
 }
 
 fn reps_for(o: &Options, k: usize) -> usize {
@@ -433,20 +479,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
     } else {
         run_capture(c, "bench_table")?
     };
-    let mut ours: BTreeMap<(String, usize), Timing> = BTreeMap::new();
-    let mut threads = String::from("?");
-    for line in out.lines() {
-        let f: Vec<&str> = line.split('\t').collect();
-        match f.first() {
-            Some(&"time") if f.len() >= 6 => {
-                if let Some((n, t)) = parse_time_line(&f[2..]) {
-                    ours.insert((f[1].to_string(), n), t);
-                }
-            }
-            Some(&"threads") if f.len() >= 2 => threads = f[1].to_string(),
-            _ => {}
-        }
-    }
+    let ours = parse_timings(&out);
+    // `threads\t<rayon threads>`
+    let threads = out
+        .lines()
+        .find_map(|l| l.strip_prefix("threads\t"))
+        .and_then(|t| t.split('\t').next())
+        .unwrap_or("?")
+        .to_string();
     if ours.is_empty() && !skip_core {
         return Err("bench_table printed no timings".into());
     }
@@ -522,10 +562,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
                                     r.note.replace('|', "/")
                                 ));
                                 // A peer whose own result fails its check did another job.
-                                if r.reps == 0
-                                    || !r.median_ms.is_finite()
-                                    || r.note.starts_with("CHECK FAILED")
-                                {
+                                if !r.usable() {
                                     continue;
                                 }
                                 peers.insert(
@@ -764,8 +801,9 @@ fn write_between_markers(path: &Path, md: &str) -> Result<(), String> {
     std::fs::write(path, new).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
-/// A throw-away Godot project holding only the FastNoiseLite script, so the benchmark does not
-/// load the addon's GDExtension (which may be mid-rebuild) or import the demo project.
+/// A throw-away Godot project holding only the FastNoiseLite script and the configuration it
+/// preloads, so the benchmark does not load the addon's GDExtension (which may be mid-rebuild)
+/// or import the demo project.
 fn godot_bench_project(root: &Path, tmp: &Path) -> Result<PathBuf, String> {
     let dir = tmp.join("godot_bench_project");
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -774,9 +812,12 @@ fn godot_bench_project(root: &Path, tmp: &Path) -> Result<PathBuf, String> {
         "config_version=5\n\n[application]\n\nconfig/name=\"fastnoise_bench\"\n",
     )
     .map_err(|e| format!("cannot write the Godot bench project: {e}"))?;
-    let src = root.join("godot_project/bench/fastnoise_bench.gd");
-    std::fs::copy(&src, dir.join("fastnoise_bench.gd"))
-        .map_err(|e| format!("cannot copy {}: {e}", src.display()))?;
+    // The script and the noise configuration it preloads (beside it).
+    for f in ["fastnoise_bench.gd", "fastnoise_peer.gd"] {
+        let src = root.join("godot_project/bench").join(f);
+        std::fs::copy(&src, dir.join(f))
+            .map_err(|e| format!("cannot copy {}: {e}", src.display()))?;
+    }
     Ok(dir)
 }
 
@@ -862,6 +903,7 @@ fn run_scene(root: &Path, tmp: &Path, scene: &mut Scene) -> Result<(), String> {
     copy(lib, addon.join("bin/libprocedural_island.so"))?;
     for f in [
         "regenerate_bench.gd",
+        "fastnoise_peer.gd",
         "lod_bench.gd",
         "scatter_bench.gd",
         "sculpt_bench.gd",
@@ -1347,16 +1389,14 @@ fn render(
         }
     }
     // (peer key, our keys doing the same job, label, what is compared)
-    let drainage_peers: [(&str, &[&str], &str, &str); 7] = [
-        ("richdem_fill", &["drainage_fill"], "peer: richdem `FillDepressions(epsilon=True)`", "vs our fill; richdem2 2.4.3, one thread"),
-        ("richdem_d8_accumulation", &["drainage_receivers", "drainage_flow_order_linked", "drainage_accumulate_linked"], "peer: richdem `FlowAccumulation(D8)` on the filled DEM", "vs our receivers + linked flow order + counts along it (it makes its directions and order too)"),
-        ("fastscape_update_routes_pflood", &["drainage_fill", "drainage_receivers", "drainage_flow_order"], "peer: fastscapelib `FlowGraph(PFloodSinkResolver, SingleFlowRouter).update_routes`", "vs our fill + receivers + flow order; fastscapelib 0.3.0, float64"),
-        ("fastscape_update_routes", &["drainage_fill", "drainage_receivers", "drainage_flow_order"], "peer: fastscapelib `FlowGraph(SingleFlowRouter, MSTSinkResolver).update_routes`", "same comparison"),
-        ("fastscape_accumulate", &["drainage_accumulate_linked"], "peer: fastscapelib `accumulate`", "vs our counts along the linked order (its graph, like our linked order, is made beforehand: `update_routes` against our routers above)"),
-        ("fastscape_spl_step", &[], "peer: fastscapelib `SPLEroder` one step", "no counterpart here (our erosion steps run on the 257² evolution grid, see `pipeline stage erosion`)"),
-        ("fastnoisesimd_fbm8", &["fbm8"], "peer: FastNoiseSIMD (`pyfastnoisesimd`) Perlin fBm 8 oct, 1 worker", "vs our fBm (2 threads); 3-D Perlin, AVX2"),
-    ];
-    for (pkey, okeys, label, note) in drainage_peers {
+    for DrainagePeer {
+        key: pkey,
+        ours: okeys,
+        label,
+        note,
+        ..
+    } in &DRAINAGE_PEERS
+    {
         if o.res.iter().all(|&n| peer(pkey, n).is_none()) {
             continue;
         }
@@ -1632,10 +1672,13 @@ fn render(
             status(Some(r <= 0.8))
         ));
     }
-    for (pkey, okeys, what) in DRAINAGE_GOALS {
+    for (dp, what) in drainage_goals() {
         for &n in &o.res {
-            let single = ratio(sum(okeys, n).as_ref(), peer(pkey, n));
-            match paired.get(&(pkey.to_string(), n)).filter(|v| !v.is_empty()) {
+            let single = ratio(sum(dp.ours, n).as_ref(), peer(dp.key, n));
+            match paired
+                .get(&(dp.key.to_string(), n))
+                .filter(|v| !v.is_empty())
+            {
                 Some(v) => {
                     let mut v = v.clone();
                     v.sort_by(f64::total_cmp);

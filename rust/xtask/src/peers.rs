@@ -40,6 +40,14 @@ pub struct PeerRow {
     pub note: String,
 }
 
+impl PeerRow {
+    /// Whether it holds a timing of the job: measured, and its own result passed its check (a
+    /// peer whose check fails did another job).
+    pub fn usable(&self) -> bool {
+        self.reps > 0 && self.median_ms.is_finite() && !self.note.starts_with("CHECK FAILED")
+    }
+}
+
 /// `${XDG_CACHE_HOME:-~/.cache}/procedural_island/NAME`: where xtask keeps its Python venvs.
 pub fn cached_venv_dir(name: &str) -> PathBuf {
     let base = std::env::var_os("XDG_CACHE_HOME")
