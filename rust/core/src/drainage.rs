@@ -1275,120 +1275,232 @@ pub fn flow_order(rcv: &[u32], n: usize) -> Vec<u32> {
             out
         })
         .collect();
-    join_in_order(groups, None)
+    join_in_order(groups)
 }
 
-/// [`flow_order`] with every sample's receiver located in it: what [`accumulate_counts_linked`]
-/// sums along without looking samples up in the full-size maps.
+/// [`flow_order`] with the shape of its trees recorded: what [`accumulate_counts_linked`] sums
+/// along without looking samples up in the full-size maps.
+///
+/// The order walks each tree depth-first, donors in index order, so a sample's first donor
+/// comes right after it and each further donor right after the whole subtree of the one before
+/// it. Read backwards, the number of donors of each sample is then enough to find them: they
+/// are the last subtrees finished and not yet claimed, as on a stack.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LinkedOrder {
     /// The samples, exactly as [`flow_order`] gives them.
     pub order: Vec<u32>,
-    /// For each position `k` of `order`, the position of `order[k]`'s receiver in `order`
-    /// (always before `k`), or [`NONE`] where the receiver is an outlet (not in `order`): the
-    /// first sample of each drainage tree.
-    pub receiver_at: Vec<u32>,
+    /// For each position `k` of `order`, the number of `order[k]`'s donors (0–8, the
+    /// [`LinkedOrder::DONORS`] bits), with [`LinkedOrder::FIRST_OF_TREE`] set where its
+    /// receiver is an outlet (not in `order`): the first sample of each drainage tree.
+    pub links: Vec<u8>,
 }
 
-/// [`flow_order`], with the position of each sample's receiver recorded by the same walk (see
-/// [`LinkedOrder`]). Deterministic like [`flow_order`]: groups of trees are walked in parallel,
-/// positions counted within each group and shifted when the groups are joined.
+impl LinkedOrder {
+    /// The bits of a [`LinkedOrder::links`] entry that count the sample's donors.
+    pub const DONORS: u8 = 0x0f;
+    /// The bit of a [`LinkedOrder::links`] entry set on the first sample of a drainage tree.
+    pub const FIRST_OF_TREE: u8 = 0x80;
+}
+
+/// [`flow_order`], with the number of each sample's donors recorded by the same walk (see
+/// [`LinkedOrder`]). Deterministic like [`flow_order`]: groups of trees are walked in parallel
+/// and joined in order.
 pub fn flow_order_linked(rcv: &[u32], n: usize) -> LinkedOrder {
     let len = rcv.len();
     assert_eq!(len, n * n, "rcv must hold n² samples");
-    let groups: Vec<(Vec<u32>, Vec<u32>)> = tree_groups(len)
+    let groups: Vec<(Vec<u32>, Vec<u8>)> = tree_groups(len)
         .map(|roots| {
-            let (mut out, mut at) = (Vec::new(), Vec::new());
-            walk_trees_linked(rcv, n, roots, &mut Vec::new(), &mut out, &mut at);
-            (out, at)
+            let (mut out, mut links) = (Vec::new(), Vec::new());
+            walk_trees(rcv, n, roots, &mut Vec::new(), |c, at, donors| {
+                out.push(c);
+                links.push(if at == NONE {
+                    donors as u8 | LinkedOrder::FIRST_OF_TREE
+                } else {
+                    donors as u8
+                });
+            });
+            (out, links)
         })
         .collect();
-    let (order, at): (Vec<Vec<u32>>, Vec<Vec<u32>>) = groups.into_iter().unzip();
-    let starts: Vec<u32> = order
-        .iter()
-        .scan(0u32, |s, g| {
-            let start = *s;
-            *s += g.len() as u32;
-            Some(start)
-        })
-        .collect();
+    let (order, links): (Vec<Vec<u32>>, Vec<Vec<u8>>) = groups.into_iter().unzip();
     LinkedOrder {
-        order: join_in_order(order, None),
-        receiver_at: join_in_order(at, Some(&starts)),
+        order: join_in_order(order),
+        links: join_in_order(links),
     }
 }
 
-/// [`accumulate_counts`] over a [`LinkedOrder`] of the receivers `rcv`: the same counts. The sums
-/// run along the order's positions (each sample's count is added to its receiver's position,
-/// read from [`LinkedOrder::receiver_at`] in sequence), so the full-size maps are only written,
-/// once per sample, never read in the order's sequence; groups of trees are summed in parallel,
-/// as in [`accumulate_counts`], and each tree's total is added to its outlet at the end.
+/// What the backward sum of one stretch of a [`LinkedOrder`] ([`stretch_counts`]) leaves to
+/// [`join_stretches`].
+///
+/// The order walks each tree depth-first, so a sample's subtree is the stretch of the order
+/// from the sample to just before the first later position where the walk leaves it, and its
+/// count is that stretch's length. With the level `P_j = Σ_{i<j} (1 − donors_i)` (a sample
+/// without donor closes a branch, one with `d` donors opens `d − 1` more), the walk leaves the
+/// subtree of `k` at the first `j > k` with `P_j > P_k`, and since the level rises by at most
+/// 1 a step, that is the first `j > k` with `P_j = P_k + 1`. Read backwards, the last
+/// position seen at each level gives it, without a branch; where no later position of the
+/// stretch reaches the level, the subtree ends past the stretch, and the stretches after it
+/// tell where.
+#[derive(Default)]
+struct Stretch {
+    /// `(position, u)` of the samples whose subtree ends past the stretch: at the first
+    /// position after the stretch whose level is `u` above the level at the stretch's end.
+    open: Vec<(u32, u32)>,
+    /// Positions of the trees' first samples.
+    roots: Vec<u32>,
+    /// `records[u - 1]`: the first position after the stretch's start (up to its end) whose
+    /// level is `u` above the start's, for `u` from 1 to the highest.
+    records: Vec<u32>,
+    /// The level at the stretch's end minus the level at its start.
+    rise: i64,
+}
+
+/// Upstream counts of the positions from `start` whose [`LinkedOrder::links`] entries are
+/// `links`, summed backwards (see [`Stretch`]): `put(k, count)` for each position `start + k`,
+/// last to first, with a count of 0 for the samples whose subtree ends past the stretch (in
+/// the [`Stretch`]'s `open`, for [`join_stretches`]); where the stretch holds whole trees,
+/// every count is final. `last` is scratch.
+#[inline(always)]
+fn stretch_counts(
+    links: &[u8],
+    start: usize,
+    last: &mut Vec<u32>,
+    mut put: impl FnMut(usize, u32),
+) -> Stretch {
+    let mut st = Stretch::default();
+    let len = links.len();
+    // Levels relative to the stretch's end lie at or above -len (each position lowers the
+    // level by 1 at most), and mostly below len (a stretch of whole trees and the ends of the
+    // trees cut at either side; up to 7·len where the stretch is cut between a sample and
+    // many donors): `last[len + r]` is the last position seen at level `r`.
+    if last.len() < 2 * len + 2 {
+        last.resize(2 * len + 2, 0);
+    }
+    let base = len as isize;
+    // The level of position `k + 1` and the highest level seen (at positions `k + 1 ..= len`).
+    let (mut r, mut hi) = (0isize, 0isize);
+    for k in (0..len).rev() {
+        last[(base + r) as usize] = (start + k + 1) as u32;
+        hi = hi.max(r);
+        let l = links[k];
+        r += (l & LinkedOrder::DONORS) as isize - 1;
+        if (base + r) as usize + 1 >= last.len() {
+            last.resize(2 * (base + r) as usize + 2, 0);
+        }
+        let at = start + k;
+        if r < hi {
+            put(k, last[(base + r + 1) as usize] - at as u32);
+        } else {
+            put(k, 0);
+            st.open.push((at as u32, (r + 1) as u32));
+        }
+        if l & LinkedOrder::FIRST_OF_TREE != 0 {
+            st.roots.push(at as u32);
+        }
+    }
+    st.records = ((r + 1)..=hi).map(|v| last[(base + v) as usize]).collect();
+    st.rise = -r as i64;
+    st
+}
+
+/// The stretches of one [`LinkedOrder`] summed by [`stretch_counts`] (in order), joined last
+/// to first: `put(k, count)` for their open samples. Past the last stretch there is nothing
+/// (it holds whole trees, so no sample looks there).
+fn join_stretches(stretches: &[Stretch], mut put: impl FnMut(usize, u32)) {
+    // For the stretch at hand, the first position after it `u` levels above its end's level
+    // (`u` from 1, the last entry first).
+    let mut above: Vec<u32> = Vec::new();
+    for st in stretches.iter().rev() {
+        for &(k, u) in &st.open {
+            let j = above.len().checked_sub(u as usize).map_or(0, |i| above[i]);
+            put(k as usize, j.wrapping_sub(k));
+        }
+        // Levels up to the stretch's highest come from its records, the rest from the
+        // stretches after it, shifted by its rise.
+        let from_after = st.records.len() as i64 - st.rise;
+        above.truncate(above.len().saturating_sub(from_after.max(0) as usize));
+        above.extend(st.records.iter().rev());
+    }
+}
+
+/// Fewest positions of a [`LinkedOrder`] that one task of [`accumulate_counts_linked`] sums.
+const LINKED_MIN_STRETCH: usize = 1 << 14;
+
+/// [`accumulate_counts`] over a [`LinkedOrder`] of the receivers `rcv`: the same counts. The
+/// sums run backwards along the order, each sample's subtree found from the donor counts of
+/// [`LinkedOrder::links`] (see [`Stretch`]) without a branch, so the full-size maps are only
+/// written, once per sample, never read in the order's sequence. Stretches of equal length
+/// are summed in parallel whatever trees they cut, then joined ([`join_stretches`]): the
+/// samples whose subtrees reach past their stretch (the rivers' main stems through the cuts)
+/// are counted last, then each tree's total is added to its outlet.
 pub fn accumulate_counts_linked(linked: &LinkedOrder, rcv: &[u32], len: usize) -> Vec<u32> {
+    let stretch =
+        (linked.order.len() / (4 * rayon::current_num_threads().max(1))).max(LINKED_MIN_STRETCH);
+    accumulate_counts_in_stretches(linked, rcv, len, stretch)
+}
+
+/// [`accumulate_counts_linked`] in stretches of `stretch` positions.
+fn accumulate_counts_in_stretches(
+    linked: &LinkedOrder,
+    rcv: &[u32],
+    len: usize,
+    stretch: usize,
+) -> Vec<u32> {
     use std::sync::atomic::Ordering::Relaxed;
-    let (order, at) = (&linked.order, &linked.receiver_at);
+    let (order, links): (&[u32], &[u8]) = (&linked.order, &linked.links);
     assert_eq!(
         order.len(),
-        at.len(),
-        "a linked order holds one position per sample"
+        links.len(),
+        "a linked order holds one link entry per sample"
     );
-    let bounds = group_bounds(order.len(), |k| at[k] == NONE);
-    // Relaxed stores: each sample is written once, by the task owning its tree; rayon's join
-    // orders them before the outlets' sums below.
+    assert!(order.len() < u32::MAX as usize, "too many samples");
+    // Relaxed stores: each sample is written by one task (the open ones again after the
+    // join); rayon's join orders them.
     let mut counts: Vec<u32> = crate::memory::filled_with(len, || 1);
     let count = as_atomic_u32(&mut counts);
-    // Each group's (outlet, tree total) pairs: outlets may be shared with other groups' trees.
-    let outlets: Vec<Vec<(u32, u32)>> = bounds
-        .par_windows(2)
-        .map(|w| {
-            let (s, e) = (w[0], w[1]);
-            let mut outlets = Vec::new();
-            // Counts by position within the group (donors come after their receiver).
-            let mut sum = vec![1u32; e - s];
-            // A sample's count passes to its receiver in a register when the receiver is the
-            // position just before it (94 % of the samples on issue 39's heightfield).
-            let mut carry = 0;
-            for k in (s..e).rev() {
-                let v = sum[k - s] + carry;
-                carry = 0;
-                let c = order[k] as usize;
-                count[c].store(v, Relaxed);
-                let r = at[k];
-                if r == NONE {
-                    outlets.push((rcv[c], v));
-                } else if r as usize + 1 == k {
-                    carry = v;
-                } else {
-                    sum[r as usize - s] += v;
-                }
-            }
-            outlets
+    let stretches: Vec<Stretch> = order
+        .par_chunks(stretch)
+        .zip(links.par_chunks(stretch))
+        .enumerate()
+        .map_init(Vec::new, |last, (s, (order, links))| {
+            stretch_counts(links, s * stretch, last, |k, v| {
+                count[order[k] as usize].store(v, Relaxed)
+            })
         })
         .collect();
-    for &(o, v) in outlets.iter().flatten() {
-        counts[o as usize] += v;
+    join_stretches(&stretches, |k, v| {
+        count[order[k] as usize].store(v, Relaxed)
+    });
+    // Trees may share an outlet: their totals are added once every sample's count is in.
+    for st in &stretches {
+        for &k in &st.roots {
+            let c = order[k as usize] as usize;
+            counts[rcv[c] as usize] += counts[c];
+        }
     }
     counts
 }
 
 /// The trees whose first sample lies in `roots` (an index range), walked one after another in
-/// index order as [`flow_order`] walks them, appended to `out`; `at` gets, for each, the
-/// position of its receiver in `out` ([`NONE`] for a tree's first sample, whose receiver is an
-/// outlet), as in [`LinkedOrder::receiver_at`]. `stack` is scratch.
-pub(crate) fn walk_trees_linked(
+/// index order as [`flow_order`] walks them: `visit(sample, at, donors)` for each, `at` the
+/// position of its receiver among the samples visited by this call ([`NONE`] for a tree's first
+/// sample, whose receiver is an outlet), `donors` the number of its donors. `stack` is scratch.
+pub(crate) fn walk_trees(
     rcv: &[u32],
     n: usize,
     roots: std::ops::Range<usize>,
     stack: &mut Vec<(u32, u32)>,
-    out: &mut Vec<u32>,
-    at: &mut Vec<u32>,
+    mut visit: impl FnMut(u32, u32, u32),
 ) {
+    let mut base = 0u32;
     for i in roots {
         if is_tree_root(rcv, i) {
-            let base = out.len() as u32;
-            walk_tree_with(rcv, n, i as u32, stack, |c, k| {
-                out.push(c);
-                at.push(if k == NONE { NONE } else { base + k });
+            let mut visits = 0;
+            walk_tree_with(rcv, n, i as u32, stack, |c, k, donors| {
+                visits += 1;
+                visit(c, if k == NONE { NONE } else { base + k }, donors);
             });
+            base += visits;
         }
     }
 }
@@ -1415,47 +1527,49 @@ fn is_tree_root(rcv: &[u32], i: usize) -> bool {
 
 /// Depth-first walk of the tree of `root` (donors in index order), appended to `out`.
 fn walk_tree(rcv: &[u32], n: usize, root: u32, stack: &mut Vec<(u32, u32)>, out: &mut Vec<u32>) {
-    walk_tree_with(rcv, n, root, stack, |c, _| out.push(c));
+    walk_tree_with(rcv, n, root, stack, |c, _, _| out.push(c));
 }
 
-/// Depth-first walk of the tree of `root` (donors in index order): `visit(sample, k)` in walk
-/// order, `k` the number of the visit of the sample's receiver (counted from 0 for `root`, whose
-/// `k` is [`NONE`]).
+/// Depth-first walk of the tree of `root` (donors in index order): `visit(sample, k, donors)`
+/// in walk order, `k` the number of the visit of the sample's receiver (counted from 0 for
+/// `root`, whose `k` is [`NONE`]), `donors` the number of the sample's donors (visited after
+/// it, the first one right after it).
 fn walk_tree_with(
     rcv: &[u32],
     n: usize,
     root: u32,
     stack: &mut Vec<(u32, u32)>,
-    mut visit: impl FnMut(u32, u32),
+    mut visit: impl FnMut(u32, u32, u32),
 ) {
     let offs = offsets(n);
     let mut visits = 0u32;
     stack.push((root, NONE));
     while let Some((c, parent)) = stack.pop() {
-        visit(c, parent);
         let me = visits;
         visits += 1;
-        let c = c as usize;
-        let (x, z) = (c % n, c / n);
+        let before = stack.len();
+        let i = c as usize;
+        let (x, z) = (i % n, i / n);
         // Donors pushed in reverse index order: popped in index order.
         if x > 0 && z > 0 && x + 1 < n && z + 1 < n {
             for &o in offs.iter().rev() {
-                let j = (c as isize + o) as usize;
-                if rcv[j] as usize == c {
+                let j = (i as isize + o) as usize;
+                if rcv[j] as usize == i {
                     stack.push((j as u32, me));
                 }
             }
         } else {
             let mut d = [0u32; 8];
             let mut k = 0;
-            for_neighbours(c, n, |j, _| {
-                if rcv[j] as usize == c {
+            for_neighbours(i, n, |j, _| {
+                if rcv[j] as usize == i {
                     d[k] = j as u32;
                     k += 1;
                 }
             });
             stack.extend(d[..k].iter().rev().map(|&j| (j, me)));
         }
+        visit(c, parent, (stack.len() - before) as u32);
     }
 }
 
@@ -1468,7 +1582,8 @@ pub fn river_candidates(rcv: &[u32], n: usize, cell_area: f32, min_area: f32) ->
     assert_eq!(len, n * n, "rcv must hold n² samples");
     let groups: Vec<Vec<(u32, f32)>> = tree_groups(len)
         .map(|roots| {
-            let (mut order, mut parent) = (Vec::new(), Vec::new());
+            let (mut order, mut links, mut counts) = (Vec::new(), Vec::new(), Vec::new());
+            let mut last = Vec::new();
             let mut stack = Vec::new();
             let mut out = Vec::new();
             for i in roots {
@@ -1476,17 +1591,16 @@ pub fn river_candidates(rcv: &[u32], n: usize, cell_area: f32, min_area: f32) ->
                     continue;
                 }
                 order.clear();
-                parent.clear();
-                walk_tree_with(rcv, n, i as u32, &mut stack, |c, k| {
+                links.clear();
+                walk_tree_with(rcv, n, i as u32, &mut stack, |c, _, donors| {
                     order.push(c);
-                    parent.push(k);
+                    links.push(donors as u8);
                 });
-                // Upstream counts by walk position: donors come after their receiver.
-                let mut count = vec![1u32; order.len()];
-                for k in (1..order.len()).rev() {
-                    count[parent[k] as usize] += count[k];
-                }
-                out.extend(order.iter().zip(&count).filter_map(|(&c, &k)| {
+                links[0] |= LinkedOrder::FIRST_OF_TREE;
+                // Upstream counts along the walk (one whole tree: every count is final).
+                counts.resize(order.len(), 0);
+                stretch_counts(&links, 0, &mut last, |k, v| counts[k] = v);
+                out.extend(order.iter().zip(&counts).filter_map(|(&c, &k)| {
                     let area = k as f32 * cell_area;
                     (area >= min_area).then_some((c, area))
                 }));
@@ -1497,14 +1611,12 @@ pub fn river_candidates(rcv: &[u32], n: usize, cell_area: f32, min_area: f32) ->
     groups.concat()
 }
 
-/// The parts one after another, copied in parallel (each into its own slice of the result);
-/// with `shift`, part `g`'s values other than [`NONE`] are increased by `shift[g]` (positions
-/// within a part made positions in the whole).
-fn join_in_order(parts: Vec<Vec<u32>>, shift: Option<&[u32]>) -> Vec<u32> {
+/// The parts one after another, copied in parallel (each into its own slice of the result).
+fn join_in_order<T: Copy + Default + Send + Sync>(parts: Vec<Vec<T>>) -> Vec<T> {
     let total: usize = parts.iter().map(Vec::len).sum();
-    let mut out = vec![0u32; total];
-    let mut slices: Vec<&mut [u32]> = Vec::with_capacity(parts.len());
-    let mut rest: &mut [u32] = &mut out;
+    let mut out = vec![T::default(); total];
+    let mut slices: Vec<&mut [T]> = Vec::with_capacity(parts.len());
+    let mut rest: &mut [T] = &mut out;
     for p in &parts {
         let (head, tail) = rest.split_at_mut(p.len());
         slices.push(head);
@@ -1513,16 +1625,7 @@ fn join_in_order(parts: Vec<Vec<u32>>, shift: Option<&[u32]>) -> Vec<u32> {
     slices
         .into_par_iter()
         .zip(parts.par_iter())
-        .enumerate()
-        .for_each(|(g, (dst, src))| match shift {
-            None => dst.copy_from_slice(src),
-            Some(shift) => {
-                let d = shift[g];
-                for (o, &v) in dst.iter_mut().zip(src) {
-                    *o = if v == NONE { NONE } else { v + d };
-                }
-            }
-        });
+        .for_each(|(dst, src)| dst.copy_from_slice(src));
     out
 }
 
@@ -2140,20 +2243,36 @@ mod tests {
                     linked.order, want,
                     "linked order, n = {n}, {threads} threads"
                 );
-                for (k, (&c, &r)) in linked.order.iter().zip(&linked.receiver_at).enumerate() {
+                // Each sample's links entry: its donors' count, and whether it starts a tree.
+                assert_eq!(linked.links.len(), linked.order.len());
+                for (k, (&c, &l)) in linked.order.iter().zip(&linked.links).enumerate() {
                     let rc = rcv[c as usize];
-                    if rcv[rc as usize] == rc {
-                        assert_eq!(r, NONE, "tree root at {k}, n = {n}");
-                    } else {
-                        assert!((r as usize) < k, "receiver after its donor at {k}, n = {n}");
-                        assert_eq!(linked.order[r as usize], rc, "receiver at {k}, n = {n}");
-                    }
+                    let first = l & LinkedOrder::FIRST_OF_TREE != 0;
+                    assert_eq!(first, rcv[rc as usize] == rc, "tree start at {k}, n = {n}");
+                    let donors = (0..rcv.len())
+                        .filter(|&j| rcv[j] == c && j != c as usize)
+                        .count();
+                    assert_eq!(
+                        (l & LinkedOrder::DONORS) as usize,
+                        donors,
+                        "donors at {k}, n = {n}"
+                    );
+                    assert_eq!(l & !(LinkedOrder::DONORS | LinkedOrder::FIRST_OF_TREE), 0);
                 }
                 let want = accumulate_counts_sequential(&want, rcv, n * n);
                 let got = pool.install(|| accumulate_counts(&got, rcv, n * n));
                 assert_eq!(got, want, "upstream counts, n = {n}, {threads} threads");
                 let got = pool.install(|| accumulate_counts_linked(&linked, rcv, n * n));
                 assert_eq!(got, want, "linked counts, n = {n}, {threads} threads");
+                // Stretches cut anywhere (through branches, trees and tree starts) join up.
+                for stretch in [1, 2, 3, 7, 64, 1000] {
+                    let got = pool
+                        .install(|| accumulate_counts_in_stretches(&linked, rcv, n * n, stretch));
+                    assert_eq!(
+                        got, want,
+                        "stretches of {stretch}, n = {n}, {threads} threads"
+                    );
+                }
                 // The river candidates: the order filtered by area, without the full maps.
                 let order = flow_order_sequential(rcv, *n);
                 for (cell, min) in [(1.0f32, 1.0f32), (0.25, 3.0), (4.0, 40.0)] {

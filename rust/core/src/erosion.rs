@@ -421,7 +421,10 @@ fn fluvial(
         .map(|g| {
             let roots = g * FLUVIAL_SPAN..((g + 1) * FLUVIAL_SPAN).min(len);
             let (mut order, mut at) = (Vec::new(), Vec::new());
-            crate::drainage::walk_trees_linked(rcv, n, roots, &mut Vec::new(), &mut order, &mut at);
+            crate::drainage::walk_trees(rcv, n, roots, &mut Vec::new(), |c, k, _| {
+                order.push(c);
+                at.push(k);
+            });
             // flow_accumulation: donors after their receiver, so upstream first is backwards.
             let mut area = vec![ca; order.len()];
             for k in (0..order.len()).rev() {
