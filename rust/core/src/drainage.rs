@@ -1372,34 +1372,40 @@ fn stretch_counts(
     // Levels relative to the stretch's end lie at or above -len (each position lowers the
     // level by 1 at most), and mostly below len (a stretch of whole trees and the ends of the
     // trees cut at either side; up to 7·len where the stretch is cut between a sample and
-    // many donors): `last[len + r]` is the last position seen at level `r`.
+    // many donors): `slots[len + r]` is the last position seen at level `r`, kept 2 longer
+    // than the highest level so far.
     if last.len() < 2 * len + 2 {
         last.resize(2 * len + 2, 0);
     }
-    let base = len as isize;
-    // The level of position `k + 1` and the highest level seen (at positions `k + 1 ..= len`).
-    let (mut r, mut hi) = (0isize, 0isize);
+    let mut slots: &mut [u32] = last;
+    // `len +` the level of position `k + 1`, and of the highest level seen (at positions
+    // `k + 1 ..= len`).
+    let (mut i, mut hi) = (len, len);
+    let start = start as u32;
     for k in (0..len).rev() {
-        last[(base + r) as usize] = (start + k + 1) as u32;
-        hi = hi.max(r);
+        // The position (derived from `k` each time: one more value carried from one sample to
+        // the next would not stay in a register).
+        let pos = start + k as u32;
+        slots[i] = pos + 1;
+        hi = hi.max(i);
         let l = links[k];
-        r += (l & LinkedOrder::DONORS) as isize - 1;
-        if (base + r) as usize + 1 >= last.len() {
-            last.resize(2 * (base + r) as usize + 2, 0);
+        i = i + (l & LinkedOrder::DONORS) as usize - 1;
+        if i + 1 >= slots.len() {
+            last.resize(2 * i + 2, 0);
+            slots = last;
         }
-        let at = start + k;
-        if r < hi {
-            put(k, last[(base + r + 1) as usize] - at as u32);
+        if i < hi {
+            put(k, slots[i + 1] - pos);
         } else {
             put(k, 0);
-            st.open.push((at as u32, (r + 1) as u32));
+            st.open.push((pos, (i + 1 - len) as u32));
         }
         if l & LinkedOrder::FIRST_OF_TREE != 0 {
-            st.roots.push(at as u32);
+            st.roots.push(pos);
         }
     }
-    st.records = ((r + 1)..=hi).map(|v| last[(base + v) as usize]).collect();
-    st.rise = -r as i64;
+    st.records = slots[i + 1..=hi.max(i)].to_vec();
+    st.rise = len as i64 - i as i64;
     st
 }
 
