@@ -1311,14 +1311,17 @@ pub fn flow_order_linked(rcv: &[u32], n: usize) -> LinkedOrder {
     let groups: Vec<(Vec<u32>, Vec<u8>)> = tree_groups(len)
         .map(|roots| {
             let (mut out, mut links) = (Vec::new(), Vec::new());
-            walk_trees(rcv, n, roots, &mut Vec::new(), |c, at, donors| {
-                out.push(c);
-                links.push(if at == NONE {
-                    donors as u8 | LinkedOrder::FIRST_OF_TREE
-                } else {
-                    donors as u8
-                });
-            });
+            let mut stack: Vec<u32> = Vec::new();
+            for i in roots {
+                if is_tree_root(rcv, i) {
+                    let first = links.len();
+                    walk_tree_with(rcv, n, i as u32, &mut stack, |c, _, donors| {
+                        out.push(c);
+                        links.push(donors as u8);
+                    });
+                    links[first] |= LinkedOrder::FIRST_OF_TREE;
+                }
+            }
             (out, links)
         })
         .collect();
@@ -1532,25 +1535,66 @@ fn is_tree_root(rcv: &[u32], i: usize) -> bool {
 }
 
 /// Depth-first walk of the tree of `root` (donors in index order), appended to `out`.
-fn walk_tree(rcv: &[u32], n: usize, root: u32, stack: &mut Vec<(u32, u32)>, out: &mut Vec<u32>) {
+fn walk_tree(rcv: &[u32], n: usize, root: u32, stack: &mut Vec<u32>, out: &mut Vec<u32>) {
     walk_tree_with(rcv, n, root, stack, |c, _, _| out.push(c));
+}
+
+/// An entry of [`walk_tree_with`]'s stack: a sample, with the visit number of its receiver
+/// where the walk is to report it (`(u32, u32)`), or without (`u32`, a smaller stack).
+trait WalkEntry: Copy {
+    fn new(sample: u32, parent: u32) -> Self;
+    fn sample(self) -> u32;
+    /// The visit number of the sample's receiver ([`NONE`] where not carried).
+    fn parent(self) -> u32;
+}
+
+impl WalkEntry for u32 {
+    #[inline(always)]
+    fn new(sample: u32, _: u32) -> Self {
+        sample
+    }
+    #[inline(always)]
+    fn sample(self) -> u32 {
+        self
+    }
+    #[inline(always)]
+    fn parent(self) -> u32 {
+        NONE
+    }
+}
+
+impl WalkEntry for (u32, u32) {
+    #[inline(always)]
+    fn new(sample: u32, parent: u32) -> Self {
+        (sample, parent)
+    }
+    #[inline(always)]
+    fn sample(self) -> u32 {
+        self.0
+    }
+    #[inline(always)]
+    fn parent(self) -> u32 {
+        self.1
+    }
 }
 
 /// Depth-first walk of the tree of `root` (donors in index order): `visit(sample, k, donors)`
 /// in walk order, `k` the number of the visit of the sample's receiver (counted from 0 for
-/// `root`, whose `k` is [`NONE`]), `donors` the number of the sample's donors (visited after
-/// it, the first one right after it).
-fn walk_tree_with(
+/// `root`, whose `k` is [`NONE`]; always [`NONE`] with a `u32` stack, see [`WalkEntry`]),
+/// `donors` the number of the sample's donors (visited after it, the first one right after
+/// it).
+fn walk_tree_with<E: WalkEntry>(
     rcv: &[u32],
     n: usize,
     root: u32,
-    stack: &mut Vec<(u32, u32)>,
+    stack: &mut Vec<E>,
     mut visit: impl FnMut(u32, u32, u32),
 ) {
     let offs = offsets(n);
     let mut visits = 0u32;
-    stack.push((root, NONE));
-    while let Some((c, parent)) = stack.pop() {
+    stack.push(E::new(root, NONE));
+    while let Some(e) = stack.pop() {
+        let (c, parent) = (e.sample(), e.parent());
         let me = visits;
         visits += 1;
         let before = stack.len();
@@ -1561,7 +1605,7 @@ fn walk_tree_with(
             for &o in offs.iter().rev() {
                 let j = (i as isize + o) as usize;
                 if rcv[j] as usize == i {
-                    stack.push((j as u32, me));
+                    stack.push(E::new(j as u32, me));
                 }
             }
         } else {
@@ -1573,7 +1617,7 @@ fn walk_tree_with(
                     k += 1;
                 }
             });
-            stack.extend(d[..k].iter().rev().map(|&j| (j, me)));
+            stack.extend(d[..k].iter().rev().map(|&j| E::new(j, me)));
         }
         visit(c, parent, (stack.len() - before) as u32);
     }
@@ -1590,7 +1634,7 @@ pub fn river_candidates(rcv: &[u32], n: usize, cell_area: f32, min_area: f32) ->
         .map(|roots| {
             let (mut order, mut links, mut counts) = (Vec::new(), Vec::new(), Vec::new());
             let mut last = Vec::new();
-            let mut stack = Vec::new();
+            let mut stack: Vec<u32> = Vec::new();
             let mut out = Vec::new();
             for i in roots {
                 if !is_tree_root(rcv, i) {
