@@ -378,8 +378,8 @@ fn bench_resolution(
         measure("drainage_accumulate", &mut || {
             time_with(reps, || (), |_| d::accumulate_counts(&order, &rcv, n * n))
         });
-        // The same two with each sample's receiver located in the order by the walk: the
-        // counts sum along the order's positions (`LinkedOrder`).
+        // The same two with each sample's number of donors recorded by the walk: the counts
+        // find each subtree's end along the order from them (`LinkedOrder`).
         measure("drainage_flow_order_linked", &mut || {
             time_with(reps, || (), |_| d::flow_order_linked(&rcv, n))
         });

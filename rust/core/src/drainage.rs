@@ -1349,8 +1349,9 @@ struct Stretch {
     /// `(position, u)` of the samples whose subtree ends past the stretch: at the first
     /// position after the stretch whose level is `u` above the level at the stretch's end.
     open: Vec<(u32, u32)>,
-    /// Positions of the trees' first samples.
-    roots: Vec<u32>,
+    /// Positions of the trees' first samples among the `open` ones (a tree cut by the
+    /// stretch's end).
+    open_roots: Vec<u32>,
     /// `records[u - 1]`: the first position after the stretch's start (up to its end) whose
     /// level is `u` above the start's, for `u` from 1 to the highest.
     records: Vec<u32>,
@@ -1361,29 +1362,31 @@ struct Stretch {
 /// Upstream counts of the positions from `start` whose [`LinkedOrder::links`] entries are
 /// `links`, summed backwards (see [`Stretch`]): `put(k, count)` for each position `start + k`,
 /// last to first, with a count of 0 for the samples whose subtree ends past the stretch (in
-/// the [`Stretch`]'s `open`, for [`join_stretches`]); where the stretch holds whole trees,
-/// every count is final. `last` is scratch.
+/// the [`Stretch`]'s `open`, for [`join_stretches`]), and `tree(k, count)` after it for a
+/// tree's first sample whose count is final; where the stretch holds whole trees, every count
+/// is. `last` is scratch.
 #[inline(always)]
 fn stretch_counts(
     links: &[u8],
     start: usize,
     last: &mut Vec<u32>,
     mut put: impl FnMut(usize, u32),
+    mut tree: impl FnMut(usize, u32),
 ) -> Stretch {
     let mut st = Stretch::default();
     let len = links.len();
-    // Levels relative to the stretch's end lie at or above -len (each position lowers the
-    // level by 1 at most), and mostly below len (a stretch of whole trees and the ends of the
-    // trees cut at either side; up to 7·len where the stretch is cut between a sample and
-    // many donors): `slots[len + r]` is the last position seen at level `r`, kept 2 longer
-    // than the highest level so far.
-    if last.len() < 2 * len + 2 {
-        last.resize(2 * len + 2, 0);
+    // `slots[base + r]` is the last position seen at level `r` (relative to the stretch's
+    // end). The levels span a few thousand at most on real islands (one lower per whole tree,
+    // a few higher where trees are cut), so `slots` starts small and grows at either end, the
+    // levels in reach of the next step (-1 to +14, as the links' 4 bits allow) kept inside.
+    if last.len() < 2 * LEVELS_MIN {
+        last.resize(2 * LEVELS_MIN, 0);
     }
+    let mut base = last.len() / 2;
     let mut slots: &mut [u32] = last;
-    // `len +` the level of position `k + 1`, and of the highest level seen (at positions
+    // `base +` the level of position `k + 1`, and of the highest level seen (at positions
     // `k + 1 ..= len`).
-    let (mut i, mut hi) = (len, len);
+    let (mut i, mut hi) = (base, base);
     let start = start as u32;
     for k in (0..len).rev() {
         // The position (derived from `k` each time: one more value carried from one sample to
@@ -1392,24 +1395,47 @@ fn stretch_counts(
         slots[i] = pos + 1;
         hi = hi.max(i);
         let l = links[k];
-        i = i + (l & LinkedOrder::DONORS) as usize - 1;
-        if i + 1 >= slots.len() {
-            last.resize(2 * i + 2, 0);
+        if i == 0 || i + 16 > slots.len() {
+            let front = grow_levels(last, i == 0);
+            (base, i, hi) = (base + front, i + front, hi + front);
             slots = last;
         }
+        i = i + (l & LinkedOrder::DONORS) as usize - 1;
         if i < hi {
-            put(k, slots[i + 1] - pos);
+            let v = slots[i + 1] - pos;
+            put(k, v);
+            if l & LinkedOrder::FIRST_OF_TREE != 0 {
+                tree(k, v);
+            }
         } else {
             put(k, 0);
-            st.open.push((pos, (i + 1 - len) as u32));
-        }
-        if l & LinkedOrder::FIRST_OF_TREE != 0 {
-            st.roots.push(pos);
+            st.open.push((pos, (i + 1 - base) as u32));
+            if l & LinkedOrder::FIRST_OF_TREE != 0 {
+                st.open_roots.push(pos);
+            }
         }
     }
     st.records = slots[i + 1..=hi.max(i)].to_vec();
-    st.rise = len as i64 - i as i64;
+    st.rise = base as i64 - i as i64;
     st
+}
+
+/// Fewest levels on either side of the end's level that [`stretch_counts`]'s scratch holds.
+const LEVELS_MIN: usize = 1 << 10;
+
+/// [`stretch_counts`]'s scratch doubled, at the front (returns how far its entries moved) or
+/// at the back (returns 0).
+#[cold]
+#[inline(never)]
+fn grow_levels(last: &mut Vec<u32>, front: bool) -> usize {
+    let add = last.len();
+    if front {
+        last.splice(0..0, std::iter::repeat_n(0, add));
+        add
+    } else {
+        last.resize(2 * add, 0);
+        0
+    }
 }
 
 /// The stretches of one [`LinkedOrder`] summed by [`stretch_counts`] (in order), joined last
@@ -1467,25 +1493,43 @@ fn accumulate_counts_in_stretches(
     // join); rayon's join orders them.
     let mut counts: Vec<u32> = crate::memory::filled_with(len, || 1);
     let count = as_atomic_u32(&mut counts);
-    let stretches: Vec<Stretch> = order
+    // Each stretch with its trees' (outlet, total) pairs, read while the trees' first samples
+    // are at hand.
+    let stretches: Vec<(Stretch, Vec<(u32, u32)>)> = order
         .par_chunks(stretch)
         .zip(links.par_chunks(stretch))
         .enumerate()
         .map_init(Vec::new, |last, (s, (order, links))| {
-            stretch_counts(links, s * stretch, last, |k, v| {
-                count[order[k] as usize].store(v, Relaxed)
-            })
+            let mut outlets = Vec::new();
+            let st = stretch_counts(
+                links,
+                s * stretch,
+                last,
+                |k, v| count[order[k] as usize].store(v, Relaxed),
+                |k, v| outlets.push((rcv[order[k] as usize], v)),
+            );
+            (st, outlets)
         })
         .collect();
+    let (stretches, mut outlets): (Vec<Stretch>, Vec<Vec<(u32, u32)>>) =
+        stretches.into_iter().unzip();
     join_stretches(&stretches, |k, v| {
         count[order[k] as usize].store(v, Relaxed)
     });
+    // The trees cut by a stretch's end, counted in the join.
+    outlets.push(
+        stretches
+            .iter()
+            .flat_map(|st| &st.open_roots)
+            .map(|&k| {
+                let c = order[k as usize];
+                (rcv[c as usize], count[c as usize].load(Relaxed))
+            })
+            .collect(),
+    );
     // Trees may share an outlet: their totals are added once every sample's count is in.
-    for st in &stretches {
-        for &k in &st.roots {
-            let c = order[k as usize] as usize;
-            counts[rcv[c] as usize] += counts[c];
-        }
+    for &(o, v) in outlets.iter().flatten() {
+        counts[o as usize] += v;
     }
     counts
 }
@@ -1649,7 +1693,7 @@ pub fn river_candidates(rcv: &[u32], n: usize, cell_area: f32, min_area: f32) ->
                 links[0] |= LinkedOrder::FIRST_OF_TREE;
                 // Upstream counts along the walk (one whole tree: every count is final).
                 counts.resize(order.len(), 0);
-                stretch_counts(&links, 0, &mut last, |k, v| counts[k] = v);
+                stretch_counts(&links, 0, &mut last, |k, v| counts[k] = v, |_, _| {});
                 out.extend(order.iter().zip(&counts).filter_map(|(&c, &k)| {
                     let area = k as f32 * cell_area;
                     (area >= min_area).then_some((c, area))

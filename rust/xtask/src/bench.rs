@@ -1346,14 +1346,14 @@ fn render(
             "over the flow order",
         ),
         (
-            "flow order with receiver positions (`flow_order_linked`)",
+            "flow order with donor counts (`flow_order_linked`)",
             &["drainage_flow_order_linked"],
-            "the same walk, each receiver's position recorded",
+            "the same walk, each sample's number of donors recorded (1 byte)",
         ),
         (
-            "upstream counts along the positions (`accumulate_counts_linked`)",
+            "upstream counts along the linked order (`accumulate_counts_linked`)",
             &["drainage_accumulate_linked"],
-            "over the linked order; the same counts",
+            "subtree ends from the donor counts, stretches in parallel; the same counts",
         ),
         (
             "lakes (`lake_labels` + `lakes_of`)",
