@@ -1283,8 +1283,8 @@ pub fn flow_order(rcv: &[u32], n: usize) -> Vec<u32> {
 ///
 /// The order walks each tree depth-first, donors in index order, so a sample's first donor
 /// comes right after it and each further donor right after the whole subtree of the one before
-/// it. Read backwards, the number of donors of each sample is then enough to find them: they
-/// are the last subtrees finished and not yet claimed, as on a stack.
+/// it: the number of donors of each sample is then enough to find where its subtree ends (see
+/// [`Stretch`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LinkedOrder {
     /// The samples, exactly as [`flow_order`] gives them.
@@ -1314,12 +1314,7 @@ pub fn flow_order_linked(rcv: &[u32], n: usize) -> LinkedOrder {
             let mut stack: Vec<u32> = Vec::new();
             for i in roots {
                 if is_tree_root(rcv, i) {
-                    let first = links.len();
-                    walk_tree_with(rcv, n, i as u32, &mut stack, |c, _, donors| {
-                        out.push(c);
-                        links.push(donors as u8);
-                    });
-                    links[first] |= LinkedOrder::FIRST_OF_TREE;
+                    walk_tree_linked(rcv, n, i as u32, &mut stack, &mut out, &mut links);
                 }
             }
             (out, links)
@@ -1535,23 +1530,23 @@ fn accumulate_counts_in_stretches(
 }
 
 /// The trees whose first sample lies in `roots` (an index range), walked one after another in
-/// index order as [`flow_order`] walks them: `visit(sample, at, donors)` for each, `at` the
-/// position of its receiver among the samples visited by this call ([`NONE`] for a tree's first
-/// sample, whose receiver is an outlet), `donors` the number of its donors. `stack` is scratch.
+/// index order as [`flow_order`] walks them: `visit(sample, at)` for each, `at` the position of
+/// its receiver among the samples visited by this call ([`NONE`] for a tree's first sample,
+/// whose receiver is an outlet). `stack` is scratch.
 pub(crate) fn walk_trees(
     rcv: &[u32],
     n: usize,
     roots: std::ops::Range<usize>,
     stack: &mut Vec<(u32, u32)>,
-    mut visit: impl FnMut(u32, u32, u32),
+    mut visit: impl FnMut(u32, u32),
 ) {
     let mut base = 0u32;
     for i in roots {
         if is_tree_root(rcv, i) {
             let mut visits = 0;
-            walk_tree_with(rcv, n, i as u32, stack, |c, k, donors| {
+            walk_tree_with(rcv, n, i as u32, stack, |c, k, _| {
                 visits += 1;
-                visit(c, if k == NONE { NONE } else { base + k }, donors);
+                visit(c, if k == NONE { NONE } else { base + k });
             });
             base += visits;
         }
@@ -1576,6 +1571,24 @@ fn tree_groups(len: usize) -> impl IndexedParallelIterator<Item = std::ops::Rang
 fn is_tree_root(rcv: &[u32], i: usize) -> bool {
     let r = rcv[i] as usize;
     r != i && rcv[r] as usize == r
+}
+
+/// The tree of `root` walked as [`walk_tree`] walks it, appended to `out`, and its
+/// [`LinkedOrder::links`] entries to `links`. `stack` is scratch.
+fn walk_tree_linked(
+    rcv: &[u32],
+    n: usize,
+    root: u32,
+    stack: &mut Vec<u32>,
+    out: &mut Vec<u32>,
+    links: &mut Vec<u8>,
+) {
+    let first = links.len();
+    walk_tree_with(rcv, n, root, stack, |c, _, donors| {
+        out.push(c);
+        links.push(donors as u8);
+    });
+    links[first] |= LinkedOrder::FIRST_OF_TREE;
 }
 
 /// Depth-first walk of the tree of `root` (donors in index order), appended to `out`.
@@ -1686,11 +1699,7 @@ pub fn river_candidates(rcv: &[u32], n: usize, cell_area: f32, min_area: f32) ->
                 }
                 order.clear();
                 links.clear();
-                walk_tree_with(rcv, n, i as u32, &mut stack, |c, _, donors| {
-                    order.push(c);
-                    links.push(donors as u8);
-                });
-                links[0] |= LinkedOrder::FIRST_OF_TREE;
+                walk_tree_linked(rcv, n, i as u32, &mut stack, &mut order, &mut links);
                 // Upstream counts along the walk (one whole tree: every count is final).
                 counts.resize(order.len(), 0);
                 stretch_counts(&links, 0, &mut last, |k, v| counts[k] = v, |_, _| {});
@@ -1789,11 +1798,10 @@ pub fn accumulate_counts(order: &[u32], rcv: &[u32], len: usize) -> Vec<u32> {
     count.into_iter().map(AtomicU32::into_inner).collect()
 }
 
-/// Where the groups of trees that [`accumulate_counts`] and [`accumulate_counts_linked`] sum
-/// in parallel begin in an order of `m` samples (`tree_start(k)`: position `k` starts a tree),
-/// with `m` last: each group starts at the first tree start of its share of the order (found
-/// by a scan within the share, so the scans read each position at most once); a share without
-/// one joins the group before it.
+/// Where the groups of trees that [`accumulate_counts`] sums in parallel begin in an order of
+/// `m` samples (`tree_start(k)`: position `k` starts a tree), with `m` last: each group starts
+/// at the first tree start of its share of the order (found by a scan within the share, so the
+/// scans read each position at most once); a share without one joins the group before it.
 fn group_bounds(m: usize, tree_start: impl Fn(usize) -> bool + Sync) -> Vec<usize> {
     let share = (m / (8 * rayon::current_num_threads().max(1))).max(1 << 12);
     let firsts: Vec<Option<usize>> = (1..m.div_ceil(share))

@@ -421,7 +421,7 @@ fn fluvial(
         .map(|g| {
             let roots = g * FLUVIAL_SPAN..((g + 1) * FLUVIAL_SPAN).min(len);
             let (mut order, mut at) = (Vec::new(), Vec::new());
-            crate::drainage::walk_trees(rcv, n, roots, &mut Vec::new(), |c, k, _| {
+            crate::drainage::walk_trees(rcv, n, roots, &mut Vec::new(), |c, k| {
                 order.push(c);
                 at.push(k);
             });
