@@ -1357,63 +1357,101 @@ struct Stretch {
 /// Upstream counts of the positions from `start` whose [`LinkedOrder::links`] entries are
 /// `links`, summed backwards (see [`Stretch`]): `put(k, count)` for each position `start + k`,
 /// last to first, with a count of 0 for the samples whose subtree ends past the stretch (in
-/// the [`Stretch`]'s `open`, for [`join_stretches`]), and `tree(k, count)` after it for a
-/// tree's first sample whose count is final; where the stretch holds whole trees, every count
-/// is. `last` is scratch.
+/// the [`Stretch`]'s `open`, for [`join_stretches`]), and `tree(k, count)` for each tree's
+/// first sample, `count` 0 where its tree reaches past the stretch; where the stretch holds
+/// whole trees, every count is final. `get(k)` reads back what `put(k, _)` was given (for the
+/// few positions it is asked about). `last` is scratch, reused by the calls of one thread: the
+/// positions of calls that share it must not overlap (`start` to `start + links.len()`).
 #[inline(always)]
 fn stretch_counts(
     links: &[u8],
     start: usize,
     last: &mut Vec<u32>,
     mut put: impl FnMut(usize, u32),
+    get: impl Fn(usize) -> u32,
     mut tree: impl FnMut(usize, u32),
 ) -> Stretch {
     let mut st = Stretch::default();
     let len = links.len();
+    assert!(start + len < u32::MAX as usize, "too many positions");
     // `slots[base + r]` is the last position seen at level `r` (relative to the stretch's
     // end). The levels span a few thousand at most on real islands (one lower per whole tree,
-    // a few higher where trees are cut), so `slots` starts small and grows at either end, the
-    // levels in reach of the next step (-1 to +14, as the links' 4 bits allow) kept inside.
+    // a few higher where trees are cut), so `slots` starts small and grows at either end.
+    // A slot counts only if this call wrote it: its position lies in `start + 1 ..= start +
+    // len` (nothing needs clearing between calls, and a slot never written holds 0). Since the
+    // level rises by at most 1 a step forwards, a level above a position's is reached later in
+    // the stretch exactly when its slot counts.
     if last.len() < 2 * LEVELS_MIN {
         last.resize(2 * LEVELS_MIN, 0);
     }
     let mut base = last.len() / 2;
-    let mut slots: &mut [u32] = last;
-    // `base +` the level of position `k + 1`, and of the highest level seen (at positions
-    // `k + 1 ..= len`).
-    let (mut i, mut hi) = (base, base);
-    let start = start as u32;
-    for k in (0..len).rev() {
-        // The position (derived from `k` each time: one more value carried from one sample to
-        // the next would not stay in a register).
-        let pos = start + k as u32;
-        slots[i] = pos + 1;
-        hi = hi.max(i);
-        let l = links[k];
-        if i == 0 || i + 16 > slots.len() {
-            let front = grow_levels(last, i == 0);
-            (base, i, hi) = (base + front, i + front, hi + front);
-            slots = last;
+    let (first, span) = (start as u32 + 1, len as u32);
+    // `base +` the level of position `k + 1`.
+    let mut i = base;
+    // The positions are taken [`SCAN_CHUNK`] at a time, the scratch grown beforehand to hold
+    // every level the chunk can reach (a step moves -1 to +14 levels, as the links' 4 bits
+    // allow), so that the loop over a chunk calls nothing, checks no bounds and keeps its state
+    // in registers. It only notes whether the chunk holds a tree's first sample or an open one;
+    // the few chunks that do are taken again for those.
+    let mut end_k = len;
+    while end_k > 0 {
+        let start_k = end_k.saturating_sub(SCAN_CHUNK);
+        while i <= SCAN_CHUNK || i + 15 * SCAN_CHUNK + 2 > last.len() {
+            let front = grow_levels(last, i <= SCAN_CHUNK);
+            (base, i) = (base + front, i + front);
         }
-        i = i + (l & LinkedOrder::DONORS) as usize - 1;
-        if i < hi {
-            let v = slots[i + 1] - pos;
-            put(k, v);
-            if l & LinkedOrder::FIRST_OF_TREE != 0 {
-                tree(k, v);
-            }
-        } else {
-            put(k, 0);
-            st.open.push((pos, (i + 1 - base) as u32));
-            if l & LinkedOrder::FIRST_OF_TREE != 0 {
-                st.open_roots.push(pos);
+        let slots: &mut [u32] = last;
+        let (links, i_end) = (&links[start_k..end_k], i);
+        let mut seen = 0u8;
+        for (k, &l) in links.iter().enumerate().rev() {
+            // The position (derived from `k` each time: one more value carried from one sample
+            // to the next would not stay in a register).
+            let pos = first - 1 + (start_k + k) as u32;
+            // SAFETY: at most SCAN_CHUNK steps of -1 to +14 levels from `i_end`, for which
+            // `slots` has room on either side (grown above): `i` stays within `1 ..=
+            // i_end + 14 * SCAN_CHUNK` and `i + 1 < slots.len()`.
+            unsafe { *slots.get_unchecked_mut(i) = pos + 1 };
+            i = i + (l & LinkedOrder::DONORS) as usize - 1;
+            let end = unsafe { *slots.get_unchecked(i + 1) };
+            let closed = end.wrapping_sub(first) < span;
+            put(start_k + k, if closed { end.wrapping_sub(pos) } else { 0 });
+            seen |= l | ((!closed as u8) << 6);
+        }
+        if seen & (LinkedOrder::FIRST_OF_TREE | OPEN_SEEN) != 0 {
+            let mut j = i_end;
+            for (k, &l) in links.iter().enumerate().rev() {
+                j = j + (l & LinkedOrder::DONORS) as usize - 1;
+                if seen & OPEN_SEEN != 0 || l & LinkedOrder::FIRST_OF_TREE != 0 {
+                    let v = get(start_k + k);
+                    if v == 0 {
+                        let pos = first - 1 + (start_k + k) as u32;
+                        st.open.push((pos, (j + 1 - base) as u32));
+                    }
+                    if l & LinkedOrder::FIRST_OF_TREE != 0 {
+                        tree(start_k + k, v);
+                    }
+                }
             }
         }
+        end_k = start_k;
     }
-    st.records = slots[i + 1..=hi.max(i)].to_vec();
+    let slots: &mut [u32] = last;
+    // The levels above the start's, each first reached at the position its slot holds.
+    let hi = i + slots[i + 1..]
+        .iter()
+        .take_while(|&&p| p.wrapping_sub(first) < span)
+        .count();
+    st.records = slots[i + 1..=hi].to_vec();
     st.rise = base as i64 - i as i64;
     st
 }
+
+/// The bit of [`stretch_counts`]'s per-chunk summary of the links that marks an open sample
+/// (one outside [`LinkedOrder::DONORS`] and [`LinkedOrder::FIRST_OF_TREE`]).
+const OPEN_SEEN: u8 = 0x40;
+
+/// Positions [`stretch_counts`] takes at a time (a power of two).
+const SCAN_CHUNK: usize = 64;
 
 /// Fewest levels on either side of the end's level that [`stretch_counts`]'s scratch holds.
 const LEVELS_MIN: usize = 1 << 10;
@@ -1496,13 +1534,22 @@ fn accumulate_counts_in_stretches(
         .enumerate()
         .map_init(Vec::new, |last, (s, (order, links))| {
             let mut outlets = Vec::new();
-            let st = stretch_counts(
+            let mut open_roots = Vec::new();
+            let mut st = stretch_counts(
                 links,
                 s * stretch,
                 last,
                 |k, v| count[order[k] as usize].store(v, Relaxed),
-                |k, v| outlets.push((rcv[order[k] as usize], v)),
+                |k| count[order[k] as usize].load(Relaxed),
+                |k, v| {
+                    if v != 0 {
+                        outlets.push((rcv[order[k] as usize], v));
+                    } else {
+                        open_roots.push((s * stretch + k) as u32);
+                    }
+                },
             );
+            st.open_roots = open_roots;
             (st, outlets)
         })
         .collect();
@@ -1691,6 +1738,8 @@ pub fn river_candidates(rcv: &[u32], n: usize, cell_area: f32, min_area: f32) ->
         .map(|roots| {
             let (mut order, mut links, mut counts) = (Vec::new(), Vec::new(), Vec::new());
             let mut last = Vec::new();
+            // Positions walked so far: each tree's scan its own (see `stretch_counts`).
+            let mut done = 0;
             let mut stack: Vec<u32> = Vec::new();
             let mut out = Vec::new();
             for i in roots {
@@ -1702,7 +1751,16 @@ pub fn river_candidates(rcv: &[u32], n: usize, cell_area: f32, min_area: f32) ->
                 walk_tree_linked(rcv, n, i as u32, &mut stack, &mut order, &mut links);
                 // Upstream counts along the walk (one whole tree: every count is final).
                 counts.resize(order.len(), 0);
-                stretch_counts(&links, 0, &mut last, |k, v| counts[k] = v, |_, _| {});
+                let cells = std::cell::Cell::from_mut(&mut counts[..]).as_slice_of_cells();
+                stretch_counts(
+                    &links,
+                    done,
+                    &mut last,
+                    |k, v| cells[k].set(v),
+                    |k| cells[k].get(),
+                    |_, _| {},
+                );
+                done += order.len();
                 out.extend(order.iter().zip(&counts).filter_map(|(&c, &k)| {
                     let area = k as f32 * cell_area;
                     (area >= min_area).then_some((c, area))
