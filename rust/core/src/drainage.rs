@@ -1706,12 +1706,20 @@ fn walk_tree_with<E: WalkEntry>(
         let (x, z) = (i % n, i / n);
         // Donors pushed in reverse index order: popped in index order.
         if x > 0 && z > 0 && x + 1 < n && z + 1 < n {
+            // Each neighbour is written past the stack's end and kept when it is a donor: no
+            // branch on which of the eight neighbours drain here, which no predictor learns.
+            stack.reserve(8);
+            let spare = &mut stack.spare_capacity_mut()[..8];
+            let mut k = 0;
             for &o in offs.iter().rev() {
                 let j = (i as isize + o) as usize;
-                if rcv[j] as usize == i {
-                    stack.push(E::new(j as u32, me));
-                }
+                // `k` is at most the number of neighbours taken so far (below 8).
+                spare[k & 7].write(E::new(j as u32, me));
+                k += (rcv[j] as usize == i) as usize;
             }
+            // SAFETY: the first `k` of the (at least 8) entries past the old length were
+            // written above (each donor's entry before `k` counted it), and `E` is `Copy`.
+            unsafe { stack.set_len(before + k) };
         } else {
             let mut d = [0u32; 8];
             let mut k = 0;
