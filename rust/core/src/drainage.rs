@@ -1360,8 +1360,9 @@ struct Stretch {
 /// the [`Stretch`]'s `open`, for [`join_stretches`]), and `tree(k, count)` for each tree's
 /// first sample, `count` 0 where its tree reaches past the stretch; where the stretch holds
 /// whole trees, every count is final. `get(k)` reads back what `put(k, _)` was given (for the
-/// few positions it is asked about). `last` is scratch, reused by the calls of one thread: the
-/// positions of calls that share it must not overlap (`start` to `start + links.len()`).
+/// few positions it is asked about). `last` is scratch, reused by the calls of one thread:
+/// calls that share it must take disjoint ranges of positions (this one holds `start + 1 ..=
+/// start + links.len()` in its slots).
 #[inline(always)]
 fn stretch_counts(
     links: &[u8],
@@ -1378,9 +1379,10 @@ fn stretch_counts(
     // end). The levels span a few thousand at most on real islands (one lower per whole tree,
     // a few higher where trees are cut), so `slots` starts small and grows at either end.
     // A slot counts only if this call wrote it: its position lies in `start + 1 ..= start +
-    // len` (nothing needs clearing between calls, and a slot never written holds 0). Since the
-    // level rises by at most 1 a step forwards, a level above a position's is reached later in
-    // the stretch exactly when its slot counts.
+    // len` (nothing needs clearing between calls, and a slot never written holds 0); then it
+    // holds the first later position at its level. Since the level rises by at most 1 a step
+    // forwards, the levels reached after a position are contiguous above it, so its subtree
+    // ends at the slot one level up exactly when that slot counts.
     if last.len() < 2 * LEVELS_MIN {
         last.resize(2 * LEVELS_MIN, 0);
     }
@@ -1415,7 +1417,7 @@ fn stretch_counts(
             let end = unsafe { *slots.get_unchecked(i + 1) };
             let closed = end.wrapping_sub(first) < span;
             put(start_k + k, if closed { end.wrapping_sub(pos) } else { 0 });
-            seen |= l | ((!closed as u8) << 6);
+            seen |= (l & LinkedOrder::FIRST_OF_TREE) | ((!closed as u8) << 6);
         }
         if seen & (LinkedOrder::FIRST_OF_TREE | OPEN_SEEN) != 0 {
             let mut j = i_end;
@@ -1446,8 +1448,8 @@ fn stretch_counts(
     st
 }
 
-/// The bit of [`stretch_counts`]'s per-chunk summary of the links that marks an open sample
-/// (one outside [`LinkedOrder::DONORS`] and [`LinkedOrder::FIRST_OF_TREE`]).
+/// The bit of [`stretch_counts`]'s per-chunk summary (the [`LinkedOrder::FIRST_OF_TREE`]
+/// bits of its links, and this one) that marks an open sample.
 const OPEN_SEEN: u8 = 0x40;
 
 /// Positions [`stretch_counts`] takes at a time (a power of two).
