@@ -375,15 +375,24 @@ fn machine_mirror() -> Result<Mirror, String> {
     ))
 }
 
+/// Run `cmd` with its output captured (the install runs beside cargo's build, whose output it
+/// would cut into): on failure the error carries the output's last lines.
 fn run_checked(cmd: &mut Command, what: &str) -> Result<(), String> {
-    let status = cmd
-        .status()
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
         .map_err(|e| format!("{what}: cannot start: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("{what} failed ({status})"))
+    if out.status.success() {
+        return Ok(());
     }
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = text.lines().collect();
+    let tail = lines[lines.len().saturating_sub(30)..].join("\n");
+    Err(format!("{what} failed ({}):\n{tail}", out.status))
 }
 
 /// Download sid's `godot` with its full dependency closure and unpack it into `dir/prefix`.
@@ -406,6 +415,7 @@ fn install_into(dir: &Path) -> Result<(), String> {
         mirror.uri,
         dir.display()
     );
+    let started = std::time::Instant::now();
 
     let apt = dir.join("apt");
     for sub in ["lists/partial", "archives/partial", "cache", "state"] {
@@ -494,6 +504,11 @@ fn install_into(dir: &Path) -> Result<(), String> {
     }
     let _ = fs::remove_dir_all(apt.join("lists"));
     let _ = fs::remove_dir_all(apt.join("cache"));
+    eprintln!(
+        "xtask: Godot installed in {:.0} s ({} packages)",
+        started.elapsed().as_secs_f64(),
+        debs.len()
+    );
     Ok(())
 }
 

@@ -2,7 +2,6 @@
 
 mod bake_check;
 mod bench;
-mod docs;
 mod editor_session;
 mod godot;
 mod package;
@@ -25,7 +24,8 @@ commands:
   build        build the GDExtension (dev profile), copy it into the addon, import the project
   docs         write the parameter tables of docs/inspector.md and the GDScript test's
                parameter_schema.json from the core's parameter schema
-  test         generated docs up to date, cargo fmt --check, clippy -D warnings, cargo tests (fuzz targets bounded), build,
+  test         cargo fmt --check, clippy -D warnings, cargo tests (fuzz targets bounded; generated docs up
+               to date), build,
                the GDScript suite in headless Godot, the editor, package and bake checks
   package      release build, then dist/procedural_island-<version>.zip (addons/procedural_island/);
                --lib PATH adds another platform's library, --check-debug runs the test's check
@@ -52,7 +52,7 @@ fn main() -> ExitCode {
     let result = match cmd.as_str() {
         "godot-path" => godot_path(),
         "build" => build(BuildScope::Addon).map(|_| ()),
-        "docs" => docs::write(&workspace_root()),
+        "docs" => docs(),
         "test" => test(rest),
         "fuzz" => fuzz(rest),
         "package" => package::run(rest),
@@ -74,6 +74,24 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Write the files generated from the core's parameter schema (the `schema_docs` example of
+/// the core; its test, run by `cargo test --workspace`, fails when they are stale). Built with
+/// `--workspace`: the features resolved as for the tests, so nothing is built again.
+fn docs() -> Result<(), String> {
+    run_inherit(cargo().args([
+        "build",
+        "--quiet",
+        "--workspace",
+        "--example",
+        "schema_docs",
+    ]))?;
+    run_inherit(
+        Command::new(run::target_dir().join("debug/examples/schema_docs"))
+            .current_dir(workspace_root())
+            .arg("write"),
+    )
 }
 
 fn godot_path() -> Result<(), String> {
@@ -123,6 +141,33 @@ enum BuildScope {
 
 /// Build the extension (dev profile), copy the library into the addon, import the project.
 fn build(scope: BuildScope) -> Result<godot::GodotLauncher, String> {
+    build_with(scope, false)
+}
+
+/// [`build`]; with `render`, the packages a render under Xvfb needs are made sure of too. Godot
+/// (installed when missing: a download of some minutes on a slow line) and those packages are
+/// prepared on a second thread while cargo builds: the one waits on the network, the other on
+/// the CPUs (a newcomer's first `cargo xtask demo` on 2 cores: about a minute and a half less).
+fn build_with(scope: BuildScope, render: bool) -> Result<godot::GodotLauncher, String> {
+    let prepare = std::thread::spawn(move || {
+        if render {
+            godot::ensure_render_deps()?;
+        }
+        godot::godot_launcher()
+    });
+    let built = build_library(scope);
+    let launcher = prepare
+        .join()
+        .map_err(|_| "the thread preparing Godot panicked".to_string());
+    built?;
+    let launcher = launcher??;
+    eprintln!("xtask: Godot {}", launcher.version);
+    import_project(&launcher)?;
+    Ok(launcher)
+}
+
+/// The cargo build of [`build`], and the library copied into the addon.
+fn build_library(scope: BuildScope) -> Result<(), String> {
     let root = workspace_root();
     match scope {
         // The extension and the CLI in one build: one resolution of the features of their shared
@@ -151,11 +196,7 @@ fn build(scope: BuildScope) -> Result<godot::GodotLauncher, String> {
     let dest = root.join(ADDON_LIB);
     install_library(&built, &dest)?;
     eprintln!("xtask: {} -> {}", built.display(), dest.display());
-
-    let launcher = godot::godot_launcher()?;
-    eprintln!("xtask: Godot {}", launcher.version);
-    import_project(&launcher)?;
-    Ok(launcher)
+    Ok(())
 }
 
 /// Copy next to the destination, then rename: a Godot that has the old library mapped keeps
@@ -236,7 +277,6 @@ fn test(args: &[String]) -> Result<(), String> {
             ));
         }
     }
-    docs::check(&workspace_root())?;
     if !skip_cargo {
         lint()?;
         run_inherit(cargo().args(["test", "--workspace"]))?;
@@ -482,7 +522,7 @@ fn demo(args: &[String]) -> Result<(), String> {
     let root = workspace_root();
     let out = root.join("out");
     fs::create_dir_all(&out).map_err(|e| format!("create {}: {e}", out.display()))?;
-    let launcher = build(BuildScope::Addon)?;
+    let launcher = build_with(BuildScope::Addon, true)?;
 
     // CLI outputs for the same island: the binary `build` made (`cargo run -p island` would
     // resolve the features again, for the CLI alone, and rebuild).

@@ -1,21 +1,29 @@
-//! `cargo xtask docs`: the files generated from the parameter schema (`island_core::schema`):
+//! The files generated from the parameter schema (`island_core::schema`):
 //!
 //! * the parameter tables of `docs/inspector.md`, between `<!-- params:GROUP begin ... -->` and
 //!   `<!-- params:GROUP end -->` (the prose around them is written by hand);
 //! * `godot_project/tests/data/parameter_schema.json`, which `test_parameter_schema.gd`
 //!   compares with the `ProceduralIsland` node's properties (range hints and defaults).
 //!
-//! `check` (run by `cargo xtask test`, and by the test below in `cargo test`) fails when a
-//! checked-in file differs from what `write` would make.
+//! ```text
+//! cargo xtask docs                  # builds and runs this with `write`
+//! schema_docs write|check
+//! ```
+//!
+//! `check` (and the test below, which `cargo test --workspace` runs: `test = true` in the
+//! manifest) fails when a checked-in file differs from what `write` would make. An example of the
+//! core rather than a part of xtask: xtask, built first by every `cargo xtask` command, would
+//! otherwise build the core on its own, with other features than the build it then starts (a
+//! newcomer's first build compiled the core twice).
 
 use island_core::schema::{self, Check, Kind, ParamInfo, Slider, Value};
 use std::fs;
 use std::path::{Path, PathBuf};
 
 /// The inspector reference, relative to the workspace root.
-pub const INSPECTOR: &str = "docs/inspector.md";
+const INSPECTOR: &str = "docs/inspector.md";
 /// The schema the GDScript test reads, relative to the workspace root.
-pub const SCHEMA_JSON: &str = "godot_project/tests/data/parameter_schema.json";
+const SCHEMA_JSON: &str = "godot_project/tests/data/parameter_schema.json";
 
 /// A number as the docs write it: `1e6` from a million up, `−` for minus.
 fn num(v: f32) -> String {
@@ -101,7 +109,7 @@ fn type_cell(kind: Kind) -> &'static str {
 
 /// The generated text of one group: the table of its node properties, then the parameters of
 /// the group that the node does not expose.
-pub fn group_table(group: &str) -> String {
+fn group_table(group: &str) -> String {
     let all: Vec<ParamInfo> = island_core::schema_index::all()
         .into_iter()
         .filter(|p| p.group == group)
@@ -152,7 +160,7 @@ fn end_marker(group: &str) -> String {
 }
 
 /// `text` with every group's marked block replaced by its generated table.
-pub fn inspector_md(text: &str) -> Result<String, String> {
+fn inspector_md(text: &str) -> Result<String, String> {
     let mut out = text.to_string();
     for (group, _) in schema::GROUPS {
         let (b, e) = (begin_marker(group), end_marker(group));
@@ -207,7 +215,7 @@ fn json_slider(s: Slider) -> serde_json::Value {
 }
 
 /// The schema of every node property, for `test_parameter_schema.gd`.
-pub fn schema_json() -> String {
+fn schema_json() -> String {
     let props: Vec<serde_json::Value> = island_core::schema_index::all()
         .into_iter()
         .filter_map(|p| {
@@ -237,7 +245,7 @@ pub fn schema_json() -> String {
 }
 
 /// Every generated file: its path and the contents it should have.
-pub fn generated(root: &Path) -> Result<Vec<(PathBuf, String)>, String> {
+fn generated(root: &Path) -> Result<Vec<(PathBuf, String)>, String> {
     let md_path = root.join(INSPECTOR);
     let md = fs::read_to_string(&md_path).map_err(|e| format!("{}: {e}", md_path.display()))?;
     Ok(vec![
@@ -246,8 +254,8 @@ pub fn generated(root: &Path) -> Result<Vec<(PathBuf, String)>, String> {
     ])
 }
 
-/// `cargo xtask docs`: write the generated files.
-pub fn write(root: &Path) -> Result<(), String> {
+/// `cargo xtask docs` (`schema_docs write`): write the generated files.
+fn write(root: &Path) -> Result<(), String> {
     for (path, text) in generated(root)? {
         if fs::read_to_string(&path).ok().as_deref() == Some(text.as_str()) {
             continue;
@@ -256,13 +264,13 @@ pub fn write(root: &Path) -> Result<(), String> {
             fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         }
         fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
-        eprintln!("xtask: wrote {}", path.display());
+        eprintln!("schema_docs: wrote {}", path.display());
     }
     Ok(())
 }
 
 /// Fails when a checked-in generated file differs from what [`write`] would make.
-pub fn check(root: &Path) -> Result<(), String> {
+fn check(root: &Path) -> Result<(), String> {
     let stale: Vec<String> = generated(root)?
         .into_iter()
         .filter(|(path, text)| fs::read_to_string(path).ok().as_deref() != Some(text.as_str()))
@@ -278,10 +286,32 @@ pub fn check(root: &Path) -> Result<(), String> {
     }
 }
 
+/// The workspace root (this example lives in `rust/core/examples`).
+fn workspace_root() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    root.canonicalize().unwrap_or(root)
+}
+
+fn main() -> std::process::ExitCode {
+    let arg = std::env::args().nth(1);
+    let result = match arg.as_deref() {
+        Some("write") => write(&workspace_root()),
+        Some("check") => check(&workspace_root()),
+        _ => Err("usage: schema_docs write|check".to_string()),
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("schema_docs: error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
     fn generated_docs_are_fresh() {
-        super::check(&crate::run::workspace_root()).unwrap();
+        super::check(&super::workspace_root()).unwrap();
     }
 }
