@@ -1344,9 +1344,6 @@ struct Stretch {
     /// `(position, u)` of the samples whose subtree ends past the stretch: at the first
     /// position after the stretch whose level is `u` above the level at the stretch's end.
     open: Vec<(u32, u32)>,
-    /// Positions of the trees' first samples among the `open` ones (a tree cut by the
-    /// stretch's end).
-    open_roots: Vec<u32>,
     /// `records[u - 1]`: the first position after the stretch's start (up to its end) whose
     /// level is `u` above the start's, for `u` from 1 to the highest.
     records: Vec<u32>,
@@ -1536,22 +1533,19 @@ fn accumulate_counts_in_stretches(
         .enumerate()
         .map_init(Vec::new, |last, (s, (order, links))| {
             let mut outlets = Vec::new();
-            let mut open_roots = Vec::new();
-            let mut st = stretch_counts(
+            let st = stretch_counts(
                 links,
                 s * stretch,
                 last,
                 |k, v| count[order[k] as usize].store(v, Relaxed),
                 |k| count[order[k] as usize].load(Relaxed),
+                // A tree cut by the stretch's end (count 0) is taken after the join.
                 |k, v| {
                     if v != 0 {
                         outlets.push((rcv[order[k] as usize], v));
-                    } else {
-                        open_roots.push((s * stretch + k) as u32);
                     }
                 },
             );
-            st.open_roots = open_roots;
             (st, outlets)
         })
         .collect();
@@ -1560,12 +1554,15 @@ fn accumulate_counts_in_stretches(
     join_stretches(&stretches, |k, v| {
         count[order[k] as usize].store(v, Relaxed)
     });
-    // The trees cut by a stretch's end, counted in the join.
+    // The trees cut by a stretch's end (their first samples are open ones), counted in the
+    // join.
     outlets.push(
         stretches
             .iter()
-            .flat_map(|st| &st.open_roots)
-            .map(|&k| {
+            .flat_map(|st| &st.open)
+            .map(|&(k, _)| k)
+            .filter(|&k| links[k as usize] & LinkedOrder::FIRST_OF_TREE != 0)
+            .map(|k| {
                 let c = order[k as usize];
                 (rcv[c as usize], count[c as usize].load(Relaxed))
             })
