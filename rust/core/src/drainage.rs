@@ -1375,11 +1375,11 @@ fn stretch_counts(
     // `slots[base + r]` is the last position seen at level `r` (relative to the stretch's
     // end). The levels span a few thousand at most on real islands (one lower per whole tree,
     // a few higher where trees are cut), so `slots` starts small and grows at either end.
-    // A slot counts only if this call wrote it: its position lies in `start + 1 ..= start +
-    // len` (nothing needs clearing between calls, and a slot never written holds 0); then it
-    // holds the first later position at its level. Since the level rises by at most 1 a step
-    // forwards, the levels reached after a position are contiguous above it, so its subtree
-    // ends at the slot one level up exactly when that slot counts.
+    // Nothing is cleared between calls: a slot belongs to this call only if this call wrote
+    // it, when the position it holds lies in `start + 1 ..= start + len` (a slot never written
+    // holds 0); then it holds the first later position at its level. Since the level rises by
+    // at most 1 a step forwards, the levels reached after a position are contiguous above it,
+    // so its subtree ends at the slot one level up whenever any later position lies higher.
     if last.len() < 2 * LEVELS_MIN {
         last.resize(2 * LEVELS_MIN, 0);
     }
@@ -1390,18 +1390,24 @@ fn stretch_counts(
     // The positions are taken [`SCAN_CHUNK`] at a time, the scratch grown beforehand to hold
     // every level the chunk can reach (a step moves -1 to +14 levels, as the links' 4 bits
     // allow), so that the loop over a chunk calls nothing, checks no bounds and keeps its state
-    // in registers. It only notes whether the chunk holds a tree's first sample or an open one;
-    // the few chunks that do are taken again for those.
+    // in registers. A sample is open (its subtree ends past the stretch) exactly when no later
+    // position of the stretch lies higher than it, the one past the stretch's end included (the
+    // levels reached after it are contiguous): the loop only notes the chunk's highest level,
+    // and where that reaches the highest after the chunk, or the chunk holds a tree's first
+    // sample, the chunk is taken again for those samples. Until then an open sample's count
+    // is whatever its stale slot gives.
     let mut end_k = len;
+    // The highest level of the positions after the chunk at hand.
+    let mut after = i;
     while end_k > 0 {
         let start_k = end_k.saturating_sub(SCAN_CHUNK);
         while i <= SCAN_CHUNK || i + 15 * SCAN_CHUNK + 2 > last.len() {
             let front = grow_levels(last, i <= SCAN_CHUNK);
-            (base, i) = (base + front, i + front);
+            (base, i, after) = (base + front, i + front, after + front);
         }
         let slots: &mut [u32] = last;
         let (links, i_end) = (&links[start_k..end_k], i);
-        let mut seen = 0u8;
+        let mut top = 0;
         for (k, &l) in links.iter().enumerate().rev() {
             // The position (derived from `k` each time: one more value carried from one sample
             // to the next would not stay in a register).
@@ -1412,26 +1418,27 @@ fn stretch_counts(
             unsafe { *slots.get_unchecked_mut(i) = pos + 1 };
             i = i + (l & LinkedOrder::DONORS) as usize - 1;
             let end = unsafe { *slots.get_unchecked(i + 1) };
-            let closed = end.wrapping_sub(first) < span;
-            put(start_k + k, if closed { end.wrapping_sub(pos) } else { 0 });
-            seen |= (l & LinkedOrder::FIRST_OF_TREE) | ((!closed as u8) << 6);
+            put(start_k + k, end.wrapping_sub(pos));
+            top = top.max(i);
         }
-        if seen & (LinkedOrder::FIRST_OF_TREE | OPEN_SEEN) != 0 {
-            let mut j = i_end;
+        let roots = links.iter().fold(0, |a, &l| a | l) & LinkedOrder::FIRST_OF_TREE;
+        if top >= after || roots != 0 {
+            let (mut j, mut high) = (i_end, after);
             for (k, &l) in links.iter().enumerate().rev() {
                 j = j + (l & LinkedOrder::DONORS) as usize - 1;
-                if seen & OPEN_SEEN != 0 || l & LinkedOrder::FIRST_OF_TREE != 0 {
-                    let v = get(start_k + k);
-                    if v == 0 {
-                        let pos = first - 1 + (start_k + k) as u32;
-                        st.open.push((pos, (j + 1 - base) as u32));
-                    }
-                    if l & LinkedOrder::FIRST_OF_TREE != 0 {
-                        tree(start_k + k, v);
-                    }
+                let open = j >= high;
+                high = high.max(j);
+                if open {
+                    put(start_k + k, 0);
+                    let pos = first - 1 + (start_k + k) as u32;
+                    st.open.push((pos, (j + 1 - base) as u32));
+                }
+                if l & LinkedOrder::FIRST_OF_TREE != 0 {
+                    tree(start_k + k, if open { 0 } else { get(start_k + k) });
                 }
             }
         }
+        after = after.max(top);
         end_k = start_k;
     }
     let slots: &mut [u32] = last;
@@ -1444,10 +1451,6 @@ fn stretch_counts(
     st.rise = base as i64 - i as i64;
     st
 }
-
-/// The bit of [`stretch_counts`]'s per-chunk summary (the [`LinkedOrder::FIRST_OF_TREE`]
-/// bits of its links, and this one) that marks an open sample.
-const OPEN_SEEN: u8 = 0x40;
 
 /// Positions [`stretch_counts`] takes at a time (a power of two).
 const SCAN_CHUNK: usize = 64;
