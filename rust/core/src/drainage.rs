@@ -1385,6 +1385,8 @@ fn stretch_counts(
     }
     let mut base = last.len() / 2;
     let (first, span) = (start as u32 + 1, len as u32);
+    // The position of the stretch's `k`-th sample.
+    let position = |k: usize| first - 1 + k as u32;
     // `base +` the level of position `k + 1`.
     let mut i = base;
     // The positions are taken [`SCAN_CHUNK`] at a time, the scratch grown beforehand to hold
@@ -1411,7 +1413,7 @@ fn stretch_counts(
         for (k, &l) in links.iter().enumerate().rev() {
             // The position (derived from `k` each time: one more value carried from one sample
             // to the next would not stay in a register).
-            let pos = first - 1 + (start_k + k) as u32;
+            let pos = position(start_k + k);
             // SAFETY: at most SCAN_CHUNK steps of -1 to +14 levels from `i_end`, for which
             // `slots` has room on either side (grown above): `i` stays within `1 ..=
             // i_end + 14 * SCAN_CHUNK` and `i + 1 < slots.len()`.
@@ -1430,8 +1432,7 @@ fn stretch_counts(
                 high = high.max(j);
                 if open {
                     put(start_k + k, 0);
-                    let pos = first - 1 + (start_k + k) as u32;
-                    st.open.push((pos, (j + 1 - base) as u32));
+                    st.open.push((position(start_k + k), (j + 1 - base) as u32));
                 }
                 if l & LinkedOrder::FIRST_OF_TREE != 0 {
                     tree(start_k + k, if open { 0 } else { get(start_k + k) });
