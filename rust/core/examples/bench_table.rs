@@ -335,7 +335,7 @@ fn bench_resolution(
     // round outline and no erosion, its final heights), the same file the Python peers read
     // (`tests/bench/drainage_peers.py`, `height_<n>.f32` below). Made only when a drainage row
     // or the dump asks for it: one more generation per size.
-    const DRAINAGE_ROWS: [&str; 8] = [
+    const DRAINAGE_ROWS: [&str; 9] = [
         "drainage_fill",
         "drainage_receivers",
         "drainage_flow_order",
@@ -344,6 +344,7 @@ fn bench_resolution(
         "drainage_accumulate_linked",
         "drainage_lakes",
         "drainage_whole",
+        "drainage_spl_step",
     ];
     let drainage_rows = DRAINAGE_ROWS.iter().any(|r| want(r));
     let dheights = if drainage_rows || dump.is_some() {
@@ -412,6 +413,33 @@ fn bench_resolution(
                 reps,
                 || (),
                 |_| d::drainage(&dheights, n, spacing, sea, &p.drainage),
+            )
+        });
+        // One implicit stream-power step on these heights, with fastscapelib's `SPLEroder`
+        // settings in `tests/bench/drainage_peers.py` (K = 2e-4, m = 0.4, n = 1, Δt = 1e3 years:
+        // K·Δt = 0.2), over our flow order and drainage area: the same job as its `erode`, one
+        // thread. The pipeline runs this kernel fused with deposition on its evolution grid.
+        measure("drainage_spl_step", &mut || {
+            use island_core::erosion;
+            let settings = erosion::ErosionSettings {
+                amount: 1.0,
+                erodibility: 0.2,
+                m_exponent: 0.4,
+                channel_area: 0.0,
+                steps: 1,
+                resolution: n as u32,
+                sea_level: sea,
+                ..Default::default()
+            };
+            let plan = erosion::erosion_plan(n, spacing, &settings, 0).expect("erosion is on");
+            let area = d::accumulate(&order, &rcv, n * n, spacing * spacing);
+            time_with(
+                reps,
+                || dheights.clone(),
+                |mut h| {
+                    erosion::stream_power(&mut h, &order, &rcv, &area, n, &plan.params);
+                    h
+                },
             )
         });
     }

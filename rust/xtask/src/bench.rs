@@ -180,9 +180,9 @@ const DRAINAGE_PEERS: [DrainagePeer; 7] = [
     },
     DrainagePeer {
         key: "fastscape_spl_step",
-        ours: &[],
+        ours: &["drainage_spl_step"],
         label: "peer: fastscapelib `SPLEroder` one step",
-        note: "no counterpart here (our erosion steps run on the 257² evolution grid, see `pipeline stage erosion`)",
+        note: "vs our implicit stream-power step above (one thread each; ours on our flow order and drainage area)",
         goal: None,
     },
     DrainagePeer {
@@ -1324,7 +1324,7 @@ fn render(
             cpu: f64::NAN,
         })
     };
-    let kernels: [(&str, &[&str], &str); 8] = [
+    let kernels: [(&str, &[&str], &str); 9] = [
         (
             "fill (`depression_fill`)",
             &["drainage_fill"],
@@ -1364,6 +1364,11 @@ fn render(
             "whole `drainage` (all of the above, rivers)",
             &["drainage_whole"],
             "",
+        ),
+        (
+            "one implicit stream-power step (`erosion::stream_power`)",
+            &["drainage_spl_step"],
+            "one thread; K·Δt = 0.2, m = 0.4, n = 1, as fastscapelib's `SPLEroder` step below (the pipeline runs it fused with deposition on its 257² evolution grid)",
         ),
     ];
     // Shown when any kernel was measured (`--only` may pick a few).
