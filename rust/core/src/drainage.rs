@@ -1353,11 +1353,12 @@ struct Stretch {
 
 /// Upstream counts of the positions from `start` whose [`LinkedOrder::links`] entries are
 /// `links`, summed backwards (see [`Stretch`]): `put(k, count)` for each position `start + k`,
-/// last to first, with a count of 0 for the samples whose subtree ends past the stretch (in
-/// the [`Stretch`]'s `open`, for [`join_stretches`]), and `tree(k, count)` for each tree's
-/// first sample, `count` 0 where its tree reaches past the stretch; where the stretch holds
-/// whole trees, every count is final. `get(k)` reads back what `put(k, _)` was given (for the
-/// few positions it is asked about). `last` is scratch, reused by the calls of one thread:
+/// last to first; a sample whose subtree ends past the stretch (in the [`Stretch`]'s `open`,
+/// for [`join_stretches`]) is first given a meaningless count, then 0 before the scan moves
+/// past its chunk of [`SCAN_CHUNK`] positions. `tree(k, count)` for each tree's first sample,
+/// `count` 0 where its tree reaches past the stretch; where the stretch holds whole trees,
+/// every count is final. `get(k)` reads back what `put(k, _)` was given last (for the few
+/// positions it is asked about). `last` is scratch, reused by the calls of one thread:
 /// calls that share it must take disjoint ranges of positions (this one holds `start + 1 ..=
 /// start + links.len()` in its slots).
 #[inline(always)]
