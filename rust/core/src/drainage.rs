@@ -1495,6 +1495,29 @@ fn join_stretches(stretches: &[Stretch], mut put: impl FnMut(usize, u32)) {
     }
 }
 
+/// `work()` on the calling thread and on one task for each other thread of the current rayon
+/// pool; returns when all are done. For work that the threads claim from shared counters: the
+/// caller starts at once and the pool's threads join as they wake, where a parallel iterator
+/// called from outside the pool would wait for a woken thread to start and for the caller to
+/// be woken at the end (on the 2-core benchmark VM, a tenth of [`accumulate_counts_linked`]'s
+/// time).
+fn on_every_thread(work: impl Fn() + Sync) {
+    rayon::in_place_scope(|scope| {
+        for _ in 1..rayon::current_num_threads() {
+            scope.spawn(|_| work());
+        }
+        work();
+    });
+}
+
+/// Values of [`accumulate_counts_linked`]'s map of ones written at a time.
+const FILL_CHUNK: usize = 1 << 16;
+
+/// The counts map shared by [`accumulate_counts_in_stretches`]' threads.
+struct SharedMap(*mut u32);
+// SAFETY: the threads write disjoint chunks through it, then use it only as atomics.
+unsafe impl Sync for SharedMap {}
+
 /// Fewest positions of a [`LinkedOrder`] that one task of [`accumulate_counts_linked`] sums.
 const LINKED_MIN_STRETCH: usize = 1 << 14;
 
@@ -1504,7 +1527,8 @@ const LINKED_MIN_STRETCH: usize = 1 << 14;
 /// written, once per sample, never read in the order's sequence. Stretches of equal length
 /// are summed in parallel whatever trees they cut, then joined ([`join_stretches`]): the
 /// samples whose subtrees reach past their stretch (the rivers' main stems through the cuts)
-/// are counted last, then each tree's total is added to its outlet.
+/// are counted last, then each tree's total is added to its outlet. The map of ones and the
+/// stretches are taken chunk by chunk by whichever thread comes first ([`on_every_thread`]).
 pub fn accumulate_counts_linked(linked: &LinkedOrder, rcv: &[u32], len: usize) -> Vec<u32> {
     let stretch =
         (linked.order.len() / (4 * rayon::current_num_threads().max(1))).max(LINKED_MIN_STRETCH);
@@ -1518,7 +1542,10 @@ fn accumulate_counts_in_stretches(
     len: usize,
     stretch: usize,
 ) -> Vec<u32> {
-    use std::sync::atomic::Ordering::Relaxed;
+    use std::sync::atomic::{
+        AtomicU32, AtomicUsize,
+        Ordering::{Acquire, Relaxed, Release},
+    };
     let (order, links): (&[u32], &[u8]) = (&linked.order, &linked.links);
     assert_eq!(
         order.len(),
@@ -1526,22 +1553,72 @@ fn accumulate_counts_in_stretches(
         "a linked order holds one link entry per sample"
     );
     assert!(order.len() < u32::MAX as usize, "too many samples");
-    // Relaxed stores: each sample is written by one task (the open ones again after the
-    // join); rayon's join orders them.
-    let mut counts: Vec<u32> = crate::memory::filled_with(len, || 1);
-    let count = as_atomic_u32(&mut counts);
-    // Each stretch with its trees' (outlet, total) pairs, read while the trees' first samples
-    // are at hand.
-    let stretches: Vec<(Stretch, Vec<(u32, u32)>)> = order
-        .par_chunks(stretch)
-        .zip(links.par_chunks(stretch))
-        .enumerate()
-        .map_init(Vec::new, |last, (s, (order, links))| {
+    let mut counts: Vec<u32> = crate::memory::with_capacity(len);
+    let at = SharedMap(counts.as_mut_ptr());
+    let fills = len.div_ceil(FILL_CHUNK);
+    let stretch_count = order.len().div_ceil(stretch);
+    // The chunks of the map of ones, then the stretches, claimed from these counters.
+    let (next_fill, filled, next_stretch) = (
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+    );
+    // Each stretch's number, what it leaves to the join, and its trees' (outlet, total) pairs
+    // (read while the trees' first samples are at hand).
+    type Summed = (usize, Stretch, Vec<(u32, u32)>);
+    let done: std::sync::Mutex<Vec<Summed>> = Default::default();
+    let participate = || {
+        let at = &at;
+        // The map of ones, a chunk at a time.
+        loop {
+            let c = next_fill.fetch_add(1, Relaxed);
+            if c >= fills {
+                break;
+            }
+            let (a, b) = (c * FILL_CHUNK, ((c + 1) * FILL_CHUNK).min(len));
+            // SAFETY: chunk `c` is claimed by this call alone (the counter hands each out
+            // once) and lies inside the allocation (`b <= len <= capacity`).
+            let chunk = unsafe {
+                std::slice::from_raw_parts_mut(
+                    at.0.add(a) as *mut std::mem::MaybeUninit<u32>,
+                    b - a,
+                )
+            };
+            for x in chunk {
+                x.write(1);
+            }
+            filled.fetch_add(1, Release);
+        }
+        // Every chunk claimed is being filled by a running thread: wait for the last ones.
+        let mut spins = 0u32;
+        while filled.load(Acquire) < fills {
+            spins += 1;
+            if spins.is_multiple_of(64) {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+        // SAFETY: all `len` values were written above (and published by the counter); from
+        // here to the end of the scope they are only accessed through these atomics. Relaxed
+        // stores: each sample is written by one thread (the open ones again after the join);
+        // the scope's end orders them.
+        let count: &[AtomicU32] =
+            unsafe { std::slice::from_raw_parts(at.0 as *const AtomicU32, len) };
+        let mut last = Vec::new();
+        let mut mine = Vec::new();
+        loop {
+            let s = next_stretch.fetch_add(1, Relaxed);
+            if s >= stretch_count {
+                break;
+            }
+            let r = s * stretch..((s + 1) * stretch).min(order.len());
+            let (order, links) = (&order[r.clone()], &links[r]);
             let mut outlets = Vec::new();
             let st = stretch_counts(
                 links,
                 s * stretch,
-                last,
+                &mut last,
                 |k, v| count[order[k] as usize].store(v, Relaxed),
                 |k| count[order[k] as usize].load(Relaxed),
                 // A tree cut by the stretch's end (count 0) is taken after the join.
@@ -1551,9 +1628,18 @@ fn accumulate_counts_in_stretches(
                     }
                 },
             );
-            (st, outlets)
-        })
-        .collect();
+            mine.push((s, st, outlets));
+        }
+        done.lock().expect("no task panics holding it").extend(mine);
+    };
+    on_every_thread(participate);
+    // SAFETY: every value was written by the fill (every thread is done).
+    unsafe { counts.set_len(len) };
+    let count = as_atomic_u32(&mut counts);
+    let mut stretches = done.into_inner().expect("no task panics holding it");
+    stretches.sort_unstable_by_key(|&(s, _, _)| s);
+    let stretches: Vec<(Stretch, Vec<(u32, u32)>)> =
+        stretches.into_iter().map(|(_, st, o)| (st, o)).collect();
     let (stretches, mut outlets): (Vec<Stretch>, Vec<Vec<(u32, u32)>>) =
         stretches.into_iter().unzip();
     join_stretches(&stretches, |k, v| {
