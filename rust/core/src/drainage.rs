@@ -33,6 +33,7 @@
 
 use crate::det_math;
 use crate::flats::{as_atomic_u32, Candidates};
+use crate::grid_div::SideDiv;
 use crate::runs::Runs;
 use crate::schema::{check_all, Check, ParamSpec, Slider, Value};
 use rayon::prelude::*;
@@ -594,17 +595,17 @@ fn fill(h: &[f32], n: usize, sea_level: f32) -> Filled {
     stack.clear();
     // In parallel where there are enough of them (the erosion fills small grids many times).
     // Only the rims still open (an unknown neighbour left) are queued.
-    let shared = as_atomic(&mut known);
+    let (shared, side) = (as_atomic(&mut known), SideDiv::new(n));
     let mut rims: Vec<u64> = if rims.len() >= PARALLEL_RIMS {
         let mut r: Vec<u64> = rims
             .into_par_iter()
-            .filter(|&k| has_unknown_neighbour(shared, n, k as u32 as usize))
+            .filter(|&k| has_unknown_neighbour(shared, side, k as u32 as usize))
             .collect();
         r.par_sort_unstable();
         r
     } else {
         let mut r = rims;
-        r.retain(|&k| has_unknown_neighbour(shared, n, k as u32 as usize));
+        r.retain(|&k| has_unknown_neighbour(shared, side, k as u32 as usize));
         r.sort_unstable();
         r
     };
@@ -640,7 +641,7 @@ fn fill(h: &[f32], n: usize, sea_level: f32) -> Filled {
         // The rims still open (an unknown neighbour left) are queued.
         let shared = as_atomic(&mut known);
         for &r in &rims {
-            if has_unknown_neighbour(shared, n, r as u32 as usize) {
+            if has_unknown_neighbour(shared, side, r as u32 as usize) {
                 heap.push(Reverse(r));
             }
         }
@@ -833,6 +834,7 @@ fn ascend_shared(
     maybe_pit: &mut Vec<u32>,
 ) -> Vec<u64> {
     let shared = as_atomic(known);
+    let side = SideDiv::new(n);
     let parts: Vec<(Vec<u64>, Vec<u32>)> = seeds
         .par_chunks(ASCEND_SEEDS_PER_TASK)
         .map(|group| {
@@ -841,7 +843,7 @@ fn ascend_shared(
             // Most rims are closed by the time their search ends (their lower neighbour was
             // reached from elsewhere): drop those here, in parallel. A rim only closes, so
             // `fill` still filters what is left.
-            rims.retain(|&k| has_unknown_neighbour(shared, n, k as u32 as usize));
+            rims.retain(|&k| has_unknown_neighbour(shared, side, k as u32 as usize));
             (rims, pits)
         })
         .collect();
@@ -887,7 +889,7 @@ fn ascend_some(
     pits: &mut Vec<u32>,
 ) -> bool {
     use std::sync::atomic::Ordering::Relaxed;
-    let offs = offsets(n);
+    let (offs, side) = (offsets(n), SideDiv::new(n));
     let end = head.saturating_add(limit);
     while *head < queue.len() && *head < end {
         let t = queue[*head] as usize;
@@ -909,8 +911,7 @@ fn ascend_some(
                 }
             }
         };
-        let (x, z) = (t % n, t / n);
-        if x > 0 && z > 0 && x + 1 < n && z + 1 < n {
+        if !side.on_border(t) {
             for &o in &offs {
                 visit((t as isize + o) as usize);
             }
@@ -1026,10 +1027,10 @@ impl<'a> AdaptiveAscend<'a> {
 }
 
 /// Whether sample `t` has a neighbour not yet known (`known` 0).
-fn has_unknown_neighbour(known: &[std::sync::atomic::AtomicU8], n: usize, t: usize) -> bool {
+fn has_unknown_neighbour(known: &[std::sync::atomic::AtomicU8], side: SideDiv, t: usize) -> bool {
     use std::sync::atomic::Ordering::Relaxed;
-    let (x, z) = (t % n, t / n);
-    if x > 0 && z > 0 && x + 1 < n && z + 1 < n {
+    let n = side.n();
+    if !side.on_border(t) {
         offsets(n)
             .iter()
             .any(|&o| known[(t as isize + o) as usize].load(Relaxed) == 0)
@@ -1267,11 +1268,9 @@ pub fn flow_order(rcv: &[u32], n: usize) -> Vec<u32> {
         .map(|roots| {
             let mut out = Vec::new();
             let mut stack = Vec::new();
-            for i in roots {
-                if is_tree_root(rcv, i) {
-                    walk_tree(rcv, n, i as u32, &mut stack, &mut out);
-                }
-            }
+            for_tree_roots(rcv, roots, |i| {
+                walk_tree(rcv, n, i as u32, &mut stack, &mut out)
+            });
             out
         })
         .collect();
@@ -1312,11 +1311,9 @@ pub fn flow_order_linked(rcv: &[u32], n: usize) -> LinkedOrder {
         .map(|roots| {
             let (mut out, mut links) = (Vec::new(), Vec::new());
             let mut stack: Vec<u32> = Vec::new();
-            for i in roots {
-                if is_tree_root(rcv, i) {
-                    walk_tree_linked(rcv, n, i as u32, &mut stack, &mut out, &mut links);
-                }
-            }
+            for_tree_roots(rcv, roots, |i| {
+                walk_tree_linked(rcv, n, i as u32, &mut stack, &mut out, &mut links)
+            });
             (out, links)
         })
         .collect();
@@ -1678,16 +1675,14 @@ pub(crate) fn walk_trees(
     mut visit: impl FnMut(u32, u32),
 ) {
     let mut base = 0u32;
-    for i in roots {
-        if is_tree_root(rcv, i) {
-            let mut visits = 0;
-            walk_tree_with(rcv, n, i as u32, stack, |c, k, _| {
-                visits += 1;
-                visit(c, if k == NONE { NONE } else { base + k });
-            });
-            base += visits;
-        }
-    }
+    for_tree_roots(rcv, roots, |i| {
+        let mut visits = 0;
+        walk_tree_with(rcv, n, i as u32, stack, |c, k, _| {
+            visits += 1;
+            visit(c, if k == NONE { NONE } else { base + k });
+        });
+        base += visits;
+    });
 }
 
 /// Fewest sample indices whose trees one parallel task of [`flow_order`] walks.
@@ -1701,6 +1696,37 @@ fn tree_groups(len: usize) -> impl IndexedParallelIterator<Item = std::ops::Rang
         .into_par_iter()
         .map(move |g| g * span..((g + 1) * span).min(len))
 }
+
+/// `f(i)` for each sample `i` of `range` that starts a drainage tree ([`is_tree_root`]), in
+/// index order. Runs of [`ROOT_RUN`] outlets (the sea, most of a map's samples) are passed over
+/// a run at a time, by one comparison of the run with its own indices.
+#[inline(always)]
+fn for_tree_roots(rcv: &[u32], range: std::ops::Range<usize>, mut f: impl FnMut(usize)) {
+    let mut i = range.start;
+    while i + ROOT_RUN <= range.end {
+        // Zero only where every sample of the run is its own receiver.
+        let differ = rcv[i..i + ROOT_RUN]
+            .iter()
+            .zip(i as u32..)
+            .fold(0, |a, (&r, k)| a | (r ^ k));
+        if differ != 0 {
+            for k in i..i + ROOT_RUN {
+                if is_tree_root(rcv, k) {
+                    f(k);
+                }
+            }
+        }
+        i += ROOT_RUN;
+    }
+    for k in i..range.end {
+        if is_tree_root(rcv, k) {
+            f(k);
+        }
+    }
+}
+
+/// Samples [`for_tree_roots`] compares at a time.
+const ROOT_RUN: usize = 16;
 
 /// Whether sample `i` starts a drainage tree: it drains into an outlet (a sample that is its
 /// own receiver) other than itself.
@@ -1784,7 +1810,7 @@ fn walk_tree_with<E: WalkEntry>(
     stack: &mut Vec<E>,
     mut visit: impl FnMut(u32, u32, u32),
 ) {
-    let offs = offsets(n);
+    let (offs, side) = (offsets(n), SideDiv::new(n));
     let mut visits = 0u32;
     stack.push(E::new(root, NONE));
     while let Some(e) = stack.pop() {
@@ -1793,9 +1819,8 @@ fn walk_tree_with<E: WalkEntry>(
         visits += 1;
         let before = stack.len();
         let i = c as usize;
-        let (x, z) = (i % n, i / n);
         // Donors pushed in reverse index order: popped in index order.
-        if x > 0 && z > 0 && x + 1 < n && z + 1 < n {
+        if !side.on_border(i) {
             // Each neighbour is written past the stack's end and kept when it is a donor: no
             // branch on which of the eight neighbours drain here, which no predictor learns.
             stack.reserve(8);
@@ -1840,10 +1865,7 @@ pub fn river_candidates(rcv: &[u32], n: usize, cell_area: f32, min_area: f32) ->
             let mut done = 0;
             let mut stack: Vec<u32> = Vec::new();
             let mut out = Vec::new();
-            for i in roots {
-                if !is_tree_root(rcv, i) {
-                    continue;
-                }
+            for_tree_roots(rcv, roots, |i| {
                 order.clear();
                 links.clear();
                 walk_tree_linked(rcv, n, i as u32, &mut stack, &mut order, &mut links);
@@ -1863,7 +1885,7 @@ pub fn river_candidates(rcv: &[u32], n: usize, cell_area: f32, min_area: f32) ->
                     let area = k as f32 * cell_area;
                     (area >= min_area).then_some((c, area))
                 }));
-            }
+            });
             out
         })
         .collect();

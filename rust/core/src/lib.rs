@@ -46,6 +46,7 @@ mod flats;
 pub mod gaussian_islands;
 pub mod gradient_noise;
 pub mod grid;
+mod grid_div;
 pub mod hash;
 pub mod heightfield;
 pub mod heightmap_io;
