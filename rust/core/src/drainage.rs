@@ -1893,11 +1893,11 @@ pub fn river_candidates(rcv: &[u32], n: usize, cell_area: f32, min_area: f32) ->
 }
 
 /// The parts one after another, copied in parallel (each into its own slice of the result).
-fn join_in_order<T: Copy + Default + Send + Sync>(parts: Vec<Vec<T>>) -> Vec<T> {
+fn join_in_order<T: Copy + Send + Sync>(parts: Vec<Vec<T>>) -> Vec<T> {
     let total: usize = parts.iter().map(Vec::len).sum();
-    let mut out = vec![T::default(); total];
-    let mut slices: Vec<&mut [T]> = Vec::with_capacity(parts.len());
-    let mut rest: &mut [T] = &mut out;
+    let mut out: Vec<T> = crate::memory::with_capacity(total);
+    let mut slices: Vec<&mut [MaybeUninit<T>]> = Vec::with_capacity(parts.len());
+    let mut rest = &mut out.spare_capacity_mut()[..total];
     for p in &parts {
         let (head, tail) = rest.split_at_mut(p.len());
         slices.push(head);
@@ -1906,7 +1906,13 @@ fn join_in_order<T: Copy + Default + Send + Sync>(parts: Vec<Vec<T>>) -> Vec<T> 
     slices
         .into_par_iter()
         .zip(parts.par_iter())
-        .for_each(|(dst, src)| dst.copy_from_slice(src));
+        .for_each(|(dst, src)| {
+            for (d, &v) in dst.iter_mut().zip(src) {
+                d.write(v);
+            }
+        });
+    // SAFETY: the parts' lengths add up to `total`, and each slice was written whole above.
+    unsafe { out.set_len(total) };
     out
 }
 
