@@ -1493,14 +1493,20 @@ fn join_stretches(stretches: &[Stretch], mut put: impl FnMut(usize, u32)) {
 }
 
 /// `work()` on the calling thread and on one task for each other thread of the current rayon
-/// pool; returns when all are done. For work that the threads claim from shared counters: the
-/// caller starts at once and the pool's threads join as they wake, where a parallel iterator
-/// called from outside the pool would wait for a woken thread to start and for the caller to
-/// be woken at the end (on the 2-core benchmark VM, a tenth of [`accumulate_counts_linked`]'s
-/// time).
+/// pool (for each of its threads, where the caller is not one of them); returns when all are
+/// done. For work that the threads claim from shared counters: the caller starts at once and
+/// the pool's threads join as they wake, where a parallel iterator called from outside the pool
+/// would wait for a woken thread to start and for the caller to be woken at the end (on the
+/// 2-core benchmark VM, a tenth of [`accumulate_counts_linked`]'s time). From outside the pool
+/// every pool thread gets a task: the caller is an extra thread, and a woken pool thread that
+/// shares its core may only run once the caller is done (a millisecond late on that VM, in a
+/// third of the calls); then it finds no work left and returns at once, while the other one
+/// helps.
 fn on_every_thread(work: impl Fn() + Sync) {
+    let inside = rayon::current_thread_index().is_some();
+    let tasks = rayon::current_num_threads() - usize::from(inside);
     rayon::in_place_scope(|scope| {
-        for _ in 1..rayon::current_num_threads() {
+        for _ in 0..tasks {
             scope.spawn(|_| work());
         }
         work();
@@ -2550,6 +2556,14 @@ mod tests {
                 assert_eq!(got, want, "upstream counts, n = {n}, {threads} threads");
                 let got = pool.install(|| accumulate_counts_linked(&linked, rcv, n * n));
                 assert_eq!(got, want, "linked counts, n = {n}, {threads} threads");
+                if threads == 1 {
+                    // Called from outside any pool (this test's thread): the caller and every
+                    // thread of the global pool claim the work.
+                    for stretch in [1, 7, 1000, 1 << 14] {
+                        let got = accumulate_counts_in_stretches(&linked, rcv, n * n, stretch);
+                        assert_eq!(got, want, "from outside the pool, stretches of {stretch}");
+                    }
+                }
                 // Stretches cut anywhere (through branches, trees and tree starts) join up.
                 for stretch in [1, 2, 3, 7, 64, 1000] {
                     let got = pool
