@@ -15,17 +15,17 @@
 pub(crate) struct SideDiv {
     /// The grid's side.
     n: usize,
-    /// `⌈2⁶⁴ / n⌉`, or 0 for `n = 1` (whose quotient is the index itself).
+    /// `⌈2⁶⁴ / n⌉`, or 0 for `n <= 1` (whose quotient is taken as the index itself).
     m: u64,
-    /// All ones for `n = 1`, else 0: added to the quotient as the index itself.
+    /// All ones for `n <= 1`, else 0: the index itself added to the quotient.
     one: usize,
 }
 
 impl SideDiv {
-    /// The divider for side `n` (1 to 2³² − 1).
+    /// The divider for side `n` (below 2³²; a side of 0 holds no sample to divide).
     pub(crate) fn new(n: usize) -> Self {
-        assert!(n > 0 && (n as u64) < 1 << 32, "grid side out of range: {n}");
-        if n == 1 {
+        assert!((n as u64) < 1 << 32, "grid side out of range: {n}");
+        if n <= 1 {
             SideDiv {
                 n,
                 m: 0,
@@ -102,6 +102,14 @@ mod tests {
                 assert_eq!(d.on_border(i), border, "n = {n}, i = {i}");
             }
         }
+    }
+
+    /// An empty grid (side 0) gets a divider too (it has no sample to divide): the kernels
+    /// make one before looking at any sample.
+    #[test]
+    fn a_side_of_zero_is_accepted() {
+        assert_eq!(SideDiv::new(0).n(), 0);
+        assert_eq!(SideDiv::new(1).column_row(5), (0, 5));
     }
 
     /// Every index of a 1025² grid (the default map), exhaustively.
