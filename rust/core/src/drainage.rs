@@ -1492,19 +1492,24 @@ fn join_stretches(stretches: &[Stretch], mut put: impl FnMut(usize, u32)) {
     }
 }
 
-/// `work()` on the calling thread and on one task for each other thread of the current rayon
-/// pool (for each of its threads, where the caller is not one of them); returns when all are
-/// done. For work that the threads claim from shared counters: the caller starts at once and
-/// the pool's threads join as they wake, where a parallel iterator called from outside the pool
-/// would wait for a woken thread to start and for the caller to be woken at the end (on the
-/// 2-core benchmark VM, a tenth of [`accumulate_counts_linked`]'s time). From outside the pool
-/// every pool thread gets a task: the caller is an extra thread, and a woken pool thread that
-/// shares its core may only run once the caller is done (a millisecond late on that VM, in a
-/// third of the calls); then it finds no work left and returns at once, while the other one
-/// helps.
+/// `work()` on the calling thread and on tasks for the current rayon pool's threads; returns
+/// when all are done. For work that the threads claim from shared counters: the caller starts
+/// at once and the pool's threads join as they wake, where a parallel iterator called from
+/// outside the pool would wait for a woken thread to start and for the caller to be woken at
+/// the end (on the 2-core benchmark VM, a tenth of [`accumulate_counts_linked`]'s time).
+///
+/// Inside the pool, every other thread of it gets a task. From outside, every thread of it
+/// does (the caller is an extra thread, and a woken pool thread that shares its core may only
+/// run once the caller is done: a millisecond late on that VM, in a third of the calls; a task
+/// that comes late finds no work left and returns at once), except in a pool of one thread,
+/// which means one thread at work: the caller alone.
 fn on_every_thread(work: impl Fn() + Sync) {
-    let inside = rayon::current_thread_index().is_some();
-    let tasks = rayon::current_num_threads() - usize::from(inside);
+    let threads = rayon::current_num_threads();
+    let tasks = match rayon::current_thread_index() {
+        Some(_) => threads - 1,
+        None if threads > 1 => threads,
+        None => 0,
+    };
     rayon::in_place_scope(|scope| {
         for _ in 0..tasks {
             scope.spawn(|_| work());
