@@ -1590,6 +1590,8 @@ fn accumulate_counts_in_stretches(
     type Summed = (usize, Stretch, Vec<(u32, u32)>);
     let done: std::sync::Mutex<Vec<Summed>> = Default::default();
     let participate = || {
+        // The whole `SharedMap` (which is `Sync`), not its raw pointer field, is what the
+        // closure must capture.
         let at = &at;
         // The map of ones, a chunk at a time.
         loop {
@@ -1656,12 +1658,10 @@ fn accumulate_counts_in_stretches(
     // SAFETY: every value was written by the fill (every thread is done).
     unsafe { counts.set_len(len) };
     let count = as_atomic_u32(&mut counts);
-    let mut stretches = done.into_inner().expect("no task panics holding it");
-    stretches.sort_unstable_by_key(|&(s, _, _)| s);
-    let stretches: Vec<(Stretch, Vec<(u32, u32)>)> =
-        stretches.into_iter().map(|(_, st, o)| (st, o)).collect();
+    let mut summed = done.into_inner().expect("no task panics holding it");
+    summed.sort_unstable_by_key(|&(s, _, _)| s);
     let (stretches, mut outlets): (Vec<Stretch>, Vec<Vec<(u32, u32)>>) =
-        stretches.into_iter().unzip();
+        summed.into_iter().map(|(_, st, o)| (st, o)).unzip();
     join_stretches(&stretches, |k, v| {
         count[order[k] as usize].store(v, Relaxed)
     });
